@@ -1,0 +1,129 @@
+// Package ccalgo holds cclab's congestion controllers (DESIGN §4) behind one
+// small interface, one file per algorithm, and a name registry that builds a
+// controller from a spec such as "dca:x=2,w=20,reduction=0.5,decision=epoch".
+//
+// Controllers are sans-I/O: every call carries the current time; they own cwnd
+// and ssthresh and keep no pointer back to the connection. Loss recovery
+// (NewReno, SACK, FACK, Rate-Halving, PRR) is not a controller's business: the
+// transport's recovery strategy governs sending while in recovery, after the
+// controller has chosen ssthresh in OnCongestion, and hands control back with
+// OnRecoveryExit (as Linux separates tcp_congestion_ops from recovery).
+//
+// Units: windows in bytes, times as time.Duration, rates in bits/s.
+package ccalgo
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"cclab/clock"
+	"cclab/internal/spec"
+)
+
+// Ack is what a controller learns from one acknowledgement that newly
+// acknowledges data (cumulatively or by SACK).
+type Ack struct {
+	Now          clock.Time
+	Acked        int           // bytes newly acknowledged by this ACK (cumulative advance plus newly SACKed)
+	AckedPackets int           // packets newly acknowledged by this ACK
+	RTT          time.Duration // RTT sample from the echoed timestamp; one per ACK; 0 if none
+	SRTT         time.Duration // smoothed RTT after this sample (RFC 6298)
+	MinRTT       time.Duration // minimum RTT seen on the connection
+	InFlight     int           // bytes in flight after processing this ACK
+	CumAck       uint64        // cumulative acknowledgement point after this ACK, bytes of stream
+	SndNxt       uint64        // next stream byte to be sent (end of the highest data sent), bytes
+	InRecovery   bool          // the connection is in loss recovery: no window growth, no delay samples
+	AppLimited   bool          // the sender had nothing to send and did not fill cwnd
+}
+
+// CongestionKind says what signalled congestion.
+type CongestionKind uint8
+
+// Congestion signals.
+const (
+	// Loss: loss detected by duplicate ACKs or SACK; the connection enters loss recovery.
+	Loss CongestionKind = iota + 1
+	// ECN: an ECN-Echo (RFC 3168 §6.1.2); at most once per RTT; no recovery episode.
+	ECN
+)
+
+// String names the kind.
+func (k CongestionKind) String() string {
+	switch k {
+	case Loss:
+		return "loss"
+	case ECN:
+		return "ecn"
+	}
+	return "unknown"
+}
+
+// Congestion is a congestion signal.
+type Congestion struct {
+	Now      clock.Time
+	Kind     CongestionKind
+	InFlight int    // bytes in flight when the signal arrived (FlightSize of RFC 5681)
+	SndNxt   uint64 // next stream byte to be sent, bytes
+}
+
+// Controller is a congestion controller.
+type Controller interface {
+	// Name returns the registry name ("reno", "dca", ...).
+	Name() string
+	// OnSent is called for every data packet sent (bytes on the wire as
+	// counted against cwnd), with the bytes in flight after sending it.
+	OnSent(now clock.Time, bytes, inFlight int)
+	// OnAck is called for every ACK that newly acknowledges data.
+	OnAck(a Ack)
+	// OnCongestion is called when loss is detected (before recovery starts)
+	// or an ECN-Echo arrives. The controller sets ssthresh; for ECN it also
+	// reduces cwnd at once.
+	OnCongestion(c Congestion)
+	// OnRecoveryExit is called when loss recovery ends (the recovery point
+	// is cumulatively acknowledged); the controller sets cwnd (typically to
+	// ssthresh, RFC 6582 §3.2 step 3).
+	OnRecoveryExit(now clock.Time, inFlight int)
+	// OnRTO is called when the retransmission timer expires (RFC 5681 §3.1:
+	// ssthresh = max(FlightSize/2, 2*SMSS), cwnd = loss window).
+	OnRTO(now clock.Time, inFlight int)
+	// Cwnd returns the congestion window, bytes.
+	Cwnd() int
+	// Ssthresh returns the slow-start threshold, bytes.
+	Ssthresh() int
+	// State returns a read-only snapshot for tracing.
+	State() State
+}
+
+// Pacer is implemented by controllers that also set a pacing rate.
+type Pacer interface {
+	// PacingRate returns the rate to pace at, bits/s; 0 means no pacing.
+	PacingRate() float64
+}
+
+// State is a snapshot of a controller's state for traces and metrics.
+type State struct {
+	Cwnd       int     // bytes
+	Ssthresh   int     // bytes
+	PacingRate float64 // bits/s; 0 if not pacing
+	Phase      string  // "slow_start", "congestion_avoidance", or controller-specific
+	Vars       []Var   // controller-specific values (e.g. DCA's sampledRTT); may be nil
+}
+
+// Var is one named controller variable in a State snapshot.
+type Var struct {
+	Name  string
+	Value float64
+	Unit  string
+}
+
+// Env is what a controller needs from the connection when built.
+type Env struct {
+	MSS  int        // sender maximum segment size (payload bytes per packet), bytes
+	Rand *rand.Rand // seeded random source owned by this controller, if it needs one
+}
+
+// Registry holds the controllers by name.
+var Registry = spec.NewRegistry[Controller, Env]("congestion controller")
+
+// New builds a controller from a spec such as "reno" or "dca:x=6,w=20".
+func New(s string, env Env) (Controller, error) { return Registry.New(s, env) }

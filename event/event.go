@@ -1,0 +1,141 @@
+// Package event is cclab's single event vocabulary for metrics and traces.
+// Connections, links and queues emit the same Events whichever backend (live or
+// simulated) drives them, and metrics are computed from these events by one
+// code path (DESIGN §1, §7).
+package event
+
+import (
+	"time"
+
+	"cclab/clock"
+)
+
+// Kind names what happened.
+type Kind uint8
+
+// Event kinds. Transport kinds are emitted by connections, queue and link kinds
+// by qdisc and link stages.
+const (
+	Unknown Kind = iota
+	// PacketSent: a data packet left the sender (Seq, Bytes; Reason=1 if a retransmission).
+	PacketSent
+	// PacketAcked: a data packet was acknowledged (cumulatively or by SACK).
+	PacketAcked
+	// PacketLost: loss recovery declared a packet lost (Reason is a LossReason).
+	PacketLost
+	// Retransmit: a packet was retransmitted (Seq, Bytes).
+	Retransmit
+	// SpuriousRetransmit: a retransmission turned out to be unnecessary.
+	SpuriousRetransmit
+	// RTO: the retransmission timer fired (Reason is an RTOCause).
+	RTO
+	// MetricsUpdated: congestion state after an ACK or timer (Cwnd, Ssthresh,
+	// InFlight, SRTT, RTT, MinRTT), the qlog recovery:metrics_updated event.
+	MetricsUpdated
+	// RecoveryStart and RecoveryEnd bracket a loss-recovery episode.
+	RecoveryStart
+	RecoveryEnd
+	// CongestionSignal: an ECN-Echo or delay-based decision reduced the window.
+	CongestionSignal
+	// Delivered: the receiver delivered Bytes in order to the application.
+	Delivered
+	// Enqueue: a packet entered a queue (QueueLen/QueueBytes after).
+	Enqueue
+	// Drop: a packet was discarded by a loss stage or queue (Reason is a DropReason).
+	Drop
+	// Mark: a queue set CE on a packet instead of dropping it.
+	Mark
+	// Dequeue: a packet left a queue for the serializer (Sojourn set).
+	Dequeue
+	// Departure: a packet finished serialization and propagation and left the link.
+	Departure
+	kindCount
+)
+
+var kindNames = [...]string{
+	Unknown: "unknown", PacketSent: "packet_sent", PacketAcked: "packet_acked",
+	PacketLost: "packet_lost", Retransmit: "retransmit", SpuriousRetransmit: "spurious_retransmit",
+	RTO: "rto", MetricsUpdated: "metrics_updated", RecoveryStart: "recovery_start",
+	RecoveryEnd: "recovery_end", CongestionSignal: "congestion_signal", Delivered: "delivered",
+	Enqueue: "enqueue", Drop: "drop", Mark: "mark", Dequeue: "dequeue", Departure: "departure",
+}
+
+// String returns the kind's snake_case name, used in JSON traces.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Event is one occurrence. Fields that do not apply to a Kind are zero.
+// Events are passed by value so emitting one does not allocate.
+type Event struct {
+	Time   clock.Time // when it happened
+	Kind   Kind       // what happened
+	Flow   uint64     // connection ID or flow key; 0 if not per flow
+	Link   int32      // link/hop index for queue and link events; -1 for endpoint events
+	Seq    uint64     // packet number or sequence number
+	Bytes  int        // packet or delivery size, bytes
+	Reason uint8      // kind-specific reason code (drop reason, RTO cause, retransmission flag)
+
+	Cwnd     int // congestion window, bytes
+	Ssthresh int // slow-start threshold, bytes
+	InFlight int // bytes in flight
+
+	SRTT   time.Duration // smoothed RTT
+	RTT    time.Duration // latest RTT sample
+	MinRTT time.Duration // minimum RTT seen
+
+	QueueLen   int           // queue length after the event, packets
+	QueueBytes int           // queue length after the event, bytes
+	Sojourn    time.Duration // time the packet spent in the queue (Dequeue, Drop at dequeue)
+}
+
+// Sink receives events. Implementations must not retain pointers into the
+// event (it is passed by value) and should be cheap: they run on packet paths.
+type Sink interface {
+	Record(e Event)
+}
+
+// Discard is a Sink that drops every event.
+var Discard Sink = discard{}
+
+type discard struct{}
+
+func (discard) Record(Event) {}
+
+// Log is a Sink that appends every event to a slice, for tests and offline metrics.
+type Log struct {
+	Events []Event
+}
+
+// Record appends e.
+func (l *Log) Record(e Event) { l.Events = append(l.Events, e) }
+
+// Count returns how many recorded events have kind k.
+func (l *Log) Count(k Kind) int {
+	n := 0
+	for i := range l.Events {
+		if l.Events[i].Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// Func adapts a function to a Sink.
+type Func func(Event)
+
+// Record calls f(e).
+func (f Func) Record(e Event) { f(e) }
+
+// Tee is a Sink that forwards each event to every sink in order.
+type Tee []Sink
+
+// Record forwards e to every sink.
+func (t Tee) Record(e Event) {
+	for _, s := range t {
+		s.Record(e)
+	}
+}

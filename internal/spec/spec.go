@@ -1,0 +1,317 @@
+// Package spec parses component specifications of the form
+//
+//	name[:key=value,key=value,flag,...]
+//
+// (for example "dca:x=2,w=20,reduction=0.5" or "red:min=5,max=15,maxp=0.1,ecn")
+// into a configuration struct whose fields carry `param:"key"` tags, and keeps
+// name registries of components built from such specifications. Errors name
+// the component, the parameter and the allowed values.
+package spec
+
+import (
+	"encoding"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// KV is one parsed parameter. A bare token (no '=') has Bare set and Value
+// empty: it sets a bool field to true, or fills the field tagged positional.
+type KV struct {
+	Key   string
+	Value string
+	Bare  bool
+}
+
+// Split splits "name:k=v,flag" into the name and its parameters.
+func Split(s string) (name string, params []KV, err error) {
+	s = strings.TrimSpace(s)
+	name, rest, has := strings.Cut(s, ":")
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" {
+		return "", nil, fmt.Errorf("empty name in %q", s)
+	}
+	if !has || strings.TrimSpace(rest) == "" {
+		return name, nil, nil
+	}
+	for _, tok := range strings.Split(rest, ",") {
+		tok = strings.TrimSpace(tok)
+		if tok == "" {
+			return "", nil, fmt.Errorf("%s: empty parameter in %q", name, s)
+		}
+		k, v, eq := strings.Cut(tok, "=")
+		k = strings.ToLower(strings.TrimSpace(k))
+		if eq {
+			if k == "" {
+				return "", nil, fmt.Errorf("%s: parameter %q has no name", name, tok)
+			}
+			params = append(params, KV{Key: k, Value: strings.TrimSpace(v)})
+		} else {
+			params = append(params, KV{Key: k, Bare: true})
+		}
+	}
+	return name, params, nil
+}
+
+// Param describes one settable parameter of a config struct.
+type Param struct {
+	Key     string // name used in specs
+	Type    string // int, float, bool, duration, string or a custom type's name
+	Default string // default value, formatted
+	Help    string // from the `help` tag: meaning and unit
+}
+
+type field struct {
+	key        string
+	positional bool
+	index      []int
+	help       string
+}
+
+// fields lists the tagged fields of struct type t, descending into embedded
+// structs (so a controller config can embed a shared base config).
+func fields(t reflect.Type) []field {
+	var out []field
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if _, tagged := f.Tag.Lookup("param"); !tagged {
+				for _, sub := range fields(f.Type) {
+					sub.index = append([]int{i}, sub.index...)
+					out = append(out, sub)
+				}
+				continue
+			}
+		}
+		tag, ok := f.Tag.Lookup("param")
+		if !ok || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		out = append(out, field{key: name, positional: opts == "positional", index: f.Index, help: f.Tag.Get("help")})
+	}
+	return out
+}
+
+// Params lists the parameters of the config struct cfg points to, with the
+// current values of cfg as defaults.
+func Params(cfg any) []Param {
+	v := reflect.ValueOf(cfg).Elem()
+	var out []Param
+	for _, f := range fields(v.Type()) {
+		fv := v.FieldByIndex(f.index)
+		out = append(out, Param{Key: f.key, Type: typeName(fv), Default: format(fv), Help: f.help})
+	}
+	return out
+}
+
+func keys(fs []field) string {
+	var ks []string
+	for _, f := range fs {
+		ks = append(ks, f.key)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}
+
+// Apply sets the fields of the struct cfg points to from params. component
+// names the thing being configured, for error messages.
+func Apply(component string, cfg any, params []KV) error {
+	v := reflect.ValueOf(cfg)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("%s: config must be a pointer to a struct", component)
+	}
+	v = v.Elem()
+	fs := fields(v.Type())
+	for _, p := range params {
+		var target *field
+		for i := range fs {
+			if fs[i].key == p.Key {
+				target = &fs[i]
+				break
+			}
+		}
+		value := p.Value
+		if target == nil && p.Bare {
+			for i := range fs {
+				if fs[i].positional {
+					target = &fs[i]
+					value = p.Key
+					break
+				}
+			}
+		}
+		if target == nil {
+			if len(fs) == 0 {
+				return fmt.Errorf("%s: unknown parameter %q (it takes no parameters)", component, p.Key)
+			}
+			return fmt.Errorf("%s: unknown parameter %q (allowed: %s)", component, p.Key, keys(fs))
+		}
+		fv := v.FieldByIndex(target.index)
+		if p.Bare && !target.positional && fv.Kind() == reflect.Bool {
+			fv.SetBool(true)
+			continue
+		}
+		if p.Bare && !target.positional {
+			return fmt.Errorf("%s: parameter %q needs a value (%s=<%s>)", component, p.Key, p.Key, typeName(fv))
+		}
+		if err := set(fv, value); err != nil {
+			return fmt.Errorf("%s: parameter %s=%q: %v", component, target.key, value, err)
+		}
+	}
+	return nil
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+func set(fv reflect.Value, s string) error {
+	if fv.CanAddr() && fv.Addr().Type().Implements(textUnmarshaler) {
+		return fv.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s))
+	}
+	if fv.Type() == reflect.TypeFor[time.Duration]() {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("not a duration (examples: 100ms, 1.5s)")
+		}
+		fv.SetInt(int64(d))
+		return nil
+	}
+	switch fv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer")
+		}
+		fv.SetInt(n)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("not a non-negative integer")
+		}
+		fv.SetUint(n)
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("not a number")
+		}
+		fv.SetFloat(f)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("not a boolean (true or false)")
+		}
+		fv.SetBool(b)
+	case reflect.String:
+		fv.SetString(s)
+	default:
+		return fmt.Errorf("unsupported parameter type %s", fv.Type())
+	}
+	return nil
+}
+
+func typeName(fv reflect.Value) string {
+	if fv.Type() == reflect.TypeFor[time.Duration]() {
+		return "duration"
+	}
+	if fv.CanAddr() && fv.Addr().Type().Implements(textUnmarshaler) {
+		return fv.Type().Name()
+	}
+	switch fv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "int"
+	case reflect.Float32, reflect.Float64:
+		return "float"
+	}
+	return fv.Kind().String()
+}
+
+func format(fv reflect.Value) string {
+	if s, ok := fv.Interface().(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprint(fv.Interface())
+}
+
+// Entry is one registered component: a name, a one-line description, a
+// function returning a pointer to a config struct holding the defaults, and a
+// constructor taking that config and an environment of type E.
+type Entry[T, E any] struct {
+	Name     string
+	Doc      string
+	Defaults func() any
+	Build    func(cfg any, env E) (T, error)
+}
+
+// Registry maps names to components of type T built with environment E.
+type Registry[T, E any] struct {
+	kind    string
+	entries map[string]Entry[T, E]
+}
+
+// NewRegistry returns an empty registry; kind names the category in errors
+// ("congestion controller", "queue discipline").
+func NewRegistry[T, E any](kind string) *Registry[T, E] {
+	return &Registry[T, E]{kind: kind, entries: map[string]Entry[T, E]{}}
+}
+
+// Register adds e; registering a name twice panics (a programming error).
+func (r *Registry[T, E]) Register(e Entry[T, E]) {
+	if _, dup := r.entries[e.Name]; dup {
+		panic("spec: duplicate " + r.kind + " " + e.Name)
+	}
+	r.entries[e.Name] = e
+}
+
+// Names returns the registered names, sorted.
+func (r *Registry[T, E]) Names() []string {
+	var ns []string
+	for n := range r.entries {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// Lookup returns the entry registered under name.
+func (r *Registry[T, E]) Lookup(name string) (Entry[T, E], bool) {
+	e, ok := r.entries[name]
+	return e, ok
+}
+
+// Config parses s and returns the entry and its config with the parameters
+// applied to the defaults, without building the component.
+func (r *Registry[T, E]) Config(s string) (Entry[T, E], any, error) {
+	name, params, err := Split(s)
+	if err != nil {
+		return Entry[T, E]{}, nil, fmt.Errorf("%s spec: %v", r.kind, err)
+	}
+	e, ok := r.entries[name]
+	if !ok {
+		return Entry[T, E]{}, nil, fmt.Errorf("unknown %s %q (allowed: %s)", r.kind, name, strings.Join(r.Names(), ", "))
+	}
+	cfg := e.Defaults()
+	if err := Apply(name, cfg, params); err != nil {
+		return Entry[T, E]{}, nil, err
+	}
+	return e, cfg, nil
+}
+
+// New parses s ("name:k=v,...") and builds the component with env.
+func (r *Registry[T, E]) New(s string, env E) (T, error) {
+	e, cfg, err := r.Config(s)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return e.Build(cfg, env)
+}
+
+// Validate parses s and checks its parameters without building anything.
+func (r *Registry[T, E]) Validate(s string) error {
+	_, _, err := r.Config(s)
+	return err
+}

@@ -1,0 +1,37 @@
+// Package netio is cclab's edge I/O: a small batch interface for sending and
+// receiving datagrams (DESIGN §1), with a UDP implementation (batched
+// recvmmsg/sendmmsg, per-packet ECN) and an in-memory implementation for tests.
+// Only drivers (transport's socket driver, cmd/bottleneck) use it; the
+// sans-I/O core never does.
+package netio
+
+import (
+	"errors"
+	"net/netip"
+
+	"cclab/ecn"
+)
+
+// Message is one datagram in a batch.
+type Message struct {
+	Buf  []byte         // on read: buffer to fill (capacity used); on write: the datagram is Buf[:N]
+	N    int            // datagram length, bytes
+	Addr netip.AddrPort // on read: the sender; on write: the destination (ignored on a connected socket)
+	ECN  ecn.Codepoint  // on read: received ECN field; on write: ECN field to send
+}
+
+// Conn sends and receives batches of datagrams.
+type Conn interface {
+	// ReadBatch blocks until at least one datagram arrives, then fills as
+	// many of ms as are ready and returns how many.
+	ReadBatch(ms []Message) (int, error)
+	// WriteBatch sends ms and returns how many were sent.
+	WriteBatch(ms []Message) (int, error)
+	// LocalAddr is the address the connection is bound to.
+	LocalAddr() netip.AddrPort
+	// Close unblocks pending reads with ErrClosed.
+	Close() error
+}
+
+// ErrClosed is returned by reads and writes on a closed Conn.
+var ErrClosed = errors.New("netio: use of closed connection")
