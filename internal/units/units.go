@@ -1,0 +1,183 @@
+// Package units parses and formats the quantities cclab's command lines and
+// specs use: rates ("16Mbit", "1.5Gbit", "500kbit", "2MB/s"), sizes ("100M",
+// "1G", "64KiB", "1500") and durations ("7.5ms").
+//
+// Prefixes k/K, M, G, T are decimal (10^3, 10^6, 10^9, 10^12) and Ki, Mi, Gi,
+// Ti binary (2^10 ..), as iperf3 and tc users expect. Rates are in bits per
+// second unless the unit names bytes with a capital B ("MB/s", "MBps").
+package units
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type prefix struct {
+	name string
+	mult float64
+}
+
+// Longest names first so "Ki" wins over "K".
+var prefixes = []prefix{
+	{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40},
+	{"ki", 1 << 10}, {"mi", 1 << 20}, {"gi", 1 << 30}, {"ti", 1 << 40},
+	{"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"m", 1e6}, {"G", 1e9}, {"g", 1e9}, {"T", 1e12}, {"t", 1e12},
+}
+
+// splitNumber splits s into its leading decimal number and the rest.
+func splitNumber(s string) (num float64, rest string, ok bool) {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if (c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-' ||
+			((c == 'e' || c == 'E') && i > 0 && i+1 < len(s) && (s[i+1] >= '0' && s[i+1] <= '9' || s[i+1] == '-' || s[i+1] == '+')) {
+			i++
+			continue
+		}
+		break
+	}
+	if i == 0 {
+		return 0, s, false
+	}
+	f, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, s, false
+	}
+	return f, strings.TrimSpace(s[i:]), true
+}
+
+// splitPrefix removes a decimal or binary prefix from the front of unit.
+func splitPrefix(unit string) (mult float64, rest string) {
+	for _, p := range prefixes {
+		if strings.HasPrefix(unit, p.name) {
+			return p.mult, unit[len(p.name):]
+		}
+	}
+	return 1, unit
+}
+
+const rateHelp = "examples: 16Mbit, 1.5Gbit, 500kbit, 10M (bits/s), 2MB/s (bytes/s), 0 for unlimited"
+
+// ParseRate parses a rate and returns it in bits per second. A bare number or
+// a prefix alone ("10M") means bits/s, as in iperf3 -b. Bit units: bit, bits,
+// bit/s, bps, b/s. Byte units (capital B): B/s, Bps, byte/s, bytes/s.
+// Negative rates are rejected.
+func ParseRate(s string) (float64, error) {
+	in := s
+	s = strings.TrimSpace(s)
+	num, unit, ok := splitNumber(s)
+	if !ok {
+		return 0, fmt.Errorf("rate %q: not a number with a unit (%s)", in, rateHelp)
+	}
+	if num < 0 {
+		return 0, fmt.Errorf("rate %q: must not be negative (%s)", in, rateHelp)
+	}
+	mult, u := splitPrefix(unit)
+	var per float64
+	switch u {
+	case "", "bit", "bits", "bit/s", "bits/s", "bps", "b/s", "b":
+		per = 1
+	case "B/s", "Bps", "byte/s", "bytes/s", "B":
+		per = 8
+	default:
+		return 0, fmt.Errorf("rate %q: unknown unit %q (%s)", in, unit, rateHelp)
+	}
+	return num * mult * per, nil
+}
+
+const bytesHelp = "examples: 1500, 64KiB, 100M, 1G, 30kB; K/M/G = 10^3/10^6/10^9, KiB/MiB/GiB = 2^10/2^20/2^30"
+
+// ParseBytes parses a size in bytes: a bare integer, or a number with a
+// decimal (K, M, G, T; optionally followed by B) or binary (Ki, Mi, Gi, Ti;
+// optionally followed by B) prefix. Fractions are allowed when the result is a
+// whole number of bytes after rounding ("1.5K" = 1500). Negative sizes are rejected.
+func ParseBytes(s string) (int64, error) {
+	in := s
+	s = strings.TrimSpace(s)
+	num, unit, ok := splitNumber(s)
+	if !ok {
+		return 0, fmt.Errorf("size %q: not a number with a unit (%s)", in, bytesHelp)
+	}
+	if num < 0 {
+		return 0, fmt.Errorf("size %q: must not be negative (%s)", in, bytesHelp)
+	}
+	mult, u := splitPrefix(unit)
+	switch u {
+	case "", "B", "b", "byte", "bytes":
+	default:
+		return 0, fmt.Errorf("size %q: unknown unit %q (%s)", in, unit, bytesHelp)
+	}
+	v := math.Round(num * mult)
+	if v > math.MaxInt64/2 {
+		return 0, fmt.Errorf("size %q: too large", in)
+	}
+	return int64(v), nil
+}
+
+// ParseDuration parses a Go duration ("7.5ms", "1s", "250us"); a bare "0" is
+// allowed. The error lists examples.
+func ParseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: not a duration (examples: 7.5ms, 250us, 1s, 0)", s)
+	}
+	return d, nil
+}
+
+// FormatRate formats bits/s with the largest decimal prefix that keeps the
+// value at least 1, e.g. 16e6 → "16Mbit", 1.5e9 → "1.5Gbit", 500e3 →
+// "500kbit", 0 → "0bit". The result parses back with ParseRate (up to the
+// four decimals it keeps).
+func FormatRate(bps float64) string {
+	abs := math.Abs(bps)
+	switch {
+	case abs >= 1e12:
+		return trim(bps/1e12) + "Tbit"
+	case abs >= 1e9:
+		return trim(bps/1e9) + "Gbit"
+	case abs >= 1e6:
+		return trim(bps/1e6) + "Mbit"
+	case abs >= 1e3:
+		return trim(bps/1e3) + "kbit"
+	}
+	return trim(bps) + "bit"
+}
+
+func trim(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1e4)/1e4, 'f', -1, 64)
+}
+
+// FormatBytes formats a size in bytes: exact multiples of a power of 1024
+// that are not exact multiples of the same power of 1000 use binary prefixes
+// ("64KiB"), others decimal ones ("100MB", "1.5kB"); below 1000 plain "B".
+// The result parses back with ParseBytes (up to the four decimals it keeps).
+func FormatBytes(n int64) string {
+	neg := n < 0
+	u := n
+	if neg {
+		u = -n
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	bin := []string{"KiB", "MiB", "GiB", "TiB"}
+	dec := []string{"kB", "MB", "GB", "TB"}
+	for k := 3; k >= 0; k-- {
+		b := int64(1) << (10 * (k + 1))
+		d := int64(math.Pow(1000, float64(k+1)))
+		if u >= b && u%b == 0 && u%d != 0 {
+			return sign + strconv.FormatInt(u/b, 10) + bin[k]
+		}
+	}
+	for k := 3; k >= 0; k-- {
+		d := math.Pow(1000, float64(k+1))
+		if float64(u) >= d {
+			return sign + trim(float64(u)/d) + dec[k]
+		}
+	}
+	return sign + strconv.FormatInt(u, 10) + "B"
+}
