@@ -1,0 +1,272 @@
+// Package sim is cclab's discrete-event simulator (DESIGN §1, §2): a virtual
+// clock and event queue (this file), a topology of hosts, routers and links
+// driving the shared link/qdisc pipeline, and endpoints driving the shared
+// transport through exactly the public API the live driver uses.
+//
+// The engine is single-threaded and deterministic: events fire in time order
+// and events scheduled for the same instant fire in the order they were
+// scheduled. In steady state it does not allocate: events are values in a
+// slice-backed 4-ary heap and handlers are small interface values.
+package sim
+
+import (
+	"time"
+
+	"cclab/clock"
+)
+
+// Handler is called when an event fires. arg is the value given to Schedule
+// (an index, a generation counter, ...), so one handler object can serve
+// many events without closures.
+type Handler interface {
+	Fire(now clock.Time, arg uint64)
+}
+
+// HandlerFunc adapts a function to a Handler. A func value stored in an
+// interface does not allocate, but building a new closure does: create
+// HandlerFuncs once, not per event.
+type HandlerFunc func(now clock.Time, arg uint64)
+
+// Fire calls f(now, arg).
+func (f HandlerFunc) Fire(now clock.Time, arg uint64) { f(now, arg) }
+
+// entry is one scheduled event.
+type entry struct {
+	at  clock.Time
+	seq uint64 // insertion order, breaks ties deterministically
+	h   Handler
+	arg uint64
+}
+
+func (a *entry) less(b *entry) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+// Engine is a virtual clock and an event queue.
+type Engine struct {
+	now   clock.Time
+	seq   uint64
+	heap  []entry
+	fired uint64 // events fired so far
+	late  uint64 // events scheduled in the past (run at now instead)
+}
+
+// NewEngine returns an engine whose clock reads clock.Start.
+func NewEngine() *Engine {
+	return &Engine{now: clock.Start, heap: make([]entry, 0, 1024)}
+}
+
+// Now returns the current virtual time.
+func (e *Engine) Now() clock.Time { return e.now }
+
+// Pending returns the number of scheduled events (including stale timer events).
+func (e *Engine) Pending() int { return len(e.heap) }
+
+// Fired returns the number of events fired so far.
+func (e *Engine) Fired() uint64 { return e.fired }
+
+// Late returns how many events were scheduled for an instant already past;
+// they were run at the current time instead. Non-zero means a component
+// reported a deadline in the past, which is worth investigating.
+func (e *Engine) Late() uint64 { return e.late }
+
+// Schedule arranges for h.Fire(at, arg) to be called at virtual time at.
+// Events for the same instant fire in the order they were scheduled. An
+// instant before Now is run at Now (and counted by Late). at must not be
+// clock.Never.
+func (e *Engine) Schedule(at clock.Time, h Handler, arg uint64) {
+	if at < e.now {
+		at = e.now
+		e.late++
+	}
+	e.seq++
+	e.heap = append(e.heap, entry{at: at, seq: e.seq, h: h, arg: arg})
+	e.up(len(e.heap) - 1)
+}
+
+// After schedules h.Fire after d has elapsed from Now.
+func (e *Engine) After(d time.Duration, h Handler, arg uint64) {
+	e.Schedule(e.now.Add(d), h, arg)
+}
+
+// Next returns the time of the earliest scheduled event, or clock.Never.
+func (e *Engine) Next() clock.Time {
+	if len(e.heap) == 0 {
+		return clock.Never
+	}
+	return e.heap[0].at
+}
+
+// Step fires the earliest event and reports whether there was one.
+func (e *Engine) Step() bool {
+	if len(e.heap) == 0 {
+		return false
+	}
+	ev := e.heap[0]
+	last := len(e.heap) - 1
+	e.heap[0] = e.heap[last]
+	e.heap[last] = entry{} // drop the handler reference
+	e.heap = e.heap[:last]
+	if last > 0 {
+		e.down(0)
+	}
+	e.now = ev.at
+	e.fired++
+	ev.h.Fire(ev.at, ev.arg)
+	return true
+}
+
+// RunFor fires every event due within d of Now, then advances the clock to
+// Now+d (even if the queue ran dry earlier).
+func (e *Engine) RunFor(d time.Duration) {
+	e.RunUntilTime(e.now.Add(d))
+}
+
+// RunUntilTime fires every event due at or before t, then sets the clock to t
+// (if t is later than Now).
+func (e *Engine) RunUntilTime(t clock.Time) {
+	for len(e.heap) > 0 && e.heap[0].at <= t {
+		e.Step()
+	}
+	if t > e.now {
+		e.now = t
+	}
+}
+
+// RunUntil fires events until pred returns true or no event is left. pred is
+// checked before the first event and after every event. It reports whether
+// pred held when it stopped; the clock stays at the last event fired.
+func (e *Engine) RunUntil(pred func() bool) bool {
+	for !pred() {
+		if !e.Step() {
+			return false
+		}
+	}
+	return true
+}
+
+// RunUntilOrTimeout is RunUntil bounded by deadline: it fires no event later
+// than deadline. If pred is still false when no event at or before deadline
+// remains, the clock advances to deadline and it reports false.
+func (e *Engine) RunUntilOrTimeout(pred func() bool, deadline clock.Time) bool {
+	for !pred() {
+		if len(e.heap) == 0 || e.heap[0].at > deadline {
+			if deadline > e.now {
+				e.now = deadline
+			}
+			return false
+		}
+		e.Step()
+	}
+	return true
+}
+
+// 4-ary heap: shallower than binary, fewer cache misses on sift-down.
+const arity = 4
+
+func (e *Engine) up(i int) {
+	h := e.heap
+	x := h[i]
+	for i > 0 {
+		p := (i - 1) / arity
+		if !x.less(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+}
+
+func (e *Engine) down(i int) {
+	h := e.heap
+	n := len(h)
+	x := h[i]
+	for {
+		c := arity*i + 1
+		if c >= n {
+			break
+		}
+		best := c
+		end := min(c+arity, n)
+		for j := c + 1; j < end; j++ {
+			if h[j].less(&h[best]) {
+				best = j
+			}
+		}
+		if !h[best].less(&x) {
+			break
+		}
+		h[i] = h[best]
+		i = best
+	}
+	h[i] = x
+}
+
+// Timer is a re-armable deadline for one handler, the simulator's side of
+// DESIGN §1's "the simulator schedules one event": components expose a
+// Deadline and the driver keeps a Timer at it. Re-arming later than the
+// pending event does not schedule anything new (the pending event re-arms
+// itself when it fires early); re-arming earlier schedules a new event and
+// makes the old one stale via a generation counter. So a timer has at most a
+// few events in the queue however often it is re-armed.
+type Timer struct {
+	e       *Engine
+	h       Handler
+	arg     uint64
+	gen     uint64     // generation of the live scheduled event
+	pending clock.Time // time of the live scheduled event; Never if none
+	want    clock.Time // when the handler should run; Never if disarmed
+}
+
+// NewTimer returns a disarmed timer that calls h.Fire(now, arg) when due.
+func (e *Engine) NewTimer(h Handler, arg uint64) *Timer {
+	t := &Timer{}
+	e.InitTimer(t, h, arg)
+	return t
+}
+
+// InitTimer initialises a Timer in place (for timers embedded in other structs).
+func (e *Engine) InitTimer(t *Timer, h Handler, arg uint64) {
+	*t = Timer{e: e, h: h, arg: arg}
+}
+
+// Set arms the timer for at; clock.Never disarms it.
+func (t *Timer) Set(at clock.Time) {
+	t.want = at
+	if at == clock.Never {
+		return
+	}
+	if at < t.e.now {
+		at = t.e.now
+		t.want = at
+	}
+	if t.pending != clock.Never && t.pending <= at {
+		return // the pending event will fire first and re-arm
+	}
+	t.gen++
+	t.pending = at
+	t.e.Schedule(at, t, t.gen)
+}
+
+// When returns the instant the timer is armed for, or clock.Never.
+func (t *Timer) When() clock.Time { return t.want }
+
+// Fire implements Handler for the timer's own queue entries.
+func (t *Timer) Fire(now clock.Time, gen uint64) {
+	if gen != t.gen {
+		return // stale: superseded by an earlier re-arm
+	}
+	t.pending = clock.Never
+	switch {
+	case t.want == clock.Never:
+		return
+	case t.want > now:
+		t.gen++
+		t.pending = t.want
+		t.e.Schedule(t.want, t, t.gen)
+		return
+	}
+	t.want = clock.Never
+	t.h.Fire(now, t.arg)
+}
