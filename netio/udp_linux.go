@@ -1,0 +1,261 @@
+package netio
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"cclab/ecn"
+)
+
+// batchMax is the largest batch handed to one recvmmsg/sendmmsg call.
+const batchMax = 64
+
+// oobSize is the control-message space per datagram: one TOS/TCLASS cmsg.
+var oobSize = unix.CmsgSpace(4)
+
+// mmsgState is the preallocated scratch of one direction (read or write).
+type mmsgState struct {
+	hdrs  [batchMax]unix.Mmsghdr
+	iovs  [batchMax]unix.Iovec
+	names [batchMax]unix.RawSockaddrInet6
+	oob   []byte
+	n     int
+	err   error
+	call  func(fd uintptr) bool
+	count int // messages to process in this call
+}
+
+type sysState struct {
+	rc syscall.RawConn
+	r  mmsgState
+	w  mmsgState
+}
+
+func (u *UDPConn) sysInit() error {
+	rc, err := u.c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	u.sys.rc = rc
+	var fam int
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		sa, e := unix.Getsockname(int(fd))
+		if e != nil {
+			serr = e
+			return
+		}
+		if _, ok := sa.(*unix.SockaddrInet6); ok {
+			fam = unix.AF_INET6
+		} else {
+			fam = unix.AF_INET
+		}
+		// Ask for the TOS / traffic class of each received datagram (ECN).
+		if fam == unix.AF_INET6 {
+			_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_RECVTCLASS, 1)
+		}
+		// IPv4 datagrams (also on a dual-stack IPv6 socket) report IP_TOS.
+		_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1)
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return serr
+	}
+	u.v6 = fam == unix.AF_INET6
+	for _, st := range []*mmsgState{&u.sys.r, &u.sys.w} {
+		st.oob = make([]byte, batchMax*oobSize)
+	}
+	u.sys.r.call = u.recvF
+	u.sys.w.call = u.sendF
+	return nil
+}
+
+func (u *UDPConn) recvF(fd uintptr) bool {
+	st := &u.sys.r
+	n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&st.hdrs[0])), uintptr(st.count), 0, 0, 0)
+	if e == unix.EAGAIN || e == unix.EWOULDBLOCK {
+		return false
+	}
+	if e == unix.EINTR {
+		return false
+	}
+	st.n, st.err = int(n), nil
+	if e != 0 {
+		st.n, st.err = 0, e
+	}
+	return true
+}
+
+func (u *UDPConn) sendF(fd uintptr) bool {
+	st := &u.sys.w
+	n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&st.hdrs[0])), uintptr(st.count), 0, 0, 0)
+	if e == unix.EAGAIN || e == unix.EWOULDBLOCK || e == unix.EINTR {
+		return false
+	}
+	st.n, st.err = int(n), nil
+	if e != 0 {
+		st.n, st.err = 0, e
+	}
+	return true
+}
+
+// ReadBatch blocks until at least one datagram arrives and fills up to
+// len(ms) (at most 64 per call) messages.
+func (u *UDPConn) ReadBatch(ms []Message) (int, error) {
+	st := &u.sys.r
+	k := min(len(ms), batchMax)
+	for i := 0; i < k; i++ {
+		b := ms[i].Buf[:cap(ms[i].Buf)]
+		st.iovs[i] = unix.Iovec{Base: unsafe.SliceData(b)}
+		st.iovs[i].SetLen(len(b))
+		h := &st.hdrs[i].Hdr
+		h.Name = (*byte)(unsafe.Pointer(&st.names[i]))
+		h.Namelen = unix.SizeofSockaddrInet6
+		h.Iov = &st.iovs[i]
+		h.SetIovlen(1)
+		h.Control = &st.oob[i*oobSize]
+		h.SetControllen(oobSize)
+		h.Flags = 0
+		st.hdrs[i].Len = 0
+	}
+	st.count = k
+	if err := u.sys.rc.Read(st.call); err != nil {
+		return 0, mapClosed(err)
+	}
+	if st.err != nil {
+		return 0, st.err
+	}
+	for i := 0; i < st.n; i++ {
+		h := &st.hdrs[i]
+		ms[i].N = int(h.Len)
+		ms[i].Addr = sockaddrToAddrPort(&st.names[i], h.Hdr.Namelen)
+		ms[i].ECN = parseTOS(st.oob[i*oobSize : i*oobSize+int(h.Hdr.Controllen)])
+	}
+	return st.n, nil
+}
+
+// WriteBatch sends up to len(ms) datagrams (64 per system call), each with
+// its own destination and ECN field, and returns how many were sent.
+func (u *UDPConn) WriteBatch(ms []Message) (int, error) {
+	sent := 0
+	for sent < len(ms) {
+		n, err := u.writeSome(ms[sent:])
+		sent += n
+		if err != nil {
+			return sent, err
+		}
+	}
+	return sent, nil
+}
+
+func (u *UDPConn) writeSome(ms []Message) (int, error) {
+	st := &u.sys.w
+	k := min(len(ms), batchMax)
+	for i := 0; i < k; i++ {
+		b := ms[i].Buf[:ms[i].N]
+		st.iovs[i] = unix.Iovec{}
+		if len(b) > 0 {
+			st.iovs[i].Base = unsafe.SliceData(b)
+		}
+		st.iovs[i].SetLen(len(b))
+		h := &st.hdrs[i].Hdr
+		*h = unix.Msghdr{}
+		h.Iov = &st.iovs[i]
+		h.SetIovlen(1)
+		if !u.connected {
+			h.Name = (*byte)(unsafe.Pointer(&st.names[i]))
+			h.Namelen = addrPortToSockaddr(&st.names[i], ms[i].Addr, u.v6)
+		}
+		if ms[i].ECN != ecn.NotECT {
+			oob := st.oob[i*oobSize : (i+1)*oobSize]
+			u.putTOS(oob, ms[i].Addr, ms[i].ECN)
+			h.Control = &oob[0]
+			h.SetControllen(oobSize)
+		}
+	}
+	st.count = k
+	if err := u.sys.rc.Write(st.call); err != nil {
+		return 0, mapClosed(err)
+	}
+	if st.err != nil {
+		// A datagram the kernel refuses (e.g. EMSGSIZE, unreachable) must not
+		// wedge the batch: report it and let the caller decide.
+		return st.n, st.err
+	}
+	return st.n, nil
+}
+
+// putTOS writes one IP_TOS (IPv4 destination, also via a dual-stack socket)
+// or IPV6_TCLASS (IPv6 destination) control message.
+func (u *UDPConn) putTOS(oob []byte, to netip.AddrPort, cp ecn.Codepoint) {
+	if u.connected {
+		to = u.remote
+	}
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+	if u.v6 && !to.Addr().Unmap().Is4() {
+		h.Level, h.Type = unix.IPPROTO_IPV6, unix.IPV6_TCLASS
+	} else {
+		h.Level, h.Type = unix.IPPROTO_IP, unix.IP_TOS
+	}
+	h.SetLen(unix.CmsgLen(4))
+	binary.NativeEndian.PutUint32(oob[unix.CmsgLen(0):], uint32(cp))
+}
+
+// parseTOS finds the IP_TOS or IPV6_TCLASS control message and returns its ECN bits.
+func parseTOS(oob []byte) ecn.Codepoint {
+	hl := unix.CmsgLen(0)
+	for len(oob) >= hl {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < hl || l > len(oob) {
+			return ecn.NotECT
+		}
+		data := oob[hl:l]
+		switch {
+		case h.Level == unix.IPPROTO_IP && (h.Type == unix.IP_TOS || h.Type == unix.IP_RECVTOS) && len(data) >= 1:
+			return ecn.FromTOS(int(data[0]))
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS && len(data) >= 4:
+			return ecn.FromTOS(int(binary.NativeEndian.Uint32(data)))
+		}
+		sp := unix.CmsgSpace(l - hl)
+		if sp > len(oob) {
+			return ecn.NotECT
+		}
+		oob = oob[sp:]
+	}
+	return ecn.NotECT
+}
+
+func sockaddrToAddrPort(sa *unix.RawSockaddrInet6, n uint32) netip.AddrPort {
+	switch sa.Family {
+	case unix.AF_INET:
+		s4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&s4.Port))[:])
+		return netip.AddrPortFrom(netip.AddrFrom4(s4.Addr), port)
+	case unix.AF_INET6:
+		port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:])
+		a := netip.AddrFrom16(sa.Addr)
+		if a.Is4In6() {
+			a = a.Unmap()
+		}
+		return netip.AddrPortFrom(a, port)
+	}
+	return netip.AddrPort{}
+}
+
+func addrPortToSockaddr(sa *unix.RawSockaddrInet6, ap netip.AddrPort, v6 bool) uint32 {
+	if !v6 {
+		s4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		*s4 = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: ap.Addr().Unmap().As4()}
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&s4.Port))[:], ap.Port())
+		return unix.SizeofSockaddrInet4
+	}
+	*sa = unix.RawSockaddrInet6{Family: unix.AF_INET6, Addr: ap.Addr().As16()}
+	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], ap.Port())
+	return unix.SizeofSockaddrInet6
+}
