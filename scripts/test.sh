@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The project's test command (README "Run the tests"): formatting, vet,
+# staticcheck, the sans-I/O architecture check, all tests (with the race
+# detector on the core and driver packages), and a bounded fuzz run of every
+# decoder. FUZZTIME (default 5s) bounds each fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
+FUZZTIME="${FUZZTIME:-5s}"
+STATICCHECK_VERSION=v0.8.2
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would reformat:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== staticcheck $STATICCHECK_VERSION"
+go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ./...
+
+# Core (sans-I/O) and driver packages run under the race detector; the rest
+# (tools, harness) without it, to keep the suite within a few minutes.
+race_re='^cclab/(transport|ccalgo|link|qdisc|traffic|sim|netio|internal/relay)(/|$)'
+race_pkgs=$(go list ./... | grep -E "$race_re" || true)
+other_pkgs=$(go list ./... | grep -vE "$race_re" || true)
+
+echo "== go test -race (core and drivers)"
+# shellcheck disable=SC2086
+[ -z "$race_pkgs" ] || go test -race -timeout 15m $race_pkgs
+echo "== go test (tools and harness)"
+# shellcheck disable=SC2086
+[ -z "$other_pkgs" ] || go test -timeout 15m $other_pkgs
+
+echo "== fuzz (each target for $FUZZTIME)"
+grep -rlE '^func Fuzz[A-Za-z0-9_]+\(' --include='*_test.go' . | sort | while read -r f; do
+  dir=$(dirname "$f")
+  for target in $(grep -oE '^func Fuzz[A-Za-z0-9_]+' "$f" | sed 's/^func //'); do
+    echo "-- $dir $target"
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$dir" 2>&1 | tail -n 3
+  done
+done
+echo "== all checks passed"
