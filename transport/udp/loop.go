@@ -1,0 +1,270 @@
+package udp
+
+import (
+	"errors"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+
+	"cclab/clock"
+	"cclab/ecn"
+	"cclab/netio"
+)
+
+// engine is the sans-I/O machine a loop drives: a transport.Endpoint, or a
+// fake in tests.
+type engine interface {
+	Receive(now clock.Time, from netip.AddrPort, cp ecn.Codepoint, b []byte)
+	Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint)
+	Deadline() clock.Time
+	OnDeadline(now clock.Time)
+}
+
+// DefaultBatch is the number of datagrams moved per ReadBatch/WriteBatch
+// call (the Linux UDPConn moves up to 64 per recvmmsg/sendmmsg).
+const DefaultBatch = 64
+
+// DefaultRecvBuf is the receive buffer per datagram, bytes: the largest UDP
+// payload, so no datagram is ever truncated.
+const DefaultRecvBuf = netio.MaxDatagram
+
+// DefaultSendBuf is the transmit buffer per datagram, bytes; Transmit needs
+// len(buf) ≥ the largest Config.MaxDatagram in use.
+const DefaultSendBuf = 9000
+
+// minRearm is the delay before retrying when a deadline stays in the past
+// after OnDeadline (a guard against a spinning loop).
+const minRearm = 50 * time.Microsecond
+
+// loop runs an engine on a netio.Conn with two goroutines:
+//
+//   - the reader blocks in ReadBatch and feeds every datagram to Receive
+//     under mu, then wakes the writer;
+//   - the writer owns the one real timer: whenever it is woken (by the reader,
+//     by an application call, or by the timer) it runs OnDeadline if the
+//     deadline has passed, drains Transmit into a batch under mu, sends the
+//     batch with WriteBatch outside mu, and re-arms the timer from Deadline().
+//
+// Only the writer writes to the socket, as netio.UDPConn requires.
+type loop struct {
+	mu    sync.Mutex // guards eng and everything the application touches in it
+	cond  *sync.Cond // broadcast after every input batch, so blocked callers re-check
+	eng   engine
+	conn  netio.Conn
+	start time.Time
+
+	kickC  chan struct{}
+	closed chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+
+	batch   int
+	recvBuf int
+	sendBuf int
+
+	// guarded by mu
+	shut    bool  // Close was called
+	readErr error // last socket read error other than ErrClosed (e.g. ECONNREFUSED)
+	refused bool  // an ICMP port unreachable was reported on a connected socket
+	sendErr error // last socket write error
+	stats   LoopStats
+}
+
+// LoopStats counts the driver's own work.
+type LoopStats struct {
+	ReadBatches  uint64 // ReadBatch calls that returned datagrams
+	DatagramsIn  uint64 // datagrams handed to Receive
+	WriteBatches uint64 // WriteBatch calls
+	DatagramsOut uint64 // datagrams sent
+	WriteErrors  uint64 // WriteBatch calls that returned an error
+	ReadErrors   uint64 // ReadBatch errors other than close
+	TimerFires   uint64 // wake-ups of the real timer
+	Deadlines    uint64 // OnDeadline calls
+}
+
+func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int) *loop {
+	if batch <= 0 {
+		batch = DefaultBatch
+	}
+	if recvBuf <= 0 {
+		recvBuf = DefaultRecvBuf
+	}
+	if sendBuf <= 0 {
+		sendBuf = DefaultSendBuf
+	}
+	l := &loop{
+		eng: eng, conn: conn, start: time.Now(),
+		kickC: make(chan struct{}, 1), closed: make(chan struct{}),
+		batch: batch, recvBuf: recvBuf, sendBuf: sendBuf,
+	}
+	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+func (l *loop) run() {
+	l.wg.Add(2)
+	go l.reader()
+	go l.writer()
+}
+
+// now returns the project time: monotonic time since the loop started,
+// offset by clock.Start so that it is never clock.Never.
+func (l *loop) now() clock.Time { return clock.Start.Add(time.Since(l.start)) }
+
+// kick wakes the writer (non-blocking; wake-ups coalesce).
+func (l *loop) kick() {
+	select {
+	case l.kickC <- struct{}{}:
+	default:
+	}
+}
+
+func (l *loop) reader() {
+	defer l.wg.Done()
+	ms := make([]netio.Message, l.batch)
+	for i := range ms {
+		ms[i].Buf = make([]byte, l.recvBuf)
+	}
+	for {
+		n, err := l.conn.ReadBatch(ms)
+		if err != nil {
+			if errors.Is(err, netio.ErrClosed) {
+				return
+			}
+			select {
+			case <-l.closed:
+				return
+			default:
+			}
+			l.mu.Lock()
+			l.readErr = err
+			l.stats.ReadErrors++
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				l.refused = true
+			}
+			l.cond.Broadcast()
+			l.mu.Unlock()
+			if !errors.Is(err, syscall.ECONNREFUSED) {
+				// Unknown error: do not spin.
+				time.Sleep(time.Millisecond)
+			}
+			continue
+		}
+		if n == 0 {
+			continue
+		}
+		l.mu.Lock()
+		now := l.now()
+		for i := 0; i < n; i++ {
+			m := &ms[i]
+			l.eng.Receive(now, m.Addr, m.ECN, m.Buf[:m.N])
+		}
+		l.stats.ReadBatches++
+		l.stats.DatagramsIn += uint64(n)
+		l.cond.Broadcast()
+		l.mu.Unlock()
+		l.kick()
+	}
+}
+
+func (l *loop) writer() {
+	defer l.wg.Done()
+	ms := make([]netio.Message, l.batch)
+	for i := range ms {
+		ms[i].Buf = make([]byte, l.sendBuf)
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-l.closed:
+			return
+		case <-l.kickC:
+		case <-timer.C:
+			l.mu.Lock()
+			l.stats.TimerFires++
+			l.mu.Unlock()
+		}
+		if d, ok := l.flush(ms); ok {
+			timer.Reset(d)
+		} else {
+			timer.Stop()
+		}
+	}
+}
+
+// flush runs expired timers and sends everything the engine has to send.
+// It returns the delay until the next deadline, or ok=false if there is none.
+func (l *loop) flush(ms []netio.Message) (d time.Duration, ok bool) {
+	for {
+		l.mu.Lock()
+		now := l.now()
+		ran := false
+		if dl := l.eng.Deadline(); dl != clock.Never && !now.Before(dl) {
+			l.eng.OnDeadline(now)
+			l.stats.Deadlines++
+			ran = true
+		}
+		n := 0
+		for n < len(ms) {
+			m := &ms[n]
+			k, to, cp := l.eng.Transmit(now, m.Buf[:cap(m.Buf)])
+			if k == 0 {
+				break
+			}
+			m.N, m.Addr, m.ECN = k, to, cp
+			n++
+		}
+		dl := l.eng.Deadline()
+		if ran || n > 0 {
+			l.cond.Broadcast() // timers and sending change what waiters see
+		}
+		l.mu.Unlock()
+		if n > 0 {
+			sent, err := l.conn.WriteBatch(ms[:n])
+			l.mu.Lock()
+			l.stats.WriteBatches++
+			l.stats.DatagramsOut += uint64(sent)
+			if err != nil {
+				l.stats.WriteErrors++
+				l.sendErr = err
+			}
+			l.mu.Unlock()
+			if err != nil && errors.Is(err, netio.ErrClosed) {
+				return 0, false
+			}
+			if n == len(ms) {
+				continue // probably more to send
+			}
+		}
+		if dl == clock.Never {
+			return 0, false
+		}
+		wait := dl.Sub(l.now())
+		if wait <= 0 {
+			if n > 0 {
+				continue
+			}
+			// The deadline did not move past now: retry shortly, not at once.
+			return minRearm, true
+		}
+		return wait, true
+	}
+}
+
+// close stops both goroutines and closes the socket.
+func (l *loop) close() error {
+	var err error
+	l.once.Do(func() {
+		close(l.closed)
+		err = l.conn.Close()
+		l.mu.Lock()
+		l.shut = true
+		l.cond.Broadcast()
+		l.mu.Unlock()
+		l.wg.Wait()
+	})
+	return err
+}
