@@ -1,0 +1,375 @@
+package ccalgo
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"cclab/clock"
+	"cclab/internal/spec"
+)
+
+// DCA defaults, from Martin, Nilsson & Rhee, "Delay-based congestion
+// avoidance for TCP", IEEE/ACM Transactions on Networking 11(3), 2003 (the
+// studied settings are (x, w) = (2, 20), (6, 20), (2, 200) and reductions
+// 0.5, 0.25, 0.125; DESIGN §4).
+const (
+	DCADefaultX         = 2   // samples in sampledRTT(x)
+	DCADefaultW         = 20  // samples in windowAvg(w) and its standard deviation
+	DCADefaultReduction = 0.5 // fraction of cwnd removed by a reaction
+)
+
+// DecisionFreq says how often DCA may react to a positive congestion decision.
+type DecisionFreq uint8
+
+// Decision frequencies.
+const (
+	// PerEpoch: at most once per congestion epoch (see DCA).
+	PerEpoch DecisionFreq = iota
+	// PerRTT: at most once per round trip.
+	PerRTT
+	// Per2RTT: at most once every two round trips.
+	Per2RTT
+)
+
+// String returns the spec spelling: "epoch", "rtt" or "2rtt".
+func (d DecisionFreq) String() string {
+	switch d {
+	case PerEpoch:
+		return "epoch"
+	case PerRTT:
+		return "rtt"
+	case Per2RTT:
+		return "2rtt"
+	}
+	return "unknown"
+}
+
+// UnmarshalText parses "epoch", "rtt" or "2rtt".
+func (d *DecisionFreq) UnmarshalText(b []byte) error {
+	switch strings.ToLower(strings.TrimSpace(string(b))) {
+	case "epoch":
+		*d = PerEpoch
+	case "rtt", "1rtt":
+		*d = PerRTT
+	case "2rtt":
+		*d = Per2RTT
+	default:
+		return fmt.Errorf("not a decision frequency (allowed: epoch, rtt, 2rtt)")
+	}
+	return nil
+}
+
+// rounds is the number of round trips a reaction holds off the next one.
+func (d DecisionFreq) rounds() int {
+	switch d {
+	case PerRTT:
+		return 1
+	case Per2RTT:
+		return 2
+	}
+	return 0
+}
+
+// DCAConfig configures DCA.
+type DCAConfig struct {
+	BaseConfig
+	// X is the number of most recent RTT samples averaged into sampledRTT(x).
+	X int `param:"x" help:"samples averaged into sampledRTT(x), count (default 2)"`
+	// W is the number of most recent RTT samples averaged into windowAvg(w);
+	// their standard deviation is the threshold.
+	W int `param:"w" help:"samples in windowAvg(w) and the std-dev threshold, count (default 20)"`
+	// Reduction is the fraction of cwnd removed by a reaction:
+	// cwnd = cwnd - cwnd*Reduction.
+	Reduction float64 `param:"reduction" help:"fraction of cwnd removed on a delay decision, 0<r<1 (default 0.5)"`
+	// Decision is how often DCA may react: once per congestion epoch, or at
+	// most once per RTT or per two RTTs.
+	Decision DecisionFreq `param:"decision" help:"reaction frequency: epoch, rtt or 2rtt (default epoch)"`
+}
+
+// DefaultDCAConfig returns x=2, w=20, reduction=0.5, decision=epoch.
+func DefaultDCAConfig() DCAConfig {
+	return DCAConfig{BaseConfig: DefaultBaseConfig(), X: DCADefaultX, W: DCADefaultW,
+		Reduction: DCADefaultReduction, Decision: PerEpoch}
+}
+
+func (c DCAConfig) validate() error {
+	if err := c.BaseConfig.validate("dca"); err != nil {
+		return err
+	}
+	if c.X < 1 {
+		return fmt.Errorf("dca: parameter x=%d: must be at least 1 sample", c.X)
+	}
+	if c.W < 2 {
+		return fmt.Errorf("dca: parameter w=%d: must be at least 2 samples (it has a standard deviation)", c.W)
+	}
+	if c.X > c.W {
+		return fmt.Errorf("dca: parameter x=%d: must not exceed w=%d", c.X, c.W)
+	}
+	if !(c.Reduction > 0 && c.Reduction < 1) {
+		return fmt.Errorf("dca: parameter reduction=%v: must be a fraction strictly between 0 and 1", c.Reduction)
+	}
+	if c.Decision > Per2RTT {
+		return fmt.Errorf("dca: parameter decision=%v: allowed: epoch, rtt, 2rtt", c.Decision)
+	}
+	return nil
+}
+
+// DCADecision records one congestion decision of DCA (one per RTT sample)
+// with the values compared, for traces.
+type DCADecision struct {
+	Now        clock.Time
+	Sample     time.Duration // the tcprtt sample that triggered the check
+	SampledRTT time.Duration // mean of the last x samples
+	WindowAvg  time.Duration // mean of the last w samples
+	Threshold  time.Duration // standard deviation of the last w samples
+	Congested  bool          // SampledRTT > WindowAvg + Threshold
+	Reacted    bool          // the window was reduced
+	Held       string        // why a congested decision did not react: "epoch", "rtt", "" otherwise
+	EpochOpen  bool          // a congestion epoch is open after this sample
+	CwndBefore int           // bytes
+	CwndAfter  int           // bytes
+}
+
+// DCA is delay-based congestion avoidance (Martin, Nilsson & Rhee 2003) on a
+// Reno base (DESIGN §4):
+//
+//   - each ACK that newly acknowledges data and carries an RTT sample gives
+//     one sample tcprtt, however many segments it acknowledges; no samples
+//     are taken during loss recovery (Ack.InRecovery or between
+//     OnCongestion(Loss) and OnRecoveryExit);
+//   - sampledRTT(x) is the mean of the last x samples, windowAvg(w) the mean
+//     of the last w samples, threshold the (population) standard deviation
+//     of those w samples; nothing is decided before w samples exist;
+//   - on every sample the decision sampledRTT(x) > windowAvg(w) + threshold
+//     is evaluated; when it holds and the decision frequency allows, cwnd =
+//     cwnd - cwnd*reduction (not below 2 SMSS) and ssthresh = the new cwnd,
+//     so the flow continues in congestion avoidance rather than slow-starting
+//     straight back to the window it just left;
+//   - decision=epoch: a congestion epoch opens at the first congested sample
+//     while none is open; its level is windowAvg(w) at that sample (the RTT
+//     level the increase rose from); it closes at the first later sample
+//     whose sampledRTT(x) <= that level. Only the opening sample may react,
+//     so DCA reacts at most once per epoch;
+//   - decision=rtt / 2rtt: after a reaction at an ACK with SndNxt = s, the
+//     next reaction waits until CumAck >= s (one round), and for 2rtt one
+//     further round after that.
+//
+// Loss, ECN and RTO are handled as Reno.
+type DCA struct {
+	Window
+	cfg DCAConfig
+
+	buf   []int64 // ring of the last w samples, ns
+	head  int     // next write position
+	n     int     // samples held (<= w)
+	total uint64  // samples taken
+
+	epochOpen  bool
+	epochLevel float64 // ns
+	epochs     uint64
+
+	holdRounds int    // rounds still to wait before the next reaction (rtt/2rtt)
+	holdEnd    uint64 // the current hold round ends when CumAck >= holdEnd
+
+	decisions uint64
+	congested uint64
+	reactions uint64
+	last      DCADecision
+	haveLast  bool
+	trace     func(DCADecision)
+	vars      [9]Var // State().Vars storage, reused
+}
+
+// NewDCA returns a DCA controller.
+func NewDCA(cfg DCAConfig, env Env) (*DCA, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	w, err := newWindow("dca", cfg.BaseConfig, env.MSS)
+	if err != nil {
+		return nil, err
+	}
+	return &DCA{Window: w, cfg: cfg, buf: make([]int64, cfg.W)}, nil
+}
+
+// Name returns "dca".
+func (d *DCA) Name() string { return "dca" }
+
+// Config returns the configuration in use.
+func (d *DCA) Config() DCAConfig { return d.cfg }
+
+// SetTrace installs f to receive every decision (one per RTT sample once w
+// samples exist); nil removes it. f runs synchronously inside OnAck.
+func (d *DCA) SetTrace(f func(DCADecision)) { d.trace = f }
+
+// LastDecision returns the most recent decision, if any.
+func (d *DCA) LastDecision() (DCADecision, bool) { return d.last, d.haveLast }
+
+// Counts returns the number of decisions evaluated, of congested decisions,
+// of reactions, and of congestion epochs opened.
+func (d *DCA) Counts() (decisions, congested, reactions, epochs uint64) {
+	return d.decisions, d.congested, d.reactions, d.epochs
+}
+
+// addSample appends one tcprtt sample (ns) to the ring.
+func (d *DCA) addSample(ns int64) {
+	d.buf[d.head] = ns
+	d.head = (d.head + 1) % len(d.buf)
+	if d.n < len(d.buf) {
+		d.n++
+	}
+	d.total++
+}
+
+// stats returns sampledRTT(x), windowAvg(w) and the population standard
+// deviation of the last w samples, ns. It needs n == w.
+func (d *DCA) stats() (sampled, avg, sd float64) {
+	w := len(d.buf)
+	var sum, sumX int64
+	for i := 1; i <= w; i++ {
+		v := d.buf[(d.head-i+w)%w]
+		sum += v
+		if i <= d.cfg.X {
+			sumX += v
+		}
+	}
+	avg = float64(sum) / float64(w)
+	sampled = float64(sumX) / float64(d.cfg.X)
+	var ss float64
+	for _, v := range d.buf {
+		dv := float64(v) - avg
+		ss += dv * dv
+	}
+	return sampled, avg, math.Sqrt(ss / float64(w))
+}
+
+// OnAck takes the tcprtt sample, runs the congestion decision and, if it did
+// not react, grows the window by the Reno rules.
+func (d *DCA) OnAck(a Ack) {
+	d.NoteAck()
+	// Round accounting for rtt/2rtt holds runs on every ACK.
+	if d.holdRounds > 0 && a.CumAck >= d.holdEnd {
+		d.holdRounds--
+		d.holdEnd = a.SndNxt
+	}
+	reacted := false
+	if a.RTT > 0 && !a.InRecovery && !d.InRecovery {
+		reacted = d.sample(a)
+	}
+	if !reacted && d.MayGrow(a) {
+		d.RenoGrowth(a.Acked)
+	}
+}
+
+// sample records one tcprtt sample and evaluates the decision; it reports
+// whether the window was reduced.
+func (d *DCA) sample(a Ack) bool {
+	d.addSample(int64(a.RTT))
+	if d.n < len(d.buf) {
+		return false
+	}
+	sampled, avg, sd := d.stats()
+	rec := DCADecision{Now: a.Now, Sample: a.RTT, SampledRTT: time.Duration(math.Round(sampled)),
+		WindowAvg: time.Duration(math.Round(avg)), Threshold: time.Duration(math.Round(sd)),
+		Congested: sampled > avg+sd, CwndBefore: d.CwndBytes}
+	d.decisions++
+	// The epoch ends when the RTT is back to the level it began at.
+	if d.epochOpen && sampled <= d.epochLevel {
+		d.epochOpen = false
+	}
+	if rec.Congested {
+		d.congested++
+		opens := !d.epochOpen
+		if opens {
+			d.epochOpen = true
+			d.epochLevel = avg
+			d.epochs++
+		}
+		switch {
+		case d.cfg.Decision == PerEpoch && !opens:
+			rec.Held = "epoch"
+		case d.cfg.Decision != PerEpoch && d.holdRounds > 0:
+			rec.Held = d.cfg.Decision.String()
+		default:
+			d.react(a)
+			rec.Reacted = true
+		}
+	}
+	rec.EpochOpen = d.epochOpen
+	rec.CwndAfter = d.CwndBytes
+	d.last, d.haveLast = rec, true
+	if d.trace != nil {
+		d.trace(rec)
+	}
+	return rec.Reacted
+}
+
+// react applies cwnd = cwnd - cwnd*reduction, floored at 2 SMSS, sets
+// ssthresh to the new cwnd and starts the rtt/2rtt hold.
+func (d *DCA) react(a Ack) {
+	d.reactions++
+	floor := MinSsthreshSegments * d.MSS
+	if d.CwndBytes > floor {
+		d.CwndBytes = max(d.CwndBytes-int(float64(d.CwndBytes)*d.cfg.Reduction), floor)
+	}
+	d.SsthreshB = max(d.CwndBytes, floor)
+	d.BytesAcked = 0
+	if k := d.cfg.Decision.rounds(); k > 0 {
+		d.holdRounds = k
+		d.holdEnd = a.SndNxt
+	}
+}
+
+// OnCongestion reacts to loss and ECN as Reno.
+func (d *DCA) OnCongestion(c Congestion) {
+	switch c.Kind {
+	case Loss:
+		d.EnterLoss(c.InFlight)
+	case ECN:
+		d.ECNReduce(c.InFlight)
+	}
+}
+
+// OnRecoveryExit sets cwnd = ssthresh (RFC 6582 §3.2 step 3).
+func (d *DCA) OnRecoveryExit(clock.Time, int) { d.ExitRecovery() }
+
+// OnRTO applies the RFC 5681 timeout rules.
+func (d *DCA) OnRTO(_ clock.Time, inFlight int) { d.RTO(inFlight) }
+
+// State returns a snapshot with DCA's last compared values in Vars. Vars
+// uses storage owned by the controller (no allocation per call): it is valid
+// until the next call of State; copy it to keep it.
+func (d *DCA) State() State {
+	s := d.Window.State()
+	l := d.last
+	epoch := 0.0
+	if d.epochOpen {
+		epoch = 1
+	}
+	d.vars = [...]Var{
+		{Name: "sampled_rtt", Value: l.SampledRTT.Seconds() * 1e3, Unit: "ms"},
+		{Name: "window_avg", Value: l.WindowAvg.Seconds() * 1e3, Unit: "ms"},
+		{Name: "threshold", Value: l.Threshold.Seconds() * 1e3, Unit: "ms"},
+		{Name: "samples", Value: float64(d.total), Unit: "count"},
+		{Name: "decisions", Value: float64(d.decisions), Unit: "count"},
+		{Name: "congested", Value: float64(d.congested), Unit: "count"},
+		{Name: "reactions", Value: float64(d.reactions), Unit: "count"},
+		{Name: "epochs", Value: float64(d.epochs), Unit: "count"},
+		{Name: "epoch_open", Value: epoch, Unit: "bool"},
+	}
+	s.Vars = d.vars[:]
+	return s
+}
+
+func init() {
+	Registry.Register(spec.Entry[Controller, Env]{
+		Name:     "dca",
+		Doc:      "delay-based congestion avoidance (Martin, Nilsson & Rhee 2003) on Reno",
+		Defaults: func() any { c := DefaultDCAConfig(); return &c },
+		Build: func(cfg any, env Env) (Controller, error) {
+			return NewDCA(*cfg.(*DCAConfig), env)
+		},
+	})
+}
