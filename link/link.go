@@ -1,0 +1,393 @@
+// Package link models one direction of a network path as a pipeline of
+// stages (DESIGN §5): a loss stage (Bernoulli or Gilbert-Elliott), a queue
+// discipline (package qdisc), a serializer (a constant rate, or a Mahimahi
+// trace of delivery opportunities, looped), and propagation delay with
+// optional jitter that never reorders unless asked.
+//
+// The package is sans-I/O (DESIGN §1): it never reads a clock, sleeps,
+// starts goroutines or touches sockets. A driver passes the current time into
+// every call and asks Deadline for the next instant the link needs control.
+// The same Link runs in the live relay (cmd/bottleneck) and in the simulator.
+//
+// All instants are modelled exactly, independent of when the driver calls:
+// a packet that enters the queue at a and is dequeued at s (the instant the
+// serializer becomes free, or a if it is idle) departs at
+// s + size*8/Rate and arrives at the far end at departure + Delay (+ jitter).
+package link
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
+	"cclab/qdisc"
+)
+
+// DefaultMTU is the packet size of one trace delivery opportunity and the
+// queue's typical packet size when Config.MTU is 0, bytes (Mahimahi uses
+// MTU-sized opportunities of 1500 bytes).
+const DefaultMTU = 1500
+
+// DefaultQueue is the queue discipline used when Config.Queue is empty.
+const DefaultQueue = "droptail"
+
+// Config describes one direction of a link.
+type Config struct {
+	Rate      float64       // serialization rate, bits/s; 0 = unlimited (unless a trace is set)
+	Trace     string        // Mahimahi trace contents (one ms timestamp per line); the caller reads files. Exclusive with Rate.
+	TraceData *Trace        // an already parsed trace (from TraceFromReader); takes precedence over Trace
+	Delay     time.Duration // one-way propagation delay
+	Jitter    time.Duration // each packet's delay is Delay + uniform(-Jitter, +Jitter), at least 0
+	Reorder   bool          // if false (default), jitter never reorders: a packet never arrives before its predecessor
+	Loss      string        // "" | "none" | "0.02" | "bernoulli:p=0.02" | "ge:p=..,r=..,h=..,k=.."
+	Queue     string        // qdisc spec, e.g. "droptail:20p", "red:min=5,max=15,maxp=0.1,ecn"; "" = DefaultQueue
+	MTU       int           // bytes per trace delivery opportunity and the queue's mean packet size; 0 = DefaultMTU
+	Start     clock.Time    // origin of the trace's timestamps; Never = the first instant the link is called with
+}
+
+// Env is what a link needs from its surroundings.
+type Env struct {
+	Rand  *rand.Rand          // seeded source; the link derives separate streams for loss, jitter and the queue from it at New. nil = a fixed seed.
+	Sink  event.Sink          // receives the link's events; nil discards them
+	Index int32               // hop index written into Event.Link
+	Free  func(*qdisc.Packet) // called for every packet the link drops (loss stage or queue), after its Drop event; nil = nothing
+}
+
+// DropReasons is the size of Stats.Drops, indexed by qdisc.DropReason.
+const DropReasons = 8
+
+// Stats are a link's cumulative counters.
+type Stats struct {
+	Arrivals       int64              // packets offered by Send and Inject
+	ArrivalBytes   int64              // bytes offered
+	Injected       int64              // of Arrivals, those offered by Inject
+	Enqueued       int64              // packets the queue accepted
+	Drops          [DropReasons]int64 // packets dropped, by qdisc.DropReason (DropRandom = loss stage)
+	DropBytes      int64              // bytes dropped, all reasons
+	Marks          int64              // packets CE-marked by the queue
+	Dequeues       int64              // packets that left the queue for the serializer
+	QueueDelaySum  time.Duration      // sum of the sojourn times of dequeued packets
+	QueueDelayMax  time.Duration      // largest sojourn time of a dequeued packet
+	Departures     int64              // packets delivered at the far end
+	DepartureBytes int64              // bytes delivered at the far end
+	BusyTime       time.Duration      // time the serializer spent serving packets
+	QueueLen       int                // packets in the queue now
+	QueueBytes     int                // bytes in the queue now
+	InTransit      int                // packets being serialized or propagating now
+}
+
+// TotalDrops returns the sum of Drops over all reasons.
+func (s Stats) TotalDrops() int64 {
+	var n int64
+	for _, d := range s.Drops {
+		n += d
+	}
+	return n
+}
+
+// Link is one direction of a path. It is not safe for concurrent use.
+type Link struct {
+	cfg   Config
+	env   Env
+	sink  event.Sink
+	q     qdisc.Queue
+	loss  lossModel
+	ser   serializer
+	trace *traceSerializer
+	dl    delayLine
+
+	lossRand, jitterRand *rand.Rand
+
+	now      clock.Time // latest instant seen
+	started  bool
+	freeAt   clock.Time // instant the serializer became (or becomes) free
+	cur      *qdisc.Packet
+	curStart clock.Time
+	txEnd    clock.Time
+	lastArr  clock.Time // latest arrival instant scheduled (no-reorder clamp)
+	stalled  bool       // queue reported packets but returned none
+	st       Stats
+}
+
+// New builds a link. Errors name the offending field and its allowed values.
+func New(cfg Config, env Env) (*Link, error) {
+	if math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) || cfg.Rate < 0 {
+		return nil, fmt.Errorf("link: Rate %v: must be a finite number of bits/s >= 0 (0 = unlimited)", cfg.Rate)
+	}
+	if cfg.Delay < 0 {
+		return nil, fmt.Errorf("link: Delay %v: must be >= 0", cfg.Delay)
+	}
+	if cfg.Jitter < 0 {
+		return nil, fmt.Errorf("link: Jitter %v: must be >= 0", cfg.Jitter)
+	}
+	if cfg.MTU < 0 || cfg.MTU > 1<<16 {
+		return nil, fmt.Errorf("link: MTU %d: must be 1..65536 bytes (0 = %d)", cfg.MTU, DefaultMTU)
+	}
+	if cfg.MTU == 0 {
+		cfg.MTU = DefaultMTU
+	}
+	if cfg.TraceData == nil && strings.TrimSpace(cfg.Trace) != "" {
+		tr, err := TraceFromReader(strings.NewReader(cfg.Trace))
+		if err != nil {
+			return nil, err
+		}
+		cfg.TraceData = tr
+	}
+	if cfg.TraceData != nil && cfg.Rate != 0 {
+		return nil, fmt.Errorf("link: set Rate or Trace, not both")
+	}
+	lm, err := parseLoss(cfg.Loss)
+	if err != nil {
+		return nil, err
+	}
+	if env.Rand == nil {
+		env.Rand = rand.New(rand.NewPCG(1, 2))
+	}
+	sink := env.Sink
+	if sink == nil {
+		sink = event.Discard
+	}
+	l := &Link{cfg: cfg, env: env, sink: sink, loss: lm}
+	// Separate streams, drawn in a fixed order, so that e.g. enabling jitter
+	// does not shift the loss stage's draws.
+	l.lossRand = rand.New(rand.NewPCG(env.Rand.Uint64(), env.Rand.Uint64()))
+	l.jitterRand = rand.New(rand.NewPCG(env.Rand.Uint64(), env.Rand.Uint64()))
+	qRand := rand.New(rand.NewPCG(env.Rand.Uint64(), env.Rand.Uint64()))
+
+	rate := cfg.Rate
+	if cfg.TraceData != nil {
+		l.trace = &traceSerializer{tr: cfg.TraceData, mtu: cfg.MTU}
+		l.ser = l.trace
+		rate = cfg.TraceData.Rate(cfg.MTU)
+	} else {
+		rs := &rateSerializer{}
+		if cfg.Rate > 0 {
+			rs.nsPerByte = 8e9 / cfg.Rate
+		}
+		l.ser = rs
+	}
+	qs := cfg.Queue
+	if strings.TrimSpace(qs) == "" {
+		qs = DefaultQueue
+	}
+	q, err := qdisc.New(qs, qdisc.Env{Handler: (*handler)(l), Rand: qRand, Rate: rate, MTU: cfg.MTU})
+	if err != nil {
+		return nil, fmt.Errorf("link: Queue: %v", err)
+	}
+	l.q = q
+	l.dl.reorder = cfg.Reorder
+	return l, nil
+}
+
+// Config returns the link's configuration (with defaults filled in).
+func (l *Link) Config() Config { return l.cfg }
+
+// Queue returns the link's queue discipline (read-only use: Len, Bytes).
+func (l *Link) Queue() qdisc.Queue { return l.q }
+
+// Send offers p to the link at now: the loss stage may drop it, then the
+// queue may drop or mark it, then it waits for the serializer and
+// propagates. The link owns p until Deliver returns it or Env.Free is called
+// for it. Calls with now earlier than a previous call are treated as the
+// previous instant.
+func (l *Link) Send(now clock.Time, p *qdisc.Packet) {
+	now = l.advance(now)
+	l.st.Arrivals++
+	l.st.ArrivalBytes += int64(p.Size)
+	if l.loss != nil && l.loss.lose(l.lossRand) {
+		(*handler)(l).Dropped(now, p, qdisc.DropRandom)
+		return
+	}
+	l.enqueue(now, p)
+}
+
+// Inject offers cross traffic p directly to the queue at now. It skips the
+// loss stage (the loss stage models the path the measured flows take
+// upstream of the bottleneck; synthetic cross traffic is generated at the
+// queue). Otherwise it is treated exactly as a packet from Send: it occupies
+// the queue and the serializer and is returned by Deliver, where the caller
+// recognises and recycles it (e.g. by Packet.Ctx).
+func (l *Link) Inject(now clock.Time, p *qdisc.Packet) {
+	now = l.advance(now)
+	l.st.Arrivals++
+	l.st.ArrivalBytes += int64(p.Size)
+	l.st.Injected++
+	l.enqueue(now, p)
+}
+
+func (l *Link) enqueue(now clock.Time, p *qdisc.Packet) {
+	idle := l.cur == nil && l.q.Len() == 0
+	if !l.q.Enqueue(now, p) {
+		return
+	}
+	l.st.Enqueued++
+	l.stalled = false
+	l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+	if idle && l.freeAt < now {
+		l.freeAt = now
+	}
+	l.advance(now)
+}
+
+// advance runs the serializer up to now at the modelled instants.
+func (l *Link) advance(now clock.Time) clock.Time {
+	if now < l.now {
+		now = l.now
+	}
+	l.now = now
+	if !l.started {
+		l.started = true
+		l.freeAt = now
+		if l.trace != nil {
+			l.trace.base = now
+			if l.cfg.Start != clock.Never && l.cfg.Start <= now {
+				l.trace.base = l.cfg.Start
+			}
+		}
+	}
+	for {
+		if l.cur != nil {
+			if l.txEnd > now {
+				return now
+			}
+			l.complete()
+			continue
+		}
+		if l.stalled || l.q.Len() == 0 {
+			return now
+		}
+		s := l.ser.startAt(l.freeAt)
+		if s > now {
+			return now
+		}
+		p := l.q.Dequeue(s)
+		if p == nil {
+			l.stalled = l.q.Len() > 0
+			return now
+		}
+		l.begin(s, p)
+	}
+}
+
+func (l *Link) begin(s clock.Time, p *qdisc.Packet) {
+	soj := s.Sub(p.Enqueued)
+	l.st.Dequeues++
+	l.st.QueueDelaySum += soj
+	if soj > l.st.QueueDelayMax {
+		l.st.QueueDelayMax = soj
+	}
+	l.sink.Record(event.Event{Time: s, Kind: event.Dequeue, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes(), Sojourn: soj})
+	l.cur = p
+	l.curStart = s
+	l.txEnd = l.ser.finish(s, p.Size)
+}
+
+func (l *Link) complete() {
+	p := l.cur
+	l.cur = nil
+	l.freeAt = l.txEnd
+	l.st.BusyTime += l.txEnd.Sub(l.curStart)
+	d := l.cfg.Delay
+	if l.cfg.Jitter > 0 {
+		d += time.Duration((l.jitterRand.Float64()*2 - 1) * float64(l.cfg.Jitter))
+		if d < 0 {
+			d = 0
+		}
+	}
+	at := l.txEnd.Add(d)
+	if !l.cfg.Reorder && at < l.lastArr {
+		at = l.lastArr
+	}
+	if at > l.lastArr {
+		l.lastArr = at
+	}
+	l.dl.push(p, at)
+}
+
+// Deadline returns the next instant at which the link needs control: a
+// serialization completes, a queued packet can begin service (a trace's next
+// opportunity), or a packet reaches the far end. It returns clock.Never when
+// the link is idle. The driver calls Deliver at (or after) that instant.
+func (l *Link) Deadline() clock.Time {
+	d := clock.Never
+	if l.cur != nil {
+		d = l.txEnd
+	} else if l.q.Len() > 0 && !l.stalled && l.started {
+		d = l.ser.startAt(l.freeAt)
+	}
+	if l.dl.len() > 0 {
+		d = clock.Earliest(d, l.dl.peek())
+	}
+	return d
+}
+
+// Deliver advances the link to now and returns the next packet whose
+// arrival instant at the far end is <= now, in arrival order, or nil. Call it
+// repeatedly until nil. The caller owns the returned packet.
+func (l *Link) Deliver(now clock.Time) *qdisc.Packet {
+	p, _ := l.DeliverAt(now)
+	return p
+}
+
+// DeliverAt is Deliver that also returns the packet's modelled arrival
+// instant at the far end (<= now), e.g. to feed the next hop exactly.
+func (l *Link) DeliverAt(now clock.Time) (*qdisc.Packet, clock.Time) {
+	now = l.advance(now)
+	if l.dl.len() == 0 || l.dl.peek() > now {
+		return nil, clock.Never
+	}
+	it := l.dl.pop()
+	p := it.p
+	l.st.Departures++
+	l.st.DepartureBytes += int64(p.Size)
+	l.sink.Record(event.Event{Time: it.at, Kind: event.Departure, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+	return p, it.at
+}
+
+// Stats returns the link's counters.
+func (l *Link) Stats() Stats {
+	s := l.st
+	s.QueueLen = l.q.Len()
+	s.QueueBytes = l.q.Bytes()
+	s.InTransit = l.dl.len()
+	if l.cur != nil {
+		s.InTransit++
+	}
+	return s
+}
+
+// handler receives the queue's drops and marks (and the loss stage's drops).
+type handler Link
+
+// Dropped records a drop, emits its event and hands p to Env.Free.
+func (h *handler) Dropped(now clock.Time, p *qdisc.Packet, reason qdisc.DropReason) {
+	l := (*Link)(h)
+	if int(reason) < DropReasons {
+		l.st.Drops[reason]++
+	}
+	l.st.DropBytes += int64(p.Size)
+	var soj time.Duration
+	if p.Enqueued != clock.Never && reason == qdisc.DropCoDel {
+		soj = now.Sub(p.Enqueued)
+	}
+	l.sink.Record(event.Event{Time: now, Kind: event.Drop, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		Bytes: p.Size, Reason: uint8(reason), QueueLen: l.q.Len(), QueueBytes: l.q.Bytes(), Sojourn: soj})
+	if l.env.Free != nil {
+		l.env.Free(p)
+	}
+}
+
+// Marked records a CE mark and emits its event.
+func (h *handler) Marked(now clock.Time, p *qdisc.Packet) {
+	l := (*Link)(h)
+	l.st.Marks++
+	l.sink.Record(event.Event{Time: now, Kind: event.Mark, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+}
