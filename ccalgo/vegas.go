@@ -1,0 +1,312 @@
+package ccalgo
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"cclab/clock"
+	"cclab/internal/spec"
+)
+
+// Vegas constants. Brakmo & Peterson, "TCP Vegas: End to End Congestion
+// Avoidance on a Global Internet", IEEE JSAC 13(8), 1995; the defaults are
+// those of DESIGN §4 and of Linux net/ipv4/tcp_vegas.c (alpha=2, beta=4,
+// gamma=1).
+const (
+	VegasDefaultAlpha = 2.0 // packets queued below which CA grows, packets
+	VegasDefaultBeta  = 4.0 // packets queued above which CA shrinks, packets
+	VegasDefaultGamma = 1.0 // packets queued above which slow start ends, packets
+	// VegasSlowStartExitDivisor: on leaving slow start cwnd -= cwnd/8
+	// (ns-2 tcp-vegas.cc, derived from the Arizona/USC implementation:
+	// "slow-down a bit to ensure the net is not so congested").
+	VegasSlowStartExitDivisor = 8
+	// VegasFineGrainedKeep is the fraction of cwnd kept on a loss when the
+	// fine-grained retransmission mechanism is on: the window is decreased by
+	// one quarter, not halved (Brakmo & Peterson §3.1; ns-2 tcp-vegas.cc
+	// "win -= (win>>2)").
+	VegasFineGrainedKeep = 0.75
+	// VegasMinRoundSamples: with fewer RTT samples in a round than this, the
+	// round is too short to judge and Vegas behaves as Reno for it (Linux
+	// tcp_vegas.c: "cntRTT <= 2").
+	VegasMinRoundSamples = 3
+)
+
+// VegasRTT selects how a round's RTT is taken from its samples.
+type VegasRTT uint8
+
+// Round RTT estimators.
+const (
+	// RoundMin: the minimum sample of the round (Linux tcp_vegas.c, which
+	// uses the minimum to filter out delayed-ACK and scheduling inflation).
+	RoundMin VegasRTT = iota
+	// RoundMean: the mean of the round's samples (ns-2 tcp-vegas.cc,
+	// derived from the Arizona implementation).
+	RoundMean
+)
+
+// String returns "min" or "mean".
+func (r VegasRTT) String() string {
+	if r == RoundMean {
+		return "mean"
+	}
+	return "min"
+}
+
+// UnmarshalText parses "min" or "mean".
+func (r *VegasRTT) UnmarshalText(b []byte) error {
+	switch strings.ToLower(strings.TrimSpace(string(b))) {
+	case "min":
+		*r = RoundMin
+	case "mean", "avg":
+		*r = RoundMean
+	default:
+		return fmt.Errorf("not a round RTT estimator (allowed: min, mean)")
+	}
+	return nil
+}
+
+// VegasConfig configures Vegas.
+type VegasConfig struct {
+	BaseConfig
+	Alpha float64  `param:"alpha" help:"CA lower bound on extra packets queued: +1 packet/RTT below it, packets (default 2)"`
+	Beta  float64  `param:"beta" help:"CA upper bound on extra packets queued: -1 packet/RTT above it, packets (default 4)"`
+	Gamma float64  `param:"gamma" help:"slow start ends when extra packets queued exceed it, packets (default 1)"`
+	RTT   VegasRTT `param:"rtt" help:"round RTT from its samples: min (Linux) or mean (ns-2/Arizona) (default min)"`
+	// FineGrained turns on Vegas' fine-grained retransmission decisions:
+	// the loss reaction keeps 3/4 of cwnd instead of halving, and the
+	// transport, seeing FineGrained() true, should run the fine-grained
+	// timeout check described in docs/controllers.md.
+	FineGrained bool `param:"finegrained" help:"Vegas fine-grained retransmission: cwnd*3/4 on loss; transport runs the per-dupACK timeout check"`
+}
+
+// DefaultVegasConfig returns alpha=2, beta=4, gamma=1, rtt=min.
+func DefaultVegasConfig() VegasConfig {
+	return VegasConfig{BaseConfig: DefaultBaseConfig(), Alpha: VegasDefaultAlpha, Beta: VegasDefaultBeta,
+		Gamma: VegasDefaultGamma, RTT: RoundMin}
+}
+
+func (c VegasConfig) validate() error {
+	if err := c.BaseConfig.validate("vegas"); err != nil {
+		return err
+	}
+	if !(c.Alpha >= 0) {
+		return fmt.Errorf("vegas: parameter alpha=%v: must be >= 0 packets", c.Alpha)
+	}
+	if !(c.Beta >= c.Alpha) {
+		return fmt.Errorf("vegas: parameter beta=%v: must be >= alpha=%v packets", c.Beta, c.Alpha)
+	}
+	if !(c.Gamma >= 0) {
+		return fmt.Errorf("vegas: parameter gamma=%v: must be >= 0 packets", c.Gamma)
+	}
+	return nil
+}
+
+// Vegas is TCP Vegas with its Congestion Avoidance Mechanism (Brakmo &
+// Peterson 1995):
+//
+//   - baseRTT is the minimum RTT sample seen on the connection;
+//   - a round ends when CumAck reaches the SndNxt recorded at its start;
+//     at each round's end, with RTT the round's minimum (or mean) sample,
+//     Expected = cwnd/baseRTT, Actual = cwnd/RTT and
+//     diff = (Expected - Actual) * baseRTT, in packets: the estimate of
+//     this flow's packets sitting in queues;
+//   - congestion avoidance: diff < alpha: cwnd += 1 packet; diff > beta:
+//     cwnd -= 1 packet; otherwise hold (one step per round, as Linux);
+//   - modified slow start: cwnd grows by the slow-start rule only every
+//     other round (the round in between keeps cwnd fixed so Expected and
+//     Actual compare a stable window); at the end of each fixed round, if
+//     diff > gamma, slow start ends: cwnd -= cwnd/8 and ssthresh = cwnd;
+//   - loss: Reno (ssthresh = max(FlightSize/2, 2 SMSS), cwnd = ssthresh at
+//     recovery exit), or with finegrained ssthresh = max(cwnd*3/4, 2 SMSS);
+//     RTO: Reno (1 SMSS, slow start again);
+//   - no adjustment while in loss recovery; no increase when app-limited.
+type Vegas struct {
+	Window
+	cfg VegasConfig
+
+	baseRTT time.Duration // minimum RTT seen
+	round   roundTracker
+	rMin    time.Duration // this round's minimum sample
+	rSum    time.Duration // this round's sample sum
+	rCnt    int           // this round's samples
+
+	ssGrow bool // slow start: this round is a growth round (false: cwnd held)
+
+	lastRTT  time.Duration // RTT used at the last round end
+	lastDiff float64       // diff at the last round end, packets
+	haveDiff bool
+	vars     [5]Var
+}
+
+// NewVegas returns a Vegas controller.
+func NewVegas(cfg VegasConfig, env Env) (*Vegas, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	w, err := newWindow("vegas", cfg.BaseConfig, env.MSS)
+	if err != nil {
+		return nil, err
+	}
+	v := &Vegas{Window: w, cfg: cfg, ssGrow: true}
+	v.resetRound()
+	return v, nil
+}
+
+// Name returns "vegas".
+func (v *Vegas) Name() string { return "vegas" }
+
+// Config returns the configuration in use.
+func (v *Vegas) Config() VegasConfig { return v.cfg }
+
+// FineGrained reports whether the transport should apply Vegas'
+// fine-grained retransmission check (see docs/controllers.md).
+func (v *Vegas) FineGrained() bool { return v.cfg.FineGrained }
+
+// BaseRTT returns the minimum RTT seen, 0 before the first sample.
+func (v *Vegas) BaseRTT() time.Duration { return v.baseRTT }
+
+// Diff returns diff at the last round end, packets, and whether one was computed.
+func (v *Vegas) Diff() (float64, bool) { return v.lastDiff, v.haveDiff }
+
+func (v *Vegas) resetRound() { v.rMin, v.rSum, v.rCnt = math.MaxInt64, 0, 0 }
+
+// OnAck collects RTT samples and runs the once-per-round Vegas adjustment.
+func (v *Vegas) OnAck(a Ack) {
+	v.NoteAck()
+	recovering := a.InRecovery || v.InRecovery
+	if a.RTT > 0 {
+		if v.baseRTT == 0 || a.RTT < v.baseRTT {
+			v.baseRTT = a.RTT
+		}
+		if !recovering {
+			v.rMin = min(v.rMin, a.RTT)
+			v.rSum += a.RTT
+			v.rCnt++
+		}
+	}
+	// Slow start grows on every ACK of a growth round (the round-ending ACK
+	// included); cwnd is held in the rounds in between.
+	if v.InSlowStart() && v.ssGrow && v.MayGrow(a) {
+		v.SlowStart(a.Acked)
+	}
+	if v.round.update(a.CumAck, a.SndNxt) {
+		v.endRound(a)
+	}
+}
+
+// endRound runs the Vegas comparison at the end of a round.
+func (v *Vegas) endRound(a Ack) {
+	defer v.resetRound()
+	if a.InRecovery || v.InRecovery {
+		return
+	}
+	if v.rCnt < VegasMinRoundSamples || v.baseRTT <= 0 {
+		// Too few samples to judge (Linux: behave as Reno). In slow start
+		// the growth/hold alternation goes on without the gamma check; in
+		// congestion avoidance the round gets Reno's +1 SMSS per RTT.
+		if v.InSlowStart() {
+			v.ssGrow = !v.ssGrow
+		} else if v.MayGrow(a) {
+			v.CwndBytes += v.MSS
+		}
+		return
+	}
+	rtt := v.rMin
+	if v.cfg.RTT == RoundMean {
+		rtt = v.rSum / time.Duration(v.rCnt)
+	}
+	cwndPkts := float64(v.CwndBytes) / float64(v.MSS)
+	base := v.baseRTT.Seconds()
+	expected := cwndPkts / base        // packets/s
+	actual := cwndPkts / rtt.Seconds() // packets/s
+	diff := (expected - actual) * base // packets
+	v.lastRTT, v.lastDiff, v.haveDiff = rtt, diff, true
+	floor := MinSsthreshSegments * v.MSS
+
+	if v.InSlowStart() {
+		if v.ssGrow {
+			// A growth round ended: hold cwnd for the next round.
+			v.ssGrow = false
+			return
+		}
+		// A fixed round ended: compare.
+		if diff > v.cfg.Gamma {
+			v.CwndBytes = max(v.CwndBytes-v.CwndBytes/VegasSlowStartExitDivisor, floor)
+			v.SsthreshB = v.CwndBytes
+			v.BytesAcked = 0
+			return
+		}
+		v.ssGrow = true
+		return
+	}
+	switch {
+	case diff > v.cfg.Beta:
+		v.CwndBytes = max(v.CwndBytes-v.MSS, floor)
+		v.SsthreshB = min(v.SsthreshB, v.CwndBytes)
+	case diff < v.cfg.Alpha:
+		if v.MayGrow(a) {
+			v.CwndBytes += v.MSS
+		}
+	}
+}
+
+// OnCongestion: loss as Reno (or keep 3/4 of cwnd with finegrained); ECN as Reno.
+func (v *Vegas) OnCongestion(c Congestion) {
+	switch c.Kind {
+	case Loss:
+		v.EnterLoss(c.InFlight)
+		if v.cfg.FineGrained {
+			v.SsthreshB = max(int(float64(v.CwndBytes)*VegasFineGrainedKeep), MinSsthreshSegments*v.MSS)
+		}
+	case ECN:
+		v.ECNReduce(c.InFlight)
+	}
+	v.resetRound()
+}
+
+// OnRecoveryExit sets cwnd = ssthresh and restarts the round measurement.
+func (v *Vegas) OnRecoveryExit(clock.Time, int) {
+	v.ExitRecovery()
+	v.resetRound()
+}
+
+// OnRTO applies the RFC 5681 timeout rules; the next slow start begins with
+// a growth round.
+func (v *Vegas) OnRTO(_ clock.Time, inFlight int) {
+	v.RTO(inFlight)
+	v.ssGrow = true
+	v.resetRound()
+}
+
+// State returns a snapshot; Vars hold base_rtt, round_rtt, diff, expected
+// and actual. Vars uses controller-owned storage valid until the next call.
+func (v *Vegas) State() State {
+	s := v.Window.State()
+	var exp, act float64
+	if v.baseRTT > 0 && v.lastRTT > 0 {
+		c := float64(v.CwndBytes) / float64(v.MSS)
+		exp, act = c/v.baseRTT.Seconds(), c/v.lastRTT.Seconds()
+	}
+	v.vars = [...]Var{
+		{Name: "base_rtt", Value: v.baseRTT.Seconds() * 1e3, Unit: "ms"},
+		{Name: "round_rtt", Value: v.lastRTT.Seconds() * 1e3, Unit: "ms"},
+		{Name: "diff", Value: v.lastDiff, Unit: "packets"},
+		{Name: "expected", Value: exp, Unit: "packets/s"},
+		{Name: "actual", Value: act, Unit: "packets/s"},
+	}
+	s.Vars = v.vars[:]
+	return s
+}
+
+func init() {
+	Registry.Register(spec.Entry[Controller, Env]{
+		Name:     "vegas",
+		Doc:      "TCP Vegas with CAM (Brakmo & Peterson 1995): alpha/beta band, gamma slow-start exit",
+		Defaults: func() any { c := DefaultVegasConfig(); return &c },
+		Build: func(cfg any, env Env) (Controller, error) {
+			return NewVegas(*cfg.(*VegasConfig), env)
+		},
+	})
+}

@@ -1,0 +1,241 @@
+package ccalgo
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"cclab/clock"
+)
+
+// vegasDriver feeds a Vegas controller round by round: a window is always
+// full (SndNxt = CumAck + cwnd), every packet is acknowledged by its own ACK.
+type vegasDriver struct {
+	v      *Vegas
+	clk    fakeClock
+	cum    uint64
+	sndNxt uint64
+}
+
+func newVegasDriver(t *testing.T, spec string) *vegasDriver {
+	t.Helper()
+	c, err := New(spec, Env{MSS: testMSS})
+	if err != nil {
+		t.Fatalf("New(%q): %v", spec, err)
+	}
+	d := &vegasDriver{v: c.(*Vegas)}
+	d.clk.now = clock.Start
+	d.sndNxt = uint64(d.v.Cwnd())
+	// Priming ACK (no data, no sample) starts the controller's first round
+	// at the current SndNxt.
+	d.v.OnAck(Ack{Now: d.clk.now, CumAck: 0, SndNxt: d.sndNxt})
+	return d
+}
+
+// round acknowledges everything outstanding at the start of the round,
+// each ACK carrying rtts[i % len(rtts)], and returns the number of ACKs.
+func (d *vegasDriver) round(rtts ...time.Duration) int {
+	end := d.sndNxt
+	n := 0
+	for d.cum < end {
+		d.cum += testMSS
+		d.sndNxt = max(d.sndNxt, d.cum+uint64(d.v.Cwnd()))
+		d.v.OnAck(Ack{Now: d.clk.advance(time.Millisecond), Acked: testMSS, AckedPackets: 1,
+			RTT: rtts[n%len(rtts)], CumAck: d.cum, SndNxt: d.sndNxt})
+		n++
+	}
+	return n
+}
+
+// rttForDiff returns the RTT giving diff = cwnd*(1 - base/rtt) packets.
+func rttForDiff(base time.Duration, cwndPkts, diff float64) time.Duration {
+	return time.Duration(float64(base) / (1 - diff/cwndPkts))
+}
+
+func TestVegasBaseRTT(t *testing.T) {
+	d := newVegasDriver(t, "vegas")
+	for i, c := range []struct {
+		rtt, want time.Duration
+	}{{ms(100), ms(100)}, {ms(80), ms(80)}, {ms(90), ms(80)}, {ms(120), ms(80)}, {ms(79), ms(79)}} {
+		d.v.OnAck(Ack{RTT: c.rtt, CumAck: d.cum, SndNxt: d.sndNxt})
+		if got := d.v.BaseRTT(); got != c.want {
+			t.Errorf("sample %d (%v): baseRTT got %v, want %v", i, c.rtt, got, c.want)
+		}
+	}
+}
+
+// TestVegasBand checks the CA band: +1 packet below alpha, -1 above beta,
+// hold inside, once per round, with diff = (cwnd/base - cwnd/rtt)*base.
+func TestVegasBand(t *testing.T) {
+	base := ms(100)
+	for _, tc := range []struct {
+		diff  float64 // packets
+		delta int     // expected cwnd change, packets
+	}{
+		{0, +1}, {1, +1}, {1.9, +1}, {2.1, 0}, {3, 0}, {3.9, 0}, {4.1, -1}, {6, -1}, {15, -1},
+	} {
+		d := newVegasDriver(t, "vegas")
+		d.v.CwndBytes, d.v.SsthreshB = 20*testMSS, 20*testMSS // congestion avoidance
+		d.sndNxt = d.cum + uint64(d.v.Cwnd())
+		d.v.round.end = d.sndNxt
+		d.round(base) // establishes baseRTT; diff 0: +1
+		if got, want := d.v.Cwnd(), 21*testMSS; got != want {
+			t.Fatalf("diff 0 round: cwnd got %d, want %d", got, want)
+		}
+		cw := float64(d.v.Cwnd() / testMSS)
+		d.round(rttForDiff(base, cw, tc.diff))
+		got, ok := d.v.Diff()
+		if !ok || math.Abs(got-tc.diff) > 1e-3 {
+			t.Errorf("diff: got %v (ok %v), want %v", got, ok, tc.diff)
+		}
+		if gotC, want := d.v.Cwnd(), (21+tc.delta)*testMSS; gotC != want {
+			t.Errorf("diff %v: cwnd got %d, want %d (change %+d packets)", tc.diff, gotC, want, tc.delta)
+		}
+	}
+}
+
+// TestVegasBandSteadyState: a constant diff inside the band holds cwnd for
+// many rounds; ACKs inside a round never change cwnd in CA.
+func TestVegasBandSteadyState(t *testing.T) {
+	d := newVegasDriver(t, "vegas")
+	d.v.CwndBytes, d.v.SsthreshB = 30*testMSS, 30*testMSS
+	d.sndNxt = d.cum + uint64(d.v.Cwnd())
+	d.v.round.end = d.sndNxt
+	d.round(ms(50))
+	want := d.v.Cwnd()
+	for range 10 {
+		d.round(rttForDiff(ms(50), float64(want/testMSS), 3))
+		if got := d.v.Cwnd(); got != want {
+			t.Fatalf("diff 3 inside [2,4]: cwnd got %d, want %d", got, want)
+		}
+	}
+}
+
+// TestVegasSlowStart checks growth every other round and the gamma exit
+// (checked after a fixed round) with the 1/8 reduction.
+func TestVegasSlowStart(t *testing.T) {
+	base := ms(100)
+	d := newVegasDriver(t, "vegas:iw=4")
+	want := []int{8, 8, 16, 16, 32} // packets after each round: grow, hold, grow, hold, grow
+	for i, w := range want {
+		d.round(base)
+		if got := d.v.Cwnd() / testMSS; got != w {
+			t.Errorf("round %d: cwnd got %d packets, want %d", i+1, got, w)
+		}
+		if !d.v.InSlowStart() {
+			t.Fatalf("round %d: left slow start with diff 0", i+1)
+		}
+	}
+	// Growth round ends with diff > gamma: no exit (only fixed rounds compare).
+	// (round 5 above was a growth round; now round 6 is a fixed round)
+	d = newVegasDriver(t, "vegas:iw=4")
+	d.round(base)                     // grow to 8
+	d.round(rttForDiff(base, 8, 0.5)) // fixed round, diff 0.5 <= gamma: continue
+	d.round(rttForDiff(base, 16, 5))  // growth round with a large diff: no exit
+	if got := d.v.Cwnd() / testMSS; got != 16 || !d.v.InSlowStart() {
+		t.Fatalf("after growth round with diff 5: cwnd %d packets, slow start %v; want 16, true", got, d.v.InSlowStart())
+	}
+	d.round(rttForDiff(base, 16, 1.5)) // fixed round, diff 1.5 > gamma 1: exit
+	if got, want := d.v.Cwnd(), 16*testMSS-16*testMSS/8; got != want {
+		t.Errorf("gamma exit: cwnd got %d, want %d (cwnd - cwnd/8)", got, want)
+	}
+	if d.v.InSlowStart() {
+		t.Errorf("gamma exit: still in slow start (ssthresh %d)", d.v.Ssthresh())
+	}
+	if got, want := d.v.Ssthresh(), d.v.Cwnd(); got != want {
+		t.Errorf("gamma exit: ssthresh got %d, want cwnd %d", got, want)
+	}
+	// gamma=3: the same diff does not end slow start.
+	d = newVegasDriver(t, "vegas:iw=4,gamma=3")
+	d.round(base)
+	d.round(rttForDiff(base, 8, 1.5))
+	if !d.v.InSlowStart() {
+		t.Errorf("gamma=3, diff 1.5: left slow start")
+	}
+}
+
+func TestVegasRoundRTTEstimator(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want time.Duration
+	}{{"vegas", ms(100)}, {"vegas:rtt=min", ms(100)}, {"vegas:rtt=mean", ms(150)}} {
+		d := newVegasDriver(t, tc.spec)
+		d.v.CwndBytes, d.v.SsthreshB = 20*testMSS, 20*testMSS
+		d.sndNxt = d.cum + uint64(d.v.Cwnd())
+		d.v.round.end = d.sndNxt
+		d.round(ms(100), ms(200)) // alternating samples: min 100, mean 150
+		if d.v.lastRTT != tc.want {
+			t.Errorf("%s: round RTT got %v, want %v", tc.spec, d.v.lastRTT, tc.want)
+		}
+	}
+}
+
+func TestVegasLossAndRTO(t *testing.T) {
+	for _, tc := range []struct {
+		spec         string
+		cwnd, flight int // packets
+		wantSsthresh int // bytes
+	}{
+		{"vegas", 20, 20, 10 * testMSS},
+		{"vegas", 20, 12, 6 * testMSS},
+		{"vegas:finegrained", 20, 12, 15 * testMSS},
+		{"vegas:finegrained", 2, 2, 2 * testMSS},
+	} {
+		d := newVegasDriver(t, tc.spec)
+		d.v.CwndBytes = tc.cwnd * testMSS
+		d.v.OnCongestion(Congestion{Kind: Loss, InFlight: tc.flight * testMSS})
+		if got := d.v.Ssthresh(); got != tc.wantSsthresh {
+			t.Errorf("%s loss: ssthresh got %d, want %d", tc.spec, got, tc.wantSsthresh)
+		}
+		// No adjustment in recovery, however long.
+		before := d.v.Cwnd()
+		d.round(ms(500))
+		d.round(ms(10))
+		if got := d.v.Cwnd(); got != before {
+			t.Errorf("%s: cwnd changed during recovery: got %d, want %d", tc.spec, got, before)
+		}
+		d.v.OnRecoveryExit(0, 0)
+		if got := d.v.Cwnd(); got != tc.wantSsthresh {
+			t.Errorf("%s recovery exit: cwnd got %d, want %d", tc.spec, got, tc.wantSsthresh)
+		}
+	}
+	d := newVegasDriver(t, "vegas")
+	d.v.CwndBytes = 20 * testMSS
+	d.v.OnRTO(0, 20*testMSS)
+	if d.v.Cwnd() != testMSS || d.v.Ssthresh() != 10*testMSS {
+		t.Errorf("RTO: cwnd/ssthresh got %d/%d, want %d/%d", d.v.Cwnd(), d.v.Ssthresh(), testMSS, 10*testMSS)
+	}
+	if d.v.FineGrained() {
+		t.Errorf("FineGrained default: got true, want false")
+	}
+}
+
+func TestVegasConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want []string
+	}{
+		{"vegas:alpha=5,beta=4", []string{"beta=4"}},
+		{"vegas:gamma=-1", []string{"gamma=-1"}},
+		{"vegas:alpha=x", []string{"alpha", "not a number"}},
+		{"vegas:rtt=median", []string{"rtt", "min, mean"}},
+		{"vegas:delta=1", []string{`unknown parameter "delta"`, "abc, alpha, beta, finegrained, gamma, iw, rtt, ssthresh"}},
+	} {
+		_, err := New(tc.spec, Env{MSS: testMSS})
+		if err == nil {
+			t.Errorf("New(%q): got nil error", tc.spec)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("New(%q): got %q, want it to contain %q", tc.spec, err, w)
+			}
+		}
+	}
+	c, _ := New("vegas", Env{MSS: testMSS})
+	cfg := c.(*Vegas).Config()
+	if cfg.Alpha != 2 || cfg.Beta != 4 || cfg.Gamma != 1 || cfg.FineGrained {
+		t.Errorf("defaults: got %+v, want alpha=2 beta=4 gamma=1 finegrained=false", cfg)
+	}
+}
