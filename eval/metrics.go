@@ -1,0 +1,936 @@
+// Package eval is cclab's experiment harness (DESIGN §7–§9): metrics computed
+// from the shared event vocabulary by one code path for both backends,
+// statistics over repeated runs, the result store, scenario files, runners
+// and reports.
+package eval
+
+import (
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
+	"cclab/qdisc"
+)
+
+// RunInfo tells the metrics code what it cannot learn from events: the
+// measurement window, the sampling interval and the configured topology.
+type RunInfo struct {
+	Start      clock.Time    // start of the measurement window; Never: the first event's time
+	End        clock.Time    // end of the window; Never: the last event's time
+	Interval   time.Duration // time-series interval; 0 means 100 ms
+	Flows      []FlowInfo    // configured flows (events of other flows are measured too)
+	Links      []LinkInfo    // configured links (events of other links are measured too)
+	Bottleneck int32         // index of the bottleneck link; -1: the slowest link in Links
+}
+
+// FlowInfo describes one configured flow.
+type FlowInfo struct {
+	ID             uint64        // event.Event.Flow of the flow's events
+	Name           string        // label for reports
+	Size           int64         // bytes the flow sends; 0 means unlimited (no completion time)
+	Stop           clock.Time    // when the flow is stopped; Never: at End
+	BottleneckRate float64       // bits/s; 0: the bottleneck link's rate
+	BaseRTT        time.Duration // propagation round-trip time; 0: the smallest MinRTT seen
+}
+
+// LinkInfo describes one configured link.
+type LinkInfo struct {
+	Index      int32         // event.Event.Link of the link's events
+	Name       string        // label for reports
+	Rate       float64       // bits/s; 0 if unknown (no utilization)
+	QueueLimit int           // queue limit, packets; 0 if unknown (the largest length seen is used)
+	BaseRTT    time.Duration // round-trip propagation time of the paths through it (congestion epochs); 0 means 100 ms
+}
+
+// defaultEpochRTT groups drops into congestion epochs when no base RTT is known.
+const defaultEpochRTT = 100 * time.Millisecond
+
+// defaultInterval is the time-series interval when RunInfo.Interval is 0.
+const defaultInterval = 100 * time.Millisecond
+
+// maxTurns caps the queue-length turning points kept for oscillation counting.
+const maxTurns = 1 << 20
+
+// Series is one time series: V[i] is the value over [T[i], T[i]+interval),
+// T in seconds from the run's start. Intervals without a value are omitted.
+type Series struct {
+	Name string
+	Unit string
+	T    []float64
+	V    []float64
+}
+
+// Result holds the metrics of one scope (a flow, a link or the network).
+type Result struct {
+	Scope  Scope
+	ID     int64              // flow ID or link index; 0 for the network
+	Name   string             // label
+	Values map[string]float64 // summary metrics by name (see Catalog)
+	Series []Series           // time series (see SeriesCatalog)
+}
+
+// Get returns the named value and whether it is present.
+func (r Result) Get(name string) (float64, bool) {
+	v, ok := r.Values[name]
+	return v, ok
+}
+
+// Metrics is everything measured in one run.
+type Metrics struct {
+	Start, End clock.Time
+	Interval   time.Duration
+	Flows      []Result // sorted by ID
+	Links      []Result // sorted by index
+	Network    Result
+}
+
+// binner maps times to time-series intervals.
+type binner struct {
+	start    clock.Time
+	interval time.Duration
+}
+
+func (b binner) index(t clock.Time) int {
+	if t < b.start {
+		return -1
+	}
+	return int(t.Sub(b.start) / b.interval)
+}
+
+// grow returns s extended with zeros to hold index i.
+func grow(s []float64, i int) []float64 {
+	for len(s) <= i {
+		s = append(s, 0)
+	}
+	return s
+}
+
+// twAcc accumulates the time-weighted mean and variance of a piecewise
+// constant quantity (cwnd, queue length), overall and per interval.
+type twAcc struct {
+	set     bool
+	v       float64
+	t       clock.Time
+	integ   float64 // ∫v dt, value·s
+	integSq float64 // ∫v² dt
+	dur     float64 // seconds covered
+	max     float64
+	bins    []float64 // ∫v dt per interval
+	cover   []float64 // seconds covered per interval
+}
+
+// advance integrates the current value up to t.
+func (a *twAcc) advance(b binner, t clock.Time) {
+	if !a.set || t <= a.t {
+		return
+	}
+	from := a.t
+	if from < b.start {
+		from = b.start
+	}
+	if t > from {
+		d := t.Sub(from).Seconds()
+		a.integ += a.v * d
+		a.integSq += a.v * a.v * d
+		a.dur += d
+		for cur := from; cur < t; {
+			k := b.index(cur)
+			end := b.start.Add(time.Duration(k+1) * b.interval)
+			if end > t {
+				end = t
+			}
+			seg := end.Sub(cur).Seconds()
+			a.bins = grow(a.bins, k)
+			a.cover = grow(a.cover, k)
+			a.bins[k] += a.v * seg
+			a.cover[k] += seg
+			cur = end
+		}
+	}
+	a.t = t
+}
+
+// update sets the value to v at t.
+func (a *twAcc) update(b binner, t clock.Time, v float64) {
+	a.advance(b, t)
+	if !a.set || t > a.t {
+		a.t = t
+	}
+	a.set = true
+	a.v = v
+	if v > a.max {
+		a.max = v
+	}
+}
+
+func (a *twAcc) mean() (float64, bool) {
+	if a.dur <= 0 {
+		return 0, false
+	}
+	return a.integ / a.dur, true
+}
+
+func (a *twAcc) variance() (float64, bool) {
+	m, ok := a.mean()
+	if !ok {
+		return 0, false
+	}
+	v := a.integSq/a.dur - m*m
+	if v < 0 {
+		v = 0 // rounding
+	}
+	return v, true
+}
+
+func (a *twAcc) series(name, unit string, b binner) Series {
+	s := Series{Name: name, Unit: unit}
+	for k := range a.bins {
+		if a.cover[k] > 0 {
+			s.T = append(s.T, (time.Duration(k) * b.interval).Seconds())
+			s.V = append(s.V, a.bins[k]/a.cover[k])
+		}
+	}
+	return s
+}
+
+// sampleAcc accumulates the mean and variance of samples (Welford), overall
+// and per interval.
+type sampleAcc struct {
+	n     int
+	mean  float64
+	m2    float64
+	sum   []float64
+	count []float64
+}
+
+func (a *sampleAcc) add(k int, x float64) {
+	a.n++
+	d := x - a.mean
+	a.mean += d / float64(a.n)
+	a.m2 += d * (x - a.mean)
+	if k >= 0 {
+		a.sum = grow(a.sum, k)
+		a.count = grow(a.count, k)
+		a.sum[k] += x
+		a.count[k]++
+	}
+}
+
+// variance is the population variance of the samples.
+func (a *sampleAcc) variance() float64 {
+	if a.n == 0 {
+		return 0
+	}
+	return a.m2 / float64(a.n)
+}
+
+func (a *sampleAcc) series(name, unit string, b binner) Series {
+	s := Series{Name: name, Unit: unit}
+	for k := range a.sum {
+		if a.count[k] > 0 {
+			s.T = append(s.T, (time.Duration(k) * b.interval).Seconds())
+			s.V = append(s.V, a.sum[k]/a.count[k])
+		}
+	}
+	return s
+}
+
+// counterSeries is a per-interval sum.
+type counterSeries []float64
+
+func (c *counterSeries) add(k int, x float64) {
+	if k < 0 {
+		return
+	}
+	*c = grow(*c, k)
+	(*c)[k] += x
+}
+
+type flowAcc struct {
+	id                  uint64
+	firstSent, lastSent clock.Time
+	lastDelivered       clock.Time
+	delivered, sent     int64
+	packetsSent         int64
+	retransEvents       int64
+	retransFlagged      int64
+	spurious            int64
+	lost                int64
+	linkDrops           int64
+	rtos                map[uint8]int64
+	recoveries          int64
+	recoveryOpen        clock.Time
+	recoveryTime        float64
+	recoveriesEnded     int64
+	congestionSignals   int64
+	minRTT              time.Duration
+	cwnd, inflight      twAcc
+	srtt, qdelay        sampleAcc
+	deliveredS, sentS   counterSeries
+	lostS, retransS     counterSeries
+	rtoS                counterSeries
+}
+
+type turn struct {
+	t clock.Time
+	v int
+}
+
+type linkAcc struct {
+	index        int32
+	qlen, qbytes twAcc
+	sojourn      sampleAcc
+	enqueued     int64
+	drops        map[uint8]int64
+	marks        int64
+	departed     int64
+	departedS    counterSeries
+	dropS        counterSeries
+	lastCong     clock.Time
+	epochs       int64
+	turns        []turn
+	rising       bool
+}
+
+// Collector computes metrics from a stream of events. It is an event.Sink;
+// feed it every event of a run (in time order per emitter), then call Finish.
+// It is not safe for concurrent use: wrap it with Locked for that.
+type Collector struct {
+	info    RunInfo
+	b       binner
+	started bool
+	last    clock.Time
+	flows   map[uint64]*flowAcc
+	links   map[int32]*linkAcc
+}
+
+// NewCollector returns a Collector for a run described by info.
+func NewCollector(info RunInfo) *Collector {
+	if info.Interval <= 0 {
+		info.Interval = defaultInterval
+	}
+	c := &Collector{info: info, flows: map[uint64]*flowAcc{}, links: map[int32]*linkAcc{}}
+	c.b = binner{start: info.Start, interval: info.Interval}
+	c.started = info.Start != clock.Never
+	return c
+}
+
+// Compute returns the metrics of a recorded run.
+func Compute(info RunInfo, events []event.Event) Metrics {
+	c := NewCollector(info)
+	for _, e := range events {
+		c.Record(e)
+	}
+	return c.Finish()
+}
+
+func (c *Collector) flow(id uint64) *flowAcc {
+	f := c.flows[id]
+	if f == nil {
+		f = &flowAcc{id: id, rtos: map[uint8]int64{}}
+		c.flows[id] = f
+	}
+	return f
+}
+
+func (c *Collector) link(i int32) *linkAcc {
+	l := c.links[i]
+	if l == nil {
+		l = &linkAcc{index: i, drops: map[uint8]int64{}}
+		c.links[i] = l
+	}
+	return l
+}
+
+func isLinkEvent(k event.Kind) bool {
+	switch k {
+	case event.Enqueue, event.Drop, event.Mark, event.Dequeue, event.Departure:
+		return true
+	}
+	return false
+}
+
+// Record adds one event.
+func (c *Collector) Record(e event.Event) {
+	if !c.started {
+		c.info.Start = e.Time
+		c.b.start = e.Time
+		c.started = true
+	}
+	if e.Time < c.info.Start || (c.info.End != clock.Never && e.Time > c.info.End) {
+		return
+	}
+	if e.Time > c.last {
+		c.last = e.Time
+	}
+	k := c.b.index(e.Time)
+	if isLinkEvent(e.Kind) {
+		c.recordLink(k, e)
+		if e.Kind == event.Drop && e.Flow != 0 {
+			c.flow(e.Flow).linkDrops++
+		}
+		return
+	}
+	f := c.flow(e.Flow)
+	switch e.Kind {
+	case event.PacketSent:
+		if f.firstSent == clock.Never {
+			f.firstSent = e.Time
+		}
+		f.lastSent = e.Time
+		f.sent += int64(e.Bytes)
+		f.packetsSent++
+		f.sentS.add(k, float64(e.Bytes))
+		if e.Reason == 1 {
+			f.retransFlagged++
+		}
+	case event.Retransmit:
+		f.retransEvents++
+		f.retransS.add(k, 1)
+	case event.SpuriousRetransmit:
+		f.spurious++
+	case event.PacketLost:
+		f.lost++
+		f.lostS.add(k, 1)
+	case event.RTO:
+		f.rtos[e.Reason]++
+		f.rtoS.add(k, 1)
+	case event.RecoveryStart:
+		f.recoveries++
+		f.recoveryOpen = e.Time
+	case event.RecoveryEnd:
+		if f.recoveryOpen != clock.Never {
+			f.recoveryTime += e.Time.Sub(f.recoveryOpen).Seconds()
+			f.recoveriesEnded++
+			f.recoveryOpen = clock.Never
+		}
+	case event.CongestionSignal:
+		f.congestionSignals++
+	case event.Delivered:
+		f.delivered += int64(e.Bytes)
+		f.lastDelivered = e.Time
+		f.deliveredS.add(k, float64(e.Bytes))
+	case event.MetricsUpdated:
+		f.cwnd.update(c.b, e.Time, float64(e.Cwnd))
+		f.inflight.update(c.b, e.Time, float64(e.InFlight))
+		if e.SRTT > 0 {
+			f.srtt.add(k, e.SRTT.Seconds())
+			if e.MinRTT > 0 {
+				f.qdelay.add(k, (e.SRTT - e.MinRTT).Seconds())
+			}
+		}
+		if e.MinRTT > 0 && (f.minRTT == 0 || e.MinRTT < f.minRTT) {
+			f.minRTT = e.MinRTT
+		}
+	}
+}
+
+func (c *Collector) linkInfo(i int32) (LinkInfo, bool) {
+	for _, l := range c.info.Links {
+		if l.Index == i {
+			return l, true
+		}
+	}
+	return LinkInfo{Index: i}, false
+}
+
+func (c *Collector) recordLink(k int, e event.Event) {
+	l := c.link(e.Link)
+	queueEvent := true
+	switch e.Kind {
+	case event.Enqueue:
+		l.enqueued++
+	case event.Dequeue:
+		l.sojourn.add(k, e.Sojourn.Seconds())
+	case event.Drop:
+		l.drops[e.Reason]++
+		l.dropS.add(k, 1)
+		if qdisc.DropReason(e.Reason) == qdisc.DropRandom {
+			queueEvent = false // a loss stage, not the queue: QueueLen is meaningless
+		} else {
+			c.congestion(l, e.Time)
+		}
+	case event.Mark:
+		l.marks++
+		c.congestion(l, e.Time)
+	case event.Departure:
+		l.departed += int64(e.Bytes)
+		l.departedS.add(k, float64(e.Bytes))
+		queueEvent = false
+	}
+	if queueEvent {
+		l.qlen.update(c.b, e.Time, float64(e.QueueLen))
+		l.qbytes.update(c.b, e.Time, float64(e.QueueBytes))
+		l.turn(e.Time, e.QueueLen)
+	}
+}
+
+// congestion counts congestion epochs: a drop or mark more than one base RTT
+// after the previous one starts a new epoch (RFC 5348 §5.2's loss events).
+func (c *Collector) congestion(l *linkAcc, t clock.Time) {
+	info, _ := c.linkInfo(l.index)
+	rtt := info.BaseRTT
+	if rtt <= 0 {
+		rtt = defaultEpochRTT
+	}
+	if l.lastCong == clock.Never || t.Sub(l.lastCong) > rtt {
+		l.epochs++
+	}
+	l.lastCong = t
+}
+
+// turn keeps the queue length's turning points (local extremes).
+func (l *linkAcc) turn(t clock.Time, v int) {
+	n := len(l.turns)
+	switch {
+	case n == 0:
+		l.turns = append(l.turns, turn{t, v})
+		return
+	case v == l.turns[n-1].v:
+		return
+	case n == 1:
+		l.rising = v > l.turns[0].v
+		l.turns = append(l.turns, turn{t, v})
+		return
+	}
+	up := v > l.turns[n-1].v
+	if up == l.rising {
+		l.turns[n-1] = turn{t, v} // same direction: extend
+		return
+	}
+	l.rising = up
+	if n < maxTurns {
+		l.turns = append(l.turns, turn{t, v})
+	}
+}
+
+// oscillations counts rises of the queue length to ≥ high after having been ≤ low.
+func oscillations(turns []turn, limit int) int64 {
+	if limit <= 0 {
+		for _, t := range turns {
+			if t.v > limit {
+				limit = t.v
+			}
+		}
+	}
+	if limit <= 0 {
+		return 0
+	}
+	high := (limit + 1) / 2
+	if high < 1 {
+		high = 1
+	}
+	low := limit / 10
+	var n int64
+	armed := true // the queue starts empty
+	for _, t := range turns {
+		if armed && t.v >= high {
+			n++
+			armed = false
+		} else if t.v <= low {
+			armed = true
+		}
+	}
+	return n
+}
+
+// rtoCauseNames names RTO causes (event.Event.Reason of RTO events) in metric
+// names total_rtos_<cause>; see the transport's RTOCause.
+var rtoCauseNames = map[uint8]string{
+	0: "unspecified", 1: "burst_loss", 2: "few_dupacks", 3: "lost_retransmission",
+}
+
+func rtoCauseName(r uint8) string {
+	if n, ok := rtoCauseNames[r]; ok {
+		return n
+	}
+	return "cause" + itoa(int(r))
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// cov returns sd/mean, or false if the mean is 0.
+func cov(mean, variance float64) (float64, bool) {
+	if mean == 0 {
+		return 0, false
+	}
+	return math.Sqrt(variance) / math.Abs(mean), true
+}
+
+// Finish integrates the state variables up to the end of the window and
+// returns the metrics.
+func (c *Collector) Finish() Metrics {
+	end := c.info.End
+	if end == clock.Never {
+		end = c.last
+	}
+	m := Metrics{Start: c.info.Start, End: end, Interval: c.info.Interval}
+	nbins := 0
+	if end > c.info.Start {
+		nbins = int((end.Sub(c.info.Start) + c.info.Interval - 1) / c.info.Interval)
+	}
+	// Links first: flows need the bottleneck's rate.
+	for _, li := range c.info.Links {
+		c.link(li.Index)
+	}
+	var linkIDs []int32
+	for i := range c.links {
+		linkIDs = append(linkIDs, i)
+	}
+	sort.Slice(linkIDs, func(a, b int) bool { return linkIDs[a] < linkIDs[b] })
+	bneck := c.bottleneck()
+	var bneckResult *Result
+	for _, i := range linkIDs {
+		r := c.finishLink(c.links[i], end, nbins)
+		m.Links = append(m.Links, r)
+	}
+	for i := range m.Links {
+		if m.Links[i].ID == int64(bneck.Index) {
+			bneckResult = &m.Links[i]
+		}
+	}
+	for _, fi := range c.info.Flows {
+		c.flow(fi.ID)
+	}
+	var flowIDs []uint64
+	for id := range c.flows {
+		if id == 0 && c.flows[id].packetsSent == 0 && c.flows[id].delivered == 0 {
+			continue // endpoint-level events without a flow
+		}
+		flowIDs = append(flowIDs, id)
+	}
+	sort.Slice(flowIDs, func(a, b int) bool { return flowIDs[a] < flowIDs[b] })
+	for _, id := range flowIDs {
+		m.Flows = append(m.Flows, c.finishFlow(c.flows[id], end, nbins, bneck))
+	}
+	m.Network = c.finishNetwork(m.Flows, m.Links, bneck, bneckResult)
+	return m
+}
+
+// bottleneck returns the configured bottleneck link, or the slowest known link.
+func (c *Collector) bottleneck() LinkInfo {
+	if c.info.Bottleneck >= 0 {
+		if li, ok := c.linkInfo(c.info.Bottleneck); ok {
+			return li
+		}
+	}
+	best := LinkInfo{Index: -1}
+	for _, l := range c.info.Links {
+		if l.Rate > 0 && (best.Rate == 0 || l.Rate < best.Rate) {
+			best = l
+		}
+	}
+	return best
+}
+
+func (c *Collector) flowInfo(id uint64) FlowInfo {
+	for _, f := range c.info.Flows {
+		if f.ID == id {
+			return f
+		}
+	}
+	return FlowInfo{ID: id}
+}
+
+func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck LinkInfo) Result {
+	info := c.flowInfo(f.id)
+	r := Result{Scope: ScopeFlow, ID: int64(f.id), Name: info.Name, Values: map[string]float64{}}
+	if r.Name == "" {
+		r.Name = "flow " + itoa(int(f.id))
+	}
+	v := r.Values
+	f.cwnd.advance(c.b, end)
+	f.inflight.advance(c.b, end)
+
+	// Active time: first data sent to the stop, completion or end of the window.
+	from := f.firstSent
+	if from == clock.Never {
+		from = c.info.Start
+	}
+	to := end
+	if info.Stop != clock.Never && info.Stop < to {
+		to = info.Stop
+	}
+	completed := info.Size > 0 && f.delivered >= info.Size && f.lastDelivered != clock.Never
+	if completed {
+		to = f.lastDelivered
+		v["fct"] = f.lastDelivered.Sub(from).Seconds()
+	}
+	active := to.Sub(from).Seconds()
+	v["total_delivered"] = float64(f.delivered)
+	v["total_sent"] = float64(f.sent)
+	v["total_packets_sent"] = float64(f.packetsSent)
+	if active > 0 {
+		v["mean_throughput"] = float64(f.delivered) * 8 / active
+		v["mean_send_rate"] = float64(f.sent) * 8 / active
+	}
+	// Throughput series over the active intervals.
+	var tput sampleAcc
+	kFrom, kTo := c.b.index(from), c.b.index(to.Add(-1))
+	for k := kFrom; k <= kTo && k >= 0; k++ {
+		x := 0.0
+		if k < len(f.deliveredS) {
+			x = f.deliveredS[k] * 8 / c.info.Interval.Seconds()
+		}
+		tput.add(-1, x)
+	}
+	if tput.n > 0 {
+		v["var_throughput"] = tput.variance()
+		if cv, ok := cov(tput.mean, tput.variance()); ok {
+			v["cov_throughput"] = cv
+		}
+	}
+	if mean, ok := f.cwnd.mean(); ok {
+		vr, _ := f.cwnd.variance()
+		v["mean_cwnd"] = mean
+		v["var_cwnd"] = vr
+		if cv, ok := cov(mean, vr); ok {
+			v["cov_cwnd"] = cv
+		}
+	}
+	if mean, ok := f.inflight.mean(); ok {
+		v["mean_inflight"] = mean
+	}
+	if f.srtt.n > 0 {
+		v["mean_srtt"] = f.srtt.mean
+		v["var_srtt"] = f.srtt.variance()
+		if cv, ok := cov(f.srtt.mean, f.srtt.variance()); ok {
+			v["cov_srtt"] = cv
+		}
+	}
+	if f.qdelay.n > 0 {
+		v["mean_qdelay_est"] = f.qdelay.mean
+	}
+	if f.minRTT > 0 {
+		v["min_rtt"] = f.minRTT.Seconds()
+	}
+	v["total_lost"] = float64(f.lost)
+	if f.packetsSent > 0 {
+		v["loss_rate"] = float64(f.lost) / float64(f.packetsSent)
+	}
+	v["total_link_drops"] = float64(f.linkDrops)
+	v["total_retransmissions"] = float64(max(f.retransEvents, f.retransFlagged))
+	v["total_spurious_retransmissions"] = float64(f.spurious)
+	var rtos int64
+	for cause, n := range f.rtos {
+		rtos += n
+		v["total_rtos_"+rtoCauseName(cause)] = float64(n)
+	}
+	v["total_rtos"] = float64(rtos)
+	v["total_recoveries"] = float64(f.recoveries)
+	if f.recoveriesEnded > 0 {
+		v["mean_recovery_time"] = f.recoveryTime / float64(f.recoveriesEnded)
+	}
+	v["total_congestion_signals"] = float64(f.congestionSignals)
+	rate := info.BottleneckRate
+	if rate <= 0 {
+		rate = bneck.Rate
+	}
+	if tp, ok := v["mean_throughput"]; ok && rate > 0 {
+		v["bw_utilization"] = tp / rate
+	}
+	base := info.BaseRTT
+	if base <= 0 {
+		base = f.minRTT
+	}
+	if inf, ok := v["mean_inflight"]; ok && rate > 0 && base > 0 {
+		v["bdp_utilization"] = inf / (rate * base.Seconds() / 8)
+	}
+	if tp, ok := v["mean_throughput"]; ok && f.srtt.n > 0 && f.srtt.mean > 0 {
+		v["power"] = tp / f.srtt.mean
+	}
+
+	iv := c.info.Interval.Seconds()
+	r.Series = []Series{
+		counterToSeries("throughput", "bit/s", f.deliveredS, nbins, c.b, 8/iv),
+		counterToSeries("send_rate", "bit/s", f.sentS, nbins, c.b, 8/iv),
+		f.cwnd.series("cwnd", "byte", c.b),
+		f.inflight.series("inflight", "byte", c.b),
+		f.srtt.series("srtt", "s", c.b),
+		counterToSeries("losses", "packet", f.lostS, nbins, c.b, 1),
+		counterToSeries("retransmissions", "packet", f.retransS, nbins, c.b, 1),
+		counterToSeries("rtos", "1", f.rtoS, nbins, c.b, 1),
+	}
+	return r
+}
+
+// counterToSeries turns per-interval sums into a series over nbins intervals,
+// multiplied by scale.
+func counterToSeries(name, unit string, c counterSeries, nbins int, b binner, scale float64) Series {
+	s := Series{Name: name, Unit: unit}
+	for k := 0; k < nbins; k++ {
+		x := 0.0
+		if k < len(c) {
+			x = c[k]
+		}
+		s.T = append(s.T, (time.Duration(k) * b.interval).Seconds())
+		s.V = append(s.V, x*scale)
+	}
+	return s
+}
+
+func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
+	info, _ := c.linkInfo(l.index)
+	r := Result{Scope: ScopeLink, ID: int64(l.index), Name: info.Name, Values: map[string]float64{}}
+	if r.Name == "" {
+		r.Name = "link " + itoa(int(l.index))
+	}
+	v := r.Values
+	l.qlen.advance(c.b, end)
+	l.qbytes.advance(c.b, end)
+	if mean, ok := l.qlen.mean(); ok {
+		vr, _ := l.qlen.variance()
+		v["mean_queue_len"] = mean
+		v["var_queue_len"] = vr
+		if cv, ok := cov(mean, vr); ok {
+			v["cov_queue_len"] = cv
+		}
+	}
+	v["max_queue_len"] = l.qlen.max
+	if mean, ok := l.qbytes.mean(); ok {
+		v["mean_queue_bytes"] = mean
+	}
+	if l.sojourn.n > 0 {
+		v["mean_queue_delay"] = l.sojourn.mean
+		v["var_queue_delay"] = l.sojourn.variance()
+		if cv, ok := cov(l.sojourn.mean, l.sojourn.variance()); ok {
+			v["cov_queue_delay"] = cv
+		}
+	}
+	v["total_enqueued"] = float64(l.enqueued)
+	var drops int64
+	for reason, n := range l.drops {
+		drops += n
+		v["total_drops_"+qdisc.DropReason(reason).String()] = float64(n)
+	}
+	v["total_drops"] = float64(drops)
+	v["total_marks"] = float64(l.marks)
+	if l.enqueued+drops > 0 {
+		v["drop_rate"] = float64(drops) / float64(l.enqueued+drops)
+	}
+	v["total_departed"] = float64(l.departed)
+	window := end.Sub(c.info.Start).Seconds()
+	if info.Rate > 0 && window > 0 {
+		v["utilization"] = float64(l.departed) * 8 / (info.Rate * window)
+	}
+	v["total_queue_oscillations"] = float64(oscillations(l.turns, info.QueueLimit))
+	v["total_congestion_epochs"] = float64(l.epochs)
+	r.Series = []Series{
+		l.qlen.series("queue_len", "packet", c.b),
+		l.sojourn.series("queue_delay", "s", c.b),
+		counterToSeries("drops", "packet", l.dropS, nbins, c.b, 1),
+	}
+	if info.Rate > 0 {
+		r.Series = append(r.Series, counterToSeries("utilization", "1", l.departedS, nbins, c.b, 8/(info.Rate*c.info.Interval.Seconds())))
+	}
+	return r
+}
+
+// JainIndex returns Jain's fairness index (Σx)² / (n Σx²) of xs: 1 when all
+// are equal, 1/n when one takes everything. It returns 0 for no values or
+// all zeros.
+func JainIndex(xs []float64) float64 {
+	var s, s2 float64
+	for _, x := range xs {
+		s += x
+		s2 += x * x
+	}
+	if len(xs) == 0 || s2 == 0 {
+		return 0
+	}
+	return s * s / (float64(len(xs)) * s2)
+}
+
+func (c *Collector) finishNetwork(flows, links []Result, bneck LinkInfo, bl *Result) Result {
+	r := Result{Scope: ScopeNetwork, Name: "network", Values: map[string]float64{}}
+	v := r.Values
+	var tputs []float64
+	var agg, send, srttSum, lost, pkts, retrans, rtos float64
+	nsrtt := 0
+	for _, f := range flows {
+		tp := f.Values["mean_throughput"]
+		tputs = append(tputs, tp)
+		agg += tp
+		send += f.Values["mean_send_rate"]
+		if s, ok := f.Values["mean_srtt"]; ok {
+			srttSum += s
+			nsrtt++
+		}
+		lost += f.Values["total_lost"]
+		pkts += f.Values["total_packets_sent"]
+		retrans += f.Values["total_retransmissions"]
+		rtos += f.Values["total_rtos"]
+	}
+	v["agg_throughput"] = agg
+	v["agg_send_rate"] = send
+	if len(flows) > 0 {
+		v["jain_fairness"] = JainIndex(tputs)
+	}
+	if bneck.Rate > 0 {
+		v["bw_utilization"] = agg / bneck.Rate
+	}
+	if nsrtt > 0 {
+		v["mean_srtt"] = srttSum / float64(nsrtt)
+		if v["mean_srtt"] > 0 {
+			v["power"] = agg / v["mean_srtt"]
+		}
+	}
+	v["total_retransmissions"] = retrans
+	v["total_rtos"] = rtos
+	v["total_lost"] = lost
+	if pkts > 0 {
+		v["loss_rate"] = lost / pkts
+	}
+	var drops, marks float64
+	for _, l := range links {
+		drops += l.Values["total_drops"]
+		marks += l.Values["total_marks"]
+	}
+	v["total_drops"] = drops
+	v["total_marks"] = marks
+	if bl != nil {
+		for _, name := range []string{"utilization", "mean_queue_delay", "mean_queue_len"} {
+			if x, ok := bl.Values[name]; ok {
+				v[name] = x
+			}
+		}
+	}
+	return r
+}
+
+// Locked wraps a Collector (or any Sink) with a mutex so several goroutines
+// (a live run's sender, receiver and relay) can record into it.
+type Locked struct {
+	mu   sync.Mutex
+	Sink event.Sink
+}
+
+// Record forwards e under the lock.
+func (l *Locked) Record(e event.Event) {
+	l.mu.Lock()
+	l.Sink.Record(e)
+	l.mu.Unlock()
+}

@@ -1,0 +1,317 @@
+package eval
+
+import (
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
+	"cclab/qdisc"
+)
+
+// at returns clock.Start + s seconds.
+func at(s float64) clock.Time { return clock.Start.Add(time.Duration(s * 1e9)) }
+
+func ms(x float64) time.Duration { return time.Duration(x * 1e6) }
+
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// syntheticRun is a small hand-made event stream whose metrics are worked out
+// from the definitions in docs/metrics.md in the comments of TestMetricsByHand.
+func syntheticRun() (RunInfo, []event.Event) {
+	info := RunInfo{
+		Start: at(0), End: at(2), Interval: time.Second, Bottleneck: 0,
+		Flows: []FlowInfo{{ID: 1, Name: "f1", BottleneckRate: 8e6, BaseRTT: ms(10)}},
+		Links: []LinkInfo{{Index: 0, Name: "bottleneck", Rate: 16000, QueueLimit: 10, BaseRTT: ms(100)}},
+	}
+	ev := []event.Event{
+		{Time: at(0), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(0), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 2000, InFlight: 1000, SRTT: ms(20), MinRTT: ms(10)},
+		{Time: at(0), Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: 1, QueueBytes: 1000},
+		{Time: at(0.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(0.5), Kind: event.Delivered, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(0.5), Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: 6, QueueBytes: 6000},
+		{Time: at(0.8), Kind: event.PacketLost, Flow: 1, Link: -1},
+		{Time: at(0.8), Kind: event.RecoveryStart, Flow: 1, Link: -1},
+		{Time: at(1), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000, Reason: 1},
+		{Time: at(1), Kind: event.Retransmit, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(1), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 4000, InFlight: 3000, SRTT: ms(40), MinRTT: ms(10)},
+		{Time: at(1), Kind: event.Dequeue, Flow: 1, Link: 0, QueueLen: 0, Sojourn: 500 * time.Millisecond},
+		{Time: at(1), Kind: event.Departure, Flow: 1, Link: 0, Bytes: 1000},
+		{Time: at(1.1), Kind: event.Drop, Flow: 1, Link: 0, Reason: uint8(qdisc.DropOverflow)},
+		{Time: at(1.15), Kind: event.Drop, Flow: 1, Link: 0, Reason: uint8(qdisc.DropOverflow)},
+		{Time: at(1.2), Kind: event.RecoveryEnd, Flow: 1, Link: -1},
+		{Time: at(1.4), Kind: event.Drop, Flow: 2, Link: 0, Reason: uint8(qdisc.DropEarly)},
+		{Time: at(1.45), Kind: event.Drop, Flow: 1, Link: 0, Reason: uint8(qdisc.DropRandom), QueueLen: 99},
+		{Time: at(1.5), Kind: event.Delivered, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(1.5), Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: 5, QueueBytes: 5000},
+		{Time: at(1.6), Kind: event.RTO, Flow: 1, Link: -1, Reason: 1},
+		{Time: at(1.6), Kind: event.Departure, Flow: 1, Link: 0, Bytes: 1000},
+		{Time: at(1.9), Kind: event.Mark, Flow: 1, Link: 0, QueueLen: 5, QueueBytes: 5000},
+		{Time: at(2.5), Kind: event.Delivered, Flow: 1, Link: -1, Bytes: 99999}, // after End: ignored
+	}
+	return info, ev
+}
+
+func TestMetricsByHand(t *testing.T) {
+	info, ev := syntheticRun()
+	m := Compute(info, ev)
+	if len(m.Flows) != 2 {
+		t.Fatalf("flows: got %d, want 2 (flow 1, and flow 2 seen only in a drop)", len(m.Flows))
+	}
+	f := m.Flows[0]
+	// Active time: first PacketSent (0 s) to End (2 s) = 2 s.
+	flowWant := map[string]float64{
+		"total_delivered":       2000,           // 99999 bytes fall after End
+		"mean_throughput":       2000 * 8 / 2.0, // 8000 bit/s
+		"mean_send_rate":        3000 * 8 / 2.0,
+		"total_packets_sent":    3,
+		"mean_cwnd":             3000,                     // 2000 for 1 s, 4000 for 1 s
+		"var_cwnd":              (4e6+16e6)/2 - 3000*3000, // 1e6
+		"cov_cwnd":              1000.0 / 3000,            // sd 1000
+		"mean_inflight":         2000,                     // 1000 for 1 s, 3000 for 1 s
+		"mean_srtt":             0.030,                    // samples 20 ms, 40 ms
+		"var_srtt":              0.0001,                   // population variance
+		"cov_srtt":              0.01 / 0.03,              // sd 10 ms
+		"mean_qdelay_est":       0.020,                    // 10 ms, 30 ms
+		"min_rtt":               0.010,                    //
+		"total_lost":            1,                        //
+		"loss_rate":             1.0 / 3,                  // 1 lost of 3 sent
+		"total_link_drops":      3,                        // 2 overflow + 1 random
+		"total_rtos":            1,                        //
+		"total_recoveries":      1,                        //
+		"mean_recovery_time":    0.4,                      // 0.8 s → 1.2 s
+		"bw_utilization":        8000 / 8e6,               // flow's bottleneck rate
+		"bdp_utilization":       2000 / (8e6 * 0.010 / 8), // BDP 10000 bytes
+		"power":                 8000 / 0.030,             //
+		"var_throughput":        0,                        // 8000 bit/s in both intervals
+		"cov_throughput":        0,                        //
+		"total_sent":            3000,                     //
+		"total_retransmissions": 1,                        // Retransmit and flagged PacketSent are one retransmission
+		"total_rtos_burst_loss": 1,                        //
+	}
+	for name, want := range flowWant {
+		got, ok := f.Get(name)
+		if !ok || !near(got, want) {
+			t.Errorf("flow %s: got %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	if _, ok := f.Get("fct"); ok {
+		t.Errorf("fct present for an unlimited flow, want absent")
+	}
+	series := func(r Result, name string) Series {
+		for _, s := range r.Series {
+			if s.Name == name {
+				return s
+			}
+		}
+		t.Fatalf("series %s missing", name)
+		return Series{}
+	}
+	checkSeries := func(what string, s Series, wantT, wantV []float64) {
+		t.Helper()
+		if len(s.V) != len(wantV) {
+			t.Errorf("%s: got %v at %v, want %v", what, s.V, s.T, wantV)
+			return
+		}
+		for i := range wantV {
+			if !near(s.V[i], wantV[i]) || !near(s.T[i], wantT[i]) {
+				t.Errorf("%s[%d]: got (%v, %v), want (%v, %v)", what, i, s.T[i], s.V[i], wantT[i], wantV[i])
+			}
+		}
+	}
+	checkSeries("throughput", series(f, "throughput"), []float64{0, 1}, []float64{8000, 8000})
+	checkSeries("cwnd", series(f, "cwnd"), []float64{0, 1}, []float64{2000, 4000})
+	checkSeries("srtt", series(f, "srtt"), []float64{0, 1}, []float64{0.020, 0.040})
+	checkSeries("losses", series(f, "losses"), []float64{0, 1}, []float64{1, 0})
+
+	l := m.Links[0]
+	// Queue length: 1 for 0.5 s, 6 for 0.5 s, 0 for 0.5 s (drops leave it 0), 5 for 0.5 s.
+	linkWant := map[string]float64{
+		"mean_queue_len":           3,                   // (0.5 + 3 + 0 + 2.5) / 2
+		"var_queue_len":            (1+36+0+25)/4.0 - 9, // 6.5
+		"max_queue_len":            6,
+		"mean_queue_delay":         0.5,
+		"total_enqueued":           3,
+		"total_drops":              4,
+		"total_drops_overflow":     2,
+		"total_drops_early":        1,
+		"total_drops_random_loss":  1,
+		"total_marks":              1,
+		"drop_rate":                4.0 / 7,
+		"total_departed":           2000,
+		"utilization":              2000 * 8 / (16000 * 2.0),
+		"total_queue_oscillations": 2, // H=5, L=1: 1 → 6 (one), → 0 (re-arm), → 5 (two)
+		"total_congestion_epochs":  3, // {1.1, 1.15}, {1.4}, {1.9}; the random drop is not congestion
+		"mean_queue_bytes":         (500 + 3000 + 0 + 2500) / 2.0,
+	}
+	for name, want := range linkWant {
+		got, ok := l.Get(name)
+		if !ok || !near(got, want) {
+			t.Errorf("link %s: got %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	checkSeries("queue_len", series(l, "queue_len"), []float64{0, 1}, []float64{3.5, 2.5})
+	checkSeries("drops", series(l, "drops"), []float64{0, 1}, []float64{0, 4})
+
+	n := m.Network
+	netWant := map[string]float64{
+		"agg_throughput": 8000,
+		"jain_fairness":  JainIndex([]float64{8000, 0}), // flow 2 delivered nothing
+		"bw_utilization": 8000 / 16000.0,                // the bottleneck link's rate
+		"total_drops":    4,
+		"utilization":    0.5,
+		"mean_srtt":      0.030, // flow 2 has no srtt
+	}
+	for name, want := range netWant {
+		got, ok := n.Get(name)
+		if !ok || !near(got, want) {
+			t.Errorf("network %s: got %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+}
+
+func TestFlowCompletionTime(t *testing.T) {
+	info := RunInfo{Start: at(0), End: at(10), Interval: time.Second,
+		Flows: []FlowInfo{{ID: 7, Size: 3000}}}
+	ev := []event.Event{
+		{Time: at(1), Kind: event.PacketSent, Flow: 7, Bytes: 1500},
+		{Time: at(1.5), Kind: event.PacketSent, Flow: 7, Bytes: 1500},
+		{Time: at(2), Kind: event.Delivered, Flow: 7, Bytes: 1500},
+		{Time: at(3), Kind: event.Delivered, Flow: 7, Bytes: 1500},
+	}
+	m := Compute(info, ev)
+	f := m.Flows[0]
+	if got, _ := f.Get("fct"); !near(got, 2) {
+		t.Errorf("fct: got %v, want 2 (1 s → 3 s)", got)
+	}
+	// Throughput over the active time 1 s → 3 s, not the whole window.
+	if got := f.Values["mean_throughput"]; !near(got, 3000*8/2.0) {
+		t.Errorf("mean_throughput: got %v, want %v", got, 3000*8/2.0)
+	}
+	// An incomplete sized flow has no completion time.
+	info.Flows[0].Size = 4000
+	if _, ok := Compute(info, ev).Flows[0].Get("fct"); ok {
+		t.Errorf("fct present for an incomplete flow")
+	}
+}
+
+func TestJainIndex(t *testing.T) {
+	cases := []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{1, 1}, 1},
+		{[]float64{1, 0}, 0.5},
+		{[]float64{5, 0, 0, 0}, 0.25},
+		{[]float64{1, 2, 3}, 36.0 / 42},
+		{nil, 0},
+	}
+	for _, c := range cases {
+		if got := JainIndex(c.xs); !near(got, c.want) {
+			t.Errorf("JainIndex(%v): got %v, want %v", c.xs, got, c.want)
+		}
+	}
+}
+
+func TestOscillations(t *testing.T) {
+	mk := func(vs ...int) []turn {
+		var out []turn
+		for i, v := range vs {
+			out = append(out, turn{t: at(float64(i)), v: v})
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		turns []turn
+		limit int
+		want  int64
+	}{
+		{"sawtooth", mk(0, 20, 0, 20, 0, 20), 20, 3},
+		{"never drains below L", mk(0, 20, 5, 20, 5, 20), 20, 1},
+		{"never reaches H", mk(0, 8, 0, 9, 0), 20, 0},
+		{"limit from max seen", mk(0, 8, 0, 8), 0, 2},
+	}
+	for _, c := range cases {
+		if got := oscillations(c.turns, c.limit); got != c.want {
+			t.Errorf("%s: got %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestTurningPoints(t *testing.T) {
+	var l linkAcc
+	for i, v := range []int{0, 1, 2, 3, 2, 1, 1, 2, 5, 4} {
+		l.turn(at(float64(i)), v)
+	}
+	var got []int
+	for _, tp := range l.turns {
+		got = append(got, tp.v)
+	}
+	want := []int{0, 3, 1, 5, 4}
+	if len(got) != len(want) {
+		t.Fatalf("turns: got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("turns: got %v, want %v", got, want)
+			break
+		}
+	}
+}
+
+// TestCatalogDocumented checks docs/metrics.md names every metric and series.
+func TestCatalogDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/metrics.md")
+	if err != nil {
+		t.Fatalf("reading docs/metrics.md: %v", err)
+	}
+	doc := string(b)
+	for _, d := range Catalog {
+		if !strings.Contains(doc, "`"+d.Name+"`") {
+			t.Errorf("docs/metrics.md does not list metric %s", d.Name)
+		}
+	}
+	for _, d := range SeriesCatalog {
+		if !strings.Contains(doc, "`"+d.Name+"`") {
+			t.Errorf("docs/metrics.md does not list series %s", d.Name)
+		}
+	}
+}
+
+func TestUnitOf(t *testing.T) {
+	cases := []struct {
+		scope      Scope
+		name, want string
+	}{
+		{ScopeFlow, "mean_throughput", "bit/s"},
+		{ScopeLink, "total_drops_overflow", "packet"},
+		{ScopeFlow, "total_rtos_burst_loss", "1"},
+		{ScopeNetwork, "jain_fairness", "1"},
+		{ScopeFlow, "nonsense", ""},
+	}
+	for _, c := range cases {
+		if got := UnitOf(c.scope, c.name); got != c.want {
+			t.Errorf("UnitOf(%s, %s): got %q, want %q", c.scope, c.name, got, c.want)
+		}
+	}
+}
+
+func BenchmarkCollector(b *testing.B) {
+	info := RunInfo{Start: at(0), Interval: 100 * time.Millisecond,
+		Links: []LinkInfo{{Index: 0, Rate: 16e6, QueueLimit: 20}}}
+	c := NewCollector(info)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		tm := at(float64(i%100000) * 1e-5)
+		c.Record(event.Event{Time: tm, Kind: event.PacketSent, Flow: 1, Bytes: 1200})
+		c.Record(event.Event{Time: tm, Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: i % 20})
+		c.Record(event.Event{Time: tm, Kind: event.MetricsUpdated, Flow: 1, Cwnd: 1200 * (i % 50), SRTT: ms(20)})
+	}
+}
