@@ -111,9 +111,10 @@ func (f *FRED) Strikes(flow uint64) int {
 	return 0
 }
 
-// calcAvg is [LM97]'s "calculate average queue length" routine: the RED
-// average (computed at arrivals and, unlike RED, at departures too), then
-// avgcq = avg/nactive, at least 1.
+// calcAvg is [LM97]'s "calculate average queue length" routine: if the queue
+// is non-empty or P is departing, avg = (1-w_q) avg + w_q q; otherwise the
+// idle-time decay (1-w_q)^m as in RED; then avgcq = avg/nactive (avg if no
+// flow is active), at least 1. Unlike RED it runs at departures too.
 func (f *FRED) calcAvg(now clock.Time, departing bool) {
 	q := float64(f.q.n)
 	if departing {
@@ -149,8 +150,12 @@ func (f *FRED) Enqueue(now clock.Time, p *Packet) bool {
 		}
 		f.flows[p.Flow] = fl
 	}
-	// Step 2: calculate the average queue length.
-	f.calcAvg(now, false)
+	// Step 2: "if queue is empty, calculate average queue length" (the
+	// idle-time decay; otherwise avg is updated when a packet is accepted
+	// and when one departs, [LM97]).
+	if f.q.n == 0 {
+		f.calcAvg(now, false)
+	}
 	avg := f.avg.avg
 	// Step 3: maxq = min_th; maxq = 2 if avg >= max_th.
 	maxq := f.cfg.Min
@@ -158,7 +163,9 @@ func (f *FRED) Enqueue(now clock.Time, p *Packet) bool {
 		maxq = FREDNonAdaptiveMaxQ
 	}
 	qlen := float64(fl.qlen)
-	// Step 4: identify and manage non-adaptive flows.
+	// Step 4: identify and manage non-adaptive flows. (While avg >= max_th,
+	// maxq = 2 <= 2·avgcq, so the middle test is implied by the first; it is
+	// kept as in [LM97].)
 	if qlen >= maxq ||
 		(avg >= f.cfg.Max && qlen > 2*f.avgcq) || // robust against transient fluctuation
 		(qlen >= f.avgcq && fl.strike > 1) {
@@ -200,12 +207,13 @@ func (f *FRED) Enqueue(now clock.Time, p *Packet) bool {
 		f.reject(now, p, fl, DropOverflow)
 		return false
 	}
-	// Step 8: accept; count the flow active. avgcq is refreshed for the new
-	// nactive without a second EWMA step (one average update per arrival).
+	// Step 8: "if (qlen_i == 0) nactive++; calculate average queue length;
+	// accept packet P" (q does not yet include P).
 	if fl.qlen == 0 {
 		f.nactive++
 	}
 	fl.qlen++
+	f.calcAvg(now, false)
 	if mark {
 		p.ECN = ecn.CE
 		f.h.Marked(now, p)
@@ -213,7 +221,6 @@ func (f *FRED) Enqueue(now clock.Time, p *Packet) bool {
 	p.Enqueued = now
 	f.q.push(p)
 	f.avg.arrived()
-	f.setAvgCQ()
 	return true
 }
 
