@@ -1,0 +1,273 @@
+package ccalgo
+
+import (
+	"fmt"
+	"math"
+
+	"cclab/clock"
+	"cclab/internal/spec"
+)
+
+// CUBIC constants, RFC 9438 §5 ("Constants").
+const (
+	// CubicC is the scaling constant C of RFC 9438 §4.2 Figure 1, in
+	// segments/s^3 (RFC 9438 §5.1: C = 0.4).
+	CubicC = 0.4
+	// CubicBeta is the multiplicative decrease factor beta_cubic of RFC 9438
+	// §4.6 (β_cubic = 0.7).
+	CubicBeta = 0.7
+)
+
+// CubicConfig configures CUBIC.
+type CubicConfig struct {
+	BaseConfig
+	C        float64 `param:"c" help:"cubic scaling constant C, segments/s^3 (RFC 9438: 0.4)"`
+	Beta     float64 `param:"beta" help:"multiplicative decrease factor beta_cubic, 0<beta<1 (RFC 9438: 0.7)"`
+	FastConv bool    `param:"fastconv" help:"fast convergence: W_max = cwnd*(1+beta)/2 when cwnd < W_max (RFC 9438 §4.7; default true)"`
+	Friendly bool    `param:"friendly" help:"Reno-friendly region with W_est (RFC 9438 §4.3; default true)"`
+}
+
+// DefaultCubicConfig returns C=0.4, beta=0.7, fast convergence and the
+// Reno-friendly region on.
+func DefaultCubicConfig() CubicConfig {
+	return CubicConfig{BaseConfig: DefaultBaseConfig(), C: CubicC, Beta: CubicBeta, FastConv: true, Friendly: true}
+}
+
+func (c CubicConfig) validate() error {
+	if err := c.BaseConfig.validate("cubic"); err != nil {
+		return err
+	}
+	if !(c.C > 0) || math.IsInf(c.C, 0) {
+		return fmt.Errorf("cubic: parameter c=%v: must be > 0 segments/s^3", c.C)
+	}
+	if !(c.Beta > 0 && c.Beta < 1) {
+		return fmt.Errorf("cubic: parameter beta=%v: must be strictly between 0 and 1", c.Beta)
+	}
+	return nil
+}
+
+// Cubic is CUBIC congestion control as RFC 9438 specifies it (without
+// HyStart++, which RFC 9438 §4.10 allows but does not require: slow start is
+// the shared RFC 5681/3465 one).
+//
+// Windows in the cubic formulas are in segments (cwnd/MSS) and times in
+// seconds, as in the RFC; cwnd itself stays in bytes.
+//
+//   - W_cubic(t) = C*(t-K)^3 + W_max, K = cbrt((W_max - cwnd_epoch)/C)
+//     (§4.2), t from the start of the current congestion-avoidance stage,
+//     taken from Ack.Now;
+//   - per ACK in congestion avoidance: target = W_cubic(t+RTT) clamped to
+//     [cwnd, 1.5*cwnd] with RTT the smoothed RTT, cwnd += (target-cwnd)/cwnd
+//     per acknowledged segment (§4.2, §4.4, §4.5);
+//   - Reno-friendly region (§4.3): W_est starts at cwnd_epoch and grows by
+//     alpha_cubic*segments_acked/cwnd with alpha_cubic = 3(1-beta)/(1+beta),
+//     becoming 1 once W_est >= cwnd_prior; when W_cubic(t) < W_est,
+//     cwnd = W_est;
+//   - congestion event (§4.6, §4.7): W_max = cwnd, or cwnd*(1+beta)/2 with
+//     fast convergence when cwnd < the previous W_max; cwnd_prior = cwnd;
+//     ssthresh = max(FlightSize*beta, 2 SMSS); cwnd = ssthresh at recovery
+//     exit (loss) or at once (ECN);
+//   - timeout (§4.8): ssthresh as above, cwnd = 1 SMSS; the first CA stage
+//     afterwards uses K = 0 and W_max = cwnd at its start.
+type Cubic struct {
+	Window
+	cfg CubicConfig
+
+	wMax       float64    // W_max, segments
+	cwndPrior  float64    // cwnd at the last congestion event, segments
+	cwndEpoch  float64    // cwnd at the start of the CA stage, segments
+	k          float64    // K, seconds
+	wEst       float64    // W_est, segments
+	epochStart clock.Time // start of the current CA stage; Never if none
+	resetWMax  bool       // next CA stage starts with K=0, W_max = cwnd_epoch (after RTO or before any event)
+	frac       float64    // fractional cwnd increase not yet applied, bytes
+	alpha      float64    // 3(1-beta)/(1+beta)
+
+	appLimitedSince clock.Time // first app-limited ACK of the current idle stretch
+	vars            [5]Var
+}
+
+// NewCubic returns a CUBIC controller.
+func NewCubic(cfg CubicConfig, env Env) (*Cubic, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	w, err := newWindow("cubic", cfg.BaseConfig, env.MSS)
+	if err != nil {
+		return nil, err
+	}
+	return &Cubic{Window: w, cfg: cfg, resetWMax: true,
+		alpha: 3 * (1 - cfg.Beta) / (1 + cfg.Beta)}, nil
+}
+
+// Name returns "cubic".
+func (c *Cubic) Name() string { return "cubic" }
+
+// Config returns the configuration in use.
+func (c *Cubic) Config() CubicConfig { return c.cfg }
+
+// K returns the current K, seconds.
+func (c *Cubic) K() float64 { return c.k }
+
+// WMax returns W_max, segments.
+func (c *Cubic) WMax() float64 { return c.wMax }
+
+// WEst returns the Reno-friendly estimate W_est, segments.
+func (c *Cubic) WEst() float64 { return c.wEst }
+
+// WCubic returns W_cubic(t) = C*(t-K)^3 + W_max in segments, t seconds after
+// the start of the congestion-avoidance stage.
+func (c *Cubic) WCubic(t float64) float64 {
+	d := t - c.k
+	return c.cfg.C*d*d*d + c.wMax
+}
+
+func (c *Cubic) segs() float64 { return float64(c.CwndBytes) / float64(c.MSS) }
+
+// startEpoch begins a congestion-avoidance stage at now.
+func (c *Cubic) startEpoch(now clock.Time) {
+	c.epochStart = now
+	c.cwndEpoch = c.segs()
+	if c.resetWMax || c.wMax < c.cwndEpoch {
+		c.wMax = c.cwndEpoch
+		c.resetWMax = false
+	}
+	c.k = math.Cbrt((c.wMax - c.cwndEpoch) / c.cfg.C)
+	c.wEst = c.cwndEpoch
+	c.frac = 0
+}
+
+// OnAck grows cwnd: slow start below ssthresh, CUBIC above.
+func (c *Cubic) OnAck(a Ack) {
+	c.NoteAck()
+	if a.AppLimited {
+		// Do not let the time spent app-limited count as growth time
+		// (RFC 9438 §5.8; Linux shifts epoch_start after idle).
+		if c.appLimitedSince == clock.Never {
+			c.appLimitedSince = a.Now
+		}
+		return
+	}
+	if c.appLimitedSince != clock.Never {
+		if c.epochStart != clock.Never {
+			c.epochStart = c.epochStart.Add(a.Now.Sub(c.appLimitedSince))
+		}
+		c.appLimitedSince = clock.Never
+	}
+	if !c.MayGrow(a) || a.Acked <= 0 {
+		return
+	}
+	acked := a.Acked
+	if c.InSlowStart() {
+		acked = c.SlowStart(acked)
+		if acked == 0 {
+			return
+		}
+	}
+	if c.epochStart == clock.Never {
+		c.startEpoch(a.Now)
+	}
+	rtt := a.SRTT
+	if rtt <= 0 {
+		rtt = a.RTT
+	}
+	t := a.Now.Sub(c.epochStart).Seconds()
+	cwnd := c.segs()
+	ackedSegs := float64(acked) / float64(c.MSS)
+
+	// Reno-friendly estimate (§4.3).
+	alpha := c.alpha
+	if c.wEst >= c.cwndPrior {
+		alpha = 1
+	}
+	c.wEst += alpha * ackedSegs / cwnd
+
+	if c.cfg.Friendly && c.WCubic(t) < c.wEst {
+		if want := int(c.wEst * float64(c.MSS)); want > c.CwndBytes {
+			c.CwndBytes = want
+		}
+		c.frac = 0
+		return
+	}
+	target := min(max(c.WCubic(t+rtt.Seconds()), cwnd), 1.5*cwnd)
+	c.frac += (target - cwnd) / cwnd * ackedSegs * float64(c.MSS)
+	if c.frac >= 1 {
+		n := int(c.frac)
+		c.CwndBytes += n
+		c.frac -= float64(n)
+	}
+}
+
+// congestionEvent applies §4.7 (W_max, fast convergence) and §4.6
+// (cwnd_prior, ssthresh).
+func (c *Cubic) congestionEvent(flight int) {
+	cwnd := c.segs()
+	if c.cfg.FastConv && cwnd < c.wMax {
+		c.wMax = cwnd * (1 + c.cfg.Beta) / 2
+	} else {
+		c.wMax = cwnd
+	}
+	c.resetWMax = false
+	c.cwndPrior = cwnd
+	c.SsthreshB = max(int(float64(flight)*c.cfg.Beta), MinSsthreshSegments*c.MSS)
+	c.BytesAcked = 0
+	c.epochStart = clock.Never
+}
+
+// OnCongestion applies the CUBIC decrease; for ECN cwnd = ssthresh at once.
+func (c *Cubic) OnCongestion(e Congestion) {
+	c.congestionEvent(e.InFlight)
+	switch e.Kind {
+	case Loss:
+		c.InRecovery = true
+	case ECN:
+		c.CwndBytes = c.SsthreshB
+	}
+}
+
+// OnRecoveryExit sets cwnd = ssthresh.
+func (c *Cubic) OnRecoveryExit(clock.Time, int) {
+	c.ExitRecovery()
+	c.epochStart = clock.Never
+}
+
+// OnRTO applies §4.8: ssthresh = max(FlightSize*beta, 2 SMSS) (held across
+// backed-off timeouts), cwnd = 1 SMSS, and the next CA stage restarts the
+// cubic curve at its own cwnd with K = 0.
+func (c *Cubic) OnRTO(_ clock.Time, inFlight int) {
+	if !c.AfterRTO {
+		c.SsthreshB = max(int(float64(inFlight)*c.cfg.Beta), MinSsthreshSegments*c.MSS)
+	}
+	c.CwndBytes = LossWindowSegments * c.MSS
+	c.BytesAcked = 0
+	c.InRecovery = false
+	c.AfterRTO = true
+	c.epochStart = clock.Never
+	c.resetWMax = true
+}
+
+// State returns a snapshot; Vars hold W_max, K, W_est, cwnd_epoch and
+// cwnd_prior. Vars uses controller-owned storage valid until the next call.
+func (c *Cubic) State() State {
+	s := c.Window.State()
+	c.vars = [...]Var{
+		{Name: "w_max", Value: c.wMax, Unit: "segments"},
+		{Name: "k", Value: c.k, Unit: "s"},
+		{Name: "w_est", Value: c.wEst, Unit: "segments"},
+		{Name: "cwnd_epoch", Value: c.cwndEpoch, Unit: "segments"},
+		{Name: "cwnd_prior", Value: c.cwndPrior, Unit: "segments"},
+	}
+	s.Vars = c.vars[:]
+	return s
+}
+
+func init() {
+	Registry.Register(spec.Entry[Controller, Env]{
+		Name:     "cubic",
+		Doc:      "CUBIC (RFC 9438) with fast convergence and the Reno-friendly region; no HyStart++",
+		Defaults: func() any { c := DefaultCubicConfig(); return &c },
+		Build: func(cfg any, env Env) (Controller, error) {
+			return NewCubic(*cfg.(*CubicConfig), env)
+		},
+	})
+}
