@@ -3,6 +3,7 @@ package ccalgo
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"time"
 
@@ -165,6 +166,9 @@ type DCA struct {
 	head  int     // next write position
 	n     int     // samples held (<= w)
 	total uint64  // samples taken
+	sumW  uint64  // sum of the last w samples, ns (exact)
+	sumX  uint64  // sum of the last x samples, ns (exact)
+	sqW   u128    // sum of squares of the last w samples, ns^2 (exact)
 
 	epochOpen  bool
 	epochLevel float64 // ns
@@ -213,37 +217,65 @@ func (d *DCA) Counts() (decisions, congested, reactions, epochs uint64) {
 	return d.decisions, d.congested, d.reactions, d.epochs
 }
 
-// addSample appends one tcprtt sample (ns) to the ring.
+// addSample appends one tcprtt sample (ns) to the ring, keeping exact
+// running sums so each decision costs O(1) whatever w is.
 func (d *DCA) addSample(ns int64) {
+	v := uint64(ns)
+	w := len(d.buf)
+	if d.n == w { // the oldest sample leaves the w window
+		old := uint64(d.buf[d.head])
+		d.sumW -= old
+		d.sqW = d.sqW.sub(mul64(old, old))
+	}
+	if d.n >= d.cfg.X { // the sample x back leaves the x window
+		d.sumX -= uint64(d.buf[(d.head-d.cfg.X+w)%w])
+	}
 	d.buf[d.head] = ns
-	d.head = (d.head + 1) % len(d.buf)
-	if d.n < len(d.buf) {
+	d.head = (d.head + 1) % w
+	if d.n < w {
 		d.n++
 	}
+	d.sumW += v
+	d.sumX += v
+	d.sqW = d.sqW.add(mul64(v, v))
 	d.total++
 }
 
 // stats returns sampledRTT(x), windowAvg(w) and the population standard
-// deviation of the last w samples, ns. It needs n == w.
+// deviation of the last w samples, ns. It needs n == w. The variance is
+// (w*sum(v^2) - sum(v)^2) / w^2, computed exactly in 128-bit integers
+// before the one conversion to float64.
 func (d *DCA) stats() (sampled, avg, sd float64) {
-	w := len(d.buf)
-	var sum, sumX int64
-	for i := 1; i <= w; i++ {
-		v := d.buf[(d.head-i+w)%w]
-		sum += v
-		if i <= d.cfg.X {
-			sumX += v
-		}
-	}
-	avg = float64(sum) / float64(w)
-	sampled = float64(sumX) / float64(d.cfg.X)
-	var ss float64
-	for _, v := range d.buf {
-		dv := float64(v) - avg
-		ss += dv * dv
-	}
-	return sampled, avg, math.Sqrt(ss / float64(w))
+	w := uint64(len(d.buf))
+	avg = float64(d.sumW) / float64(w)
+	sampled = float64(d.sumX) / float64(d.cfg.X)
+	num := d.sqW.mulSmall(w).sub(mul64(d.sumW, d.sumW))
+	return sampled, avg, math.Sqrt(num.float() / float64(w*w))
 }
+
+// u128 is an unsigned 128-bit integer for exact sums of squared nanoseconds.
+type u128 struct{ hi, lo uint64 }
+
+func mul64(a, b uint64) u128 { hi, lo := bits.Mul64(a, b); return u128{hi, lo} }
+
+func (x u128) add(y u128) u128 {
+	lo, c := bits.Add64(x.lo, y.lo, 0)
+	hi, _ := bits.Add64(x.hi, y.hi, c)
+	return u128{hi, lo}
+}
+
+func (x u128) sub(y u128) u128 {
+	lo, b := bits.Sub64(x.lo, y.lo, 0)
+	hi, _ := bits.Sub64(x.hi, y.hi, b)
+	return u128{hi, lo}
+}
+
+func (x u128) mulSmall(m uint64) u128 {
+	hi, lo := bits.Mul64(x.lo, m)
+	return u128{x.hi*m + hi, lo}
+}
+
+func (x u128) float() float64 { return float64(x.hi)*(1<<64) + float64(x.lo) }
 
 // OnAck takes the tcprtt sample, runs the congestion decision and, if it did
 // not react, grows the window by the Reno rules.

@@ -2,6 +2,7 @@ package ccalgo
 
 import (
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -438,5 +439,41 @@ func BenchmarkDCAOnAck(b *testing.B) {
 				_ = c.State()
 			}
 		})
+	}
+}
+
+// TestDCARunningSums checks the O(1) running sums against a direct
+// recomputation over long seeded random sequences, including large RTTs
+// with tiny jitter (where a naive float sum of squares loses the variance).
+func TestDCARunningSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		x, w       int
+		base, jitt time.Duration
+	}{
+		{2, 20, ms(50), ms(5)},
+		{6, 20, ms(20), ms(20)},
+		{2, 200, ms(100), time.Microsecond},
+		{2, 200, 10 * time.Second, time.Microsecond},
+		{1, 2, time.Millisecond, 0},
+	} {
+		d := newTestDCA(t, "dca:x="+itoa(tc.x)+",w="+itoa(tc.w))
+		var all []time.Duration
+		for i := range 3000 {
+			s := tc.base
+			if tc.jitt > 0 {
+				s += time.Duration(rng.Int64N(int64(tc.jitt)))
+			}
+			all = append(all, s)
+			d.OnAck(Ack{Acked: 0, RTT: s})
+			if i+1 < tc.w {
+				continue
+			}
+			sampled, avg, sd := d.stats()
+			ws, wa, wsd := refStats(all, tc.x, tc.w)
+			if math.Abs(sampled-ws) > 1e-6*ws || math.Abs(avg-wa) > 1e-6*wa || math.Abs(sd-wsd) > 1e-3+1e-9*wa {
+				t.Fatalf("x=%d w=%d sample %d: got (%v, %v, %v), want (%v, %v, %v)", tc.x, tc.w, i, sampled, avg, sd, ws, wa, wsd)
+			}
+		}
 	}
 }
