@@ -183,7 +183,7 @@ func TestCSFQOverflowDecrease(t *testing.T) {
 			t.Fatalf("overflows got %d, want %d", got, tt.overflows)
 		}
 		t.Logf("alpha %.3f Mbit/s; drops: csfq %d, overflow %d", c.Alpha()/1e6, rc.count(DropCSFQ), rc.count(DropOverflow))
-	if got := c.Alpha(); math.Abs(got-tt.want) > 1e-6*tt.want {
+		if got := c.Alpha(); math.Abs(got-tt.want) > 1e-6*tt.want {
 			t.Errorf("%d overflows: alpha got %.1f, want %.1f", tt.overflows, got, tt.want)
 		}
 	}
