@@ -1,0 +1,244 @@
+// Command bottleneck is a userspace UDP relay that behaves like a configured
+// bottleneck link: clients send to -listen, the relay forwards to -target
+// through a model of the forward path (rate, delay, jitter, loss, queue
+// discipline, several hops, cross traffic) and relays replies back through a
+// separately configured reverse path. See docs/bottleneck.md.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"cclab/internal/relay"
+	"cclab/internal/units"
+	"cclab/link"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, nil))
+}
+
+// listFlag collects a repeated flag.
+type listFlag struct {
+	vals  []string
+	check func(string) error
+}
+
+func (l *listFlag) String() string { return strings.Join(l.vals, " ") }
+func (l *listFlag) Set(s string) error {
+	if err := l.check(s); err != nil {
+		return err
+	}
+	l.vals = append(l.vals, s)
+	return nil
+}
+
+// hopFlag sets one field of a single-hop configuration.
+type hopFlag struct {
+	cfg *link.Config
+	key string
+	val string
+}
+
+func (h *hopFlag) String() string { return h.val }
+func (h *hopFlag) Set(s string) error {
+	if err := relay.SetHopField(h.cfg, h.key, s); err != nil {
+		return err
+	}
+	h.val = s
+	return nil
+}
+func (h *hopFlag) IsBoolFlag() bool { return h.key == "reorder" }
+
+type durFlag struct{ d *time.Duration }
+
+func (d durFlag) String() string {
+	if d.d == nil {
+		return ""
+	}
+	return d.d.String()
+}
+func (d durFlag) Set(s string) error {
+	v, err := units.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("must not be negative")
+	}
+	*d.d = v
+	return nil
+}
+
+type bytesFlag struct{ n *int }
+
+func (b bytesFlag) String() string {
+	if b.n == nil {
+		return ""
+	}
+	return fmt.Sprint(*b.n)
+}
+func (b bytesFlag) Set(s string) error {
+	v, err := units.ParseBytes(s)
+	if err != nil {
+		return err
+	}
+	if v > 65535 {
+		return fmt.Errorf("at most 65535 bytes")
+	}
+	*b.n = int(v)
+	return nil
+}
+
+var hopFields = []struct{ key, help string }{
+	{"rate", "link rate, e.g. 16Mbit, 1.5Gbit, 500kbit; 0 = unlimited (default 0)"},
+	{"delay", "one-way propagation delay, e.g. 7.5ms (default 0)"},
+	{"jitter", "delay jitter: each packet's delay is delay ± uniform(jitter) (default 0)"},
+	{"reorder", "let jitter reorder packets (default false: never reorder)"},
+	{"loss", "random loss: 0.02, bernoulli:p=0.02 or ge:p=0.01,r=0.3,h=0,k=1 (default none)"},
+	{"queue", "queue discipline spec, e.g. droptail:20p, red:min=5,max=15,maxp=0.1,ecn, drr:quantum=1500, codel (default droptail)"},
+	{"trace", "Mahimahi trace file of delivery opportunities (instead of -rate)"},
+	{"mtu", "bytes per trace delivery opportunity and mean packet size for the queue (default 1500)"},
+}
+
+// run is main with injectable streams; stop (if non-nil) ends the run like a signal.
+func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
+	fs := flag.NewFlagSet("bottleneck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg relay.Config
+	var fwd, rev link.Config
+	fs.StringVar(&cfg.Listen, "listen", ":9000", "address clients send to (host:port)")
+	fs.StringVar(&cfg.Target, "target", "", "address to relay to (host:port; required)")
+	for _, f := range hopFields {
+		fs.Var(&hopFlag{cfg: &fwd, key: f.key}, f.key, "forward path: "+f.help)
+		fs.Var(&hopFlag{cfg: &rev, key: f.key}, "rev-"+f.key, "reverse path: "+f.help)
+	}
+	fwdHops := &listFlag{check: func(s string) error { _, err := relay.ParseHop(s); return err }}
+	revHops := &listFlag{check: func(s string) error { _, err := relay.ParseHop(s); return err }}
+	cross := &listFlag{check: func(s string) error { _, err := relay.ParseCross(s); return err }}
+	fs.Var(fwdHops, "hop", "a forward hop (repeat for hops in series): rate=10Mbit,delay=5ms,queue=red:min=5,max=15,loss=0.01,jitter=1ms,reorder,mtu=1500,trace=FILE")
+	fs.Var(revHops, "rev-hop", "a reverse hop (repeat for hops in series), same syntax as -hop")
+	fs.Var(cross, "cross", "cross traffic into a hop's queue (repeatable): cbr:rate=5Mbit,size=1000 or onoff:rate=5Mbit,size=1000,on=100ms,off=100ms; add hop=N,dir=fwd|rev")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for loss, jitter, queue and cross-traffic randomness")
+	statsFile := fs.String("stats", "", "write per-interval statistics as JSON lines to FILE (- = stdout)")
+	cfg.Interval = time.Second
+	fs.Var(durFlag{&cfg.Interval}, "interval", "statistics interval")
+	fs.StringVar(&cfg.Pcap, "pcap", "", "write departing packets to FILE (pcap, raw IP with synthesized IPv4/IPv6+UDP headers); drops go to FILE with .drops.pcap")
+	fs.Var(bytesFlag{&cfg.PcapSnap}, "pcap-snaplen", "payload bytes captured per packet (0 = all)")
+	cfg.BufSize = 9216
+	fs.Var(bytesFlag{&cfg.BufSize}, "buf", "receive buffer per datagram; longer datagrams are truncated")
+	fs.IntVar(&cfg.MaxClients, "max-clients", 1024, "client addresses served at once (each gets its own upstream socket)")
+	cfg.ClientTimeout = 2 * time.Minute
+	fs.Var(durFlag{&cfg.ClientTimeout}, "client-timeout", "close a client's upstream socket after this long idle")
+	cfg.Spin = 150 * time.Microsecond
+	fs.Var(durFlag{&cfg.Spin}, "spin", "poll the clock for this long before each deadline instead of sleeping")
+	var duration time.Duration
+	fs.Var(durFlag{&duration}, "duration", "stop after this long (0 = until SIGINT/SIGTERM)")
+	quiet := fs.Bool("quiet", false, "do not print the summary at exit")
+	fs.Usage = func() { fmt.Fprintf(stderr, "usage: bottleneck -listen ADDR -target ADDR [flags]; bottleneck -h lists every flag\n") }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "\nFlags (see docs/bottleneck.md):\n")
+			fs.PrintDefaults()
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bottleneck: unexpected argument %q (all settings are flags; see -h)\n", fs.Arg(0))
+		return 2
+	}
+	if cfg.Target == "" {
+		fmt.Fprintf(stderr, "bottleneck: -target is required (host:port to relay to)\n")
+		return 2
+	}
+	if cfg.MaxClients < 1 {
+		fmt.Fprintf(stderr, "bottleneck: -max-clients must be >= 1\n")
+		return 2
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	build := func(prefix string, single link.Config, hops *listFlag) ([]link.Config, error) {
+		if len(hops.vals) == 0 {
+			if err := relay.ValidateHop(single); err != nil {
+				return nil, fmt.Errorf("-%s*: %v", prefix, err)
+			}
+			return []link.Config{single}, nil
+		}
+		for _, f := range hopFields {
+			if set[prefix+f.key] {
+				return nil, fmt.Errorf("-%s%s cannot be combined with -%shop (put %s= into each -%shop)", prefix, f.key, prefix, f.key, prefix)
+			}
+		}
+		var out []link.Config
+		for _, s := range hops.vals {
+			c, err := relay.ParseHop(s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+		}
+		return out, nil
+	}
+	var err error
+	if cfg.Hops[relay.Fwd], err = build("", fwd, fwdHops); err != nil {
+		fmt.Fprintf(stderr, "bottleneck: %v\n", err)
+		return 2
+	}
+	if cfg.Hops[relay.Rev], err = build("rev-", rev, revHops); err != nil {
+		fmt.Fprintf(stderr, "bottleneck: %v\n", err)
+		return 2
+	}
+	for _, s := range cross.vals {
+		c, _ := relay.ParseCross(s)
+		cfg.Cross = append(cfg.Cross, c)
+	}
+	var statsOut *os.File
+	switch *statsFile {
+	case "":
+	case "-":
+		cfg.Stats = stdout
+	default:
+		statsOut, err = os.Create(*statsFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "bottleneck: -stats: %v\n", err)
+			return 1
+		}
+		defer statsOut.Close()
+		cfg.Stats = statsOut
+	}
+	if !*quiet {
+		cfg.Summary = stderr
+	}
+	r, err := relay.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "bottleneck: %v\n", err)
+		return 1
+	}
+	r.Start()
+	fmt.Fprintf(stderr, "bottleneck: relaying %s -> %s\n", r.Addr(), cfg.Target)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	var timeout <-chan time.Time
+	if duration > 0 {
+		timeout = time.After(duration)
+	}
+	select {
+	case <-sig:
+	case <-stop:
+	case <-timeout:
+	}
+	if err := r.Close(); err != nil {
+		fmt.Fprintf(stderr, "bottleneck: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,210 @@
+package relay
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"cclab/internal/units"
+	"cclab/link"
+	"cclab/qdisc"
+)
+
+// Direction of a path through the relay.
+const (
+	Fwd = 0 // client → target (data path)
+	Rev = 1 // target → client (ACK path)
+)
+
+var dirNames = [2]string{"fwd", "rev"}
+
+// Config configures a Relay.
+type Config struct {
+	Listen string // address clients send to, e.g. ":9000"
+	Target string // address the relay forwards to, e.g. "10.0.0.2:9001"
+
+	Hops  [2][]link.Config // hops in series per direction (Fwd, Rev); an empty list means one unshaped hop
+	Cross []CrossConfig    // synthetic cross traffic
+
+	Seed uint64 // seed of every random stream (loss, jitter, queues, cross traffic)
+
+	Stats    io.Writer     // per-interval JSON lines; nil = none
+	Interval time.Duration // statistics interval; 0 = 1s
+	Summary  io.Writer     // human-readable summary at Close; nil = none
+
+	Pcap       string // file for departing packets; "" = none. Drops go to DropsPcapName(Pcap).
+	PcapSnap   int    // bytes of payload captured per packet; 0 = all
+	BufSize    int    // receive buffer per datagram, bytes; 0 = 9216 (longer datagrams are truncated)
+	MaxClients int    // distinct client addresses served at once; 0 = 1024
+	// ClientTimeout closes a client's upstream socket after this long without
+	// traffic in either direction; 0 = 2 minutes.
+	ClientTimeout time.Duration
+	// Spin is how long before a deadline the scheduler stops sleeping and
+	// polls the clock; 0 = 150µs. Larger is more accurate and burns more CPU.
+	Spin time.Duration
+}
+
+// hopKeys are the keys of a -hop spec.
+var hopKeys = []string{"rate", "trace", "delay", "jitter", "reorder", "loss", "queue", "mtu"}
+
+const hopHelp = "hop syntax: rate=10Mbit,delay=5ms,jitter=1ms,reorder,loss=0.01,queue=red:min=5,max=15,mtu=1500,trace=FILE " +
+	"(keys: " + "rate, trace, delay, jitter, reorder, loss, queue, mtu; a token that is not one of these keys continues the previous value, " +
+	"so queue and loss specs keep their commas; wrap a value in [ ] to be explicit)"
+
+// ParseHop parses a hop spec such as
+// "rate=10Mbit,delay=5ms,queue=red:min=5,max=15,maxp=0.1,ecn,loss=ge:p=0.01,r=0.3".
+// Tokens are split at commas; a token that does not start with a hop key
+// followed by '=' (or is not the bare flag "reorder") continues the previous
+// value, so qdisc and loss specs keep their own commas. A value may also be
+// wrapped in brackets: "queue=[red:min=5,max=15]".
+func ParseHop(s string) (link.Config, error) {
+	var cfg link.Config
+	vals := map[string]string{}
+	var order []string
+	last := ""
+	for _, tok := range splitTop(s) {
+		tok = strings.TrimSpace(tok)
+		k, v, eq := strings.Cut(tok, "=")
+		k = strings.ToLower(strings.TrimSpace(k))
+		if eq && isHopKey(k) || !eq && k == "reorder" {
+			if _, dup := vals[k]; dup {
+				return cfg, fmt.Errorf("hop %q: %s given twice", s, k)
+			}
+			vals[k] = v
+			order = append(order, k)
+			last = k
+			continue
+		}
+		if last == "" {
+			return cfg, fmt.Errorf("hop %q: unknown key in %q (%s)", s, tok, hopHelp)
+		}
+		vals[last] += "," + tok
+	}
+	for _, k := range order {
+		v := strings.TrimSpace(vals[k])
+		if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
+			v = v[1 : len(v)-1]
+		}
+		if err := setHop(&cfg, k, v, true); err != nil {
+			return cfg, fmt.Errorf("hop %q: %v", s, err)
+		}
+	}
+	return cfg, ValidateHop(cfg)
+}
+
+// splitTop splits at commas that are not inside brackets.
+func splitTop(s string) []string {
+	var out []string
+	depth, startI := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			if depth > 0 {
+				depth--
+			}
+		case ',':
+			if depth == 0 {
+				out = append(out, s[startI:i])
+				startI = i + 1
+			}
+		}
+	}
+	return append(out, s[startI:])
+}
+
+func isHopKey(k string) bool {
+	for _, h := range hopKeys {
+		if h == k {
+			return true
+		}
+	}
+	return false
+}
+
+// SetHopField sets one field of a hop from its flag or spec value: rate,
+// trace (a file name), delay, jitter, reorder, loss, queue or mtu. Errors
+// name the field and its allowed values.
+func SetHopField(cfg *link.Config, key, value string) error { return setHop(cfg, key, value, false) }
+
+func setHop(cfg *link.Config, key, value string, bare bool) error {
+	switch key {
+	case "rate":
+		r, err := units.ParseRate(value)
+		if err != nil {
+			return fmt.Errorf("rate: %v", err)
+		}
+		cfg.Rate = r
+	case "trace":
+		if value == "" {
+			return nil
+		}
+		b, err := os.ReadFile(value)
+		if err != nil {
+			return fmt.Errorf("trace: %v (a Mahimahi trace file: one millisecond timestamp per line)", err)
+		}
+		tr, err := link.TraceFromReader(strings.NewReader(string(b)))
+		if err != nil {
+			return fmt.Errorf("trace %s: %v", value, err)
+		}
+		cfg.TraceData = tr
+	case "delay", "jitter":
+		d, err := units.ParseDuration(value)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%s: %q is not a duration >= 0 (examples: 7.5ms, 250us, 0)", key, value)
+		}
+		if key == "delay" {
+			cfg.Delay = d
+		} else {
+			cfg.Jitter = d
+		}
+	case "reorder":
+		if value == "" && bare {
+			cfg.Reorder = true
+			return nil
+		}
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return fmt.Errorf("reorder: %q is not true or false", value)
+		}
+		cfg.Reorder = b
+	case "loss":
+		if err := link.ValidateLoss(value); err != nil {
+			return err
+		}
+		cfg.Loss = value
+	case "queue":
+		if err := qdisc.Registry.Validate(value); err != nil {
+			return fmt.Errorf("queue: %v", err)
+		}
+		cfg.Queue = value
+	case "mtu":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("mtu: %q is not an integer 1..65535 (bytes)", value)
+		}
+		cfg.MTU = n
+	default:
+		return fmt.Errorf("unknown hop key %q (%s)", key, hopHelp)
+	}
+	return nil
+}
+
+// ValidateHop checks a hop by building it once.
+func ValidateHop(cfg link.Config) error {
+	_, err := link.New(cfg, link.Env{})
+	return err
+}
+
+// DropsPcapName returns the drops capture file for a departures capture:
+// "x.pcap" → "x.drops.pcap".
+func DropsPcapName(p string) string {
+	if strings.HasSuffix(p, ".pcap") {
+		return strings.TrimSuffix(p, ".pcap") + ".drops.pcap"
+	}
+	return p + ".drops.pcap"
+}

@@ -1,0 +1,140 @@
+package relay
+
+import (
+	"bufio"
+	"encoding/binary"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// pcapFile writes relayed datagrams as raw IP (LINKTYPE_RAW) packets with
+// synthesized IPv4 or IPv6 and UDP headers, so tshark/wireshark decode them.
+type pcapFile struct {
+	f       *os.File
+	bw      *bufio.Writer
+	w       *pcapgo.Writer
+	snap    int
+	scratch []byte
+	err     error
+}
+
+func newPcap(name string, snap int) (*pcapFile, error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := pcapgo.NewWriterNanos(bw)
+	capLen := 65535 + 48
+	if snap > 0 {
+		capLen = snap + 48
+	}
+	if err := w.WriteFileHeader(uint32(capLen), layers.LinkTypeRaw); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &pcapFile{f: f, bw: bw, w: w, snap: snap, scratch: make([]byte, 65535+48)}, nil
+}
+
+// write records one UDP datagram from src to dst with the given IP ECN bits.
+func (p *pcapFile) write(ts time.Time, src, dst netip.AddrPort, tos uint8, payload []byte) {
+	if p == nil || p.err != nil {
+		return
+	}
+	v4 := src.Addr().Unmap().Is4() && dst.Addr().Unmap().Is4()
+	hl := 28
+	if !v4 {
+		hl = 48
+	}
+	if len(payload) > 65535-hl {
+		payload = payload[:65535-hl]
+	}
+	total := hl + len(payload)
+	b := p.scratch[:total]
+	udp := b[hl-8 : hl]
+	ulen := 8 + len(payload)
+	binary.BigEndian.PutUint16(udp[0:], src.Port())
+	binary.BigEndian.PutUint16(udp[2:], dst.Port())
+	binary.BigEndian.PutUint16(udp[4:], uint16(ulen))
+	udp[6], udp[7] = 0, 0
+	copy(b[hl:], payload)
+	var sum uint32
+	if v4 {
+		s, d := src.Addr().Unmap().As4(), dst.Addr().Unmap().As4()
+		ip := b[:20]
+		ip[0] = 0x45
+		ip[1] = tos
+		binary.BigEndian.PutUint16(ip[2:], uint16(total))
+		ip[4], ip[5], ip[6], ip[7] = 0, 0, 0x40, 0 // no ID, DF
+		ip[8] = 64
+		ip[9] = 17
+		ip[10], ip[11] = 0, 0
+		copy(ip[12:16], s[:])
+		copy(ip[16:20], d[:])
+		binary.BigEndian.PutUint16(ip[10:], ^fold(sumBytes(0, ip)))
+		sum = sumBytes(0, s[:])
+		sum = sumBytes(sum, d[:])
+		sum += 17 + uint32(ulen)
+	} else {
+		s, d := src.Addr().As16(), dst.Addr().As16()
+		ip := b[:40]
+		binary.BigEndian.PutUint32(ip[0:], 6<<28|uint32(tos)<<20)
+		binary.BigEndian.PutUint16(ip[4:], uint16(ulen))
+		ip[6] = 17
+		ip[7] = 64
+		copy(ip[8:24], s[:])
+		copy(ip[24:40], d[:])
+		sum = sumBytes(0, s[:])
+		sum = sumBytes(sum, d[:])
+		sum += 17 + uint32(ulen)
+	}
+	sum = sumBytes(sum, b[hl-8:])
+	c := ^fold(sum)
+	if c == 0 {
+		c = 0xffff
+	}
+	binary.BigEndian.PutUint16(udp[6:], c)
+	capt := total
+	if p.snap > 0 && capt > hl+p.snap {
+		capt = hl + p.snap
+	}
+	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: capt, Length: total}
+	p.err = p.w.WritePacket(ci, b[:capt])
+}
+
+func sumBytes(sum uint32, b []byte) uint32 {
+	n := len(b) &^ 1
+	for i := 0; i < n; i += 2 {
+		sum += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	if len(b)&1 == 1 {
+		sum += uint32(b[len(b)-1]) << 8
+	}
+	return sum
+}
+
+func fold(sum uint32) uint16 {
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	return uint16(sum)
+}
+
+func (p *pcapFile) close() error {
+	if p == nil {
+		return nil
+	}
+	err := p.bw.Flush()
+	if cerr := p.f.Close(); err == nil {
+		err = cerr
+	}
+	if p.err != nil {
+		return p.err
+	}
+	return err
+}

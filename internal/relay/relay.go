@@ -1,0 +1,672 @@
+// Package relay is the engine of cmd/bottleneck: a userspace UDP relay that
+// forwards datagrams between clients and a target through link models
+// (package link) in both directions, in real time.
+//
+// Threading: one reader goroutine per socket (the listening socket and one
+// upstream socket per client) and one scheduler goroutine on a locked OS
+// thread. All link state is guarded by one mutex. A reader that receives a
+// batch offers it to the first hop, then itself delivers whatever is already
+// due (so an unshaped path forwards without a hand-off); the scheduler sleeps
+// (nanosleep with 1 ns timer slack on Linux) until shortly before the next
+// modelled instant, then polls the clock, so packets leave at their modelled
+// instants rather than at timer granularity.
+package relay
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
+	"cclab/link"
+	"cclab/netio"
+	"cclab/qdisc"
+)
+
+const batchSize = 64
+
+// Counters are relay-wide counters outside the links.
+type Counters struct {
+	Received      [2]int64 // datagrams read, per direction
+	ReceivedBytes [2]int64
+	Sent          [2]int64 // datagrams written, per direction
+	SentBytes     [2]int64
+	SendErrors    int64 // datagrams a WriteBatch failed to send
+	ReadErrors    int64 // transient read errors (e.g. ICMP port unreachable on an upstream socket)
+	Truncated     int64 // datagrams that filled the whole receive buffer (probably truncated)
+	ClientLimit   int64 // datagrams dropped because MaxClients sessions exist
+	DialErrors    int64 // upstream sockets that could not be opened
+	Clients       int64 // client sessions opened
+	Expired       int64 // client sessions closed after ClientTimeout
+	Orphans       int64 // packets whose client session ended while they were in the links
+}
+
+type hop struct {
+	l     *link.Link
+	dir   int
+	idx   int
+	cross []*crossGen
+	// per-interval tracking
+	prev       link.Stats
+	maxSojourn time.Duration
+	lastDrop   qdisc.DropReason
+}
+
+type flowStats struct {
+	departures, bytes         int64
+	prevDepartures, prevBytes int64
+	drops                     int64
+}
+
+type client struct {
+	idx, gen int
+	addr     netip.AddrPort
+	up       *netio.UDPConn
+	flow     [2]uint64
+	lastSeen clock.Time
+	out      []netio.Message // pending forward writes on up
+	outPkts  []*qdisc.Packet
+	dirty    bool
+	fs       [2]flowStats
+}
+
+// Relay is a running bottleneck relay.
+type Relay struct {
+	cfg    Config
+	ln     *netio.UDPConn
+	target netip.AddrPort
+	start  time.Time // wall clock at base
+	base   clock.Time
+
+	mu       sync.Mutex
+	paths    [2][]*hop
+	clients  map[netip.AddrPort]*client
+	byIdx    []*client
+	freeIdx  []int
+	dirty    []*client
+	pool     []*qdisc.Packet
+	crossP   []*qdisc.Packet
+	allocs   int64
+	nextID   uint64
+	lnOut    []netio.Message
+	lnPkts   []*qdisc.Packet
+	cnt      Counters
+	pcapOut  *pcapFile
+	pcapDrop *pcapFile
+	nextStat clock.Time
+	lastStat clock.Time
+	sink     event.Sink
+
+	kick   chan struct{}
+	wakeAt atomic.Int64
+	done   chan struct{}
+	wg     sync.WaitGroup
+	closed atomic.Bool
+}
+
+// New opens the listening socket and builds the links; Run starts relaying.
+func New(cfg Config) (*Relay, error) {
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.BufSize <= 0 {
+		cfg.BufSize = 9216
+	}
+	if cfg.BufSize > netio.MaxDatagram {
+		cfg.BufSize = netio.MaxDatagram
+	}
+	if cfg.MaxClients <= 0 {
+		cfg.MaxClients = 1024
+	}
+	if cfg.ClientTimeout <= 0 {
+		cfg.ClientTimeout = 2 * time.Minute
+	}
+	if cfg.Spin <= 0 {
+		cfg.Spin = 150 * time.Microsecond
+	}
+	tua, err := net.ResolveUDPAddr("udp", cfg.Target)
+	if err != nil {
+		return nil, fmt.Errorf("target %q: %v (want host:port)", cfg.Target, err)
+	}
+	r := &Relay{
+		cfg: cfg, target: tua.AddrPort(), clients: map[netip.AddrPort]*client{},
+		kick: make(chan struct{}, 1), done: make(chan struct{}),
+		start: time.Now(), base: clock.Start,
+	}
+	seed := rand.New(rand.NewPCG(cfg.Seed, 0x62746c6e)) // "btln"
+	for dir := 0; dir < 2; dir++ {
+		hops := cfg.Hops[dir]
+		if len(hops) == 0 {
+			hops = []link.Config{{}}
+		}
+		for i, hc := range hops {
+			h := &hop{dir: dir, idx: i}
+			index := int32(dir*1000 + i)
+			hh := h
+			sink := event.Func(func(e event.Event) {
+				switch e.Kind {
+				case event.Drop:
+					hh.lastDrop = qdisc.DropReason(e.Reason)
+				case event.Dequeue:
+					if e.Sojourn > hh.maxSojourn {
+						hh.maxSojourn = e.Sojourn
+					}
+				}
+			})
+			l, err := link.New(hc, link.Env{
+				Rand:  rand.New(rand.NewPCG(seed.Uint64(), seed.Uint64())),
+				Sink:  sink,
+				Index: index,
+				Free:  func(p *qdisc.Packet) { r.dropped(hh, p) },
+			})
+			if err != nil {
+				return nil, fmt.Errorf("%s hop %d: %v", dirNames[dir], i, err)
+			}
+			h.l = l
+			r.paths[dir] = append(r.paths[dir], h)
+		}
+	}
+	for i, cc := range cfg.Cross {
+		d := Fwd
+		if cc.Dir == "rev" {
+			d = Rev
+		}
+		if cc.Hop >= len(r.paths[d]) {
+			return nil, fmt.Errorf("cross traffic %d: hop=%d but the %s path has %d hop(s) (0..%d)", i, cc.Hop, dirNames[d], len(r.paths[d]), len(r.paths[d])-1)
+		}
+		g := newCrossGen(cc, rand.New(rand.NewPCG(seed.Uint64(), seed.Uint64())), uint64(0xC0000000+i))
+		h := r.paths[d][cc.Hop]
+		h.cross = append(h.cross, g)
+	}
+	if cfg.Pcap != "" {
+		if r.pcapOut, err = newPcap(cfg.Pcap, cfg.PcapSnap); err != nil {
+			return nil, fmt.Errorf("pcap: %v", err)
+		}
+		if r.pcapDrop, err = newPcap(DropsPcapName(cfg.Pcap), cfg.PcapSnap); err != nil {
+			return nil, fmt.Errorf("pcap: %v", err)
+		}
+	}
+	ln, err := netio.ListenUDP(cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %q: %v", cfg.Listen, err)
+	}
+	r.ln = ln
+	return r, nil
+}
+
+// Addr returns the listening address.
+func (r *Relay) Addr() netip.AddrPort { return r.ln.LocalAddr() }
+
+// now reads the relay's clock.
+func (r *Relay) now() clock.Time { return r.base.Add(time.Since(r.start)) }
+
+// wall converts a modelled instant to wall-clock time (for pcap timestamps).
+func (r *Relay) wall(t clock.Time) time.Time { return r.start.Add(t.Sub(r.base)) }
+
+// Start starts the reader and scheduler goroutines.
+func (r *Relay) Start() {
+	now := r.now()
+	r.mu.Lock()
+	for d := 0; d < 2; d++ {
+		for _, h := range r.paths[d] {
+			for _, g := range h.cross {
+				g.start(now)
+			}
+		}
+	}
+	r.lastStat = now
+	r.nextStat = now.Add(r.cfg.Interval)
+	r.mu.Unlock()
+	r.wg.Add(2)
+	go r.readLoop(r.ln, nil)
+	go r.schedule()
+}
+
+func (r *Relay) getPkt() *qdisc.Packet {
+	if n := len(r.pool); n > 0 {
+		p := r.pool[n-1]
+		r.pool = r.pool[:n-1]
+		return p
+	}
+	r.allocs++
+	return &qdisc.Packet{Buf: make([]byte, r.cfg.BufSize)}
+}
+
+func (r *Relay) putPkt(p *qdisc.Packet) {
+	if p.Ctx == 0 {
+		r.crossP = append(r.crossP, p)
+		return
+	}
+	p.Buf = p.Buf[:cap(p.Buf)]
+	r.pool = append(r.pool, p)
+}
+
+// ctx encodes (generation, client index, direction) into Packet.Ctx; 0 is
+// cross traffic.
+func ctxOf(c *client, dir int) uintptr {
+	return uintptr(uint64(c.gen)<<32 | uint64(c.idx+1)<<1 | uint64(dir))
+}
+
+func (r *Relay) clientOf(ctx uintptr) (*client, int) {
+	v := uint64(ctx)
+	idx := int(v>>1&0x7fffffff) - 1
+	gen := int(v >> 32)
+	if idx < 0 || idx >= len(r.byIdx) {
+		return nil, 0
+	}
+	c := r.byIdx[idx]
+	if c == nil || c.gen != gen {
+		return nil, 0
+	}
+	return c, int(v & 1)
+}
+
+// readLoop reads batches from conn: the listening socket (c == nil,
+// forward direction) or client c's upstream socket (reverse direction).
+func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
+	defer r.wg.Done()
+	dir := Fwd
+	if c != nil {
+		dir = Rev
+	}
+	ms := make([]netio.Message, batchSize)
+	pk := make([]*qdisc.Packet, batchSize)
+	r.mu.Lock()
+	for i := range ms {
+		pk[i] = r.getPkt()
+		ms[i].Buf = pk[i].Buf[:cap(pk[i].Buf)]
+	}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		for _, p := range pk {
+			r.putPkt(p)
+		}
+		r.mu.Unlock()
+	}()
+	for {
+		n, err := conn.ReadBatch(ms)
+		if err != nil {
+			if errors.Is(err, netio.ErrClosed) || r.closed.Load() {
+				return
+			}
+			r.mu.Lock()
+			r.cnt.ReadErrors++
+			r.mu.Unlock()
+			continue
+		}
+		now := r.now()
+		r.mu.Lock()
+		for i := 0; i < n; i++ {
+			cl := c
+			if cl == nil {
+				cl = r.clientFor(ms[i].Addr, now)
+				if cl == nil {
+					continue
+				}
+			}
+			if cl.up == nil { // session expired while we were reading
+				continue
+			}
+			cl.lastSeen = now
+			p := pk[i]
+			size := ms[i].N
+			if size >= cap(p.Buf) {
+				r.cnt.Truncated++
+			}
+			r.cnt.Received[dir]++
+			r.cnt.ReceivedBytes[dir] += int64(size)
+			p.Buf = p.Buf[:size]
+			p.Size = size
+			p.ECN = ms[i].ECN
+			p.Flow = cl.flow[dir]
+			p.Ctx = ctxOf(cl, dir)
+			p.Enqueued = clock.Never
+			p.Label = 0
+			r.nextID++
+			p.ID = r.nextID
+			r.sendHop(r.paths[dir][0], now, p)
+			pk[i] = r.getPkt()
+			ms[i].Buf = pk[i].Buf[:cap(pk[i].Buf)]
+		}
+		r.service(now)
+		d := r.deadline()
+		r.mu.Unlock()
+		if d != clock.Never {
+			if w := clock.Time(r.wakeAt.Load()); w == clock.Never || d < w {
+				select {
+				case r.kick <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+// clientFor finds or opens the session for a client address. Called with mu held.
+func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time) *client {
+	if c, ok := r.clients[addr]; ok {
+		return c
+	}
+	if len(r.clients) >= r.cfg.MaxClients {
+		r.cnt.ClientLimit++
+		return nil
+	}
+	up, err := netio.DialUDP("", r.cfg.Target)
+	if err != nil {
+		r.cnt.DialErrors++
+		return nil
+	}
+	var idx int
+	if n := len(r.freeIdx); n > 0 {
+		idx = r.freeIdx[n-1]
+		r.freeIdx = r.freeIdx[:n-1]
+	} else {
+		idx = len(r.byIdx)
+		r.byIdx = append(r.byIdx, nil)
+	}
+	c := &client{idx: idx, addr: addr, up: up, lastSeen: now, gen: int(r.cnt.Clients & 0x7fffffff)}
+	c.flow[Fwd] = qdisc.FlowKey(addr, r.target)
+	c.flow[Rev] = qdisc.FlowKey(r.target, addr)
+	r.byIdx[idx] = c
+	r.clients[addr] = c
+	r.cnt.Clients++
+	r.wg.Add(1)
+	go r.readLoop(up, c)
+	return c
+}
+
+// runCross injects every cross-traffic datagram due at or before now into h.
+func (r *Relay) runCross(h *hop, now clock.Time) {
+	for _, g := range h.cross {
+		for g.next != clock.Never && g.next <= now {
+			var p *qdisc.Packet
+			if n := len(r.crossP); n > 0 {
+				p = r.crossP[n-1]
+				r.crossP = r.crossP[:n-1]
+			} else {
+				p = &qdisc.Packet{}
+			}
+			*p = qdisc.Packet{Size: int(g.cfg.Size), Flow: g.flow, ECN: 0}
+			r.nextID++
+			p.ID = r.nextID
+			h.l.Inject(g.next, p)
+			g.advance()
+		}
+	}
+}
+
+func (r *Relay) sendHop(h *hop, at clock.Time, p *qdisc.Packet) {
+	r.runCross(h, at)
+	h.l.Send(at, p)
+}
+
+// service moves every packet due at now along the paths and writes the
+// packets that leave the last hops. Called with mu held.
+func (r *Relay) service(now clock.Time) {
+	for dir := 0; dir < 2; dir++ {
+		hops := r.paths[dir]
+		for i, h := range hops {
+			r.runCross(h, now)
+			for {
+				p, at := h.l.DeliverAt(now)
+				if p == nil {
+					break
+				}
+				if p.Ctx == 0 {
+					r.putPkt(p)
+					continue
+				}
+				if i+1 < len(hops) {
+					r.sendHop(hops[i+1], at, p)
+					continue
+				}
+				r.output(dir, p, at)
+			}
+		}
+	}
+	r.flush()
+}
+
+func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
+	c, _ := r.clientOf(p.Ctx)
+	if c == nil || c.up == nil {
+		r.cnt.Orphans++
+		r.putPkt(p)
+		return
+	}
+	fs := &c.fs[dir]
+	fs.departures++
+	fs.bytes += int64(p.Size)
+	m := netio.Message{Buf: p.Buf, N: p.Size, ECN: p.ECN}
+	if dir == Fwd {
+		r.pcapOut.write(r.wall(at), c.addr, r.target, uint8(p.ECN), p.Buf[:p.Size])
+		c.out = append(c.out, m)
+		c.outPkts = append(c.outPkts, p)
+		if !c.dirty {
+			c.dirty = true
+			r.dirty = append(r.dirty, c)
+		}
+		return
+	}
+	r.pcapOut.write(r.wall(at), r.target, c.addr, uint8(p.ECN), p.Buf[:p.Size])
+	m.Addr = c.addr
+	r.lnOut = append(r.lnOut, m)
+	r.lnPkts = append(r.lnPkts, p)
+}
+
+// flush writes pending batches. Called with mu held.
+func (r *Relay) flush() {
+	for _, c := range r.dirty {
+		r.write(c.up, Fwd, c.out, c.outPkts)
+		clear(c.out)
+		c.out = c.out[:0]
+		c.outPkts = c.outPkts[:0]
+		c.dirty = false
+	}
+	clear(r.dirty)
+	r.dirty = r.dirty[:0]
+	if len(r.lnOut) > 0 {
+		r.write(r.ln, Rev, r.lnOut, r.lnPkts)
+		clear(r.lnOut)
+		r.lnOut = r.lnOut[:0]
+		r.lnPkts = r.lnPkts[:0]
+	}
+}
+
+func (r *Relay) write(conn *netio.UDPConn, dir int, ms []netio.Message, pk []*qdisc.Packet) {
+	sent := 0
+	for sent < len(ms) {
+		n, err := conn.WriteBatch(ms[sent:])
+		for _, m := range ms[sent : sent+n] {
+			r.cnt.SentBytes[dir] += int64(m.N)
+		}
+		r.cnt.Sent[dir] += int64(n)
+		sent += n
+		if err != nil {
+			// Skip the datagram that failed (e.g. ICMP-reported refusal) and go on.
+			r.cnt.SendErrors++
+			sent++
+		}
+	}
+	for i, p := range pk {
+		r.putPkt(p)
+		pk[i] = nil
+	}
+}
+
+// dropped is every link's Env.Free. Called with mu held.
+func (r *Relay) dropped(h *hop, p *qdisc.Packet) {
+	if p.Ctx != 0 {
+		if c, dir := r.clientOf(p.Ctx); c != nil {
+			c.fs[dir].drops++
+			if r.pcapDrop != nil {
+				src, dst := c.addr, r.target
+				if dir == Rev {
+					src, dst = dst, src
+				}
+				r.pcapDrop.write(r.wall(r.now()), src, dst, uint8(p.ECN), p.Buf[:p.Size])
+			}
+		}
+	}
+	r.putPkt(p)
+}
+
+// deadline is the earliest instant any hop or generator needs control.
+func (r *Relay) deadline() clock.Time {
+	d := clock.Never
+	for dir := 0; dir < 2; dir++ {
+		for _, h := range r.paths[dir] {
+			d = clock.Earliest(d, h.l.Deadline())
+			for _, g := range h.cross {
+				d = clock.Earliest(d, g.next)
+			}
+		}
+	}
+	return d
+}
+
+// schedule is the real-time driver: it wakes at every deadline.
+func (r *Relay) schedule() {
+	defer r.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	preciseTimers()
+	nextExpire := r.now().Add(time.Second)
+	for {
+		if r.closed.Load() {
+			return
+		}
+		now := r.now()
+		r.mu.Lock()
+		r.service(now)
+		if now >= r.nextStat {
+			r.writeStats(now, false)
+			for r.nextStat <= now {
+				r.nextStat = r.nextStat.Add(r.cfg.Interval)
+			}
+		}
+		if now >= nextExpire {
+			r.expire(now)
+			nextExpire = now.Add(time.Second)
+		}
+		d := clock.Earliest(r.deadline(), r.nextStat)
+		d = clock.Earliest(d, nextExpire)
+		r.wakeAt.Store(int64(d))
+		r.mu.Unlock()
+		r.wait(d)
+	}
+}
+
+// wait returns at d (polling the clock for the last Spin), when kicked, or at Close.
+func (r *Relay) wait(d clock.Time) {
+	spin := r.cfg.Spin
+	for {
+		now := r.now()
+		if now >= d {
+			return
+		}
+		select {
+		case <-r.kick:
+			return
+		case <-r.done:
+			return
+		default:
+		}
+		rem := d.Sub(now)
+		switch {
+		case rem > spin+2*time.Millisecond || (!hasPreciseSleep && rem > spin):
+			// Go timers fire up to ~1 ms late: wake 2 ms early, then sleep precisely.
+			t := time.NewTimer(max(rem-spin-2*time.Millisecond, 0))
+			select {
+			case <-t.C:
+			case <-r.kick:
+				t.Stop()
+				return
+			case <-r.done:
+				t.Stop()
+				return
+			}
+		case rem > spin:
+			sleep(min(rem-spin, 500*time.Microsecond))
+		default:
+			runtime.Gosched()
+		}
+	}
+}
+
+// expire closes client sessions idle for ClientTimeout. Called with mu held.
+func (r *Relay) expire(now clock.Time) {
+	for addr, c := range r.clients {
+		if now.Sub(c.lastSeen) < r.cfg.ClientTimeout {
+			continue
+		}
+		delete(r.clients, addr)
+		r.byIdx[c.idx] = nil
+		r.freeIdx = append(r.freeIdx, c.idx)
+		up := c.up
+		c.up = nil
+		up.Close()
+		r.cnt.Expired++
+	}
+}
+
+// Counters returns a snapshot of the relay-wide counters.
+func (r *Relay) Counters() Counters {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cnt
+}
+
+// HopStats returns the link counters of every hop of a direction.
+func (r *Relay) HopStats(dir int) []link.Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []link.Stats
+	for _, h := range r.paths[dir] {
+		out = append(out, h.l.Stats())
+	}
+	return out
+}
+
+// Close stops relaying, writes a final statistics line and the summary,
+// flushes and closes the capture files.
+func (r *Relay) Close() error {
+	if r.closed.Swap(true) {
+		return nil
+	}
+	close(r.done)
+	r.ln.Close()
+	r.mu.Lock()
+	for _, c := range r.clients {
+		if c.up != nil {
+			c.up.Close()
+		}
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	r.writeStats(now, true)
+	r.writeSummary(now)
+	var errs []error
+	if err := r.pcapOut.close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.pcapDrop.close(); err != nil {
+		errs = append(errs, err)
+	}
+	if f, ok := r.cfg.Stats.(*os.File); ok {
+		f.Sync()
+	}
+	return errors.Join(errs...)
+}

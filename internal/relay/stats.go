@@ -1,0 +1,146 @@
+package relay
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"cclab/clock"
+	"cclab/internal/units"
+	"cclab/qdisc"
+)
+
+// HopLine is one hop's statistics over one interval in a JSON stats line.
+type HopLine struct {
+	Dir            string           `json:"dir"`                // fwd or rev
+	Hop            int              `json:"hop"`                // 0-based index along the direction
+	QueueLen       int              `json:"queue_len"`          // packets queued at the end of the interval
+	QueueBytes     int              `json:"queue_bytes"`        // bytes queued at the end of the interval
+	QueueDelayMean float64          `json:"queue_delay_ms"`     // mean sojourn of packets dequeued in the interval, ms
+	QueueDelayMax  float64          `json:"queue_delay_max_ms"` // largest sojourn in the interval, ms
+	Arrivals       int64            `json:"arrivals"`           // packets offered (incl. cross traffic)
+	Departures     int64            `json:"departures"`         // packets delivered at the far end
+	DepartureBytes int64            `json:"departure_bytes"`    // bytes delivered
+	Rate           float64          `json:"rate_bps"`           // delivered rate, bits/s
+	Utilization    float64          `json:"utilization"`        // fraction of the interval the serializer was busy
+	Drops          map[string]int64 `json:"drops"`              // drops in the interval by reason
+	Marks          int64            `json:"marks"`              // CE marks in the interval
+	Injected       int64            `json:"injected"`           // cross-traffic packets offered
+}
+
+// FlowLine is one flow's departures over one interval.
+type FlowLine struct {
+	Flow       string  `json:"flow"`   // flow key, hex
+	Client     string  `json:"client"` // client address
+	Dir        string  `json:"dir"`
+	Departures int64   `json:"departures"`
+	Bytes      int64   `json:"bytes"`
+	Rate       float64 `json:"rate_bps"`
+}
+
+// StatsLine is one JSON line of -stats output.
+type StatsLine struct {
+	Time     float64    `json:"t"`        // seconds since the relay started
+	Interval float64    `json:"interval"` // seconds covered
+	Final    bool       `json:"final,omitempty"`
+	Hops     []HopLine  `json:"hops"`
+	Flows    []FlowLine `json:"flows"`
+	Counters Counters   `json:"counters"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// writeStats writes one line covering [lastStat, now]. Called with mu held.
+func (r *Relay) writeStats(now clock.Time, final bool) {
+	iv := now.Sub(r.lastStat)
+	if iv <= 0 {
+		iv = 1
+	}
+	line := StatsLine{Time: now.Sub(r.base).Seconds(), Interval: iv.Seconds(), Final: final, Counters: r.cnt}
+	for dir := 0; dir < 2; dir++ {
+		for _, h := range r.paths[dir] {
+			st := h.l.Stats()
+			pv := h.prev
+			hl := HopLine{
+				Dir: dirNames[dir], Hop: h.idx, QueueLen: st.QueueLen, QueueBytes: st.QueueBytes,
+				Arrivals: st.Arrivals - pv.Arrivals, Departures: st.Departures - pv.Departures,
+				DepartureBytes: st.DepartureBytes - pv.DepartureBytes, Marks: st.Marks - pv.Marks,
+				Injected: st.Injected - pv.Injected, QueueDelayMax: ms(h.maxSojourn), Drops: map[string]int64{},
+			}
+			if n := st.Dequeues - pv.Dequeues; n > 0 {
+				hl.QueueDelayMean = ms((st.QueueDelaySum - pv.QueueDelaySum) / time.Duration(n))
+			}
+			hl.Rate = float64(hl.DepartureBytes) * 8 / iv.Seconds()
+			hl.Utilization = float64(st.BusyTime-pv.BusyTime) / float64(iv)
+			for reason := 1; reason < len(st.Drops); reason++ {
+				if d := st.Drops[reason] - pv.Drops[reason]; d > 0 {
+					hl.Drops[qdisc.DropReason(reason).String()] = d
+				}
+			}
+			line.Hops = append(line.Hops, hl)
+			h.prev = st
+			h.maxSojourn = 0
+		}
+	}
+	idx := make([]int, 0, len(r.clients))
+	for _, c := range r.clients {
+		idx = append(idx, c.idx)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		c := r.byIdx[i]
+		for dir := 0; dir < 2; dir++ {
+			fs := &c.fs[dir]
+			fl := FlowLine{Flow: fmt.Sprintf("%016x", c.flow[dir]), Client: c.addr.String(), Dir: dirNames[dir],
+				Departures: fs.departures - fs.prevDepartures, Bytes: fs.bytes - fs.prevBytes}
+			fl.Rate = float64(fl.Bytes) * 8 / iv.Seconds()
+			fs.prevDepartures, fs.prevBytes = fs.departures, fs.bytes
+			line.Flows = append(line.Flows, fl)
+		}
+	}
+	r.lastStat = now
+	if r.cfg.Stats == nil {
+		return
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return
+	}
+	b = append(b, '\n')
+	r.cfg.Stats.Write(b)
+}
+
+// writeSummary prints totals since the start. Called with mu held.
+func (r *Relay) writeSummary(now clock.Time) {
+	w := r.cfg.Summary
+	if w == nil {
+		return
+	}
+	el := now.Sub(r.base)
+	fmt.Fprintf(w, "bottleneck summary after %.3fs: %d clients\n", el.Seconds(), r.cnt.Clients)
+	for dir := 0; dir < 2; dir++ {
+		fmt.Fprintf(w, "  %s: received %d datagrams (%s), sent %d (%s)\n", dirNames[dir],
+			r.cnt.Received[dir], units.FormatBytes(r.cnt.ReceivedBytes[dir]), r.cnt.Sent[dir], units.FormatBytes(r.cnt.SentBytes[dir]))
+		for _, h := range r.paths[dir] {
+			st := h.l.Stats()
+			var meanQ time.Duration
+			if st.Dequeues > 0 {
+				meanQ = st.QueueDelaySum / time.Duration(st.Dequeues)
+			}
+			fmt.Fprintf(w, "    hop %d: arrivals %d, departures %d (%s, %s/s mean), drops %d", h.idx,
+				st.Arrivals, st.Departures, units.FormatBytes(st.DepartureBytes),
+				units.FormatRate(float64(st.DepartureBytes)*8/el.Seconds()), st.TotalDrops())
+			for reason := 1; reason < len(st.Drops); reason++ {
+				if st.Drops[reason] > 0 {
+					fmt.Fprintf(w, " %s=%d", qdisc.DropReason(reason), st.Drops[reason])
+				}
+			}
+			fmt.Fprintf(w, ", marks %d, queue delay mean %v max %v, utilization %.1f%%\n", st.Marks,
+				meanQ.Round(time.Microsecond), st.QueueDelayMax.Round(time.Microsecond), 100*float64(st.BusyTime)/float64(el))
+		}
+	}
+	c := r.cnt
+	fmt.Fprintf(w, "  send errors %d, read errors %d, truncated %d, client-limit drops %d, expired sessions %d, orphans %d\n",
+		c.SendErrors, c.ReadErrors, c.Truncated, c.ClientLimit, c.Expired, c.Orphans)
+}
