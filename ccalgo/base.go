@@ -78,56 +78,56 @@ func InitialWindow(mss int) int {
 	return min(RFC6928IWSegments*mss, max(2*mss, RFC6928IWBytes))
 }
 
-// Window is the shared RFC 5681 window machinery (cwnd, ssthresh, byte
+// window is the shared RFC 5681 window machinery (cwnd, ssthresh, byte
 // counting) that the controllers of this package embed. Its methods
 // implement one RFC rule each so a controller composes the rules it keeps
 // and replaces the ones it changes. All sizes are bytes.
-type Window struct {
-	MSS        int  // sender maximum segment size (SMSS), bytes
-	CwndBytes  int  // congestion window, bytes
-	SsthreshB  int  // slow-start threshold, bytes
-	BytesAcked int  // RFC 3465 §2.1 bytes_acked counter for congestion avoidance, bytes
-	L          int  // ABC limit, SMSS
-	InRecovery bool // between OnCongestion(Loss) and OnRecoveryExit
-	AfterRTO   bool // an RTO fired and no new ACK has arrived since (RFC 5681 §3.1 backoff note)
+type window struct {
+	mss        int  // sender maximum segment size (SMSS), bytes
+	cwnd       int  // congestion window, bytes
+	ssthresh   int  // slow-start threshold, bytes
+	bytesAcked int  // RFC 3465 §2.1 bytes_acked counter for congestion avoidance, bytes
+	abcL       int  // ABC limit, SMSS
+	inRecovery bool // between OnCongestion(Loss) and OnRecoveryExit
+	afterRTO   bool // an RTO fired and no new ACK has arrived since (RFC 5681 §3.1 backoff note)
 }
 
 // newWindow builds the shared window from the base config and the MSS.
-func newWindow(name string, c BaseConfig, mss int) (Window, error) {
+func newWindow(name string, c BaseConfig, mss int) (window, error) {
 	if mss <= 0 {
-		return Window{}, fmt.Errorf("%s: Env.MSS=%d: must be a positive segment size in bytes", name, mss)
+		return window{}, fmt.Errorf("%s: Env.MSS=%d: must be a positive segment size in bytes", name, mss)
 	}
 	if err := c.validate(name); err != nil {
-		return Window{}, err
+		return window{}, err
 	}
-	w := Window{MSS: mss, L: c.ABC, SsthreshB: InfiniteSsthresh}
+	w := window{mss: mss, abcL: c.ABC, ssthresh: InfiniteSsthresh}
 	if c.IW > 0 {
-		w.CwndBytes = c.IW * mss
+		w.cwnd = c.IW * mss
 	} else {
-		w.CwndBytes = InitialWindow(mss)
+		w.cwnd = InitialWindow(mss)
 	}
 	if c.Ssthresh > 0 {
-		w.SsthreshB = c.Ssthresh * mss
+		w.ssthresh = c.Ssthresh * mss
 	}
 	return w, nil
 }
 
 // InSlowStart reports cwnd < ssthresh (RFC 5681 §3.1: slow start is used when
 // cwnd < ssthresh; this package uses congestion avoidance when they are equal).
-func (w *Window) InSlowStart() bool { return w.CwndBytes < w.SsthreshB }
+func (w *window) inSlowStart() bool { return w.cwnd < w.ssthresh }
 
 // SlowStart applies RFC 5681 §3.1 slow start with RFC 3465 §2.2 byte
 // counting: cwnd += min(acked, L*SMSS), not beyond ssthresh. It returns the
 // acknowledged bytes left over once cwnd reached ssthresh (to be fed to
 // congestion avoidance, as Linux's tcp_slow_start does), 0 otherwise.
-func (w *Window) SlowStart(acked int) int {
-	inc := min(acked, w.L*w.MSS)
-	if w.CwndBytes+inc <= w.SsthreshB {
-		w.CwndBytes += inc
+func (w *window) slowStart(acked int) int {
+	inc := min(acked, w.abcL*w.mss)
+	if w.cwnd+inc <= w.ssthresh {
+		w.cwnd += inc
 		return 0
 	}
-	used := max(0, w.SsthreshB-w.CwndBytes)
-	w.CwndBytes = max(w.CwndBytes, w.SsthreshB)
+	used := max(0, w.ssthresh-w.cwnd)
+	w.cwnd = max(w.cwnd, w.ssthresh)
 	return acked - used
 }
 
@@ -135,66 +135,66 @@ func (w *Window) SlowStart(acked int) int {
 // RFC 3465 §2.1 byte counting: bytes_acked accumulates the acknowledged
 // bytes; whenever it reaches cwnd, cwnd grows by one SMSS and bytes_acked
 // drops by the old cwnd. This gives +1 SMSS per RTT whatever the ACK pattern.
-func (w *Window) CongestionAvoidance(acked int) {
-	w.BytesAcked += acked
-	for w.BytesAcked >= w.CwndBytes && w.CwndBytes > 0 {
-		w.BytesAcked -= w.CwndBytes
-		w.CwndBytes += w.MSS
+func (w *window) congestionAvoidance(acked int) {
+	w.bytesAcked += acked
+	for w.bytesAcked >= w.cwnd && w.cwnd > 0 {
+		w.bytesAcked -= w.cwnd
+		w.cwnd += w.mss
 	}
 }
 
 // RenoGrowth is the RFC 5681 growth rule for one ACK of acked bytes: slow
 // start below ssthresh, congestion avoidance at or above it.
-func (w *Window) RenoGrowth(acked int) {
+func (w *window) renoGrowth(acked int) {
 	if acked <= 0 {
 		return
 	}
-	if w.InSlowStart() {
-		acked = w.SlowStart(acked)
+	if w.inSlowStart() {
+		acked = w.slowStart(acked)
 		if acked == 0 {
 			return
 		}
 	}
-	w.CongestionAvoidance(acked)
+	w.congestionAvoidance(acked)
 }
 
 // MayGrow reports whether an ACK may grow the window: not during loss
 // recovery (the recovery strategy governs sending then) and not when the
 // sender was application-limited (RFC 7661 spirit: a window not used is not
 // validated and must not grow).
-func (w *Window) MayGrow(a Ack) bool { return !a.InRecovery && !w.InRecovery && !a.AppLimited }
+func (w *window) mayGrow(a Ack) bool { return !a.InRecovery && !w.inRecovery && !a.AppLimited }
 
 // NoteAck records that a new ACK arrived (ends the RTO backoff state).
-func (w *Window) NoteAck() { w.AfterRTO = false }
+func (w *window) noteAck() { w.afterRTO = false }
 
 // HalfFlight is RFC 5681 §3.1 equation (4): max(FlightSize/2, 2*SMSS), bytes.
-func (w *Window) HalfFlight(flight int) int {
-	return max(flight/2, MinSsthreshSegments*w.MSS)
+func (w *window) halfFlight(flight int) int {
+	return max(flight/2, MinSsthreshSegments*w.mss)
 }
 
 // EnterLoss applies RFC 5681 §3.2 step 2 for a loss detected by duplicate
 // ACKs or SACK: ssthresh = max(FlightSize/2, 2*SMSS). cwnd is left to the
 // recovery strategy until OnRecoveryExit.
-func (w *Window) EnterLoss(flight int) {
-	w.SsthreshB = w.HalfFlight(flight)
-	w.BytesAcked = 0
-	w.InRecovery = true
+func (w *window) enterLoss(flight int) {
+	w.ssthresh = w.halfFlight(flight)
+	w.bytesAcked = 0
+	w.inRecovery = true
 }
 
 // ExitRecovery applies RFC 6582 §3.2 step 3 (the first option): cwnd =
 // ssthresh, "deflating" the window.
-func (w *Window) ExitRecovery() {
-	w.CwndBytes = w.SsthreshB
-	w.BytesAcked = 0
-	w.InRecovery = false
+func (w *window) exitRecovery() {
+	w.cwnd = w.ssthresh
+	w.bytesAcked = 0
+	w.inRecovery = false
 }
 
 // ECNReduce applies RFC 3168 §6.1.2: on ECN-Echo, ssthresh = max(FlightSize/2,
 // 2*SMSS) and cwnd = ssthresh at once, with no recovery episode.
-func (w *Window) ECNReduce(flight int) {
-	w.SsthreshB = w.HalfFlight(flight)
-	w.CwndBytes = w.SsthreshB
-	w.BytesAcked = 0
+func (w *window) ecnReduce(flight int) {
+	w.ssthresh = w.halfFlight(flight)
+	w.cwnd = w.ssthresh
+	w.bytesAcked = 0
 }
 
 // RTO applies RFC 5681 §3.1 equation (4) and the loss window: ssthresh =
@@ -202,42 +202,42 @@ func (w *Window) ECNReduce(flight int) {
 // the same data (no new ACK since the previous timeout), ssthresh is held
 // constant, as the implementation note under equation (4) asks, so that
 // exponential backoff does not collapse ssthresh to 2 SMSS.
-func (w *Window) RTO(flight int) {
-	if !w.AfterRTO {
-		w.SsthreshB = w.HalfFlight(flight)
+func (w *window) rto(flight int) {
+	if !w.afterRTO {
+		w.ssthresh = w.halfFlight(flight)
 	}
-	w.CwndBytes = LossWindowSegments * w.MSS
-	w.BytesAcked = 0
-	w.InRecovery = false
-	w.AfterRTO = true
+	w.cwnd = LossWindowSegments * w.mss
+	w.bytesAcked = 0
+	w.inRecovery = false
+	w.afterRTO = true
 }
 
 // Cwnd returns the congestion window, bytes.
-func (w *Window) Cwnd() int { return w.CwndBytes }
+func (w *window) Cwnd() int { return w.cwnd }
 
 // Ssthresh returns the slow-start threshold, bytes.
-func (w *Window) Ssthresh() int { return w.SsthreshB }
+func (w *window) Ssthresh() int { return w.ssthresh }
 
 // Phase names the current phase for State.
-func (w *Window) Phase() string {
+func (w *window) phase() string {
 	switch {
-	case w.AfterRTO:
+	case w.afterRTO:
 		return PhaseAfterRTO
-	case w.InRecovery:
+	case w.inRecovery:
 		return PhaseRecovery
-	case w.InSlowStart():
+	case w.inSlowStart():
 		return PhaseSlowStart
 	}
 	return PhaseCongAvoid
 }
 
 // State returns the shared part of a snapshot.
-func (w *Window) State() State {
-	return State{Cwnd: w.CwndBytes, Ssthresh: w.SsthreshB, Phase: w.Phase()}
+func (w *window) state() State {
+	return State{Cwnd: w.cwnd, Ssthresh: w.ssthresh, Phase: w.phase()}
 }
 
 // OnSent is a no-op for the window-based controllers (they learn from ACKs).
-func (w *Window) OnSent(clock.Time, int, int) {}
+func (w *window) OnSent(clock.Time, int, int) {}
 
 // roundTracker detects round trips from the cumulative ACK and SndNxt: a
 // round that starts when SndNxt is s ends when CumAck >= s, i.e. when every

@@ -70,7 +70,7 @@ func (c CubicConfig) validate() error {
 //   - timeout (§4.8): ssthresh as above, cwnd = 1 SMSS; the first CA stage
 //     afterwards uses K = 0 and W_max = cwnd at its start.
 type Cubic struct {
-	Window
+	window
 	cfg CubicConfig
 
 	wMax       float64    // W_max, segments
@@ -96,7 +96,7 @@ func NewCubic(cfg CubicConfig, env Env) (*Cubic, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cubic{Window: w, cfg: cfg, resetWMax: true,
+	return &Cubic{window: w, cfg: cfg, resetWMax: true,
 		alpha: 3 * (1 - cfg.Beta) / (1 + cfg.Beta)}, nil
 }
 
@@ -122,7 +122,7 @@ func (c *Cubic) WCubic(t float64) float64 {
 	return c.cfg.C*d*d*d + c.wMax
 }
 
-func (c *Cubic) segs() float64 { return float64(c.CwndBytes) / float64(c.MSS) }
+func (c *Cubic) segs() float64 { return float64(c.cwnd) / float64(c.mss) }
 
 // startEpoch begins a congestion-avoidance stage at now.
 func (c *Cubic) startEpoch(now clock.Time) {
@@ -139,7 +139,7 @@ func (c *Cubic) startEpoch(now clock.Time) {
 
 // OnAck grows cwnd: slow start below ssthresh, CUBIC above.
 func (c *Cubic) OnAck(a Ack) {
-	c.NoteAck()
+	c.noteAck()
 	if a.AppLimited {
 		// Do not let the time spent app-limited count as growth time
 		// (RFC 9438 §5.8; Linux shifts epoch_start after idle).
@@ -154,12 +154,12 @@ func (c *Cubic) OnAck(a Ack) {
 		}
 		c.appLimitedSince = clock.Never
 	}
-	if !c.MayGrow(a) || a.Acked <= 0 {
+	if !c.mayGrow(a) || a.Acked <= 0 {
 		return
 	}
 	acked := a.Acked
-	if c.InSlowStart() {
-		acked = c.SlowStart(acked)
+	if c.inSlowStart() {
+		acked = c.slowStart(acked)
 		if acked == 0 {
 			return
 		}
@@ -173,7 +173,7 @@ func (c *Cubic) OnAck(a Ack) {
 	}
 	t := a.Now.Sub(c.epochStart).Seconds()
 	cwnd := c.segs()
-	ackedSegs := float64(acked) / float64(c.MSS)
+	ackedSegs := float64(acked) / float64(c.mss)
 
 	// Reno-friendly estimate (§4.3).
 	alpha := c.alpha
@@ -183,17 +183,17 @@ func (c *Cubic) OnAck(a Ack) {
 	c.wEst += alpha * ackedSegs / cwnd
 
 	if c.cfg.Friendly && c.WCubic(t) < c.wEst {
-		if want := int(c.wEst * float64(c.MSS)); want > c.CwndBytes {
-			c.CwndBytes = want
+		if want := int(c.wEst * float64(c.mss)); want > c.cwnd {
+			c.cwnd = want
 		}
 		c.frac = 0
 		return
 	}
 	target := min(max(c.WCubic(t+rtt.Seconds()), cwnd), 1.5*cwnd)
-	c.frac += (target - cwnd) / cwnd * ackedSegs * float64(c.MSS)
+	c.frac += (target - cwnd) / cwnd * ackedSegs * float64(c.mss)
 	if c.frac >= 1 {
 		n := int(c.frac)
-		c.CwndBytes += n
+		c.cwnd += n
 		c.frac -= float64(n)
 	}
 }
@@ -209,8 +209,8 @@ func (c *Cubic) congestionEvent(flight int) {
 	}
 	c.resetWMax = false
 	c.cwndPrior = cwnd
-	c.SsthreshB = max(int(float64(flight)*c.cfg.Beta), MinSsthreshSegments*c.MSS)
-	c.BytesAcked = 0
+	c.ssthresh = max(int(float64(flight)*c.cfg.Beta), MinSsthreshSegments*c.mss)
+	c.bytesAcked = 0
 	c.epochStart = clock.Never
 }
 
@@ -219,15 +219,15 @@ func (c *Cubic) OnCongestion(e Congestion) {
 	c.congestionEvent(e.InFlight)
 	switch e.Kind {
 	case Loss:
-		c.InRecovery = true
+		c.inRecovery = true
 	case ECN:
-		c.CwndBytes = c.SsthreshB
+		c.cwnd = c.ssthresh
 	}
 }
 
 // OnRecoveryExit sets cwnd = ssthresh.
 func (c *Cubic) OnRecoveryExit(clock.Time, int) {
-	c.ExitRecovery()
+	c.exitRecovery()
 	c.epochStart = clock.Never
 }
 
@@ -235,13 +235,13 @@ func (c *Cubic) OnRecoveryExit(clock.Time, int) {
 // backed-off timeouts), cwnd = 1 SMSS, and the next CA stage restarts the
 // cubic curve at its own cwnd with K = 0.
 func (c *Cubic) OnRTO(_ clock.Time, inFlight int) {
-	if !c.AfterRTO {
-		c.SsthreshB = max(int(float64(inFlight)*c.cfg.Beta), MinSsthreshSegments*c.MSS)
+	if !c.afterRTO {
+		c.ssthresh = max(int(float64(inFlight)*c.cfg.Beta), MinSsthreshSegments*c.mss)
 	}
-	c.CwndBytes = LossWindowSegments * c.MSS
-	c.BytesAcked = 0
-	c.InRecovery = false
-	c.AfterRTO = true
+	c.cwnd = LossWindowSegments * c.mss
+	c.bytesAcked = 0
+	c.inRecovery = false
+	c.afterRTO = true
 	c.epochStart = clock.Never
 	c.resetWMax = true
 }
@@ -249,7 +249,7 @@ func (c *Cubic) OnRTO(_ clock.Time, inFlight int) {
 // State returns a snapshot; Vars hold W_max, K, W_est, cwnd_epoch and
 // cwnd_prior. Vars uses controller-owned storage valid until the next call.
 func (c *Cubic) State() State {
-	s := c.Window.State()
+	s := c.window.state()
 	c.vars = [...]Var{
 		{Name: "w_max", Value: c.wMax, Unit: "segments"},
 		{Name: "k", Value: c.k, Unit: "s"},

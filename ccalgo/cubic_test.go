@@ -21,7 +21,7 @@ func newTestCubic(t *testing.T, spec string) *Cubic {
 // cubicAfterLoss puts c in congestion avoidance after a loss at cwnd
 // segments (flight = cwnd) and returns the time of the first CA ACK.
 func cubicAfterLoss(c *Cubic, cwnd int, now clock.Time) {
-	c.CwndBytes = cwnd * testMSS
+	c.cwnd = cwnd * testMSS
 	c.OnCongestion(Congestion{Now: now, Kind: Loss, InFlight: cwnd * testMSS})
 	c.OnRecoveryExit(now, 0)
 }
@@ -137,7 +137,7 @@ func TestCubicDecrease(t *testing.T) {
 		{"cubic", 2, 2, 2 * testMSS}, // floor 2 SMSS
 	} {
 		c := newTestCubic(t, tc.spec)
-		c.CwndBytes = tc.cwnd * testMSS
+		c.cwnd = tc.cwnd * testMSS
 		c.OnCongestion(Congestion{Kind: Loss, InFlight: tc.flight * testMSS})
 		if got := c.Ssthresh(); got != tc.want {
 			t.Errorf("%s cwnd %d flight %d: ssthresh got %d, want %d", tc.spec, tc.cwnd, tc.flight, got, tc.want)
@@ -153,7 +153,7 @@ func TestCubicDecrease(t *testing.T) {
 	}
 	// ECN: cwnd = ssthresh at once.
 	c := newTestCubic(t, "cubic")
-	c.CwndBytes = 100 * testMSS
+	c.cwnd = 100 * testMSS
 	c.OnCongestion(Congestion{Kind: ECN, InFlight: 100 * testMSS})
 	if got, want := c.Cwnd(), 70*testMSS; got != want {
 		t.Errorf("ECN: cwnd got %d, want %d", got, want)
@@ -173,13 +173,13 @@ func TestCubicFastConvergence(t *testing.T) {
 		{"cubic:beta=0.5", 100, 60, 60 * 1.5 / 2}, // beta enters the rule
 	} {
 		c := newTestCubic(t, tc.spec)
-		c.CwndBytes = tc.first * testMSS
+		c.cwnd = tc.first * testMSS
 		c.OnCongestion(Congestion{Kind: Loss, InFlight: tc.first * testMSS})
 		if got := c.WMax(); got != float64(tc.first) {
 			t.Errorf("%s: W_max after first loss got %v, want %v", tc.spec, got, tc.first)
 		}
 		c.OnRecoveryExit(0, 0)
-		c.CwndBytes = tc.then * testMSS
+		c.cwnd = tc.then * testMSS
 		c.OnCongestion(Congestion{Kind: Loss, InFlight: tc.then * testMSS})
 		if got := c.WMax(); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("%s: W_max after loss at %d (previous %d): got %v, want %v", tc.spec, tc.then, tc.first, got, tc.want)
@@ -247,10 +247,10 @@ func TestCubicRTOAndSlowStart(t *testing.T) {
 	c := newTestCubic(t, "cubic")
 	// An earlier loss at 200 segments leaves W_max = 200; the RTO must make
 	// the next CA stage forget it.
-	c.CwndBytes = 200 * testMSS
+	c.cwnd = 200 * testMSS
 	c.OnCongestion(Congestion{Kind: Loss, InFlight: 200 * testMSS})
 	c.OnRecoveryExit(0, 0)
-	c.CwndBytes = 100 * testMSS
+	c.cwnd = 100 * testMSS
 	c.OnRTO(0, 100*testMSS)
 	if c.Cwnd() != testMSS || c.Ssthresh() != 70*testMSS {
 		t.Errorf("RTO: cwnd/ssthresh got %d/%d, want %d/%d", c.Cwnd(), c.Ssthresh(), testMSS, 70*testMSS)
@@ -262,7 +262,7 @@ func TestCubicRTOAndSlowStart(t *testing.T) {
 	// Slow start up to ssthresh, then the first CA stage has K=0 and
 	// W_max = cwnd at its start (§4.8).
 	now := clock.Start
-	for c.InSlowStart() {
+	for c.inSlowStart() {
 		now = now.Add(time.Millisecond)
 		c.OnAck(Ack{Now: now, Acked: testMSS, SRTT: ms(100)})
 	}

@@ -159,7 +159,7 @@ type DCADecision struct {
 //
 // Loss, ECN and RTO are handled as Reno.
 type DCA struct {
-	Window
+	window
 	cfg DCAConfig
 
 	buf   []int64 // ring of the last w samples, ns
@@ -195,7 +195,7 @@ func NewDCA(cfg DCAConfig, env Env) (*DCA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DCA{Window: w, cfg: cfg, buf: make([]int64, cfg.W)}, nil
+	return &DCA{window: w, cfg: cfg, buf: make([]int64, cfg.W)}, nil
 }
 
 // Name returns "dca".
@@ -280,18 +280,18 @@ func (x u128) float() float64 { return float64(x.hi)*(1<<64) + float64(x.lo) }
 // OnAck takes the tcprtt sample, runs the congestion decision and, if it did
 // not react, grows the window by the Reno rules.
 func (d *DCA) OnAck(a Ack) {
-	d.NoteAck()
+	d.noteAck()
 	// Round accounting for rtt/2rtt holds runs on every ACK.
 	if d.holdRounds > 0 && a.CumAck >= d.holdEnd {
 		d.holdRounds--
 		d.holdEnd = a.SndNxt
 	}
 	reacted := false
-	if a.RTT > 0 && !a.InRecovery && !d.InRecovery {
+	if a.RTT > 0 && !a.InRecovery && !d.inRecovery {
 		reacted = d.sample(a)
 	}
-	if !reacted && d.MayGrow(a) {
-		d.RenoGrowth(a.Acked)
+	if !reacted && d.mayGrow(a) {
+		d.renoGrowth(a.Acked)
 	}
 }
 
@@ -305,7 +305,7 @@ func (d *DCA) sample(a Ack) bool {
 	sampled, avg, sd := d.stats()
 	rec := DCADecision{Now: a.Now, Sample: a.RTT, SampledRTT: time.Duration(math.Round(sampled)),
 		WindowAvg: time.Duration(math.Round(avg)), Threshold: time.Duration(math.Round(sd)),
-		Congested: sampled > avg+sd, CwndBefore: d.CwndBytes}
+		Congested: sampled > avg+sd, CwndBefore: d.cwnd}
 	d.decisions++
 	// The epoch ends when the RTT is back to the level it began at.
 	if d.epochOpen && sampled <= d.epochLevel {
@@ -330,7 +330,7 @@ func (d *DCA) sample(a Ack) bool {
 		}
 	}
 	rec.EpochOpen = d.epochOpen
-	rec.CwndAfter = d.CwndBytes
+	rec.CwndAfter = d.cwnd
 	d.last, d.haveLast = rec, true
 	if d.trace != nil {
 		d.trace(rec)
@@ -342,12 +342,12 @@ func (d *DCA) sample(a Ack) bool {
 // ssthresh to the new cwnd and starts the rtt/2rtt hold.
 func (d *DCA) react(a Ack) {
 	d.reactions++
-	floor := MinSsthreshSegments * d.MSS
-	if d.CwndBytes > floor {
-		d.CwndBytes = max(d.CwndBytes-int(float64(d.CwndBytes)*d.cfg.Reduction), floor)
+	floor := MinSsthreshSegments * d.mss
+	if d.cwnd > floor {
+		d.cwnd = max(d.cwnd-int(float64(d.cwnd)*d.cfg.Reduction), floor)
 	}
-	d.SsthreshB = max(d.CwndBytes, floor)
-	d.BytesAcked = 0
+	d.ssthresh = max(d.cwnd, floor)
+	d.bytesAcked = 0
 	if k := d.cfg.Decision.rounds(); k > 0 {
 		d.holdRounds = k
 		d.holdEnd = a.SndNxt
@@ -358,23 +358,23 @@ func (d *DCA) react(a Ack) {
 func (d *DCA) OnCongestion(c Congestion) {
 	switch c.Kind {
 	case Loss:
-		d.EnterLoss(c.InFlight)
+		d.enterLoss(c.InFlight)
 	case ECN:
-		d.ECNReduce(c.InFlight)
+		d.ecnReduce(c.InFlight)
 	}
 }
 
 // OnRecoveryExit sets cwnd = ssthresh (RFC 6582 §3.2 step 3).
-func (d *DCA) OnRecoveryExit(clock.Time, int) { d.ExitRecovery() }
+func (d *DCA) OnRecoveryExit(clock.Time, int) { d.exitRecovery() }
 
 // OnRTO applies the RFC 5681 timeout rules.
-func (d *DCA) OnRTO(_ clock.Time, inFlight int) { d.RTO(inFlight) }
+func (d *DCA) OnRTO(_ clock.Time, inFlight int) { d.rto(inFlight) }
 
 // State returns a snapshot with DCA's last compared values in Vars. Vars
 // uses storage owned by the controller (no allocation per call): it is valid
 // until the next call of State; copy it to keep it.
 func (d *DCA) State() State {
-	s := d.Window.State()
+	s := d.window.state()
 	l := d.last
 	epoch := 0.0
 	if d.epochOpen {

@@ -132,7 +132,7 @@ func TestDCAReduction(t *testing.T) {
 		for range 20 {
 			f.ack(ms(50))
 		}
-		d.CwndBytes, d.SsthreshB = tc.cwnd, tc.cwnd // congestion avoidance
+		d.cwnd, d.ssthresh = tc.cwnd, tc.cwnd // congestion avoidance
 		f.ack(ms(200))
 		rec, _ := d.LastDecision()
 		if !rec.Reacted {
@@ -157,12 +157,12 @@ func TestDCASlowStartExit(t *testing.T) {
 	for range 20 {
 		f.ack(ms(50))
 	}
-	d.CwndBytes = 10 * testMSS
-	if !d.InSlowStart() {
+	d.cwnd = 10 * testMSS
+	if !d.inSlowStart() {
 		t.Fatalf("expected slow start")
 	}
 	f.ack(ms(200))
-	if d.InSlowStart() {
+	if d.inSlowStart() {
 		t.Errorf("phase after reaction: got slow start, want congestion avoidance (ssthresh = cwnd)")
 	}
 }
@@ -172,7 +172,7 @@ func TestDCASlowStartExit(t *testing.T) {
 // epoch began at, a new rise reacts again.
 func TestDCAEpoch(t *testing.T) {
 	d := newTestDCA(t, "dca")
-	d.CwndBytes, d.SsthreshB = 100*testMSS, 100*testMSS
+	d.cwnd, d.ssthresh = 100*testMSS, 100*testMSS
 	f := newFeeder(d)
 	for range 20 {
 		f.ack(ms(50))
@@ -250,7 +250,7 @@ func TestDCARoundHolds(t *testing.T) {
 	}{{"rtt", 1}, {"2rtt", 2}} {
 		t.Run(tc.decision, func(t *testing.T) {
 			d := newTestDCA(t, "dca:decision="+tc.decision)
-			d.CwndBytes, d.SsthreshB = 1000*testMSS, 1000*testMSS
+			d.cwnd, d.ssthresh = 1000*testMSS, 1000*testMSS
 			f := newFeeder(d)
 			f.flight = 10 * testMSS // a round is 10 ACKs
 			for range 20 {

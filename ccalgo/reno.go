@@ -21,7 +21,7 @@ type RenoConfig struct {
 // several losses in one window (partial ACKs), which is the transport's
 // recovery strategy, not the window rules.
 type Reno struct {
-	Window
+	window
 	name string
 }
 
@@ -31,7 +31,7 @@ func NewReno(name string, cfg RenoConfig, env Env) (*Reno, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reno{Window: w, name: name}, nil
+	return &Reno{window: w, name: name}, nil
 }
 
 // Name returns "reno" or "newreno".
@@ -39,11 +39,11 @@ func (r *Reno) Name() string { return r.name }
 
 // OnAck grows cwnd by the RFC 5681 rules unless in recovery or app-limited.
 func (r *Reno) OnAck(a Ack) {
-	r.NoteAck()
-	if !r.MayGrow(a) {
+	r.noteAck()
+	if !r.mayGrow(a) {
 		return
 	}
-	r.RenoGrowth(a.Acked)
+	r.renoGrowth(a.Acked)
 }
 
 // OnCongestion sets ssthresh = max(FlightSize/2, 2*SMSS); for ECN it also
@@ -51,20 +51,20 @@ func (r *Reno) OnAck(a Ack) {
 func (r *Reno) OnCongestion(c Congestion) {
 	switch c.Kind {
 	case Loss:
-		r.EnterLoss(c.InFlight)
+		r.enterLoss(c.InFlight)
 	case ECN:
-		r.ECNReduce(c.InFlight)
+		r.ecnReduce(c.InFlight)
 	}
 }
 
 // OnRecoveryExit sets cwnd = ssthresh (RFC 6582 §3.2 step 3, first option).
-func (r *Reno) OnRecoveryExit(clock.Time, int) { r.ExitRecovery() }
+func (r *Reno) OnRecoveryExit(clock.Time, int) { r.exitRecovery() }
 
 // OnRTO sets ssthresh = max(FlightSize/2, 2*SMSS) and cwnd = 1 SMSS.
-func (r *Reno) OnRTO(_ clock.Time, inFlight int) { r.RTO(inFlight) }
+func (r *Reno) OnRTO(_ clock.Time, inFlight int) { r.rto(inFlight) }
 
 // State returns a snapshot.
-func (r *Reno) State() State { return r.Window.State() }
+func (r *Reno) State() State { return r.window.state() }
 
 func init() {
 	for _, n := range []struct{ name, doc string }{

@@ -120,7 +120,7 @@ func TestRenoSlowStartToSsthresh(t *testing.T) {
 	if got, want := r.Cwnd(), 5*testMSS; got != want {
 		t.Errorf("cwnd: got %d, want %d (capped at ssthresh)", got, want)
 	}
-	if got, want := r.BytesAcked, 1200; got != want {
+	if got, want := r.bytesAcked, 1200; got != want {
 		t.Errorf("bytes_acked carried into CA: got %d, want %d", got, want)
 	}
 	if got, want := r.State().Phase, PhaseCongAvoid; got != want {
@@ -145,7 +145,7 @@ func TestRenoCongestionAvoidance(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newTestReno(t, "reno")
-			r.CwndBytes, r.SsthreshB = tc.cwnd*testMSS, tc.cwnd*testMSS
+			r.cwnd, r.ssthresh = tc.cwnd*testMSS, tc.cwnd*testMSS
 			for range tc.rtts {
 				// one RTT: the current window is acknowledged
 				w := r.Cwnd()
@@ -160,7 +160,7 @@ func TestRenoCongestionAvoidance(t *testing.T) {
 	}
 	// Less than a window acknowledged: no increase yet.
 	r := newTestReno(t, "reno")
-	r.CwndBytes, r.SsthreshB = 10*testMSS, 10*testMSS
+	r.cwnd, r.ssthresh = 10*testMSS, 10*testMSS
 	for range 9 {
 		r.OnAck(Ack{Acked: testMSS})
 	}
@@ -185,7 +185,7 @@ func TestRenoLoss(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newTestReno(t, "reno")
-			r.CwndBytes = tc.cwnd * testMSS
+			r.cwnd = tc.cwnd * testMSS
 			r.OnCongestion(Congestion{Kind: Loss, InFlight: tc.flight * testMSS})
 			if got := r.Ssthresh(); got != tc.wantSsthresh {
 				t.Errorf("ssthresh: got %d, want %d", got, tc.wantSsthresh)
@@ -223,7 +223,7 @@ func TestRenoNoGrowth(t *testing.T) {
 		for _, ss := range []bool{true, false} {
 			r := newTestReno(t, "reno")
 			if !ss {
-				r.SsthreshB = r.CwndBytes
+				r.ssthresh = r.cwnd
 			}
 			before := r.Cwnd()
 			for range 20 {
@@ -241,7 +241,7 @@ func TestRenoNoGrowth(t *testing.T) {
 // start afterwards.
 func TestRenoRTO(t *testing.T) {
 	r := newTestReno(t, "reno")
-	r.CwndBytes = 30 * testMSS
+	r.cwnd = 30 * testMSS
 	r.OnRTO(0, 24*testMSS)
 	if got, want := r.Cwnd(), testMSS; got != want {
 		t.Errorf("cwnd after RTO: got %d, want %d", got, want)
@@ -288,7 +288,7 @@ func TestRenoECN(t *testing.T) {
 		{20, 20, 10}, {20, 12, 6}, {3, 3, 2}, {10, 0, 2},
 	} {
 		r := newTestReno(t, "reno")
-		r.CwndBytes = tc.cwnd * testMSS
+		r.cwnd = tc.cwnd * testMSS
 		r.OnCongestion(Congestion{Kind: ECN, InFlight: tc.flight * testMSS})
 		if got := r.Cwnd(); got != tc.want*testMSS {
 			t.Errorf("ECN cwnd %d flight %d: cwnd got %d, want %d", tc.cwnd, tc.flight, got, tc.want*testMSS)

@@ -123,7 +123,7 @@ func (c VegasConfig) validate() error {
 //     RTO: Reno (1 SMSS, slow start again);
 //   - no adjustment while in loss recovery; no increase when app-limited.
 type Vegas struct {
-	Window
+	window
 	cfg VegasConfig
 
 	baseRTT time.Duration // minimum RTT seen
@@ -149,7 +149,7 @@ func NewVegas(cfg VegasConfig, env Env) (*Vegas, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Vegas{Window: w, cfg: cfg, ssGrow: true}
+	v := &Vegas{window: w, cfg: cfg, ssGrow: true}
 	v.resetRound()
 	return v, nil
 }
@@ -174,8 +174,8 @@ func (v *Vegas) resetRound() { v.rMin, v.rSum, v.rCnt = math.MaxInt64, 0, 0 }
 
 // OnAck collects RTT samples and runs the once-per-round Vegas adjustment.
 func (v *Vegas) OnAck(a Ack) {
-	v.NoteAck()
-	recovering := a.InRecovery || v.InRecovery
+	v.noteAck()
+	recovering := a.InRecovery || v.inRecovery
 	if a.RTT > 0 {
 		if v.baseRTT == 0 || a.RTT < v.baseRTT {
 			v.baseRTT = a.RTT
@@ -188,8 +188,8 @@ func (v *Vegas) OnAck(a Ack) {
 	}
 	// Slow start grows on every ACK of a growth round (the round-ending ACK
 	// included); cwnd is held in the rounds in between.
-	if v.InSlowStart() && v.ssGrow && v.MayGrow(a) {
-		v.SlowStart(a.Acked)
+	if v.inSlowStart() && v.ssGrow && v.mayGrow(a) {
+		v.slowStart(a.Acked)
 	}
 	if v.round.update(a.CumAck, a.SndNxt) {
 		v.endRound(a)
@@ -199,17 +199,17 @@ func (v *Vegas) OnAck(a Ack) {
 // endRound runs the Vegas comparison at the end of a round.
 func (v *Vegas) endRound(a Ack) {
 	defer v.resetRound()
-	if a.InRecovery || v.InRecovery {
+	if a.InRecovery || v.inRecovery {
 		return
 	}
 	if v.rCnt < VegasMinRoundSamples || v.baseRTT <= 0 {
 		// Too few samples to judge (Linux: behave as Reno). In slow start
 		// the growth/hold alternation goes on without the gamma check; in
 		// congestion avoidance the round gets Reno's +1 SMSS per RTT.
-		if v.InSlowStart() {
+		if v.inSlowStart() {
 			v.ssGrow = !v.ssGrow
-		} else if v.MayGrow(a) {
-			v.CwndBytes += v.MSS
+		} else if v.mayGrow(a) {
+			v.cwnd += v.mss
 		}
 		return
 	}
@@ -217,15 +217,15 @@ func (v *Vegas) endRound(a Ack) {
 	if v.cfg.RTT == RoundMean {
 		rtt = v.rSum / time.Duration(v.rCnt)
 	}
-	cwndPkts := float64(v.CwndBytes) / float64(v.MSS)
+	cwndPkts := float64(v.cwnd) / float64(v.mss)
 	base := v.baseRTT.Seconds()
 	expected := cwndPkts / base        // packets/s
 	actual := cwndPkts / rtt.Seconds() // packets/s
 	diff := (expected - actual) * base // packets
 	v.lastRTT, v.lastDiff, v.haveDiff = rtt, diff, true
-	floor := MinSsthreshSegments * v.MSS
+	floor := MinSsthreshSegments * v.mss
 
-	if v.InSlowStart() {
+	if v.inSlowStart() {
 		if v.ssGrow {
 			// A growth round ended: hold cwnd for the next round.
 			v.ssGrow = false
@@ -233,9 +233,9 @@ func (v *Vegas) endRound(a Ack) {
 		}
 		// A fixed round ended: compare.
 		if diff > v.cfg.Gamma {
-			v.CwndBytes = max(v.CwndBytes-v.CwndBytes/VegasSlowStartExitDivisor, floor)
-			v.SsthreshB = v.CwndBytes
-			v.BytesAcked = 0
+			v.cwnd = max(v.cwnd-v.cwnd/VegasSlowStartExitDivisor, floor)
+			v.ssthresh = v.cwnd
+			v.bytesAcked = 0
 			return
 		}
 		v.ssGrow = true
@@ -243,11 +243,11 @@ func (v *Vegas) endRound(a Ack) {
 	}
 	switch {
 	case diff > v.cfg.Beta:
-		v.CwndBytes = max(v.CwndBytes-v.MSS, floor)
-		v.SsthreshB = min(v.SsthreshB, v.CwndBytes)
+		v.cwnd = max(v.cwnd-v.mss, floor)
+		v.ssthresh = min(v.ssthresh, v.cwnd)
 	case diff < v.cfg.Alpha:
-		if v.MayGrow(a) {
-			v.CwndBytes += v.MSS
+		if v.mayGrow(a) {
+			v.cwnd += v.mss
 		}
 	}
 }
@@ -256,26 +256,26 @@ func (v *Vegas) endRound(a Ack) {
 func (v *Vegas) OnCongestion(c Congestion) {
 	switch c.Kind {
 	case Loss:
-		v.EnterLoss(c.InFlight)
+		v.enterLoss(c.InFlight)
 		if v.cfg.FineGrained {
-			v.SsthreshB = max(int(float64(v.CwndBytes)*VegasFineGrainedKeep), MinSsthreshSegments*v.MSS)
+			v.ssthresh = max(int(float64(v.cwnd)*VegasFineGrainedKeep), MinSsthreshSegments*v.mss)
 		}
 	case ECN:
-		v.ECNReduce(c.InFlight)
+		v.ecnReduce(c.InFlight)
 	}
 	v.resetRound()
 }
 
 // OnRecoveryExit sets cwnd = ssthresh and restarts the round measurement.
 func (v *Vegas) OnRecoveryExit(clock.Time, int) {
-	v.ExitRecovery()
+	v.exitRecovery()
 	v.resetRound()
 }
 
 // OnRTO applies the RFC 5681 timeout rules; the next slow start begins with
 // a growth round.
 func (v *Vegas) OnRTO(_ clock.Time, inFlight int) {
-	v.RTO(inFlight)
+	v.rto(inFlight)
 	v.ssGrow = true
 	v.resetRound()
 }
@@ -283,10 +283,10 @@ func (v *Vegas) OnRTO(_ clock.Time, inFlight int) {
 // State returns a snapshot; Vars hold base_rtt, round_rtt, diff, expected
 // and actual. Vars uses controller-owned storage valid until the next call.
 func (v *Vegas) State() State {
-	s := v.Window.State()
+	s := v.window.state()
 	var exp, act float64
 	if v.baseRTT > 0 && v.lastRTT > 0 {
-		c := float64(v.CwndBytes) / float64(v.MSS)
+		c := float64(v.cwnd) / float64(v.mss)
 		exp, act = c/v.baseRTT.Seconds(), c/v.lastRTT.Seconds()
 	}
 	v.vars = [...]Var{

@@ -76,7 +76,7 @@ func TestVegasBand(t *testing.T) {
 		{0, +1}, {1, +1}, {1.9, +1}, {2.1, 0}, {3, 0}, {3.9, 0}, {4.1, -1}, {6, -1}, {15, -1},
 	} {
 		d := newVegasDriver(t, "vegas")
-		d.v.CwndBytes, d.v.SsthreshB = 20*testMSS, 20*testMSS // congestion avoidance
+		d.v.cwnd, d.v.ssthresh = 20*testMSS, 20*testMSS // congestion avoidance
 		d.sndNxt = d.cum + uint64(d.v.Cwnd())
 		d.v.round.end = d.sndNxt
 		d.round(base) // establishes baseRTT; diff 0: +1
@@ -99,7 +99,7 @@ func TestVegasBand(t *testing.T) {
 // many rounds; ACKs inside a round never change cwnd in CA.
 func TestVegasBandSteadyState(t *testing.T) {
 	d := newVegasDriver(t, "vegas")
-	d.v.CwndBytes, d.v.SsthreshB = 30*testMSS, 30*testMSS
+	d.v.cwnd, d.v.ssthresh = 30*testMSS, 30*testMSS
 	d.sndNxt = d.cum + uint64(d.v.Cwnd())
 	d.v.round.end = d.sndNxt
 	d.round(ms(50))
@@ -123,7 +123,7 @@ func TestVegasSlowStart(t *testing.T) {
 		if got := d.v.Cwnd() / testMSS; got != w {
 			t.Errorf("round %d: cwnd got %d packets, want %d", i+1, got, w)
 		}
-		if !d.v.InSlowStart() {
+		if !d.v.inSlowStart() {
 			t.Fatalf("round %d: left slow start with diff 0", i+1)
 		}
 	}
@@ -133,14 +133,14 @@ func TestVegasSlowStart(t *testing.T) {
 	d.round(base)                     // grow to 8
 	d.round(rttForDiff(base, 8, 0.5)) // fixed round, diff 0.5 <= gamma: continue
 	d.round(rttForDiff(base, 16, 5))  // growth round with a large diff: no exit
-	if got := d.v.Cwnd() / testMSS; got != 16 || !d.v.InSlowStart() {
-		t.Fatalf("after growth round with diff 5: cwnd %d packets, slow start %v; want 16, true", got, d.v.InSlowStart())
+	if got := d.v.Cwnd() / testMSS; got != 16 || !d.v.inSlowStart() {
+		t.Fatalf("after growth round with diff 5: cwnd %d packets, slow start %v; want 16, true", got, d.v.inSlowStart())
 	}
 	d.round(rttForDiff(base, 16, 1.5)) // fixed round, diff 1.5 > gamma 1: exit
 	if got, want := d.v.Cwnd(), 16*testMSS-16*testMSS/8; got != want {
 		t.Errorf("gamma exit: cwnd got %d, want %d (cwnd - cwnd/8)", got, want)
 	}
-	if d.v.InSlowStart() {
+	if d.v.inSlowStart() {
 		t.Errorf("gamma exit: still in slow start (ssthresh %d)", d.v.Ssthresh())
 	}
 	if got, want := d.v.Ssthresh(), d.v.Cwnd(); got != want {
@@ -150,7 +150,7 @@ func TestVegasSlowStart(t *testing.T) {
 	d = newVegasDriver(t, "vegas:iw=4,gamma=3")
 	d.round(base)
 	d.round(rttForDiff(base, 8, 1.5))
-	if !d.v.InSlowStart() {
+	if !d.v.inSlowStart() {
 		t.Errorf("gamma=3, diff 1.5: left slow start")
 	}
 }
@@ -161,7 +161,7 @@ func TestVegasRoundRTTEstimator(t *testing.T) {
 		want time.Duration
 	}{{"vegas", ms(100)}, {"vegas:rtt=min", ms(100)}, {"vegas:rtt=mean", ms(150)}} {
 		d := newVegasDriver(t, tc.spec)
-		d.v.CwndBytes, d.v.SsthreshB = 20*testMSS, 20*testMSS
+		d.v.cwnd, d.v.ssthresh = 20*testMSS, 20*testMSS
 		d.sndNxt = d.cum + uint64(d.v.Cwnd())
 		d.v.round.end = d.sndNxt
 		d.round(ms(100), ms(200)) // alternating samples: min 100, mean 150
@@ -183,7 +183,7 @@ func TestVegasLossAndRTO(t *testing.T) {
 		{"vegas:finegrained", 2, 2, 2 * testMSS},
 	} {
 		d := newVegasDriver(t, tc.spec)
-		d.v.CwndBytes = tc.cwnd * testMSS
+		d.v.cwnd = tc.cwnd * testMSS
 		d.v.OnCongestion(Congestion{Kind: Loss, InFlight: tc.flight * testMSS})
 		if got := d.v.Ssthresh(); got != tc.wantSsthresh {
 			t.Errorf("%s loss: ssthresh got %d, want %d", tc.spec, got, tc.wantSsthresh)
@@ -201,7 +201,7 @@ func TestVegasLossAndRTO(t *testing.T) {
 		}
 	}
 	d := newVegasDriver(t, "vegas")
-	d.v.CwndBytes = 20 * testMSS
+	d.v.cwnd = 20 * testMSS
 	d.v.OnRTO(0, 20*testMSS)
 	if d.v.Cwnd() != testMSS || d.v.Ssthresh() != 10*testMSS {
 		t.Errorf("RTO: cwnd/ssthresh got %d/%d, want %d/%d", d.v.Cwnd(), d.v.Ssthresh(), testMSS, 10*testMSS)
