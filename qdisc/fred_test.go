@@ -204,3 +204,50 @@ func TestFREDHardLimit(t *testing.T) {
 		t.Errorf("state tables got %d, want %d (dropped flows keep none)", got, want)
 	}
 }
+
+// [LM97]'s central claim: a fragile (low-rate) flow sharing a link with a
+// non-adaptive flow sending at twice the link rate loses a large share of
+// its packets under RED but none under FRED, which confines the aggressive
+// flow to about maxq packets while keeping the link busy.
+func TestFREDProtectsFragileFlow(t *testing.T) {
+	run := func(spec string) (fragileLoss float64, idle int) {
+		rc := &rec{}
+		q, err := New(spec, Env{Handler: rc, Rand: seeded(9), Rate: 12e6, MTU: 1500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g pktGen
+		sent := 0
+		for tick := 0; tick < 20000; tick++ { // one departure per 1 ms tick
+			now := at(time.Duration(tick) * time.Millisecond)
+			q.Enqueue(now, g.pkt(1, 1500)) // non-adaptive: 2 packets per tick
+			q.Enqueue(now, g.pkt(1, 1500))
+			if tick%20 == 0 { // fragile: one packet per 20 ticks
+				q.Enqueue(now, g.pkt(2, 1500))
+				sent++
+			}
+			if q.Dequeue(now.Add(500*time.Microsecond)) == nil {
+				idle++
+			}
+		}
+		lost := 0
+		for _, d := range rc.drops {
+			if d.flow == 2 {
+				lost++
+			}
+		}
+		return float64(lost) / float64(sent), idle
+	}
+	redLoss, _ := run("red:min=5,max=10,maxp=0.02,limit=100p")
+	fredLoss, fredIdle := run("fred:min=5,max=10,maxp=0.02,limit=100")
+	t.Logf("fragile-flow loss: RED %.3f, FRED %.3f", redLoss, fredLoss)
+	if redLoss < 0.2 {
+		t.Errorf("RED fragile-flow loss got %.3f, want > 0.2 (the scenario must hurt it)", redLoss)
+	}
+	if fredLoss != 0 {
+		t.Errorf("FRED fragile-flow loss got %.3f, want 0", fredLoss)
+	}
+	if fredIdle > 0 {
+		t.Errorf("FRED link idle ticks got %d, want 0", fredIdle)
+	}
+}

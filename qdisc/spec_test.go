@@ -32,6 +32,10 @@ func TestSpecParse(t *testing.T) {
 			return r.minTh == 5 && r.maxTh == 15 && r.cfg.MaxP == 0.1 && r.cfg.Wq == 0.002 &&
 				r.cfg.Limit == Limit{Packets: 100} && !r.cfg.Gentle && !r.cfg.ECN && !r.cfg.Bytes
 		}},
+		{"red:min=5,max=15,maxp=0.1,wq=0.002,limit=100p,gentle,ecn,bytes", func(q Queue) bool {
+			r := q.(*RED)
+			return r.minTh == 5000 && r.maxTh == 15000 && r.cfg.Gentle && r.cfg.ECN && r.cfg.Bytes
+		}},
 		{"red:min=4500b,max=12kb", func(q Queue) bool { r := q.(*RED); return r.minTh == 4.5 && r.maxTh == 12 }},
 		{"fred:min=4,max=8,maxp=0.05,wq=0.003,minq=4,limit=40,ecn", func(q Queue) bool {
 			f := q.(*FRED)
