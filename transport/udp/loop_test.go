@@ -191,3 +191,34 @@ func BenchmarkLoopMem(b *testing.B) {
 	la.kick()
 	<-done
 }
+
+// BenchmarkLoopUDP is BenchmarkLoopMem over real loopback UDP sockets: the
+// driver's ceiling without the transport (allocs/op per datagram ~0).
+func BenchmarkLoopUDP(b *testing.B) {
+	sa, err := netio.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ca, err := netio.DialUDP("", sa.LocalAddr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := &windowEngine{size: 1200, window: 256, total: uint64(b.N), done: make(chan struct{}), peer: sa.LocalAddr()}
+	done := w.done
+	e := &echoEngine{peer: ca.LocalAddr()}
+	la := newLoop(w, ca, 0, 2048, 2048)
+	lb := newLoop(e, sa, 0, 2048, 2048)
+	la.run()
+	lb.run()
+	defer la.close()
+	defer lb.close()
+	b.ReportAllocs()
+	b.SetBytes(1200)
+	b.ResetTimer()
+	la.kick()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		b.Fatalf("stalled: acked %d of %d", w.acked, w.total)
+	}
+}

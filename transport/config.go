@@ -1,0 +1,152 @@
+package transport
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"cclab/ccalgo"
+	"cclab/event"
+)
+
+// Defaults of Config.
+const (
+	// DefaultMaxDatagram is the default UDP payload size, bytes: safe on the
+	// Internet (QUIC's RFC 9000 §14 minimum of 1200 bytes).
+	DefaultMaxDatagram = 1200
+	// DefaultDelayedAck is the delayed-ACK timer, 40 ms (Linux's minimum;
+	// RFC 5681 §4.2 requires less than 500 ms).
+	DefaultDelayedAck = 40 * time.Millisecond
+	// DefaultAckEvery is the number of full-sized segments after which an
+	// ACK is sent at once (RFC 5681 §4.2: at least every second full-sized
+	// segment).
+	DefaultAckEvery = 2
+	// DefaultRecvWindow is the receive window (receive buffer), bytes.
+	DefaultRecvWindow = 8 << 20
+	// DefaultSendBuffer is the Write send buffer, bytes.
+	DefaultSendBuffer = 4 << 20
+	// DefaultIdleTimeout ends a connection that hears nothing for this long.
+	DefaultIdleTimeout = 30 * time.Second
+	// DefaultHandshakeTimeout ends a Dial that gets no Accept for this long.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultMaxConns bounds the connections of a server endpoint.
+	DefaultMaxConns = 4096
+)
+
+// Config configures one connection. Zero fields take the endpoint's
+// Defaults, then the package defaults (DefaultConfig).
+type Config struct {
+	MaxDatagram int           // largest UDP payload sent and accepted, bytes (default 1200, >= MinDatagram)
+	CC          string        // congestion controller spec, e.g. "reno" or "dca:x=2" (default "reno")
+	Recovery    string        // loss-recovery strategy spec, "newreno" (default) or "reno"
+	MinRTO      time.Duration // RTO lower bound (default 200 ms)
+	InitialRTO  time.Duration // RTO before the first RTT sample (default 1 s, RFC 6298 §2.1)
+	MaxRTO      time.Duration // RTO upper bound (default 60 s)
+	DelayedAck  time.Duration // delayed-ACK timer (default 40 ms)
+	AckEvery    int           // ACK at once after this many full-sized in-order segments, packets (default 2; 1 disables delayed ACKs)
+	RecvWindow  int           // receive buffer = largest advertised window, bytes (default 8 MiB)
+	SendBuffer  int           // Write buffer, bytes (default 4 MiB)
+	ECN         bool          // negotiate ECN: send ECT(0), echo CE (RFC 3168)
+	Request     []byte        // client: opaque application request carried in the Initial (<= MaxRequest bytes)
+
+	IdleTimeout      time.Duration // fail with ErrIdleTimeout after this long without a datagram (default 30 s)
+	HandshakeTimeout time.Duration // fail with ErrHandshakeTimeout if no Accept arrives (default 10 s)
+
+	Sink event.Sink // receives this connection's events; nil: the endpoint's Sink
+}
+
+// DefaultConfig returns the package defaults.
+func DefaultConfig() Config {
+	return Config{
+		MaxDatagram: DefaultMaxDatagram, CC: "reno", Recovery: "newreno",
+		MinRTO: DefaultMinRTO, InitialRTO: DefaultInitialRTO, MaxRTO: DefaultMaxRTO,
+		DelayedAck: DefaultDelayedAck, AckEvery: DefaultAckEvery,
+		RecvWindow: DefaultRecvWindow, SendBuffer: DefaultSendBuffer,
+		IdleTimeout: DefaultIdleTimeout, HandshakeTimeout: DefaultHandshakeTimeout,
+	}
+}
+
+// fill replaces zero fields of c with those of d.
+func (c *Config) fill(d Config) {
+	if c.MaxDatagram == 0 {
+		c.MaxDatagram = d.MaxDatagram
+	}
+	if c.CC == "" {
+		c.CC = d.CC
+	}
+	if c.Recovery == "" {
+		c.Recovery = d.Recovery
+	}
+	if c.MinRTO == 0 {
+		c.MinRTO = d.MinRTO
+	}
+	if c.InitialRTO == 0 {
+		c.InitialRTO = d.InitialRTO
+	}
+	if c.MaxRTO == 0 {
+		c.MaxRTO = d.MaxRTO
+	}
+	if c.DelayedAck == 0 {
+		c.DelayedAck = d.DelayedAck
+	}
+	if c.AckEvery == 0 {
+		c.AckEvery = d.AckEvery
+	}
+	if c.RecvWindow == 0 {
+		c.RecvWindow = d.RecvWindow
+	}
+	if c.SendBuffer == 0 {
+		c.SendBuffer = d.SendBuffer
+	}
+	if !c.ECN {
+		c.ECN = d.ECN
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = d.IdleTimeout
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = d.HandshakeTimeout
+	}
+	if c.Sink == nil {
+		c.Sink = d.Sink
+	}
+}
+
+// Validate checks c (after defaults are filled) and names the faulty field.
+func (c *Config) Validate() error {
+	switch {
+	case c.MaxDatagram < MinDatagram || c.MaxDatagram > MaxUDPPayload:
+		return fmt.Errorf("transport: MaxDatagram=%d: must be %d..%d bytes", c.MaxDatagram, MinDatagram, MaxUDPPayload)
+	case c.MinRTO <= 0 || c.MaxRTO < c.MinRTO:
+		return fmt.Errorf("transport: MinRTO=%v MaxRTO=%v: need 0 < MinRTO <= MaxRTO", c.MinRTO, c.MaxRTO)
+	case c.InitialRTO <= 0:
+		return fmt.Errorf("transport: InitialRTO=%v: must be positive", c.InitialRTO)
+	case c.DelayedAck < 0 || c.AckEvery < 1:
+		return fmt.Errorf("transport: DelayedAck=%v AckEvery=%d: need DelayedAck >= 0, AckEvery >= 1", c.DelayedAck, c.AckEvery)
+	case c.RecvWindow < 2*c.MaxDatagram || c.SendBuffer < 1:
+		return fmt.Errorf("transport: RecvWindow=%d SendBuffer=%d: RecvWindow must hold 2 datagrams, SendBuffer > 0 bytes", c.RecvWindow, c.SendBuffer)
+	case len(c.Request) > MaxRequest:
+		return fmt.Errorf("transport: Request is %d bytes, at most %d", len(c.Request), MaxRequest)
+	}
+	if err := ccalgo.Registry.Validate(c.CC); err != nil {
+		return err
+	}
+	return Recoveries.Validate(c.Recovery)
+}
+
+// EndpointConfig configures an Endpoint.
+type EndpointConfig struct {
+	Server   bool       // accept incoming connections
+	Defaults Config     // defaults for Dial and for accepted connections
+	Sink     event.Sink // events of connections whose Config has no Sink; nil: discard
+	// Rand draws connection IDs and seeds each controller's random source.
+	// Live drivers must seed it unpredictably (crypto/rand): the server's
+	// connection ID is what validates a client's address. nil: a fixed seed.
+	Rand *rand.Rand
+	// MaxConns bounds the live connections of the endpoint (default 4096).
+	MaxConns int
+	// Configure, if set, is called for each incoming connection with the
+	// client's request before the connection is built, so a server can pick
+	// per-request parameters (e.g. the controller in reverse mode).
+	Configure func(request []byte, cfg *Config)
+}

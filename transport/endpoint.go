@@ -1,0 +1,267 @@
+package transport
+
+import (
+	"math/rand/v2"
+	"net/netip"
+
+	"cclab/clock"
+	"cclab/ecn"
+)
+
+// Endpoint is one UDP socket's worth of connections: it demultiplexes
+// received datagrams to connections by connection ID and multiplexes their
+// outgoing datagrams. It owns no timers (see Deadline).
+type Endpoint struct {
+	cfg       EndpointConfig
+	rand      *rand.Rand
+	conns     []*Conn          // in creation order (deterministic iteration)
+	byCID     map[uint64]*Conn // by local CID
+	byInitial map[uint64]*Conn // server: by the client's Initial destination CID
+	acceptQ   []*Conn
+	rr        int
+	pkt       packet
+	stats     EndpointStats
+}
+
+// EndpointStats counts an endpoint's datagrams and rejects.
+type EndpointStats struct {
+	DatagramsIn  uint64 // datagrams received
+	DatagramsOut uint64 // datagrams produced by Transmit
+	BytesIn      uint64 // received datagram bytes
+	BytesOut     uint64 // transmitted datagram bytes
+	ConnsOpened  uint64 // connections dialed or accepted
+	ConnsClosed  uint64 // connections removed after finishing
+	// Rejects counts discarded datagrams per reason (index RejectReason).
+	Rejects [NumRejectReasons]uint64
+}
+
+// Rejected returns the total number of rejected datagrams.
+func (s EndpointStats) Rejected() uint64 {
+	var n uint64
+	for _, v := range s.Rejects {
+		n += v
+	}
+	return n
+}
+
+// NewEndpoint returns an endpoint.
+func NewEndpoint(cfg EndpointConfig) *Endpoint {
+	d := cfg.Defaults
+	d.fill(DefaultConfig())
+	cfg.Defaults = d
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	r := cfg.Rand
+	if r == nil {
+		r = rand.New(rand.NewPCG(1, 2))
+	}
+	return &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{}}
+}
+
+// Stats returns the endpoint's counters.
+func (e *Endpoint) Stats() EndpointStats { return e.stats }
+
+// Conns returns the endpoint's live connections (do not modify the slice).
+func (e *Endpoint) Conns() []*Conn { return e.conns }
+
+// newCID draws a connection ID not in use (and not 0).
+func (e *Endpoint) newCID() uint64 {
+	for {
+		id := e.rand.Uint64()
+		if id != 0 && e.byCID[id] == nil {
+			return id
+		}
+	}
+}
+
+// connConfig completes cfg with the endpoint and package defaults.
+func (e *Endpoint) connConfig(cfg Config) Config {
+	cfg.fill(e.cfg.Defaults)
+	if cfg.Sink == nil {
+		cfg.Sink = e.cfg.Sink
+	}
+	return cfg
+}
+
+// Dial opens a connection to peer. The Initial goes out on the next
+// Transmit; the connection is usable (Write, SetSource) at once.
+func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn, error) {
+	cfg = e.connConfig(cfg)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := newConn(e, cfg, now)
+	c.localCID = e.newCID()
+	c.id = c.localCID
+	c.initialDCID = e.rand.Uint64()
+	c.peer = peer
+	c.request = append([]byte(nil), cfg.Request...)
+	c.initialDue = true
+	e.add(c)
+	return c, nil
+}
+
+func (e *Endpoint) add(c *Conn) {
+	e.conns = append(e.conns, c)
+	e.byCID[c.localCID] = c
+	if c.server {
+		e.byInitial[c.initialDCID] = c
+	}
+	e.stats.ConnsOpened++
+}
+
+// Accept returns the next newly accepted incoming connection, or nil.
+func (e *Endpoint) Accept() *Conn {
+	if len(e.acceptQ) == 0 {
+		return nil
+	}
+	c := e.acceptQ[0]
+	e.acceptQ[0] = nil
+	e.acceptQ = e.acceptQ[1:]
+	return c
+}
+
+func (e *Endpoint) reject(r RejectReason) { e.stats.Rejects[r]++ }
+
+// Receive hands in one datagram received from `from` with ECN field ce. It
+// never panics; malformed or unexpected datagrams are counted in
+// Stats().Rejects and dropped.
+func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, b []byte) {
+	e.stats.DatagramsIn++
+	e.stats.BytesIn += uint64(len(b))
+	p := &e.pkt
+	if r := decodePacket(b, p); r != RejectNone {
+		e.reject(r)
+		return
+	}
+	switch p.typ {
+	case typeInitial:
+		e.onInitial(now, from, p)
+	case typeAccept:
+		c := e.byCID[p.dcid]
+		if c == nil {
+			e.reject(RejectUnknownCID)
+			return
+		}
+		if r := c.onAccept(now, p); r != RejectNone {
+			e.reject(r)
+		}
+	default:
+		c := e.byCID[p.dcid]
+		if c == nil {
+			e.reject(RejectUnknownCID)
+			return
+		}
+		if r := c.onShort(now, from, ce, p); r != RejectNone {
+			e.reject(r)
+		}
+	}
+}
+
+// onInitial accepts a connection or answers a retransmitted Initial.
+func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet) {
+	if !e.cfg.Server {
+		e.reject(RejectNotServer)
+		return
+	}
+	if c := e.byInitial[p.dcid]; c != nil {
+		if c.id != p.scid || c.state != stOpen {
+			e.reject(RejectUnexpected)
+			return
+		}
+		// A retransmitted Initial: our Accept was lost. One Accept per
+		// Initial, each smaller than it, keeps the amplification factor < 1.
+		if !c.validated && c.sendAccept < 1 {
+			c.sendAccept++
+			c.peer = from
+		}
+		return
+	}
+	if len(e.conns) >= e.cfg.MaxConns {
+		e.reject(RejectTooManyConns)
+		return
+	}
+	cfg := e.connConfig(Config{})
+	if e.cfg.Configure != nil {
+		e.cfg.Configure(p.request, &cfg)
+		cfg = e.connConfig(cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		e.reject(RejectConfig)
+		return
+	}
+	c := newConn(e, cfg, now)
+	c.server = true
+	c.validated = false
+	c.id = p.scid
+	c.peerCID = p.scid
+	c.localCID = e.newCID()
+	c.initialDCID = p.dcid
+	c.peer = from
+	c.request = append([]byte(nil), p.request...)
+	c.maxDatagram = min(cfg.MaxDatagram, int(p.maxDatagram))
+	c.ecnOn = cfg.ECN && p.hsFlags&hsECN != 0
+	c.peerRight = p.recvWindow
+	c.tsRecent = p.ts
+	if err := c.establish(now); err != nil {
+		e.reject(RejectConfig)
+		return
+	}
+	c.sendAccept = 1
+	e.add(c)
+	e.acceptQ = append(e.acceptQ, c)
+}
+
+// Transmit writes the next datagram to send into buf and returns its length,
+// destination and ECN codepoint; n == 0 means nothing is to be sent now.
+// buf must hold the largest MaxDatagram in use. Connections take turns.
+func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint) {
+	k := len(e.conns)
+	for j := 0; j < k; j++ {
+		i := (e.rr + j) % k
+		c := e.conns[i]
+		if n, cp = c.transmit(now, buf); n > 0 {
+			e.rr = i + 1
+			e.stats.DatagramsOut++
+			e.stats.BytesOut += uint64(n)
+			return n, c.peer, cp
+		}
+	}
+	return 0, netip.AddrPort{}, ecn.NotECT
+}
+
+// Deadline returns the earliest instant a connection needs OnDeadline
+// (retransmission, delayed-ACK, persist, pacing, idle or drain timers), or
+// clock.Never.
+func (e *Endpoint) Deadline() clock.Time {
+	d := clock.Never
+	for _, c := range e.conns {
+		d = clock.Earliest(d, c.deadline())
+	}
+	return d
+}
+
+// OnDeadline runs every expired timer and removes finished connections
+// whose drain period has passed.
+func (e *Endpoint) OnDeadline(now clock.Time) {
+	j := 0
+	for _, c := range e.conns {
+		c.onDeadline(now)
+		if c.done && !c.abortDue && !now.Before(c.drainAt) {
+			delete(e.byCID, c.localCID)
+			if c.server {
+				delete(e.byInitial, c.initialDCID)
+			}
+			e.stats.ConnsClosed++
+			continue
+		}
+		e.conns[j] = c
+		j++
+	}
+	clear(e.conns[j:])
+	e.conns = e.conns[:j]
+	if e.rr > j {
+		e.rr = 0
+	}
+}

@@ -1,0 +1,308 @@
+package transport
+
+import (
+	"container/heap"
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+	"time"
+
+	"cclab/clock"
+	"cclab/ecn"
+	"cclab/event"
+)
+
+// pathModel is one direction of an in-memory path: Bernoulli loss, a
+// serializer at a rate with a byte-limited drop-tail queue (optionally
+// CE-marking above a threshold), propagation delay, random reordering and
+// duplication. All randomness comes from its own seeded source.
+type pathModel struct {
+	Delay      time.Duration // one-way propagation delay
+	Rate       float64       // bits/s; 0 = infinite
+	QueueBytes int           // drop-tail limit, bytes; 0 = unlimited
+	MarkBytes  int           // CE-mark ECT packets when the backlog exceeds this, bytes; 0 = never
+	Loss       float64       // drop probability
+	Reorder    float64       // probability a packet gets extra delay
+	ReorderMax time.Duration // extra delay, uniform in (0, ReorderMax]
+	Dup        float64       // duplication probability
+	Drop       func(b []byte) bool
+
+	rng       *rand.Rand
+	busyUntil clock.Time
+	sent      int
+	dropped   int
+	marked    int
+}
+
+type flight struct {
+	at   clock.Time
+	seq  uint64
+	to   int
+	from netip.AddrPort
+	cp   ecn.Codepoint
+	data []byte
+}
+
+type flightQ []flight
+
+func (q flightQ) Len() int { return len(q) }
+func (q flightQ) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q flightQ) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *flightQ) Push(x any)   { *q = append(*q, x.(flight)) }
+func (q *flightQ) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// harness runs a client endpoint (0) and a server endpoint (1) over two
+// path models with a fake clock.
+type harness struct {
+	t     testing.TB
+	now   clock.Time
+	eps   [2]*Endpoint
+	addrs [2]netip.AddrPort
+	paths [2]*pathModel // paths[i] carries datagrams sent by eps[i]
+	q     flightQ
+	seq   uint64
+	buf   []byte
+	trace hash.Hash
+	log   event.Log
+	keep  bool // keep events in log
+	// app is called after every step (to read, write, close).
+	app func(h *harness)
+	// rewrite, if set, may change the source address of datagrams sent by endpoint i (NAT rebinding).
+	rewrite func(h *harness, from int, a netip.AddrPort) netip.AddrPort
+}
+
+func newHarness(t testing.TB, seed uint64, fwd, rev pathModel, cfg Config) *harness {
+	h := &harness{t: t, now: clock.Start, buf: make([]byte, 65536), trace: sha256.New()}
+	h.addrs[0] = netip.MustParseAddrPort("10.0.0.1:4000")
+	h.addrs[1] = netip.MustParseAddrPort("10.0.0.2:5201")
+	fwd.rng = rand.New(rand.NewPCG(seed, 1))
+	rev.rng = rand.New(rand.NewPCG(seed, 2))
+	h.paths[0], h.paths[1] = &fwd, &rev
+	sink := event.Func(h.record)
+	cfg.Sink = sink
+	h.eps[0] = NewEndpoint(EndpointConfig{Defaults: cfg, Rand: rand.New(rand.NewPCG(seed, 3))})
+	h.eps[1] = NewEndpoint(EndpointConfig{Server: true, Defaults: cfg, Sink: sink, Rand: rand.New(rand.NewPCG(seed, 4))})
+	return h
+}
+
+// record hashes every event (all fields) into the trace digest.
+func (h *harness) record(e event.Event) {
+	var b [96]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(e.Time))
+	b[8] = byte(e.Kind)
+	b[9] = e.Reason
+	binary.LittleEndian.PutUint64(b[10:], e.Flow)
+	binary.LittleEndian.PutUint64(b[18:], e.Seq)
+	binary.LittleEndian.PutUint64(b[26:], uint64(e.Bytes))
+	binary.LittleEndian.PutUint64(b[34:], uint64(e.Cwnd))
+	binary.LittleEndian.PutUint64(b[42:], uint64(e.Ssthresh))
+	binary.LittleEndian.PutUint64(b[50:], uint64(e.InFlight))
+	binary.LittleEndian.PutUint64(b[58:], uint64(e.SRTT))
+	binary.LittleEndian.PutUint64(b[66:], uint64(e.RTT))
+	binary.LittleEndian.PutUint64(b[74:], uint64(e.MinRTT))
+	h.trace.Write(b[:82])
+	if h.keep {
+		h.log.Record(e)
+	}
+}
+
+func (h *harness) traceHash() [32]byte {
+	var d [32]byte
+	copy(d[:], h.trace.Sum(nil))
+	return d
+}
+
+func (h *harness) send(from int, b []byte, cp ecn.Codepoint) {
+	p := h.paths[from]
+	p.sent++
+	if p.Drop != nil && p.Drop(b) {
+		p.dropped++
+		return
+	}
+	if p.Loss > 0 && p.rng.Float64() < p.Loss {
+		p.dropped++
+		return
+	}
+	at := h.now
+	if p.Rate > 0 {
+		start := max(h.now, p.busyUntil)
+		backlog := int(float64(start.Sub(h.now)) * p.Rate / 8 / 1e9)
+		if p.QueueBytes > 0 && backlog+len(b) > p.QueueBytes {
+			p.dropped++
+			return
+		}
+		if p.MarkBytes > 0 && backlog > p.MarkBytes && cp.Capable() {
+			cp = ecn.CE
+			p.marked++
+		}
+		p.busyUntil = start.Add(time.Duration(float64(len(b)) * 8 / p.Rate * 1e9))
+		at = p.busyUntil
+	}
+	at = at.Add(p.Delay)
+	if p.Reorder > 0 && p.rng.Float64() < p.Reorder {
+		at = at.Add(time.Duration(p.rng.Int64N(int64(p.ReorderMax))) + 1)
+	}
+	src := h.addrs[from]
+	if h.rewrite != nil {
+		src = h.rewrite(h, from, src)
+	}
+	n := 1
+	if p.Dup > 0 && p.rng.Float64() < p.Dup {
+		n = 2
+	}
+	for k := 0; k < n; k++ {
+		h.seq++
+		heap.Push(&h.q, flight{at: at.Add(time.Duration(k) * time.Microsecond), seq: h.seq, to: 1 - from, from: src, cp: cp, data: append([]byte(nil), b...)})
+	}
+}
+
+func (h *harness) flush() {
+	for i := range h.eps {
+		for {
+			n, _, cp := h.eps[i].Transmit(h.now, h.buf)
+			if n == 0 {
+				break
+			}
+			h.send(i, h.buf[:n], cp)
+		}
+	}
+}
+
+// run steps until done() or the clock passes limit; it reports whether done.
+func (h *harness) run(limit time.Duration, done func() bool) bool {
+	end := h.now.Add(limit)
+	for steps := 0; ; steps++ {
+		if h.app != nil {
+			h.app(h)
+		}
+		h.flush()
+		if done() {
+			return true
+		}
+		next := clock.Earliest(h.eps[0].Deadline(), h.eps[1].Deadline())
+		if len(h.q) > 0 {
+			next = clock.Earliest(next, h.q[0].at)
+		}
+		if next == clock.Never {
+			h.t.Logf("stalled at %v", h.now)
+			return false
+		}
+		if next > h.now {
+			h.now = next
+		}
+		if h.now > end {
+			return false
+		}
+		for len(h.q) > 0 && h.q[0].at <= h.now {
+			f := heap.Pop(&h.q).(flight)
+			h.eps[f.to].Receive(h.now, f.from, f.cp, f.data)
+		}
+		for i := range h.eps {
+			if d := h.eps[i].Deadline(); d != clock.Never && d <= h.now {
+				h.eps[i].OnDeadline(h.now)
+			}
+		}
+	}
+}
+
+// transfer dials, sends size bytes of a pattern stream from client to server,
+// reads them at the server, closes both ways, and returns the two conns.
+func (h *harness) transfer(size int64, limit time.Duration) (cli, srv *Conn, ok bool) {
+	c, err := h.eps[0].Dial(h.now, h.addrs[1], Config{Request: []byte("bulk")})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c.SetSource(NewPatternSource(42), size)
+	buf := make([]byte, 64<<10)
+	h.app = func(h *harness) {
+		if srv == nil {
+			srv = h.eps[1].Accept()
+		}
+		if srv != nil {
+			for srv.Read(buf) > 0 {
+			}
+			if srv.EOF() {
+				srv.CloseWrite(h.now)
+			}
+		}
+	}
+	ok = h.run(limit, func() bool { return c.Done() && srv != nil && srv.Done() })
+	return c, srv, ok
+}
+
+var lossCases = []struct {
+	name string
+	loss float64
+	size int64
+}{
+	{"loss0", 0, 2 << 20},
+	{"loss1", 0.01, 1 << 20},
+	{"loss5", 0.05, 512 << 10},
+	{"loss20", 0.20, 128 << 10},
+}
+
+func impairedPath(loss float64) pathModel {
+	return pathModel{Delay: 20 * time.Millisecond, Rate: 20e6, QueueBytes: 100_000, Loss: loss,
+		Reorder: 0.02, ReorderMax: 5 * time.Millisecond, Dup: 0.01}
+}
+
+func runImpaired(t *testing.T, seed uint64, loss float64, size int64, recovery string) (*harness, *Conn, *Conn) {
+	h := newHarness(t, seed, impairedPath(loss), impairedPath(loss), Config{Recovery: recovery})
+	cli, srv, ok := h.transfer(size, 2*time.Hour)
+	if !ok {
+		t.Fatalf("seed %d loss %v: transfer did not finish by %v (client done=%v err=%v, server=%v)", seed, loss, h.now, cli.Done(), cli.Err(), srv != nil && srv.Done())
+	}
+	return h, cli, srv
+}
+
+// TestImpairedTransfers: for loss 0/1/5/20% with reordering and duplication,
+// every transfer completes byte-for-byte; the same seed gives the same event
+// trace and another seed a different one.
+func TestImpairedTransfers(t *testing.T) {
+	for _, rec := range []string{"newreno", "reno"} {
+		for _, tc := range lossCases {
+			t.Run(rec+"/"+tc.name, func(t *testing.T) {
+				h1, cli, srv := runImpaired(t, 7, tc.loss, tc.size, rec)
+				cs, ss := cli.Stats(), srv.Stats()
+				if cli.Err() != nil || srv.Err() != nil {
+					t.Fatalf("errors: client %v server %v", cli.Err(), srv.Err())
+				}
+				if ss.BytesDelivered != uint64(tc.size) || cs.BytesAcked != uint64(tc.size) {
+					t.Errorf("delivered %d acked %d, want %d", ss.BytesDelivered, cs.BytesAcked, tc.size)
+				}
+				want := sha256.New()
+				data := make([]byte, tc.size)
+				NewPatternSource(42).Fill(0, data)
+				want.Write(data)
+				if ss.RecvDigest != cs.SentDigest || string(ss.RecvDigest[:]) != string(want.Sum(nil)) {
+					t.Errorf("digest mismatch: receiver %x sender %x", ss.RecvDigest[:4], cs.SentDigest[:4])
+				}
+				if tc.loss > 0 && cs.Retransmits == 0 {
+					t.Errorf("loss %v but no retransmissions", tc.loss)
+				}
+				h2, _, _ := runImpaired(t, 7, tc.loss, tc.size, rec)
+				if h1.traceHash() != h2.traceHash() {
+					t.Errorf("same seed, different traces")
+				}
+				h3, _, _ := runImpaired(t, 8, tc.loss, tc.size, rec)
+				if h1.traceHash() == h3.traceHash() {
+					t.Errorf("different seeds, identical traces")
+				}
+				t.Logf("%s: %v sim time, retx %d rtos %d spurious %d recoveries %d, srtt %v", tc.name, h1.now.Sub(clock.Start), cs.Retransmits, cs.RTOs, cs.SpuriousRetransmits, cs.Recoveries, cs.SRTT)
+			})
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package transport
+
+import (
+	"time"
+
+	"cclab/ccalgo"
+	"cclab/clock"
+	"cclab/internal/spec"
+)
+
+// Recovery is a loss-recovery strategy: it decides when the connection is in
+// loss recovery, which segments are lost, what to retransmit and how much may
+// be sent, separately from the congestion controller (as Linux separates
+// recovery from tcp_congestion_ops, DESIGN §3). The controller chooses
+// ssthresh when recovery starts (Ctx.EnterRecovery calls
+// Controller.OnCongestion) and cwnd when it ends (Ctx.ExitRecovery calls
+// Controller.OnRecoveryExit); in between the strategy governs sending.
+//
+// The connection calls, per ACK that carries acknowledgement information:
+// scoreboard update (cumulative advance, SACK marks), Controller.OnAck (if
+// data was newly acknowledged), then Recovery.OnAck. Before each data
+// packet it calls Recovery.Next, sends what it says (bounded also by the
+// peer's receive window, the data available and pacing) and reports it with
+// Recovery.OnSent. On a retransmission timeout it marks every outstanding
+// un-SACKed segment lost, calls Controller.OnRTO and then Recovery.OnRTO.
+//
+// One file per strategy (newreno.go, reno.go, ...), registered by name in
+// Recoveries.
+type Recovery interface {
+	// Name returns the registry name.
+	Name() string
+	// OnAck handles one ACK after the scoreboard has been updated.
+	OnAck(x *Ctx, a *AckInfo)
+	// OnRTO is called after a retransmission timeout has marked all
+	// outstanding segments lost and the controller has collapsed cwnd. A
+	// strategy in recovery must leave it (without ExitRecovery: the RTO
+	// already set cwnd).
+	OnRTO(x *Ctx)
+	// Next says what to send now.
+	Next(x *Ctx) Action
+	// OnSent reports what was sent after Next: a retransmission of the
+	// segment Next named, or bytes of new data.
+	OnSent(x *Ctx, retransmit bool, bytes int)
+	// InRecovery reports whether a loss-recovery episode is in progress.
+	InRecovery() bool
+}
+
+// Action is a strategy's answer to "what may be sent now?".
+type Action struct {
+	// Retransmit is the scoreboard index of a segment to retransmit now, or
+	// -1 for none. It takes precedence over NewData.
+	Retransmit int
+	// NewData is how many bytes of new data may be sent now (the connection
+	// sends at most one segment per Action, and waits while this is below a
+	// full segment unless nothing is in flight).
+	NewData int
+}
+
+// None is the Action that sends nothing.
+var None = Action{Retransmit: -1}
+
+// AckInfo describes one received ACK after the scoreboard update.
+type AckInfo struct {
+	Now         clock.Time
+	CumAck      uint64        // cumulative acknowledgement point after the ACK (acknowledgement space)
+	PrevUna     uint64        // cumulative acknowledgement point before the ACK
+	AckedBytes  int           // payload bytes newly acknowledged cumulatively that were not SACKed before
+	SackedBytes int           // payload bytes newly SACKed
+	DupAck      bool          // a duplicate ACK in the sense of RFC 5681 §2 (see docs/transport.md)
+	ECE         bool          // ECN-Echo set
+	RTT         time.Duration // RTT sample taken from this ACK, 0 if none
+}
+
+// Advanced reports whether the ACK moved the cumulative acknowledgement point.
+func (a *AckInfo) Advanced() bool { return a.CumAck > a.PrevUna }
+
+// Ctx is what a strategy sees and acts through. It is owned by the
+// connection and valid only during the call.
+type Ctx struct {
+	Now clock.Time
+	SB  *Scoreboard       // outstanding segments with SACK and loss marks
+	CC  ccalgo.Controller // the congestion controller (read cwnd/ssthresh; do not call its event methods)
+	MSS int               // sender maximum segment size, bytes
+	// RestartRTO is true during OnAck when the ACK acknowledged new data and
+	// the connection will restart the retransmission timer (RFC 6298 §5.3).
+	// A strategy may clear it (RFC 6582 §4.1 "Impatient" variant).
+	RestartRTO bool
+
+	c *Conn
+}
+
+// EnterRecovery starts a loss-recovery episode: the controller is told of the
+// loss (Controller.OnCongestion, which sets ssthresh) and a RecoveryStart
+// event is emitted. The recovery point (RFC 6582 "recover") is Ctx.SB.Nxt().
+func (x *Ctx) EnterRecovery() { x.c.enterRecovery(x.Now) }
+
+// ExitRecovery ends the episode: Controller.OnRecoveryExit sets cwnd and a
+// RecoveryEnd event is emitted.
+func (x *Ctx) ExitRecovery() { x.c.exitRecovery(x.Now) }
+
+// MarkLost marks segment i lost (it will count out of Pipe and be offered for
+// retransmission) and emits PacketLost with reason.
+func (x *Ctx) MarkLost(i int, reason LossReason) { x.c.markLost(x.Now, i, reason) }
+
+// CwndAllowance returns cwnd - pipe, bytes (RFC 6675 §5 send rule), at least 0.
+func (x *Ctx) CwndAllowance() int { return max(0, x.CC.Cwnd()-x.SB.Pipe()) }
+
+// Normal is the send rule outside recovery shared by the strategies:
+// retransmit segments marked lost (after an RTO) first, then new data, both
+// within cwnd - pipe.
+func (x *Ctx) Normal() Action {
+	allow := x.CwndAllowance()
+	if allow <= 0 {
+		return None
+	}
+	if i := x.SB.NextLost(); i >= 0 {
+		return Action{Retransmit: i}
+	}
+	return Action{Retransmit: -1, NewData: allow}
+}
+
+// LossReason says why a segment was declared lost (event.PacketLost Reason;
+// the values match qlog's packet_lost triggers).
+type LossReason uint8
+
+// Loss reasons.
+const (
+	LossUnspecified LossReason = iota
+	LossDupAck                 // duplicate-ACK / reordering threshold (fast retransmit)
+	LossTime                   // time threshold (RACK-like strategies)
+	LossRTO                    // retransmission timeout
+)
+
+// RTOCause classifies a retransmission timeout (event.RTO Reason; DESIGN §7).
+type RTOCause uint8
+
+// RTO causes.
+const (
+	RTOUnknown RTOCause = iota
+	// RTOLostRetransmission: the oldest outstanding segment had already been
+	// retransmitted (the retransmission was lost).
+	RTOLostRetransmission
+	// RTOTooFewDupAcks: fewer segments were outstanding than the duplicate-ACK
+	// threshold needs (a small window or a tail loss).
+	RTOTooFewDupAcks
+	// RTOBurstLoss: enough segments were outstanding for fast retransmit but
+	// too few duplicate ACKs came back (several losses in one window).
+	RTOBurstLoss
+	// RTOHandshake: the Initial (or the address-validation ping) went unanswered.
+	RTOHandshake
+)
+
+// String names the cause.
+func (c RTOCause) String() string {
+	switch c {
+	case RTOLostRetransmission:
+		return "lost_retransmission"
+	case RTOTooFewDupAcks:
+		return "too_few_dupacks"
+	case RTOBurstLoss:
+		return "burst_loss"
+	case RTOHandshake:
+		return "handshake"
+	}
+	return "unknown"
+}
+
+// RecoveryEnv is what a strategy is built with.
+type RecoveryEnv struct {
+	MSS int // sender maximum segment size, bytes
+}
+
+// Recoveries is the registry of loss-recovery strategies by name.
+var Recoveries = spec.NewRegistry[Recovery, RecoveryEnv]("loss recovery strategy")
+
+// NewRecovery builds a strategy from a spec such as "newreno" or
+// "reno:dupthresh=3".
+func NewRecovery(s string, env RecoveryEnv) (Recovery, error) { return Recoveries.New(s, env) }
+
+// DupThresh is the duplicate-ACK threshold of RFC 5681 §3.2 (DupThresh = 3).
+const DupThresh = 3
+
+// DupAckConfig is the parameter shared by the duplicate-ACK strategies.
+type DupAckConfig struct {
+	DupThresh int `param:"dupthresh" help:"duplicate ACKs that trigger fast retransmit, packets (RFC 5681: 3)"`
+}

@@ -1,0 +1,59 @@
+package transport
+
+// byteRing stores stream bytes by absolute offset in a power-of-two ring that
+// grows on demand (amortized; no allocation in steady state).
+type byteRing struct{ b []byte }
+
+// ensure makes room for span bytes starting at base, preserving the bytes
+// [base, base+keep).
+func (r *byteRing) ensure(base uint64, keep, span int) {
+	if span <= len(r.b) {
+		return
+	}
+	n := max(4096, len(r.b))
+	for n < span {
+		n *= 2
+	}
+	nb := make([]byte, n)
+	if keep > 0 {
+		tmp := byteRing{b: nb}
+		for off := base; off < base+uint64(keep); {
+			i := int(off & uint64(len(r.b)-1))
+			m := min(len(r.b)-i, int(base+uint64(keep)-off))
+			tmp.write(off, r.b[i:i+m])
+			off += uint64(m)
+		}
+	}
+	r.b = nb
+}
+
+// write copies p to offset off.
+func (r *byteRing) write(off uint64, p []byte) {
+	mask := uint64(len(r.b) - 1)
+	for len(p) > 0 {
+		i := int(off & mask)
+		n := copy(r.b[i:], p)
+		p = p[n:]
+		off += uint64(n)
+	}
+}
+
+// read copies the bytes at offset off into p.
+func (r *byteRing) read(off uint64, p []byte) {
+	mask := uint64(len(r.b) - 1)
+	for len(p) > 0 {
+		i := int(off & mask)
+		n := copy(p, r.b[i:])
+		p = p[n:]
+		off += uint64(n)
+	}
+}
+
+// slices returns the ring's bytes [off, off+n) as up to two slices.
+func (r *byteRing) slices(off uint64, n int) ([]byte, []byte) {
+	i := int(off & uint64(len(r.b)-1))
+	if i+n <= len(r.b) {
+		return r.b[i : i+n], nil
+	}
+	return r.b[i:], r.b[:n-(len(r.b)-i)]
+}

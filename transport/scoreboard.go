@@ -1,0 +1,228 @@
+package transport
+
+import (
+	"sort"
+
+	"cclab/clock"
+)
+
+// Segment is one transmitted piece of the stream as the sender tracks it.
+// Segment boundaries never change: a retransmission resends the same bytes.
+type Segment struct {
+	Off     uint64     // stream offset of the first payload byte
+	Len     int        // payload bytes
+	Fin     bool       // carries the FIN (occupies one extra unit of acknowledgement space)
+	SentAt  clock.Time // time of the latest (re)transmission
+	TS      uint32     // timestamp sent with the latest (re)transmission, µs
+	Retrans int        // number of retransmissions
+	Sacked  bool       // selectively acknowledged
+	Lost    bool       // marked lost and not retransmitted since
+}
+
+// End returns the end of the segment in acknowledgement space (the FIN counts
+// as one unit after the last payload byte).
+func (s *Segment) End() uint64 {
+	if s.Fin {
+		return s.Off + uint64(s.Len) + 1
+	}
+	return s.Off + uint64(s.Len)
+}
+
+// Scoreboard is the sender's record of outstanding segments (sent, not yet
+// cumulatively acknowledged), in stream order, with SACK and loss marks. It is
+// what a Recovery strategy reads and marks; the connection keeps it
+// consistent with ACKs. Indexes run from 0 (the segment at Una) to Count()-1.
+//
+// Byte counters follow RFC 6675 §2: Pipe counts segments neither SACKed nor
+// marked lost (a retransmitted lost segment counts again once retransmitted).
+type Scoreboard struct {
+	segs  []Segment // ring buffer
+	head  int
+	count int
+
+	una     uint64 // oldest unacknowledged offset (acknowledgement space)
+	nxt     uint64 // next new payload offset (HighData of RFC 6675, exclusive)
+	sacked  int    // payload bytes SACKed and not yet cumulatively acknowledged
+	lost    int    // payload bytes marked lost, not SACKed, not retransmitted since
+	pipe    int    // RFC 6675 pipe, bytes
+	highSck uint64 // highest SACKed end (acknowledgement space), 0 if none
+	lostIdx int    // no segment below this index is marked lost
+}
+
+// Count returns the number of outstanding segments.
+func (sb *Scoreboard) Count() int { return sb.count }
+
+// Seg returns the i-th outstanding segment (0 is the oldest). Strategies must
+// treat it as read-only and change marks only through Ctx.MarkLost.
+func (sb *Scoreboard) Seg(i int) *Segment {
+	return &sb.segs[(sb.head+i)&(len(sb.segs)-1)]
+}
+
+// Una returns the cumulative acknowledgement point (SND.UNA), bytes.
+func (sb *Scoreboard) Una() uint64 { return sb.una }
+
+// Nxt returns the end of the highest data sent (SND.NXT, RFC 6675 HighData), bytes.
+func (sb *Scoreboard) Nxt() uint64 { return sb.nxt }
+
+// FlightSize returns RFC 5681 FlightSize: payload bytes sent and not
+// cumulatively acknowledged (SACKed bytes included).
+func (sb *Scoreboard) FlightSize() int {
+	if sb.count == 0 {
+		return 0
+	}
+	return int(sb.nxt - sb.Seg(0).Off)
+}
+
+// Pipe returns RFC 6675 pipe: bytes outstanding neither SACKed nor marked lost.
+func (sb *Scoreboard) Pipe() int { return sb.pipe }
+
+// SackedBytes returns bytes SACKed above Una.
+func (sb *Scoreboard) SackedBytes() int { return sb.sacked }
+
+// LostBytes returns bytes marked lost awaiting retransmission.
+func (sb *Scoreboard) LostBytes() int { return sb.lost }
+
+// HighSacked returns the highest SACKed offset (exclusive), or 0.
+func (sb *Scoreboard) HighSacked() uint64 { return sb.highSck }
+
+// Find returns the index of the outstanding segment containing offset off, or
+// -1.
+func (sb *Scoreboard) Find(off uint64) int {
+	i := sort.Search(sb.count, func(i int) bool { return sb.Seg(i).End() > off })
+	if i < sb.count && sb.Seg(i).Off <= off {
+		return i
+	}
+	return -1
+}
+
+// NextLost returns the index of the first segment marked lost, or -1.
+func (sb *Scoreboard) NextLost() int {
+	if sb.lost == 0 && !sb.anyLostFin() {
+		return -1
+	}
+	for i := sb.lostIdx; i < sb.count; i++ {
+		if sb.Seg(i).Lost {
+			sb.lostIdx = i
+			return i
+		}
+	}
+	sb.lostIdx = sb.count
+	return -1
+}
+
+// anyLostFin covers the zero-length FIN segment, which lost does not count.
+func (sb *Scoreboard) anyLostFin() bool {
+	if sb.count == 0 {
+		return false
+	}
+	s := sb.Seg(sb.count - 1)
+	return s.Fin && s.Len == 0 && s.Lost
+}
+
+// push appends a newly sent segment.
+func (sb *Scoreboard) push(s Segment) {
+	if sb.count == len(sb.segs) {
+		n := max(64, 2*len(sb.segs))
+		ns := make([]Segment, n)
+		for i := 0; i < sb.count; i++ {
+			ns[i] = *sb.Seg(i)
+		}
+		sb.segs, sb.head = ns, 0
+	}
+	sb.segs[(sb.head+sb.count)&(len(sb.segs)-1)] = s
+	sb.count++
+	sb.nxt = s.Off + uint64(s.Len)
+	sb.pipe += s.Len
+}
+
+// markLost marks segment i lost; it reports whether the mark is new.
+func (sb *Scoreboard) markLost(i int) bool {
+	s := sb.Seg(i)
+	if s.Lost || s.Sacked {
+		return false
+	}
+	s.Lost = true
+	sb.lost += s.Len
+	sb.pipe -= s.Len
+	if i < sb.lostIdx {
+		sb.lostIdx = i
+	}
+	return true
+}
+
+// retransmitted records that segment i was sent again.
+func (sb *Scoreboard) retransmitted(i int, now clock.Time, ts uint32) {
+	s := sb.Seg(i)
+	if s.Lost {
+		s.Lost = false
+		sb.lost -= s.Len
+		sb.pipe += s.Len
+	}
+	// A segment retransmitted without a loss mark is still counted once.
+	s.Retrans++
+	s.SentAt = now
+	s.TS = ts
+}
+
+// sack marks segments fully inside [start, end) as SACKed and calls fn for
+// each newly SACKed one. It returns the newly SACKed bytes.
+func (sb *Scoreboard) sack(start, end uint64, fn func(*Segment)) int {
+	i := sort.Search(sb.count, func(i int) bool { return sb.Seg(i).Off >= start })
+	n := 0
+	for ; i < sb.count; i++ {
+		s := sb.Seg(i)
+		if s.End() > end {
+			break
+		}
+		if s.Sacked {
+			continue
+		}
+		s.Sacked = true
+		if s.Lost {
+			s.Lost = false
+			sb.lost -= s.Len
+		} else {
+			sb.pipe -= s.Len
+		}
+		sb.sacked += s.Len
+		n += s.Len
+		if s.End() > sb.highSck {
+			sb.highSck = s.End()
+		}
+		fn(s)
+	}
+	return n
+}
+
+// advance removes segments wholly below the cumulative ack, calling fn for
+// each (before removal). It returns the payload bytes newly acknowledged that
+// were not SACKed before.
+func (sb *Scoreboard) advance(cum uint64, fn func(*Segment)) int {
+	n := 0
+	for sb.count > 0 {
+		s := sb.Seg(0)
+		if s.End() > cum {
+			break
+		}
+		switch {
+		case s.Sacked:
+			sb.sacked -= s.Len
+		case s.Lost:
+			sb.lost -= s.Len
+			n += s.Len
+		default:
+			sb.pipe -= s.Len
+			n += s.Len
+		}
+		fn(s)
+		sb.head = (sb.head + 1) & (len(sb.segs) - 1)
+		sb.count--
+		if sb.lostIdx > 0 {
+			sb.lostIdx--
+		}
+	}
+	if cum > sb.una {
+		sb.una = cum
+	}
+	return n
+}

@@ -1,0 +1,85 @@
+package transport
+
+import (
+	"time"
+
+	"cclab/clock"
+)
+
+// ConnStats is a snapshot of a connection's counters and state.
+type ConnStats struct {
+	Start       clock.Time // when the conn was created
+	Established clock.Time // when the handshake completed
+	Finished    clock.Time // when it finished or failed (Never while running)
+
+	// Sending (our direction).
+	BytesSent           uint64 // stream bytes sent for the first time
+	BytesRetransmitted  uint64 // stream bytes retransmitted
+	BytesAcked          uint64 // stream bytes cumulatively acknowledged by the peer
+	PacketsSent         uint64 // datagrams sent after the handshake (data, ACK, ping)
+	Retransmits         uint64 // segments retransmitted
+	SpuriousRetransmits uint64 // retransmissions found unnecessary by timestamps (RFC 3522)
+	Lost                uint64 // segments declared lost
+	RTOs                uint64 // retransmission timeouts (handshake included)
+	RTOCauses           [5]uint64
+	Recoveries          uint64 // loss-recovery episodes
+	DupAcks             uint64 // duplicate ACKs received
+	AcksReceived        uint64 // ACK sections received
+	ECEReceived         uint64 // ACKs with ECN-Echo
+	ECNReductions       uint64 // window reductions for ECN (at most one per RTT)
+
+	// Receiving (the peer's direction).
+	BytesReceived       uint64 // payload bytes stored (duplicates excluded, out-of-order included)
+	BytesDelivered      uint64 // stream bytes delivered in order
+	BytesRead           uint64 // stream bytes read by the application
+	PacketsReceived     uint64 // short packets received
+	AcksSent            uint64 // ACK sections sent
+	DupSegments         uint64 // segments received entirely below the cumulative point
+	DroppedBeyondWindow uint64 // segments (partly) beyond the advertised window
+	CEReceived          uint64 // data packets received with CE
+	Rebinds             uint64 // peer address changes followed (NAT rebinding)
+
+	// RTT, congestion state.
+	SRTT       time.Duration // smoothed RTT (RFC 6298)
+	RTTVar     time.Duration // RTT variation (RFC 6298)
+	MinRTT     time.Duration // minimum RTT sample
+	LastRTT    time.Duration // latest RTT sample
+	MeanSRTT   time.Duration // mean of SRTT over all samples
+	RTTSamples int           // RTT samples taken
+	RTO        time.Duration // current RTO including backoff
+	Cwnd       int           // congestion window, bytes
+	Ssthresh   int           // slow-start threshold, bytes
+	InFlight   int           // RFC 6675 pipe, bytes
+	PeerWindow int           // the peer's advertised window beyond our SND.NXT, bytes
+	MSS        int           // payload bytes per full segment
+
+	// Integrity: SHA-256 of the stream we sent (in order, as first sent)
+	// and of the stream we delivered. The sender's SentDigest equals the
+	// receiver's RecvDigest iff the bytes match.
+	SentDigest [32]byte
+	RecvDigest [32]byte
+	SentFin    bool // our FIN was acknowledged
+	RecvFin    bool // the peer's FIN arrived with all data before it
+}
+
+// Stats returns a snapshot of the connection's counters.
+func (c *Conn) Stats() ConnStats {
+	s := c.stats
+	s.SRTT, s.RTTVar, s.MinRTT, s.LastRTT = c.rtt.srtt, c.rtt.rttvar, c.rtt.min, c.rtt.latest
+	s.MeanSRTT = c.rtt.meanSRTT()
+	s.RTTSamples = c.rtt.samples
+	s.RTO = c.rtt.current()
+	if c.cc != nil {
+		s.Cwnd, s.Ssthresh = c.cc.Cwnd(), c.cc.Ssthresh()
+	}
+	s.InFlight = c.sb.pipe
+	if c.peerRight > c.sb.nxt {
+		s.PeerWindow = int(min(c.peerRight-c.sb.nxt, 1<<31-1))
+	}
+	s.MSS = c.mss
+	copy(s.SentDigest[:], c.hashSent.Sum(nil))
+	copy(s.RecvDigest[:], c.hashRecv.Sum(nil))
+	s.SentFin = c.finAcked
+	s.RecvFin = c.peerFin && c.rcvNxt == c.peerFinOff
+	return s
+}

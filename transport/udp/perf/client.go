@@ -1,0 +1,462 @@
+package perf
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"cclab/ccalgo"
+	"cclab/clock"
+	"cclab/event"
+	"cclab/internal/qlog"
+	"cclab/transport"
+	"cclab/transport/udp"
+)
+
+// ClientConfig describes one test run by the client (cmd/sender).
+type ClientConfig struct {
+	Addr     string        // receiver "host:port"
+	Bytes    int64         // -n: stream bytes to send; 0: use Duration
+	Duration time.Duration // -t: send for this long if Bytes is 0 (default 10 s)
+	CC       string        // controller spec at the sending side (default "reno")
+	Recovery string        // recovery strategy at the sending side (default "newreno")
+	MinRTO   time.Duration // 0: transport default
+	ECN      bool          // send ECT(0) and react to ECN-Echo
+	Size     int           // max datagram (UDP payload), bytes; 0: transport default
+	Reverse  bool          // the receiver sends
+	Seed     uint64        // pattern seed; 0: random
+
+	Interval   time.Duration      // -i: interval length; 0: no intervals
+	OnInterval func(iv Interval)  // called for each interval as it ends (may be nil)
+	QlogDir    string             // -qlog: write <dir>/<connid>-client.sqlog; "" none
+	Sink       event.Sink         // extra event sink (may be nil)
+	Timeout    time.Duration      // handshake timeout; 0: transport default
+	Endpoint   *udp.Endpoint      // use this endpoint instead of opening a socket (may be nil)
+	Logf       func(string, ...any) // progress messages (may be nil)
+}
+
+// Validate checks the names and values of cfg and fills defaults. Unknown
+// controllers and strategies are reported with the registered names.
+func (c *ClientConfig) Validate() error {
+	if c.Addr == "" {
+		return errors.New("no receiver address (-c host:port)")
+	}
+	if c.CC == "" {
+		c.CC = "reno"
+	}
+	if c.Recovery == "" {
+		c.Recovery = "newreno"
+	}
+	if err := ccalgo.Registry.Validate(c.CC); err != nil {
+		return fmt.Errorf("-cc %q: %v (registered controllers: %s)", c.CC, err, strings.Join(ccalgo.Registry.Names(), ", "))
+	}
+	if err := validateRecovery(c.Recovery); err != nil {
+		return err
+	}
+	if c.Bytes < 0 {
+		return fmt.Errorf("-n %d: must be positive", c.Bytes)
+	}
+	if c.Bytes == 0 && c.Duration == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Duration < 0 {
+		return fmt.Errorf("-t %v: must be positive", c.Duration)
+	}
+	if c.Duration > MaxReverseSeconds*time.Second && c.Reverse {
+		return fmt.Errorf("-t %v: reverse transfers are limited to %ds", c.Duration, MaxReverseSeconds)
+	}
+	if c.Size < 0 || c.Size > udp.DefaultSendBuf {
+		return fmt.Errorf("-size %d: must be between 0 (default) and %d bytes", c.Size, udp.DefaultSendBuf)
+	}
+	if c.MinRTO < 0 {
+		return fmt.Errorf("-min-rto %v: must not be negative", c.MinRTO)
+	}
+	if c.Seed == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		c.Seed = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	return nil
+}
+
+// resolve turns "host:port" into an address, defaulting the port.
+func resolve(addr string) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		// No port given: use the default.
+		host, port = addr, fmt.Sprint(DefaultPort)
+	}
+	ua, err := net.ResolveUDPAddr("udp", net.JoinHostPort(host, port))
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("receiver address %q: %v", addr, err)
+	}
+	ap := ua.AddrPort()
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+}
+
+// transportConfig builds the transport Config of the client's connection.
+func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.Config {
+	tc := transport.DefaultConfig()
+	tc.CC = c.CC
+	tc.Recovery = c.Recovery
+	if c.MinRTO > 0 {
+		tc.MinRTO = c.MinRTO
+	}
+	if c.Size > 0 {
+		tc.MaxDatagram = c.Size
+	}
+	if c.Timeout > 0 {
+		tc.HandshakeTimeout = c.Timeout
+	}
+	tc.ECN = c.ECN
+	tc.Request = req.encode()
+	tc.Sink = sink
+	return tc
+}
+
+// Run runs one test against a receiver and returns its result. The error is
+// non-nil when the receiver is unreachable, refuses the request, the
+// transfer fails, or verification fails (the Result is then still filled as
+// far as it got).
+func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	peer, err := resolve(cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	ep := cfg.Endpoint
+	if ep == nil {
+		ep, err = udp.DialSocket(peer.String(), udp.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("open socket to %v: %v", peer, err)
+		}
+		defer ep.Close()
+	}
+
+	req := Request{V: Version, Reverse: cfg.Reverse, Seed: cfg.Seed}
+	if cfg.Reverse {
+		req.Bytes, req.Seconds = cfg.Bytes, cfg.Duration.Seconds()
+		if req.Bytes > 0 {
+			req.Seconds = 0
+		}
+		req.CC, req.Recovery = cfg.CC, cfg.Recovery
+		req.MinRTOms = ms(cfg.MinRTO)
+		req.ECN = cfg.ECN
+	}
+
+	rtt := &rttStats{}
+	var ql *qlog.Writer
+	sinks := event.Tee{rtt}
+	if cfg.Sink != nil {
+		sinks = append(sinks, cfg.Sink)
+	}
+	var qlogSink lateSink
+	if cfg.QlogDir != "" {
+		sinks = append(sinks, &qlogSink)
+	}
+	startWall := time.Now()
+	conn, err := ep.Dial(ctx, peer, cfg.transportConfig(req, sinks))
+	if err != nil {
+		return nil, err
+	}
+	id := conn.ID()
+	if cfg.QlogDir != "" {
+		if ql, err = openQlog(cfg.QlogDir, id, "client", &cfg, ep.Now()); err != nil {
+			return nil, err
+		}
+		qlogSink.set(ql)
+		defer ql.Close()
+	}
+
+	res := &Result{Start: Start{
+		Timestamp: startWall.UTC().Format(time.RFC3339Nano), ConnectTo: peer.String(),
+		Local: ep.LocalAddr().String(), ConnID: fmt.Sprintf("%016x", id), Reverse: cfg.Reverse,
+		CC: cfg.CC, Recovery: cfg.Recovery, Bytes: cfg.Bytes, MaxDatagram: cfg.transportConfig(req, nil).MaxDatagram,
+		MinRTOms: ms(cfg.MinRTO), ECN: cfg.ECN, Seed: cfg.Seed,
+	}}
+	if cfg.Bytes == 0 {
+		res.Start.Seconds = cfg.Duration.Seconds()
+	}
+	res.Intervals = []Interval{}
+	res.End = End{CC: cfg.CC, Recovery: cfg.Recovery, Reverse: cfg.Reverse}
+
+	if cfg.Reverse {
+		err = runReverse(ctx, ep, peer, conn, &cfg, res, rtt)
+	} else {
+		err = runForward(ctx, conn, &cfg, res, rtt)
+	}
+	if err != nil {
+		res.End.Error = err.Error()
+		return res, err
+	}
+	if !res.End.Verified {
+		err = fmt.Errorf("verification failed: receiver's digest %s (%d bytes) differs from sender's %s (%d bytes)",
+			short(res.End.ReceiverDigest), res.End.Bytes, short(res.End.SenderDigest), res.End.SenderBytes)
+		res.End.Error = err.Error()
+		return res, err
+	}
+	return res, nil
+}
+
+func short(d string) string {
+	if len(d) > 16 {
+		return d[:16] + "…"
+	}
+	return d
+}
+
+// lateSink forwards to a sink set after the connection exists (the qlog
+// file is named after the connection ID).
+type lateSink struct {
+	mu sync.Mutex
+	s  event.Sink
+}
+
+func (l *lateSink) set(s event.Sink) { l.mu.Lock(); l.s = s; l.mu.Unlock() }
+
+func (l *lateSink) Record(e event.Event) {
+	l.mu.Lock()
+	s := l.s
+	l.mu.Unlock()
+	if s != nil {
+		s.Record(e)
+	}
+}
+
+func openQlog(dir string, id uint64, vantage string, cfg *ClientConfig, ref clock.Time) (*qlog.Writer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("-qlog: %v", err)
+	}
+	name := filepath.Join(dir, fmt.Sprintf("%016x-%s.sqlog", id, vantage))
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("-qlog: %v", err)
+	}
+	h := qlog.Header{Title: "cclab " + vantage + " " + cfg.Addr, VantagePoint: vantage,
+		GroupID: fmt.Sprintf("%016x", id), Reference: ref, WallClock: time.Now()}
+	if cfg != nil {
+		h.CC, h.Recovery = cfg.CC, cfg.Recovery
+	}
+	return qlog.NewWriter(f, h), nil
+}
+
+// readAll reads the conn to EOF, keeping at most max bytes.
+func readAll(c *udp.Conn, max int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.Read(buf)
+		if len(out)+n > max {
+			return nil, fmt.Errorf("message from peer longer than %d bytes", max)
+		}
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// intervals samples a connection's counters every cfg.Interval until stop
+// is closed; sample returns (bytes so far, retransmits so far, cwnd, srtt).
+type sampler func() (bytes, retrans int64, cwnd int, srtt time.Duration)
+
+func runIntervals(cfg *ClientConfig, t0 time.Time, sample sampler, stop <-chan struct{}, out *[]Interval, mu *sync.Mutex) {
+	if cfg.Interval <= 0 {
+		return
+	}
+	tk := time.NewTicker(cfg.Interval)
+	defer tk.Stop()
+	var lastB, lastR int64
+	last := 0.0
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tk.C:
+			b, r, cw, srtt := sample()
+			end := now.Sub(t0).Seconds()
+			iv := Interval{Start: last, End: end, Bytes: b - lastB, Retransmits: r - lastR, Cwnd: cw, SRTTms: ms(srtt)}
+			if end > last {
+				iv.BitsPerSec = float64(iv.Bytes) * 8 / (end - last)
+			}
+			lastB, lastR, last = b, r, end
+			mu.Lock()
+			*out = append(*out, iv)
+			mu.Unlock()
+			if cfg.OnInterval != nil {
+				cfg.OnInterval(iv)
+			}
+		}
+	}
+}
+
+// runForward: we send, the receiver reports its digest.
+func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Result, rtt *rttStats) error {
+	length := cfg.Bytes
+	if length == 0 {
+		length = -1
+	}
+	t0 := time.Now()
+	conn.SetSource(transport.NewPatternSource(cfg.Seed), length)
+	stopIv := make(chan struct{})
+	var ivMu sync.Mutex
+	ivDone := make(chan struct{})
+	go func() {
+		defer close(ivDone)
+		runIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
+			s := snapshot(conn.Stats())
+			return s.ackedBytes, s.retransmits, s.cwnd, s.srtt
+		}, stopIv, &res.Intervals, &ivMu)
+	}()
+	if cfg.Bytes == 0 {
+		timer := time.AfterFunc(cfg.Duration, conn.CloseWrite)
+		defer timer.Stop()
+	}
+	msg, err := readAll(conn, maxMessage)
+	elapsed := time.Since(t0)
+	close(stopIv)
+	<-ivDone
+	if err != nil {
+		return fmt.Errorf("transfer failed: %w", err)
+	}
+	rep, err := parseReport(msg)
+	if err != nil {
+		return err
+	}
+	if rep.Error != "" {
+		return fmt.Errorf("receiver refused: %s", rep.Error)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := conn.Wait(wctx); err != nil {
+		return fmt.Errorf("closing: %w", err)
+	}
+	s := snapshot(conn.Stats())
+	e := &res.End
+	e.Bytes = min(rep.Bytes, s.ackedBytes)
+	e.SenderBytes = s.sentBytes
+	e.Seconds = elapsed.Seconds()
+	if e.Seconds > 0 {
+		e.ThroughputBps = float64(e.Bytes) * 8 / e.Seconds
+	}
+	e.Retransmits, e.RTOs = s.retransmits, s.rtos
+	e.MinRTTms = ms(s.minRTT)
+	if e.MinRTTms == 0 {
+		e.MinRTTms = ms(rtt.minRTT)
+	}
+	e.MeanSRTTms = rtt.meanSRTTms()
+	e.SenderDigest = hex.EncodeToString(s.sentDigest)
+	e.ReceiverDigest = rep.Digest
+	e.Verified = e.SenderDigest == e.ReceiverDigest && rep.Bytes == s.sentBytes && s.ackedBytes >= s.sentBytes
+	return nil
+}
+
+// runReverse: the receiver sends; we read to EOF, then fetch its report on
+// a second connection.
+func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn *udp.Conn, cfg *ClientConfig, res *Result, rtt *rttStats) error {
+	t0 := time.Now()
+	stopIv := make(chan struct{})
+	var ivMu sync.Mutex
+	ivDone := make(chan struct{})
+	go func() {
+		defer close(ivDone)
+		runIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
+			s := snapshot(conn.Stats())
+			return s.recvBytes, 0, 0, 0
+		}, stopIv, &res.Intervals, &ivMu)
+	}()
+	buf := make([]byte, 256<<10)
+	var first []byte // a refusal comes as a Report instead of pattern bytes
+	var got int64
+	var rerr error
+	for {
+		n, err := conn.Read(buf)
+		if got < 512 && n > 0 {
+			first = append(first, buf[:min(n, 512-int(got))]...)
+		}
+		got += int64(n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			rerr = err
+			break
+		}
+	}
+	elapsed := time.Since(t0)
+	close(stopIv)
+	<-ivDone
+	if rerr != nil {
+		return fmt.Errorf("transfer failed: %w", rerr)
+	}
+	if len(first) > 0 && first[0] == '{' && got < maxMessage {
+		if rep, err := parseReport(first); err == nil && rep.Error != "" {
+			return fmt.Errorf("receiver refused: %s", rep.Error)
+		}
+	}
+	conn.CloseWrite()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := conn.Wait(wctx); err != nil {
+		return fmt.Errorf("closing: %w", err)
+	}
+	s := snapshot(conn.Stats())
+
+	// Fetch the sending side's report on a second connection.
+	rq := Request{V: Version, Results: conn.ID()}
+	tc := cfg.transportConfig(rq, nil)
+	rc, err := ep.Dial(ctx, peer, tc)
+	if err != nil {
+		return fmt.Errorf("fetching the receiver's report: %w", err)
+	}
+	rc.CloseWrite()
+	msg, err := readAll(rc, maxMessage)
+	if err != nil {
+		return fmt.Errorf("fetching the receiver's report: %w", err)
+	}
+	_ = rc.Wait(wctx)
+	rep, err := parseReport(msg)
+	if err != nil {
+		return err
+	}
+	if rep.Error != "" {
+		return fmt.Errorf("receiver: %s", rep.Error)
+	}
+	e := &res.End
+	e.Bytes = s.recvBytes
+	e.SenderBytes = rep.Bytes
+	e.Seconds = elapsed.Seconds()
+	if e.Seconds > 0 {
+		e.ThroughputBps = float64(e.Bytes) * 8 / e.Seconds
+	}
+	e.Retransmits, e.RTOs = rep.Retransmits, rep.RTOs
+	e.MinRTTms, e.MeanSRTTms = rep.MinRTTms, rep.MeanSRTTms
+	if rep.CC != "" {
+		e.CC, e.Recovery = rep.CC, rep.Recovery
+	}
+	e.SenderDigest = rep.Digest
+	e.ReceiverDigest = hex.EncodeToString(s.recvDigest)
+	e.Verified = e.SenderDigest == e.ReceiverDigest && rep.Bytes == s.recvBytes
+	_ = rtt
+	return nil
+}

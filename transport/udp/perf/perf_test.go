@@ -1,0 +1,203 @@
+package perf
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testBytes is the transfer size of the end-to-end tests (kept small: the
+// machine is shared).
+const testBytes = 16 << 20
+
+// startServer runs a receiver on a loopback port until the test ends.
+func startServer(t *testing.T, cfg ServerConfig) (*Server, *[]FlowSummary) {
+	t.Helper()
+	cfg.Listen = "127.0.0.1:0"
+	var mu sync.Mutex
+	var flows []FlowSummary
+	cfg.OnFlow = func(s FlowSummary) {
+		mu.Lock()
+		flows = append(flows, s)
+		mu.Unlock()
+	}
+	srv, err := NewServer(cfg)
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		srv.Close()
+		<-done
+	})
+	return srv, &flows
+}
+
+func TestForwardTransferVerified(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{})
+	for _, tc := range []struct{ cc, recovery string }{{"reno", "newreno"}, {"reno", "reno"}} {
+		t.Run(tc.cc+"/"+tc.recovery, func(t *testing.T) {
+			res, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Bytes: testBytes,
+				CC: tc.cc, Recovery: tc.recovery, Interval: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			e := res.End
+			if !e.Verified {
+				t.Errorf("verified: got false, want true (sender %s, receiver %s)", e.SenderDigest, e.ReceiverDigest)
+			}
+			if e.Bytes != testBytes {
+				t.Errorf("bytes: got %d, want %d", e.Bytes, testBytes)
+			}
+			if e.CC != tc.cc || e.Recovery != tc.recovery {
+				t.Errorf("cc/recovery: got %s/%s, want %s/%s", e.CC, e.Recovery, tc.cc, tc.recovery)
+			}
+			if e.Seconds <= 0 || e.ThroughputBps <= 0 {
+				t.Errorf("seconds %v throughput %v: want both > 0", e.Seconds, e.ThroughputBps)
+			}
+			if e.MinRTTms <= 0 || e.MeanSRTTms < e.MinRTTms*0.5 {
+				t.Errorf("min_rtt_ms %v mean_srtt_ms %v: want min > 0 and mean not far below min", e.MinRTTms, e.MeanSRTTms)
+			}
+			var sum int64
+			for _, iv := range res.Intervals {
+				sum += iv.Bytes
+			}
+			if sum > e.Bytes {
+				t.Errorf("interval bytes sum %d exceeds the total %d", sum, e.Bytes)
+			}
+		})
+	}
+}
+
+func TestJSONHasFields(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{})
+	res, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Bytes: 1 << 20})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"start", "intervals", "end"} {
+		if _, ok := top[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	var end map[string]any
+	json.Unmarshal(top["end"], &end)
+	for _, k := range []string{"cc", "recovery", "bytes", "seconds", "throughput_bps", "retransmits", "rtos",
+		"min_rtt_ms", "mean_srtt_ms", "verified"} {
+		if _, ok := end[k]; !ok {
+			t.Errorf("JSON end lacks %q", k)
+		}
+	}
+	if end["verified"] != true {
+		t.Errorf("end.verified: got %v, want true", end["verified"])
+	}
+}
+
+func TestReverseNeedsAllowReverse(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		srv, flows := startServer(t, ServerConfig{AllowReverse: allow})
+		res, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Bytes: testBytes / 4, Reverse: true})
+		if !allow {
+			if err == nil || !strings.Contains(err.Error(), "allow-reverse") {
+				t.Errorf("reverse without -allow-reverse: got error %v, want one naming -allow-reverse", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("reverse with -allow-reverse: %v", err)
+		}
+		if !res.End.Verified || res.End.Bytes != testBytes/4 || !res.End.Reverse {
+			t.Errorf("reverse end: got verified=%v bytes=%d reverse=%v, want true %d true",
+				res.End.Verified, res.End.Bytes, res.End.Reverse, testBytes/4)
+		}
+		_ = flows
+	}
+}
+
+func TestUnreachablePeer(t *testing.T) {
+	// A port nobody listens on: bind one, then close it.
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	pc.Close()
+	_, err = Run(context.Background(), ClientConfig{Addr: addr, Bytes: 1 << 20, Timeout: 2 * time.Second})
+	if err == nil {
+		t.Fatal("Run to a closed port: got nil error, want one")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "refused") && !strings.Contains(msg, "no answer") {
+		t.Errorf("error %q: want it to say the receiver refused or did not answer", msg)
+	}
+}
+
+func TestBadNamesListRegistered(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  ClientConfig
+		want []string
+	}{
+		{ClientConfig{Addr: "x", CC: "nosuchcc"}, []string{"nosuchcc", "reno"}},
+		{ClientConfig{Addr: "x", Recovery: "nosuch"}, []string{"nosuch", "newreno"}},
+		{ClientConfig{Addr: ""}, []string{"-c"}},
+		{ClientConfig{Addr: "x", Size: 1 << 20}, []string{"-size"}},
+	} {
+		err := tc.cfg.Validate()
+		if err == nil {
+			t.Errorf("Validate(%+v): got nil, want an error", tc.cfg)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Validate error %q: want it to contain %q", err, w)
+			}
+		}
+	}
+}
+
+func TestQlogFile(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{})
+	dir := t.TempDir()
+	res, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Bytes: 1 << 20, QlogDir: dir})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	name := filepath.Join(dir, res.Start.ConnID+"-client.sqlog")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatalf("qlog file: %v", err)
+	}
+	recs := bytes.Split(data, []byte{0x1e})
+	names := map[string]int{}
+	for _, r := range recs[1:] {
+		var m map[string]any
+		if err := json.Unmarshal(r, &m); err != nil {
+			t.Fatalf("qlog record not JSON: %v: %q", err, r)
+		}
+		if n, ok := m["name"].(string); ok {
+			names[n]++
+		}
+	}
+	for _, want := range []string{"transport:packet_sent", "recovery:metrics_updated"} {
+		if names[want] == 0 {
+			t.Errorf("qlog has no %s event (names: %v)", want, names)
+		}
+	}
+}

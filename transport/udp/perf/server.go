@@ -1,0 +1,429 @@
+package perf
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"cclab/ccalgo"
+	"cclab/event"
+	"cclab/internal/qlog"
+	"cclab/transport"
+	"cclab/transport/udp"
+)
+
+// ServerConfig configures the receiver.
+type ServerConfig struct {
+	Listen       string           // UDP address, e.g. ":5301"
+	AllowReverse bool             // serve reverse (-R) requests: this receiver then sends
+	Once         bool             // stop after the first test flow
+	Defaults     transport.Config // config of accepted connections (zero: transport.DefaultConfig())
+	QlogDir      string           // write <dir>/<connid>-server.sqlog per flow; "" none
+	OnFlow       func(FlowSummary)
+	Logf         func(string, ...any) // progress messages (may be nil)
+}
+
+// FlowSummary is the receiver's account of one finished flow (receiver -J
+// prints one JSON object per flow).
+type FlowSummary struct {
+	ConnID        string  `json:"conn_id"`
+	Peer          string  `json:"peer"`
+	Reverse       bool    `json:"reverse"` // this receiver sent
+	Bytes         int64   `json:"bytes"`   // stream bytes received (forward) or sent and acknowledged (reverse)
+	Seconds       float64 `json:"seconds"`
+	ThroughputBps float64 `json:"throughput_bps"`
+	Digest        string  `json:"digest"` // hex SHA-256 of the received (forward) or sent (reverse) stream
+	Retransmits   int64   `json:"retransmits,omitempty"`
+	RTOs          int64   `json:"rtos,omitempty"`
+	MinRTTms      float64 `json:"min_rtt_ms,omitempty"`
+	MeanSRTTms    float64 `json:"mean_srtt_ms,omitempty"`
+	CC            string  `json:"cc,omitempty"`
+	Recovery      string  `json:"recovery,omitempty"`
+	Error         string  `json:"error,omitempty"`
+}
+
+// Server is a running receiver.
+type Server struct {
+	cfg ServerConfig
+	ep  *udp.Endpoint
+
+	mu      sync.Mutex
+	reports map[uint64]*pending // reverse flows' reports, by connection ID
+	sinks   map[uint64]*flowSink
+	wg      sync.WaitGroup
+}
+
+type pending struct {
+	done chan struct{}
+	rep  Report
+	at   time.Time
+}
+
+// flowSink receives the events of one accepted connection. Accepted
+// connections share the endpoint's sink; it dispatches by event.Flow.
+type flowSink struct {
+	rtt rttStats
+	ql  *qlog.Writer
+}
+
+// reportTTL is how long a reverse flow's report is kept for the client to fetch.
+const reportTTL = 2 * time.Minute
+
+// NewServer opens the socket and starts the endpoint.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if cfg.Listen == "" {
+		cfg.Listen = fmt.Sprintf(":%d", DefaultPort)
+	}
+	s := &Server{cfg: cfg, reports: map[uint64]*pending{}, sinks: map[uint64]*flowSink{}}
+	d := cfg.Defaults
+	if d.MaxDatagram == 0 {
+		d = transport.DefaultConfig()
+	}
+	d.Sink = event.Func(s.record)
+	ep, err := udp.Listen(cfg.Listen, udp.Config{Endpoint: transport.EndpointConfig{
+		Server: true, Defaults: d, Configure: s.configure}})
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %v", cfg.Listen, err)
+	}
+	s.ep = ep
+	return s, nil
+}
+
+// configure sets the sending side's parameters of a reverse flow from the
+// client's request (called by the transport before the connection is built).
+func (s *Server) configure(request []byte, cfg *transport.Config) {
+	req, err := parseRequest(request)
+	if err != nil || !req.Reverse || !s.cfg.AllowReverse {
+		return
+	}
+	if req.CC != "" && validateCC(req.CC) == nil {
+		cfg.CC = req.CC
+	}
+	if req.Recovery != "" && validateRecovery(req.Recovery) == nil {
+		cfg.Recovery = req.Recovery
+	}
+	cfg.ECN = cfg.ECN || req.ECN
+	if req.MinRTOms > 0 {
+		cfg.MinRTO = time.Duration(req.MinRTOms * float64(time.Millisecond))
+	}
+}
+
+// record dispatches an event to its flow (called under the driver lock).
+func (s *Server) record(e event.Event) {
+	s.mu.Lock()
+	f := s.sinks[e.Flow]
+	s.mu.Unlock()
+	if f == nil {
+		return
+	}
+	f.rtt.Record(e)
+	if f.ql != nil {
+		f.ql.Record(e)
+	}
+}
+
+// Addr returns the bound address.
+func (s *Server) Addr() netip.AddrPort { return s.ep.LocalAddr() }
+
+// Close stops the server.
+func (s *Server) Close() error { return s.ep.Close() }
+
+func (s *Server) logf(format string, args ...any) {
+	if s.cfg.Logf != nil {
+		s.cfg.Logf(format, args...)
+	}
+}
+
+// Serve accepts connections until ctx ends (or, with Once, until the first
+// test flow is done) and serves each in its own goroutine.
+func (s *Server) Serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer s.wg.Wait()
+	for {
+		c, err := s.ep.Accept(ctx)
+		if err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, udp.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			isTest := s.serve(ctx, c)
+			if isTest && s.cfg.Once {
+				cancel()
+			}
+		}()
+	}
+}
+
+// serve handles one connection; it reports whether it was a test flow
+// (rather than a report fetch).
+func (s *Server) serve(ctx context.Context, c *udp.Conn) bool {
+	id := c.ID()
+	fs := &flowSink{}
+	s.mu.Lock()
+	s.sinks[id] = fs
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.sinks, id)
+		s.mu.Unlock()
+	}()
+	peer := c.Peer()
+	sum := FlowSummary{ConnID: fmt.Sprintf("%016x", id), Peer: peer.String()}
+	req, err := parseRequest(c.Request())
+	if err != nil {
+		s.refuse(ctx, c, err.Error())
+		sum.Error = err.Error()
+		s.finish(sum)
+		return true
+	}
+	if req.Results != 0 {
+		s.serveReport(ctx, c, req.Results)
+		return false
+	}
+	if s.cfg.QlogDir != "" {
+		if ql, err := openQlog(s.cfg.QlogDir, id, "server", &ClientConfig{Addr: peer.String(), CC: req.CC, Recovery: req.Recovery}, s.ep.Now()); err == nil {
+			s.mu.Lock()
+			fs.ql = ql
+			s.mu.Unlock()
+			defer func() {
+				s.mu.Lock()
+				fs.ql = nil
+				s.mu.Unlock()
+				ql.Close()
+			}()
+		} else {
+			s.logf("%v", err)
+		}
+	}
+	if req.Reverse {
+		sum.Reverse = true
+		if !s.cfg.AllowReverse {
+			msg := "reverse mode (-R) refused: this receiver was not started with -allow-reverse"
+			s.refuse(ctx, c, msg)
+			sum.Error = msg
+			s.finish(sum)
+			return true
+		}
+		s.serveReverse(ctx, c, req, fs, &sum)
+	} else {
+		s.serveForward(ctx, c, &sum)
+	}
+	s.finish(sum)
+	return true
+}
+
+func (s *Server) finish(sum FlowSummary) {
+	if s.cfg.OnFlow != nil {
+		s.cfg.OnFlow(sum)
+	}
+}
+
+// refuse answers with an error report and closes.
+func (s *Server) refuse(ctx context.Context, c *udp.Conn, msg string) {
+	s.logf("%016x from %v: %s", c.ID(), c.Peer(), msg)
+	_, _ = c.Write(mustJSON(Report{V: Version, Error: msg}))
+	c.CloseWrite()
+	s.drain(ctx, c)
+}
+
+// drain discards what the peer sends until EOF and waits for the close.
+func (s *Server) drain(ctx context.Context, c *udp.Conn) {
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := c.Read(buf); err != nil {
+			break
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_ = c.Wait(wctx)
+}
+
+// serveForward reads the client's stream to EOF and reports its digest.
+func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary) {
+	buf := make([]byte, 256<<10)
+	var t0 time.Time
+	var got int64
+	var rerr error
+	for {
+		n, err := c.Read(buf)
+		if n > 0 && got == 0 {
+			t0 = time.Now()
+		}
+		got += int64(n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			rerr = err
+			break
+		}
+	}
+	elapsed := time.Since(t0)
+	if t0.IsZero() {
+		elapsed = 0
+	}
+	st := snapshot(c.Stats())
+	sum.Bytes, sum.Seconds = got, elapsed.Seconds()
+	sum.Digest = hex.EncodeToString(st.recvDigest)
+	if sum.Seconds > 0 {
+		sum.ThroughputBps = float64(got) * 8 / sum.Seconds
+	}
+	if rerr != nil {
+		sum.Error = rerr.Error()
+		return
+	}
+	rep := Report{V: Version, Bytes: got, Digest: sum.Digest, Seconds: sum.Seconds}
+	if _, err := c.Write(mustJSON(rep)); err != nil {
+		sum.Error = err.Error()
+		return
+	}
+	c.CloseWrite()
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.Wait(wctx); err != nil {
+		sum.Error = "closing: " + err.Error()
+	}
+}
+
+// serveReverse sends the pattern as the client asked and keeps the report
+// for the client to fetch.
+func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, fs *flowSink, sum *FlowSummary) {
+	p := &pending{done: make(chan struct{})}
+	s.mu.Lock()
+	s.reports[c.ID()] = p
+	s.mu.Unlock()
+	defer func() {
+		p.at = time.Now()
+		close(p.done)
+		s.expireReports()
+	}()
+	cc, rec := req.CC, req.Recovery
+	if cc == "" {
+		cc = "reno"
+	}
+	if rec == "" {
+		rec = "newreno"
+	}
+	sum.CC, sum.Recovery = cc, rec
+	// The controller and recovery were set from the request by configure
+	// when the connection was built; an invalid spec left the defaults.
+	if err := errors.Join(validateCC(cc), validateRecovery(rec)); err != nil {
+		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+		p.rep = Report{V: Version, Error: msg}
+		s.refuse(ctx, c, msg)
+		sum.Error = msg
+		return
+	}
+	length := req.Bytes
+	if length == 0 {
+		length = -1
+	}
+	t0 := time.Now()
+	c.SetSource(transport.NewPatternSource(req.Seed), length)
+	if req.Bytes == 0 {
+		d := time.Duration(req.Seconds * float64(time.Second))
+		if d <= 0 {
+			d = 10 * time.Second
+		}
+		timer := time.AfterFunc(d, c.CloseWrite)
+		defer timer.Stop()
+	}
+	// The client sends nothing but its FIN.
+	buf := make([]byte, 4096)
+	for {
+		if _, err := c.Read(buf); err != nil {
+			break
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := c.Wait(wctx)
+	elapsed := time.Since(t0)
+	st := snapshot(c.Stats())
+	s.mu.Lock()
+	rtt := fs.rtt
+	s.mu.Unlock()
+	sum.Bytes = min(st.sentBytes, st.ackedBytes)
+	sum.Seconds = elapsed.Seconds()
+	if sum.Seconds > 0 {
+		sum.ThroughputBps = float64(sum.Bytes) * 8 / sum.Seconds
+	}
+	sum.Digest = hex.EncodeToString(st.sentDigest)
+	sum.Retransmits, sum.RTOs = st.retransmits, st.rtos
+	sum.MinRTTms = ms(st.minRTT)
+	if sum.MinRTTms == 0 {
+		sum.MinRTTms = ms(rtt.minRTT)
+	}
+	sum.MeanSRTTms = rtt.meanSRTTms()
+	p.rep = Report{V: Version, Bytes: sum.Bytes, Digest: sum.Digest, Seconds: sum.Seconds,
+		Retransmits: sum.Retransmits, RTOs: sum.RTOs, MinRTTms: sum.MinRTTms, MeanSRTTms: sum.MeanSRTTms,
+		CC: cc, Recovery: rec}
+	if err != nil {
+		sum.Error = err.Error()
+		p.rep.Error = "transfer failed at the receiver: " + err.Error()
+	}
+}
+
+// serveReport answers a report fetch for an earlier reverse connection.
+func (s *Server) serveReport(ctx context.Context, c *udp.Conn, id uint64) {
+	s.mu.Lock()
+	p := s.reports[id]
+	s.mu.Unlock()
+	var rep Report
+	if p == nil {
+		rep = Report{V: Version, Error: fmt.Sprintf("no reverse flow %016x here", id)}
+	} else {
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		select {
+		case <-p.done:
+			rep = p.rep
+		case <-wctx.Done():
+			rep = Report{V: Version, Error: "reverse flow still running"}
+		}
+		cancel()
+	}
+	_, _ = c.Write(mustJSON(rep))
+	c.CloseWrite()
+	s.drain(ctx, c)
+}
+
+func (s *Server) expireReports() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, p := range s.reports {
+		select {
+		case <-p.done:
+			if time.Since(p.at) > reportTTL {
+				delete(s.reports, id)
+			}
+		default:
+		}
+	}
+}
+
+// validateRecovery checks a recovery strategy spec and names the registered ones.
+func validateRecovery(spec string) error {
+	if err := transport.Recoveries.Validate(spec); err != nil {
+		return fmt.Errorf("-recovery %q: %v (registered strategies: %s)", spec, err, strings.Join(transport.Recoveries.Names(), ", "))
+	}
+	return nil
+}
+
+func validateCC(spec string) error {
+	if err := ccalgo.Registry.Validate(spec); err != nil {
+		return fmt.Errorf("cc %q: %v (registered controllers: %s)", spec, err, strings.Join(ccalgo.Registry.Names(), ", "))
+	}
+	return nil
+}

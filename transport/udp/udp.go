@@ -1,0 +1,339 @@
+// Package udp is cclab's live socket driver (DESIGN §1): it runs a sans-I/O
+// transport.Endpoint on a netio.Conn (real UDP with batched I/O and ECN, or
+// an in-memory pair in tests) and gives applications blocking calls.
+//
+// Concurrency model: one Endpoint has one mutex guarding the
+// transport.Endpoint and all its Conns, and two goroutines:
+//
+//   - the reader blocks in netio.Conn.ReadBatch and hands each datagram of a
+//     batch to transport.Endpoint.Receive under the mutex;
+//   - the writer owns the endpoint's one real timer: woken by the reader, by
+//     an application call or by the timer, it runs OnDeadline when the
+//     transport's Deadline has passed, drains Transmit into a batch under the
+//     mutex, sends it with one WriteBatch outside the mutex, and re-arms the
+//     timer from Deadline().
+//
+// Application calls (Conn.Read, Conn.Write, ...) take the mutex, call the
+// non-blocking transport method, wake the writer, and wait on a condition
+// variable that is broadcast after every input batch when they must block.
+//
+// Time is the monotonic clock since the Endpoint was created, offset by
+// clock.Start so that it is never clock.Never.
+//
+// Steady-state data transfer allocates nothing per datagram in this package:
+// receive and transmit buffers are allocated once per Endpoint.
+package udp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/netip"
+
+	"cclab/clock"
+	"cclab/netio"
+	"cclab/transport"
+)
+
+// Config configures an Endpoint.
+type Config struct {
+	// Endpoint is passed to transport.NewEndpoint. If Endpoint.Rand is nil it
+	// is seeded from crypto/rand.
+	Endpoint transport.EndpointConfig
+	// Batch is the number of datagrams per ReadBatch/WriteBatch; 0: DefaultBatch.
+	Batch int
+	// SendBuf is the transmit buffer per datagram, bytes; it must be at
+	// least the largest Config.MaxDatagram used; 0: DefaultSendBuf.
+	SendBuf int
+}
+
+// Endpoint is a transport.Endpoint running on a socket.
+type Endpoint struct {
+	l  *loop
+	ep *transport.Endpoint
+}
+
+// ErrClosed is returned by blocking calls on a closed Endpoint.
+var ErrClosed = errors.New("udp: endpoint closed")
+
+// Listen opens a UDP socket on addr (e.g. ":5201") and runs an Endpoint on it.
+func Listen(addr string, cfg Config) (*Endpoint, error) {
+	c, err := netio.ListenUDP(addr)
+	if err != nil {
+		return nil, err
+	}
+	return New(c, cfg), nil
+}
+
+// DialSocket opens a UDP socket connected to remote (so the kernel picks the
+// source address and reports ICMP port-unreachable) and runs a client
+// Endpoint on it. Use Endpoint.Dial to open connections.
+func DialSocket(remote string, cfg Config) (*Endpoint, error) {
+	c, err := netio.DialUDP("", remote)
+	if err != nil {
+		return nil, err
+	}
+	return New(c, cfg), nil
+}
+
+// New runs an Endpoint on c and takes ownership of c.
+func New(c netio.Conn, cfg Config) *Endpoint {
+	ec := cfg.Endpoint
+	if ec.Rand == nil {
+		var seed [16]byte
+		_, _ = rand.Read(seed[:])
+		ec.Rand = mrand.New(mrand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
+	}
+	ep := transport.NewEndpoint(ec)
+	e := &Endpoint{ep: ep}
+	e.l = newLoop(ep, c, cfg.Batch, DefaultRecvBuf, cfg.SendBuf)
+	e.l.run()
+	return e
+}
+
+// LocalAddr returns the socket's bound address.
+func (e *Endpoint) LocalAddr() netip.AddrPort { return e.l.conn.LocalAddr() }
+
+// Now returns the Endpoint's current project time.
+func (e *Endpoint) Now() clock.Time { return e.l.now() }
+
+// Close stops the driver and closes the socket. Conns stop making progress;
+// blocked calls return ErrClosed.
+func (e *Endpoint) Close() error { return e.l.close() }
+
+// Stats returns the transport endpoint's counters.
+func (e *Endpoint) Stats() transport.EndpointStats {
+	e.l.mu.Lock()
+	defer e.l.mu.Unlock()
+	return e.ep.Stats()
+}
+
+// LoopStats returns the driver's counters.
+func (e *Endpoint) LoopStats() LoopStats {
+	e.l.mu.Lock()
+	defer e.l.mu.Unlock()
+	return e.l.stats
+}
+
+// Do runs f with the Endpoint's lock held and then wakes the writer: the way
+// to make any transport call not wrapped here. f must not block.
+func (e *Endpoint) Do(f func(now clock.Time, ep *transport.Endpoint)) {
+	e.l.mu.Lock()
+	f(e.l.now(), e.ep)
+	e.l.mu.Unlock()
+	e.l.kick()
+}
+
+// wait blocks on the condition variable until cond() holds (called with
+// the lock held), the context ends, or the Endpoint closes. The lock must
+// be held on entry and is held on return.
+func (e *Endpoint) wait(ctx context.Context, cond func() bool) error {
+	if cond() {
+		return nil
+	}
+	stop := context.AfterFunc(ctx, func() {
+		e.l.mu.Lock()
+		e.l.cond.Broadcast()
+		e.l.mu.Unlock()
+	})
+	defer stop()
+	for !cond() {
+		if e.l.shut {
+			return ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e.l.cond.Wait()
+	}
+	return nil
+}
+
+// ErrRefused reports that the peer's host answered with ICMP port
+// unreachable: nothing listens on that port.
+var ErrRefused = errors.New("connection refused (ICMP port unreachable): no receiver listening at that address")
+
+// Dial opens a connection to peer and blocks until the handshake completes,
+// the connection fails (e.g. transport.ErrHandshakeTimeout), or ctx ends.
+func (e *Endpoint) Dial(ctx context.Context, peer netip.AddrPort, cfg transport.Config) (*Conn, error) {
+	e.l.mu.Lock()
+	defer e.l.mu.Unlock()
+	if e.l.shut {
+		return nil, ErrClosed
+	}
+	tc, err := e.ep.Dial(e.l.now(), peer, cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.l.kick()
+	c := &Conn{e: e, c: tc}
+	refused := false
+	err = e.wait(ctx, func() bool {
+		if e.l.refused && !tc.Established() {
+			refused = true
+			return true
+		}
+		return tc.Established() || tc.Err() != nil || tc.Done()
+	})
+	if refused {
+		return nil, fmt.Errorf("dial %v: %w", peer, ErrRefused)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dial %v: %w", peer, err)
+	}
+	if !tc.Established() {
+		if err := tc.Err(); err != nil {
+			if errors.Is(err, transport.ErrHandshakeTimeout) {
+				return nil, fmt.Errorf("dial %v: no answer (is a receiver running there?): %w", peer, err)
+			}
+			return nil, fmt.Errorf("dial %v: %w", peer, err)
+		}
+		return nil, fmt.Errorf("dial %v: connection closed during handshake", peer)
+	}
+	return c, nil
+}
+
+// Accept blocks until a peer opens a connection, ctx ends, or the Endpoint closes.
+func (e *Endpoint) Accept(ctx context.Context) (*Conn, error) {
+	e.l.mu.Lock()
+	defer e.l.mu.Unlock()
+	var tc *transport.Conn
+	err := e.wait(ctx, func() bool {
+		tc = e.ep.Accept()
+		return tc != nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{e: e, c: tc}, nil
+}
+
+// Conn is a transport.Conn with blocking calls. All methods are safe for
+// concurrent use (they take the Endpoint's lock); one reader and one writer
+// goroutine per Conn is the intended use.
+type Conn struct {
+	e *Endpoint
+	c *transport.Conn
+}
+
+// ID returns the connection ID (the same value at both ends).
+func (c *Conn) ID() uint64 { return c.c.ID() }
+
+// Request returns the application request the client sent in its handshake.
+func (c *Conn) Request() []byte {
+	c.e.l.mu.Lock()
+	defer c.e.l.mu.Unlock()
+	return c.c.Request()
+}
+
+// Do runs f with the Endpoint's lock held and then wakes the writer. f must
+// not block.
+func (c *Conn) Do(f func(now clock.Time, tc *transport.Conn)) {
+	c.e.l.mu.Lock()
+	f(c.e.l.now(), c.c)
+	c.e.l.mu.Unlock()
+	c.e.l.kick()
+}
+
+// Stats returns the connection's statistics.
+func (c *Conn) Stats() transport.ConnStats {
+	c.e.l.mu.Lock()
+	defer c.e.l.mu.Unlock()
+	return c.c.Stats()
+}
+
+// Read blocks until stream bytes are available and copies them into p. It
+// returns io.EOF after the peer's FIN once every byte was read, and the
+// connection's error if it failed.
+func (c *Conn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	l := c.e.l
+	l.mu.Lock()
+	n := 0
+	err := c.e.wait(context.Background(), func() bool {
+		n = c.c.Read(p)
+		return n > 0 || c.c.EOF() || c.c.Err() != nil
+	})
+	l.mu.Unlock()
+	if n > 0 {
+		l.kick() // reading may open the receive window
+		return n, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if c.c.EOF() {
+		return 0, io.EOF
+	}
+	return 0, c.c.Err()
+}
+
+// Write blocks until all of p is queued in the send buffer (or the
+// connection fails) and returns the bytes queued.
+func (c *Conn) Write(p []byte) (int, error) {
+	l := c.e.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	done := 0
+	for {
+		done += c.c.Write(p[done:])
+		if done > 0 {
+			l.kick()
+		}
+		if done == len(p) {
+			return done, nil
+		}
+		if err := c.c.Err(); err != nil {
+			return done, err
+		}
+		if c.c.Done() {
+			return done, io.ErrClosedPipe
+		}
+		if l.shut {
+			return done, ErrClosed
+		}
+		l.cond.Wait()
+	}
+}
+
+// SetSource makes the connection send length bytes generated by src
+// (length < 0: until CloseWrite); see transport.Conn.SetSource.
+func (c *Conn) SetSource(src transport.Source, length int64) {
+	c.Do(func(clock.Time, *transport.Conn) { c.c.SetSource(src, length) })
+}
+
+// CloseWrite closes the sending direction: FIN after all queued data.
+func (c *Conn) CloseWrite() {
+	c.Do(func(now clock.Time, tc *transport.Conn) { tc.CloseWrite(now) })
+}
+
+// Wait blocks until the connection is done (both directions closed and
+// acknowledged, or failed) or ctx ends, and returns the connection's error.
+func (c *Conn) Wait(ctx context.Context) error {
+	c.e.l.mu.Lock()
+	defer c.e.l.mu.Unlock()
+	if err := c.e.wait(ctx, c.c.Done); err != nil {
+		return err
+	}
+	return c.c.Err()
+}
+
+// Err returns why the connection failed, or nil.
+func (c *Conn) Err() error {
+	c.e.l.mu.Lock()
+	defer c.e.l.mu.Unlock()
+	return c.c.Err()
+}
+
+// Peer returns the peer's address.
+func (c *Conn) Peer() netip.AddrPort {
+	c.e.l.mu.Lock()
+	defer c.e.l.mu.Unlock()
+	return c.c.Peer()
+}

@@ -1,0 +1,388 @@
+package transport
+
+import "encoding/binary"
+
+// Wire format constants (docs/wire.md).
+const (
+	// Version1 is the only wire version this package speaks; it is the first
+	// byte of every datagram.
+	Version1 = 1
+	// MaxSACKBlocks is the number of SACK blocks an ACK carries at most
+	// (RFC 2018 allows 3 with TCP timestamps; we have room for 4).
+	MaxSACKBlocks = 4
+	// MinDatagram is the smallest MaxDatagram a peer may declare, bytes.
+	MinDatagram = 512
+	// MaxUDPPayload is the largest UDP payload, bytes: the 16-bit UDP length
+	// (RFC 768) minus the 8-byte UDP header.
+	MaxUDPPayload = 65527
+	// MaxRequest is the largest opaque application request an Initial
+	// carries, bytes.
+	MaxRequest = 256
+	// MaxStreamOffset bounds every stream offset and final size: the varint
+	// maximum 2^62-1 (RFC 9000 §16).
+	MaxStreamOffset = MaxVarint
+	// cidLen is the length of a connection ID on the wire, bytes.
+	cidLen = 8
+)
+
+// packetType is the second byte of every datagram.
+type packetType uint8
+
+// Packet types.
+const (
+	typeInitial packetType = 1 // client -> server, opens a connection, padded
+	typeAccept  packetType = 2 // server -> client, answers an Initial
+	typeShort   packetType = 3 // everything after the handshake
+)
+
+// Short-packet flag bits.
+const (
+	flagACK    = 0x01 // ACK section present
+	flagDATA   = 0x02 // DATA section present with a non-empty payload
+	flagFIN    = 0x04 // the stream ends after this packet's payload (DATA section present)
+	flagPING   = 0x08 // ack-eliciting without data
+	flagECE    = 0x10 // ECN-Echo (RFC 3168 §6.1.3)
+	flagCWR    = 0x20 // Congestion Window Reduced (RFC 3168 §6.1.2)
+	flagCLOSE  = 0x40 // abort: CLOSE section present
+	flagsKnown = 0x7f
+)
+
+// Handshake flag bits (Initial and Accept).
+const (
+	hsECN   = 0x01 // the sender is ECN-capable and wants ECN
+	hsKnown = 0x01
+)
+
+// Fixed header sizes, bytes.
+const (
+	shortFixed   = 2 + cidLen + 1 + 4 + 4 // version, type, dcid, flags, ts, tsecr (pn varint extra)
+	acceptFixed  = 2 + 2*cidLen + 4 + 4 + 1
+	initialFixed = 2 + 2*cidLen + 4 + 1
+)
+
+// sackBlock is one SACK block [Start, End) in stream bytes.
+type sackBlock struct{ Start, End uint64 }
+
+// packet is a decoded datagram. Slices point into the received buffer.
+type packet struct {
+	typ   packetType
+	dcid  uint64
+	scid  uint64 // Initial, Accept
+	flags uint8  // short packets
+	pn    uint64 // short packets: packet number
+	ts    uint32 // sender timestamp, µs
+	tsecr uint32 // echoed timestamp (0: none)
+
+	// handshake parameters (Initial, Accept)
+	maxDatagram uint64
+	recvWindow  uint64
+	hsFlags     uint8
+	request     []byte
+
+	// ACK section
+	cumAck  uint64
+	window  uint64
+	nBlocks int
+	blocks  [MaxSACKBlocks]sackBlock
+
+	// CLOSE section
+	closeCode uint64
+
+	// DATA section (present when flags has DATA or FIN)
+	off  uint64
+	data []byte
+}
+
+// hasData reports whether the DATA section is present.
+func (p *packet) hasData() bool { return p.flags&(flagDATA|flagFIN) != 0 }
+
+// reader is a bounds-checked cursor over a datagram.
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *reader) u8() uint8 {
+	if len(r.b) < 1 {
+		r.bad = true
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *reader) u32() uint32 {
+	if len(r.b) < 4 {
+		r.bad = true
+		return 0
+	}
+	v := binary.BigEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
+
+func (r *reader) u64() uint64 {
+	if len(r.b) < 8 {
+		r.bad = true
+		return 0
+	}
+	v := binary.BigEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *reader) varint() uint64 {
+	v, n := getVarint(r.b)
+	if n == 0 {
+		r.bad = true
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) bytes(n uint64) []byte {
+	if uint64(len(r.b)) < n {
+		r.bad = true
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// decodePacket parses b into p. It returns RejectNone or the reason b is
+// malformed; it never panics and never allocates.
+func decodePacket(b []byte, p *packet) RejectReason {
+	if len(b) < 2+cidLen {
+		return RejectTooShort
+	}
+	if b[0] != Version1 {
+		return RejectVersion
+	}
+	*p = packet{typ: packetType(b[1])}
+	r := reader{b: b[2:]}
+	p.dcid = r.u64()
+	switch p.typ {
+	case typeInitial:
+		p.scid = r.u64()
+		p.ts = r.u32()
+		p.maxDatagram = r.varint()
+		p.recvWindow = r.varint()
+		p.hsFlags = r.u8()
+		n := r.varint()
+		if r.bad {
+			return RejectTruncated
+		}
+		if n > MaxRequest {
+			return RejectRequestSize
+		}
+		p.request = r.bytes(n)
+		if r.bad {
+			return RejectTruncated
+		}
+		if p.hsFlags&^hsKnown != 0 {
+			return RejectFlags
+		}
+		if p.maxDatagram < MinDatagram || p.maxDatagram > MaxUDPPayload || p.recvWindow == 0 || p.recvWindow > MaxStreamOffset {
+			return RejectParams
+		}
+		if uint64(len(b)) < p.maxDatagram {
+			return RejectInitialSize // not padded to the declared datagram size: no amplification budget
+		}
+		return RejectNone // the rest is padding
+	case typeAccept:
+		p.scid = r.u64()
+		p.ts = r.u32()
+		p.tsecr = r.u32()
+		p.maxDatagram = r.varint()
+		p.recvWindow = r.varint()
+		p.hsFlags = r.u8()
+		if r.bad {
+			return RejectTruncated
+		}
+		if p.hsFlags&^hsKnown != 0 {
+			return RejectFlags
+		}
+		if p.maxDatagram < MinDatagram || p.maxDatagram > MaxUDPPayload || p.recvWindow == 0 || p.recvWindow > MaxStreamOffset {
+			return RejectParams
+		}
+		if len(r.b) != 0 {
+			return RejectTrailing
+		}
+		return RejectNone
+	case typeShort:
+	default:
+		return RejectType
+	}
+	p.flags = r.u8()
+	p.pn = r.varint()
+	p.ts = r.u32()
+	p.tsecr = r.u32()
+	if r.bad {
+		return RejectTruncated
+	}
+	if p.flags&^flagsKnown != 0 {
+		return RejectFlags
+	}
+	if p.flags&flagACK != 0 {
+		p.cumAck = r.varint()
+		p.window = r.varint()
+		nb := r.u8()
+		if r.bad {
+			return RejectTruncated
+		}
+		if nb > MaxSACKBlocks {
+			return RejectSACK
+		}
+		for i := 0; i < int(nb); i++ {
+			gap := r.varint()
+			ln := r.varint()
+			if r.bad {
+				return RejectTruncated
+			}
+			if gap == 0 || ln == 0 || gap > MaxStreamOffset-p.cumAck || ln > MaxStreamOffset-p.cumAck-gap {
+				return RejectSACK
+			}
+			s := p.cumAck + gap
+			p.blocks[i] = sackBlock{Start: s, End: s + ln}
+		}
+		p.nBlocks = int(nb)
+		if p.window > MaxStreamOffset-p.cumAck {
+			return RejectRange
+		}
+	}
+	if p.flags&flagCLOSE != 0 {
+		p.closeCode = r.varint()
+		if r.bad {
+			return RejectTruncated
+		}
+	}
+	if p.hasData() {
+		p.off = r.varint()
+		if r.bad {
+			return RejectTruncated
+		}
+		p.data = r.b
+		r.b = nil
+		if p.flags&flagDATA != 0 && len(p.data) == 0 {
+			return RejectFlags
+		}
+		if p.flags&flagDATA == 0 && len(p.data) != 0 {
+			return RejectFlags
+		}
+		if p.off > MaxStreamOffset || uint64(len(p.data)) > MaxStreamOffset-p.off {
+			return RejectRange
+		}
+	}
+	if len(r.b) != 0 {
+		return RejectTrailing
+	}
+	return RejectNone
+}
+
+// encodeInitial writes an Initial padded with zeros to size bytes into b
+// (len(b) >= size) and returns size.
+func encodeInitial(b []byte, p *packet, size int) int {
+	b[0] = Version1
+	b[1] = byte(typeInitial)
+	binary.BigEndian.PutUint64(b[2:], p.dcid)
+	binary.BigEndian.PutUint64(b[10:], p.scid)
+	binary.BigEndian.PutUint32(b[18:], p.ts)
+	n := 22
+	n += putVarint(b[n:], p.maxDatagram)
+	n += putVarint(b[n:], p.recvWindow)
+	b[n] = p.hsFlags
+	n++
+	n += putVarint(b[n:], uint64(len(p.request)))
+	n += copy(b[n:], p.request)
+	clear(b[n:size])
+	return size
+}
+
+// encodeAccept writes an Accept into b and returns its length.
+func encodeAccept(b []byte, p *packet) int {
+	b[0] = Version1
+	b[1] = byte(typeAccept)
+	binary.BigEndian.PutUint64(b[2:], p.dcid)
+	binary.BigEndian.PutUint64(b[10:], p.scid)
+	binary.BigEndian.PutUint32(b[18:], p.ts)
+	binary.BigEndian.PutUint32(b[22:], p.tsecr)
+	n := 26
+	n += putVarint(b[n:], p.maxDatagram)
+	n += putVarint(b[n:], p.recvWindow)
+	b[n] = p.hsFlags
+	return n + 1
+}
+
+// ackSectionLen returns the length of p's ACK section, bytes.
+func ackSectionLen(p *packet) int {
+	n := varintLen(p.cumAck) + varintLen(p.window) + 1
+	for i := 0; i < p.nBlocks; i++ {
+		n += varintLen(p.blocks[i].Start-p.cumAck) + varintLen(p.blocks[i].End-p.blocks[i].Start)
+	}
+	return n
+}
+
+// shortHeaderLen returns the length of everything in a short packet before
+// the payload, bytes.
+func shortHeaderLen(p *packet) int {
+	n := shortFixed + varintLen(p.pn)
+	if p.flags&flagACK != 0 {
+		n += ackSectionLen(p)
+	}
+	if p.flags&flagCLOSE != 0 {
+		n += varintLen(p.closeCode)
+	}
+	if p.hasData() {
+		n += varintLen(p.off)
+	}
+	return n
+}
+
+// encodeShortHeader writes a short packet's header and sections into b, up to
+// where the payload starts, and returns that length. The caller writes the
+// payload (p.data is not copied).
+func encodeShortHeader(b []byte, p *packet) int {
+	b[0] = Version1
+	b[1] = byte(typeShort)
+	binary.BigEndian.PutUint64(b[2:], p.dcid)
+	b[10] = p.flags
+	n := 11
+	n += putVarint(b[n:], p.pn)
+	binary.BigEndian.PutUint32(b[n:], p.ts)
+	binary.BigEndian.PutUint32(b[n+4:], p.tsecr)
+	n += 8
+	if p.flags&flagACK != 0 {
+		n += putVarint(b[n:], p.cumAck)
+		n += putVarint(b[n:], p.window)
+		b[n] = byte(p.nBlocks)
+		n++
+		for i := 0; i < p.nBlocks; i++ {
+			n += putVarint(b[n:], p.blocks[i].Start-p.cumAck)
+			n += putVarint(b[n:], p.blocks[i].End-p.blocks[i].Start)
+		}
+	}
+	if p.flags&flagCLOSE != 0 {
+		n += putVarint(b[n:], p.closeCode)
+	}
+	if p.hasData() {
+		n += putVarint(b[n:], p.off)
+	}
+	return n
+}
+
+// encodePacket encodes p (any type) into b, copying p.data for short
+// packets; Initials are padded to p.maxDatagram. It returns the length. Used
+// by tests and fuzzing; the conn encodes in place.
+func encodePacket(b []byte, p *packet) int {
+	switch p.typ {
+	case typeInitial:
+		return encodeInitial(b, p, int(p.maxDatagram))
+	case typeAccept:
+		return encodeAccept(b, p)
+	}
+	n := encodeShortHeader(b, p)
+	return n + copy(b[n:], p.data)
+}
