@@ -1,0 +1,54 @@
+// Command cclab is cclab's experiment driver. Subcommands:
+//
+//	cclab sim [flags]    run a dumbbell or chain in the discrete-event simulator (docs/sim.md)
+//
+// Each subcommand registers itself in its own file (see simcmd.go); run
+// "cclab <subcommand> -h" for its flags.
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+)
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(args []string) int // returns the exit status
+}
+
+var commands = map[string]command{}
+
+func register(name, summary string, run func(args []string) int) {
+	if _, dup := commands[name]; dup {
+		panic("cclab: duplicate subcommand " + name)
+	}
+	commands[name] = command{summary: summary, run: run}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: cclab <subcommand> [flags]\n\nsubcommands:")
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
+	}
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "help" || os.Args[1] == "--help" {
+		usage()
+		os.Exit(2)
+	}
+	c, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "cclab: unknown subcommand %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	os.Exit(c.run(os.Args[2:]))
+}

@@ -1,0 +1,309 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
+	"cclab/qdisc"
+	"cclab/traffic"
+	"cclab/transport"
+)
+
+// TransportPort is the UDP port every host's transport endpoint listens on.
+const TransportPort = 4433
+
+// Sim is a network with hosts running transport endpoints and traffic
+// generators: the simulator's driver. Endpoints are driven through exactly
+// the public API the live driver uses (DESIGN §1): datagrams in with
+// Receive, datagrams out with Transmit, OnDeadline at Deadline.
+type Sim struct {
+	E   *Engine
+	Net *Network
+	// Sink receives every event: links, queues and connections. Set it
+	// before adding flows.
+	Sink event.Sink
+	// Transport is the base connection config (CC, Recovery, ...) of flows
+	// added with a zero Config.
+	Transport transport.Config
+	TCP       []*TCPFlow
+	UDP       []*UDPFlow
+
+	stacks  []*Stack
+	readBuf []byte
+	onConn  func(*TCPFlow, *transport.Conn)
+}
+
+// New returns a simulator driving n (which must have been built on e). The
+// network's links must have been built with the same sink (Options.Sink)
+// if link events are wanted.
+func New(n *Network, sink event.Sink) *Sim {
+	if sink == nil {
+		sink = event.Discard
+	}
+	return &Sim{E: n.E, Net: n, Sink: sink, Transport: transport.DefaultConfig(),
+		stacks: make([]*Stack, len(n.Nodes)), readBuf: make([]byte, 64<<10)}
+}
+
+// Stack is a host's protocol stack: one transport endpoint on
+// TransportPort and raw UDP receivers on other ports.
+type Stack struct {
+	sim      *Sim
+	node     *Node
+	ep       *transport.Endpoint
+	timer    Timer
+	udp      map[uint16]*UDPFlow
+	accepted []acceptedConn // incoming conns: read and closed by the stack
+	senders  []*TCPFlow     // flows sending from this host
+}
+
+func (s *Sim) stack(n *Node) *Stack {
+	st := s.stacks[n.ID]
+	if st == nil {
+		st = &Stack{sim: s, node: n, udp: map[uint16]*UDPFlow{}}
+		s.stacks[n.ID] = st
+		n.Receiver = st
+	}
+	return st
+}
+
+// endpoint returns the host's transport endpoint, creating it on first use.
+func (st *Stack) endpoint() *transport.Endpoint {
+	if st.ep == nil {
+		defaults := st.sim.Transport
+		defaults.Sink = nil // accepted (receiving) conns report to the endpoint's sink
+		st.ep = transport.NewEndpoint(transport.EndpointConfig{
+			Server:   true,
+			Defaults: defaults,
+			Sink:     st.sim.Sink,
+			Rand:     traffic.Stream(st.sim.Net.Seed, "endpoint/"+st.node.Name),
+		})
+		st.sim.E.InitTimer(&st.timer, st, 0)
+	}
+	return st.ep
+}
+
+// Receive implements Receiver: hand the datagram to the endpoint or to a
+// raw UDP flow's receiver.
+func (st *Stack) Receive(now clock.Time, p *qdisc.Packet) {
+	m := st.sim.Net.pool.Meta(p)
+	if m.DstPort == TransportPort {
+		if st.ep == nil {
+			st.node.Dropped++
+			return
+		}
+		st.ep.Receive(now, AddrPort(m.Src, m.SrcPort), p.ECN, p.Buf)
+		st.service(now)
+		return
+	}
+	if f := st.udp[m.DstPort]; f != nil {
+		f.receive(now, p, m)
+		return
+	}
+	st.node.Dropped++
+}
+
+// Fire runs the endpoint's timers.
+func (st *Stack) Fire(now clock.Time, _ uint64) {
+	st.ep.OnDeadline(now)
+	st.service(now)
+}
+
+// service runs the driver loop after any input: let receivers read, drain
+// Transmit onto the network, notice finished transfers, re-arm the timer.
+func (st *Stack) service(now clock.Time) {
+	ep := st.ep
+	for c := ep.Accept(); c != nil; c = ep.Accept() {
+		st.accepted = append(st.accepted, acceptedConn{c: c})
+	}
+	if len(st.accepted) > 0 {
+		st.readAll(now)
+	}
+	st.transmit(now)
+	if len(st.senders) > 0 {
+		for _, f := range st.senders {
+			if f.conn != nil && f.conn.Done() {
+				f.finish(now)
+			}
+		}
+		st.transmit(now)
+	}
+	st.timer.Set(ep.Deadline())
+}
+
+// readAll drains every accepted conn (a reader that never falls behind) and
+// closes our direction once the peer's FIN has been read.
+func (st *Stack) readAll(now clock.Time) {
+	buf := st.sim.readBuf
+	k := 0
+	for _, a := range st.accepted {
+		c := a.c
+		for c.Read(buf) > 0 {
+		}
+		if c.EOF() && !a.closed {
+			c.CloseWrite(now)
+			a.closed = true
+		}
+		if !c.Done() {
+			st.accepted[k] = a
+			k++
+		}
+	}
+	clear(st.accepted[k:])
+	st.accepted = st.accepted[:k]
+}
+
+// acceptedConn is an incoming conn and whether we closed our side.
+type acceptedConn struct {
+	c      *transport.Conn
+	closed bool
+}
+
+// transmit drains the endpoint's datagrams onto the network.
+func (st *Stack) transmit(now clock.Time) {
+	pool := &st.sim.Net.pool
+	for {
+		p := pool.Get()
+		n, to, cp := st.ep.Transmit(now, p.Buf[:cap(p.Buf)])
+		if n == 0 {
+			pool.Free(p)
+			return
+		}
+		dst := NodeID(to)
+		p.Buf = p.Buf[:n]
+		p.Size = n + HeaderBytes
+		p.ECN = cp
+		p.Flow = flowKey(st.node.ID, dst, TransportPort)
+		*pool.Meta(p) = Meta{Src: st.node.ID, Dst: dst, SrcPort: TransportPort, DstPort: to.Port(), Sent: now}
+		st.sim.Net.Send(now, st.node, p)
+	}
+}
+
+// TCPStats are a stream flow's counters over all its transfers.
+type TCPStats struct {
+	Transfers    int           // transfers started
+	Completed    int           // transfers finished (all data acknowledged, conn closed)
+	Failed       int           // transfers whose conn failed (Err != nil)
+	FCTSum       time.Duration // sum of completion times of completed byte-limited transfers
+	BytesOffered int64         // bytes of completed byte-limited transfers
+}
+
+// TCPFlow runs a traffic.StreamGen's transfers as reliable connections from
+// Src to Dst, one connection per transfer.
+type TCPFlow struct {
+	Name     string
+	Index    int
+	Src, Dst *Node
+	Gen      traffic.StreamGen
+	Config   transport.Config // CC, Recovery, Sink, ... for this flow's conns
+	Stats    TCPStats
+	// OnConn, if set, is called with each new connection (e.g. to map its
+	// ID to the flow for metrics).
+	OnConn func(f *TCPFlow, c *transport.Conn)
+
+	sim     *Sim
+	timer   Timer
+	conn    *transport.Conn
+	cur     traffic.Transfer
+	started clock.Time
+	seed    uint64
+	closeAt clock.Time // end of a time-limited ON period; Never if none
+	active  bool
+}
+
+// Conn returns the flow's current connection, or nil between transfers.
+func (f *TCPFlow) Conn() *transport.Conn { return f.conn }
+
+// AddTCPFlow attaches gen as a stream flow from src to dst; cfg's zero
+// fields take Sim.Transport's values. The first transfer is drawn at start.
+func (s *Sim) AddTCPFlow(name string, src, dst *Node, gen traffic.StreamGen, cfg transport.Config, start clock.Time) *TCPFlow {
+	if cfg.Sink == nil {
+		cfg.Sink = s.Transport.Sink
+	}
+	f := &TCPFlow{Name: name, Index: len(s.TCP), Src: src, Dst: dst, Gen: gen, Config: cfg, sim: s}
+	f.seed = traffic.Stream(s.Net.Seed, "data/"+name).Uint64()
+	s.E.InitTimer(&f.timer, f, 0)
+	s.stack(src).endpoint()
+	s.stack(dst).endpoint()
+	s.stack(src).senders = append(s.stack(src).senders, f)
+	s.TCP = append(s.TCP, f)
+	f.next(start)
+	return f
+}
+
+// next draws the next transfer and schedules its start.
+func (f *TCPFlow) next(now clock.Time) {
+	t, ok := f.Gen.NextTransfer(now)
+	if !ok {
+		return
+	}
+	f.cur = t
+	f.active = false
+	f.timer.Set(max(t.Start, now))
+}
+
+// Fire starts a transfer, or ends a time-limited ON period.
+func (f *TCPFlow) Fire(now clock.Time, _ uint64) {
+	st := f.sim.stack(f.Src)
+	if f.active {
+		if f.conn != nil && f.closeAt != clock.Never && now >= f.closeAt {
+			f.conn.CloseWrite(now)
+			f.closeAt = clock.Never
+			st.service(now)
+		}
+		return
+	}
+	ep := st.endpoint()
+	c, err := ep.Dial(now, AddrPort(f.Dst.ID, TransportPort), f.Config)
+	f.Stats.Transfers++
+	if err != nil {
+		f.Stats.Failed++
+		f.next(now)
+		return
+	}
+	f.seed++
+	length := f.cur.Bytes
+	if length == 0 {
+		length = -1 // unlimited until CloseWrite
+	}
+	c.SetSource(transport.NewPatternSource(f.seed), length)
+	f.conn, f.active, f.started, f.closeAt = c, true, now, clock.Never
+	if f.cur.Duration > 0 {
+		f.closeAt = now.Add(f.cur.Duration)
+		f.timer.Set(f.closeAt)
+	}
+	if f.sim.onConn != nil {
+		f.sim.onConn(f, c)
+	}
+	if f.OnConn != nil {
+		f.OnConn(f, c)
+	}
+	st.service(now)
+}
+
+// finish records a finished transfer and draws the next.
+func (f *TCPFlow) finish(now clock.Time) {
+	c := f.conn
+	f.conn = nil
+	if c.Err() != nil {
+		f.Stats.Failed++
+	} else {
+		f.Stats.Completed++
+		if f.cur.Bytes > 0 {
+			f.Stats.FCTSum += now.Sub(f.started)
+			f.Stats.BytesOffered += f.cur.Bytes
+		}
+	}
+	f.next(now)
+}
+
+// Stacks returns the host stacks created so far (nil entries for nodes
+// without one), indexed by node ID.
+func (s *Sim) Stacks() []*Stack { return s.stacks }
+
+// Endpoint returns the host's endpoint, or nil if it has none.
+func (st *Stack) Endpoint() *transport.Endpoint { return st.ep }
+
+// String names the stack's host.
+func (st *Stack) String() string { return fmt.Sprintf("stack(%s)", st.node.Name) }

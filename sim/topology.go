@@ -1,0 +1,377 @@
+package sim
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
+	"cclab/link"
+	"cclab/qdisc"
+	"cclab/traffic"
+)
+
+// NodeKind says whether a node is an end host or a router.
+type NodeKind uint8
+
+// Node kinds.
+const (
+	Host NodeKind = iota
+	Router
+)
+
+// NodeDesc describes one node.
+type NodeDesc struct {
+	Name string   `json:"name"`
+	Kind NodeKind `json:"kind"` // 0 host, 1 router
+}
+
+// LinkDesc describes one direction of a link between two nodes.
+type LinkDesc struct {
+	Name   string      `json:"name"` // unique; names the link's random stream and its summaries
+	From   string      `json:"from"`
+	To     string      `json:"to"`
+	Config link.Config `json:"config"`
+}
+
+// RouteDesc is an explicit static route: at node At, packets for host Dest
+// leave on link Via. Routes not given are computed (fewest hops, ties broken
+// by link order).
+type RouteDesc struct {
+	At   string `json:"at"`
+	Dest string `json:"dest"`
+	Via  string `json:"via"`
+}
+
+// Description is a general topology, usable from scenario files.
+type Description struct {
+	Nodes  []NodeDesc  `json:"nodes"`
+	Links  []LinkDesc  `json:"links"`
+	Routes []RouteDesc `json:"routes,omitempty"`
+}
+
+// AddNode appends a node and returns its name.
+func (d *Description) AddNode(name string, kind NodeKind) string {
+	d.Nodes = append(d.Nodes, NodeDesc{Name: name, Kind: kind})
+	return name
+}
+
+// AddDuplex appends the two directions a→b (fwd) and b→a (rev), named
+// "a>b" and "b>a".
+func (d *Description) AddDuplex(a, b string, fwd, rev link.Config) {
+	d.Links = append(d.Links,
+		LinkDesc{Name: a + ">" + b, From: a, To: b, Config: fwd},
+		LinkDesc{Name: b + ">" + a, From: b, To: a, Config: rev})
+}
+
+// Receiver consumes packets arriving at a host. The packet is recycled when
+// Receive returns: a receiver must copy what it keeps.
+type Receiver interface {
+	Receive(now clock.Time, p *qdisc.Packet)
+}
+
+// Node is a host or router of a built Network.
+type Node struct {
+	Name     string
+	Kind     NodeKind
+	ID       int32
+	Addr     netip.Addr // synthetic IPv4 address 10.a.b.c derived from ID
+	Receiver Receiver   // for hosts: who gets arriving packets; nil discards them
+	routes   []int32    // by destination node ID: outgoing link ID, -1 if unreachable
+	Dropped  int64      // packets that arrived here with no route onward (or at a router addressed to it)
+}
+
+// Link is one direction of a link in a built Network.
+type Link struct {
+	*link.Link
+	Name     string
+	ID       int32
+	From, To *Node
+	net      *Network
+	timer    Timer
+}
+
+// Fire delivers the packets that have reached the far end and re-arms.
+func (l *Link) Fire(now clock.Time, _ uint64) {
+	for {
+		p, _ := l.DeliverAt(now)
+		if p == nil {
+			break
+		}
+		l.net.arrive(now, l.To, p)
+	}
+	l.timer.Set(l.Deadline())
+}
+
+// send offers p to the link and re-arms its timer.
+func (l *Link) send(now clock.Time, p *qdisc.Packet) {
+	l.Link.Send(now, p)
+	l.timer.Set(l.Deadline())
+}
+
+// Options configure Build.
+type Options struct {
+	Seed uint64     // scenario seed: every random stream derives from it and a component name
+	Sink event.Sink // receives link and queue events; nil discards them
+	// BufSize is the capacity of packet buffers, bytes (at least the largest
+	// datagram a host sends); 0 means 2048.
+	BufSize int
+}
+
+// Network is a built topology running on an Engine.
+type Network struct {
+	E      *Engine
+	Nodes  []*Node
+	Links  []*Link
+	Seed   uint64
+	byName map[string]*Node
+	links  map[string]*Link
+	pool   Pool
+}
+
+// Build instantiates d on engine e.
+func Build(e *Engine, d Description, opt Options) (*Network, error) {
+	if opt.BufSize == 0 {
+		opt.BufSize = 2048
+	}
+	n := &Network{E: e, Seed: opt.Seed, byName: map[string]*Node{}}
+	n.pool.bufSize = opt.BufSize
+	if len(d.Nodes) >= 1<<24 {
+		return nil, fmt.Errorf("sim: too many nodes (%d)", len(d.Nodes))
+	}
+	for i, nd := range d.Nodes {
+		if _, dup := n.byName[nd.Name]; dup || nd.Name == "" {
+			return nil, fmt.Errorf("sim: node name %q empty or duplicate", nd.Name)
+		}
+		id := int32(i)
+		node := &Node{Name: nd.Name, Kind: nd.Kind, ID: id,
+			Addr: netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})}
+		n.Nodes = append(n.Nodes, node)
+		n.byName[nd.Name] = node
+	}
+	linkNames := map[string]*Link{}
+	sink := opt.Sink
+	if sink == nil {
+		sink = event.Discard
+	}
+	for i, ld := range d.Links {
+		from, to := n.byName[ld.From], n.byName[ld.To]
+		if from == nil || to == nil {
+			return nil, fmt.Errorf("sim: link %q: unknown node %q or %q", ld.Name, ld.From, ld.To)
+		}
+		if _, dup := linkNames[ld.Name]; dup || ld.Name == "" {
+			return nil, fmt.Errorf("sim: link name %q empty or duplicate", ld.Name)
+		}
+		ll, err := link.New(ld.Config, link.Env{
+			Rand:  traffic.Stream(opt.Seed, "link/"+ld.Name),
+			Sink:  sink,
+			Index: int32(i),
+			Free:  n.pool.Free,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sim: link %q: %v", ld.Name, err)
+		}
+		l := &Link{Link: ll, Name: ld.Name, ID: int32(i), From: from, To: to, net: n}
+		e.InitTimer(&l.timer, l, 0)
+		n.Links = append(n.Links, l)
+		linkNames[ld.Name] = l
+	}
+	n.links = linkNames
+	n.computeRoutes()
+	for _, r := range d.Routes {
+		at, dest, via := n.byName[r.At], n.byName[r.Dest], linkNames[r.Via]
+		if at == nil || dest == nil || via == nil || via.From != at {
+			return nil, fmt.Errorf("sim: route %+v: unknown node/link or link does not leave %q", r, r.At)
+		}
+		at.routes[dest.ID] = via.ID
+	}
+	return n, nil
+}
+
+// computeRoutes fills every node's table with fewest-hop next links, by a
+// breadth-first search backwards from each destination; ties go to the
+// lower-numbered link, so routes are deterministic.
+func (n *Network) computeRoutes() {
+	in := make([][]*Link, len(n.Nodes)) // links entering each node, in link order
+	for _, l := range n.Links {
+		in[l.To.ID] = append(in[l.To.ID], l)
+	}
+	for _, node := range n.Nodes {
+		node.routes = make([]int32, len(n.Nodes))
+		for i := range node.routes {
+			node.routes[i] = -1
+		}
+	}
+	dist := make([]int, len(n.Nodes))
+	queue := make([]int32, 0, len(n.Nodes))
+	for _, dst := range n.Nodes {
+		for i := range dist {
+			dist[i] = -1
+		}
+		dist[dst.ID] = 0
+		queue = append(queue[:0], dst.ID)
+		for len(queue) > 0 {
+			v := queue[0]
+			queue = queue[1:]
+			for _, l := range in[v] {
+				u := l.From.ID
+				if dist[u] >= 0 {
+					continue
+				}
+				// Hosts do not forward: only routers (and the source itself) relay.
+				if n.Nodes[v].Kind == Host && v != dst.ID {
+					continue
+				}
+				dist[u] = dist[v] + 1
+				n.Nodes[u].routes[dst.ID] = l.ID
+				queue = append(queue, u)
+			}
+		}
+	}
+}
+
+// Node returns the node called name, or nil.
+func (n *Network) Node(name string) *Node { return n.byName[name] }
+
+// LinkByName returns the link called name, or nil.
+func (n *Network) LinkByName(name string) *Link { return n.links[name] }
+
+// Route returns the link node from uses towards host to, or nil.
+func (n *Network) Route(from, to *Node) *Link {
+	if id := from.routes[to.ID]; id >= 0 {
+		return n.Links[id]
+	}
+	return nil
+}
+
+// Path returns the links a packet from src to dst crosses, in order.
+func (n *Network) Path(src, dst *Node) []*Link {
+	var out []*Link
+	for at := src; at != dst && len(out) <= len(n.Links); {
+		l := n.Route(at, dst)
+		if l == nil {
+			return nil
+		}
+		out = append(out, l)
+		at = l.To
+	}
+	return out
+}
+
+// Send injects p at node src towards the node recorded in its metadata
+// (Pool.Meta(p).Dst). p must come from the network's pool.
+func (n *Network) Send(now clock.Time, src *Node, p *qdisc.Packet) {
+	n.forward(now, src, p)
+}
+
+func (n *Network) forward(now clock.Time, at *Node, p *qdisc.Packet) {
+	m := n.pool.Meta(p)
+	id := at.routes[m.Dst]
+	if id < 0 {
+		at.Dropped++
+		n.pool.Free(p)
+		return
+	}
+	n.Links[id].send(now, p)
+}
+
+func (n *Network) arrive(now clock.Time, at *Node, p *qdisc.Packet) {
+	m := n.pool.Meta(p)
+	if m.Dst != at.ID {
+		if at.Kind == Router {
+			n.forward(now, at, p)
+			return
+		}
+		at.Dropped++
+		n.pool.Free(p)
+		return
+	}
+	if at.Receiver != nil {
+		at.Receiver.Receive(now, p)
+	}
+	n.pool.Free(p)
+}
+
+// Pool returns the network's packet pool.
+func (n *Network) Pool() *Pool { return &n.pool }
+
+// AddrPort returns the synthetic address of node id at port.
+func AddrPort(id int32, port uint16) netip.AddrPort {
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(id >> 16), byte(id >> 8), byte(id)}), port)
+}
+
+// NodeID decodes a synthetic address back to its node ID (-1 if it is not one).
+func NodeID(a netip.AddrPort) int32 {
+	if !a.Addr().Is4() {
+		return -1
+	}
+	b := a.Addr().As4()
+	if b[0] != 10 {
+		return -1
+	}
+	return int32(b[1])<<16 | int32(b[2])<<8 | int32(b[3])
+}
+
+// Meta is a packet's simulator-side envelope: what an IP/UDP header would say.
+type Meta struct {
+	Src, Dst         int32      // node IDs
+	SrcPort, DstPort uint16     // UDP ports
+	Sent             clock.Time // when the source handed it to the network
+	Seq              uint64     // per-flow sequence number (raw UDP flows)
+}
+
+// Pool recycles packets and their buffers so the packet path does not
+// allocate in steady state. Packet.Ctx holds the slot index of its Meta.
+type Pool struct {
+	bufSize int
+	pkts    []*qdisc.Packet
+	meta    []Meta
+	free    []int32
+	nextID  uint64
+	inUse   int
+}
+
+// Get returns a packet with an empty Buf of capacity bufSize, a fresh ID
+// and zeroed Meta.
+func (p *Pool) Get() *qdisc.Packet {
+	var i int32
+	if k := len(p.free); k > 0 {
+		i = p.free[k-1]
+		p.free = p.free[:k-1]
+	} else {
+		i = int32(len(p.pkts))
+		if p.bufSize == 0 {
+			p.bufSize = 2048
+		}
+		p.pkts = append(p.pkts, &qdisc.Packet{Buf: make([]byte, 0, p.bufSize)})
+		p.meta = append(p.meta, Meta{})
+	}
+	pk := p.pkts[i]
+	buf := pk.Buf[:0]
+	p.nextID++
+	*pk = qdisc.Packet{Buf: buf, Ctx: uintptr(i), ID: p.nextID}
+	p.meta[i] = Meta{}
+	p.inUse++
+	return pk
+}
+
+// Meta returns the envelope of a pooled packet.
+func (p *Pool) Meta(pk *qdisc.Packet) *Meta { return &p.meta[pk.Ctx] }
+
+// Free returns a packet to the pool.
+func (p *Pool) Free(pk *qdisc.Packet) {
+	p.free = append(p.free, int32(pk.Ctx))
+	p.inUse--
+}
+
+// InUse returns the number of packets handed out and not yet freed.
+func (p *Pool) InUse() int { return p.inUse }
+
+// Allocated returns the number of packets the pool has ever created.
+func (p *Pool) Allocated() int { return len(p.pkts) }
+
+// BDP returns the bandwidth-delay product in bytes of rate (bits/s) and rtt.
+func BDP(rate float64, rtt time.Duration) int {
+	return int(rate / 8 * rtt.Seconds())
+}
