@@ -33,14 +33,14 @@ type FREDConfig struct {
 	MaxP  float64 `param:"maxp" help:"max_p: early-drop probability at avg = max_th, in (0,1]"`
 	Wq    float64 `param:"wq" help:"w_q: EWMA weight of the instantaneous queue, in (0,1)"`
 	MinQ  float64 `param:"minq" help:"minq, packets: a flow with fewer queued packets is never early-dropped"`
-	Limit int     `param:"limit" help:"hard capacity, packets"`
+	Limit Limit   `param:"limit" help:"hard capacity, packets (100 or 100p)"`
 	ECN   bool    `param:"ecn" help:"mark ECN-capable packets with CE instead of random (early) dropping"`
 }
 
 // DefaultFREDConfig returns [LM97]'s constants with a 100-packet buffer.
 func DefaultFREDConfig() FREDConfig {
 	return FREDConfig{Min: FREDDefaultMin, Max: FREDDefaultMax, MaxP: FREDDefaultMaxP,
-		Wq: FREDDefaultWq, MinQ: FREDDefaultMinQ, Limit: 100}
+		Wq: FREDDefaultWq, MinQ: FREDDefaultMinQ, Limit: Limit{Packets: 100}}
 }
 
 // fredFlow is the per-active-flow state table of [LM97]; it exists while the
@@ -81,8 +81,8 @@ func NewFRED(cfg FREDConfig, rate float64, meanPkt int, rng *rand.Rand, h Handle
 		return nil, fmt.Errorf("fred: max=%v must exceed min=%v", cfg.Max, cfg.Min)
 	case !(cfg.MinQ >= 0):
 		return nil, fmt.Errorf("fred: minq=%v must not be negative", cfg.MinQ)
-	case cfg.Limit <= 0:
-		return nil, fmt.Errorf("fred: limit=%d must be positive (packets)", cfg.Limit)
+	case cfg.Limit.Packets <= 0:
+		return nil, fmt.Errorf("fred: limit=%v must be a positive number of packets", cfg.Limit)
 	}
 	if meanPkt <= 0 {
 		meanPkt = 1500
@@ -203,7 +203,7 @@ func (f *FRED) Enqueue(now clock.Time, p *Packet) bool {
 		f.reject(now, p, fl, DropForced)
 		return false
 	}
-	if f.q.n >= f.cfg.Limit {
+	if f.q.n >= f.cfg.Limit.Packets {
 		f.reject(now, p, fl, DropOverflow)
 		return false
 	}

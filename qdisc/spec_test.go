@@ -39,9 +39,10 @@ func TestSpecParse(t *testing.T) {
 		{"red:min=4500b,max=12kb", func(q Queue) bool { r := q.(*RED); return r.minTh == 4.5 && r.maxTh == 12 }},
 		{"fred:min=4,max=8,maxp=0.05,wq=0.003,minq=4,limit=40,ecn", func(q Queue) bool {
 			f := q.(*FRED)
-			return f.cfg == FREDConfig{Min: 4, Max: 8, MaxP: 0.05, Wq: 0.003, MinQ: 4, Limit: 40, ECN: true}
+			return f.cfg == FREDConfig{Min: 4, Max: 8, MaxP: 0.05, Wq: 0.003, MinQ: 4, Limit: Limit{Packets: 40}, ECN: true}
 		}},
 		{"fred", func(q Queue) bool { return q.(*FRED).cfg == DefaultFREDConfig() }},
+		{"fred:limit=30p", func(q Queue) bool { return q.(*FRED).cfg.Limit == Limit{Packets: 30} }},
 		{"drr:quantum=3000,limit=20kb", func(q Queue) bool {
 			d := q.(*DRR)
 			return d.quantum == 3000 && d.limit == Limit{Bytes: 20000}
@@ -98,7 +99,7 @@ func TestSpecErrors(t *testing.T) {
 		{"fred:wq=0", Env{}, "wq"},
 		{"fred:minq=-1", Env{}, "minq"},
 		{"fred:limit=0", Env{}, "limit"},
-		{"fred:limit=10p", Env{}, "limit"},
+		{"fred:limit=10kb", Env{}, "limit"},
 		{"drr:quantum=-1", Env{}, "quantum"},
 		{"drr:quantum=big", Env{}, "quantum"},
 		{"drr:limit=0b", Env{}, "limit"},
