@@ -1,0 +1,199 @@
+// Command ccbench compares cclab's goodput with quic-go's on the same machine
+// in one run: it transfers -n bytes over loopback with cclab (cmd/receiver
+// and cmd/sender logic in-process, over real UDP sockets) and over one
+// github.com/quic-go/quic-go stream (self-signed certificate generated
+// in-process), alternating the two -runs times, and prints each goodput, the
+// medians and their ratio. With -cpuprofile it records a CPU profile of the
+// cclab transfers and prints its top functions (via go tool pprof). See
+// docs/benchmark.md.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+	"time"
+
+	"cclab/internal/units"
+	"cclab/transport/udp/perf"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ccbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		nStr     = fs.String("n", "256MiB", "bytes per transfer (units: 100M, 1G, 256MiB)")
+		runs     = fs.Int("runs", 3, "transfers per stack (alternating cclab and quic-go)")
+		cc       = fs.String("cc", "reno", "cclab congestion controller spec")
+		recovery = fs.String("recovery", "newreno", "cclab loss-recovery strategy")
+		size     = fs.Int("size", 0, "cclab max datagram, bytes (default 1200; quic-go uses its own PMTU logic)")
+		prof     = fs.String("cpuprofile", "", "write a CPU profile of the cclab transfers to this file and print its top functions")
+		quicProf = fs.String("quic-cpuprofile", "", "write a CPU profile of the quic-go transfers to this file")
+		top      = fs.Int("top", 25, "functions to print from the profile")
+		only     = fs.String("only", "", "run only one stack: cclab or quic")
+	)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	n, err := units.ParseBytes(*nStr)
+	if err != nil || n <= 0 {
+		fmt.Fprintf(stderr, "ccbench: -n %q: %v\n", *nStr, err)
+		return 2
+	}
+	if *only != "" && *only != "cclab" && *only != "quic" {
+		fmt.Fprintf(stderr, "ccbench: -only %q: want cclab or quic\n", *only)
+		return 2
+	}
+	ctx := context.Background()
+	fmt.Fprintf(stdout, "ccbench: %s per transfer over loopback, %d runs each, GOMAXPROCS=%d, %s\n",
+		units.FormatBytes(n), *runs, runtime.GOMAXPROCS(0), runtime.Version())
+
+	srv, err := perf.NewServer(perf.ServerConfig{Listen: "127.0.0.1:0"})
+	if err != nil {
+		fmt.Fprintf(stderr, "ccbench: %v\n", err)
+		return 1
+	}
+	defer srv.Close()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go srv.Serve(sctx)
+
+	var cclabProf, quicProfile *profiler
+	if *prof != "" {
+		cclabProf = &profiler{path: *prof}
+	}
+	if *quicProf != "" {
+		quicProfile = &profiler{path: *quicProf}
+	}
+
+	var cl, qg []float64
+	for i := 0; i < *runs; i++ {
+		if *only != "quic" {
+			cclabProf.resume()
+			res, err := perf.Run(ctx, perf.ClientConfig{Addr: srv.Addr().String(), Bytes: n, CC: *cc,
+				Recovery: *recovery, Size: *size})
+			cclabProf.pause()
+			if err != nil {
+				fmt.Fprintf(stderr, "ccbench: cclab run %d: %v\n", i+1, err)
+				return 1
+			}
+			e := res.End
+			cl = append(cl, e.ThroughputBps)
+			fmt.Fprintf(stdout, "run %d cclab  : %8.1f Mbit/s  %.3f s  retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms verified=%v\n",
+				i+1, e.ThroughputBps/1e6, e.Seconds, e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
+		}
+		if *only != "cclab" {
+			quicProfile.resume()
+			qr, err := runQUIC(ctx, n)
+			quicProfile.pause()
+			if err != nil {
+				fmt.Fprintf(stderr, "ccbench: quic-go run %d: %v\n", i+1, err)
+				return 1
+			}
+			bps := float64(qr.Bytes) * 8 / qr.Elapsed.Seconds()
+			qg = append(qg, bps)
+			fmt.Fprintf(stdout, "run %d quic-go: %8.1f Mbit/s  %.3f s\n", i+1, bps/1e6, qr.Elapsed.Seconds())
+		}
+	}
+	mc, mq := median(cl), median(qg)
+	fmt.Fprintf(stdout, "\nmedian goodput: cclab %.1f Mbit/s, quic-go %.1f Mbit/s", mc/1e6, mq/1e6)
+	if mq > 0 && mc > 0 {
+		fmt.Fprintf(stdout, ", ratio cclab/quic-go = %.2f", mc/mq)
+	}
+	fmt.Fprintln(stdout)
+	for _, p := range []*profiler{cclabProf, quicProfile} {
+		if p == nil {
+			continue
+		}
+		if err := p.finish(); err != nil {
+			fmt.Fprintf(stderr, "ccbench: profile: %v\n", err)
+			return 1
+		}
+	}
+	if cclabProf != nil {
+		printTop(stdout, cclabProf.path, *top)
+	}
+	return 0
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// profiler records one CPU profile over several paused/resumed spans. The
+// runtime allows one CPU profile at a time, so the spans are recorded into
+// one buffer per span and concatenated samples are not possible; instead
+// only the first span is profiled (enough for "where does the time go").
+type profiler struct {
+	path string
+	buf  bytes.Buffer
+	on   bool
+	done bool
+}
+
+func (p *profiler) resume() {
+	if p == nil || p.done || p.on {
+		return
+	}
+	if err := pprof.StartCPUProfile(&p.buf); err == nil {
+		p.on = true
+	}
+}
+
+func (p *profiler) pause() {
+	if p == nil || !p.on {
+		return
+	}
+	pprof.StopCPUProfile()
+	p.on, p.done = false, true
+}
+
+func (p *profiler) finish() error {
+	if p == nil {
+		return nil
+	}
+	p.pause()
+	return os.WriteFile(p.path, p.buf.Bytes(), 0o644)
+}
+
+// printTop prints the profile's top functions with go tool pprof, or says
+// how to do it when the go command is not available.
+func printTop(w io.Writer, path string, n int) {
+	abs, _ := filepath.Abs(path)
+	fmt.Fprintf(w, "\nCPU profile of the first cclab transfer (sender and receiver in one process): %s\n", abs)
+	cmd := exec.Command("go", "tool", "pprof", "-top", fmt.Sprintf("-nodecount=%d", n), abs)
+	cmd.Stderr = io.Discard
+	out, err := cmd.Output()
+	if err != nil {
+		fmt.Fprintf(w, "(could not run go tool pprof: %v)\ninspect with: go tool pprof -top %s\n", err, abs)
+		return
+	}
+	w.Write(out)
+	fmt.Fprintf(w, "cumulative view: go tool pprof -top -cum %s\n", abs)
+}
+
+var _ = time.Second

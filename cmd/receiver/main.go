@@ -1,0 +1,122 @@
+// Command receiver is cclab's bulk-transfer server (like iperf3 -s): it
+// accepts many concurrent flows from cmd/sender, reads each stream to its end,
+// reports the stream's SHA-256 digest back so the sender can verify the
+// transfer, and prints a summary line (or a JSON object with -J) per flow.
+// With -allow-reverse it also serves reverse (-R) requests by sending. See
+// docs/receiver.md.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"cclab/internal/units"
+	"cclab/transport/udp/perf"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, nil))
+}
+
+// run is main with its environment passed in; ready (if not nil) receives
+// the bound address once listening, for tests.
+func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
+	fs := flag.NewFlagSet("receiver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		listen       = fs.String("listen", fmt.Sprintf(":%d", perf.DefaultPort), "UDP address to listen on")
+		once         = fs.Bool("1", false, "exit after serving one flow")
+		jsonOut      = fs.Bool("J", false, "print one JSON object per finished flow")
+		allowReverse = fs.Bool("allow-reverse", false, "serve reverse (-R) requests, i.e. send to clients that ask")
+		qlogDir      = fs.String("qlog", "", "write a qlog JSON-SEQ trace per flow into this directory")
+		quiet        = fs.Bool("q", false, "do not print progress messages on stderr")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: receiver [-listen ADDR] [-1] [-J] [-allow-reverse] [-qlog DIR]\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "receiver: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	var outMu sync.Mutex
+	enc := json.NewEncoder(stdout)
+	cfg := perf.ServerConfig{
+		Listen: *listen, AllowReverse: *allowReverse, Once: *once, QlogDir: *qlogDir,
+		OnFlow: func(s perf.FlowSummary) {
+			outMu.Lock()
+			defer outMu.Unlock()
+			if *jsonOut {
+				_ = enc.Encode(s)
+				return
+			}
+			writeSummary(stdout, s)
+		},
+	}
+	if !*quiet {
+		cfg.Logf = func(format string, args ...any) {
+			outMu.Lock()
+			defer outMu.Unlock()
+			fmt.Fprintf(stderr, "receiver: "+format+"\n", args...)
+		}
+	}
+	srv, err := perf.NewServer(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver: %v\n", err)
+		return 1
+	}
+	defer srv.Close()
+	if !*quiet {
+		rev := ""
+		if *allowReverse {
+			rev = " (reverse mode allowed)"
+		}
+		fmt.Fprintf(stderr, "receiver: listening on %v%s\n", srv.Addr(), rev)
+	}
+	if ready != nil {
+		ready <- srv.Addr().String()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Serve(ctx); err != nil {
+		fmt.Fprintf(stderr, "receiver: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func writeSummary(w io.Writer, s perf.FlowSummary) {
+	dir := "received"
+	if s.Reverse {
+		dir = "sent"
+	}
+	if s.Error != "" {
+		fmt.Fprintf(w, "[%s] %s %s %s in %.3fs: error: %s\n", s.ConnID, s.Peer, dir, units.FormatBytes(s.Bytes), s.Seconds, s.Error)
+		return
+	}
+	extra := ""
+	if s.Reverse {
+		extra = fmt.Sprintf(" cc=%s recovery=%s retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms",
+			s.CC, s.Recovery, s.Retransmits, s.RTOs, s.MinRTTms, s.MeanSRTTms)
+	}
+	digest := s.Digest
+	if len(digest) > 16 {
+		digest = digest[:16]
+	}
+	fmt.Fprintf(w, "[%s] %s %s %s in %.3fs = %.2f Mbit/s digest=%s%s\n", s.ConnID, s.Peer, dir,
+		units.FormatBytes(s.Bytes), s.Seconds, s.ThroughputBps/1e6, digest, extra)
+}
