@@ -1,0 +1,501 @@
+package relay
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"cclab/ecn"
+	"cclab/link"
+	"cclab/netio"
+	"cclab/qdisc"
+)
+
+var testBase = time.Now()
+
+// rx is one datagram received by the test sink.
+type rx struct {
+	seq  uint64
+	sent time.Duration // sender's timestamp (since testBase)
+	got  time.Duration // receive time (since testBase)
+	ecn  ecn.Codepoint
+	size int
+}
+
+// sink is a UDP receiver that records what it gets and optionally echoes.
+type sink struct {
+	conn *netio.UDPConn
+	mu   sync.Mutex
+	got  []rx
+	echo bool
+	done chan struct{}
+}
+
+func newSink(t *testing.T, echo bool) *sink {
+	t.Helper()
+	c, err := netio.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{conn: c, echo: echo, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		ms := make([]netio.Message, 64)
+		for i := range ms {
+			ms[i].Buf = make([]byte, 2048)
+		}
+		out := make([]netio.Message, 0, 64)
+		for {
+			n, err := c.ReadBatch(ms)
+			if err != nil {
+				return
+			}
+			now := time.Since(testBase)
+			s.mu.Lock()
+			for _, m := range ms[:n] {
+				r := rx{got: now, ecn: m.ECN, size: m.N}
+				if m.N >= 16 {
+					r.seq = binary.BigEndian.Uint64(m.Buf)
+					r.sent = time.Duration(binary.BigEndian.Uint64(m.Buf[8:]))
+				}
+				s.got = append(s.got, r)
+				if echo {
+					out = append(out, netio.Message{Buf: m.Buf, N: m.N, Addr: m.Addr, ECN: m.ECN})
+				}
+			}
+			s.mu.Unlock()
+			if len(out) > 0 {
+				c.WriteBatch(out)
+				out = out[:0]
+			}
+		}
+	}()
+	t.Cleanup(func() { c.Close(); <-s.done })
+	return s
+}
+
+func (s *sink) snapshot() []rx {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]rx(nil), s.got...)
+}
+
+// waitFor polls until the sink holds n datagrams or the timeout passes.
+func (s *sink) waitFor(n int, timeout time.Duration) []rx {
+	end := time.Now().Add(timeout)
+	for time.Now().Before(end) {
+		if g := s.snapshot(); len(g) >= n {
+			return g
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return s.snapshot()
+}
+
+func startRelay(t *testing.T, cfg Config) *Relay {
+	t.Helper()
+	cfg.Listen = "127.0.0.1:0"
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start()
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func dial(t *testing.T, r *Relay) *netio.UDPConn {
+	t.Helper()
+	c, err := netio.DialUDP("127.0.0.1:0", r.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// datagrams builds n datagrams of size bytes numbered from first, stamped now.
+func datagrams(first, n, size int, cp ecn.Codepoint) []netio.Message {
+	ms := make([]netio.Message, n)
+	now := time.Since(testBase)
+	for i := range ms {
+		b := make([]byte, size)
+		binary.BigEndian.PutUint64(b, uint64(first+i))
+		binary.BigEndian.PutUint64(b[8:], uint64(now))
+		ms[i] = netio.Message{Buf: b, N: size, ECN: cp}
+	}
+	return ms
+}
+
+func mkHop(t *testing.T, s string) link.Config {
+	t.Helper()
+	c, err := ParseHop(s)
+	if err != nil {
+		t.Fatalf("ParseHop(%q): %v", s, err)
+	}
+	return c
+}
+
+func TestDeliveredRateMatchesConfigured(t *testing.T) {
+	const rate, size, n = 8e6, 1000, 800 // 800 packets = 0.8 s at 8 Mbit/s
+	dst := newSink(t, false)
+	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(),
+		Hops: [2][]link.Config{{mkHop(t, "rate=8Mbit,queue=droptail:10000p")}}})
+	c := dial(t, r)
+	// Offer about twice the rate, paced in batches of 16 so socket buffers never overflow.
+	for i := 0; i < n; i += 16 {
+		if _, err := c.WriteBatch(datagrams(i, 16, size, ecn.NotECT)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(8 * time.Millisecond)
+	}
+	got := dst.waitFor(n, 5*time.Second)
+	if len(got) != n {
+		t.Fatalf("received %d datagrams, want %d (no drops with a 10000p queue)", len(got), n)
+	}
+	span := got[n-1].got - got[0].got
+	measured := float64(n-1) * size * 8 / span.Seconds()
+	if err := measured/rate - 1; err < -0.05 || err > 0.05 {
+		t.Errorf("delivered rate got %.0f bit/s, want %.0f ± 5%%", measured, rate)
+	}
+}
+
+func TestDropTailBurstDropsExactly(t *testing.T) {
+	// 500 kbit/s: one 1000-byte packet takes 16 ms. A 50-packet burst arrives
+	// within well under 16 ms, so one packet is in the serializer, 20 fill the
+	// queue and 29 are dropped.
+	const burst, limit = 50, 20
+	dst := newSink(t, false)
+	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(),
+		Hops: [2][]link.Config{{mkHop(t, "rate=500kbit,queue=droptail:20p")}}})
+	c := dial(t, r)
+	if n, err := c.WriteBatch(datagrams(0, burst, 1000, ecn.NotECT)); err != nil || n != burst {
+		t.Fatalf("WriteBatch: %d, %v", n, err)
+	}
+	want := limit + 1
+	got := dst.waitFor(want, 3*time.Second)
+	time.Sleep(100 * time.Millisecond) // nothing more may arrive
+	got = dst.snapshot()
+	if len(got) != want {
+		t.Errorf("delivered %d datagrams, want %d", len(got), want)
+	}
+	for i, g := range got {
+		if g.seq != uint64(i) {
+			t.Errorf("delivery %d is datagram %d, want %d (DropTail keeps the head of the burst)", i, g.seq, i)
+			break
+		}
+	}
+	st := r.HopStats(Fwd)[0]
+	if st.Drops[qdisc.DropOverflow] != burst-int64(want) {
+		t.Errorf("overflow drops got %d, want %d", st.Drops[qdisc.DropOverflow], burst-want)
+	}
+}
+
+func TestAddedDelay(t *testing.T) {
+	const delay = 20 * time.Millisecond
+	dst := newSink(t, false)
+	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(),
+		Hops: [2][]link.Config{{mkHop(t, "delay=20ms")}}})
+	c := dial(t, r)
+	const n = 100
+	for i := 0; i < n; i++ {
+		if _, err := c.WriteBatch(datagrams(i, 1, 200, ecn.NotECT)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	got := dst.waitFor(n, 3*time.Second)
+	if len(got) != n {
+		t.Fatalf("received %d, want %d", len(got), n)
+	}
+	var lat []time.Duration
+	for _, g := range got {
+		d := g.got - g.sent
+		if d < delay {
+			t.Errorf("datagram %d took %v, less than the configured %v", g.seq, d, delay)
+		}
+		lat = append(lat, d)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if med := lat[n/2]; med > delay+3*time.Millisecond {
+		t.Errorf("median one-way delay %v, want within 3ms of %v", med, delay)
+	}
+}
+
+func TestReversePathAndECN(t *testing.T) {
+	// The target echoes; the client must get replies through the reverse
+	// path, with ECT preserved, and a RED queue in ECN mode must mark (CE)
+	// instead of dropping.
+	dst := newSink(t, true)
+	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(),
+		Hops: [2][]link.Config{
+			{mkHop(t, "rate=2Mbit,queue=red:min=2,max=100,maxp=0.5,wq=0.5,limit=1000p,ecn")},
+			{mkHop(t, "delay=5ms")},
+		}})
+	c := dial(t, r)
+	const n = 60
+	if _, err := c.WriteBatch(datagrams(0, n, 500, ecn.ECT0)); err != nil {
+		t.Fatal(err)
+	}
+	ms := make([]netio.Message, 64)
+	for i := range ms {
+		ms[i].Buf = make([]byte, 2048)
+	}
+	got, ce, ect := 0, 0, 0
+	c.Raw().SetReadDeadline(time.Now().Add(3 * time.Second))
+	for got < n {
+		k, err := c.ReadBatch(ms)
+		if err != nil {
+			break
+		}
+		for _, m := range ms[:k] {
+			got++
+			switch m.ECN {
+			case ecn.CE:
+				ce++
+			case ecn.ECT0:
+				ect++
+			default:
+				t.Errorf("echo arrived with ECN %v, want ECT(0) or CE", m.ECN)
+			}
+		}
+	}
+	if got != n {
+		t.Errorf("client received %d echoes, want %d (RED with ecn marks rather than drops)", got, n)
+	}
+	if ce == 0 || ect == 0 {
+		t.Errorf("got %d CE and %d ECT(0) echoes, want both > 0", ce, ect)
+	}
+	if st := r.HopStats(Fwd)[0]; st.Marks != int64(ce) {
+		t.Errorf("forward hop marks %d, want the %d CE echoes", st.Marks, ce)
+	}
+}
+
+func TestGarbageFloodDoesNotStopRelaying(t *testing.T) {
+	dst := newSink(t, false)
+	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(), MaxClients: 8,
+		Hops: [2][]link.Config{{mkHop(t, "rate=50Mbit,delay=1ms,queue=droptail:1000p")}}})
+	real := dial(t, r)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 12; g++ { // more flooders than MaxClients
+		fc := dial(t, r)
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			rnd := rand.New(rand.NewPCG(seed, 1))
+			ms := make([]netio.Message, 32)
+			for i := range ms {
+				ms[i].Buf = make([]byte, 9300)
+			}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := range ms {
+					n := rnd.IntN(len(ms[i].Buf) - 8)
+					if rnd.IntN(4) == 0 {
+						n = rnd.IntN(20)
+					}
+					for j := 0; j < n; j += 8 {
+						binary.LittleEndian.PutUint64(ms[i].Buf[j:], rnd.Uint64())
+					}
+					ms[i].N = n
+					ms[i].ECN = ecn.Codepoint(rnd.IntN(4))
+				}
+				fc.WriteBatch(ms)
+				time.Sleep(time.Millisecond)
+			}
+		}(uint64(g))
+	}
+	for i := 0; i < 200; i++ {
+		real.WriteBatch(datagrams(i, 1, 100, ecn.NotECT))
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	time.Sleep(200 * time.Millisecond)
+	// After the flood the relay must still forward every datagram of the real flow.
+	for i := 1000; i < 1100; i++ {
+		real.WriteBatch(datagrams(i, 1, 100, ecn.NotECT))
+		time.Sleep(500 * time.Microsecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	during, after := 0, 0
+	for _, g := range dst.snapshot() {
+		if g.size == 100 && g.seq < 200 {
+			during++
+		}
+		if g.size == 100 && g.seq >= 1000 && g.seq < 1100 {
+			after++
+		}
+	}
+	if after != 100 {
+		t.Errorf("after the flood %d of 100 real datagrams arrived, want 100", after)
+	}
+	if during == 0 {
+		t.Errorf("no real datagram got through during the flood")
+	}
+	if cn := r.Counters(); cn.Received[Fwd] == 0 || cn.ClientLimit == 0 {
+		t.Errorf("counters %+v: want garbage received and client-limit drops", cn)
+	}
+	t.Logf("real flow during the flood: %d/200 delivered", during)
+}
+
+func TestMultiHopAndCrossTraffic(t *testing.T) {
+	// Two hops: 10 ms + 10 ms delay; cross traffic of 6 Mbit/s into hop 1
+	// (8 Mbit/s) leaves the real flow about 2 Mbit/s of it.
+	dst := newSink(t, false)
+	cross, err := ParseCross("cbr:rate=6Mbit,size=1000,hop=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(), Cross: []CrossConfig{cross},
+		Hops: [2][]link.Config{{mkHop(t, "delay=10ms"), mkHop(t, "rate=8Mbit,delay=10ms,queue=droptail:30p")}}})
+	c := dial(t, r)
+	for i := 0; i < 20; i++ {
+		c.WriteBatch(datagrams(i, 1, 200, ecn.NotECT))
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := dst.waitFor(20, 2*time.Second)
+	if len(got) != 20 {
+		t.Fatalf("received %d, want 20", len(got))
+	}
+	for _, g := range got {
+		if d := g.got - g.sent; d < 20*time.Millisecond {
+			t.Errorf("datagram %d took %v through two 10ms hops, want >= 20ms", g.seq, d)
+		}
+	}
+	st := r.HopStats(Fwd)
+	if st[1].Injected == 0 || st[0].Injected != 0 {
+		t.Errorf("injected: hop0 %d hop1 %d, want only hop 1", st[0].Injected, st[1].Injected)
+	}
+}
+
+func TestPcapReadable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "out.pcap")
+	dst := newSink(t, false)
+	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(), Pcap: file,
+		Hops: [2][]link.Config{{mkHop(t, "rate=1Mbit,queue=droptail:2p")}}})
+	c := dial(t, r)
+	c.WriteBatch(datagrams(0, 10, 300, ecn.ECT1))
+	dst.waitFor(3, 2*time.Second)
+	time.Sleep(50 * time.Millisecond)
+	r.Close()
+	check := func(name string, want int) {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rd, err := pcapgo.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		src := gopacket.NewPacketSource(rd, layers.LayerTypeIPv4)
+		for p := range src.Packets() {
+			ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+			udp, _ := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
+			if ip == nil || udp == nil {
+				t.Fatalf("%s: packet %d does not decode as IPv4/UDP", name, n)
+			}
+			if int(udp.DstPort) != int(dst.conn.LocalAddr().Port()) || int(udp.SrcPort) != int(c.LocalAddr().Port()) {
+				t.Errorf("%s: ports %d→%d, want %d→%d", name, udp.SrcPort, udp.DstPort, c.LocalAddr().Port(), dst.conn.LocalAddr().Port())
+			}
+			if len(udp.Payload) != 300 || ip.TOS&3 != uint8(ecn.ECT1) {
+				t.Errorf("%s: payload %d bytes tos %#x, want 300 bytes with ECT(1)", name, len(udp.Payload), ip.TOS)
+			}
+			if err := udp.SetNetworkLayerForChecksum(ip); err == nil {
+				// Recompute the UDP checksum over the decoded packet and compare.
+				buf := gopacket.NewSerializeBuffer()
+				u2 := *udp
+				if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{ComputeChecksums: true}, &u2, gopacket.Payload(udp.Payload)); err == nil && u2.Checksum != udp.Checksum {
+					t.Errorf("%s: UDP checksum %#x, want %#x", name, udp.Checksum, u2.Checksum)
+				}
+			}
+			n++
+		}
+		if n != want {
+			t.Errorf("%s: %d packets, want %d", name, n, want)
+		}
+	}
+	check(file, 3)
+	check(DropsPcapName(file), 7)
+}
+
+func TestParseHop(t *testing.T) {
+	tests := []struct {
+		in    string
+		check func(link.Config) bool
+	}{
+		{"rate=10Mbit,delay=5ms", func(c link.Config) bool { return c.Rate == 10e6 && c.Delay == 5*time.Millisecond }},
+		{"queue=red:min=5,max=15,maxp=0.1,ecn,delay=2ms", func(c link.Config) bool {
+			return c.Queue == "red:min=5,max=15,maxp=0.1,ecn" && c.Delay == 2*time.Millisecond
+		}},
+		{"loss=ge:p=0.01,r=0.3,h=0,k=1,rate=1Mbit", func(c link.Config) bool { return c.Loss == "ge:p=0.01,r=0.3,h=0,k=1" && c.Rate == 1e6 }},
+		{"queue=[droptail:20p],reorder,jitter=1ms", func(c link.Config) bool {
+			return c.Queue == "droptail:20p" && c.Reorder && c.Jitter == time.Millisecond
+		}},
+		{"loss=0.02", func(c link.Config) bool { return c.Loss == "0.02" }},
+	}
+	for _, tc := range tests {
+		c, err := ParseHop(tc.in)
+		if err != nil || !tc.check(c) {
+			t.Errorf("ParseHop(%q) got %+v, %v", tc.in, c, err)
+		}
+	}
+	for _, bad := range []string{"speed=10", "rate=fast", "delay=-1ms", "queue=nosuch", "loss=2", "rate=1,rate=2", "mtu=0"} {
+		if _, err := ParseHop(bad); err == nil {
+			t.Errorf("ParseHop(%q) got nil error, want an error", bad)
+		}
+	}
+}
+
+func TestParseCross(t *testing.T) {
+	c, err := ParseCross("onoff:rate=5Mbit,size=1200,on=50ms,off=20ms,hop=1,dir=rev")
+	if err != nil || c.Rate != 5e6 || c.Size != 1200 || c.On != 50*time.Millisecond || c.Hop != 1 || c.Dir != "rev" {
+		t.Errorf("ParseCross got %+v, %v", c, err)
+	}
+	for _, bad := range []string{"poisson:rate=1M", "cbr:size=100", "cbr:rate=1M,size=5", "cbr:rate=1M,dir=up", "cbr:rate=1M,bogus=1"} {
+		if _, err := ParseCross(bad); err == nil {
+			t.Errorf("ParseCross(%q) got nil error, want an error", bad)
+		}
+	}
+}
+
+func TestCrossGenRates(t *testing.T) {
+	// The long-run rate of CBR is its rate; of ON/OFF rate*on/(on+off).
+	for _, s := range []string{"cbr:rate=5Mbit,size=1000", "onoff:rate=6Mbit,size=1000,on=100ms,off=200ms"} {
+		cfg, err := ParseCross(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newCrossGen(cfg, rand.New(rand.NewPCG(3, 4)), 1)
+		g.start(1)
+		end := g.next.Add(200 * time.Second)
+		for g.next < end {
+			g.advance()
+		}
+		got := float64(g.sentByte*8) / 200
+		want := float64(cfg.Rate)
+		if cfg.Kind == "onoff" {
+			want *= 100.0 / 300
+		}
+		if d := got/want - 1; d < -0.05 || d > 0.05 {
+			t.Errorf("%s: long-run rate %.0f, want %.0f ± 5%%", s, got, want)
+		}
+	}
+}
