@@ -87,6 +87,10 @@ type DCAConfig struct {
 	// Decision is how often DCA may react: once per congestion epoch, or at
 	// most once per RTT or per two RTTs.
 	Decision DecisionFreq `param:"decision" help:"reaction frequency: epoch, rtt or 2rtt (default epoch)"`
+	// Tick, if positive, quantizes every sample down to a multiple of it
+	// before use, as a coarse-grained TCP clock would (ns-2 measures RTT
+	// in ticks of tcpTick_); 0 uses samples at full precision.
+	Tick time.Duration `param:"tick" help:"sample granularity: samples are floored to multiples of it; 0 = exact (default 0)"`
 }
 
 // DefaultDCAConfig returns x=2, w=20, reduction=0.5, decision=epoch.
@@ -110,6 +114,9 @@ func (c DCAConfig) validate() error {
 	}
 	if !(c.Reduction > 0 && c.Reduction < 1) {
 		return fmt.Errorf("dca: parameter reduction=%v: must be a fraction strictly between 0 and 1", c.Reduction)
+	}
+	if c.Tick < 0 {
+		return fmt.Errorf("dca: parameter tick=%v: must be >= 0", c.Tick)
 	}
 	if c.Decision > Per2RTT {
 		return fmt.Errorf("dca: parameter decision=%v: allowed: epoch, rtt, 2rtt", c.Decision)
@@ -298,12 +305,16 @@ func (d *DCA) OnAck(a Ack) {
 // sample records one tcprtt sample and evaluates the decision; it reports
 // whether the window was reduced.
 func (d *DCA) sample(a Ack) bool {
-	d.addSample(int64(a.RTT))
+	rtt := a.RTT
+	if d.cfg.Tick > 0 {
+		rtt -= rtt % d.cfg.Tick
+	}
+	d.addSample(int64(rtt))
 	if d.n < len(d.buf) {
 		return false
 	}
 	sampled, avg, sd := d.stats()
-	rec := DCADecision{Now: a.Now, Sample: a.RTT, SampledRTT: time.Duration(math.Round(sampled)),
+	rec := DCADecision{Now: a.Now, Sample: rtt, SampledRTT: time.Duration(math.Round(sampled)),
 		WindowAvg: time.Duration(math.Round(avg)), Threshold: time.Duration(math.Round(sd)),
 		Congested: sampled > avg+sd, CwndBefore: d.cwnd}
 	d.decisions++

@@ -380,7 +380,7 @@ func TestDCAConfigErrors(t *testing.T) {
 		{"dca:x=0", []string{"x=0"}},
 		{"dca:w=1", []string{"w=1"}},
 		{"dca:x=30,w=20", []string{"x=30"}},
-		{"dca:y=3", []string{`unknown parameter "y"`, "abc, decision, iw, reduction, ssthresh, w, x"}},
+		{"dca:y=3", []string{`unknown parameter "y"`, "abc, decision, iw, reduction, ssthresh, tick, w, x"}},
 	} {
 		_, err := New(tc.spec, Env{MSS: testMSS})
 		if err == nil {
@@ -475,5 +475,29 @@ func TestDCARunningSums(t *testing.T) {
 				t.Fatalf("x=%d w=%d sample %d: got (%v, %v, %v), want (%v, %v, %v)", tc.x, tc.w, i, sampled, avg, sd, ws, wa, wsd)
 			}
 		}
+	}
+}
+
+// TestDCATick checks that tick floors samples to its multiples.
+func TestDCATick(t *testing.T) {
+	for _, tc := range []struct {
+		spec      string
+		rtt, want time.Duration
+	}{
+		{"dca:w=2,x=1", ms(57.3), ms(57.3)},
+		{"dca:w=2,x=1,tick=10ms", ms(57.3), ms(50)},
+		{"dca:w=2,x=1,tick=10ms", ms(60), ms(60)},
+		{"dca:w=2,x=1,tick=500ms", ms(57.3), 0},
+	} {
+		d := newTestDCA(t, tc.spec)
+		d.OnAck(Ack{RTT: tc.rtt})
+		d.OnAck(Ack{RTT: tc.rtt})
+		rec, ok := d.LastDecision()
+		if !ok || rec.Sample != tc.want || rec.WindowAvg != tc.want {
+			t.Errorf("%s sample %v: got sample %v avg %v, want %v", tc.spec, tc.rtt, rec.Sample, rec.WindowAvg, tc.want)
+		}
+	}
+	if _, err := New("dca:tick=-1ms", Env{MSS: testMSS}); err == nil || !strings.Contains(err.Error(), "tick") {
+		t.Errorf("tick=-1ms: got %v, want an error naming tick", err)
 	}
 }

@@ -159,7 +159,7 @@ func TestVegasRoundRTTEstimator(t *testing.T) {
 	for _, tc := range []struct {
 		spec string
 		want time.Duration
-	}{{"vegas", ms(100)}, {"vegas:rtt=min", ms(100)}, {"vegas:rtt=mean", ms(150)}} {
+	}{{"vegas", ms(150)}, {"vegas:rtt=min", ms(100)}, {"vegas:rtt=mean", ms(150)}} {
 		d := newVegasDriver(t, tc.spec)
 		d.v.cwnd, d.v.ssthresh = 20*testMSS, 20*testMSS
 		d.sndNxt = d.cum + uint64(d.v.Cwnd())
@@ -235,7 +235,7 @@ func TestVegasConfigErrors(t *testing.T) {
 	}
 	c, _ := New("vegas", Env{MSS: testMSS})
 	cfg := c.(*Vegas).Config()
-	if cfg.Alpha != 2 || cfg.Beta != 4 || cfg.Gamma != 1 || cfg.FineGrained {
-		t.Errorf("defaults: got %+v, want alpha=2 beta=4 gamma=1 finegrained=false", cfg)
+	if cfg.Alpha != 2 || cfg.Beta != 4 || cfg.Gamma != 1 || cfg.FineGrained || cfg.RTT != RoundMean {
+		t.Errorf("defaults: got %+v, want alpha=2 beta=4 gamma=1 finegrained=false rtt=mean", cfg)
 	}
 }
