@@ -1,0 +1,790 @@
+package eval
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"cclab/ccalgo"
+	"cclab/internal/units"
+	"cclab/link"
+	"cclab/qdisc"
+	"cclab/traffic"
+	"cclab/transport"
+)
+
+// Backends a scenario can run on.
+const (
+	BackendSim  = "sim"
+	BackendLive = "live"
+)
+
+// Topology kinds.
+const (
+	KindDumbbell = "dumbbell"
+	KindChain    = "chain"
+)
+
+// Flow modes.
+const (
+	ModeStream   = "stream"
+	ModeDatagram = "datagram"
+)
+
+// Scenario is one concrete experiment configuration (one point of a sweep).
+// Durations are time.Duration, rates bits/s, sizes bytes.
+type Scenario struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description,omitempty"`
+	Duration    time.Duration `json:"duration"`           // length of each run
+	Seeds       []uint64      `json:"seeds"`              // one run per seed (per point and backend)
+	Interval    time.Duration `json:"interval"`           // time-series interval
+	Backends    []string      `json:"backends"`           // "sim", "live"
+	Topology    Topology      `json:"topology"`           // the network
+	Flows       []Flow        `json:"flows"`              // the traffic
+	Baseline    []Param       `json:"baseline,omitempty"` // axis values that make a point a baseline
+}
+
+// Topology is the network: a dumbbell (one bottleneck hop) or a chain of hops.
+type Topology struct {
+	Kind   string `json:"kind"`   // "dumbbell" or "chain"
+	Hops   []Hop  `json:"hops"`   // dumbbell: the bottleneck; chain: every hop, in order
+	Access Access `json:"access"` // sender access links
+	MTU    int    `json:"mtu"`    // link MTU, bytes; 0 = the link default
+}
+
+// Hop is one bottleneck hop (both directions share rate, delay and queue; the
+// loss applies to the forward, data direction).
+type Hop struct {
+	Rate  float64       `json:"rate"`  // bits/s
+	Delay time.Duration `json:"delay"` // one-way propagation delay
+	Queue string        `json:"queue"` // qdisc spec, e.g. "droptail:20p"
+	Loss  string        `json:"loss"`  // "" or "0.01" or a link loss spec ("ge:p=..")
+}
+
+// Access describes the sender access links.
+type Access struct {
+	Rate  float64       `json:"rate"`  // bits/s; 0 = unlimited
+	Delay time.Duration `json:"delay"` // one-way delay
+	Queue string        `json:"queue"` // qdisc spec; "" = the simulator's default (large)
+}
+
+// Flow is one group of identical flows.
+type Flow struct {
+	Name     string        `json:"name"`
+	Count    int           `json:"count"`    // number of identical flows
+	Mode     string        `json:"mode"`     // "stream" (reliable, TCP-like) or "datagram"
+	CC       string        `json:"cc"`       // congestion controller spec
+	Recovery string        `json:"recovery"` // loss recovery strategy spec
+	Traffic  string        `json:"traffic"`  // traffic generator spec
+	Start    time.Duration `json:"start"`    // offset from the run's start
+	Stop     time.Duration `json:"stop"`     // offset from the run's start; 0 = the end of the run
+	Datagram int           `json:"datagram"` // maximum datagram (UDP payload) size, bytes; 0 = transport default
+}
+
+// Param is one swept parameter's value at a point.
+type Param struct {
+	Axis  string `json:"axis"`  // field path, e.g. "topology.bottleneck.loss"
+	Value string `json:"value"` // the value as written
+}
+
+// Axis is one swept field: a list of values in place of a scalar.
+type Axis struct {
+	Path   string   // field path, e.g. "flows[0].cc"
+	Short  string   // last path element, e.g. "cc"
+	Values []string // as written (an optional value's trailing '?' removed)
+	Line   int      // line of the list in the file
+}
+
+// Point is one combination of swept values with its concrete scenario.
+type Point struct {
+	Index    int
+	Params   []Param
+	Scenario Scenario
+}
+
+// Label returns "short=value ..." for the point's parameters.
+func (p Point) Label(axes []Axis) string {
+	var parts []string
+	for _, pr := range p.Params {
+		short := pr.Axis
+		for _, a := range axes {
+			if a.Path == pr.Axis {
+				short = a.Short
+			}
+		}
+		parts = append(parts, short+"="+pr.Value)
+	}
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, " ")
+}
+
+// Get returns the value of the named axis (path or short name) at p.
+func (p Point) Get(axis string) (string, bool) {
+	for _, pr := range p.Params {
+		if pr.Axis == axis || strings.HasSuffix(pr.Axis, "."+axis) {
+			return pr.Value, true
+		}
+	}
+	return "", false
+}
+
+// Hash identifies the point's configuration (everything but seeds and
+// backends), hex-encoded SHA-256 of its canonical JSON.
+func (p Point) Hash() string {
+	s := p.Scenario
+	s.Seeds, s.Backends, s.Description = nil, nil, ""
+	b, _ := json.Marshal(s)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// Experiment is a parsed scenario file: its sweep axes and grid points.
+type Experiment struct {
+	File    string    // where it was read from
+	Source  []byte    // the YAML text
+	Name    string    // scenario name
+	Axes    []Axis    // swept fields, in file order
+	Points  []Point   // the grid, first axis varying slowest
+	Skipped []string  // optional values dropped because no component of that name exists
+	Base    *Scenario // the first point's scenario (seeds, backends, duration are the same at every point)
+}
+
+// Error is a scenario error located in its file.
+type Error struct {
+	File   string
+	Line   int
+	Column int
+	Field  string // field path, e.g. "topology.bottleneck.rate"
+	Msg    string
+	node   *yaml.Node
+}
+
+func (e *Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
+	}
+	if e.Field != "" {
+		return fmt.Sprintf("%s: field %s: %s", loc, e.Field, e.Msg)
+	}
+	return loc + ": " + e.Msg
+}
+
+// LoadScenarioFile reads and parses a scenario file.
+func LoadScenarioFile(path string) (*Experiment, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScenario(path, b)
+}
+
+// ParseScenario parses a scenario's YAML text; file names it in errors. Every
+// grid point is decoded and validated, so an error in any swept value is found.
+func ParseScenario(file string, src []byte) (*Experiment, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(src, &root); err != nil {
+		return nil, &Error{File: file, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil, &Error{File: file, Msg: "empty scenario"}
+	}
+	doc := root.Content[0]
+	d := &decoder{file: file, pick: map[*yaml.Node]int{}, axisOf: map[*yaml.Node]int{}, optional: map[*yaml.Node]bool{}, collecting: true}
+	// Collect the axes. A first point whose optional value is not available
+	// is retried with that axis's next value.
+	for {
+		_, err := d.scenario(doc)
+		if err == nil {
+			break
+		}
+		var e *Error
+		if !asError(err, &e) || e.node == nil || !d.optional[e.node] {
+			return nil, err
+		}
+		advanced := false
+		for _, a := range d.axes {
+			for j, item := range a.node.Content {
+				if resolve(item) == e.node && j+1 < len(a.node.Content) && d.pick[a.node] == j {
+					d.pick[a.node] = j + 1
+					advanced = true
+				}
+			}
+		}
+		if !advanced {
+			return nil, err
+		}
+	}
+	d.collecting = false
+	exp := &Experiment{File: file, Source: src}
+	for _, a := range d.axes {
+		exp.Axes = append(exp.Axes, a.Axis)
+	}
+	// Walk the grid, first axis slowest.
+	idx := make([]int, len(d.axes))
+	skipped := map[string]bool{}
+	for {
+		for i, a := range d.axes {
+			d.pick[a.node] = idx[i]
+		}
+		s, err := d.scenario(doc)
+		if err != nil {
+			var e *Error
+			if asError(err, &e) && e.node != nil && d.optional[e.node] {
+				skipped[e.Field+"="+e.node.Value] = true
+			} else {
+				return nil, err
+			}
+		} else {
+			p := Point{Index: len(exp.Points), Scenario: s}
+			for i, a := range d.axes {
+				p.Params = append(p.Params, Param{Axis: a.Path, Value: a.Values[idx[i]]})
+			}
+			exp.Points = append(exp.Points, p)
+		}
+		// Next combination.
+		i := len(idx) - 1
+		for ; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < len(d.axes[i].Values) {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			break
+		}
+	}
+	for k := range skipped {
+		exp.Skipped = append(exp.Skipped, strings.TrimSuffix(k, "?"))
+	}
+	sort.Strings(exp.Skipped)
+	if len(exp.Points) == 0 {
+		return nil, &Error{File: file, Line: doc.Line, Column: doc.Column, Msg: "no point of the sweep is valid"}
+	}
+	// Drop optional values that produced no point from the axes.
+	for ai := range exp.Axes {
+		var keep []string
+		for _, v := range exp.Axes[ai].Values {
+			for _, p := range exp.Points {
+				if p.Params[ai].Value == v {
+					keep = append(keep, v)
+					break
+				}
+			}
+		}
+		exp.Axes[ai].Values = keep
+	}
+	exp.Name = exp.Points[0].Scenario.Name
+	base := exp.Points[0].Scenario
+	exp.Base = &base
+	for _, b := range base.Baseline {
+		found := false
+		for _, a := range exp.Axes {
+			if a.Path == b.Axis || a.Short == b.Axis {
+				found = true
+			}
+		}
+		if !found {
+			return nil, &Error{File: file, Field: "baseline", Msg: fmt.Sprintf("%q is not a swept field (swept: %s)", b.Axis, axisNames(exp.Axes))}
+		}
+	}
+	return exp, nil
+}
+
+func axisNames(axes []Axis) string {
+	var ns []string
+	for _, a := range axes {
+		ns = append(ns, a.Path)
+	}
+	if len(ns) == 0 {
+		return "none"
+	}
+	return strings.Join(ns, ", ")
+}
+
+func asError(err error, target **Error) bool {
+	e, ok := err.(*Error)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+type axis struct {
+	Axis
+	node *yaml.Node
+}
+
+// decoder walks a scenario's YAML tree. In collecting mode it records the
+// sweep axes (lists in place of scalars) and decodes with each axis's first
+// value; afterwards pick chooses the value of each axis.
+type decoder struct {
+	file       string
+	collecting bool
+	axes       []*axis
+	axisOf     map[*yaml.Node]int
+	pick       map[*yaml.Node]int
+	optional   map[*yaml.Node]bool
+}
+
+func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) error {
+	return &Error{File: d.file, Line: n.Line, Column: n.Column, Field: path, Msg: fmt.Sprintf(format, args...), node: n}
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("the scalar %q", n.Value)
+	}
+	return "nothing"
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// scalar returns the scalar node for a field, resolving a sweep list to the
+// picked element.
+func (d *decoder) scalar(n *yaml.Node, path string) (*yaml.Node, error) {
+	n = resolve(n)
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return n, nil
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			return nil, d.errAt(n, path, "empty list: give a value or a list of values to sweep")
+		}
+		i, known := d.axisOf[n]
+		if !known {
+			a := &axis{node: n, Axis: Axis{Path: path, Short: shortName(path), Line: n.Line}}
+			for _, item := range n.Content {
+				item = resolve(item)
+				if item.Kind != yaml.ScalarNode {
+					return nil, d.errAt(item, path, "a swept value must be a scalar, got %s", kindName(item))
+				}
+				v := item.Value
+				if strings.HasSuffix(v, "?") {
+					v = strings.TrimSuffix(v, "?")
+					d.optional[item] = true
+				}
+				a.Values = append(a.Values, v)
+			}
+			d.axisOf[n] = len(d.axes)
+			d.axes = append(d.axes, a)
+			i = len(d.axes) - 1
+		}
+		item := resolve(n.Content[d.pick[d.axes[i].node]])
+		return item, nil
+	}
+	return nil, d.errAt(n, path, "want a value (or a list of values to sweep), got %s", kindName(n))
+}
+
+func shortName(path string) string {
+	if i := strings.LastIndexAny(path, ".]"); i >= 0 && i+1 < len(path) {
+		return strings.TrimPrefix(path[i+1:], ".")
+	}
+	return path
+}
+
+// value returns a field's text (an optional sweep value's '?' removed).
+func (d *decoder) value(n *yaml.Node, path string) (string, *yaml.Node, error) {
+	s, err := d.scalar(n, path)
+	if err != nil {
+		return "", nil, err
+	}
+	return strings.TrimSuffix(strings.TrimSpace(s.Value), "?"), s, nil
+}
+
+func (d *decoder) str(n *yaml.Node, path string) (string, error) {
+	v, _, err := d.value(n, path)
+	return v, err
+}
+
+func (d *decoder) enum(n *yaml.Node, path string, allowed ...string) (string, error) {
+	v, s, err := d.value(n, path)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v, nil
+		}
+	}
+	return "", d.errAt(s, path, "%q is not allowed (allowed: %s)", v, strings.Join(allowed, ", "))
+}
+
+func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, error) {
+	v, s, err := d.value(n, path)
+	if err != nil {
+		return 0, err
+	}
+	t, err := units.ParseDuration(v)
+	if err != nil {
+		return 0, d.errAt(s, path, "%v", err)
+	}
+	if t < 0 {
+		return 0, d.errAt(s, path, "duration %q must not be negative", v)
+	}
+	return t, nil
+}
+
+func (d *decoder) rate(n *yaml.Node, path string) (float64, error) {
+	v, s, err := d.value(n, path)
+	if err != nil {
+		return 0, err
+	}
+	r, err := units.ParseRate(v)
+	if err != nil {
+		return 0, d.errAt(s, path, "%v", err)
+	}
+	return r, nil
+}
+
+func (d *decoder) integer(n *yaml.Node, path string, min int) (int, error) {
+	v, s, err := d.value(n, path)
+	if err != nil {
+		return 0, err
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, d.errAt(s, path, "%q is not an integer", v)
+	}
+	if i < min {
+		return 0, d.errAt(s, path, "%d is below the minimum %d", i, min)
+	}
+	return i, nil
+}
+
+func (d *decoder) size(n *yaml.Node, path string) (int, error) {
+	v, s, err := d.value(n, path)
+	if err != nil {
+		return 0, err
+	}
+	b, err := units.ParseBytes(v)
+	if err != nil {
+		return 0, d.errAt(s, path, "%v", err)
+	}
+	return int(b), nil
+}
+
+// spec validates a component spec with validate (a registry's Validate).
+func (d *decoder) spec(n *yaml.Node, path string, validate func(string) error) (string, error) {
+	v, s, err := d.value(n, path)
+	if err != nil {
+		return "", err
+	}
+	if err := validate(v); err != nil {
+		return "", d.errAt(s, path, "%v", err)
+	}
+	return v, nil
+}
+
+// list returns the items of a list field (no sweep: the list is the value).
+func (d *decoder) list(n *yaml.Node, path, what string) ([]*yaml.Node, error) {
+	n = resolve(n)
+	if n.Kind != yaml.SequenceNode {
+		return nil, d.errAt(n, path, "want a list of %s, got %s", what, kindName(n))
+	}
+	var out []*yaml.Node
+	for _, c := range n.Content {
+		out = append(out, resolve(c))
+	}
+	return out, nil
+}
+
+type fieldFn func(n *yaml.Node, path string) error
+
+// mapping decodes a mapping's fields; unknown and duplicate keys are errors
+// that list the allowed ones, and missing required fields are reported.
+func (d *decoder) mapping(n *yaml.Node, path string, fields map[string]fieldFn, required ...string) error {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		what := path
+		if what == "" {
+			what = "the scenario"
+		}
+		return d.errAt(n, path, "want a mapping with fields for %s, got %s", what, kindName(n))
+	}
+	var allowed []string
+	for k := range fields {
+		allowed = append(allowed, k)
+	}
+	sort.Strings(allowed)
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		sub := k.Value
+		if path != "" {
+			sub = path + "." + k.Value
+		}
+		f, ok := fields[k.Value]
+		if !ok {
+			return d.errAt(k, sub, "unknown field %q (allowed: %s)", k.Value, strings.Join(allowed, ", "))
+		}
+		if seen[k.Value] {
+			return d.errAt(k, sub, "field given twice")
+		}
+		seen[k.Value] = true
+		if err := f(v, sub); err != nil {
+			return err
+		}
+	}
+	for _, r := range required {
+		if !seen[r] {
+			sub := r
+			if path != "" {
+				sub = path + "." + r
+			}
+			return d.errAt(n, sub, "missing required field %q", r)
+		}
+	}
+	return nil
+}
+
+// Defaults of a scenario's optional fields.
+const (
+	DefaultInterval = 100 * time.Millisecond
+	DefaultRuns     = 1
+)
+
+func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
+	s := Scenario{Interval: DefaultInterval, Backends: []string{BackendSim}}
+	var runs int
+	var seedsGiven bool
+	var baselineNode *yaml.Node
+	err := d.mapping(doc, "", map[string]fieldFn{
+		"name": func(n *yaml.Node, p string) (err error) {
+			s.Name, err = d.str(n, p)
+			if err == nil && s.Name == "" {
+				err = d.errAt(n, p, "must not be empty")
+			}
+			return err
+		},
+		"description": func(n *yaml.Node, p string) (err error) { s.Description, err = d.str(n, p); return },
+		"duration": func(n *yaml.Node, p string) (err error) {
+			s.Duration, err = d.duration(n, p)
+			if err == nil && s.Duration <= 0 {
+				err = d.errAt(n, p, "must be positive (e.g. 15s)")
+			}
+			return err
+		},
+		"interval": func(n *yaml.Node, p string) (err error) {
+			s.Interval, err = d.duration(n, p)
+			if err == nil && s.Interval <= 0 {
+				err = d.errAt(n, p, "must be positive (e.g. 100ms)")
+			}
+			return err
+		},
+		"runs": func(n *yaml.Node, p string) (err error) { runs, err = d.integer(n, p, 1); return },
+		"seeds": func(n *yaml.Node, p string) error {
+			items, err := d.list(n, p, "seeds (non-negative integers)")
+			if err != nil {
+				return err
+			}
+			seedsGiven = true
+			for _, it := range items {
+				v, err := strconv.ParseUint(it.Value, 10, 64)
+				if err != nil || it.Kind != yaml.ScalarNode {
+					return d.errAt(it, p, "%q is not a seed (a non-negative integer)", it.Value)
+				}
+				s.Seeds = append(s.Seeds, v)
+			}
+			return nil
+		},
+		"backends": func(n *yaml.Node, p string) error {
+			items, err := d.list(n, p, "backends (sim, live)")
+			if err != nil {
+				return err
+			}
+			s.Backends = nil
+			for _, it := range items {
+				if it.Value != BackendSim && it.Value != BackendLive {
+					return d.errAt(it, p, "unknown backend %q (allowed: sim, live)", it.Value)
+				}
+				s.Backends = append(s.Backends, it.Value)
+			}
+			return nil
+		},
+		"topology": func(n *yaml.Node, p string) (err error) { s.Topology, err = d.topology(n, p); return },
+		"flows": func(n *yaml.Node, p string) error {
+			items, err := d.list(n, p, "flows")
+			if err != nil {
+				return err
+			}
+			for i, it := range items {
+				f, err := d.flow(it, fmt.Sprintf("%s[%d]", p, i), i)
+				if err != nil {
+					return err
+				}
+				s.Flows = append(s.Flows, f)
+			}
+			if len(s.Flows) == 0 {
+				return d.errAt(n, p, "at least one flow is needed")
+			}
+			return nil
+		},
+		"baseline": func(n *yaml.Node, p string) error { baselineNode = n; return nil },
+	}, "name", "duration", "topology", "flows")
+	if err != nil {
+		return s, err
+	}
+	if seedsGiven && runs > 0 {
+		return s, d.errAt(doc, "runs", "give either runs or seeds, not both")
+	}
+	if !seedsGiven {
+		if runs == 0 {
+			runs = DefaultRuns
+		}
+		for i := 1; i <= runs; i++ {
+			s.Seeds = append(s.Seeds, uint64(i))
+		}
+	}
+	for i, f := range s.Flows {
+		if f.Stop != 0 && f.Stop <= f.Start {
+			return s, d.errAt(doc, fmt.Sprintf("flows[%d].stop", i), "stop %v must be after start %v", f.Stop, f.Start)
+		}
+		if f.Start >= s.Duration {
+			return s, d.errAt(doc, fmt.Sprintf("flows[%d].start", i), "start %v is not before the end of the run (%v)", f.Start, s.Duration)
+		}
+	}
+	if baselineNode != nil {
+		bn := resolve(baselineNode)
+		if bn.Kind != yaml.MappingNode {
+			return s, d.errAt(bn, "baseline", "want a mapping of swept field to value (e.g. cc: reno), got %s", kindName(bn))
+		}
+		for i := 0; i+1 < len(bn.Content); i += 2 {
+			s.Baseline = append(s.Baseline, Param{Axis: bn.Content[i].Value, Value: resolve(bn.Content[i+1]).Value})
+		}
+	}
+	return s, nil
+}
+
+func (d *decoder) hop(n *yaml.Node, path string) (Hop, error) {
+	h := Hop{Queue: "droptail:100p"}
+	err := d.mapping(n, path, map[string]fieldFn{
+		"rate": func(n *yaml.Node, p string) (err error) {
+			h.Rate, err = d.rate(n, p)
+			if err == nil && h.Rate <= 0 {
+				err = d.errAt(n, p, "a hop needs a positive rate (e.g. 16Mbit)")
+			}
+			return err
+		},
+		"delay": func(n *yaml.Node, p string) (err error) { h.Delay, err = d.duration(n, p); return },
+		"queue": func(n *yaml.Node, p string) (err error) { h.Queue, err = d.spec(n, p, qdisc.Registry.Validate); return },
+		"loss":  func(n *yaml.Node, p string) (err error) { h.Loss, err = d.spec(n, p, validateLoss); return },
+	}, "rate")
+	return h, err
+}
+
+// validateLoss checks a link loss spec by building a link with it.
+func validateLoss(s string) error {
+	_, err := link.New(link.Config{Loss: s}, link.Env{})
+	return err
+}
+
+func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
+	t := Topology{}
+	var hopsNode, bneckNode *yaml.Node
+	err := d.mapping(n, path, map[string]fieldFn{
+		"kind": func(n *yaml.Node, p string) (err error) {
+			t.Kind, err = d.enum(n, p, KindDumbbell, KindChain)
+			return
+		},
+		"bottleneck": func(n *yaml.Node, p string) error {
+			bneckNode = n
+			h, err := d.hop(n, p)
+			t.Hops = append([]Hop{h}, t.Hops...)
+			return err
+		},
+		"hops": func(n *yaml.Node, p string) error {
+			hopsNode = n
+			items, err := d.list(n, p, "hops (each with rate, delay, queue, loss)")
+			if err != nil {
+				return err
+			}
+			for i, it := range items {
+				h, err := d.hop(it, fmt.Sprintf("%s[%d]", p, i))
+				if err != nil {
+					return err
+				}
+				t.Hops = append(t.Hops, h)
+			}
+			return nil
+		},
+		"access": func(n *yaml.Node, p string) error {
+			return d.mapping(n, p, map[string]fieldFn{
+				"rate":  func(n *yaml.Node, p string) (err error) { t.Access.Rate, err = d.rate(n, p); return },
+				"delay": func(n *yaml.Node, p string) (err error) { t.Access.Delay, err = d.duration(n, p); return },
+				"queue": func(n *yaml.Node, p string) (err error) {
+					t.Access.Queue, err = d.spec(n, p, qdisc.Registry.Validate)
+					return
+				},
+			})
+		},
+		"mtu": func(n *yaml.Node, p string) (err error) { t.MTU, err = d.size(n, p); return },
+	}, "kind")
+	if err != nil {
+		return t, err
+	}
+	switch t.Kind {
+	case KindDumbbell:
+		if bneckNode == nil {
+			return t, d.errAt(n, path+".bottleneck", "a dumbbell needs a bottleneck (rate, delay, queue, loss)")
+		}
+		if hopsNode != nil {
+			return t, d.errAt(hopsNode, path+".hops", "a dumbbell has one bottleneck: use bottleneck, not hops")
+		}
+	case KindChain:
+		if bneckNode != nil {
+			return t, d.errAt(bneckNode, path+".bottleneck", "a chain lists its hops: use hops, not bottleneck")
+		}
+		if len(t.Hops) == 0 {
+			return t, d.errAt(n, path+".hops", "a chain needs at least one hop")
+		}
+	}
+	return t, nil
+}
+
+func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
+	f := Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Mode: ModeStream, CC: "reno", Recovery: "newreno", Traffic: "greedy"}
+	err := d.mapping(n, path, map[string]fieldFn{
+		"name":  func(n *yaml.Node, p string) (err error) { f.Name, err = d.str(n, p); return },
+		"count": func(n *yaml.Node, p string) (err error) { f.Count, err = d.integer(n, p, 1); return },
+		"mode": func(n *yaml.Node, p string) (err error) {
+			f.Mode, err = d.enum(n, p, ModeStream, ModeDatagram)
+			return
+		},
+		"cc": func(n *yaml.Node, p string) (err error) { f.CC, err = d.spec(n, p, ccalgo.Registry.Validate); return },
+		"recovery": func(n *yaml.Node, p string) (err error) {
+			f.Recovery, err = d.spec(n, p, transport.Recoveries.Validate)
+			return
+		},
+		"traffic": func(n *yaml.Node, p string) (err error) {
+			f.Traffic, err = d.spec(n, p, traffic.Registry.Validate)
+			return
+		},
+		"start":    func(n *yaml.Node, p string) (err error) { f.Start, err = d.duration(n, p); return },
+		"stop":     func(n *yaml.Node, p string) (err error) { f.Stop, err = d.duration(n, p); return },
+		"datagram": func(n *yaml.Node, p string) (err error) { f.Datagram, err = d.size(n, p); return },
+	})
+	return f, err
+}

@@ -1,0 +1,240 @@
+package eval
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const goodScenario = `name: test
+description: a small sweep
+duration: 10s
+seeds: [1, 2, 3]
+interval: 50ms
+backends: [sim, live]
+topology:
+  kind: dumbbell
+  bottleneck:
+    rate: 16Mbit
+    delay: 7.5ms
+    queue: droptail:20p
+    loss: [0, 0.01]
+  access: {delay: 0ms}
+flows:
+  - name: main
+    cc: [reno, dca:x=6]
+    traffic: greedy
+baseline:
+  cc: reno
+`
+
+func TestParseScenarioSweep(t *testing.T) {
+	exp, err := ParseScenario("good.yaml", []byte(goodScenario))
+	if err != nil {
+		t.Fatalf("ParseScenario: %v", err)
+	}
+	if len(exp.Axes) != 2 || exp.Axes[0].Path != "topology.bottleneck.loss" || exp.Axes[1].Path != "flows[0].cc" {
+		t.Fatalf("axes: got %+v, want topology.bottleneck.loss then flows[0].cc", exp.Axes)
+	}
+	if exp.Axes[0].Short != "loss" || exp.Axes[1].Short != "cc" {
+		t.Errorf("short names: got %q %q, want loss cc", exp.Axes[0].Short, exp.Axes[1].Short)
+	}
+	if len(exp.Points) != 4 {
+		t.Fatalf("points: got %d, want 2×2 = 4", len(exp.Points))
+	}
+	// First axis slowest.
+	wantLoss := []string{"0", "0", "0.01", "0.01"}
+	wantCC := []string{"reno", "dca:x=6", "reno", "dca:x=6"}
+	for i, p := range exp.Points {
+		s := p.Scenario
+		if s.Topology.Hops[0].Loss != wantLoss[i] || s.Flows[0].CC != wantCC[i] {
+			t.Errorf("point %d: got loss %q cc %q, want %q %q", i, s.Topology.Hops[0].Loss, s.Flows[0].CC, wantLoss[i], wantCC[i])
+		}
+		if v, _ := p.Get("cc"); v != wantCC[i] {
+			t.Errorf("point %d Get(cc): got %q, want %q", i, v, wantCC[i])
+		}
+	}
+	s := exp.Points[0].Scenario
+	if s.Duration != 10*time.Second || s.Interval != 50*time.Millisecond || len(s.Seeds) != 3 || len(s.Backends) != 2 {
+		t.Errorf("scalars: got %+v", s)
+	}
+	h := s.Topology.Hops[0]
+	if h.Rate != 16e6 || h.Delay != 7500*time.Microsecond || h.Queue != "droptail:20p" {
+		t.Errorf("bottleneck: got %+v, want 16e6 bit/s, 7.5ms, droptail:20p", h)
+	}
+	f := s.Flows[0]
+	if f.Count != 1 || f.Mode != ModeStream || f.Recovery != "newreno" {
+		t.Errorf("flow defaults: got %+v", f)
+	}
+	if len(s.Baseline) != 1 || s.Baseline[0].Axis != "cc" || s.Baseline[0].Value != "reno" {
+		t.Errorf("baseline: got %+v", s.Baseline)
+	}
+	if exp.Points[0].Hash() == exp.Points[1].Hash() {
+		t.Errorf("points 0 and 1 differ but hash the same")
+	}
+	p0 := exp.Points[0]
+	p0.Scenario.Seeds = []uint64{9}
+	if p0.Hash() != exp.Points[0].Hash() {
+		t.Errorf("the hash depends on the seeds; it must not")
+	}
+}
+
+func TestParseScenarioRunsAndOptional(t *testing.T) {
+	src := `name: opt
+duration: 1s
+runs: 2
+topology: {kind: chain, hops: [{rate: 10Mbit, delay: 5ms}, {rate: 5Mbit}]}
+flows:
+  - cc:
+      - no-such-cc?
+      - reno
+      - "also-missing?"
+`
+	exp, err := ParseScenario("opt.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("ParseScenario: %v", err)
+	}
+	if len(exp.Points) != 1 || exp.Points[0].Scenario.Flows[0].CC != "reno" {
+		t.Fatalf("points: got %+v, want one point with cc=reno", exp.Points)
+	}
+	if len(exp.Skipped) != 2 {
+		t.Errorf("skipped: got %v, want the two missing controllers", exp.Skipped)
+	}
+	if got := exp.Axes[0].Values; len(got) != 1 || got[0] != "reno" {
+		t.Errorf("axis values: got %v, want [reno]", got)
+	}
+	s := exp.Points[0].Scenario
+	if len(s.Seeds) != 2 || s.Seeds[0] != 1 || s.Seeds[1] != 2 {
+		t.Errorf("runs: 2 should give seeds [1 2], got %v", s.Seeds)
+	}
+	if len(s.Topology.Hops) != 2 || s.Topology.Hops[1].Rate != 5e6 {
+		t.Errorf("chain hops: got %+v", s.Topology.Hops)
+	}
+}
+
+// TestScenarioErrors checks that each kind of mistake is reported with the
+// file, the line of the mistake, the field path and the allowed values.
+func TestScenarioErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		src     string
+		line    int
+		field   string
+		contain []string
+	}{
+		{"unknown field", `name: x
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows:
+  - cc: reno
+    colour: blue
+`, 6, "flows[0].colour", []string{"unknown field", "allowed:", "cc", "traffic"}},
+		{"bad rate", `name: x
+duration: 1s
+topology:
+  kind: dumbbell
+  bottleneck:
+    rate: 16 furlongs
+flows: [{cc: reno}]
+`, 6, "topology.bottleneck.rate", []string{"16 furlongs", "16Mbit"}},
+		{"unknown controller", `name: x
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows:
+  - cc: rneo
+`, 5, "flows[0].cc", []string{"rneo", "allowed:", "reno"}},
+		{"unknown controller in a sweep", `name: x
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows:
+  - cc:
+      - reno
+      - vgeas
+`, 7, "flows[0].cc", []string{"vgeas", "allowed:"}},
+		{"bad controller parameter", `name: x
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows:
+  - cc: "dca:bogus=1"
+`, 5, "flows[0].cc", []string{"bogus", "allowed:"}},
+		{"unknown queue", `name: x
+duration: 1s
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 1Mbit, queue: "blue:3"}
+flows: [{cc: reno}]
+`, 5, "topology.bottleneck.queue", []string{"blue", "allowed:", "droptail"}},
+		{"wrong type: mapping for a scalar", `name: x
+duration: {seconds: 3}
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows: [{cc: reno}]
+`, 2, "duration", []string{"got a mapping"}},
+		{"wrong type: scalar for a list", `name: x
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows: lots
+`, 4, "flows", []string{"want a list of flows"}},
+		{"wrong type: not an integer", `name: x
+duration: 1s
+runs: three
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows: [{cc: reno}]
+`, 3, "runs", []string{`"three" is not an integer`}},
+		{"unknown topology kind", `name: x
+duration: 1s
+topology:
+  kind: star
+  bottleneck: {rate: 1Mbit}
+flows: [{cc: reno}]
+`, 4, "topology.kind", []string{"star", "allowed: dumbbell, chain"}},
+		{"bad loss", `name: x
+duration: 1s
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 1Mbit, loss: 1.5}
+flows: [{cc: reno}]
+`, 5, "topology.bottleneck.loss", []string{"1.5"}},
+		{"missing field", `name: x
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows: [{cc: reno}]
+`, 1, "duration", []string{"missing required field"}},
+		{"unknown backend", `name: x
+duration: 1s
+backends: [sim, ns3]
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows: [{cc: reno}]
+`, 3, "backends", []string{"ns3", "allowed: sim, live"}},
+		{"bad duration", `name: x
+duration: 15 seconds
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows: [{cc: reno}]
+`, 2, "duration", []string{"15 seconds", "examples"}},
+	}
+	for _, c := range cases {
+		_, err := ParseScenario("bad.yaml", []byte(c.src))
+		if err == nil {
+			t.Errorf("%s: got no error", c.name)
+			continue
+		}
+		msg := err.Error()
+		loc := "bad.yaml:" + itoa(c.line) + ":"
+		if !strings.HasPrefix(msg, loc) {
+			t.Errorf("%s: got %q, want it to start with %q", c.name, msg, loc)
+		}
+		if !strings.Contains(msg, "field "+c.field+":") {
+			t.Errorf("%s: got %q, want field %s named", c.name, msg, c.field)
+		}
+		for _, s := range c.contain {
+			if !strings.Contains(msg, s) {
+				t.Errorf("%s: got %q, want it to contain %q", c.name, msg, s)
+			}
+		}
+	}
+}
+
+func TestScenarioSyntaxError(t *testing.T) {
+	_, err := ParseScenario("syntax.yaml", []byte("name: x\n  duration: : :\n"))
+	if err == nil || !strings.Contains(err.Error(), "syntax.yaml") || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("syntax error: got %v, want the file and line 2 named", err)
+	}
+}
