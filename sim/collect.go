@@ -35,10 +35,9 @@ type FlowAcc struct {
 // hash, and optional time series. Give Sender() as the Config.Sink of the
 // flows' connections and Receiver() as the endpoints' sink (Sim does this).
 type Collector struct {
-	Flows    []FlowAcc
-	flowOf   map[uint64]int32 // connection ID → flow index
-	measure  clock.Time       // start of the measurement window (after warm-up)
-	trackAll bool             // keep DeliveredAll (time series)
+	Flows   []FlowAcc
+	flowOf  map[uint64]int32 // connection ID → flow index
+	measure clock.Time       // start of the measurement window (after warm-up)
 
 	hashOn bool
 	hash   uint64

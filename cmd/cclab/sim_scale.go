@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"syscall"
 	"time"
 
 	"cclab/sim"
@@ -17,21 +16,21 @@ import (
 // the classic ns-2 studies (2,200 ON/OFF TCP flows over 500 s).
 func ScaleScenario() sim.Scenario {
 	return sim.Scenario{
-		Topology:  "chain",
-		Hops:      2,
-		Flows:     1000,
-		Cross:     500,
-		Rate:      45e6,
-		RTT:       80 * time.Millisecond,
-		Buffer:    "1bdp",
-		Duration:  500 * time.Second,
-		Warmup:    50 * time.Second,
-		Seed:      1,
-		Traffic:   "onoff:size=pareto(48kB/1.2),off=exp(10s)",
-		UDP:       "udponoff:rate=2Mbit,size=1000,on=exp(1s),off=exp(4s)",
-		UDPFlows:  10,
-		Stagger:   time.Second,
-		CC:        []string{"reno"},
+		Topology: "chain",
+		Hops:     2,
+		Flows:    1000,
+		Cross:    500,
+		Rate:     45e6,
+		RTT:      80 * time.Millisecond,
+		Buffer:   "1bdp",
+		Duration: 500 * time.Second,
+		Warmup:   50 * time.Second,
+		Seed:     1,
+		Traffic:  "onoff:size=pareto(48kB/1.2),off=exp(10s)",
+		UDP:      "udponoff:rate=2Mbit,size=1000,on=exp(1s),off=exp(4s)",
+		UDPFlows: 10,
+		Stagger:  time.Second,
+		CC:       []string{"reno"},
 	}
 }
 
@@ -92,8 +91,6 @@ func runScale(fs *flag.FlagSet) int {
 	close(stop)
 	<-done
 	sum := run.Summary()
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	ev := run.Sim.E.Fired()
 	nflows := len(run.Sim.TCP)
 	fmt.Printf("scale: chain hops=%d rate=%.0fMbit rtt=%v, %d stream flows (%s), %d UDP flows (%s), %v simulated, seed %d\n",
@@ -111,6 +108,6 @@ func runScale(fs *flag.FlagSet) int {
 	fmt.Printf("build %.2fs, run wall %.2fs, events %d, %.0f events/s, speed-up %.1fx real time\n",
 		build.Seconds(), wall.Seconds(), ev, float64(ev)/wall.Seconds(), sc.Duration.Seconds()/wall.Seconds())
 	fmt.Printf("peak heap in use %.1f MiB, max RSS %.1f MiB, GOMAXPROCS %d\n",
-		float64(peak)/(1<<20), float64(ru.Maxrss)/1024, runtime.GOMAXPROCS(0))
+		float64(peak)/(1<<20), maxRSS()/(1<<20), runtime.GOMAXPROCS(0))
 	return 0
 }
