@@ -1,0 +1,211 @@
+package transport
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// lossSetup sends 10 segments with a 10-MSS window, ACKs segment 0 (so 11
+// segments were sent: 0..10) and returns with segment 1 "lost".
+func lossSetup(t *testing.T, recovery string) *fixture {
+	f := newFixture(t, Config{CC: "testcc:cwnd=10", Recovery: recovery}, 1<<30, false)
+	f.c.SetSource(NewPatternSource(1), -1)
+	if got := len(f.drain()); got != 10 {
+		t.Fatalf("initial flight: got %d datagrams, want 10 (cwnd 10 MSS)", got)
+	}
+	f.now = f.now.Add(50 * time.Millisecond)
+	f.ack(seg(1).Start, f.sent[0].ts)
+	if got := f.dataOffsets(); len(f.drain()) != 1 {
+		t.Fatalf("after first ACK: sent %v, want one new segment", got)
+	}
+	return f
+}
+
+func hasCall(f *fixture, s string) int {
+	n := 0
+	for _, c := range f.tcc().calls {
+		if strings.HasPrefix(c, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// dupAcks sends the duplicate ACKs for a lost segment 1 reporting segments
+// 2..2+n as SACKed one by one.
+func dupAcks(f *fixture, from, n int) {
+	for k := from; k < from+n; k++ {
+		f.ack(seg(1).Start, 0, span(2, k+1))
+	}
+}
+
+func TestNewRenoRules(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, f *fixture)
+	}{
+		{"RFC5681 DupThresh: two duplicate ACKs do not retransmit", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 2)
+			f.drain()
+			if slices.Contains(f.dataOffsets(), seg(1).Start) || hasCall(f, "congestion") > 0 {
+				t.Errorf("after 2 dupacks: sent %v calls %v, want no fast retransmit", f.dataOffsets(), f.tcc().calls)
+			}
+		}},
+		{"RFC6582 3.2 step 2-3: third duplicate ACK retransmits the first unacked segment, ssthresh from controller, window ssthresh+3*SMSS", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 3)
+			f.drain()
+			if got := f.dataOffsets(); len(got) != 1 || got[0] != seg(1).Start {
+				t.Errorf("after 3 dupacks: sent %v, want [%d]", got, seg(1).Start)
+			}
+			if hasCall(f, "congestion loss") != 1 {
+				t.Errorf("controller calls %v, want one congestion loss", f.tcc().calls)
+			}
+			nr := f.c.rec.(*NewReno)
+			if want := 5 * testMSS; f.tcc().ssthresh != want {
+				t.Errorf("ssthresh got %d, want FlightSize/2 = %d", f.tcc().ssthresh, want)
+			}
+			if got, want := nr.Window(), 8*testMSS; got != want {
+				t.Errorf("recovery window got %d, want ssthresh+3*SMSS = %d", got, want)
+			}
+			if got, want := nr.Recover(), uint64(11*testMSS); got != want {
+				t.Errorf("recover got %d, want HighData %d", got, want)
+			}
+		}},
+		{"RFC6582 3.2 step 4: each further duplicate ACK inflates by SMSS; new data when FlightSize < window", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 3)
+			f.drain()
+			dupAcks(f, 5, 2) // window 10 MSS = FlightSize: nothing new
+			if f.drain(); len(f.dataOffsets()) != 0 {
+				t.Errorf("window 10 MSS, FlightSize 10 MSS: sent %v, want nothing", f.dataOffsets())
+			}
+			dupAcks(f, 7, 1) // window 11 MSS
+			if got := f.dataOffsets(); len(f.drain()) != 1 || f.dataOffsets()[0] != uint64(11*testMSS) {
+				t.Errorf("window 11 MSS: sent %v, want new segment at %d", got, 11*testMSS)
+			}
+		}},
+		{"RFC6582 3.2 step 5: partial ACK retransmits the next hole, deflates, stays in recovery", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 3)
+			f.drain()
+			f.now = f.now.Add(50 * time.Millisecond)
+			f.ack(seg(5).Start, 0, span(6, 10)) // segments 1-4 acked, 5 still missing
+			f.drain()
+			if got := f.dataOffsets(); len(got) == 0 || got[0] != seg(5).Start {
+				t.Errorf("partial ACK: sent %v, want retransmission of %d first", got, seg(5).Start)
+			}
+			nr := f.c.rec.(*NewReno)
+			if !nr.InRecovery() || hasCall(f, "exit") != 0 {
+				t.Errorf("partial ACK left recovery (calls %v)", f.tcc().calls)
+			}
+			if got, want := nr.Window(), 8*testMSS-4*testMSS+testMSS; got != want {
+				t.Errorf("window after partial ACK of 4 MSS got %d, want %d (deflate by 4 MSS, add back 1)", got, want)
+			}
+		}},
+		{"RFC6582 3.2 step 3 (full ACK): ACK of recover exits; controller sets cwnd", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 3)
+			f.drain()
+			f.ack(uint64(11*testMSS), 0)
+			if f.c.rec.InRecovery() || hasCall(f, "exit") != 1 {
+				t.Errorf("full ACK: in recovery %v, calls %v, want exit", f.c.rec.InRecovery(), f.tcc().calls)
+			}
+			if got, want := f.tcc().cwnd, 5*testMSS; got != want {
+				t.Errorf("cwnd after exit %d, want ssthresh %d", got, want)
+			}
+		}},
+		{"RFC6582 3.2 step 2: duplicate ACKs not covering recover after an RTO do not start recovery", func(t *testing.T, f *fixture) {
+			f.now = f.c.rtoAt
+			f.ep.OnDeadline(f.now)
+			if hasCall(f, "rto") != 1 {
+				t.Fatalf("no RTO: calls %v", f.tcc().calls)
+			}
+			f.drain() // retransmits segment 1
+			dupAcks(f, 2, 4)
+			if hasCall(f, "congestion") != 0 || f.c.rec.InRecovery() {
+				t.Errorf("dupacks below recover started recovery: calls %v", f.tcc().calls)
+			}
+		}},
+		{"RFC6582 Impatient: only the first partial ACK restarts the RTO timer", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 3)
+			f.drain()
+			f.now = f.now.Add(10 * time.Millisecond)
+			f.ack(seg(3).Start, 0, span(4, 10))
+			first := f.c.rtoAt
+			if want := f.now.Add(f.c.rtt.current()); first != want {
+				t.Errorf("first partial ACK: RTO at %v, want %v", first, want)
+			}
+			f.now = f.now.Add(10 * time.Millisecond)
+			f.ack(seg(4).Start, 0, span(5, 10))
+			if f.c.rtoAt != first {
+				t.Errorf("second partial ACK moved the RTO timer to %v (from %v)", f.c.rtoAt, first)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, lossSetup(t, "newreno")) })
+	}
+}
+
+func TestRenoRules(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, f *fixture)
+	}{
+		{"RFC5681 3.2 step 1-3: first two duplicate ACKs send new data only (RFC 3042); the third retransmits, window ssthresh+3*SMSS", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 2)
+			f.drain()
+			if got, want := f.dataOffsets(), []uint64{seg(11).Start, seg(12).Start}; !slices.Equal(got, want) {
+				t.Errorf("2 dupacks sent %v, want limited transmit %v", got, want)
+			}
+			dupAcks(f, 4, 1)
+			f.drain()
+			if got := f.dataOffsets(); len(got) != 1 || got[0] != seg(1).Start {
+				t.Errorf("after 3 dupacks sent %v, want [%d]", got, seg(1).Start)
+			}
+			// FlightSize at the third dupack: segments 1..12 = 12 MSS.
+			if got, want := f.tcc().ssthresh, 6*testMSS; got != want {
+				t.Errorf("ssthresh %d, want FlightSize/2 = %d", got, want)
+			}
+			if got, want := f.c.rec.(*Reno).Window(), 9*testMSS; got != want {
+				t.Errorf("window %d, want ssthresh+3*SMSS = %d", got, want)
+			}
+		}},
+		{"RFC5681 3.2 step 4: further duplicate ACKs inflate by SMSS", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 4)
+			if got, want := f.c.rec.(*Reno).Window(), 9*testMSS; got != want {
+				t.Errorf("window %d, want %d", got, want)
+			}
+		}},
+		{"RFC5681 3.2 step 6: a partial ACK ends recovery (no retransmission of the next hole)", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 3)
+			f.drain()
+			f.ack(seg(5).Start, 0, span(6, 10))
+			f.drain()
+			if f.c.rec.InRecovery() || hasCall(f, "exit") != 1 {
+				t.Errorf("partial ACK: in recovery %v calls %v, want exit", f.c.rec.InRecovery(), f.tcc().calls)
+			}
+			if slices.Contains(f.dataOffsets(), seg(5).Start) {
+				t.Errorf("Reno retransmitted the next hole on a partial ACK: %v", f.dataOffsets())
+			}
+		}},
+		{"RFC5681: a second loss in the window needs three more duplicate ACKs and reduces again", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 3)
+			f.drain()
+			f.ack(seg(5).Start, 0, span(6, 10))
+			f.drain() // new data after the exit: segments 11..
+			for k := 0; k < 3; k++ {
+				f.ack(seg(5).Start, 0, span(6, 10), seg(11+k))
+			}
+			f.drain()
+			if hasCall(f, "congestion loss") != 2 {
+				t.Errorf("calls %v, want two congestion events", f.tcc().calls)
+			}
+			if got := f.dataOffsets(); len(got) == 0 || got[0] != seg(5).Start {
+				t.Errorf("second fast retransmit sent %v, want %d first", got, seg(5).Start)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, lossSetup(t, "reno")) })
+	}
+}
