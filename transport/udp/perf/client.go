@@ -37,12 +37,12 @@ type ClientConfig struct {
 	Reverse  bool          // the receiver sends
 	Seed     uint64        // pattern seed; 0: random
 
-	Interval   time.Duration      // -i: interval length; 0: no intervals
-	OnInterval func(iv Interval)  // called for each interval as it ends (may be nil)
-	QlogDir    string             // -qlog: write <dir>/<connid>-client.sqlog; "" none
-	Sink       event.Sink         // extra event sink (may be nil)
-	Timeout    time.Duration      // handshake timeout; 0: transport default
-	Endpoint   *udp.Endpoint      // use this endpoint instead of opening a socket (may be nil)
+	Interval   time.Duration        // -i: interval length; 0: no intervals
+	OnInterval func(iv Interval)    // called for each interval as it ends (may be nil)
+	QlogDir    string               // -qlog: write <dir>/<connid>-client.sqlog; "" none
+	Sink       event.Sink           // extra event sink (may be nil)
+	Timeout    time.Duration        // handshake timeout; 0: transport default
+	Endpoint   *udp.Endpoint        // use this endpoint instead of opening a socket (may be nil)
 	Logf       func(string, ...any) // progress messages (may be nil)
 }
 

@@ -48,16 +48,16 @@ const MaxReverseSeconds = 3600
 
 // Request is the client's test description, JSON in transport.Config.Request.
 type Request struct {
-	V        int     `json:"v"`                  // protocol version (Version)
-	Reverse  bool    `json:"reverse,omitempty"`  // the server sends
-	Bytes    int64   `json:"bytes,omitempty"`    // reverse: bytes the server sends (0: use Seconds)
-	Seconds  float64 `json:"seconds,omitempty"`  // reverse: seconds the server sends, if Bytes is 0
-	CC       string  `json:"cc,omitempty"`       // reverse: the server's controller spec
-	Recovery string  `json:"recovery,omitempty"` // reverse: the server's recovery strategy
+	V        int     `json:"v"`                    // protocol version (Version)
+	Reverse  bool    `json:"reverse,omitempty"`    // the server sends
+	Bytes    int64   `json:"bytes,omitempty"`      // reverse: bytes the server sends (0: use Seconds)
+	Seconds  float64 `json:"seconds,omitempty"`    // reverse: seconds the server sends, if Bytes is 0
+	CC       string  `json:"cc,omitempty"`         // reverse: the server's controller spec
+	Recovery string  `json:"recovery,omitempty"`   // reverse: the server's recovery strategy
 	MinRTOms float64 `json:"min_rto_ms,omitempty"` // reverse: the server's minimum RTO, ms
 	ECN      bool    `json:"ecn,omitempty"`        // reverse: the server negotiates ECN
-	Seed     uint64  `json:"seed"`              // pattern seed of the stream
-	Results  uint64  `json:"results,omitempty"` // ask for the Report of this earlier reverse connection ID
+	Seed     uint64  `json:"seed"`                 // pattern seed of the stream
+	Results  uint64  `json:"results,omitempty"`    // ask for the Report of this earlier reverse connection ID
 }
 
 // Report is one side's account of a transfer, written by the server.

@@ -1,0 +1,178 @@
+package udp
+
+import (
+	"context"
+	"io"
+	"net/netip"
+	"testing"
+	"time"
+
+	"cclab/netio"
+	"cclab/transport"
+)
+
+// pair returns a client and a server Endpoint connected by c and s.
+func pair(c, s netio.Conn) (*Endpoint, *Endpoint) {
+	srv := New(s, Config{Endpoint: transport.EndpointConfig{Server: true}})
+	cli := New(c, Config{})
+	return cli, srv
+}
+
+// transfer sends n pattern bytes from cli to srv and returns the two conns
+// after both are done.
+func transfer(t testing.TB, cli, srv *Endpoint, peer netip.AddrPort, n int64) (*Conn, *Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	accepted := make(chan *Conn, 1)
+	go func() {
+		c, err := srv.Accept(ctx)
+		if err != nil {
+			t.Error(err)
+			close(accepted)
+			return
+		}
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				if err != io.EOF {
+					t.Error(err)
+				}
+				break
+			}
+		}
+		c.CloseWrite()
+		accepted <- c
+	}()
+	c, err := cli.Dial(ctx, peer, transport.Config{})
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	c.SetSource(transport.NewPatternSource(7), n)
+	buf := make([]byte, 16)
+	if _, err := c.Read(buf); err != io.EOF {
+		t.Fatalf("client Read: got %v, want EOF", err)
+	}
+	if err := c.Wait(ctx); err != nil {
+		t.Fatalf("client Wait: %v", err)
+	}
+	s := <-accepted
+	if s == nil {
+		t.FailNow()
+	}
+	if err := s.Wait(ctx); err != nil {
+		t.Fatalf("server Wait: %v", err)
+	}
+	return c, s
+}
+
+func checkDigests(t testing.TB, c, s *Conn, n int64) {
+	cs, ss := c.Stats(), s.Stats()
+	if cs.SentDigest != ss.RecvDigest {
+		t.Errorf("digest: sender %x, receiver %x: want equal", cs.SentDigest[:8], ss.RecvDigest[:8])
+	}
+	if int64(ss.BytesDelivered) != n {
+		t.Errorf("delivered: got %d, want %d", ss.BytesDelivered, n)
+	}
+}
+
+func TestTransferMem(t *testing.T) {
+	a, b := netio.MemPair(addrA, addrB)
+	cli, srv := pair(a, b)
+	defer cli.Close()
+	defer srv.Close()
+	const n = 4 << 20
+	c, s := transfer(t, cli, srv, addrB, n)
+	checkDigests(t, c, s, n)
+}
+
+func TestTransferUDP(t *testing.T) {
+	srv, err := Listen("127.0.0.1:0", Config{Endpoint: transport.EndpointConfig{Server: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cli, err := DialSocket(srv.LocalAddr().String(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	const n = 8 << 20
+	c, s := transfer(t, cli, srv, srv.LocalAddr(), n)
+	checkDigests(t, c, s, n)
+}
+
+func TestDialRefused(t *testing.T) {
+	srv, err := Listen("127.0.0.1:0", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := srv.LocalAddr()
+	srv.Close() // nobody listens there now
+	cli, err := DialSocket(addr.String(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = cli.Dial(ctx, addr, transport.Config{HandshakeTimeout: 5 * time.Second})
+	if err == nil {
+		t.Fatal("Dial to a closed port: got nil error, want one")
+	}
+}
+
+func TestCloseUnblocksAccept(t *testing.T) {
+	a, _ := netio.MemPair(addrA, addrB)
+	e := New(a, Config{Endpoint: transport.EndpointConfig{Server: true}})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Accept(context.Background())
+		errc <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	e.Close()
+	select {
+	case err := <-errc:
+		if err != ErrClosed {
+			t.Errorf("Accept after Close: got %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Accept not unblocked by Close")
+	}
+}
+
+// benchTransfer moves b.N segments of 1200 bytes; allocs/op is per segment.
+func benchTransfer(b *testing.B, cli, srv *Endpoint, peer netip.AddrPort) {
+	n := int64(b.N) * 1200
+	b.ReportAllocs()
+	b.SetBytes(1200)
+	b.ResetTimer()
+	c, s := transfer(b, cli, srv, peer, n)
+	b.StopTimer()
+	checkDigests(b, c, s, n)
+}
+
+// BenchmarkTransferMem: a full transport transfer through the driver over a
+// netio.MemPair (allocs/op per 1200-byte segment must be ~0).
+func BenchmarkTransferMem(b *testing.B) {
+	a, m := netio.MemPair(addrA, addrB)
+	cli, srv := pair(a, m)
+	defer cli.Close()
+	defer srv.Close()
+	benchTransfer(b, cli, srv, addrB)
+}
+
+// BenchmarkTransferUDP: the same over loopback UDP sockets.
+func BenchmarkTransferUDP(b *testing.B) {
+	srv, err := Listen("127.0.0.1:0", Config{Endpoint: transport.EndpointConfig{Server: true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	cli, err := DialSocket(srv.LocalAddr().String(), Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cli.Close()
+	benchTransfer(b, cli, srv, srv.LocalAddr())
+}
