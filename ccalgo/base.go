@@ -112,11 +112,11 @@ func newWindow(name string, c BaseConfig, mss int) (window, error) {
 	return w, nil
 }
 
-// InSlowStart reports cwnd < ssthresh (RFC 5681 §3.1: slow start is used when
+// inSlowStart reports cwnd < ssthresh (RFC 5681 §3.1: slow start is used when
 // cwnd < ssthresh; this package uses congestion avoidance when they are equal).
 func (w *window) inSlowStart() bool { return w.cwnd < w.ssthresh }
 
-// SlowStart applies RFC 5681 §3.1 slow start with RFC 3465 §2.2 byte
+// slowStart applies RFC 5681 §3.1 slow start with RFC 3465 §2.2 byte
 // counting: cwnd += min(acked, L*SMSS), not beyond ssthresh. It returns the
 // acknowledged bytes left over once cwnd reached ssthresh (to be fed to
 // congestion avoidance, as Linux's tcp_slow_start does), 0 otherwise.
@@ -131,7 +131,7 @@ func (w *window) slowStart(acked int) int {
 	return acked - used
 }
 
-// CongestionAvoidance applies RFC 5681 §3.1 congestion avoidance with
+// congestionAvoidance applies RFC 5681 §3.1 congestion avoidance with
 // RFC 3465 §2.1 byte counting: bytes_acked accumulates the acknowledged
 // bytes; whenever it reaches cwnd, cwnd grows by one SMSS and bytes_acked
 // drops by the old cwnd. This gives +1 SMSS per RTT whatever the ACK pattern.
@@ -143,7 +143,7 @@ func (w *window) congestionAvoidance(acked int) {
 	}
 }
 
-// RenoGrowth is the RFC 5681 growth rule for one ACK of acked bytes: slow
+// renoGrowth is the RFC 5681 growth rule for one ACK of acked bytes: slow
 // start below ssthresh, congestion avoidance at or above it.
 func (w *window) renoGrowth(acked int) {
 	if acked <= 0 {
@@ -158,21 +158,21 @@ func (w *window) renoGrowth(acked int) {
 	w.congestionAvoidance(acked)
 }
 
-// MayGrow reports whether an ACK may grow the window: not during loss
+// mayGrow reports whether an ACK may grow the window: not during loss
 // recovery (the recovery strategy governs sending then) and not when the
 // sender was application-limited (RFC 7661 spirit: a window not used is not
 // validated and must not grow).
 func (w *window) mayGrow(a Ack) bool { return !a.InRecovery && !w.inRecovery && !a.AppLimited }
 
-// NoteAck records that a new ACK arrived (ends the RTO backoff state).
+// noteAck records that a new ACK arrived (ends the RTO backoff state).
 func (w *window) noteAck() { w.afterRTO = false }
 
-// HalfFlight is RFC 5681 §3.1 equation (4): max(FlightSize/2, 2*SMSS), bytes.
+// halfFlight is RFC 5681 §3.1 equation (4): max(FlightSize/2, 2*SMSS), bytes.
 func (w *window) halfFlight(flight int) int {
 	return max(flight/2, MinSsthreshSegments*w.mss)
 }
 
-// EnterLoss applies RFC 5681 §3.2 step 2 for a loss detected by duplicate
+// enterLoss applies RFC 5681 §3.2 step 2 for a loss detected by duplicate
 // ACKs or SACK: ssthresh = max(FlightSize/2, 2*SMSS). cwnd is left to the
 // recovery strategy until OnRecoveryExit.
 func (w *window) enterLoss(flight int) {
@@ -181,15 +181,18 @@ func (w *window) enterLoss(flight int) {
 	w.inRecovery = true
 }
 
-// ExitRecovery applies RFC 6582 §3.2 step 3 (the first option): cwnd =
-// ssthresh, "deflating" the window.
+// exitRecovery applies RFC 6582 §3.2 step 3, option (2): cwnd = ssthresh,
+// "deflating" the window. (Option (1), min(ssthresh, max(FlightSize, SMSS) +
+// SMSS), is not used; RFC 6582 asks implementations of option (2) to avoid
+// a burst when little data is outstanding, which is the transport's pacing
+// or burst limit.)
 func (w *window) exitRecovery() {
 	w.cwnd = w.ssthresh
 	w.bytesAcked = 0
 	w.inRecovery = false
 }
 
-// ECNReduce applies RFC 3168 §6.1.2: on ECN-Echo, ssthresh = max(FlightSize/2,
+// ecnReduce applies RFC 3168 §6.1.2: on ECN-Echo, ssthresh = max(FlightSize/2,
 // 2*SMSS) and cwnd = ssthresh at once, with no recovery episode.
 func (w *window) ecnReduce(flight int) {
 	w.ssthresh = w.halfFlight(flight)
@@ -197,7 +200,7 @@ func (w *window) ecnReduce(flight int) {
 	w.bytesAcked = 0
 }
 
-// RTO applies RFC 5681 §3.1 equation (4) and the loss window: ssthresh =
+// rto applies RFC 5681 §3.1 equation (4) and the loss window: ssthresh =
 // max(FlightSize/2, 2*SMSS), cwnd = 1 SMSS. When the timer fires again for
 // the same data (no new ACK since the previous timeout), ssthresh is held
 // constant, as the implementation note under equation (4) asks, so that
@@ -218,7 +221,7 @@ func (w *window) Cwnd() int { return w.cwnd }
 // Ssthresh returns the slow-start threshold, bytes.
 func (w *window) Ssthresh() int { return w.ssthresh }
 
-// Phase names the current phase for State.
+// phase names the current phase for State.
 func (w *window) phase() string {
 	switch {
 	case w.afterRTO:
@@ -231,7 +234,7 @@ func (w *window) phase() string {
 	return PhaseCongAvoid
 }
 
-// State returns the shared part of a snapshot.
+// state returns the shared part of a snapshot.
 func (w *window) state() State {
 	return State{Cwnd: w.cwnd, Ssthresh: w.ssthresh, Phase: w.phase()}
 }

@@ -57,7 +57,7 @@ func (r *Reno) OnCongestion(c Congestion) {
 	}
 }
 
-// OnRecoveryExit sets cwnd = ssthresh (RFC 6582 §3.2 step 3, first option).
+// OnRecoveryExit sets cwnd = ssthresh (RFC 6582 §3.2 step 3, option (2)).
 func (r *Reno) OnRecoveryExit(clock.Time, int) { r.exitRecovery() }
 
 // OnRTO sets ssthresh = max(FlightSize/2, 2*SMSS) and cwnd = 1 SMSS.
