@@ -78,7 +78,8 @@ type Node struct {
 	ID       int32
 	Addr     netip.Addr // synthetic IPv4 address 10.a.b.c derived from ID
 	Receiver Receiver   // for hosts: who gets arriving packets; nil discards them
-	routes   []int32    // by destination node ID: outgoing link ID, -1 if unreachable
+	routes   []int32    // by destination node ID: outgoing link ID, -1 if unreachable; nil: use defRoute
+	defRoute int32      // the only outgoing link (nodes with one link), or -1
 	Dropped  int64      // packets that arrived here with no route onward (or at a router addressed to it)
 }
 
@@ -184,51 +185,73 @@ func Build(e *Engine, d Description, opt Options) (*Network, error) {
 		if at == nil || dest == nil || via == nil || via.From != at {
 			return nil, fmt.Errorf("sim: route %+v: unknown node/link or link does not leave %q", r, r.At)
 		}
+		if at.routes == nil {
+			at.routes = make([]int32, len(n.Nodes))
+			for i := range at.routes {
+				at.routes[i] = at.defRoute
+			}
+		}
 		at.routes[dest.ID] = via.ID
 	}
 	return n, nil
 }
 
-// computeRoutes fills every node's table with fewest-hop next links, by a
-// breadth-first search backwards from each destination; ties go to the
+// computeRoutes gives every node its next links towards every other node,
+// by fewest hops: a node with a single outgoing link uses it for everything
+// (a default route, no table); others get a table from a breadth-first
+// search over the graph in which hosts do not forward. Ties go to the
 // lower-numbered link, so routes are deterministic.
 func (n *Network) computeRoutes() {
-	in := make([][]*Link, len(n.Nodes)) // links entering each node, in link order
+	out := make([][]*Link, len(n.Nodes)) // links leaving each node, in link order
 	for _, l := range n.Links {
-		in[l.To.ID] = append(in[l.To.ID], l)
+		out[l.From.ID] = append(out[l.From.ID], l)
 	}
-	for _, node := range n.Nodes {
-		node.routes = make([]int32, len(n.Nodes))
-		for i := range node.routes {
-			node.routes[i] = -1
-		}
-	}
-	dist := make([]int, len(n.Nodes))
+	first := make([]int32, len(n.Nodes)) // per reached node: the source's link it is reached through
 	queue := make([]int32, 0, len(n.Nodes))
-	for _, dst := range n.Nodes {
-		for i := range dist {
-			dist[i] = -1
+	for _, src := range n.Nodes {
+		switch len(out[src.ID]) {
+		case 0:
+			src.defRoute = -1
+			continue
+		case 1:
+			src.defRoute = out[src.ID][0].ID
+			continue
 		}
-		dist[dst.ID] = 0
-		queue = append(queue[:0], dst.ID)
+		src.defRoute = -1
+		src.routes = make([]int32, len(n.Nodes))
+		for i := range first {
+			first[i] = -1
+		}
+		queue = queue[:0]
+		for _, l := range out[src.ID] {
+			if v := l.To.ID; v != src.ID && first[v] < 0 {
+				first[v] = l.ID
+				queue = append(queue, v)
+			}
+		}
 		for len(queue) > 0 {
 			v := queue[0]
 			queue = queue[1:]
-			for _, l := range in[v] {
-				u := l.From.ID
-				if dist[u] >= 0 {
-					continue
+			if n.Nodes[v].Kind == Host {
+				continue // hosts do not forward
+			}
+			for _, l := range out[v] {
+				if w := l.To.ID; w != src.ID && first[w] < 0 {
+					first[w] = first[v]
+					queue = append(queue, w)
 				}
-				// Hosts do not forward: only routers (and the source itself) relay.
-				if n.Nodes[v].Kind == Host && v != dst.ID {
-					continue
-				}
-				dist[u] = dist[v] + 1
-				n.Nodes[u].routes[dst.ID] = l.ID
-				queue = append(queue, u)
 			}
 		}
+		copy(src.routes, first)
 	}
+}
+
+// route returns the outgoing link ID at node for destination dst, or -1.
+func (node *Node) route(dst int32) int32 {
+	if node.routes == nil {
+		return node.defRoute
+	}
+	return node.routes[dst]
 }
 
 // Node returns the node called name, or nil.
@@ -239,7 +262,7 @@ func (n *Network) LinkByName(name string) *Link { return n.links[name] }
 
 // Route returns the link node from uses towards host to, or nil.
 func (n *Network) Route(from, to *Node) *Link {
-	if id := from.routes[to.ID]; id >= 0 {
+	if id := from.route(to.ID); id >= 0 {
 		return n.Links[id]
 	}
 	return nil
@@ -267,7 +290,7 @@ func (n *Network) Send(now clock.Time, src *Node, p *qdisc.Packet) {
 
 func (n *Network) forward(now clock.Time, at *Node, p *qdisc.Packet) {
 	m := n.pool.Meta(p)
-	id := at.routes[m.Dst]
+	id := at.route(m.Dst)
 	if id < 0 {
 		at.Dropped++
 		n.pool.Free(p)

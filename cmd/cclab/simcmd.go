@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -70,8 +71,23 @@ func runSim(args []string) int {
 	fs.BoolVar(&jsonOut, "J", false, "print the summary as JSON")
 	fs.StringVar(&out, "o", "", "write the summary to this file instead of stdout")
 	fs.BoolVar(&benchScale, "bench-scale", false, "run the scale benchmark (2-hop chain, 2,000 ON/OFF flows + UDP, 500 s) and print speed figures")
+	var cpuprofile string
+	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cclab sim:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "cclab sim:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if benchScale {
 		return runScale(fs)
