@@ -540,7 +540,7 @@ func oscillations(turns []turn, limit int) int64 {
 // rtoCauseNames names RTO causes (event.Event.Reason of RTO events) in metric
 // names total_rtos_<cause>; see the transport's RTOCause.
 var rtoCauseNames = map[uint8]string{
-	0: "unspecified", 1: "burst_loss", 2: "few_dupacks", 3: "lost_retransmission",
+	0: "unknown", 1: "lost_retransmission", 2: "too_few_dupacks", 3: "burst_loss", 4: "handshake",
 }
 
 func rtoCauseName(r uint8) string {

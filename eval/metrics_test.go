@@ -50,7 +50,7 @@ func syntheticRun() (RunInfo, []event.Event) {
 		{Time: at(1.45), Kind: event.Drop, Flow: 1, Link: 0, Reason: uint8(qdisc.DropRandom), QueueLen: 99},
 		{Time: at(1.5), Kind: event.Delivered, Flow: 1, Link: -1, Bytes: 1000},
 		{Time: at(1.5), Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: 5, QueueBytes: 5000},
-		{Time: at(1.6), Kind: event.RTO, Flow: 1, Link: -1, Reason: 1},
+		{Time: at(1.6), Kind: event.RTO, Flow: 1, Link: -1, Reason: 3},
 		{Time: at(1.6), Kind: event.Departure, Flow: 1, Link: 0, Bytes: 1000},
 		{Time: at(1.9), Kind: event.Mark, Flow: 1, Link: 0, QueueLen: 5, QueueBytes: 5000},
 		{Time: at(2.5), Kind: event.Delivered, Flow: 1, Link: -1, Bytes: 99999}, // after End: ignored

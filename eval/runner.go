@@ -1,0 +1,260 @@
+package eval
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// RunSpec is one run to execute: a point of an experiment on one backend
+// with one seed.
+type RunSpec struct {
+	Experiment string
+	Point      Point
+	Backend    string
+	Seed       uint64
+	Key        string // identifies the run in the store: hash of the point's configuration, backend and seed
+}
+
+// RunResult is what a runner measured.
+type RunResult struct {
+	Info    RunInfo       // the measurement window and topology used
+	Metrics Metrics       // computed by Collector from the run's events
+	Flows   []ScopeRecord // optional descriptions of flows (Info strings); names come from Metrics
+	Links   []ScopeRecord // optional descriptions of links
+}
+
+// Runner runs one scenario point on one backend.
+type Runner interface {
+	Run(ctx context.Context, spec RunSpec) (RunResult, error)
+}
+
+// RunKey returns the store key of a run: hex SHA-256 of the point's hash,
+// the backend and the seed, shortened to 20 characters.
+func RunKey(p Point, backend string, seed uint64) string {
+	h := sha256.Sum256([]byte(p.Hash() + "/" + backend + "/" + strconv.FormatUint(seed, 10)))
+	return hex.EncodeToString(h[:10])
+}
+
+// Specs lists the runs of an experiment on the given backends (all of the
+// scenario's backends if none given), in point, backend, seed order.
+func Specs(exp *Experiment, backends []string) []RunSpec {
+	var out []RunSpec
+	for _, p := range exp.Points {
+		bs := backends
+		if len(bs) == 0 {
+			bs = p.Scenario.Backends
+		}
+		for _, b := range bs {
+			if !contains(p.Scenario.Backends, b) {
+				continue
+			}
+			for _, seed := range p.Scenario.Seeds {
+				out = append(out, RunSpec{Experiment: exp.Name, Point: p, Backend: b, Seed: seed, Key: RunKey(p, b, seed)})
+			}
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// SweepOptions configure Sweep.
+type SweepOptions struct {
+	Store    Store             // where results go (required)
+	Runners  map[string]Runner // by backend; backends without a runner are skipped and reported
+	Backends []string          // restrict to these backends; nil: the scenario's
+	// Parallel is the number of concurrent runs per backend; missing or 0:
+	// runtime.NumCPU() for sim, 1 for live (live runs share the machine's
+	// real time and must not disturb each other).
+	Parallel map[string]int
+	// Progress, if set, is called after each run with the counts so far.
+	Progress func(done, total int)
+	// Log receives one line per run; nil discards.
+	Log io.Writer
+}
+
+// SweepStats summarizes a sweep.
+type SweepStats struct {
+	Total    int      // runs in the sweep
+	Skipped  int      // already done in the store (resumed)
+	Ran      int      // completed now
+	Failed   int      // failed now (stored with status failed; retried by the next sweep)
+	Missing  []string // backends with no runner
+	Duration time.Duration
+}
+
+// Sweep runs every run of exp that the store does not hold as done yet, each
+// written in its own transaction as it finishes; so an interrupted sweep
+// leaves only whole runs, and running it again completes it. A cancelled
+// context stops the sweep: runs in progress are abandoned, not stored.
+func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, error) {
+	start := time.Now()
+	var st SweepStats
+	logf := func(format string, args ...any) {
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, format+"\n", args...)
+		}
+	}
+	expID, err := opt.Store.Experiment(ctx, exp.Name, exp.Source)
+	if err != nil {
+		return st, err
+	}
+	specs := Specs(exp, opt.Backends)
+	st.Total = len(specs)
+	byBackend := map[string][]RunSpec{}
+	var order []string
+	for _, s := range specs {
+		if opt.Runners[s.Backend] == nil {
+			if !contains(st.Missing, s.Backend) {
+				st.Missing = append(st.Missing, s.Backend)
+			}
+			continue
+		}
+		done, err := opt.Store.Done(ctx, expID, s.Key)
+		if err != nil {
+			return st, err
+		}
+		if done {
+			st.Skipped++
+			continue
+		}
+		if _, ok := byBackend[s.Backend]; !ok {
+			order = append(order, s.Backend)
+		}
+		byBackend[s.Backend] = append(byBackend[s.Backend], s)
+	}
+	sort.Strings(st.Missing)
+	for _, b := range st.Missing {
+		logf("backend %s: no runner available; its runs are left out", b)
+	}
+	if st.Skipped > 0 {
+		logf("resuming: %d of %d runs already done", st.Skipped, st.Total)
+	}
+	var mu sync.Mutex // guards st, progress and the store writes
+	progress := func() {
+		if opt.Progress != nil {
+			opt.Progress(st.Skipped+st.Ran+st.Failed, st.Total-len(missingSpecs(specs, st.Missing)))
+		}
+	}
+	progress()
+	var firstErr error
+	// Backends run one after another (a live run must not compete with a
+	// parallel sim sweep for the CPU); runs within a backend in parallel.
+	for _, b := range order {
+		todo := byBackend[b]
+		par := opt.Parallel[b]
+		if par <= 0 {
+			par = 1
+			if b == BackendSim {
+				par = runtime.NumCPU()
+			}
+		}
+		ch := make(chan RunSpec)
+		var wg sync.WaitGroup
+		for w := 0; w < par; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for s := range ch {
+					rec := execute(ctx, opt.Runners[b], s)
+					if ctx.Err() != nil {
+						return // interrupted: store nothing of this run
+					}
+					mu.Lock()
+					err := opt.Store.SaveRun(context.WithoutCancel(ctx), expID, rec)
+					if err != nil && firstErr == nil {
+						firstErr = err
+					}
+					if rec.Status == StatusDone {
+						st.Ran++
+						logf("done   %s %s seed %d (%.1fs)", s.Backend, s.Point.Label(exp.Axes), s.Seed, rec.WallSeconds)
+					} else {
+						st.Failed++
+						logf("FAILED %s %s seed %d: %s", s.Backend, s.Point.Label(exp.Axes), s.Seed, rec.Error)
+					}
+					progress()
+					mu.Unlock()
+				}
+			}()
+		}
+	feed:
+		for _, s := range todo {
+			select {
+			case ch <- s:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(ch)
+		wg.Wait()
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	st.Duration = time.Since(start)
+	if ctx.Err() != nil {
+		return st, ctx.Err()
+	}
+	return st, firstErr
+}
+
+func missingSpecs(specs []RunSpec, missing []string) []RunSpec {
+	var out []RunSpec
+	for _, s := range specs {
+		if contains(missing, s.Backend) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// execute runs one spec and turns the outcome into a record.
+func execute(ctx context.Context, r Runner, s RunSpec) (rec *RunRecord) {
+	rec = &RunRecord{Experiment: s.Experiment, Key: s.Key, Point: s.Point.Index, Params: s.Point.Params,
+		ScenarioHash: s.Point.Hash(), Backend: s.Backend, Seed: s.Seed, Version: Version, Started: time.Now()}
+	defer func() {
+		if p := recover(); p != nil {
+			rec.Status, rec.Error = StatusFailed, fmt.Sprintf("panic: %v", p)
+		}
+		rec.Finished = time.Now()
+		rec.WallSeconds = rec.Finished.Sub(rec.Started).Seconds()
+	}()
+	res, err := r.Run(ctx, s)
+	if err != nil {
+		rec.Status, rec.Error = StatusFailed, err.Error()
+		return rec
+	}
+	rec.Status = StatusDone
+	rec.SetMetrics(res.Metrics)
+	mergeInfo(rec.Flows, res.Flows)
+	mergeInfo(rec.Links, res.Links)
+	return rec
+}
+
+func mergeInfo(dst, src []ScopeRecord) {
+	for i := range dst {
+		for _, s := range src {
+			if s.ID == dst[i].ID {
+				dst[i].Info = s.Info
+				if s.Name != "" {
+					dst[i].Name = s.Name
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+)
+
+// eventRunner replays the synthetic event stream through the Collector, as a
+// backend would, optionally failing or cancelling the sweep after n runs.
+type eventRunner struct {
+	calls    atomic.Int32
+	cancelAt int32 // cancel the sweep's context when this run starts (0: never)
+	cancel   context.CancelFunc
+	failSeed uint64 // fail runs with this seed (0: none)
+}
+
+func (r *eventRunner) Run(ctx context.Context, s RunSpec) (RunResult, error) {
+	n := r.calls.Add(1)
+	if r.cancelAt > 0 && n >= r.cancelAt {
+		r.cancel()
+		return RunResult{}, ctx.Err()
+	}
+	if s.Seed == r.failSeed {
+		return RunResult{}, errors.New("backend exploded")
+	}
+	info, ev := syntheticRun()
+	return RunResult{Info: info, Metrics: Compute(info, ev)}, nil
+}
+
+const sweepScenario = `name: sweep-test
+duration: 2s
+seeds: [1, 2, 3]
+backends: [sim, live]
+topology: {kind: dumbbell, bottleneck: {rate: 16Mbit, loss: [0, 0.01, 0.1]}}
+flows: [{cc: [reno, newreno]}]
+`
+
+func TestSweepResume(t *testing.T) {
+	exp, err := ParseScenario("sweep.yaml", []byte(sweepScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := len(exp.Points) * 3 // seeds; sim only (live has no runner here)
+	if total != 18 {
+		t.Fatalf("runs: got %d, want 3 losses × 2 ccs × 3 seeds = 18", total)
+	}
+	st := openTestStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &eventRunner{cancelAt: 8, cancel: cancel}
+	stats, err := Sweep(ctx, exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r}, Parallel: map[string]int{BackendSim: 2}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted sweep: got %v, want context.Canceled", err)
+	}
+	if len(stats.Missing) != 1 || stats.Missing[0] != BackendLive {
+		t.Errorf("missing backends: got %v, want [live]", stats.Missing)
+	}
+	first := count(t, st, "runs")
+	if first == 0 || first >= total {
+		t.Fatalf("after the interruption: %d runs stored, want some but not all of %d", first, total)
+	}
+	// Every stored run is whole: it has its summaries.
+	var bare int
+	st.DB().QueryRow(`SELECT COUNT(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM summaries s WHERE s.run_id = r.id)`).Scan(&bare)
+	if bare != 0 {
+		t.Errorf("%d stored runs have no summaries", bare)
+	}
+
+	r2 := &eventRunner{}
+	stats, err = Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Skipped != first || stats.Ran != total-first || int(r2.calls.Load()) != total-first {
+		t.Errorf("resume: skipped %d ran %d calls %d, want skipped %d ran %d", stats.Skipped, stats.Ran, r2.calls.Load(), first, total-first)
+	}
+	var runs, keys int
+	st.DB().QueryRow(`SELECT COUNT(*), COUNT(DISTINCT run_key) FROM runs WHERE status = 'done'`).Scan(&runs, &keys)
+	if runs != total || keys != total {
+		t.Errorf("after resume: %d done runs with %d distinct keys, want %d each", runs, keys, total)
+	}
+	// A third sweep does nothing.
+	r3 := &eventRunner{}
+	stats, _ = Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r3}})
+	if r3.calls.Load() != 0 || stats.Skipped != total {
+		t.Errorf("complete sweep rerun: %d calls, %d skipped; want 0 and %d", r3.calls.Load(), stats.Skipped, total)
+	}
+}
+
+func TestSweepFailedRunsRetried(t *testing.T) {
+	exp, err := ParseScenario("sweep.yaml", []byte(sweepScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openTestStore(t)
+	stats, err := Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: &eventRunner{failSeed: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Failed != 6 || stats.Ran != 12 {
+		t.Errorf("failures: got ran %d failed %d, want 12 and 6", stats.Ran, stats.Failed)
+	}
+	r := &eventRunner{}
+	stats, _ = Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r}})
+	if r.calls.Load() != 6 || stats.Ran != 6 {
+		t.Errorf("retry: %d calls, ran %d; want the 6 failed runs", r.calls.Load(), stats.Ran)
+	}
+	if got := count(t, st, "runs"); got != 18 {
+		t.Errorf("runs: got %d, want 18", got)
+	}
+}
+
+func TestRunKeys(t *testing.T) {
+	exp, _ := ParseScenario("sweep.yaml", []byte(sweepScenario))
+	specs := Specs(exp, nil)
+	if len(specs) != 36 {
+		t.Fatalf("specs: got %d, want 36 (2 backends)", len(specs))
+	}
+	seen := map[string]bool{}
+	for _, s := range specs {
+		if seen[s.Key] {
+			t.Errorf("duplicate key %s", s.Key)
+		}
+		seen[s.Key] = true
+	}
+	if got := len(Specs(exp, []string{BackendLive})); got != 18 {
+		t.Errorf("live specs: got %d, want 18", got)
+	}
+}
