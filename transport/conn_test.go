@@ -1,0 +1,391 @@
+package transport
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+	"time"
+
+	"cclab/clock"
+	"cclab/ecn"
+)
+
+// srvFixture is a server endpoint whose client is the test itself.
+type srvFixture struct {
+	fixture
+	srv     *Conn
+	srvCID  uint64
+	cliCID  uint64
+	initial []byte
+}
+
+func newSrvFixture(t *testing.T, cfg Config, validate bool) *srvFixture {
+	f := &srvFixture{fixture: fixture{t: t, now: clock.Start, buf: make([]byte, 65536), peer: netip.MustParseAddrPort("198.51.100.7:40000")}}
+	f.ep = NewEndpoint(EndpointConfig{Server: true, Defaults: cfg, Rand: rand.New(rand.NewPCG(2, 2))})
+	f.cliCID = 0x1234
+	ini := packet{typ: typeInitial, dcid: 0x9999, scid: f.cliCID, ts: 5, maxDatagram: 1200, recvWindow: 1 << 20, hsFlags: hsECN, request: []byte("hello")}
+	f.initial = make([]byte, 1200)
+	encodePacket(f.initial, &ini)
+	f.ep.Receive(f.now, f.peer, ecn.NotECT, f.initial)
+	f.srv = f.ep.Accept()
+	if f.srv == nil {
+		t.Fatalf("no conn accepted; rejects %v", f.ep.Stats().Rejects)
+	}
+	f.c = f.srv
+	if string(f.srv.Request()) != "hello" {
+		t.Errorf("Request() = %q, want hello", f.srv.Request())
+	}
+	f.drain()
+	if len(f.sent) != 1 || f.sent[0].typ != typeAccept {
+		t.Fatalf("reply to Initial: %d datagrams", len(f.sent))
+	}
+	f.srvCID = f.sent[0].scid
+	if validate {
+		f.now = f.now.Add(10 * time.Millisecond)
+		f.ping()
+		f.drain()
+	}
+	return f
+}
+
+// ping sends a PING from the client (the validating packet).
+func (f *srvFixture) ping() {
+	p := packet{typ: typeShort, dcid: f.srvCID, flags: flagPING, pn: f.pn, ts: 10}
+	f.pn++
+	f.recv(&p, ecn.NotECT)
+}
+
+// data sends stream segment k (MSS-sized) from the client.
+func (f *srvFixture) data(k int, flags uint8, cp ecn.Codepoint) {
+	s := seg(k)
+	p := packet{typ: typeShort, dcid: f.srvCID, flags: flagDATA | flags, pn: f.pn, ts: uint32(100 + k), off: s.Start,
+		data: make([]byte, s.End-s.Start)}
+	f.pn++
+	NewPatternSource(9).Fill(int64(s.Start), p.data)
+	f.recv(&p, cp)
+}
+
+// acks returns the ACK sections sent in the last drain.
+func (f *fixture) acks() []packet {
+	var a []packet
+	for _, p := range f.sent {
+		if p.flags&flagACK != 0 {
+			a = append(a, p)
+		}
+	}
+	return a
+}
+
+func TestDelayedAck(t *testing.T) {
+	f := newSrvFixture(t, Config{}, true)
+	f.data(0, 0, ecn.NotECT)
+	if f.drain(); len(f.acks()) != 0 {
+		t.Fatalf("one in-order segment acknowledged at once; want a delayed ACK")
+	}
+	if got, want := f.ep.Deadline(), f.now.Add(DefaultDelayedAck); got != want {
+		t.Errorf("deadline %v, want delayed-ACK timer %v", got, want)
+	}
+	f.now = f.ep.Deadline()
+	f.ep.OnDeadline(f.now)
+	if a := f.drain(); len(a) != 1 || a[0].cumAck != seg(1).Start {
+		t.Fatalf("after the delayed-ACK timer: %d packets, want one ACK of %d", len(a), seg(1).Start)
+	}
+	// RFC 5681 §4.2: an ACK at least every second full-sized segment.
+	f.data(1, 0, ecn.NotECT)
+	if f.drain(); len(f.acks()) != 0 {
+		t.Errorf("first of two segments acknowledged at once")
+	}
+	f.data(2, 0, ecn.NotECT)
+	if a := f.drain(); len(a) != 1 || a[0].cumAck != seg(3).Start {
+		t.Errorf("second full segment: want an immediate ACK of %d, got %d packets", seg(3).Start, len(a))
+	}
+	// RFC 7323 §4.3: with the delayed ACK, TSecr echoes the earlier segment.
+	if got := f.sent[0].tsecr; got != 101 {
+		t.Errorf("TSecr %d, want the first unacknowledged segment's TSval 101", got)
+	}
+}
+
+func TestImmediateAckAndSACK(t *testing.T) {
+	f := newSrvFixture(t, Config{}, true)
+	f.data(0, 0, ecn.NotECT)
+	f.drain()
+	// Out-of-order arrivals: each triggers an immediate duplicate ACK whose
+	// first SACK block holds the segment just received (RFC 2018 §4).
+	for _, k := range []int{2, 4, 6, 8} {
+		f.data(k, 0, ecn.NotECT)
+		a := f.drain()
+		if len(a) != 1 || a[0].flags&flagACK == 0 {
+			t.Fatalf("segment %d out of order: %d packets, want one immediate ACK", k, len(a))
+		}
+		if a[0].cumAck != seg(1).Start || a[0].nBlocks == 0 || a[0].blocks[0] != seg(k) {
+			t.Errorf("segment %d: cum %d first block %v, want cum %d first block %v", k, a[0].cumAck, a[0].blocks[0], seg(1).Start, seg(k))
+		}
+	}
+	a := f.sent[0]
+	want := []sackBlock{seg(8), seg(6), seg(4), seg(2)}
+	if a.nBlocks != 4 {
+		t.Fatalf("blocks %d, want 4 (>= 3 required)", a.nBlocks)
+	}
+	for i, w := range want {
+		if a.blocks[i] != w {
+			t.Errorf("block %d = %v, want %v (most recent first)", i, a.blocks[i], w)
+		}
+	}
+	// Segment 3 joins [2] and [4]: the merged block comes first, then the
+	// most recently reported others.
+	f.data(3, 0, ecn.NotECT)
+	a = f.drain()[0]
+	want = []sackBlock{span(2, 5), seg(8), seg(6)}
+	for i, w := range want {
+		if a.blocks[i] != w {
+			t.Errorf("after segment 3: block %d = %v, want %v", i, a.blocks[i], w)
+		}
+	}
+	// Filling the first hole advances the cumulative ACK at once.
+	f.data(1, 0, ecn.NotECT)
+	a = f.drain()[0]
+	if a.cumAck != seg(5).Start || a.nBlocks != 2 {
+		t.Errorf("after filling hole: cum %d blocks %d, want %d and 2", a.cumAck, a.nBlocks, seg(5).Start)
+	}
+	// A duplicate segment is acknowledged at once.
+	f.data(0, 0, ecn.NotECT)
+	if len(f.drain()) != 1 {
+		t.Errorf("duplicate segment not acknowledged at once")
+	}
+}
+
+// TestAddressValidation: before the client's address is validated the
+// server sends nothing but one Accept per Initial, each smaller than it.
+func TestAddressValidation(t *testing.T) {
+	f := newSrvFixture(t, Config{}, false)
+	f.srv.SetSource(NewPatternSource(1), 1<<20) // the server wants to send (reverse mode)
+	if n := len(f.drain()); n != 0 {
+		t.Fatalf("server sent %d datagrams before validation", n)
+	}
+	st := f.ep.Stats()
+	if st.BytesOut > uint64(len(f.initial)) {
+		t.Errorf("server sent %d bytes for a %d-byte Initial", st.BytesOut, len(f.initial))
+	}
+	// A retransmitted Initial earns exactly one more Accept.
+	f.ep.Receive(f.now, f.peer, ecn.NotECT, f.initial)
+	if a := f.drain(); len(a) != 1 || a[0].typ != typeAccept {
+		t.Errorf("retransmitted Initial: %d replies, want one Accept", len(a))
+	}
+	if st := f.ep.Stats(); st.BytesOut > st.BytesIn {
+		t.Errorf("amplification: out %d > in %d bytes before validation", st.BytesOut, st.BytesIn)
+	}
+	// Timers do not make it send either.
+	f.now = f.now.Add(5 * time.Second)
+	f.ep.OnDeadline(f.now)
+	if n := len(f.drain()); n != 0 {
+		t.Errorf("server sent %d datagrams on a timer before validation", n)
+	}
+	// An unpadded Initial is rejected without a reply.
+	small := packet{typ: typeInitial, dcid: 0x5555, scid: 0x77, ts: 5, maxDatagram: 1200, recvWindow: 1 << 20}
+	b := make([]byte, 1200)
+	n := encodePacket(b, &small)
+	f.ep.Receive(f.now, f.peer, ecn.NotECT, b[:n/2])
+	if f.ep.Stats().Rejects[RejectInitialSize] != 1 || len(f.drain()) != 0 {
+		t.Errorf("short Initial: rejects %v, want initial_too_small and no reply", f.ep.Stats().Rejects)
+	}
+	// The client's first short packet validates: data flows.
+	f.ping()
+	if f.drain(); len(f.dataOffsets()) == 0 {
+		t.Errorf("no data after validation")
+	}
+}
+
+// TestFlowControl: a reader that never reads stalls the sender at the
+// advertised window; reading resumes the transfer.
+func TestFlowControl(t *testing.T) {
+	const win = 32 * testMSS
+	h := newHarness(t, 1, pathModel{Delay: 10 * time.Millisecond}, pathModel{Delay: 10 * time.Millisecond}, Config{RecvWindow: win})
+	cli, err := h.eps[0].Dial(h.now, h.addrs[1], Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 1 << 20
+	cli.SetSource(NewPatternSource(5), size)
+	var srv *Conn
+	reading := false
+	buf := make([]byte, 4096)
+	h.app = func(h *harness) {
+		if srv == nil {
+			srv = h.eps[1].Accept()
+		}
+		if srv != nil && reading {
+			for srv.Read(buf) > 0 {
+			}
+			if srv.EOF() {
+				srv.CloseWrite(h.now)
+			}
+		}
+	}
+	h.run(30*time.Second, func() bool { return false })
+	ss, cs := srv.Stats(), cli.Stats()
+	if ss.BytesDelivered != win || cs.BytesSent != win {
+		t.Errorf("stalled reader: delivered %d, sent %d, want both = window %d", ss.BytesDelivered, cs.BytesSent, win)
+	}
+	if ss.DroppedBeyondWindow != 0 {
+		t.Errorf("sender overran the window %d times", ss.DroppedBeyondWindow)
+	}
+	if cli.Err() != nil {
+		t.Errorf("stalled conn failed: %v (zero-window probes should keep it alive)", cli.Err())
+	}
+	reading = true
+	if !h.run(time.Minute, func() bool { return cli.Done() && srv.Done() }) {
+		t.Fatalf("transfer did not resume and finish")
+	}
+	if got := srv.Stats().BytesRead; got != size {
+		t.Errorf("read %d, want %d", got, size)
+	}
+}
+
+// TestClose: FIN both ways, both ends done without error, then removed.
+func TestClose(t *testing.T) {
+	h := newHarness(t, 3, pathModel{Delay: 5 * time.Millisecond}, pathModel{Delay: 5 * time.Millisecond}, Config{})
+	cli, srv, ok := h.transfer(100_000, time.Minute)
+	if !ok {
+		t.Fatal("transfer did not finish")
+	}
+	cs, ss := cli.Stats(), srv.Stats()
+	if cli.Err() != nil || srv.Err() != nil || !cs.SentFin || !cs.RecvFin || !ss.SentFin || !ss.RecvFin {
+		t.Errorf("close: errs %v %v, fins %v %v %v %v", cli.Err(), srv.Err(), cs.SentFin, cs.RecvFin, ss.SentFin, ss.RecvFin)
+	}
+	if !srv.EOF() {
+		t.Errorf("server EOF false after reading everything")
+	}
+	h.run(10*time.Second, func() bool { return len(h.eps[0].Conns())+len(h.eps[1].Conns()) == 0 })
+	if n := len(h.eps[0].Conns()) + len(h.eps[1].Conns()); n != 0 {
+		t.Errorf("%d conns not removed after the drain period", n)
+	}
+}
+
+// TestRebinding: the client's address changes mid-transfer (NAT rebinding);
+// the server follows by connection ID and the transfer completes.
+func TestRebinding(t *testing.T) {
+	h := newHarness(t, 4, pathModel{Delay: 10 * time.Millisecond}, pathModel{Delay: 10 * time.Millisecond}, Config{})
+	newAddr := netip.MustParseAddrPort("203.0.113.9:61000")
+	h.rewrite = func(h *harness, from int, a netip.AddrPort) netip.AddrPort {
+		if from == 0 && h.now > clock.Start.Add(300*time.Millisecond) {
+			return newAddr
+		}
+		return a
+	}
+	// Deliver server->client datagrams regardless of the address they are sent to.
+	cli, srv, ok := h.transfer(1<<20, time.Minute)
+	if !ok {
+		t.Fatal("transfer did not survive rebinding")
+	}
+	if srv.Peer() != newAddr || srv.Stats().Rebinds != 1 {
+		t.Errorf("server peer %v rebinds %d, want %v and 1", srv.Peer(), srv.Stats().Rebinds, newAddr)
+	}
+	if srv.Stats().RecvDigest != cli.Stats().SentDigest {
+		t.Errorf("digest mismatch after rebinding")
+	}
+}
+
+// TestECN: ECT(0) on data, CE echoed until CWR, sender reacts once per RTT.
+func TestECN(t *testing.T) {
+	// Sender side.
+	f := newFixture(t, Config{CC: "testcc:cwnd=10", ECN: true}, 1<<30, true)
+	f.c.SetSource(NewPatternSource(1), -1)
+	f.drain()
+	for i, p := range f.sent {
+		if p.flags&flagDATA != 0 && f.cps[i] != ecn.ECT0 {
+			t.Errorf("data packet %d sent %v, want ECT(0)", i, f.cps[i])
+		}
+	}
+	f.now = f.now.Add(50 * time.Millisecond)
+	f.ackFlags(seg(1).Start, f.sent[0].ts, flagECE)
+	f.ackFlags(seg(2).Start, f.sent[1].ts, flagECE)
+	f.ackFlags(seg(3).Start, f.sent[2].ts, flagECE)
+	if n := hasCall(f, "congestion ecn"); n != 1 {
+		t.Errorf("3 ECE ACKs in one window: %d reductions, want 1 (RFC 3168 §6.1.2)", n)
+	}
+	f.ack(seg(10).Start, 0) // the rest of the window, no ECE
+	f.drain()
+	if len(f.sent) == 0 || f.sent[0].flags&flagCWR == 0 {
+		t.Errorf("first new data packet after the reduction lacks CWR")
+	}
+	// ECE for data sent after the reduction: react again.
+	f.ackFlags(seg(11).Start, 0, flagECE)
+	if n := hasCall(f, "congestion ecn"); n != 2 {
+		t.Errorf("ECE after the window passed: %d reductions, want 2", n)
+	}
+	if st := f.c.Stats(); st.ECNReductions != 2 {
+		t.Errorf("ECNReductions %d, want 2", st.ECNReductions)
+	}
+
+	// Receiver side: CE sets ECE on every ACK until CWR arrives.
+	r := newSrvFixture(t, Config{ECN: true}, true)
+	r.data(0, 0, ecn.CE)
+	r.data(1, 0, ecn.NotECT)
+	if a := r.drain(); len(a) != 1 || a[0].flags&flagECE == 0 {
+		t.Fatalf("ACK after CE lacks ECE")
+	}
+	r.data(2, 0, ecn.ECT0)
+	r.data(3, 0, ecn.ECT0)
+	if a := r.drain(); len(a) != 1 || a[0].flags&flagECE == 0 {
+		t.Errorf("ECE not repeated before CWR")
+	}
+	r.data(4, flagCWR, ecn.ECT0)
+	r.data(5, 0, ecn.ECT0)
+	if a := r.drain(); len(a) != 1 || a[0].flags&flagECE != 0 {
+		t.Errorf("ECE still set after CWR")
+	}
+}
+
+// TestWriteRead: the Write/Read API carries arbitrary bytes, both directions.
+func TestWriteRead(t *testing.T) {
+	h := newHarness(t, 5, impairedPath(0.02), impairedPath(0.02), Config{SendBuffer: 64 << 10})
+	cli, err := h.eps[0].Dial(h.now, h.addrs[1], Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := make([]byte, 300_000)
+	NewPatternSource(77).Fill(0, msg)
+	var srv *Conn
+	var got, back []byte
+	wrote, echoed := 0, 0
+	buf := make([]byte, 10000)
+	h.app = func(h *harness) {
+		if wrote < len(msg) {
+			wrote += cli.Write(msg[wrote:])
+			if wrote == len(msg) {
+				cli.CloseWrite(h.now)
+			}
+		}
+		for n := cli.Read(buf); n > 0; n = cli.Read(buf) {
+			back = append(back, buf[:n]...)
+		}
+		if srv == nil {
+			srv = h.eps[1].Accept()
+		}
+		if srv != nil {
+			for n := srv.Read(buf); n > 0; n = srv.Read(buf) {
+				got = append(got, buf[:n]...)
+			}
+			for echoed < len(got) {
+				n := srv.Write(got[echoed:])
+				if n == 0 {
+					break
+				}
+				echoed += n
+			}
+			if srv.EOF() && echoed == len(got) {
+				srv.CloseWrite(h.now)
+			}
+		}
+	}
+	if !h.run(10*time.Minute, func() bool { return cli.Done() && srv != nil && srv.Done() }) {
+		t.Fatalf("echo did not finish: wrote %d got %d back %d", wrote, len(got), len(back))
+	}
+	if !bytes.Equal(got, msg) || !bytes.Equal(back, msg) {
+		t.Errorf("echo mismatch: got %d back %d bytes", len(got), len(back))
+	}
+	if cli.Stats().SentDigest != srv.Stats().RecvDigest || srv.Stats().SentDigest != cli.Stats().RecvDigest {
+		t.Errorf("digests disagree")
+	}
+}
