@@ -1,0 +1,136 @@
+package simrun
+
+import (
+	"context"
+	"testing"
+
+	"cclab/eval"
+)
+
+func scenario(t *testing.T, src string) *eval.Experiment {
+	t.Helper()
+	exp, err := eval.ParseScenario("test.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exp
+}
+
+const lossy = `name: simrun-test
+duration: 4s
+interval: 100ms
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p, loss: [0, 0.05]}
+flows: [{cc: reno}]
+`
+
+func run(t *testing.T, exp *eval.Experiment, point int, seed uint64) eval.RunResult {
+	t.Helper()
+	p := exp.Points[point]
+	res, err := Runner{}.Run(context.Background(), eval.RunSpec{Experiment: exp.Name, Point: p, Backend: eval.BackendSim, Seed: seed})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func TestSimRunUtilization(t *testing.T) {
+	exp := scenario(t, lossy)
+	clean := run(t, exp, 0, 1)
+	if len(clean.Metrics.Flows) != 1 {
+		t.Fatalf("flows: got %d, want 1", len(clean.Metrics.Flows))
+	}
+	f := clean.Metrics.Flows[0]
+	// Reno with a 20-packet buffer and a 15 ms RTT (BDP 20 packets of 1500 B)
+	// keeps a 16 Mbit/s bottleneck busy: utilization well above 0.8.
+	if u := f.Values["bw_utilization"]; u < 0.8 || u > 1.0 {
+		t.Errorf("loss 0: utilization %v, want in [0.8, 1]", u)
+	}
+	if d := f.Values["total_delivered"]; d <= 0 {
+		t.Errorf("nothing delivered")
+	}
+	if minRTT := f.Values["min_rtt"]; minRTT < 0.015 || minRTT > 0.020 {
+		t.Errorf("min_rtt %v s, want about 15 ms", minRTT)
+	}
+	var bl *eval.Result
+	for i := range clean.Metrics.Links {
+		if clean.Metrics.Links[i].ID == int64(clean.Info.Bottleneck) {
+			bl = &clean.Metrics.Links[i]
+		}
+	}
+	if bl == nil {
+		t.Fatalf("bottleneck link %d not measured", clean.Info.Bottleneck)
+	}
+	if bl.Values["total_drops_overflow"] == 0 {
+		t.Errorf("Reno never overflowed a 20-packet queue in 4 s")
+	}
+	lossy := run(t, exp, 1, 1)
+	lf := lossy.Metrics.Flows[0]
+	// 5 % random loss: Reno's throughput collapses (Mathis: ~1.22·MSS/(RTT·√p) ≈ 4 Mbit/s).
+	if lf.Values["mean_throughput"] >= f.Values["mean_throughput"]*0.7 {
+		t.Errorf("5%% loss: throughput %v not well below the lossless %v", lf.Values["mean_throughput"], f.Values["mean_throughput"])
+	}
+	if lf.Values["total_retransmissions"] == 0 || lf.Values["total_lost"] == 0 {
+		t.Errorf("5%% loss: no losses or retransmissions recorded: %v", lf.Values)
+	}
+	if bl := lossy.Metrics.Network.Values; bl["total_drops"] == 0 {
+		t.Errorf("5%% loss: no drops at the links")
+	}
+	if lf.Values["total_link_drops"] == 0 {
+		t.Errorf("5%% loss: no link drops attributed to the flow")
+	}
+}
+
+func TestSimRunDeterministic(t *testing.T) {
+	exp := scenario(t, lossy)
+	a := run(t, exp, 1, 7)
+	b := run(t, exp, 1, 7)
+	c := run(t, exp, 1, 8)
+	for name, v := range a.Metrics.Flows[0].Values {
+		if b.Metrics.Flows[0].Values[name] != v {
+			t.Errorf("same seed, %s: %v vs %v", name, v, b.Metrics.Flows[0].Values[name])
+		}
+	}
+	if a.Metrics.Flows[0].Values["total_delivered"] == c.Metrics.Flows[0].Values["total_delivered"] &&
+		a.Metrics.Flows[0].Values["total_lost"] == c.Metrics.Flows[0].Values["total_lost"] {
+		t.Errorf("seeds 7 and 8 gave identical runs")
+	}
+}
+
+func TestSimRunChain(t *testing.T) {
+	exp := scenario(t, `name: chain
+duration: 2s
+topology:
+  kind: chain
+  hops: [{rate: 20Mbit, delay: 2ms, queue: droptail:50p}, {rate: 8Mbit, delay: 3ms, queue: droptail:30p}]
+flows: [{cc: reno, count: 2}]
+`)
+	res := run(t, exp, 0, 1)
+	if len(res.Metrics.Flows) != 2 {
+		t.Fatalf("flows: got %d, want 2", len(res.Metrics.Flows))
+	}
+	// The 8 Mbit/s second hop is the bottleneck.
+	if got := res.Metrics.Network.Values["bw_utilization"]; got < 0.7 || got > 1.0 {
+		t.Errorf("chain utilization of the 8 Mbit/s hop: got %v, want in [0.7, 1]", got)
+	}
+	if res.Metrics.Flows[0].Values["min_rtt"] < 0.010 {
+		t.Errorf("min_rtt %v below the 10 ms propagation RTT", res.Metrics.Flows[0].Values["min_rtt"])
+	}
+}
+
+func TestQueueLimit(t *testing.T) {
+	cases := []struct {
+		spec string
+		want int
+	}{
+		{"droptail:20p", 20},
+		{"droptail:30kb", 0},
+		{"nonsense", 0},
+	}
+	for _, c := range cases {
+		if got := QueueLimit(c.spec); got != c.want {
+			t.Errorf("QueueLimit(%q): got %d, want %d", c.spec, got, c.want)
+		}
+	}
+}
