@@ -21,7 +21,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sort"
-	"time"
 
 	"cclab/internal/units"
 	"cclab/transport/udp/perf"
@@ -195,5 +194,3 @@ func printTop(w io.Writer, path string, n int) {
 	w.Write(out)
 	fmt.Fprintf(w, "cumulative view: go tool pprof -top -cum %s\n", abs)
 }
-
-var _ = time.Second

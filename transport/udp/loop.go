@@ -62,6 +62,7 @@ type loop struct {
 	batch   int
 	recvBuf int
 	sendBuf int
+	gso     *gsoSender // GSO write path; nil: plain WriteBatch (used by the writer only)
 
 	// guarded by mu
 	shut    bool  // Close was called
@@ -81,10 +82,12 @@ type LoopStats struct {
 	ReadErrors   uint64 // ReadBatch errors other than close
 	TimerFires   uint64 // wake-ups of the real timer
 	Deadlines    uint64 // OnDeadline calls
+	GSO          bool   // the writer sends with UDP GSO
+	GSODisabled  bool   // the kernel refused GSO and the writer fell back to plain batches
 }
 
-func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int) *loop {
-	if batch <= 0 {
+func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int, gso bool) *loop {
+	if batch <= 0 || batch > DefaultBatch {
 		batch = DefaultBatch
 	}
 	if recvBuf <= 0 {
@@ -99,6 +102,10 @@ func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int) *loop {
 		batch: batch, recvBuf: recvBuf, sendBuf: sendBuf,
 	}
 	l.cond = sync.NewCond(&l.mu)
+	if gso {
+		l.gso = newGSO(conn)
+		l.stats.GSO = l.gso != nil
+	}
 	return l
 }
 
@@ -171,9 +178,10 @@ func (l *loop) reader() {
 func (l *loop) writer() {
 	defer l.wg.Done()
 	ms := make([]netio.Message, l.batch)
-	for i := range ms {
-		ms[i].Buf = make([]byte, l.sendBuf)
-	}
+	offs := make([]int, l.batch)
+	// Datagrams are produced back to back into one arena, so that runs of
+	// them can go out as one GSO send.
+	arena := make([]byte, l.batch*l.sendBuf)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -187,7 +195,7 @@ func (l *loop) writer() {
 			l.stats.TimerFires++
 			l.mu.Unlock()
 		}
-		if d, ok := l.flush(ms); ok {
+		if d, ok := l.flush(ms, offs, arena); ok {
 			timer.Reset(d)
 		} else {
 			timer.Stop()
@@ -197,7 +205,7 @@ func (l *loop) writer() {
 
 // flush runs expired timers and sends everything the engine has to send.
 // It returns the delay until the next deadline, or ok=false if there is none.
-func (l *loop) flush(ms []netio.Message) (d time.Duration, ok bool) {
+func (l *loop) flush(ms []netio.Message, offs []int, arena []byte) (d time.Duration, ok bool) {
 	for {
 		l.mu.Lock()
 		now := l.now()
@@ -207,14 +215,16 @@ func (l *loop) flush(ms []netio.Message) (d time.Duration, ok bool) {
 			l.stats.Deadlines++
 			ran = true
 		}
-		n := 0
+		n, off := 0, 0
 		for n < len(ms) {
-			m := &ms[n]
-			k, to, cp := l.eng.Transmit(now, m.Buf[:cap(m.Buf)])
+			k, to, cp := l.eng.Transmit(now, arena[off:off+l.sendBuf])
 			if k == 0 {
 				break
 			}
-			m.N, m.Addr, m.ECN = k, to, cp
+			m := &ms[n]
+			m.Buf, m.N, m.Addr, m.ECN = arena[off:off+k], k, to, cp
+			offs[n] = off
+			off += k
 			n++
 		}
 		dl := l.eng.Deadline()
@@ -223,9 +233,9 @@ func (l *loop) flush(ms []netio.Message) (d time.Duration, ok bool) {
 		}
 		l.mu.Unlock()
 		if n > 0 {
-			sent, err := l.conn.WriteBatch(ms[:n])
+			sent, calls, err := l.send(ms[:n], offs[:n])
 			l.mu.Lock()
-			l.stats.WriteBatches++
+			l.stats.WriteBatches += uint64(calls)
 			l.stats.DatagramsOut += uint64(sent)
 			if err != nil {
 				l.stats.WriteErrors++
@@ -252,6 +262,23 @@ func (l *loop) flush(ms []netio.Message) (d time.Duration, ok bool) {
 		}
 		return wait, true
 	}
+}
+
+// send writes a batch, with GSO when available (falling back to plain
+// batches for good if the kernel refuses GSO).
+func (l *loop) send(ms []netio.Message, offs []int) (sent, calls int, err error) {
+	if l.gso != nil {
+		sent, calls, err = l.gso.send(ms, offs)
+		if err == nil || !errors.Is(err, errGSOUnsupported) {
+			return sent, calls, err
+		}
+		l.gso = nil
+		l.mu.Lock()
+		l.stats.GSODisabled = true
+		l.mu.Unlock()
+	}
+	k, err := l.conn.WriteBatch(ms[sent:])
+	return sent + k, calls + 1, err
 }
 
 // close stops both goroutines and closes the socket.

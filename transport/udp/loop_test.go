@@ -105,8 +105,8 @@ func startPair(w *windowEngine) (*loop, *loop, *echoEngine) {
 	a, b := netio.MemPair(addrA, addrB)
 	e := &echoEngine{peer: addrA}
 	w.peer = addrB
-	la := newLoop(w, a, 0, 2048, 2048)
-	lb := newLoop(e, b, 0, 2048, 2048)
+	la := newLoop(w, a, 0, 2048, 2048, true)
+	lb := newLoop(e, b, 0, 2048, 2048, true)
 	la.run()
 	lb.run()
 	return la, lb, e
@@ -143,7 +143,7 @@ func TestLoopTransfersAndWakes(t *testing.T) {
 func TestLoopTimerRunsOnDeadline(t *testing.T) {
 	w := &windowEngine{size: 100}
 	a, _ := netio.MemPair(addrA, addrB)
-	l := newLoop(w, a, 0, 0, 0)
+	l := newLoop(w, a, 0, 0, 0, true)
 	l.mu.Lock()
 	w.deadline = l.now().Add(20 * time.Millisecond)
 	l.mu.Unlock()
@@ -163,7 +163,7 @@ func TestLoopTimerRunsOnDeadline(t *testing.T) {
 
 func TestLoopCloseUnblocks(t *testing.T) {
 	a, _ := netio.MemPair(addrA, addrB)
-	l := newLoop(&echoEngine{}, a, 0, 0, 0)
+	l := newLoop(&echoEngine{}, a, 0, 0, 0, true)
 	l.run()
 	done := make(chan struct{})
 	go func() { l.close(); close(done) }()
@@ -206,8 +206,8 @@ func BenchmarkLoopUDP(b *testing.B) {
 	w := &windowEngine{size: 1200, window: 256, total: uint64(b.N), done: make(chan struct{}), peer: sa.LocalAddr()}
 	done := w.done
 	e := &echoEngine{peer: ca.LocalAddr()}
-	la := newLoop(w, ca, 0, 2048, 2048)
-	lb := newLoop(e, sa, 0, 2048, 2048)
+	la := newLoop(w, ca, 0, 2048, 2048, true)
+	lb := newLoop(e, sa, 0, 2048, 2048, true)
 	la.run()
 	lb.run()
 	defer la.close()

@@ -44,11 +44,15 @@ type Config struct {
 	// Endpoint is passed to transport.NewEndpoint. If Endpoint.Rand is nil it
 	// is seeded from crypto/rand.
 	Endpoint transport.EndpointConfig
-	// Batch is the number of datagrams per ReadBatch/WriteBatch; 0: DefaultBatch.
+	// Batch is the number of datagrams per ReadBatch/WriteBatch (at most
+	// DefaultBatch); 0: DefaultBatch.
 	Batch int
 	// SendBuf is the transmit buffer per datagram, bytes; it must be at
 	// least the largest Config.MaxDatagram used; 0: DefaultSendBuf.
 	SendBuf int
+	// NoGSO disables the UDP GSO write path (Linux); the environment
+	// variable CCLAB_NO_GSO=1 does the same for every Endpoint.
+	NoGSO bool
 }
 
 // Endpoint is a transport.Endpoint running on a socket.
@@ -90,7 +94,7 @@ func New(c netio.Conn, cfg Config) *Endpoint {
 	}
 	ep := transport.NewEndpoint(ec)
 	e := &Endpoint{ep: ep}
-	e.l = newLoop(ep, c, cfg.Batch, DefaultRecvBuf, cfg.SendBuf)
+	e.l = newLoop(ep, c, cfg.Batch, DefaultRecvBuf, cfg.SendBuf, !cfg.NoGSO)
 	e.l.run()
 	return e
 }

@@ -133,10 +133,6 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	logf := cfg.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
 	peer, err := resolve(cfg.Addr)
 	if err != nil {
 		return nil, err
