@@ -139,10 +139,13 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs.Var(durFlag{&cfg.ClientTimeout}, "client-timeout", "close a client's upstream socket after this long idle")
 	cfg.Spin = 150 * time.Microsecond
 	fs.Var(durFlag{&cfg.Spin}, "spin", "poll the clock for this long before each deadline instead of sleeping")
+	fs.BoolVar(&cfg.LockThread, "lock-thread", false, "run the scheduler on a locked OS thread with 1ns timer slack (Linux; best on an idle machine)")
 	var duration time.Duration
 	fs.Var(durFlag{&duration}, "duration", "stop after this long (0 = until SIGINT/SIGTERM)")
 	quiet := fs.Bool("quiet", false, "do not print the summary at exit")
-	fs.Usage = func() { fmt.Fprintf(stderr, "usage: bottleneck -listen ADDR -target ADDR [flags]; bottleneck -h lists every flag\n") }
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: bottleneck -listen ADDR -target ADDR [flags]; bottleneck -h lists every flag\n")
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "\nFlags (see docs/bottleneck.md):\n")

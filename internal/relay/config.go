@@ -45,6 +45,10 @@ type Config struct {
 	// Spin is how long before a deadline the scheduler stops sleeping and
 	// polls the clock; 0 = 150µs. Larger is more accurate and burns more CPU.
 	Spin time.Duration
+	// LockThread runs the scheduler on its own locked OS thread with 1 ns
+	// timer slack (Linux). It helps on an otherwise idle machine and hurts
+	// when CPUs are contended; off by default.
+	LockThread bool
 }
 
 // hopKeys are the keys of a -hop spec.

@@ -47,7 +47,17 @@ type Counters struct {
 	Clients       int64 // client sessions opened
 	Expired       int64 // client sessions closed after ClientTimeout
 	Orphans       int64 // packets whose client session ended while they were in the links
+	// Lateness of writes against the modelled instants (write time minus
+	// modelled arrival at the far end of the last hop): a histogram with
+	// bucket upper bounds LateBuckets, and the maximum.
+	Late    [len(LateBuckets) + 1]int64
+	LateMax time.Duration
 }
+
+// LateBuckets are the upper bounds of the Counters.Late histogram; the last
+// bucket counts everything above the last bound.
+var LateBuckets = [...]time.Duration{10 * time.Microsecond, 50 * time.Microsecond, 100 * time.Microsecond,
+	200 * time.Microsecond, 500 * time.Microsecond, time.Millisecond, 5 * time.Millisecond}
 
 type hop struct {
 	l     *link.Link
@@ -104,6 +114,8 @@ type Relay struct {
 	nextStat clock.Time
 	lastStat clock.Time
 	sink     event.Sink
+	// serviceNow is the instant service was called with, for lateness.
+	serviceNow clock.Time
 
 	kick   chan struct{}
 	wakeAt atomic.Int64
@@ -199,7 +211,17 @@ func New(cfg Config) (*Relay, error) {
 		return nil, fmt.Errorf("listen %q: %v", cfg.Listen, err)
 	}
 	r.ln = ln
+	bigBuffers(ln)
 	return r, nil
+}
+
+// SocketBuffer is the socket send and receive buffer size the relay asks
+// for, bytes (the kernel caps it at net.core.rmem_max / wmem_max).
+const SocketBuffer = 4 << 20
+
+func bigBuffers(c *netio.UDPConn) {
+	_ = c.Raw().SetReadBuffer(SocketBuffer)
+	_ = c.Raw().SetWriteBuffer(SocketBuffer)
 }
 
 // Addr returns the listening address.
@@ -365,6 +387,7 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time) *client {
 		r.cnt.DialErrors++
 		return nil
 	}
+	bigBuffers(up)
 	var idx int
 	if n := len(r.freeIdx); n > 0 {
 		idx = r.freeIdx[n-1]
@@ -412,6 +435,7 @@ func (r *Relay) sendHop(h *hop, at clock.Time, p *qdisc.Packet) {
 // service moves every packet due at now along the paths and writes the
 // packets that leave the last hops. Called with mu held.
 func (r *Relay) service(now clock.Time) {
+	r.serviceNow = now
 	for dir := 0; dir < 2; dir++ {
 		hops := r.paths[dir]
 		for i, h := range hops {
@@ -442,6 +466,15 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 		r.cnt.Orphans++
 		r.putPkt(p)
 		return
+	}
+	late := r.serviceNow.Sub(at)
+	b := 0
+	for b < len(LateBuckets) && late > LateBuckets[b] {
+		b++
+	}
+	r.cnt.Late[b]++
+	if late > r.cnt.LateMax {
+		r.cnt.LateMax = late
 	}
 	fs := &c.fs[dir]
 	fs.departures++
@@ -537,9 +570,11 @@ func (r *Relay) deadline() clock.Time {
 // schedule is the real-time driver: it wakes at every deadline.
 func (r *Relay) schedule() {
 	defer r.wg.Done()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	preciseTimers()
+	if r.cfg.LockThread {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		preciseTimers()
+	}
 	nextExpire := r.now().Add(time.Second)
 	for {
 		if r.closed.Load() {

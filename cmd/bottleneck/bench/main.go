@@ -1,0 +1,343 @@
+// Command bench measures cmd/bottleneck's relay engine over loopback and
+// prints, side by side in one run:
+//
+//	(a) delivered-rate error at 10, 100 and 500 Mbit/s configured,
+//	(b) added-delay error (median, p99) against the configured delay,
+//	(c) the relay's maximum forwarding rate (packets/s) against a bare
+//	    batched UDP forwarder, and their ratio.
+//
+// Usage: go run ./cmd/bottleneck/bench [-rates 10Mbit,100Mbit,500Mbit] [-delay 10ms] [-dur 2s]
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cclab/internal/relay"
+	"cclab/internal/units"
+	"cclab/link"
+	"cclab/netio"
+)
+
+var base = time.Now()
+
+var lateHist string
+
+var lockThread bool
+
+func since() time.Duration { return time.Since(base) }
+
+func main() {
+	rates := flag.String("rates", "10Mbit,100Mbit,500Mbit", "configured rates for (a), comma-separated")
+	delay := flag.Duration("delay", 10*time.Millisecond, "configured delay for (b)")
+	dur := flag.Duration("dur", 2*time.Second, "duration of each measurement")
+	size := flag.Int("size", 1200, "datagram size for (a) and (b), bytes")
+	fwdSize := flag.Int("fwd-size", 100, "datagram size for (c), bytes")
+	spin := flag.Duration("spin", 0, "relay -spin (0 = default)")
+	lock := flag.Bool("lock", false, "relay -lock-thread")
+	flag.Parse()
+	lockThread = *lock
+	la, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("bottleneck benchmark (loopback, GOMAXPROCS=%d, %v per measurement, load average %s)\n\n", numCPU(), *dur, strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "))
+
+	fmt.Printf("(a) delivered rate vs configured (queue droptail:100000p, offered 1.2x, %d-byte datagrams)\n", *size)
+	fmt.Printf("    %-10s %-14s %-10s\n", "configured", "delivered", "error")
+	for _, s := range strings.Split(*rates, ",") {
+		r, err := units.ParseRate(s)
+		if err != nil {
+			fatal(err)
+		}
+		got, err := measureRate(r, *size, *dur, *spin)
+		if err != nil {
+			fatal(err)
+		}
+		fmt.Printf("    %-10s %-14s %+.3f%%\n", units.FormatRate(r), units.FormatRate(got), 100*(got/r-1))
+	}
+
+	fmt.Printf("\n(b) added one-way delay vs configured %v (unlimited rate, 1 datagram/ms)\n", *delay)
+	for _, d := range []time.Duration{0, *delay} {
+		med, p99, min, n, err := measureDelay(d, *size, *dur, *spin)
+		if err != nil {
+			fatal(err)
+		}
+		label := "configured 0 (relay+loopback overhead)"
+		if d > 0 {
+			label = fmt.Sprintf("configured %v", d)
+		}
+		fmt.Printf("    %-40s error median %8v  p99 %8v  min %8v  (n=%d)\n", label, med, p99, min, n)
+	}
+
+	fmt.Printf("\n(c) maximum forwarding rate, %d-byte datagrams, blaster as fast as possible\n", *fwdSize)
+	bare, err := measureForward(true, *fwdSize, *dur, *spin)
+	if err != nil {
+		fatal(err)
+	}
+	rel, err := measureForward(false, *fwdSize, *dur, *spin)
+	if err != nil {
+		fatal(err)
+	}
+	fmt.Printf("    bare batched forwarder: %10.0f packets/s\n", bare)
+	fmt.Printf("    relay (unlimited link): %10.0f packets/s\n", rel)
+	fmt.Printf("    ratio relay/bare:       %10.3f\n", rel/bare)
+}
+
+func numCPU() int { return runtimeGOMAXPROCS() }
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+// sink counts datagrams and records one-way delays from embedded timestamps.
+type sink struct {
+	conn    *netio.UDPConn
+	packets atomic.Int64
+	bytes   atomic.Int64
+	mu      sync.Mutex
+	first   time.Duration // receive time of the first datagram counted
+	last    time.Duration
+	lastB   int64 // bytes received up to and including the last datagram, excluding the first
+	delays  []time.Duration
+	record  bool
+	done    chan struct{}
+}
+
+func newSink(record bool) (*sink, error) {
+	c, err := netio.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	c.Raw().SetReadBuffer(4 << 20)
+	s := &sink{conn: c, record: record, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		ms := make([]netio.Message, 64)
+		for i := range ms {
+			ms[i].Buf = make([]byte, 2048)
+		}
+		for {
+			n, err := c.ReadBatch(ms)
+			if err != nil {
+				return
+			}
+			now := since()
+			s.mu.Lock()
+			for _, m := range ms[:n] {
+				if s.packets.Load() == 0 {
+					s.first = now
+				} else {
+					s.lastB += int64(m.N)
+				}
+				s.last = now
+				s.packets.Add(1)
+				s.bytes.Add(int64(m.N))
+				if s.record && m.N >= 8 {
+					s.delays = append(s.delays, now-time.Duration(binary.BigEndian.Uint64(m.Buf)))
+				}
+			}
+			s.mu.Unlock()
+		}
+	}()
+	return s, nil
+}
+
+func (s *sink) close() { s.conn.Close(); <-s.done }
+
+// blast sends size-byte datagrams to addr at rate bits/s (0 = as fast as
+// possible) until stop, stamping each with the send time.
+func blast(addr string, rate float64, size int, stop <-chan struct{}) error {
+	c, err := netio.DialUDP("127.0.0.1:0", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.Raw().SetWriteBuffer(4 << 20)
+	const batch = 32
+	ms := make([]netio.Message, batch)
+	for i := range ms {
+		ms[i] = netio.Message{Buf: make([]byte, size), N: size}
+	}
+	start := since()
+	var sent int64
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		k := batch
+		if rate > 0 {
+			due := int64((since() - start).Seconds() * rate / 8 / float64(size))
+			if due <= sent {
+				time.Sleep(100 * time.Microsecond)
+				continue
+			}
+			k = int(min(due-sent, batch))
+		}
+		now := uint64(since())
+		for i := 0; i < k; i++ {
+			binary.BigEndian.PutUint64(ms[i].Buf, now)
+		}
+		n, err := c.WriteBatch(ms[:k])
+		sent += int64(n)
+		if err != nil && !errors.Is(err, netio.ErrClosed) {
+			// ECONNREFUSED etc. from ICMP: keep going.
+			continue
+		}
+	}
+}
+
+func startRelay(target string, hop link.Config, spin time.Duration) (*relay.Relay, error) {
+	r, err := relay.New(relay.Config{Listen: "127.0.0.1:0", Target: target, Spin: spin, LockThread: lockThread,
+		Hops: [2][]link.Config{{hop}}})
+	if err != nil {
+		return nil, err
+	}
+	r.Start()
+	return r, nil
+}
+
+func measureRate(rate float64, size int, dur, spin time.Duration) (float64, error) {
+	s, err := newSink(false)
+	if err != nil {
+		return 0, err
+	}
+	defer s.close()
+	r, err := startRelay(s.conn.LocalAddr().String(), link.Config{Rate: rate, Queue: "droptail:100000p"}, spin)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- blast(r.Addr().String(), rate*1.2, size, stop) }()
+	time.Sleep(dur)
+	close(stop)
+	if err := <-errc; err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last <= s.first {
+		return 0, fmt.Errorf("rate %v: too few datagrams received", rate)
+	}
+	// The link is saturated from the first departure on, so deliveries are
+	// back to back: rate = bytes after the first / time since the first.
+	return float64(s.lastB) * 8 / (s.last - s.first).Seconds(), nil
+}
+
+func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, p99, minE time.Duration, n int, err error) {
+	defer func() {
+		if os.Getenv("BENCH_DEBUG") != "" {
+			fmt.Println("late histogram", lateHist)
+		}
+	}()
+	s, err := newSink(true)
+	if err != nil {
+		return
+	}
+	defer s.close()
+	r, err := startRelay(s.conn.LocalAddr().String(), link.Config{Delay: delay}, spin)
+	if err != nil {
+		return
+	}
+	defer func() { c := r.Counters(); lateHist = fmt.Sprint(c.Late, c.LateMax); r.Close() }()
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- blast(r.Addr().String(), float64(size)*8*1000, size, stop) }()
+	time.Sleep(dur)
+	close(stop)
+	if err = <-errc; err != nil {
+		return
+	}
+	time.Sleep(delay + 50*time.Millisecond)
+	s.mu.Lock()
+	ds := append([]time.Duration(nil), s.delays...)
+	s.mu.Unlock()
+	if len(ds) == 0 {
+		err = fmt.Errorf("delay %v: nothing received", delay)
+		return
+	}
+	for i := range ds {
+		ds[i] -= delay
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2], ds[len(ds)*99/100], ds[0], len(ds), nil
+}
+
+// bareForward is the reference: a batched UDP forwarder with no model, one
+// goroutine reading batches from the listening socket and writing them to
+// the target on a connected socket.
+func bareForward(target string) (addr string, stop func(), err error) {
+	ln, err := netio.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	up, err := netio.DialUDP("", target)
+	if err != nil {
+		ln.Close()
+		return "", nil, err
+	}
+	ln.Raw().SetReadBuffer(relay.SocketBuffer)
+	up.Raw().SetWriteBuffer(relay.SocketBuffer)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ms := make([]netio.Message, 64)
+		for i := range ms {
+			ms[i].Buf = make([]byte, 9216)
+		}
+		for {
+			n, err := ln.ReadBatch(ms)
+			if err != nil {
+				return
+			}
+			up.WriteBatch(ms[:n])
+		}
+	}()
+	return ln.LocalAddr().String(), func() { ln.Close(); up.Close(); <-done }, nil
+}
+
+func measureForward(bare bool, size int, dur, spin time.Duration) (float64, error) {
+	s, err := newSink(false)
+	if err != nil {
+		return 0, err
+	}
+	defer s.close()
+	var addr string
+	if bare {
+		a, stop, err := bareForward(s.conn.LocalAddr().String())
+		if err != nil {
+			return 0, err
+		}
+		defer stop()
+		addr = a
+	} else {
+		r, err := startRelay(s.conn.LocalAddr().String(), link.Config{Queue: "droptail:100000p"}, spin)
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		addr = r.Addr().String()
+	}
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- blast(addr, 0, size, stop) }()
+	time.Sleep(dur / 4) // warm up
+	p0, t0 := s.packets.Load(), time.Now()
+	time.Sleep(dur)
+	p1, t1 := s.packets.Load(), time.Now()
+	close(stop)
+	if err := <-errc; err != nil {
+		return 0, err
+	}
+	return float64(p1-p0) / t1.Sub(t0).Seconds(), nil
+}
