@@ -27,7 +27,7 @@ type LinkPoint struct {
 	QueueDelay  float64 // mean sojourn of packets dequeued in the interval, ms
 	Drops       int64   // in the interval
 	Marks       int64   // in the interval
-	Utilization float64 // busy fraction of the interval
+	Utilization float64 // busy fraction of the interval (service time is credited when a packet completes, so one interval may exceed 1 by a packet time)
 	Throughput  float64 // departures over the interval, bits/s
 }
 
