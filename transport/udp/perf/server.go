@@ -60,9 +60,11 @@ type Server struct {
 }
 
 type pending struct {
-	done chan struct{}
-	rep  Report
-	at   time.Time
+	done    chan struct{} // closed when rep is final
+	fetched chan struct{} // closed when the client fetched rep
+	once    sync.Once
+	rep     Report
+	at      time.Time
 }
 
 // flowSink receives the events of one accepted connection. Accepted
@@ -157,8 +159,16 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			isTest := s.serve(ctx, c)
+			isTest, p := s.serve(ctx, c)
 			if isTest && s.cfg.Once {
+				if p != nil {
+					// A reverse flow's client still has to fetch the report.
+					select {
+					case <-p.fetched:
+					case <-time.After(30 * time.Second):
+					case <-ctx.Done():
+					}
+				}
 				cancel()
 			}
 		}()
@@ -166,8 +176,8 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 // serve handles one connection; it reports whether it was a test flow
-// (rather than a report fetch).
-func (s *Server) serve(ctx context.Context, c *udp.Conn) bool {
+// (rather than a report fetch), and for a reverse flow the pending report.
+func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 	id := c.ID()
 	fs := &flowSink{}
 	s.mu.Lock()
@@ -185,11 +195,11 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) bool {
 		s.refuse(ctx, c, err.Error())
 		sum.Error = err.Error()
 		s.finish(sum)
-		return true
+		return true, nil
 	}
 	if req.Results != 0 {
 		s.serveReport(ctx, c, req.Results)
-		return false
+		return false, nil
 	}
 	if s.cfg.QlogDir != "" {
 		if ql, err := openQlog(s.cfg.QlogDir, id, "server", &ClientConfig{Addr: peer.String(), CC: req.CC, Recovery: req.Recovery}, s.ep.Now()); err == nil {
@@ -213,14 +223,15 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) bool {
 			s.refuse(ctx, c, msg)
 			sum.Error = msg
 			s.finish(sum)
-			return true
+			return true, nil
 		}
-		s.serveReverse(ctx, c, req, fs, &sum)
-	} else {
-		s.serveForward(ctx, c, &sum)
+		p := s.serveReverse(ctx, c, req, fs, &sum)
+		s.finish(sum)
+		return true, p
 	}
+	s.serveForward(ctx, c, &sum)
 	s.finish(sum)
-	return true
+	return true, nil
 }
 
 func (s *Server) finish(sum FlowSummary) {
@@ -299,8 +310,8 @@ func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary
 
 // serveReverse sends the pattern as the client asked and keeps the report
 // for the client to fetch.
-func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, fs *flowSink, sum *FlowSummary) {
-	p := &pending{done: make(chan struct{})}
+func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, fs *flowSink, sum *FlowSummary) *pending {
+	p := &pending{done: make(chan struct{}), fetched: make(chan struct{})}
 	s.mu.Lock()
 	s.reports[c.ID()] = p
 	s.mu.Unlock()
@@ -324,7 +335,7 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, fs 
 		p.rep = Report{V: Version, Error: msg}
 		s.refuse(ctx, c, msg)
 		sum.Error = msg
-		return
+		return nil
 	}
 	length := req.Bytes
 	if length == 0 {
@@ -374,6 +385,7 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, fs 
 		sum.Error = err.Error()
 		p.rep.Error = "transfer failed at the receiver: " + err.Error()
 	}
+	return p
 }
 
 // serveReport answers a report fetch for an earlier reverse connection.
@@ -389,6 +401,7 @@ func (s *Server) serveReport(ctx context.Context, c *udp.Conn, id uint64) {
 		select {
 		case <-p.done:
 			rep = p.rep
+			p.once.Do(func() { close(p.fetched) })
 		case <-wctx.Done():
 			rep = Report{V: Version, Error: "reverse flow still running"}
 		}

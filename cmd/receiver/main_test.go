@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cclab/transport/udp/perf"
+)
+
+// syncBuf is a goroutine-safe bytes.Buffer.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs the receiver with args (plus -listen 127.0.0.1:0) and returns
+// its address and a channel with its exit code.
+func start(t *testing.T, args ...string) (string, *syncBuf, <-chan int) {
+	t.Helper()
+	out := &syncBuf{}
+	ready := make(chan string, 1)
+	code := make(chan int, 1)
+	go func() { code <- run(append([]string{"-listen", "127.0.0.1:0", "-q"}, args...), out, &syncBuf{}, ready) }()
+	select {
+	case addr := <-ready:
+		return addr, out, code
+	case c := <-code:
+		t.Fatalf("receiver exited with %d", c)
+	}
+	return "", nil, nil
+}
+
+func TestOnceJSONForward(t *testing.T) {
+	addr, out, code := start(t, "-1", "-J")
+	res, err := perf.Run(context.Background(), perf.ClientConfig{Addr: addr, Bytes: 2 << 20})
+	if err != nil {
+		t.Fatalf("sender: %v", err)
+	}
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("receiver exit %d, want 0", c)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("receiver -1 did not exit after one flow")
+	}
+	var s perf.FlowSummary
+	if err := json.NewDecoder(strings.NewReader(out.String())).Decode(&s); err != nil {
+		t.Fatalf("receiver JSON: %v: %q", err, out.String())
+	}
+	if s.Bytes != 2<<20 || s.Digest != res.End.ReceiverDigest || s.ConnID != res.Start.ConnID {
+		t.Errorf("summary: got bytes %d digest %.8s id %s, want %d %.8s %s",
+			s.Bytes, s.Digest, s.ConnID, 2<<20, res.End.ReceiverDigest, res.Start.ConnID)
+	}
+}
+
+func TestOnceReverse(t *testing.T) {
+	addr, out, code := start(t, "-1", "-allow-reverse")
+	res, err := perf.Run(context.Background(), perf.ClientConfig{Addr: addr, Bytes: 2 << 20, Reverse: true, CC: "reno", Recovery: "reno"})
+	if err != nil {
+		t.Fatalf("sender -R: %v", err)
+	}
+	if !res.End.Verified || res.End.Recovery != "reno" {
+		t.Errorf("reverse end: verified %v recovery %q, want true reno", res.End.Verified, res.End.Recovery)
+	}
+	select {
+	case <-code:
+	case <-time.After(30 * time.Second):
+		t.Fatal("receiver -1 did not exit after a reverse flow")
+	}
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	lines := 0
+	for sc.Scan() {
+		lines++
+		if !strings.Contains(sc.Text(), " sent ") || !strings.Contains(sc.Text(), "recovery=reno") {
+			t.Errorf("summary line %q: want a reverse (sent) line naming recovery=reno", sc.Text())
+		}
+	}
+	if lines != 1 {
+		t.Errorf("summary lines: got %d, want 1", lines)
+	}
+}
+
+func TestManyConcurrentFlows(t *testing.T) {
+	addr, out, _ := start(t)
+	const flows = 4
+	var wg sync.WaitGroup
+	errs := make(chan error, flows)
+	for i := 0; i < flows; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := perf.Run(context.Background(), perf.ClientConfig{Addr: addr, Bytes: 2 << 20})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("flow: %v", err)
+		}
+	}
+	// Summary lines are printed as flows finish; wait briefly for the last.
+	for i := 0; i < 100 && strings.Count(out.String(), "\n") < flows; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := strings.Count(out.String(), "received"); n != flows {
+		t.Errorf("summary lines: got %d, want %d:\n%s", n, flows, out.String())
+	}
+}
+
+func TestBadFlag(t *testing.T) {
+	var out, errb bytes.Buffer
+	if c := run([]string{"-nosuch"}, &out, &errb, nil); c != 2 {
+		t.Errorf("exit %d, want 2", c)
+	}
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+
+	"cclab/transport/udp/perf"
+)
+
+func TestBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // substrings of stderr
+	}{
+		{[]string{"-n", "1G"}, []string{"-c"}},
+		{[]string{"-c", "127.0.0.1", "-cc", "nosuch"}, []string{"nosuch", "registered controllers", "reno"}},
+		{[]string{"-c", "127.0.0.1", "-cc", "reno:nokey=1"}, []string{"nokey"}},
+		{[]string{"-c", "127.0.0.1", "-recovery", "fack2"}, []string{"fack2", "newreno"}},
+		{[]string{"-c", "127.0.0.1", "-n", "12XB"}, []string{"-n"}},
+		{[]string{"-c", "127.0.0.1", "-t", "soon"}, []string{"-t"}},
+		{[]string{"-c", "127.0.0.1", "-size", "100000"}, []string{"-size"}},
+		{[]string{"-c", "127.0.0.1", "extra"}, []string{"unexpected"}},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tc.args, &out, &errb); code != 2 {
+			t.Errorf("run(%q): exit %d, want 2 (stderr %q)", tc.args, code, errb.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("run(%q): stderr %q lacks %q", tc.args, errb.String(), w)
+			}
+		}
+	}
+}
+
+func TestUnreachableExit1(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	pc.Close()
+	var out, errb bytes.Buffer
+	if code := run([]string{"-c", addr, "-n", "1M", "-connect-timeout", "2s"}, &out, &errb); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(errb.String(), "refused") && !strings.Contains(errb.String(), "no answer") {
+		t.Errorf("stderr %q: want a clear unreachable message", errb.String())
+	}
+}
+
+func TestJSONAgainstReceiver(t *testing.T) {
+	srv, err := perf.NewServer(perf.ServerConfig{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	go srv.Serve(t.Context())
+	var out, errb bytes.Buffer
+	if code := run([]string{"-c", srv.Addr().String(), "-n", "4MiB", "-J", "-i", "50ms"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	var res struct {
+		Start     map[string]any   `json:"start"`
+		Intervals []map[string]any `json:"intervals"`
+		End       map[string]any   `json:"end"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("JSON output: %v\n%s", err, out.String())
+	}
+	for _, k := range []string{"cc", "recovery", "bytes", "seconds", "throughput_bps", "retransmits", "rtos",
+		"min_rtt_ms", "mean_srtt_ms", "verified"} {
+		if _, ok := res.End[k]; !ok {
+			t.Errorf("end lacks %q", k)
+		}
+	}
+	if res.End["verified"] != true || res.End["bytes"] != float64(4<<20) {
+		t.Errorf("end: verified %v bytes %v, want true %d", res.End["verified"], res.End["bytes"], 4<<20)
+	}
+}
