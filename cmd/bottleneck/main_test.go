@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFlagErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // substring of stderr
+	}{
+		{[]string{"-target", "127.0.0.1:9", "-rate", "fast"}, "16Mbit"},
+		{[]string{"-target", "127.0.0.1:9", "-delay", "5"}, "7.5ms"},
+		{[]string{"-target", "127.0.0.1:9", "-queue", "nosuch"}, "allowed: "},
+		{[]string{"-target", "127.0.0.1:9", "-loss", "2"}, "0..1"},
+		{[]string{"-target", "127.0.0.1:9", "-loss", "gauss:p=1"}, "ge:p="},
+		{[]string{"-target", "127.0.0.1:9", "-rev-rate", "-1Mbit"}, "negative"},
+		{[]string{"-target", "127.0.0.1:9", "-hop", "speed=1"}, "keys:"},
+		{[]string{"-target", "127.0.0.1:9", "-hop", "rate=1Mbit", "-rate", "2Mbit"}, "cannot be combined"},
+		{[]string{"-target", "127.0.0.1:9", "-cross", "cbr:size=100"}, "rate must be > 0"},
+		{[]string{"-target", "127.0.0.1:9", "-cross", "cbr:rate=1M,hop=3"}, "hop=3"},
+		{[]string{"-target", "127.0.0.1:9", "-trace", "/nonexistent"}, "trace"},
+		{[]string{"-rate", "1Mbit"}, "-target is required"},
+		{[]string{"-target", "127.0.0.1:9", "extra"}, "unexpected argument"},
+	}
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb, nil)
+		if code == 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("run(%q): exit %d, stderr %q; want non-zero exit and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+func TestRunStatsAndSummary(t *testing.T) {
+	dst, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	// Find a free port for the relay.
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := pc.LocalAddr().String()
+	pc.Close()
+	stats := filepath.Join(t.TempDir(), "s.jsonl")
+	stop := make(chan struct{})
+	done := make(chan int)
+	var errb bytes.Buffer
+	go func() {
+		done <- run([]string{"-listen", listen, "-target", dst.LocalAddr().String(), "-rate", "10Mbit", "-delay", "5ms",
+			"-queue", "droptail:10p", "-stats", stats, "-interval", "50ms"}, os.Stdout, &errb, stop)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	c, err := net.Dial("udp", listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		c.Write([]byte("hello"))
+	}
+	dst.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 100)
+	for i := 0; i < 5; i++ {
+		if _, err := dst.Read(buf); err != nil {
+			t.Fatalf("datagram %d not relayed: %v", i, err)
+		}
+	}
+	time.Sleep(120 * time.Millisecond)
+	close(stop)
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "bottleneck summary") {
+		t.Errorf("no summary on stderr: %q", errb.String())
+	}
+	f, err := os.Open(stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	lines, final, departures := 0, false, int64(0)
+	for sc.Scan() {
+		var l struct {
+			Final bool `json:"final"`
+			Hops  []struct {
+				Dir        string `json:"dir"`
+				Departures int64  `json:"departures"`
+			} `json:"hops"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %d is not JSON: %v", lines, err)
+		}
+		lines++
+		final = final || l.Final
+		for _, h := range l.Hops {
+			if h.Dir == "fwd" {
+				departures += h.Departures
+			}
+		}
+	}
+	if lines < 2 || !final || departures != 5 {
+		t.Errorf("stats: %d lines, final %v, forward departures %d; want >= 2 lines, a final line, 5 departures", lines, final, departures)
+	}
+}
