@@ -113,7 +113,6 @@ type Relay struct {
 	pcapDrop *pcapFile
 	nextStat clock.Time
 	lastStat clock.Time
-	sink     event.Sink
 	// serviceNow is the instant service was called with, for lateness.
 	serviceNow clock.Time
 
