@@ -240,6 +240,11 @@ func (sc Scenario) Build() (*Run, error) {
 			return fmt.Errorf("traffic %q is a datagram generator; use it for UDP flows", spec)
 		}
 		cfg := transport.Config{CC: cc}
+		full := s.Transport
+		full.CC = cc
+		if err := full.Validate(); err != nil {
+			return err
+		}
 		if sc.QlogDir != "" {
 			f, err := os.Create(filepath.Join(sc.QlogDir, name+".qlog"))
 			if err != nil {
