@@ -47,6 +47,7 @@ type Config struct {
 	RecvWindow  int           // receive buffer = largest advertised window, bytes (default 8 MiB)
 	SendBuffer  int           // Write buffer, bytes (default 4 MiB)
 	ECN         bool          // negotiate ECN: send ECT(0), echo CE (RFC 3168)
+	Digest      string        // stream integrity digest: "sha256" (default), "crc32c" (fast, not cryptographic) or "none"
 	Request     []byte        // client: opaque application request carried in the Initial (<= MaxRequest bytes)
 
 	IdleTimeout      time.Duration // fail with ErrIdleTimeout after this long without a datagram (default 30 s)
@@ -58,7 +59,7 @@ type Config struct {
 // DefaultConfig returns the package defaults.
 func DefaultConfig() Config {
 	return Config{
-		MaxDatagram: DefaultMaxDatagram, CC: "reno", Recovery: "newreno",
+		MaxDatagram: DefaultMaxDatagram, CC: "reno", Recovery: "newreno", Digest: "sha256",
 		MinRTO: DefaultMinRTO, InitialRTO: DefaultInitialRTO, MaxRTO: DefaultMaxRTO,
 		DelayedAck: DefaultDelayedAck, AckEvery: DefaultAckEvery,
 		RecvWindow: DefaultRecvWindow, SendBuffer: DefaultSendBuffer,
@@ -98,6 +99,9 @@ func (c *Config) fill(d Config) {
 	if c.SendBuffer == 0 {
 		c.SendBuffer = d.SendBuffer
 	}
+	if c.Digest == "" {
+		c.Digest = d.Digest
+	}
 	if !c.ECN {
 		c.ECN = d.ECN
 	}
@@ -125,6 +129,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("transport: DelayedAck=%v AckEvery=%d: need DelayedAck >= 0, AckEvery >= 1", c.DelayedAck, c.AckEvery)
 	case c.RecvWindow < 2*c.MaxDatagram || c.SendBuffer < 1:
 		return fmt.Errorf("transport: RecvWindow=%d SendBuffer=%d: RecvWindow must hold 2 datagrams, SendBuffer > 0 bytes", c.RecvWindow, c.SendBuffer)
+	case c.Digest != "sha256" && c.Digest != "crc32c" && c.Digest != "none":
+		return fmt.Errorf("transport: Digest=%q: want sha256, crc32c or none", c.Digest)
 	case len(c.Request) > MaxRequest:
 		return fmt.Errorf("transport: Request is %d bytes, at most %d", len(c.Request), MaxRequest)
 	}

@@ -53,9 +53,10 @@ type ConnStats struct {
 	PeerWindow int           // the peer's advertised window beyond our SND.NXT, bytes
 	MSS        int           // payload bytes per full segment
 
-	// Integrity: SHA-256 of the stream we sent (in order, as first sent)
-	// and of the stream we delivered. The sender's SentDigest equals the
-	// receiver's RecvDigest iff the bytes match.
+	// Integrity: digest (Config.Digest: SHA-256, or CRC-32C in the first 4
+	// bytes, or all zero for "none") of the stream we sent (in order, as
+	// first sent) and of the stream we delivered. The sender's SentDigest
+	// equals the receiver's RecvDigest iff the bytes match (with SHA-256).
 	SentDigest [32]byte
 	RecvDigest [32]byte
 	SentFin    bool // our FIN was acknowledged
@@ -77,8 +78,10 @@ func (c *Conn) Stats() ConnStats {
 		s.PeerWindow = int(min(c.peerRight-c.sb.nxt, 1<<31-1))
 	}
 	s.MSS = c.mss
-	copy(s.SentDigest[:], c.hashSent.Sum(nil))
-	copy(s.RecvDigest[:], c.hashRecv.Sum(nil))
+	if c.hashSent != nil {
+		copy(s.SentDigest[:], c.hashSent.Sum(nil))
+		copy(s.RecvDigest[:], c.hashRecv.Sum(nil))
+	}
 	s.SentFin = c.finAcked
 	s.RecvFin = c.peerFin && c.rcvNxt == c.peerFinOff
 	return s
