@@ -117,6 +117,7 @@ type Relay struct {
 	serviceNow clock.Time
 
 	kick   chan struct{}
+	timer  *time.Timer // the scheduler's coarse timer, reused
 	wakeAt atomic.Int64
 	done   chan struct{}
 	wg     sync.WaitGroup
@@ -149,7 +150,7 @@ func New(cfg Config) (*Relay, error) {
 	}
 	r := &Relay{
 		cfg: cfg, target: tua.AddrPort(), clients: map[netip.AddrPort]*client{},
-		kick: make(chan struct{}, 1), done: make(chan struct{}),
+		kick: make(chan struct{}, 1), done: make(chan struct{}), timer: time.NewTimer(time.Hour),
 		start: time.Now(), base: clock.Start,
 	}
 	seed := rand.New(rand.NewPCG(cfg.Seed, 0x62746c6e)) // "btln"
@@ -619,14 +620,14 @@ func (r *Relay) wait(d clock.Time) {
 		switch {
 		case rem > spin+2*time.Millisecond || (!hasPreciseSleep && rem > spin):
 			// Go timers fire up to ~1 ms late: wake 2 ms early, then sleep precisely.
-			t := time.NewTimer(max(rem-spin-2*time.Millisecond, 0))
+			r.timer.Reset(max(rem-spin-2*time.Millisecond, 0))
 			select {
-			case <-t.C:
+			case <-r.timer.C:
 			case <-r.kick:
-				t.Stop()
+				r.timer.Stop()
 				return
 			case <-r.done:
-				t.Stop()
+				r.timer.Stop()
 				return
 			}
 		case rem > spin:

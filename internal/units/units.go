@@ -85,7 +85,11 @@ func ParseRate(s string) (float64, error) {
 	default:
 		return 0, fmt.Errorf("rate %q: unknown unit %q (%s)", in, unit, rateHelp)
 	}
-	return num * mult * per, nil
+	v := num * mult * per
+	if math.IsInf(v, 0) || v > 1e18 {
+		return 0, fmt.Errorf("rate %q: too large", in)
+	}
+	return v, nil
 }
 
 const bytesHelp = "examples: 1500, 64KiB, 100M, 1G, 30kB; K/M/G = 10^3/10^6/10^9, KiB/MiB/GiB = 2^10/2^20/2^30"
