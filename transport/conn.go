@@ -90,6 +90,7 @@ type Conn struct {
 	acceptTS   uint32
 	pingDue    bool
 	confirmAt  clock.Time
+	confirmN   int
 
 	// send side
 	src        Source
@@ -847,9 +848,11 @@ func (c *Conn) onDeadline(now clock.Time) {
 	if c.confirmAt != clock.Never && !now.Before(c.confirmAt) {
 		// The server has not answered since the Accept: our validating
 		// packet may be lost. Probe again (with backoff).
-		c.rtt.backOff()
-		c.pingDue = true
-		c.confirmAt = now.Add(c.rtt.current())
+		if c.sb.count == 0 {
+			c.pingDue = true // (data in flight is covered by the RTO)
+		}
+		c.confirmN++
+		c.confirmAt = now.Add(min(c.rtt.current()<<min(c.confirmN, 16), c.cfg.MaxRTO))
 	}
 	if c.persistAt != clock.Never && !now.Before(c.persistAt) {
 		c.pingDue = true // zero-window probe

@@ -389,3 +389,77 @@ func TestWriteRead(t *testing.T) {
 		t.Errorf("digests disagree")
 	}
 }
+
+// TestHandshakeTimeout: an unanswered Initial is retransmitted with RFC 6298
+// backoff (1 s, 2 s, 4 s, ...) until HandshakeTimeout, then the conn fails.
+func TestHandshakeTimeout(t *testing.T) {
+	ep := NewEndpoint(EndpointConfig{Rand: rand.New(rand.NewPCG(9, 9))})
+	now := clock.Start
+	c, err := ep.Dial(now, netip.MustParseAddrPort("192.0.2.1:1"), Config{HandshakeTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2048)
+	var sends []time.Duration
+	for i := 0; i < 20 && !c.Done(); i++ {
+		for {
+			n, _, _ := ep.Transmit(now, buf)
+			if n == 0 {
+				break
+			}
+			if n != DefaultMaxDatagram {
+				t.Errorf("Initial is %d bytes, want padded to %d", n, DefaultMaxDatagram)
+			}
+			sends = append(sends, now.Sub(clock.Start))
+		}
+		now = ep.Deadline()
+		ep.OnDeadline(now)
+	}
+	want := []time.Duration{0, time.Second, 3 * time.Second, 7 * time.Second}
+	if len(sends) != len(want) {
+		t.Fatalf("Initials at %v, want %v", sends, want)
+	}
+	for i := range want {
+		if sends[i] != want[i] {
+			t.Errorf("Initial %d at %v, want %v", i, sends[i], want[i])
+		}
+	}
+	if c.Err() != ErrHandshakeTimeout || now.Sub(clock.Start) != 10*time.Second {
+		t.Errorf("err %v at %v, want ErrHandshakeTimeout at 10s", c.Err(), now.Sub(clock.Start))
+	}
+}
+
+// TestRejectCounters: malformed datagrams are counted by reason.
+func TestRejectCounters(t *testing.T) {
+	f := newSrvFixture(t, Config{}, true)
+	cases := []struct {
+		b    []byte
+		want RejectReason
+	}{
+		{[]byte{1}, RejectTooShort},
+		{[]byte{9, 3, 0, 0, 0, 0, 0, 0, 0, 0}, RejectVersion},
+		{[]byte{1, 9, 0, 0, 0, 0, 0, 0, 0, 0}, RejectType},
+		{[]byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 0}, RejectTruncated},
+		{[]byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectFlags},
+		{[]byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectUnknownCID},
+	}
+	for _, tc := range cases {
+		before := f.ep.Stats().Rejects[tc.want]
+		f.ep.Receive(f.now, f.peer, ecn.NotECT, tc.b)
+		if got := f.ep.Stats().Rejects[tc.want] - before; got != 1 {
+			t.Errorf("%x: %v count +%d, want +1 (all: %v)", tc.b, tc.want, got, f.ep.Stats().Rejects)
+		}
+	}
+	// An ACK of data never sent.
+	p := packet{typ: typeShort, dcid: f.srvCID, flags: flagACK, pn: 99, cumAck: 1 << 30, window: 1}
+	f.recv(&p, ecn.NotECT)
+	if f.ep.Stats().Rejects[RejectAckUnsent] != 1 {
+		t.Errorf("ACK of unsent data not counted: %v", f.ep.Stats().Rejects)
+	}
+	// Data beyond a changed final size.
+	f.data(0, flagFIN, ecn.NotECT)
+	f.data(1, 0, ecn.NotECT)
+	if f.ep.Stats().Rejects[RejectFinalSize] != 1 {
+		t.Errorf("data beyond FIN not counted: %v", f.ep.Stats().Rejects)
+	}
+}
