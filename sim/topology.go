@@ -91,10 +91,12 @@ type Link struct {
 	From, To *Node
 	net      *Network
 	timer    Timer
+	firing   bool // inside Fire: a re-entrant send goes through the timer
 }
 
 // Fire delivers the packets that have reached the far end and re-arms.
 func (l *Link) Fire(now clock.Time, _ uint64) {
+	l.firing = true
 	for {
 		p, _ := l.DeliverAt(now)
 		if p == nil {
@@ -102,12 +104,20 @@ func (l *Link) Fire(now clock.Time, _ uint64) {
 		}
 		l.net.arrive(now, l.To, p)
 	}
+	l.firing = false
 	l.timer.Set(l.Deadline())
 }
 
-// send offers p to the link and re-arms its timer.
+// send offers p to the link and re-arms its timer. A link that needs
+// control at once (an unlimited-rate, zero-delay access link) is served
+// right away instead of through the event queue: the same instants, one
+// heap operation less per packet.
 func (l *Link) send(now clock.Time, p *qdisc.Packet) {
 	l.Link.Send(now, p)
+	if d := l.Deadline(); d != clock.Never && d <= now && !l.firing {
+		l.Fire(now, 0)
+		return
+	}
 	l.timer.Set(l.Deadline())
 }
 

@@ -105,8 +105,10 @@ func runScale(fs *flag.FlagSet) int {
 		fmt.Printf("link %s: util %.3f, drops %d (%.2f%%), mean queue delay %.2f ms\n",
 			l.Name, l.Utilization, l.Drops, 100*l.DropRate, l.MeanQDelayms)
 	}
-	fmt.Printf("build %.2fs, run wall %.2fs (process CPU %.2fs, includes GC on the second core), events %d, %.0f events/s, speed-up %.1fx real time (wall)\n",
-		build.Seconds(), wall.Seconds(), cpu.Seconds(), ev, float64(ev)/wall.Seconds(), sc.Duration.Seconds()/wall.Seconds())
+	fmt.Printf("build %.2fs, run wall %.2fs, process CPU %.2fs (all threads, GC included), events %d\n",
+		build.Seconds(), wall.Seconds(), cpu.Seconds(), ev)
+	fmt.Printf("events/s %.0f (wall) %.0f (CPU); speed-up over real time %.1fx (wall) %.1fx (CPU)\n",
+		float64(ev)/wall.Seconds(), float64(ev)/cpu.Seconds(), sc.Duration.Seconds()/wall.Seconds(), sc.Duration.Seconds()/cpu.Seconds())
 	fmt.Printf("peak heap in use %.1f MiB, max RSS %.1f MiB, GOMAXPROCS %d\n",
 		float64(peak)/(1<<20), maxRSS()/(1<<20), runtime.GOMAXPROCS(0))
 	return 0
