@@ -203,8 +203,11 @@ func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error
 		cfg := l.Config()
 		info.Links = append(info.Links, eval.LinkInfo{Index: l.ID, Name: l.Name, Rate: cfg.Rate,
 			QueueLimit: QueueLimit(cfg.Queue), BaseRTT: b.baseRTT})
-		res.Links = append(res.Links, eval.ScopeRecord{ID: int64(l.ID), Name: l.Name,
-			Info: fmt.Sprintf("rate=%s delay=%v queue=%s loss=%s", units.FormatRate(cfg.Rate), cfg.Delay, cfg.Queue, lossText(cfg.Loss))})
+		desc := fmt.Sprintf("rate=%s delay=%v queue=%s loss=%s", units.FormatRate(cfg.Rate), cfg.Delay, cfg.Queue, lossText(cfg.Loss))
+		if l == b.bottleneck {
+			desc = "bottleneck " + desc
+		}
+		res.Links = append(res.Links, eval.ScopeRecord{ID: int64(l.ID), Name: l.Name, Info: desc})
 	}
 	info.Bottleneck = b.bottleneck.ID
 	s := sim.New(b.net, fs)
