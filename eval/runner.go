@@ -56,7 +56,11 @@ func Specs(exp *Experiment, backends []string) []RunSpec {
 			if !contains(p.Scenario.Backends, b) {
 				continue
 			}
-			for _, seed := range p.Scenario.Seeds {
+			seeds := p.Scenario.Seeds
+			if b == BackendLive && p.Scenario.LiveRuns > 0 && p.Scenario.LiveRuns < len(seeds) {
+				seeds = seeds[:p.Scenario.LiveRuns]
+			}
+			for _, seed := range seeds {
 				out = append(out, RunSpec{Experiment: exp.Name, Point: p, Backend: b, Seed: seed, Key: RunKey(p, b, seed)})
 			}
 		}

@@ -127,4 +127,11 @@ func TestRunKeys(t *testing.T) {
 	if got := len(Specs(exp, []string{BackendLive})); got != 18 {
 		t.Errorf("live specs: got %d, want 18", got)
 	}
+	exp, _ = ParseScenario("sweep.yaml", []byte(sweepScenario+"live_runs: 1\n"))
+	if got := len(Specs(exp, []string{BackendLive})); got != 6 {
+		t.Errorf("live specs with live_runs 1: got %d, want 6", got)
+	}
+	if got := len(Specs(exp, []string{BackendSim})); got != 18 {
+		t.Errorf("sim specs with live_runs 1: got %d, want 18", got)
+	}
 }

@@ -44,13 +44,14 @@ const (
 type Scenario struct {
 	Name        string        `json:"name"`
 	Description string        `json:"description,omitempty"`
-	Duration    time.Duration `json:"duration"`           // length of each run
-	Seeds       []uint64      `json:"seeds"`              // one run per seed (per point and backend)
-	Interval    time.Duration `json:"interval"`           // time-series interval
-	Backends    []string      `json:"backends"`           // "sim", "live"
-	Topology    Topology      `json:"topology"`           // the network
-	Flows       []Flow        `json:"flows"`              // the traffic
-	Baseline    []Param       `json:"baseline,omitempty"` // axis values that make a point a baseline
+	Duration    time.Duration `json:"duration"`            // length of each run
+	Seeds       []uint64      `json:"seeds"`               // one run per seed (per point and backend)
+	LiveRuns    int           `json:"live_runs,omitempty"` // live runs use only the first LiveRuns seeds; 0: all
+	Interval    time.Duration `json:"interval"`            // time-series interval
+	Backends    []string      `json:"backends"`            // "sim", "live"
+	Topology    Topology      `json:"topology"`            // the network
+	Flows       []Flow        `json:"flows"`               // the traffic
+	Baseline    []Param       `json:"baseline,omitempty"`  // axis values that make a point a baseline
 }
 
 // Topology is the network: a dumbbell (one bottleneck hop) or a chain of hops.
@@ -143,7 +144,7 @@ func (p Point) Get(axis string) (string, bool) {
 // backends), hex-encoded SHA-256 of its canonical JSON.
 func (p Point) Hash() string {
 	s := p.Scenario
-	s.Seeds, s.Backends, s.Description = nil, nil, ""
+	s.Seeds, s.Backends, s.Description, s.LiveRuns = nil, nil, "", 0
 	b, _ := json.Marshal(s)
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
@@ -594,7 +595,8 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 			}
 			return err
 		},
-		"runs": func(n *yaml.Node, p string) (err error) { runs, err = d.integer(n, p, 1); return },
+		"runs":      func(n *yaml.Node, p string) (err error) { runs, err = d.integer(n, p, 1); return },
+		"live_runs": func(n *yaml.Node, p string) (err error) { s.LiveRuns, err = d.integer(n, p, 1); return },
 		"seeds": func(n *yaml.Node, p string) error {
 			items, err := d.list(n, p, "seeds (non-negative integers)")
 			if err != nil {

@@ -1,0 +1,54 @@
+package experiments_test
+
+import (
+	"testing"
+
+	"cclab/eval"
+	"cclab/experiments"
+)
+
+// TestBuiltinsParse checks every built-in scenario parses and validates.
+func TestBuiltinsParse(t *testing.T) {
+	names := experiments.Names()
+	if len(names) == 0 {
+		t.Fatal("no built-in experiments")
+	}
+	for _, n := range names {
+		src, ok := experiments.Source(n)
+		if !ok {
+			t.Fatalf("%s: no source", n)
+		}
+		exp, err := eval.ParseScenario(n+".yaml", src)
+		if err != nil {
+			t.Errorf("%s: %v", n, err)
+			continue
+		}
+		if exp.Name != n {
+			t.Errorf("%s: scenario name %q differs from the file name", n, exp.Name)
+		}
+	}
+}
+
+// TestLossResilience checks the experiment matches issue #7's definition.
+func TestLossResilience(t *testing.T) {
+	src, _ := experiments.Source("loss-resilience")
+	exp, err := eval.ParseScenario("loss-resilience.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := exp.Base
+	h := s.Topology.Hops[0]
+	if s.Topology.Kind != eval.KindDumbbell || h.Rate != 16e6 || 2*h.Delay+2*s.Topology.Access.Delay != 15e6 || h.Queue != "droptail:20p" || s.Duration != 15e9 {
+		t.Errorf("topology: got %+v %+v, want dumbbell 16 Mbit/s, 15 ms RTT, droptail:20p, 15 s", s.Topology, s.Duration)
+	}
+	want := []string{"0", "0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1"}
+	if got := exp.Axes[0].Values; len(got) != len(want) {
+		t.Errorf("loss values: got %v, want %v", got, want)
+	}
+	if got := exp.Axes[1].Values; len(got) == 0 || got[0] != "reno" {
+		t.Errorf("controllers: got %v, want reno first", got)
+	}
+	if len(s.Flows) != 1 || s.Flows[0].Count != 1 || s.Flows[0].Traffic != "greedy" {
+		t.Errorf("flows: got %+v, want one greedy flow", s.Flows)
+	}
+}
