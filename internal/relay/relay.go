@@ -68,6 +68,7 @@ type hop struct {
 	prev       link.Stats
 	maxSojourn time.Duration
 	lastDrop   qdisc.DropReason
+	lastDropAt clock.Time // modelled instant of the latest drop
 }
 
 type flowStats struct {
@@ -167,6 +168,7 @@ func New(cfg Config) (*Relay, error) {
 				switch e.Kind {
 				case event.Drop:
 					hh.lastDrop = qdisc.DropReason(e.Reason)
+					hh.lastDropAt = e.Time
 				case event.Dequeue:
 					if e.Sojourn > hh.maxSojourn {
 						hh.maxSojourn = e.Sojourn
@@ -546,7 +548,7 @@ func (r *Relay) dropped(h *hop, p *qdisc.Packet) {
 				if dir == Rev {
 					src, dst = dst, src
 				}
-				r.pcapDrop.write(r.wall(r.now()), src, dst, uint8(p.ECN), p.Buf[:p.Size])
+				r.pcapDrop.write(r.wall(h.lastDropAt), src, dst, uint8(p.ECN), p.Buf[:p.Size])
 			}
 		}
 	}

@@ -73,6 +73,7 @@ func main() {
 			label = fmt.Sprintf("configured %v", d)
 		}
 		fmt.Printf("    %-40s error median %8v  p99 %8v  min %8v  (n=%d)\n", label, med, p99, min, n)
+		fmt.Printf("    %-40s relay write lateness vs modelled instant: %s\n", "", lateHist)
 	}
 
 	fmt.Printf("\n(c) maximum forwarding rate, %d-byte datagrams, blaster as fast as possible\n", *fwdSize)
@@ -234,12 +235,30 @@ func measureRate(rate float64, size int, dur, spin time.Duration) (float64, erro
 	return float64(s.lastB) * 8 / (s.last - s.first).Seconds(), nil
 }
 
-func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, p99, minE time.Duration, n int, err error) {
-	defer func() {
-		if os.Getenv("BENCH_DEBUG") != "" {
-			fmt.Println("late histogram", lateHist)
+// lateSummary gives the histogram buckets holding the median and the 99th
+// percentile of the relay's write lateness, and the maximum.
+func lateSummary(c relay.Counters) string {
+	var total int64
+	for _, n := range c.Late {
+		total += n
+	}
+	q := func(f float64) string {
+		var acc int64
+		for i, n := range c.Late {
+			acc += n
+			if float64(acc) >= f*float64(total) {
+				if i < len(relay.LateBuckets) {
+					return "<=" + relay.LateBuckets[i].String()
+				}
+				return ">" + relay.LateBuckets[len(relay.LateBuckets)-1].String()
+			}
 		}
-	}()
+		return "-"
+	}
+	return fmt.Sprintf("median %s, p99 %s, max %v", q(0.5), q(0.99), c.LateMax)
+}
+
+func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, p99, minE time.Duration, n int, err error) {
 	s, err := newSink(true)
 	if err != nil {
 		return
@@ -249,7 +268,7 @@ func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, 
 	if err != nil {
 		return
 	}
-	defer func() { c := r.Counters(); lateHist = fmt.Sprint(c.Late, c.LateMax); r.Close() }()
+	defer func() { lateHist = lateSummary(r.Counters()); r.Close() }()
 	stop := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() { errc <- blast(r.Addr().String(), float64(size)*8*1000, size, stop) }()
