@@ -121,10 +121,32 @@ func (c *Collector) flow(id uint64) *FlowAcc {
 func (s *senderSink) Record(e event.Event) {
 	c := (*Collector)(s)
 	c.hashEvent(&e, 's')
-	f := c.flow(e.Flow)
-	if f == nil {
-		return
+	if f := c.flow(e.Flow); f != nil {
+		c.senderRecord(f, &e)
 	}
+}
+
+// FlowSink returns the sending-side sink of stream flow i: Sender() without
+// the connection lookup.
+func (c *Collector) FlowSink(i int) event.Sink {
+	for len(c.Flows) <= i {
+		c.Flows = append(c.Flows, FlowAcc{})
+	}
+	return &flowSink{c: c, i: i}
+}
+
+type flowSink struct {
+	c *Collector
+	i int
+}
+
+// Record implements event.Sink.
+func (s *flowSink) Record(e event.Event) {
+	s.c.hashEvent(&e, 's')
+	s.c.senderRecord(&s.c.Flows[s.i], &e)
+}
+
+func (c *Collector) senderRecord(f *FlowAcc, e *event.Event) {
 	in := e.Time >= c.measure
 	switch e.Kind {
 	case event.MetricsUpdated:
@@ -184,11 +206,12 @@ func (s *linkSink) Record(e event.Event) {
 }
 
 // Attach wires the collector into s: every TCP flow added afterwards reports
-// to it (its conns get Sender() as sink and are bound to the flow index),
+// to it (its conns get FlowSink(index) as sink and are bound to the flow index),
 // and endpoints report to Receiver(). Call before adding flows.
 func (c *Collector) Attach(s *Sim) {
 	s.Sink = c.Receiver()
 	s.Transport.Sink = c.Sender()
+	s.flowSink = c.FlowSink
 	s.onConn = func(f *TCPFlow, conn *transport.Conn) {
 		for len(c.Flows) <= f.Index {
 			c.Flows = append(c.Flows, FlowAcc{})

@@ -253,7 +253,7 @@ func (sc Scenario) Build() (*Run, error) {
 			w := qlog.NewWriter(f, qlog.Header{Title: "cclab sim " + name, VantagePoint: "client", GroupID: name, CC: cc,
 				Reference: clock.Start})
 			r.closers = append(r.closers, w)
-			cfg.Sink = event.Tee{col.Sender(), w}
+			cfg.Sink = event.Tee{col.FlowSink(len(s.TCP)), w}
 		}
 		s.AddTCPFlow(name, src, dst, sg, cfg, stagger(name))
 		r.BaseRTT = append(r.BaseRTT, rtt)

@@ -30,9 +30,10 @@ type Sim struct {
 	TCP       []*TCPFlow
 	UDP       []*UDPFlow
 
-	stacks  []*Stack
-	readBuf []byte
-	onConn  func(*TCPFlow, *transport.Conn)
+	stacks   []*Stack
+	readBuf  []byte
+	onConn   func(*TCPFlow, *transport.Conn)
+	flowSink func(i int) event.Sink // per-flow sending-side sink (Collector.FlowSink)
 }
 
 // New returns a simulator driving n (which must have been built on e). The
@@ -220,6 +221,9 @@ func (f *TCPFlow) Conn() *transport.Conn { return f.conn }
 func (s *Sim) AddTCPFlow(name string, src, dst *Node, gen traffic.StreamGen, cfg transport.Config, start clock.Time) *TCPFlow {
 	if cfg.Sink == nil {
 		cfg.Sink = s.Transport.Sink
+		if s.flowSink != nil {
+			cfg.Sink = s.flowSink(len(s.TCP))
+		}
 	}
 	f := &TCPFlow{Name: name, Index: len(s.TCP), Src: src, Dst: dst, Gen: gen, Config: cfg, sim: s}
 	f.seed = traffic.Stream(s.Net.Seed, "data/"+name).Uint64()

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -201,5 +203,33 @@ func BenchmarkRenoSecond(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		r.Sim.E.RunFor(time.Second)
+	}
+}
+
+// TestDescriptionJSON: a description survives a JSON round trip (scenario
+// files) and builds the same routes.
+func TestDescriptionJSON(t *testing.T) {
+	d, err := ChainConfig{Hops: 2, Rate: 10e6, Delay: 5 * time.Millisecond, Queue: "red:min=5,max=15,maxp=0.1", Flows: 1, Cross: 1}.Description()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Description
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Build(NewEngine(), back, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := names(n.Path(n.Node("m_s0"), n.Node("m_r0")))
+	if want := "m_s0>q0 q0>q1 q1>q2 q2>m_r0"; strings.Join(got, " ") != want {
+		t.Errorf("path after JSON round trip got %v, want %s", got, want)
+	}
+	if l := n.LinkByName("q0>q1"); l.Config().Delay != 5*time.Millisecond || l.Config().Queue != "red:min=5,max=15,maxp=0.1" {
+		t.Errorf("hop config after round trip: %+v", l.Config())
 	}
 }
