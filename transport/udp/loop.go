@@ -54,9 +54,10 @@ type loop struct {
 	conn  netio.Conn
 	start time.Time
 
-	kickC  chan struct{}
-	closed chan struct{}
-	wg     sync.WaitGroup
+	kickC      chan struct{}
+	closed     chan struct{}
+	writerDone chan struct{}
+	wg         sync.WaitGroup
 	once   sync.Once
 
 	batch   int
@@ -98,7 +99,7 @@ func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int, gso bool)
 	}
 	l := &loop{
 		eng: eng, conn: conn, start: time.Now(),
-		kickC: make(chan struct{}, 1), closed: make(chan struct{}),
+		kickC: make(chan struct{}, 1), closed: make(chan struct{}), writerDone: make(chan struct{}),
 		batch: batch, recvBuf: recvBuf, sendBuf: sendBuf,
 	}
 	l.cond = sync.NewCond(&l.mu)
@@ -177,6 +178,7 @@ func (l *loop) reader() {
 
 func (l *loop) writer() {
 	defer l.wg.Done()
+	defer close(l.writerDone)
 	ms := make([]netio.Message, l.batch)
 	offs := make([]int, l.batch)
 	// Datagrams are produced back to back into one arena, so that runs of
@@ -188,6 +190,9 @@ func (l *loop) writer() {
 	for {
 		select {
 		case <-l.closed:
+			// Send what is due (e.g. the ACK of a peer's FIN that just
+			// finished a connection) before the socket closes.
+			l.flush(ms, offs, arena)
 			return
 		case <-l.kickC:
 		case <-timer.C:
@@ -281,11 +286,19 @@ func (l *loop) send(ms []netio.Message, offs []int) (sent, calls int, err error)
 	return sent + k, calls + 1, err
 }
 
-// close stops both goroutines and closes the socket.
+// closeFlushTimeout bounds the writer's final flush at close.
+const closeFlushTimeout = time.Second
+
+// close stops both goroutines and closes the socket, after the writer has
+// sent what was due.
 func (l *loop) close() error {
 	var err error
 	l.once.Do(func() {
 		close(l.closed)
+		select {
+		case <-l.writerDone:
+		case <-time.After(closeFlushTimeout):
+		}
 		err = l.conn.Close()
 		l.mu.Lock()
 		l.shut = true

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -21,12 +20,12 @@ const testBytes = 16 << 20
 func startServer(t *testing.T, cfg ServerConfig) (*Server, *[]FlowSummary) {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
-	var mu sync.Mutex
 	var flows []FlowSummary
+	var srv *Server
 	cfg.OnFlow = func(s FlowSummary) {
-		mu.Lock()
+		srv.mu.Lock()
 		flows = append(flows, s)
-		mu.Unlock()
+		srv.mu.Unlock()
 	}
 	srv, err := NewServer(cfg)
 	if err != nil {
@@ -43,8 +42,24 @@ func startServer(t *testing.T, cfg ServerConfig) (*Server, *[]FlowSummary) {
 	return srv, &flows
 }
 
+// waitFlows waits (up to 10 s) for n flow summaries and returns them.
+func waitFlows(t *testing.T, srv *Server, flows *[]FlowSummary, n int) []FlowSummary {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		srv.mu.Lock()
+		got := append([]FlowSummary(nil), (*flows)...)
+		srv.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("receiver reported fewer than %d flows within 10 s (a connection did not close cleanly)", n)
+	return nil
+}
+
 func TestForwardTransferVerified(t *testing.T) {
-	srv, _ := startServer(t, ServerConfig{})
+	srv, flows := startServer(t, ServerConfig{})
 	for _, tc := range []struct{ cc, recovery string }{{"reno", "newreno"}, {"reno", "reno"}} {
 		t.Run(tc.cc+"/"+tc.recovery, func(t *testing.T) {
 			res, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Bytes: testBytes,
@@ -76,6 +91,12 @@ func TestForwardTransferVerified(t *testing.T) {
 				t.Errorf("interval bytes sum %d exceeds the total %d", sum, e.Bytes)
 			}
 		})
+	}
+	// Both flows closed cleanly at the receiver too, with the same digests.
+	for _, f := range waitFlows(t, srv, flows, 2) {
+		if f.Error != "" || f.Bytes != testBytes {
+			t.Errorf("receiver summary %s: error %q bytes %d, want no error and %d", f.ConnID, f.Error, f.Bytes, testBytes)
+		}
 	}
 }
 
