@@ -58,7 +58,7 @@ type loop struct {
 	closed     chan struct{}
 	writerDone chan struct{}
 	wg         sync.WaitGroup
-	once   sync.Once
+	once       sync.Once
 
 	batch   int
 	recvBuf int
