@@ -122,8 +122,11 @@ func (f *UDPFlow) receive(now clock.Time, p *qdisc.Packet, m *Meta) {
 	}
 }
 
-// flowKey is the qdisc flow key of packets from src to dst on port: a
-// stand-in for the 5-tuple hash a router would compute.
+// FlowKey is the qdisc flow key (qdisc.Packet.Flow, event.Event.Flow of
+// link events) of packets from node src to node dst on destination port
+// port: a stand-in for the 5-tuple hash a router would compute.
+func FlowKey(src, dst int32, port uint16) uint64 { return flowKey(src, dst, port) }
+
 func flowKey(src, dst int32, port uint16) uint64 {
 	return uint64(uint32(src))<<40 | uint64(uint32(dst))<<16 | uint64(port)
 }
