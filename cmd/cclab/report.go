@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"cclab/eval"
+)
+
+func init() {
+	register("report", "write the HTML report (and CSV/JSON) of stored experiments", runReport)
+}
+
+func runReport(args []string) int {
+	fs := flag.NewFlagSet("cclab report", flag.ContinueOnError)
+	db := fs.String("db", eval.DefaultDB, "result database (SQLite file)")
+	out := fs.String("out", "report", "directory for the reports (a subdirectory per experiment)")
+	name := fs.String("experiment", "", "experiment to report on; default: every experiment in the database")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if _, err := os.Stat(*db); err != nil {
+		fmt.Fprintf(os.Stderr, "cclab report: database %s: %v\n", *db, err)
+		return 1
+	}
+	st, err := eval.OpenSQLite(*db)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab report:", err)
+		return 1
+	}
+	defer st.Close()
+	ctx := context.Background()
+	names := []string{*name}
+	if *name == "" {
+		exps, err := st.Experiments(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cclab report:", err)
+			return 1
+		}
+		names = nil
+		for _, e := range exps {
+			names = append(names, e.Name)
+		}
+		if len(names) == 0 {
+			fmt.Fprintf(os.Stderr, "cclab report: no experiments in %s\n", *db)
+			return 1
+		}
+	}
+	for _, n := range names {
+		path, err := eval.WriteReport(ctx, st, n, *out)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cclab report: %s: %v\n", n, err)
+			return 1
+		}
+		abs, _ := filepath.Abs(path)
+		fmt.Printf("%s: %s\n", n, abs)
+	}
+	return 0
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"cclab/eval"
+	"cclab/eval/simrun"
+	"cclab/experiments"
+)
+
+func init() {
+	register("run", "run a built-in experiment or a scenario file on its backends, store results, write the report", runRun)
+}
+
+// runners returns the backends available in this build.
+func runners() map[string]eval.Runner {
+	m := map[string]eval.Runner{eval.BackendSim: simrun.Runner{}}
+	return m
+}
+
+// loadExperiment loads a built-in experiment by name (NAME-quick with quick)
+// or a scenario file by path.
+func loadExperiment(arg string, quick bool) (*eval.Experiment, error) {
+	if src, ok := experiments.Source(arg); ok && !strings.HasSuffix(arg, ".yaml") {
+		name := arg
+		if quick {
+			if _, ok := experiments.Source(arg + "-quick"); !ok {
+				return nil, fmt.Errorf("built-in experiment %s has no quick form", arg)
+			}
+			name = arg + "-quick"
+			src, _ = experiments.Source(name)
+		}
+		return eval.ParseScenario(name+".yaml (built in)", src)
+	}
+	if _, err := os.Stat(arg); err != nil {
+		return nil, fmt.Errorf("%q is neither a built-in experiment (%s) nor a readable scenario file", arg, strings.Join(experiments.Names(), ", "))
+	}
+	if quick {
+		return nil, fmt.Errorf("-quick applies to built-in experiments only")
+	}
+	return eval.LoadScenarioFile(arg)
+}
+
+// splitArgs moves a leading positional argument behind the flags so that
+// both "run NAME -quick" and "run -quick NAME" work.
+func splitArgs(args []string) (flags []string, positional string) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return args[1:], args[0]
+	}
+	return args, ""
+}
+
+func runRun(args []string) int {
+	fs := flag.NewFlagSet("cclab run", flag.ContinueOnError)
+	quick := fs.Bool("quick", false, "run the experiment's quick form (NAME-quick: fewer points, shorter runs)")
+	db := fs.String("db", eval.DefaultDB, "result database (SQLite file, created on first use)")
+	out := fs.String("out", "report", "directory for the HTML report (a subdirectory per experiment)")
+	backends := fs.String("backends", "", "comma-separated backends to run (sim, live); default: the scenario's")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "concurrent simulator runs")
+	noReport := fs.Bool("no-report", false, "do not write the report after the sweep")
+	verbose := fs.Bool("v", false, "print a line per run")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: cclab run NAME|FILE.yaml [flags]\n\nbuilt-in experiments: %s\n\nflags:\n", strings.Join(experiments.Names(), ", "))
+		fs.PrintDefaults()
+	}
+	rest, name := splitArgs(args)
+	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	if name == "" {
+		name = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "cclab run: unexpected arguments %v\n", fs.Args())
+		return 2
+	}
+	if name == "" {
+		fs.Usage()
+		return 2
+	}
+	exp, err := loadExperiment(name, *quick)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab run:", err)
+		return 1
+	}
+	st, err := eval.OpenSQLite(*db)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab run:", err)
+		return 1
+	}
+	defer st.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opt := eval.SweepOptions{Store: st, Runners: runners(), Parallel: map[string]int{eval.BackendSim: *parallel}}
+	if *backends != "" {
+		opt.Backends = strings.Split(*backends, ",")
+		for _, b := range opt.Backends {
+			if b != eval.BackendSim && b != eval.BackendLive {
+				fmt.Fprintf(os.Stderr, "cclab run: -backends: unknown backend %q (allowed: sim, live)\n", b)
+				return 2
+			}
+		}
+	}
+	if len(exp.Skipped) > 0 {
+		fmt.Printf("not in this build, left out: %s\n", strings.Join(exp.Skipped, ", "))
+	}
+	interactive := term.IsTerminal(int(os.Stdout.Fd()))
+	var bar *progressbar.ProgressBar
+	if interactive && !*verbose {
+		opt.Progress = func(done, total int) {
+			if bar == nil {
+				bar = progressbar.NewOptions(total, progressbar.OptionSetDescription(exp.Name),
+					progressbar.OptionSetWriter(os.Stdout), progressbar.OptionShowCount(),
+					progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+			}
+			bar.Set(done)
+		}
+	}
+	if *verbose {
+		opt.Log = os.Stdout
+	} else {
+		opt.Log = missingOnly{os.Stdout}
+	}
+	stats, err := eval.Sweep(ctx, exp, opt)
+	if bar != nil {
+		bar.Finish()
+	}
+	fmt.Printf("%s: %d runs: %d done now, %d already done, %d failed (%.1fs); database %s\n",
+		exp.Name, stats.Total, stats.Ran, stats.Skipped, stats.Failed, stats.Duration.Seconds(), *db)
+	if errors.Is(err, context.Canceled) {
+		fmt.Println("interrupted: completed runs are stored; run the same command again to resume")
+		return 130
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab run:", err)
+		return 1
+	}
+	if !*noReport {
+		path, err := eval.WriteReport(context.Background(), st, exp.Name, *out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cclab run: report:", err)
+			return 1
+		}
+		abs, _ := filepath.Abs(path)
+		fmt.Println("report:", abs)
+	}
+	if stats.Failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// missingOnly passes through only the sweep's notes about missing backends
+// and resumption (not the per-run lines).
+type missingOnly struct{ w io.Writer }
+
+func (m missingOnly) Write(p []byte) (int, error) {
+	s := string(p)
+	if strings.HasPrefix(s, "backend ") || strings.HasPrefix(s, "resuming") || strings.HasPrefix(s, "FAILED") {
+		return m.w.Write(p)
+	}
+	return len(p), nil
+}
