@@ -45,6 +45,7 @@ type Scenario struct {
 	Hash        bool            // hash every event (transport and links) into Summary.TraceHash
 	Interval    time.Duration   // time-series interval (0 = none)
 	QlogDir     string          // write one qlog per stream flow into this directory
+	PayloadOnly bool            // link sizes count UDP payload only, as cmd/bottleneck does (default: + 28 header bytes)
 }
 
 // Defaults fills unset fields.
@@ -89,6 +90,9 @@ func (sc *Scenario) Defaults() {
 func (sc *Scenario) QueueSpec(rtt time.Duration) (string, error) {
 	b := strings.TrimSpace(strings.ToLower(sc.Buffer))
 	pkt := sc.MaxDatagram + HeaderBytes
+	if sc.PayloadOnly {
+		pkt = sc.MaxDatagram
+	}
 	var limit string
 	switch {
 	case strings.HasSuffix(b, "bdp"):
@@ -149,7 +153,7 @@ func (sc Scenario) Build() (*Run, error) {
 	if sc.Hash {
 		col.EnableHash()
 	}
-	opt := Options{Seed: sc.Seed, Sink: event.Discard}
+	opt := Options{Seed: sc.Seed, Sink: event.Discard, PayloadOnly: sc.PayloadOnly}
 	if sc.Hash {
 		opt.Sink = col.Links()
 	}

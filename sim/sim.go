@@ -173,7 +173,7 @@ func (st *Stack) transmit(now clock.Time) {
 		}
 		dst := NodeID(to)
 		p.Buf = p.Buf[:n]
-		p.Size = n + HeaderBytes
+		p.Size = n + st.sim.Net.Overhead
 		p.ECN = cp
 		p.Flow = flowKey(st.node.ID, dst, TransportPort)
 		*pool.Meta(p) = Meta{Src: st.node.ID, Dst: dst, SrcPort: TransportPort, DstPort: to.Port(), Sent: now}

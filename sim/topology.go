@@ -128,6 +128,9 @@ type Options struct {
 	// BufSize is the capacity of packet buffers, bytes (at least the largest
 	// datagram a host sends); 0 means 2048.
 	BufSize int
+	// PayloadOnly makes a packet's size on links its UDP payload alone, as
+	// cmd/bottleneck counts it; by default HeaderBytes (IPv4 + UDP) are added.
+	PayloadOnly bool
 }
 
 // Network is a built topology running on an Engine.
@@ -138,7 +141,10 @@ type Network struct {
 	Seed   uint64
 	byName map[string]*Node
 	links  map[string]*Link
-	pool   Pool
+	// Overhead is added to every datagram's length to get its size on links,
+	// bytes: HeaderBytes, or 0 with Options.PayloadOnly.
+	Overhead int
+	pool     Pool
 }
 
 // Build instantiates d on engine e.
@@ -146,7 +152,10 @@ func Build(e *Engine, d Description, opt Options) (*Network, error) {
 	if opt.BufSize == 0 {
 		opt.BufSize = 2048
 	}
-	n := &Network{E: e, Seed: opt.Seed, byName: map[string]*Node{}}
+	n := &Network{E: e, Seed: opt.Seed, byName: map[string]*Node{}, Overhead: HeaderBytes}
+	if opt.PayloadOnly {
+		n.Overhead = 0
+	}
 	n.pool.bufSize = opt.BufSize
 	if len(d.Nodes) >= 1<<24 {
 		return nil, fmt.Errorf("sim: too many nodes (%d)", len(d.Nodes))

@@ -75,7 +75,7 @@ func (f *UDPFlow) Fire(now clock.Time, _ uint64) {
 	p.Buf = p.Buf[:min(size, cap(p.Buf))]
 	binary.BigEndian.PutUint64(p.Buf[0:], f.seq)
 	binary.BigEndian.PutUint64(p.Buf[8:], uint64(now))
-	p.Size = size + HeaderBytes
+	p.Size = size + f.net.Overhead
 	p.Flow = flowKey(f.Src.ID, f.Dst.ID, f.Port)
 	m := f.net.pool.Meta(p)
 	*m = Meta{Src: f.Src.ID, Dst: f.Dst.ID, SrcPort: f.Port, DstPort: f.Port, Sent: now, Seq: f.seq}
