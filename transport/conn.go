@@ -672,6 +672,7 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	}
 	sacked := 0
 	packets := 0
+	var sackSent clock.Time // latest send time of a newly SACKed, never retransmitted segment
 	for i := 0; i < p.nBlocks; i++ {
 		b := p.blocks[i]
 		if b.End <= cum {
@@ -679,8 +680,19 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 		}
 		sacked += c.sb.sack(max(b.Start, cum), b.End, func(s *Segment) {
 			packets++
+			if s.Retrans == 0 && s.SentAt > sackSent {
+				sackSent = s.SentAt
+			}
 			c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
 		})
+	}
+	if !advanced && sackSent != clock.Never {
+		// An ACK that only SACKs new data: RFC 7323 §4.3 makes its TSecr
+		// echo the last in-order segment (too old), so the sample is taken
+		// from the send time of the newly SACKed segment that triggered it,
+		// skipping retransmitted ones (Karn), as Linux does.
+		sample = now.Sub(sackSent)
+		c.rtt.sample(sample)
 	}
 	tsecr := p.tsecr
 	acked := c.sb.advance(cum, func(s *Segment) {

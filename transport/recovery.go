@@ -68,7 +68,7 @@ type AckInfo struct {
 	SackedBytes int           // payload bytes newly SACKed
 	DupAck      bool          // a duplicate ACK in the sense of RFC 5681 §2 (see docs/transport.md)
 	ECE         bool          // ECN-Echo set
-	RTT         time.Duration // RTT sample taken from this ACK, 0 if none
+	RTT         time.Duration // RTT sample taken from this ACK (TSecr if cumulative, else newest newly SACKed segment), 0 if none
 }
 
 // Advanced reports whether the ACK moved the cumulative acknowledgement point.

@@ -124,3 +124,29 @@ func TestRFC6298Timer(t *testing.T) {
 		t.Errorf("5.2: timer still at %v with nothing outstanding", f.c.rtoAt)
 	}
 }
+
+// TestRTTSamplePerAck: every ACK that newly acknowledges data gives one
+// sample: from TSecr when the cumulative point advances, from the send time
+// of the newly SACKed (never retransmitted) segment otherwise; an ACK with
+// nothing new gives none.
+func TestRTTSamplePerAck(t *testing.T) {
+	f := newFixture(t, Config{CC: "testcc:cwnd=10"}, 1<<30, false)
+	f.c.SetSource(NewPatternSource(3), -1)
+	f.drain() // segments 0..9 at t0
+	t0, ts0 := f.now, f.sent[0].ts
+	f.now = t0.Add(30 * ms)
+	f.ack(seg(1).Start, ts0) // cumulative: sample from TSecr
+	if f.c.rtt.latest != 30*ms {
+		t.Errorf("cumulative ACK: latest sample %v, want 30ms", f.c.rtt.latest)
+	}
+	n0 := f.c.rtt.samples
+	f.now = t0.Add(60 * ms)
+	f.ack(seg(1).Start, ts0, seg(3)) // SACK only: sample from segment 3's send time (t0)
+	if f.c.rtt.samples != n0+1 || f.c.rtt.latest != 60*ms {
+		t.Errorf("SACK-only ACK: %d new samples, latest %v, want 1 and 60ms", f.c.rtt.samples-n0, f.c.rtt.latest)
+	}
+	f.ack(seg(1).Start, ts0, seg(3)) // nothing new
+	if f.c.rtt.samples != n0+1 {
+		t.Errorf("ACK with nothing new gave a sample")
+	}
+}
