@@ -19,9 +19,17 @@ func BenchmarkTransfer(b *testing.B) {
 		b.Run(digest, func(b *testing.B) { benchTransfer(b, Config{Digest: digest, Sink: event.Discard}) })
 	}
 	b.Run("sha256+ecn", func(b *testing.B) { benchTransfer(b, Config{ECN: true, Sink: event.Discard}) })
+	b.Run("none+loss1%", func(b *testing.B) { benchTransfer(b, Config{Digest: "none", Sink: event.Discard, RecvWindow: 1 << 20}, 100) })
 }
 
-func benchTransfer(b *testing.B, cfg Config) {
+// benchTransfer runs the transfer; with dropEvery > 0 every dropEvery-th
+// client datagram is lost (recovery paths in steady state).
+func benchTransfer(b *testing.B, cfg Config, dropEvery ...int) {
+	drop := 0
+	if len(dropEvery) > 0 {
+		drop = dropEvery[0]
+	}
+	sent := 0
 	now := clock.Start
 	ca := netip.MustParseAddrPort("10.0.0.1:1")
 	sa := netip.MustParseAddrPort("10.0.0.2:2")
@@ -44,8 +52,12 @@ func benchTransfer(b *testing.B, cfg Config) {
 			if n == 0 {
 				break
 			}
-			srv.Receive(now, ca, cp, buf[:n])
 			moved++
+			sent++
+			if drop > 0 && sent%drop == 0 {
+				continue
+			}
+			srv.Receive(now, ca, cp, buf[:n])
 			if s == nil {
 				s = srv.Accept()
 			}
@@ -81,6 +93,9 @@ func benchTransfer(b *testing.B, cfg Config) {
 	}
 	b.StopTimer()
 	b.SetBytes(int64(c.Stats().BytesSent-start) / int64(max(b.N, 1)))
+	st := c.Stats()
+	b.ReportMetric(float64(st.Retransmits)/float64(b.N), "retx/op")
+	b.ReportMetric(float64(st.RTOs), "rtos")
 	if s == nil || s.Stats().BytesDelivered == 0 {
 		b.Fatal("nothing delivered")
 	}

@@ -1105,8 +1105,8 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 		}
 	}
 	cp := ecn.NotECT
-	if c.ecnOn {
-		cp = ecn.ECT0
+	if c.ecnOn && !retx {
+		cp = ecn.ECT0 // RFC 3168 §6.1.5: retransmissions are sent Not-ECT
 	}
 	return n + s.Len, cp
 }

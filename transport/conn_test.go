@@ -463,3 +463,16 @@ func TestRejectCounters(t *testing.T) {
 		t.Errorf("data beyond FIN not counted: %v", f.ep.Stats().Rejects)
 	}
 }
+
+// TestECNRetransmitNotECT: RFC 3168 §6.1.5, retransmissions are Not-ECT.
+func TestECNRetransmitNotECT(t *testing.T) {
+	f := newFixture(t, Config{CC: "testcc:cwnd=4", ECN: true}, 1<<30, true)
+	f.c.SetSource(NewPatternSource(1), -1)
+	f.drain()
+	f.now = f.c.rtoAt
+	f.ep.OnDeadline(f.now)
+	f.drain()
+	if len(f.sent) != 1 || f.sent[0].off != 0 || f.cps[0] != ecn.NotECT {
+		t.Errorf("retransmission after RTO: %d packets, codepoint %v, want one Not-ECT", len(f.sent), f.cps)
+	}
+}

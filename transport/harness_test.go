@@ -306,3 +306,108 @@ func TestImpairedTransfers(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsMatchStats: the event stream agrees with the counters, so
+// metrics computed from events mean what the stats say.
+func TestEventsMatchStats(t *testing.T) {
+	h := newHarness(t, 21, impairedPath(0.05), impairedPath(0.05), Config{})
+	h.keep = true
+	cli, srv, ok := h.transfer(400_000, time.Hour)
+	if !ok {
+		t.Fatal("transfer did not finish")
+	}
+	cs := cli.Stats()
+	count := func(k event.Kind, flow uint64, reason int) (n, bytes int) {
+		for _, e := range h.log.Events {
+			if e.Kind == k && e.Flow == flow && (reason < 0 || int(e.Reason) == reason) {
+				n++
+				bytes += e.Bytes
+			}
+		}
+		return
+	}
+	id := cli.ID()
+	if srv.ID() != id {
+		t.Errorf("IDs differ: client %x server %x", id, srv.ID())
+	}
+	if n, _ := count(event.Retransmit, id, -1); uint64(n) != cs.Retransmits || n == 0 {
+		t.Errorf("Retransmit events %d, stats %d", n, cs.Retransmits)
+	}
+	if n, _ := count(event.PacketSent, id, 1); uint64(n) != cs.Retransmits {
+		t.Errorf("PacketSent(retx) events %d, stats %d", n, cs.Retransmits)
+	}
+	if _, b := count(event.PacketSent, id, 0); uint64(b) != cs.BytesSent {
+		t.Errorf("PacketSent bytes %d, stats %d", b, cs.BytesSent)
+	}
+	if n, _ := count(event.RTO, id, -1); uint64(n) != cs.RTOs {
+		t.Errorf("RTO events %d, stats %d", n, cs.RTOs)
+	}
+	if n, _ := count(event.RecoveryStart, id, -1); uint64(n) != cs.Recoveries || n == 0 {
+		t.Errorf("RecoveryStart events %d, stats %d", n, cs.Recoveries)
+	}
+	if n, _ := count(event.PacketLost, id, -1); uint64(n) != cs.Lost {
+		t.Errorf("PacketLost events %d, stats %d", n, cs.Lost)
+	}
+	if _, b := count(event.PacketAcked, id, -1); b != 400_000 {
+		t.Errorf("PacketAcked bytes %d, want every byte acknowledged once (400000)", b)
+	}
+	if _, b := count(event.Delivered, id, -1); b != 400_000 {
+		t.Errorf("Delivered bytes %d, want 400000", b)
+	}
+	if n, _ := count(event.MetricsUpdated, id, -1); n == 0 {
+		t.Errorf("no MetricsUpdated events")
+	}
+	for _, e := range h.log.Events {
+		if e.Kind == event.MetricsUpdated && e.Flow == id && (e.Cwnd <= 0 || e.SRTT <= 0) {
+			t.Errorf("MetricsUpdated without cwnd/srtt: %+v", e)
+			break
+		}
+	}
+}
+
+// TestManyConns: several connections between one client endpoint and one
+// server endpoint, demultiplexed by CID, all complete intact.
+func TestManyConns(t *testing.T) {
+	h := newHarness(t, 31, impairedPath(0.01), impairedPath(0.01), Config{})
+	const n = 4
+	var clis []*Conn
+	for i := 0; i < n; i++ {
+		c, err := h.eps[0].Dial(h.now, h.addrs[1], Config{Request: []byte{byte(i)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetSource(NewPatternSource(uint64(i)), int64(100_000*(i+1)))
+		clis = append(clis, c)
+	}
+	srvs := map[byte]*Conn{}
+	buf := make([]byte, 1<<16)
+	h.app = func(h *harness) {
+		for s := h.eps[1].Accept(); s != nil; s = h.eps[1].Accept() {
+			srvs[s.Request()[0]] = s
+		}
+		for _, s := range srvs {
+			for s.Read(buf) > 0 {
+			}
+			if s.EOF() {
+				s.CloseWrite(h.now)
+			}
+		}
+	}
+	ok := h.run(time.Hour, func() bool {
+		for _, c := range clis {
+			if !c.Done() {
+				return false
+			}
+		}
+		return true
+	})
+	if !ok || len(srvs) != n {
+		t.Fatalf("finished %v, accepted %d of %d", ok, len(srvs), n)
+	}
+	for i, c := range clis {
+		s := srvs[byte(i)]
+		if s.ID() != c.ID() || s.Stats().RecvDigest != c.Stats().SentDigest || s.Stats().BytesDelivered != uint64(100_000*(i+1)) {
+			t.Errorf("conn %d: server got %d bytes, digest match %v", i, s.Stats().BytesDelivered, s.Stats().RecvDigest == c.Stats().SentDigest)
+		}
+	}
+}
