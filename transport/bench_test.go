@@ -19,7 +19,9 @@ func BenchmarkTransfer(b *testing.B) {
 		b.Run(digest, func(b *testing.B) { benchTransfer(b, Config{Digest: digest, Sink: event.Discard}) })
 	}
 	b.Run("sha256+ecn", func(b *testing.B) { benchTransfer(b, Config{ECN: true, Sink: event.Discard}) })
-	b.Run("none+loss1%", func(b *testing.B) { benchTransfer(b, Config{Digest: "none", Sink: event.Discard, RecvWindow: 1 << 20}, 100) })
+	b.Run("none+loss1%", func(b *testing.B) {
+		benchTransfer(b, Config{Digest: "none", Sink: event.Discard, RecvWindow: 1 << 20}, 100)
+	})
 }
 
 // benchTransfer runs the transfer; with dropEvery > 0 every dropEvery-th
