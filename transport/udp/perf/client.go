@@ -76,8 +76,8 @@ func (c *ClientConfig) Validate() error {
 	if c.Duration > MaxReverseSeconds*time.Second && c.Reverse {
 		return fmt.Errorf("-t %v: reverse transfers are limited to %ds", c.Duration, MaxReverseSeconds)
 	}
-	if c.Size < 0 || c.Size > udp.DefaultSendBuf {
-		return fmt.Errorf("-size %d: must be between 0 (default) and %d bytes", c.Size, udp.DefaultSendBuf)
+	if c.Size != 0 && (c.Size < transport.MinDatagram || c.Size > MaxSize) {
+		return fmt.Errorf("-size %d: must be between %d and %d bytes (0: the default %d)", c.Size, transport.MinDatagram, MaxSize, transport.DefaultMaxDatagram)
 	}
 	if c.MinRTO < 0 {
 		return fmt.Errorf("-min-rto %v: must not be negative", c.MinRTO)
@@ -356,6 +356,7 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 		e.ThroughputBps = float64(e.Bytes) * 8 / e.Seconds
 	}
 	e.Retransmits, e.RTOs = s.retransmits, s.rtos
+	e.MSS = s.mss
 	e.MinRTTms = ms(s.minRTT)
 	if e.MinRTTms == 0 {
 		e.MinRTTms = ms(rtt.minRTT)
@@ -441,6 +442,7 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 	e := &res.End
 	e.Bytes = s.recvBytes
 	e.SenderBytes = rep.Bytes
+	e.MSS = s.mss
 	e.Seconds = elapsed.Seconds()
 	if e.Seconds > 0 {
 		e.ThroughputBps = float64(e.Bytes) * 8 / e.Seconds

@@ -42,6 +42,11 @@ const Version = 1
 // so both tools can run on one host.
 const DefaultPort = 5301
 
+// MaxSize is the largest datagram (UDP payload) the tools use, bytes: a
+// jumbo frame's payload. The receiver accepts up to this; the sender's -size
+// picks the size of a connection.
+const MaxSize = 9000
+
 // MaxReverseSeconds caps the duration of a reverse transfer a server
 // accepts, seconds.
 const MaxReverseSeconds = 3600

@@ -62,6 +62,7 @@ type End struct {
 	SenderDigest   string  `json:"sender_digest"`  // hex SHA-256 of the stream as sent
 	ReceiverDigest string  `json:"receiver_digest"`
 	SenderBytes    int64   `json:"sender_bytes"` // bytes the sender put in the stream
+	MSS            int     `json:"mss"`          // payload bytes per full segment, as negotiated
 	Error          string  `json:"error,omitempty"`
 }
 

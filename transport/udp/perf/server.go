@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cclab/ccalgo"
+	"cclab/clock"
 	"cclab/event"
 	"cclab/internal/qlog"
 	"cclab/transport"
@@ -86,6 +87,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	d := cfg.Defaults
 	if d.MaxDatagram == 0 {
 		d = transport.DefaultConfig()
+		// Accept what the sender chooses with -size: a connection uses the
+		// smaller of the two ends' MaxDatagram.
+		d.MaxDatagram = MaxSize
 	}
 	d.Sink = event.Func(s.record)
 	ep, err := udp.Listen(cfg.Listen, udp.Config{Endpoint: transport.EndpointConfig{
@@ -133,8 +137,22 @@ func (s *Server) record(e event.Event) {
 // Addr returns the bound address.
 func (s *Server) Addr() netip.AddrPort { return s.ep.LocalAddr() }
 
-// Close stops the server.
+// Close stops the server at once (running flows fail).
 func (s *Server) Close() error { return s.ep.Close() }
+
+// shutdown aborts the connections still running (their peers learn it at
+// once instead of by idle timeout) and closes the endpoint, which unblocks
+// the flows' goroutines.
+func (s *Server) shutdown() {
+	s.ep.Do(func(now clock.Time, ep *transport.Endpoint) {
+		for _, c := range ep.Conns() {
+			if !c.Done() {
+				c.Abort(now)
+			}
+		}
+	})
+	s.ep.Close()
+}
 
 func (s *Server) logf(format string, args ...any) {
 	if s.cfg.Logf != nil {
@@ -147,10 +165,11 @@ func (s *Server) logf(format string, args ...any) {
 func (s *Server) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer s.wg.Wait()
 	for {
 		c, err := s.ep.Accept(ctx)
 		if err != nil {
+			s.shutdown()
+			s.wg.Wait()
 			if errors.Is(err, context.Canceled) || errors.Is(err, udp.ErrClosed) {
 				return nil
 			}
@@ -401,7 +420,7 @@ func (s *Server) serveReport(ctx context.Context, c *udp.Conn, id uint64) {
 		select {
 		case <-p.done:
 			rep = p.rep
-			p.once.Do(func() { close(p.fetched) })
+			defer p.once.Do(func() { close(p.fetched) }) // after the report went out
 		case <-wctx.Done():
 			rep = Report{V: Version, Error: "reverse flow still running"}
 		}

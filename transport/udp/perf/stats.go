@@ -18,6 +18,7 @@ type snap struct {
 	srtt        time.Duration
 	minRTT      time.Duration
 	meanSRTT    time.Duration
+	mss         int
 	sentDigest  []byte
 	recvDigest  []byte
 }
@@ -26,7 +27,7 @@ func snapshot(s transport.ConnStats) snap {
 	return snap{
 		sentBytes: int64(s.BytesSent), ackedBytes: int64(min(s.BytesAcked, s.BytesSent)),
 		recvBytes: int64(s.BytesDelivered), retransmits: int64(s.Retransmits), rtos: int64(s.RTOs),
-		cwnd: s.Cwnd, srtt: s.SRTT, minRTT: s.MinRTT, meanSRTT: s.MeanSRTT,
+		mss: s.MSS, cwnd: s.Cwnd, srtt: s.SRTT, minRTT: s.MinRTT, meanSRTT: s.MeanSRTT,
 		sentDigest: s.SentDigest[:], recvDigest: s.RecvDigest[:],
 	}
 }
