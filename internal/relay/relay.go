@@ -635,7 +635,11 @@ func (r *Relay) wait(d clock.Time) {
 		case rem > spin:
 			sleep(min(rem-spin, 500*time.Microsecond))
 		default:
-			runtime.Gosched()
+			// Busy-poll the clock without yielding: runtime.Gosched would put
+			// the scheduler on the global run queue, behind whatever else is
+			// runnable (measured: p99 lateness several ms under CPU load,
+			// against under 1 ms without yielding). The window is short
+			// (Spin), and the sleeps above give the P back between packets.
 		}
 	}
 }
