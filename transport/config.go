@@ -25,8 +25,10 @@ const (
 	DefaultRecvWindow = 8 << 20
 	// DefaultSendBuffer is the Write send buffer, bytes.
 	DefaultSendBuffer = 4 << 20
-	// DefaultIdleTimeout ends a connection that hears nothing for this long.
-	DefaultIdleTimeout = 30 * time.Second
+	// DefaultIdleTimeout ends a connection that hears nothing for this long:
+	// 2 min, twice the default MaxRTO, so that a sender backing off its
+	// retransmission timer over a very lossy path is not given up early.
+	DefaultIdleTimeout = 2 * time.Minute
 	// DefaultHandshakeTimeout ends a Dial that gets no Accept for this long.
 	DefaultHandshakeTimeout = 10 * time.Second
 	// DefaultMaxConns bounds the connections of a server endpoint.
@@ -50,7 +52,7 @@ type Config struct {
 	Digest      string        // stream integrity digest: "sha256" (default), "crc32c" (fast, not cryptographic) or "none"
 	Request     []byte        // client: opaque application request carried in the Initial (<= MaxRequest bytes)
 
-	IdleTimeout      time.Duration // fail with ErrIdleTimeout after this long without a datagram (default 30 s)
+	IdleTimeout      time.Duration // fail with ErrIdleTimeout after this long without a datagram (default 2 min; keep it above MaxRTO)
 	HandshakeTimeout time.Duration // fail with ErrHandshakeTimeout if no Accept arrives (default 10 s)
 
 	Sink event.Sink // receives this connection's events; nil: the endpoint's Sink

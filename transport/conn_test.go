@@ -476,3 +476,32 @@ func TestECNRetransmitNotECT(t *testing.T) {
 		t.Errorf("retransmission after RTO: %d packets, codepoint %v, want one Not-ECT", len(f.sent), f.cps)
 	}
 }
+
+// TestLateFINAfterRemoval: the client's ACK of the server's FIN is lost until
+// the client conn has been removed; the endpoint's tombstone re-acknowledges
+// the retransmitted FIN so the server finishes cleanly.
+func TestLateFINAfterRemoval(t *testing.T) {
+	h := newHarness(t, 6, pathModel{Delay: 5 * time.Millisecond}, pathModel{Delay: 5 * time.Millisecond}, Config{})
+	dropped := 0
+	h.paths[0].Drop = func(b []byte) bool {
+		var p packet
+		if decodePacket(b, &p) != RejectNone || p.typ != typeShort || p.flags != flagACK || p.cumAck != 1 {
+			return false
+		}
+		if len(h.eps[0].Conns()) > 0 { // client conn still there: lose its final ACK
+			dropped++
+			return true
+		}
+		return false
+	}
+	cli, srv, ok := h.transfer(50_000, time.Hour)
+	if !ok {
+		t.Fatal("did not finish")
+	}
+	if dropped == 0 || h.eps[0].Stats().Rejects[RejectOldPacket] == 0 {
+		t.Fatalf("scenario not exercised: dropped %d, late packets %d", dropped, h.eps[0].Stats().Rejects[RejectOldPacket])
+	}
+	if cli.Err() != nil || srv.Err() != nil || !srv.Stats().SentFin {
+		t.Errorf("client err %v, server err %v, server FIN acked %v", cli.Err(), srv.Err(), srv.Stats().SentFin)
+	}
+}

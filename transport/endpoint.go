@@ -3,6 +3,7 @@ package transport
 import (
 	"math/rand/v2"
 	"net/netip"
+	"time"
 
 	"cclab/clock"
 	"cclab/ecn"
@@ -18,6 +19,9 @@ type Endpoint struct {
 	byCID     map[uint64]*Conn // by local CID
 	byInitial map[uint64]*Conn // server: by the client's Initial destination CID
 	acceptQ   []*Conn
+	tombs     map[uint64]tombstone // finished conns by local CID: re-acknowledge a late FIN
+	tombQ     []tombReply          // pending re-acknowledgements
+	tombSweep clock.Time
 	rr        int
 	pkt       packet
 	stats     EndpointStats
@@ -56,7 +60,7 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 	if r == nil {
 		r = rand.New(rand.NewPCG(1, 2))
 	}
-	return &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{}}
+	return &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{}, tombs: map[uint64]tombstone{}}
 }
 
 // Stats returns the endpoint's counters.
@@ -150,6 +154,13 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 	default:
 		c := e.byCID[p.dcid]
 		if c == nil {
+			if t, ok := e.tombs[p.dcid]; ok && now.Before(t.expires) {
+				e.reject(RejectOldPacket)
+				if p.flags&(flagDATA|flagFIN|flagPING) != 0 && len(e.tombQ) < maxTombReplies {
+					e.tombQ = append(e.tombQ, tombReply{to: from, t: t})
+				}
+				return
+			}
 			e.reject(RejectUnknownCID)
 			return
 		}
@@ -217,6 +228,15 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet) {
 // destination and ECN codepoint; n == 0 means nothing is to be sent now.
 // buf must hold the largest MaxDatagram in use. Connections take turns.
 func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint) {
+	if len(e.tombQ) > 0 {
+		r := e.tombQ[len(e.tombQ)-1]
+		e.tombQ = e.tombQ[:len(e.tombQ)-1]
+		p := packet{typ: typeShort, dcid: r.t.peerCID, flags: flagACK, cumAck: r.t.cum}
+		n = encodeShortHeader(buf, &p)
+		e.stats.DatagramsOut++
+		e.stats.BytesOut += uint64(n)
+		return n, r.to, ecn.NotECT
+	}
 	k := len(e.conns)
 	for j := 0; j < k; j++ {
 		i := (e.rr + j) % k
@@ -250,6 +270,9 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 		c.onDeadline(now)
 		if c.done && !c.abortDue && !now.Before(c.drainAt) {
 			delete(e.byCID, c.localCID)
+			if c.err == nil {
+				e.tombs[c.localCID] = tombstone{peerCID: c.peerCID, cum: c.peerFinOff + 1, expires: now.Add(c.cfg.IdleTimeout)}
+			}
 			if c.server {
 				delete(e.byInitial, c.initialDCID)
 			}
@@ -259,9 +282,34 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 		e.conns[j] = c
 		j++
 	}
+	if len(e.tombs) > 0 && now >= e.tombSweep {
+		e.tombSweep = now.Add(time.Second)
+		for id, t := range e.tombs {
+			if !now.Before(t.expires) {
+				delete(e.tombs, id)
+			}
+		}
+	}
 	clear(e.conns[j:])
 	e.conns = e.conns[:j]
 	if e.rr > j {
 		e.rr = 0
 	}
+}
+
+// maxTombReplies bounds the queued re-acknowledgements of late FINs.
+const maxTombReplies = 64
+
+// tombstone remembers a finished connection for IdleTimeout after its removal
+// (a cheap TIME-WAIT): a FIN retransmitted because our last ACK was lost is
+// acknowledged again, so the peer can finish too.
+type tombstone struct {
+	peerCID uint64
+	cum     uint64 // cumulative ACK covering the peer's FIN
+	expires clock.Time
+}
+
+type tombReply struct {
+	to netip.AddrPort
+	t  tombstone
 }
