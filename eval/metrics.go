@@ -24,6 +24,9 @@ type RunInfo struct {
 	Flows      []FlowInfo    // configured flows (events of other flows are measured too)
 	Links      []LinkInfo    // configured links (events of other links are measured too)
 	Bottleneck int32         // index of the bottleneck link; -1: the slowest link in Links
+	// BottleneckRate is the bottleneck's rate, bits/s, for runs whose links
+	// emit no events (then Links is empty); 0: the bottleneck link's rate.
+	BottleneckRate float64
 }
 
 // FlowInfo describes one configured flow.
@@ -646,6 +649,14 @@ func (c *Collector) bottleneck() LinkInfo {
 	return best
 }
 
+// bottleneckRate is the bottleneck link's rate, else RunInfo.BottleneckRate.
+func (c *Collector) bottleneckRate(bneck LinkInfo) float64 {
+	if bneck.Rate > 0 {
+		return bneck.Rate
+	}
+	return c.info.BottleneckRate
+}
+
 func (c *Collector) flowInfo(id uint64) FlowInfo {
 	for _, f := range c.info.Flows {
 		if f.ID == id {
@@ -747,7 +758,7 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 	v["total_congestion_signals"] = float64(f.congestionSignals)
 	rate := info.BottleneckRate
 	if rate <= 0 {
-		rate = bneck.Rate
+		rate = c.bottleneckRate(bneck)
 	}
 	if tp, ok := v["mean_throughput"]; ok && rate > 0 {
 		v["bw_utilization"] = tp / rate
@@ -889,8 +900,8 @@ func (c *Collector) finishNetwork(flows, links []Result, bneck LinkInfo, bl *Res
 	if len(flows) > 0 {
 		v["jain_fairness"] = JainIndex(tputs)
 	}
-	if bneck.Rate > 0 {
-		v["bw_utilization"] = agg / bneck.Rate
+	if rate := c.bottleneckRate(bneck); rate > 0 {
+		v["bw_utilization"] = agg / rate
 	}
 	if nsrtt > 0 {
 		v["mean_srtt"] = srttSum / float64(nsrtt)

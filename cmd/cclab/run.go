@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"cclab/eval"
+	"cclab/eval/liverun"
 	"cclab/eval/simrun"
 	"cclab/experiments"
 )
@@ -27,7 +28,7 @@ func init() {
 
 // runners returns the backends available in this build.
 func runners() map[string]eval.Runner {
-	m := map[string]eval.Runner{eval.BackendSim: simrun.Runner{}}
+	m := map[string]eval.Runner{eval.BackendSim: simrun.Runner{}, eval.BackendLive: liverun.Runner{}}
 	return m
 }
 

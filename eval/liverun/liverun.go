@@ -1,0 +1,351 @@
+// Package liverun is the harness's live backend: it runs a scenario point in
+// real time over loopback UDP sockets, in-process. The path is the
+// bottleneck relay (internal/relay, what cmd/bottleneck runs) shaping each
+// hop with the link model; each flow is a real transport connection driven
+// by the socket driver (transport/udp, what cmd/sender and cmd/receiver use)
+// from its own socket to one receiving endpoint. The connections' events go
+// to eval.Collector, the same code that computes simulated metrics.
+//
+// The relay does not expose its link and queue events, so live runs have
+// flow and network metrics but no per-link metrics.
+package liverun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+	"time"
+
+	"cclab/clock"
+	"cclab/eval"
+	"cclab/event"
+	"cclab/internal/relay"
+	"cclab/internal/units"
+	"cclab/link"
+	"cclab/traffic"
+	"cclab/transport"
+	"cclab/transport/udp"
+)
+
+// Runner runs scenario points live on loopback. Live runs take real time and
+// share the machine: run them one at a time (eval.Sweep does).
+type Runner struct {
+	// Host is the loopback address to bind; "" means 127.0.0.1.
+	Host string
+	// Drain is how long to wait after the end of a run for the flows to
+	// close before giving up on them; 0 means 5 s.
+	Drain time.Duration
+}
+
+var _ eval.Runner = Runner{}
+
+// common is the run's clock: every endpoint's events are shifted onto it.
+type common struct{ t0 time.Time }
+
+func (c common) now() clock.Time { return clock.Start.Add(time.Since(c.t0)) }
+
+// shiftSink moves an endpoint's event times onto the common clock and maps
+// connection IDs to flow numbers.
+type shiftSink struct {
+	mu      *sync.Mutex
+	col     *eval.Collector
+	off     time.Duration     // common − endpoint clock
+	fixed   uint64            // if set, every connection's events belong to this flow (a sender's own endpoint)
+	flows   map[uint64]uint64 // otherwise: connection ID → flow number (the shared receiver)
+	pending *[]event.Event    // events of connections not yet mapped (receiver side)
+}
+
+func (s *shiftSink) Record(e event.Event) {
+	e.Time = e.Time.Add(s.off)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.Flow != 0 && s.fixed != 0 {
+		e.Flow = s.fixed
+	} else if e.Flow != 0 {
+		n, ok := s.flows[e.Flow]
+		if !ok {
+			if s.pending != nil && len(*s.pending) < 1<<16 {
+				*s.pending = append(*s.pending, e)
+			}
+			return
+		}
+		e.Flow = n
+	}
+	s.col.Record(e)
+}
+
+// offset estimates common − endpoint clock.
+func offset(c common, ep *udp.Endpoint) time.Duration {
+	a := c.now()
+	b := ep.Now()
+	return a.Sub(b)
+}
+
+func (r Runner) host() string {
+	if r.Host == "" {
+		return "127.0.0.1"
+	}
+	return r.Host
+}
+
+// hops returns the relay's per-direction hops for a scenario topology; the
+// sender access delay is folded into the first hop of each direction.
+func hops(t eval.Topology) ([2][]link.Config, float64, time.Duration, error) {
+	var h [2][]link.Config
+	minRate := 0.0
+	rtt := 2 * t.Access.Delay
+	for i, hop := range t.Hops {
+		fwd := link.Config{Rate: hop.Rate, Delay: hop.Delay, Queue: hop.Queue, Loss: hop.Loss, MTU: t.MTU}
+		rev := link.Config{Rate: hop.Rate, Delay: hop.Delay, Queue: hop.Queue, MTU: t.MTU}
+		if i == 0 {
+			fwd.Delay += t.Access.Delay
+			rev.Delay += t.Access.Delay
+		}
+		h[0] = append(h[0], fwd)
+		h[1] = append([]link.Config{rev}, h[1]...)
+		if minRate == 0 || hop.Rate < minRate {
+			minRate = hop.Rate
+		}
+		rtt += 2 * hop.Delay
+	}
+	if t.Access.Rate > 0 && t.Access.Rate < minRate {
+		return h, 0, 0, fmt.Errorf("liverun: access rate %s below the bottleneck is not modelled live", units.FormatRate(t.Access.Rate))
+	}
+	return h, minRate, rtt, nil
+}
+
+// Run runs spec's point live: duration plus set-up and drain time.
+func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error) {
+	sc := spec.Point.Scenario
+	for _, f := range sc.Flows {
+		if f.Mode != eval.ModeStream {
+			return eval.RunResult{}, fmt.Errorf("liverun: flow %s: mode %q is not supported live yet (stream only)", f.Name, f.Mode)
+		}
+		if f.Traffic != "greedy" {
+			return eval.RunResult{}, fmt.Errorf("liverun: flow %s: traffic %q is not supported live yet (greedy only)", f.Name, f.Traffic)
+		}
+	}
+	hopCfg, minRate, baseRTT, err := hops(sc.Topology)
+	if err != nil {
+		return eval.RunResult{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var mu sync.Mutex
+	flows := map[uint64]uint64{}
+	var pending []event.Event
+	var col *eval.Collector
+
+	// Receiver.
+	recvSink := &shiftSink{mu: &mu, flows: flows, pending: &pending}
+	rcfg := transport.DefaultConfig()
+	rcfg.MaxDatagram = 9000 // a connection uses the smaller of the two ends' sizes
+	rcfg.Sink = recvSink
+	recv, err := udp.Listen(netip.AddrPortFrom(netip.MustParseAddr(r.host()), 0).String(), udp.Config{
+		Endpoint: transport.EndpointConfig{Server: true, Defaults: rcfg, Sink: recvSink}})
+	if err != nil {
+		return eval.RunResult{}, fmt.Errorf("liverun: receiver: %v", err)
+	}
+	defer recv.Close()
+
+	// Relay.
+	rl, err := relay.New(relay.Config{Listen: r.host() + ":0", Target: recv.LocalAddr().String(), Hops: hopCfg, Seed: spec.Seed})
+	if err != nil {
+		return eval.RunResult{}, fmt.Errorf("liverun: relay: %v", err)
+	}
+	rl.Start()
+	defer rl.Close()
+
+	// Receiver: read every accepted connection to its end.
+	var rwg sync.WaitGroup
+	rwg.Add(1)
+	go func() {
+		defer rwg.Done()
+		for {
+			c, err := recv.Accept(ctx)
+			if err != nil {
+				return
+			}
+			rwg.Add(1)
+			go func() {
+				defer rwg.Done()
+				buf := make([]byte, 64<<10)
+				for {
+					if _, err := c.Read(buf); err != nil {
+						if errors.Is(err, io.EOF) {
+							c.CloseWrite() // our direction has no data: close it so the sender's Wait returns
+						}
+						return
+					}
+				}
+			}()
+		}
+	}()
+
+	// Senders: one socket each, all through the relay.
+	type sender struct {
+		name string
+		num  uint64
+		cfg  eval.Flow
+		ep   *udp.Endpoint
+		sink *shiftSink
+	}
+	var senders []*sender
+	info := eval.RunInfo{Interval: sc.Interval, Bottleneck: -1, BottleneckRate: minRate}
+	var res eval.RunResult
+	k := 0
+	for _, f := range sc.Flows {
+		for j := 0; j < f.Count; j++ {
+			name := f.Name
+			if f.Count > 1 {
+				name = fmt.Sprintf("%s.%d", f.Name, j)
+			}
+			num := uint64(k + 1)
+			k++
+			s := &sender{name: name, num: num, cfg: f}
+			s.sink = &shiftSink{mu: &mu, fixed: num}
+			ep, err := udp.DialSocket(rl.Addr().String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}})
+			if err != nil {
+				return eval.RunResult{}, fmt.Errorf("liverun: flow %s: %v", name, err)
+			}
+			defer ep.Close()
+			s.ep = ep
+			senders = append(senders, s)
+			info.Flows = append(info.Flows, eval.FlowInfo{ID: num, Name: name, BottleneckRate: minRate, BaseRTT: baseRTT})
+			res.Flows = append(res.Flows, eval.ScopeRecord{ID: int64(num), Name: name,
+				Info: fmt.Sprintf("cc=%s recovery=%s traffic=%s", f.CC, f.Recovery, f.Traffic)})
+		}
+	}
+
+	// Start the clock: the measurement window is [t0, t0+duration].
+	cm := common{t0: time.Now()}
+	info.Start = cm.now()
+	info.End = info.Start.Add(sc.Duration)
+	for i := range info.Flows {
+		if f := senders[i].cfg; f.Stop > 0 {
+			info.Flows[i].Stop = info.Start.Add(f.Stop)
+		}
+	}
+	mu.Lock()
+	col = eval.NewCollector(info)
+	recvSink.col, recvSink.off = col, offset(cm, recv)
+	for _, s := range senders {
+		s.sink.col, s.sink.off = col, offset(cm, s.ep)
+	}
+	mu.Unlock()
+
+	errs := make(chan error, len(senders))
+	var swg sync.WaitGroup
+	for i, s := range senders {
+		swg.Add(1)
+		go func() {
+			defer swg.Done()
+			errs <- r.flow(ctx, cm, info, rl.Addr(), s.ep, s.cfg, s.num, spec.Seed+uint64(i), &mu, s.sink, recvSink, &pending)
+		}()
+	}
+	swg.Wait()
+	close(errs)
+	var first error
+	for err := range errs {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	cancel()
+	rl.Close()
+	recv.Close()
+	rwg.Wait()
+	if err := context.Cause(ctx); first == nil && err != nil && !errors.Is(err, context.Canceled) {
+		first = err
+	}
+	if first != nil {
+		return eval.RunResult{}, first
+	}
+	mu.Lock()
+	res.Metrics = col.Finish()
+	mu.Unlock()
+	res.Info = info
+	return res, nil
+}
+
+// flow runs one greedy flow: start at its offset, send until its stop (or
+// the end of the run), close, and wait for the close to complete.
+func (r Runner) flow(ctx context.Context, cm common, info eval.RunInfo, to netip.AddrPort, ep *udp.Endpoint, f eval.Flow,
+	num, seed uint64, mu *sync.Mutex, sendSink, recvSink *shiftSink, pending *[]event.Event) error {
+	if err := sleepUntil(ctx, cm, info.Start.Add(f.Start)); err != nil {
+		return err
+	}
+	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, Sink: sendSink}
+	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer dcancel()
+	conn, err := ep.Dial(dctx, to, cfg)
+	if err != nil {
+		return fmt.Errorf("flow %d: %v", num, err)
+	}
+	mu.Lock()
+	recvSink.flows[conn.ID()] = num
+	// Replay the receiver's events that arrived before the mapping.
+	keep := (*pending)[:0]
+	for _, e := range *pending {
+		if e.Flow == conn.ID() {
+			e.Flow = num
+			recvSink.col.Record(e)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	*pending = keep
+	mu.Unlock()
+	if size := greedyBytes(f.Traffic); size > 0 {
+		conn.SetSource(transport.NewPatternSource(seed), size)
+	} else {
+		conn.SetSource(transport.NewPatternSource(seed), -1)
+		stop := info.End
+		if f.Stop > 0 {
+			stop = info.Start.Add(f.Stop)
+		}
+		if err := sleepUntil(ctx, cm, stop); err != nil {
+			return err
+		}
+		conn.CloseWrite()
+	}
+	drain := r.Drain
+	if drain <= 0 {
+		drain = 5 * time.Second
+	}
+	wctx, wcancel := context.WithTimeout(ctx, drain)
+	defer wcancel()
+	if err := conn.Wait(wctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("flow %d: %v", num, err)
+	}
+	return nil
+}
+
+// greedyBytes returns the bytes of a "greedy:N" spec, 0 for unlimited.
+func greedyBytes(spec string) int64 {
+	if _, cfg, err := traffic.Registry.Config(spec); err == nil {
+		if c, ok := cfg.(*traffic.GreedyConfig); ok {
+			return int64(c.Bytes)
+		}
+	}
+	return 0
+}
+
+func sleepUntil(ctx context.Context, cm common, t clock.Time) error {
+	d := t.Sub(cm.now())
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
