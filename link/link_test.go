@@ -484,3 +484,50 @@ func BenchmarkLinkSendDeliver(b *testing.B) {
 		}
 	}
 }
+
+func TestConservationWithEveryQueue(t *testing.T) {
+	// Under 2x overload with several flows, every packet offered is either
+	// delivered, dropped (and freed exactly once), or still inside the link.
+	for _, q := range qdisc.Registry.Names() {
+		t.Run(q, func(t *testing.T) {
+			freed := map[uint64]int{}
+			log := &event.Log{}
+			l, err := New(Config{Rate: 1e6, Delay: 5 * time.Millisecond, Queue: q, Loss: "0.01"},
+				Env{Rand: rand.New(rand.NewPCG(1, 2)), Sink: log, Free: func(p *qdisc.Packet) { freed[p.ID]++ }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			delivered := 0
+			const n = 2000
+			for i := 0; i < n; i++ {
+				now := t0.Add(time.Duration(i) * 2 * time.Millisecond) // 500 B every 2 ms: 2 Mbit/s into 1 Mbit/s
+				for d := l.Deadline(); d != clock.Never && d <= now; d = l.Deadline() {
+					for l.Deliver(d) != nil {
+						delivered++
+					}
+				}
+				p := pkt(uint64(i), 500)
+				p.Flow = uint64(i % 4)
+				p.ECN = 0
+				if i%3 == 0 {
+					l.Inject(now, p)
+				} else {
+					l.Send(now, p)
+				}
+			}
+			st := l.Stats()
+			for id, k := range freed {
+				if k != 1 {
+					t.Errorf("packet %d freed %d times", id, k)
+				}
+			}
+			inside := st.QueueLen + st.InTransit
+			if int64(delivered)+st.TotalDrops()+int64(inside) != n || int64(len(freed)) != st.TotalDrops() {
+				t.Errorf("delivered %d + dropped %d + inside %d != offered %d (freed %d)", delivered, st.TotalDrops(), inside, n, len(freed))
+			}
+			if got := log.Count(event.Drop); int64(got) != st.TotalDrops() {
+				t.Errorf("Drop events %d, want %d", got, st.TotalDrops())
+			}
+		})
+	}
+}
