@@ -140,6 +140,7 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	cfg.Spin = 150 * time.Microsecond
 	fs.Var(durFlag{&cfg.Spin}, "spin", "poll the clock for this long before each deadline instead of sleeping")
 	fs.BoolVar(&cfg.LockThread, "lock-thread", false, "run the scheduler on a locked OS thread with 1ns timer slack (Linux; best on an idle machine)")
+	classify := fs.String("classify", "5tuple", "flow classification for flow-aware queues: 5tuple, or cid (cclab connection ID, falling back to the 5-tuple)")
 	var duration time.Duration
 	fs.Var(durFlag{&duration}, "duration", "stop after this long (0 = until SIGINT/SIGTERM)")
 	quiet := fs.Bool("quiet", false, "do not print the summary at exit")
@@ -160,6 +161,14 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	}
 	if cfg.Target == "" {
 		fmt.Fprintf(stderr, "bottleneck: -target is required (host:port to relay to)\n")
+		return 2
+	}
+	switch *classify {
+	case "5tuple":
+	case "cid":
+		cfg.ClassifyCID = true
+	default:
+		fmt.Fprintf(stderr, "bottleneck: -classify %q: allowed values are 5tuple and cid\n", *classify)
 		return 2
 	}
 	if cfg.MaxClients < 1 {

@@ -29,6 +29,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-target", "127.0.0.1:9", "-cross", "cbr:rate=1M,hop=3"}, "hop=3"},
 		{[]string{"-target", "127.0.0.1:9", "-trace", "/nonexistent"}, "trace"},
 		{[]string{"-rate", "1Mbit"}, "-target is required"},
+		{[]string{"-target", "127.0.0.1:9", "-classify", "port"}, "5tuple and cid"},
 		{[]string{"-target", "127.0.0.1:9", "extra"}, "unexpected argument"},
 	}
 	for _, tc := range tests {

@@ -49,6 +49,10 @@ type Config struct {
 	// timer slack (Linux). It helps on an otherwise idle machine and hurts
 	// when CPUs are contended; off by default.
 	LockThread bool
+	// ClassifyCID keys flows of cclab datagrams (docs/wire.md) by their
+	// destination connection ID instead of the UDP 5-tuple; other datagrams
+	// keep the 5-tuple key.
+	ClassifyCID bool
 }
 
 // hopKeys are the keys of a -hop spec.

@@ -13,6 +13,7 @@
 package relay
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -352,6 +353,11 @@ func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
 			p.Size = size
 			p.ECN = ms[i].ECN
 			p.Flow = cl.flow[dir]
+			if r.cfg.ClassifyCID {
+				if k, ok := cidFlow(p.Buf); ok {
+					p.Flow = k
+				}
+			}
 			p.Ctx = ctxOf(cl, dir)
 			p.Enqueued = clock.Never
 			p.Label = 0
@@ -710,4 +716,22 @@ func (r *Relay) Close() error {
 		f.Sync()
 	}
 	return errors.Join(errs...)
+}
+
+// cidFlow returns a flow key from the destination connection ID of a cclab
+// datagram (docs/wire.md, version 1: version byte 1, type 1..3, then the
+// 8-byte dcid), or false if b does not look like one.
+func cidFlow(b []byte) (uint64, bool) {
+	if len(b) < 10 || b[0] != 1 || b[1] < 1 || b[1] > 3 {
+		return 0, false
+	}
+	return splitmix(binary.BigEndian.Uint64(b[2:10]) ^ 0x636964), true // "cid"
+}
+
+// splitmix is the SplitMix64 finalizer (Steele, Lea & Flood, OOPSLA 2014).
+func splitmix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }

@@ -564,3 +564,18 @@ func BenchmarkRelayForward(b *testing.B) {
 		b.Fatal("nothing relayed")
 	}
 }
+
+func TestCIDFlow(t *testing.T) {
+	short := []byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 42, 0xff}
+	other := []byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 43}
+	k1, ok1 := cidFlow(short)
+	k2, ok2 := cidFlow(other)
+	if !ok1 || !ok2 || k1 == k2 {
+		t.Errorf("cidFlow: got (%x,%v) (%x,%v), want two distinct keys", k1, ok1, k2, ok2)
+	}
+	for _, b := range [][]byte{nil, {1, 3, 0}, {2, 3, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 9, 0, 0, 0, 0, 0, 0, 0, 0}} {
+		if _, ok := cidFlow(b); ok {
+			t.Errorf("cidFlow(%v) accepted a non-cclab datagram", b)
+		}
+	}
+}
