@@ -104,6 +104,7 @@ type Conn struct {
 	sb         Scoreboard
 	cc         ccalgo.Controller
 	rec        Recovery
+	recTimer   RecoveryTimer
 	pacer      ccalgo.Pacer
 	nextSend   clock.Time
 	rtt        rttEstimator
@@ -176,6 +177,7 @@ func (c *Conn) establish(now clock.Time) error {
 	}
 	c.cc, c.rec = cc, rec
 	c.pacer, _ = cc.(ccalgo.Pacer)
+	c.recTimer, _ = rec.(RecoveryTimer)
 	c.ctx.CC = cc
 	c.ctx.MSS = c.mss
 	c.state = stOpen
@@ -803,6 +805,9 @@ func (c *Conn) deadline() clock.Time {
 	d = clock.Earliest(d, c.ackDeadline())
 	d = clock.Earliest(d, c.persistAt)
 	d = clock.Earliest(d, c.confirmAt)
+	if c.recTimer != nil {
+		d = clock.Earliest(d, c.recTimer.Deadline())
+	}
 	if c.pacer != nil && c.nextSend > c.lastNow && c.hasWork() {
 		d = clock.Earliest(d, c.nextSend)
 	}
@@ -870,6 +875,12 @@ func (c *Conn) onDeadline(now clock.Time) {
 		c.pingDue = true // zero-window probe
 		c.persistN++
 		c.persistAt = now.Add(min(c.rtt.current()<<min(c.persistN, 16), c.cfg.MaxRTO))
+	}
+	if c.recTimer != nil {
+		if d := c.recTimer.Deadline(); d != clock.Never && !now.Before(d) {
+			c.ctx.Now = now
+			c.recTimer.OnTimer(&c.ctx)
+		}
 	}
 	if c.rtoAt != clock.Never && !now.Before(c.rtoAt) {
 		c.onRTO(now)

@@ -45,6 +45,16 @@ type Recovery interface {
 	InRecovery() bool
 }
 
+// RecoveryTimer is implemented by strategies that need a timer of their own
+// (time-based loss detection such as RACK, tail-loss probes). The connection
+// includes Deadline in its own deadline and calls OnTimer once it is reached.
+type RecoveryTimer interface {
+	// Deadline returns when the strategy needs OnTimer, or clock.Never.
+	Deadline() clock.Time
+	// OnTimer runs the strategy's timer; it may mark segments lost.
+	OnTimer(x *Ctx)
+}
+
 // Action is a strategy's answer to "what may be sent now?".
 type Action struct {
 	// Retransmit is the scoreboard index of a segment to retransmit now, or
