@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -157,26 +158,33 @@ func TestRenoUtilization(t *testing.T) {
 		rate float64
 		rtt  time.Duration
 	}{{20e6, 40 * time.Millisecond}, {50e6, 20 * time.Millisecond}, {5e6, 60 * time.Millisecond}} {
-		sc := oneReno(3, 40*time.Second)
-		sc.Rate, sc.RTT, sc.Warmup = tc.rate, tc.rtt, 10*time.Second
-		_, s := run(t, sc)
-		if u := s.Links[0].Utilization; u < 0.95 {
-			t.Errorf("rate %v rtt %v: bottleneck utilization got %.4f, want >= 0.95", tc.rate, tc.rtt, u)
-		}
+		t.Run(fmt.Sprintf("%.0fMbit-%v", tc.rate/1e6, tc.rtt), func(t *testing.T) {
+			t.Parallel()
+			sc := oneReno(3, 30*time.Second)
+			sc.Rate, sc.RTT, sc.Warmup = tc.rate, tc.rtt, 10*time.Second
+			_, s := run(t, sc)
+			if u := s.Links[0].Utilization; u < 0.95 {
+				t.Errorf("bottleneck utilization got %.4f, want >= 0.95", u)
+			}
+		})
 	}
 }
 
 // TestRenoFairness: N identical Reno flows with equal RTTs share the
-// bottleneck with Jain's index above 0.95 over a window of many congestion
-// epochs (Chiu & Jain 1989: AIMD converges to fairness).
+// bottleneck with Jain's index above 0.95 over a 30 s window of many
+// congestion epochs (Chiu & Jain 1989: AIMD converges to fairness). Seeds
+// 1-5 give 0.986-0.994 with these settings.
 func TestRenoFairness(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
-		sc := Scenario{Flows: 6, CC: []string{"reno"}, Rate: 12e6, RTT: 40 * time.Millisecond, Buffer: "1bdp",
-			Duration: 60 * time.Second, Warmup: 15 * time.Second, Seed: seed, Stagger: 2 * time.Second}
-		_, s := run(t, sc)
-		if s.Jain <= 0.95 {
-			t.Errorf("seed %d: Jain's index got %.4f, want > 0.95 (goodputs %v)", seed, s.Jain, goodputs(s))
-		}
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
+			sc := Scenario{Flows: 6, CC: []string{"reno"}, Rate: 12e6, RTT: 40 * time.Millisecond, Buffer: "1bdp",
+				Duration: 40 * time.Second, Warmup: 10 * time.Second, Seed: seed, Stagger: 2 * time.Second}
+			_, s := run(t, sc)
+			if s.Jain <= 0.95 {
+				t.Errorf("Jain's index got %.4f, want > 0.95 (goodputs %v)", s.Jain, goodputs(s))
+			}
+		})
 	}
 }
 
