@@ -532,7 +532,7 @@ func (r *Relay) write(conn *netio.UDPConn, dir int, ms []netio.Message, pk []*qd
 		}
 		r.cnt.Sent[dir] += int64(n)
 		sent += n
-		if err != nil {
+		if err != nil || n == 0 {
 			// Skip the datagram that failed (e.g. ICMP-reported refusal) and go on.
 			r.cnt.SendErrors++
 			sent++
