@@ -70,6 +70,8 @@ type Summary struct {
 	AggThroughput float64       `json:"agg_throughput_bps"`
 	Jain          float64       `json:"jain_index"` // over stream flows' throughputs
 	Events        uint64        `json:"sim_events"`
+	Verified      int           `json:"transfers_verified"`   // finished connections whose received stream matched the sent one
+	Mismatched    int           `json:"transfers_mismatched"` // finished connections whose streams differed (a transport bug)
 	TraceHash     string        `json:"trace_hash,omitempty"`
 }
 
@@ -169,6 +171,7 @@ func (r *Run) Summary() Summary {
 		out.AggThroughput += fs.Throughput
 	}
 	out.Jain = Jain(thr)
+	out.Verified, out.Mismatched = s.Integrity.Verified, s.Integrity.Mismatched
 	for _, u := range s.UDP {
 		st := u.Stats
 		us := UDPSummary{Name: u.Name, Generator: u.Gen.Name(), Sent: st.Sent, Received: st.Received,
@@ -220,7 +223,8 @@ func (s Summary) WriteText(w io.Writer) {
 				f.Name, f.CC, f.BaseRTTms, f.Throughput/1e6, f.MeanSRTTms, f.MinRTTms, f.MeanQDelayms, f.MeanCwnd,
 				f.Retransmits, 100*f.LossRate, f.RTOs)
 		}
-		fmt.Fprintf(w, "aggregate goodput %.3f Mbit/s, Jain's index %.4f\n", s.AggThroughput/1e6, s.Jain)
+		fmt.Fprintf(w, "aggregate goodput %.3f Mbit/s, Jain's index %.4f; finished transfers verified %d, mismatched %d\n",
+			s.AggThroughput/1e6, s.Jain, s.Verified, s.Mismatched)
 	}
 	for _, u := range s.UDP {
 		fmt.Fprintf(w, "udp %-10s %-9s %8.3fMbit loss %.3f%% owd mean %.1fms max %.1fms\n",

@@ -29,6 +29,13 @@ type Sim struct {
 	Transport transport.Config
 	TCP       []*TCPFlow
 	UDP       []*UDPFlow
+	// Integrity counts finished connections whose stream was checked end to
+	// end: the sender's digest of what it sent against the receiver's digest
+	// of what it delivered (transport.ConnStats), and the byte counts.
+	Integrity struct {
+		Verified, Mismatched int
+	}
+	pending map[uint64]digest // the first side's digest, by connection ID
 
 	stacks   []*Stack
 	readBuf  []byte
@@ -149,6 +156,9 @@ func (st *Stack) readAll(now clock.Time) {
 		if !c.Done() {
 			st.accepted[k] = a
 			k++
+		} else if c.Err() == nil {
+			cs := c.Stats()
+			st.sim.verify(c.ID(), digest{cs.RecvDigest, cs.BytesDelivered})
 		}
 	}
 	clear(st.accepted[k:])
@@ -293,6 +303,8 @@ func (f *TCPFlow) finish(now clock.Time) {
 	if c.Err() != nil {
 		f.Stats.Failed++
 	} else {
+		cs := c.Stats()
+		f.sim.verify(c.ID(), digest{cs.SentDigest, cs.BytesSent})
 		f.Stats.Completed++
 		if f.cur.Bytes > 0 {
 			f.Stats.FCTSum += now.Sub(f.started)
@@ -300,6 +312,30 @@ func (f *TCPFlow) finish(now clock.Time) {
 		}
 	}
 	f.next(now)
+}
+
+// digest is one side's integrity record of a connection's stream.
+type digest struct {
+	sum   [32]byte
+	bytes uint64
+}
+
+// verify matches the two sides' digests of connection id.
+func (s *Sim) verify(id uint64, d digest) {
+	if s.pending == nil {
+		s.pending = map[uint64]digest{}
+	}
+	p, ok := s.pending[id]
+	if !ok {
+		s.pending[id] = d
+		return
+	}
+	delete(s.pending, id)
+	if p == d {
+		s.Integrity.Verified++
+	} else {
+		s.Integrity.Mismatched++
+	}
 }
 
 // Stacks returns the host stacks created so far (nil entries for nodes

@@ -53,6 +53,9 @@ func TestDeterminism(t *testing.T) {
 	if a.TraceHash == "" || a.Events == 0 {
 		t.Fatalf("no trace hash/events: %+v", a)
 	}
+	if a.Verified < 10 || a.Mismatched != 0 {
+		t.Errorf("integrity: %d transfers verified, %d mismatched; want >= 10 and 0", a.Verified, a.Mismatched)
+	}
 	if a.TraceHash != b.TraceHash {
 		t.Errorf("same seed: trace hashes got %s and %s, want equal", a.TraceHash, b.TraceHash)
 	}
