@@ -100,7 +100,8 @@ func runScale(fs *flag.FlagSet) int {
 		transfers += f.Stats.Transfers
 		completed += f.Stats.Completed
 	}
-	fmt.Printf("transfers started %d, completed %d; events scheduled in the past: %d\n", transfers, completed, run.Sim.E.Late())
+	fmt.Printf("transfers started %d, completed %d (streams verified end to end %d, mismatched %d); events scheduled in the past: %d\n",
+		transfers, completed, sum.Verified, sum.Mismatched, run.Sim.E.Late())
 	for _, l := range sum.Links[:sc.Hops] {
 		fmt.Printf("link %s: util %.3f, drops %d (%.2f%%), mean queue delay %.2f ms\n",
 			l.Name, l.Utilization, l.Drops, 100*l.DropRate, l.MeanQDelayms)
