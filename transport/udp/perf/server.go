@@ -57,7 +57,32 @@ type Server struct {
 	mu      sync.Mutex
 	reports map[uint64]*pending // reverse flows' reports, by connection ID
 	sinks   map[uint64]*flowSink
+	stats   ServerStats
 	wg      sync.WaitGroup
+}
+
+// ServerStats counts what a Server did with the connections it accepted.
+type ServerStats struct {
+	Forward         uint64 // forward test flows served
+	Reverse         uint64 // reverse test flows served
+	Reports         uint64 // report fetches answered
+	BadRequests     uint64 // requests refused as malformed or of another protocol version
+	ReverseRefused  uint64 // reverse requests refused (no -allow-reverse)
+	BadParameters   uint64 // reverse requests refused for an unknown controller or strategy
+	FailedTransfers uint64 // test flows that ended with an error (refusals included)
+}
+
+// Stats returns the server's counters.
+func (s *Server) Stats() ServerStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+func (s *Server) count(f func(*ServerStats)) {
+	s.mu.Lock()
+	f(&s.stats)
+	s.mu.Unlock()
 }
 
 type pending struct {
@@ -211,12 +236,14 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 	sum := FlowSummary{ConnID: fmt.Sprintf("%016x", id), Peer: peer.String()}
 	req, err := parseRequest(c.Request())
 	if err != nil {
+		s.count(func(st *ServerStats) { st.BadRequests++ })
 		s.refuse(ctx, c, err.Error())
 		sum.Error = err.Error()
 		s.finish(sum)
 		return true, nil
 	}
 	if req.Results != 0 {
+		s.count(func(st *ServerStats) { st.Reports++ })
 		s.serveReport(ctx, c, req.Results)
 		return false, nil
 	}
@@ -238,6 +265,7 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 	if req.Reverse {
 		sum.Reverse = true
 		if !s.cfg.AllowReverse {
+			s.count(func(st *ServerStats) { st.ReverseRefused++ })
 			msg := "reverse mode (-R) refused: this receiver was not started with -allow-reverse"
 			s.refuse(ctx, c, msg)
 			sum.Error = msg
@@ -254,6 +282,16 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 }
 
 func (s *Server) finish(sum FlowSummary) {
+	s.count(func(st *ServerStats) {
+		switch {
+		case sum.Error != "":
+			st.FailedTransfers++
+		case sum.Reverse:
+			st.Reverse++
+		default:
+			st.Forward++
+		}
+	})
 	if s.cfg.OnFlow != nil {
 		s.cfg.OnFlow(sum)
 	}
@@ -350,6 +388,7 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, fs 
 	// The controller and recovery were set from the request by configure
 	// when the connection was built; an invalid spec left the defaults.
 	if err := errors.Join(validateCC(cc), validateRecovery(rec)); err != nil {
+		s.count(func(st *ServerStats) { st.BadParameters++ })
 		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 		p.rep = Report{V: Version, Error: msg}
 		s.refuse(ctx, c, msg)
