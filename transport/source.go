@@ -1,6 +1,9 @@
 package transport
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Source produces stream bytes on demand, as an alternative to Conn.Write
 // for bulk senders: no send buffer is needed and retransmissions regenerate
@@ -11,22 +14,26 @@ type Source interface {
 }
 
 // PatternSource is a deterministic pseudo-random byte stream: the 8-byte word
-// at offset 8k is splitmix64(seed + k*golden), little-endian. It is cheap
-// (about one multiply-xorshift per 8 bytes) and any offset can be generated
-// independently.
+// at offset 8k is mix(seed, k) (little-endian), where mix is one 64x64->128
+// bit multiply folded (wyhash-style). It is cheap (one multiply per 8 bytes)
+// and any offset can be generated independently. Not cryptographic.
 type PatternSource struct{ seed uint64 }
 
 // NewPatternSource returns the pattern stream for seed.
-func NewPatternSource(seed uint64) *PatternSource { return &PatternSource{seed: seed} }
+func NewPatternSource(seed uint64) *PatternSource {
+	return &PatternSource{seed: seed*golden ^ 0xa0761d6478bd642f}
+}
 
-// splitmix64 golden-ratio increment (Steele, Lea & Flood 2014).
-const golden = 0x9e3779b97f4a7c15
+// golden is the 64-bit golden-ratio constant of splitmix64 (Steele, Lea &
+// Flood 2014); mixK is wyhash's secret[1].
+const (
+	golden = 0x9e3779b97f4a7c15
+	mixK   = 0xe7037ed1a0b428db
+)
 
 func (s *PatternSource) word(k uint64) uint64 {
-	z := s.seed + k*golden
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
+	hi, lo := bits.Mul64(k*golden^s.seed, mixK)
+	return hi ^ lo
 }
 
 // Fill writes the stream bytes at [off, off+len(p)) into p.
@@ -41,6 +48,14 @@ func (s *PatternSource) Fill(off int64, p []byte) {
 		n := copy(p, w[r:])
 		p = p[n:]
 		k++
+	}
+	for len(p) >= 32 {
+		binary.LittleEndian.PutUint64(p, s.word(k))
+		binary.LittleEndian.PutUint64(p[8:], s.word(k+1))
+		binary.LittleEndian.PutUint64(p[16:], s.word(k+2))
+		binary.LittleEndian.PutUint64(p[24:], s.word(k+3))
+		p = p[32:]
+		k += 4
 	}
 	for len(p) >= 8 {
 		binary.LittleEndian.PutUint64(p, s.word(k))
