@@ -56,11 +56,11 @@ func main() {
 		if err != nil {
 			fatal(err)
 		}
-		got, err := measureRate(r, *size, *dur, *spin)
+		got, diag, err := measureRate(r, *size, *dur, *spin)
 		if err != nil {
 			fatal(err)
 		}
-		fmt.Printf("    %-10s %-14s %+.3f%%\n", units.FormatRate(r), units.FormatRate(got), 100*(got/r-1))
+		fmt.Printf("    %-10s %-14s %+8.3f%%   (%s)\n", units.FormatRate(r), units.FormatRate(got), 100*(got/r-1), diag)
 	}
 
 	fmt.Printf("\n(b) added one-way delay vs configured %v (unlimited rate, 1 datagram/ms)\n", *delay)
@@ -129,6 +129,7 @@ type sink struct {
 	lastB   int64 // bytes received up to and including the last datagram, excluding the first
 	delays  []time.Duration
 	record  bool
+	times   []time.Duration // receive time of every datagram (rate measurement)
 	done    chan struct{}
 }
 
@@ -159,6 +160,9 @@ func newSink(record bool) (*sink, error) {
 					s.lastB += int64(m.N)
 				}
 				s.last = now
+				if s.times != nil {
+					s.times = append(s.times, now)
+				}
 				s.packets.Add(1)
 				s.bytes.Add(int64(m.N))
 				if s.record && m.N >= 8 {
@@ -227,33 +231,47 @@ func startRelay(target string, hop link.Config, spin time.Duration) (*relay.Rela
 	return r, nil
 }
 
-func measureRate(rate float64, size int, dur, spin time.Duration) (float64, error) {
+func measureRate(rate float64, size int, dur, spin time.Duration) (float64, string, error) {
 	s, err := newSink(false)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer s.close()
+	s.mu.Lock()
+	s.times = make([]time.Duration, 0, int(rate/8/float64(size)*dur.Seconds()*1.1)+16)
+	s.mu.Unlock()
 	r, err := startRelay(s.conn.LocalAddr().String(), link.Config{Rate: rate, Queue: "droptail:100000p"}, spin)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer r.Close()
 	stop := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() { errc <- blast(r.Addr().String(), rate*1.2, size, stop) }()
 	time.Sleep(dur)
+	st := r.HopStats(relay.Fwd)[0]
+	cn := r.Counters()
 	close(stop)
 	if err := <-errc; err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last <= s.first {
-		return 0, fmt.Errorf("rate %v: too few datagrams received", rate)
+		return 0, "", fmt.Errorf("rate %v: too few datagrams received", rate)
 	}
-	// The link is saturated from the first departure on, so deliveries are
-	// back to back: rate = bytes after the first / time since the first.
-	return float64(s.lastB) * 8 / (s.last - s.first).Seconds(), nil
+	// Once the queue has built up the link is saturated and deliveries are
+	// back to back: rate = datagrams received after the one at a quarter of
+	// the run, over the time since it (all datagrams have the same size).
+	ts := s.times
+	if len(ts) < 100 {
+		return 0, "", fmt.Errorf("rate %v: too few datagrams received", rate)
+	}
+	a := len(ts) / 4
+	got := float64(len(ts)-1-a) * float64(size) * 8 / (ts[len(ts)-1] - ts[a]).Seconds()
+	diag := fmt.Sprintf("relay received %s, link busy %.1f%%, queue %d at the end",
+		units.FormatRate(float64(cn.ReceivedBytes[relay.Fwd])*8/dur.Seconds()), 100*st.BusyTime.Seconds()/dur.Seconds(), st.QueueLen)
+	return got, diag, nil
 }
 
 // lateSummary gives the histogram buckets holding the median and the 99th
