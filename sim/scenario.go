@@ -153,7 +153,7 @@ func (sc Scenario) Build() (*Run, error) {
 	if sc.Hash {
 		col.EnableHash()
 	}
-	opt := Options{Seed: sc.Seed, Sink: event.Discard, PayloadOnly: sc.PayloadOnly}
+	opt := Options{Seed: sc.Seed, Sink: event.Discard, PayloadOnly: sc.PayloadOnly, BufSize: max(2048, sc.MaxDatagram)}
 	if sc.Hash {
 		opt.Sink = col.Links()
 	}

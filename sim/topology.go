@@ -369,6 +369,7 @@ type Pool struct {
 	bufSize int
 	pkts    []*qdisc.Packet
 	meta    []Meta
+	live    []bool // per slot: handed out and not yet freed (catches double frees)
 	free    []int32
 	nextID  uint64
 	inUse   int
@@ -388,7 +389,9 @@ func (p *Pool) Get() *qdisc.Packet {
 		}
 		p.pkts = append(p.pkts, &qdisc.Packet{Buf: make([]byte, 0, p.bufSize)})
 		p.meta = append(p.meta, Meta{})
+		p.live = append(p.live, false)
 	}
+	p.live[i] = true
 	pk := p.pkts[i]
 	buf := pk.Buf[:0]
 	p.nextID++
@@ -401,8 +404,13 @@ func (p *Pool) Get() *qdisc.Packet {
 // Meta returns the envelope of a pooled packet.
 func (p *Pool) Meta(pk *qdisc.Packet) *Meta { return &p.meta[pk.Ctx] }
 
-// Free returns a packet to the pool.
+// Free returns a packet to the pool. Freeing a packet twice panics: it
+// would hand one buffer to two owners.
 func (p *Pool) Free(pk *qdisc.Packet) {
+	if !p.live[pk.Ctx] {
+		panic("sim: packet freed twice")
+	}
+	p.live[pk.Ctx] = false
 	p.free = append(p.free, int32(pk.Ctx))
 	p.inUse--
 }
