@@ -284,7 +284,7 @@ func (d *ReportData) comparisonFigures() ([]figure, error) {
 			id := lineID{k, g.Backend}
 			c := lines[id]
 			if c == nil {
-				c = &curve{Label: k + " (" + g.Backend + ")", Color: keys[k], Dashed: g.Backend == BackendLive}
+				c = &curve{Label: k, Color: keys[k], Dashed: g.Backend == BackendLive}
 				lines[id] = c
 				order = append(order, id)
 			}
@@ -309,7 +309,7 @@ func (d *ReportData) comparisonFigures() ([]figure, error) {
 			return nil, err
 		}
 		figs = append(figs, figure{Title: km.Title + " against " + x.Short,
-			Caption: fmt.Sprintf("Mean over seeds of %s (%s) against %s; error bars: 95 %% confidence interval (Student's t). Solid: simulator; dashed: live.", km.Metric, unit, x.Path),
+			Caption: fmt.Sprintf("Mean over seeds of %s (%s) against %s; error bars: 95 %% confidence interval (Student's t). Solid lines, round marks: simulator; dashed lines, square marks: live.", km.Metric, unit, x.Path),
 			SVG:     template.HTML(svg)})
 	}
 	// Sim-vs-live difference of bandwidth utilization.

@@ -74,7 +74,12 @@ func comparisonSVG(title, xlabel, ylabel string, ticks []string, curves []curve)
 	p := newPlot(title, xlabel, ylabel)
 	if len(ticks) > 0 {
 		p.NominalX(ticks...)
+		// Room on the right for the legend, so it covers no data.
+		p.X.Min = -0.3
+		p.X.Max = float64(len(ticks)-1) + 0.3 + 0.5*float64(len(ticks))
 	}
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	legend := map[string]bool{}
 	for _, c := range curves {
 		var pts plotter.XYs
 		var errs plotter.YErrors
@@ -111,9 +116,12 @@ func comparisonSVG(title, xlabel, ylabel string, ticks []string, curves []curve)
 		}
 		eb.Color = colorAt(c.Color)
 		p.Add(l, s, eb)
-		p.Legend.Add(c.Label, l, s)
+		if !legend[c.Label] {
+			legend[c.Label] = true
+			p.Legend.Add(c.Label, l, s)
+		}
 	}
-	return svgOf(p, 16*vg.Centimeter, 10*vg.Centimeter)
+	return svgOf(p, 18*vg.Centimeter, 10*vg.Centimeter)
 }
 
 // panel is one time-series panel: lines, and optional marks (e.g. losses)
