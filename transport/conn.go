@@ -483,8 +483,10 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 		}
 		c.ackNow = true // duplicate: ACK at once (RFC 9293 §3.10.7.4)
 	} else if off > c.rcvNxt {
-		c.storeData(off, data)
-		c.insertOOO(off, end)
+		if len(data) > 0 {
+			c.storeData(off, data)
+			c.insertOOO(off, end)
+		}
 		c.ackNow = true // out of order: immediate duplicate ACK (RFC 5681 §4.2)
 	} else {
 		data = data[c.rcvNxt-off:]
@@ -510,8 +512,8 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 			c.ackAt = now.Add(c.cfg.DelayedAck)
 		}
 	}
-	if newFin || (c.peerFin && c.rcvNxt == c.peerFinOff && p.flags&flagFIN != 0) {
-		c.ackNow = true
+	if newFin || (c.peerFin && c.rcvNxt == c.peerFinOff) {
+		c.ackNow = true // the FIN (now or once it becomes in order) is acknowledged at once
 	}
 	return RejectNone
 }

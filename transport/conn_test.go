@@ -505,3 +505,26 @@ func TestLateFINAfterRemoval(t *testing.T) {
 		t.Errorf("client err %v, server err %v, server FIN acked %v", cli.Err(), srv.Err(), srv.Stats().SentFin)
 	}
 }
+
+// TestOutOfOrderFIN: a bare FIN arriving before the last data is ACKed at
+// once without an (empty) SACK block, and the stream completes when the data
+// arrives.
+func TestOutOfOrderFIN(t *testing.T) {
+	f := newSrvFixture(t, Config{}, true)
+	f.data(0, 0, ecn.NotECT)
+	fin := packet{typ: typeShort, dcid: f.srvCID, flags: flagFIN, pn: f.pn, ts: 300, off: seg(2).Start}
+	f.pn++
+	f.recv(&fin, ecn.NotECT)
+	a := f.drain()
+	if len(a) != 1 {
+		t.Fatalf("out-of-order FIN: %d packets, rejects %v", len(a), f.ep.Stats().Rejects)
+	}
+	if a[0].cumAck != seg(1).Start || a[0].nBlocks != 0 {
+		t.Fatalf("out-of-order FIN: cum %d, %d blocks; want an ACK of %d without blocks", a[0].cumAck, a[0].nBlocks, seg(1).Start)
+	}
+	f.data(1, 0, ecn.NotECT)
+	a = f.drain()
+	if len(a) != 1 || a[0].cumAck != seg(2).Start+1 {
+		t.Fatalf("after the missing data: %d packets, want an immediate ACK of %d (data + FIN)", len(a), seg(2).Start+1)
+	}
+}

@@ -126,6 +126,10 @@ func (h *harness) traceHash() [32]byte {
 }
 
 func (h *harness) send(from int, b []byte, cp ecn.Codepoint) {
+	var chk packet
+	if r := decodePacket(b, &chk); r != RejectNone {
+		h.t.Fatalf("endpoint %d sent a datagram its peer rejects: %v", from, r)
+	}
 	p := h.paths[from]
 	p.sent++
 	if p.Drop != nil && p.Drop(b) {
