@@ -145,10 +145,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "cclab sender: %s %s to %s, cc=%s recovery=%s\n", dir, what, cfg.Addr, cfg.CC, cfg.Recovery)
 	}
 	res, err := perf.Run(ctx, cfg)
-	if *jsonOut && res != nil {
+	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(res)
+		if res != nil {
+			_ = enc.Encode(res)
+		} else {
+			// Failed before the transfer started (as iperf3 -J: an error object).
+			_ = enc.Encode(struct {
+				Error string `json:"error"`
+			}{err.Error()})
+		}
 	} else if res != nil && err == nil {
 		perf.WriteSummary(stdout, res.End)
 	}

@@ -50,6 +50,16 @@ func TestUnreachableExit1(t *testing.T) {
 	if !strings.Contains(errb.String(), "refused") && !strings.Contains(errb.String(), "no answer") {
 		t.Errorf("stderr %q: want a clear unreachable message", errb.String())
 	}
+	// With -J the failure is also a JSON object with an error.
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"-c", addr, "-n", "1M", "-connect-timeout", "2s", "-J"}, &out, &errb); code != 1 {
+		t.Errorf("-J: exit %d, want 1", code)
+	}
+	var obj struct{ Error string }
+	if err := json.Unmarshal(out.Bytes(), &obj); err != nil || obj.Error == "" {
+		t.Errorf("-J output %q: want a JSON object with an error (%v)", out.String(), err)
+	}
 }
 
 func TestJSONAgainstReceiver(t *testing.T) {

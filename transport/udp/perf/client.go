@@ -157,28 +157,32 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		req.ECN = cfg.ECN
 	}
 
-	rtt := &rttStats{}
-	var ql *qlog.Writer
-	sinks := event.Tee{rtt}
-	if cfg.Sink != nil {
-		sinks = append(sinks, cfg.Sink)
-	}
-	var qlogSink lateSink
-	if cfg.QlogDir != "" {
-		sinks = append(sinks, &qlogSink)
+	// Events go to cfg.Sink and, with -qlog, to a qlog file named after the
+	// connection ID, which is known only after Dial: the sink is set then,
+	// under the driver's lock (sinks are called under it).
+	var sink *flowSink
+	var tsink event.Sink
+	if cfg.Sink != nil || cfg.QlogDir != "" {
+		sink = &flowSink{extra: cfg.Sink}
+		tsink = sink
 	}
 	startWall := time.Now()
-	conn, err := ep.Dial(ctx, peer, cfg.transportConfig(req, sinks))
+	conn, err := ep.Dial(ctx, peer, cfg.transportConfig(req, tsink))
 	if err != nil {
 		return nil, err
 	}
 	id := conn.ID()
 	if cfg.QlogDir != "" {
-		if ql, err = openQlog(cfg.QlogDir, id, "client", &cfg, ep.Now()); err != nil {
+		ql, err := openQlog(cfg.QlogDir, id, "client", &cfg, ep.Now())
+		if err != nil {
+			conn.Do(func(now clock.Time, tc *transport.Conn) { tc.Abort(now) })
 			return nil, err
 		}
-		qlogSink.set(ql)
-		defer ql.Close()
+		conn.Do(func(clock.Time, *transport.Conn) { sink.ql = ql })
+		defer func() {
+			conn.Do(func(clock.Time, *transport.Conn) { sink.ql = nil })
+			ql.Close()
+		}()
 	}
 
 	res := &Result{Start: Start{
@@ -194,9 +198,9 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	res.End = End{CC: cfg.CC, Recovery: cfg.Recovery, Reverse: cfg.Reverse}
 
 	if cfg.Reverse {
-		err = runReverse(ctx, ep, peer, conn, &cfg, res, rtt)
+		err = runReverse(ctx, ep, peer, conn, &cfg, res)
 	} else {
-		err = runForward(ctx, conn, &cfg, res, rtt)
+		err = runForward(ctx, conn, &cfg, res)
 	}
 	if err != nil {
 		res.End.Error = err.Error()
@@ -218,21 +222,20 @@ func short(d string) string {
 	return d
 }
 
-// lateSink forwards to a sink set after the connection exists (the qlog
-// file is named after the connection ID).
-type lateSink struct {
-	mu sync.Mutex
-	s  event.Sink
+// flowSink receives one connection's events (called under the driver's
+// lock, so its fields are set under that lock too).
+type flowSink struct {
+	ql    *qlog.Writer // nil: no qlog
+	extra event.Sink   // nil: none
 }
 
-func (l *lateSink) set(s event.Sink) { l.mu.Lock(); l.s = s; l.mu.Unlock() }
-
-func (l *lateSink) Record(e event.Event) {
-	l.mu.Lock()
-	s := l.s
-	l.mu.Unlock()
-	if s != nil {
-		s.Record(e)
+// Record forwards e.
+func (f *flowSink) Record(e event.Event) {
+	if f.ql != nil {
+		f.ql.Record(e)
+	}
+	if f.extra != nil {
+		f.extra.Record(e)
 	}
 }
 
@@ -307,7 +310,7 @@ func runIntervals(cfg *ClientConfig, t0 time.Time, sample sampler, stop <-chan s
 }
 
 // runForward: we send, the receiver reports its digest.
-func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Result, rtt *rttStats) error {
+func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Result) error {
 	length := cfg.Bytes
 	if length == 0 {
 		length = -1
@@ -358,10 +361,7 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 	e.Retransmits, e.RTOs = s.retransmits, s.rtos
 	e.MSS = s.mss
 	e.MinRTTms = ms(s.minRTT)
-	if e.MinRTTms == 0 {
-		e.MinRTTms = ms(rtt.minRTT)
-	}
-	e.MeanSRTTms = rtt.meanSRTTms()
+	e.MeanSRTTms = ms(s.meanSRTT)
 	e.SenderDigest = hex.EncodeToString(s.sentDigest)
 	e.ReceiverDigest = rep.Digest
 	e.Verified = e.SenderDigest == e.ReceiverDigest && rep.Bytes == s.sentBytes && s.ackedBytes >= s.sentBytes
@@ -370,7 +370,7 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 
 // runReverse: the receiver sends; we read to EOF, then fetch its report on
 // a second connection.
-func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn *udp.Conn, cfg *ClientConfig, res *Result, rtt *rttStats) error {
+func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn *udp.Conn, cfg *ClientConfig, res *Result) error {
 	t0 := time.Now()
 	stopIv := make(chan struct{})
 	var ivMu sync.Mutex
@@ -455,6 +455,5 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 	e.SenderDigest = rep.Digest
 	e.ReceiverDigest = hex.EncodeToString(s.recvDigest)
 	e.Verified = e.SenderDigest == e.ReceiverDigest && rep.Bytes == s.recvBytes
-	_ = rtt
 	return nil
 }

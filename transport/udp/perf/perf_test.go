@@ -193,14 +193,9 @@ func TestBadNamesListRegistered(t *testing.T) {
 	}
 }
 
-func TestQlogFile(t *testing.T) {
-	srv, _ := startServer(t, ServerConfig{})
-	dir := t.TempDir()
-	res, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Bytes: 1 << 20, QlogDir: dir})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	name := filepath.Join(dir, res.Start.ConnID+"-client.sqlog")
+// qlogNames reads a qlog JSON-SEQ file and counts its event names.
+func qlogNames(t *testing.T, name string) map[string]int {
+	t.Helper()
 	data, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatalf("qlog file: %v", err)
@@ -216,9 +211,29 @@ func TestQlogFile(t *testing.T) {
 			names[n]++
 		}
 	}
-	for _, want := range []string{"transport:packet_sent", "recovery:metrics_updated"} {
-		if names[want] == 0 {
-			t.Errorf("qlog has no %s event (names: %v)", want, names)
+	return names
+}
+
+func TestQlogFiles(t *testing.T) {
+	sdir, cdir := t.TempDir(), t.TempDir()
+	srv, flows := startServer(t, ServerConfig{QlogDir: sdir})
+	res, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Bytes: 1 << 20, QlogDir: cdir})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	waitFlows(t, srv, flows, 1)
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{filepath.Join(cdir, res.Start.ConnID+"-client.sqlog"), []string{"transport:packet_sent", "recovery:metrics_updated"}},
+		{filepath.Join(sdir, res.Start.ConnID+"-server.sqlog"), []string{"transport:data_moved"}},
+	} {
+		names := qlogNames(t, tc.file)
+		for _, w := range tc.want {
+			if names[w] == 0 {
+				t.Errorf("%s has no %s event (names: %v)", filepath.Base(tc.file), w, names)
+			}
 		}
 	}
 }

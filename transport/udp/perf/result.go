@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"cclab/event"
 	"cclab/internal/units"
 )
 
@@ -64,37 +63,6 @@ type End struct {
 	SenderBytes    int64   `json:"sender_bytes"` // bytes the sender put in the stream
 	MSS            int     `json:"mss"`          // payload bytes per full segment, as negotiated
 	Error          string  `json:"error,omitempty"`
-}
-
-// rttStats accumulates RTT figures from MetricsUpdated events (an
-// event.Sink, called under the driver's lock).
-type rttStats struct {
-	n       int64
-	sumSRTT time.Duration
-	minRTT  time.Duration
-}
-
-func (r *rttStats) Record(e event.Event) {
-	if e.Kind != event.MetricsUpdated {
-		return
-	}
-	if e.SRTT > 0 {
-		r.n++
-		r.sumSRTT += e.SRTT
-	}
-	if e.MinRTT > 0 && (r.minRTT == 0 || e.MinRTT < r.minRTT) {
-		r.minRTT = e.MinRTT
-	}
-	if e.RTT > 0 && (r.minRTT == 0 || e.RTT < r.minRTT) {
-		r.minRTT = e.RTT
-	}
-}
-
-func (r *rttStats) meanSRTTms() float64 {
-	if r.n == 0 {
-		return 0
-	}
-	return ms(r.sumSRTT / time.Duration(r.n))
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

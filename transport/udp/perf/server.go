@@ -13,8 +13,6 @@ import (
 
 	"cclab/ccalgo"
 	"cclab/clock"
-	"cclab/event"
-	"cclab/internal/qlog"
 	"cclab/transport"
 	"cclab/transport/udp"
 )
@@ -56,7 +54,6 @@ type Server struct {
 
 	mu      sync.Mutex
 	reports map[uint64]*pending // reverse flows' reports, by connection ID
-	sinks   map[uint64]*flowSink
 	stats   ServerStats
 	wg      sync.WaitGroup
 }
@@ -93,13 +90,6 @@ type pending struct {
 	at      time.Time
 }
 
-// flowSink receives the events of one accepted connection. Accepted
-// connections share the endpoint's sink; it dispatches by event.Flow.
-type flowSink struct {
-	rtt rttStats
-	ql  *qlog.Writer
-}
-
 // reportTTL is how long a reverse flow's report is kept for the client to fetch.
 const reportTTL = 2 * time.Minute
 
@@ -108,7 +98,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Listen == "" {
 		cfg.Listen = fmt.Sprintf(":%d", DefaultPort)
 	}
-	s := &Server{cfg: cfg, reports: map[uint64]*pending{}, sinks: map[uint64]*flowSink{}}
+	s := &Server{cfg: cfg, reports: map[uint64]*pending{}}
 	d := cfg.Defaults
 	if d.MaxDatagram == 0 {
 		d = transport.DefaultConfig()
@@ -116,7 +106,6 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		// smaller of the two ends' MaxDatagram.
 		d.MaxDatagram = MaxSize
 	}
-	d.Sink = event.Func(s.record)
 	ep, err := udp.Listen(cfg.Listen, udp.Config{Endpoint: transport.EndpointConfig{
 		Server: true, Defaults: d, Configure: s.configure}})
 	if err != nil {
@@ -129,6 +118,10 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 // configure sets the sending side's parameters of a reverse flow from the
 // client's request (called by the transport before the connection is built).
 func (s *Server) configure(request []byte, cfg *transport.Config) {
+	if s.cfg.QlogDir != "" {
+		// Each connection gets its own sink; serve attaches the qlog file.
+		cfg.Sink = &flowSink{}
+	}
 	req, err := parseRequest(request)
 	if err != nil || !req.Reverse || !s.cfg.AllowReverse {
 		return
@@ -142,20 +135,6 @@ func (s *Server) configure(request []byte, cfg *transport.Config) {
 	cfg.ECN = cfg.ECN || req.ECN
 	if req.MinRTOms > 0 {
 		cfg.MinRTO = time.Duration(req.MinRTOms * float64(time.Millisecond))
-	}
-}
-
-// record dispatches an event to its flow (called under the driver lock).
-func (s *Server) record(e event.Event) {
-	s.mu.Lock()
-	f := s.sinks[e.Flow]
-	s.mu.Unlock()
-	if f == nil {
-		return
-	}
-	f.rtt.Record(e)
-	if f.ql != nil {
-		f.ql.Record(e)
 	}
 }
 
@@ -223,15 +202,6 @@ func (s *Server) Serve(ctx context.Context) error {
 // (rather than a report fetch), and for a reverse flow the pending report.
 func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 	id := c.ID()
-	fs := &flowSink{}
-	s.mu.Lock()
-	s.sinks[id] = fs
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.sinks, id)
-		s.mu.Unlock()
-	}()
 	peer := c.Peer()
 	sum := FlowSummary{ConnID: fmt.Sprintf("%016x", id), Peer: peer.String()}
 	req, err := parseRequest(c.Request())
@@ -247,15 +217,13 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 		s.serveReport(ctx, c, req.Results)
 		return false, nil
 	}
-	if s.cfg.QlogDir != "" {
+	var fs *flowSink
+	c.Do(func(_ clock.Time, tc *transport.Conn) { fs, _ = tc.Config().Sink.(*flowSink) })
+	if fs != nil {
 		if ql, err := openQlog(s.cfg.QlogDir, id, "server", &ClientConfig{Addr: peer.String(), CC: req.CC, Recovery: req.Recovery}, s.ep.Now()); err == nil {
-			s.mu.Lock()
-			fs.ql = ql
-			s.mu.Unlock()
+			c.Do(func(clock.Time, *transport.Conn) { fs.ql = ql })
 			defer func() {
-				s.mu.Lock()
-				fs.ql = nil
-				s.mu.Unlock()
+				c.Do(func(clock.Time, *transport.Conn) { fs.ql = nil })
 				ql.Close()
 			}()
 		} else {
@@ -272,7 +240,7 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 			s.finish(sum)
 			return true, nil
 		}
-		p := s.serveReverse(ctx, c, req, fs, &sum)
+		p := s.serveReverse(ctx, c, req, &sum)
 		s.finish(sum)
 		return true, p
 	}
@@ -367,7 +335,7 @@ func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary
 
 // serveReverse sends the pattern as the client asked and keeps the report
 // for the client to fetch.
-func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, fs *flowSink, sum *FlowSummary) *pending {
+func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum *FlowSummary) *pending {
 	p := &pending{done: make(chan struct{}), fetched: make(chan struct{})}
 	s.mu.Lock()
 	s.reports[c.ID()] = p
@@ -421,9 +389,6 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, fs 
 	err := c.Wait(wctx)
 	elapsed := time.Since(t0)
 	st := snapshot(c.Stats())
-	s.mu.Lock()
-	rtt := fs.rtt
-	s.mu.Unlock()
 	sum.Bytes = min(st.sentBytes, st.ackedBytes)
 	sum.Seconds = elapsed.Seconds()
 	if sum.Seconds > 0 {
@@ -432,10 +397,7 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, fs 
 	sum.Digest = hex.EncodeToString(st.sentDigest)
 	sum.Retransmits, sum.RTOs = st.retransmits, st.rtos
 	sum.MinRTTms = ms(st.minRTT)
-	if sum.MinRTTms == 0 {
-		sum.MinRTTms = ms(rtt.minRTT)
-	}
-	sum.MeanSRTTms = rtt.meanSRTTms()
+	sum.MeanSRTTms = ms(st.meanSRTT)
 	p.rep = Report{V: Version, Bytes: sum.Bytes, Digest: sum.Digest, Seconds: sum.Seconds,
 		Retransmits: sum.Retransmits, RTOs: sum.RTOs, MinRTTms: sum.MinRTTms, MeanSRTTms: sum.MeanSRTTms,
 		CC: cc, Recovery: rec}
