@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -207,5 +208,74 @@ func TestRenoRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, lossSetup(t, "reno")) })
+	}
+}
+
+// dropOffsets returns a Drop function losing the first transmission of the
+// data segments at the given stream offsets.
+func dropOffsets(offs ...uint64) func([]byte) bool {
+	done := map[uint64]bool{}
+	return func(b []byte) bool {
+		var p packet
+		if decodePacket(b, &p) != RejectNone || p.typ != typeShort || p.flags&flagDATA == 0 {
+			return false
+		}
+		for _, o := range offs {
+			if p.off == o && !done[o] {
+				done[o] = true
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// TestRecoveryEpisodes: end to end over a clean 20 ms path, one loss costs
+// one fast retransmit in one episode and no RTO with either strategy; three
+// losses in one window are repaired by NewReno in one episode (partial
+// ACKs), while Reno needs more than one reduction or an RTO.
+func TestRecoveryEpisodes(t *testing.T) {
+	mss := uint64(testMSS)
+	// With IW = 10 and slow start, segments 40.. are in a window of ~30+.
+	single := []uint64{60 * mss}
+	triple := []uint64{60 * mss, 63 * mss, 66 * mss}
+	cases := []struct {
+		recovery string
+		drops    []uint64
+		check    func(t *testing.T, s ConnStats)
+	}{
+		{"newreno", single, func(t *testing.T, s ConnStats) {
+			if s.Recoveries != 1 || s.Retransmits != 1 || s.RTOs != 0 {
+				t.Errorf("one loss: recoveries %d retransmits %d rtos %d, want 1 1 0", s.Recoveries, s.Retransmits, s.RTOs)
+			}
+		}},
+		{"reno", single, func(t *testing.T, s ConnStats) {
+			if s.Recoveries != 1 || s.Retransmits != 1 || s.RTOs != 0 {
+				t.Errorf("one loss: recoveries %d retransmits %d rtos %d, want 1 1 0", s.Recoveries, s.Retransmits, s.RTOs)
+			}
+		}},
+		{"newreno", triple, func(t *testing.T, s ConnStats) {
+			if s.Recoveries != 1 || s.Retransmits != 3 || s.RTOs != 0 {
+				t.Errorf("three losses: recoveries %d retransmits %d rtos %d, want 1 3 0 (RFC 6582 partial ACKs)", s.Recoveries, s.Retransmits, s.RTOs)
+			}
+		}},
+		{"reno", triple, func(t *testing.T, s ConnStats) {
+			if s.Recoveries < 2 && s.RTOs == 0 {
+				t.Errorf("three losses: recoveries %d rtos %d, want Reno to need several reductions or an RTO", s.Recoveries, s.RTOs)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s/%d", tc.recovery, len(tc.drops)), func(t *testing.T) {
+			p := pathModel{Delay: 20 * time.Millisecond, Drop: dropOffsets(tc.drops...)}
+			h := newHarness(t, 1, p, pathModel{Delay: 20 * time.Millisecond}, Config{Recovery: tc.recovery})
+			cli, srv, ok := h.transfer(300_000, time.Minute)
+			if !ok || srv.Stats().RecvDigest != cli.Stats().SentDigest {
+				t.Fatalf("transfer failed")
+			}
+			tc.check(t, cli.Stats())
+			s := cli.Stats()
+			t.Logf("recoveries %d retransmits %d rtos %d spurious %d", s.Recoveries, s.Retransmits, s.RTOs, s.SpuriousRetransmits)
+		})
 	}
 }
