@@ -237,3 +237,49 @@ func TestQlogFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestDurationModes(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{AllowReverse: true})
+	for _, reverse := range []bool{false, true} {
+		res, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Duration: 300 * time.Millisecond,
+			Reverse: reverse, ECN: true})
+		if err != nil {
+			t.Fatalf("reverse=%v: %v", reverse, err)
+		}
+		e := res.End
+		if !e.Verified || e.Bytes <= 0 {
+			t.Errorf("reverse=%v: verified %v bytes %d, want true and > 0", reverse, e.Verified, e.Bytes)
+		}
+		// The sender stops at 300 ms; the transfer ends after the queued data drains.
+		if e.Seconds < 0.3 {
+			t.Errorf("reverse=%v: seconds %v, want ≥ 0.3 (the requested duration)", reverse, e.Seconds)
+		}
+		if res.Start.Seconds != 0.3 || !res.Start.ECN {
+			t.Errorf("reverse=%v: start seconds %v ecn %v, want 0.3 true", reverse, res.Start.Seconds, res.Start.ECN)
+		}
+	}
+}
+
+func TestReceiverShutdownFailsSender(t *testing.T) {
+	srv, err := NewServer(ServerConfig{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { srv.Serve(ctx); close(served) }()
+	defer func() { cancel(); <-served }()
+	go func() {
+		time.Sleep(100 * time.Millisecond) // stop the receiver while the transfer runs
+		cancel()
+	}()
+	_, err = Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Duration: 20 * time.Second})
+	if err == nil {
+		t.Fatal("Run against a receiver that shut down: got nil error, want one")
+	}
+	// The receiver aborts running flows when it stops, so the sender learns
+	// it at once (not by idle timeout).
+	if !strings.Contains(err.Error(), "aborted") {
+		t.Errorf("error %q: want it to say the peer aborted", err)
+	}
+}
