@@ -183,6 +183,9 @@ func lossTrigger(r uint8) string {
 	return "reason_" + strconv.Itoa(int(r))
 }
 
+// rtoCauses names event.RTO reasons (transport.RTOCause values).
+var rtoCauses = [...]string{0: "unknown", 1: "lost_retransmission", 2: "too_few_dupacks", 3: "burst_loss", 4: "handshake"}
+
 // appendEvent appends one event record.
 func (q *Writer) appendEvent(b []byte, e event.Event) []byte {
 	switch e.Kind {
@@ -234,6 +237,20 @@ func (q *Writer) appendEvent(b []byte, e event.Event) []byte {
 			st = "slow_start"
 		}
 		return q.stateChange(b, e.Time, st, "recovery_end")
+	case event.RTO:
+		b = q.begin(b, e.Time, "cclab:rto")
+		cause := "unknown"
+		if int(e.Reason) < len(rtoCauses) {
+			cause = rtoCauses[e.Reason]
+		}
+		b = appendStr(b, "cause", cause)
+		b = append(b, ',')
+		b = appendUint(b, "seq", e.Seq)
+		if e.Cwnd != 0 {
+			b = append(b, ',')
+			b = appendInt(b, "congestion_window", int64(e.Cwnd))
+		}
+		return end(b)
 	case event.Delivered:
 		b = q.begin(b, e.Time, "transport:data_moved")
 		b = appendUint(b, "offset", e.Seq)

@@ -10,6 +10,7 @@ import (
 
 	"cclab/clock"
 	"cclab/event"
+	"cclab/transport"
 )
 
 // parseSeq splits a JSON-SEQ stream into records, checking RFC 7464 framing:
@@ -80,7 +81,7 @@ func TestHeaderAndEvents(t *testing.T) {
 		{"recovery:packet_lost", 4, map[string]any{"header.packet_number": 7.0, "trigger": "reordering_threshold"}},
 		{"recovery:congestion_state_updated", 4, map[string]any{"old": "slow_start", "new": "recovery"}},
 		{"recovery:congestion_state_updated", 5, map[string]any{"old": "recovery", "new": "congestion_avoidance"}},
-		{"cclab:rto", 6, map[string]any{"reason": 2.0, "congestion_window": 1200.0}},
+		{"cclab:rto", 6, map[string]any{"cause": "too_few_dupacks", "congestion_window": 1200.0}},
 		{"transport:data_moved", 7, map[string]any{"length": 4096.0, "to": "application"}},
 	}
 	if len(recs)-1 != len(wants) {
@@ -178,5 +179,26 @@ func BenchmarkRecord(b *testing.B) {
 	for b.Loop() {
 		e.Time++
 		w.Record(e)
+	}
+}
+
+// TestRTOCauseNames keeps the qlog names in step with transport.RTOCause.
+func TestRTOCauseNames(t *testing.T) {
+	for i, name := range rtoCauses {
+		if got := transport.RTOCause(i).String(); got != name {
+			t.Errorf("RTO cause %d: qlog says %q, transport %q", i, name, got)
+		}
+	}
+}
+
+// TestLossTriggerNames keeps packet_lost triggers in step with transport.LossReason.
+func TestLossTriggerNames(t *testing.T) {
+	for _, tc := range []struct {
+		r    transport.LossReason
+		want string
+	}{{transport.LossDupAck, "reordering_threshold"}, {transport.LossTime, "time_threshold"}, {transport.LossRTO, "rto"}} {
+		if got := lossTrigger(uint8(tc.r)); got != tc.want {
+			t.Errorf("loss reason %d: got %q, want %q", tc.r, got, tc.want)
+		}
 	}
 }
