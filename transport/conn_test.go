@@ -528,3 +528,31 @@ func TestOutOfOrderFIN(t *testing.T) {
 		t.Fatalf("after the missing data: %d packets, want an immediate ACK of %d (data + FIN)", len(a), seg(2).Start+1)
 	}
 }
+
+// TestLateInitial: a duplicated Initial arriving after its connection has
+// finished and been removed does not open a ghost connection.
+func TestLateInitial(t *testing.T) {
+	h := newHarness(t, 8, pathModel{Delay: 5 * time.Millisecond}, pathModel{Delay: 5 * time.Millisecond}, Config{})
+	var initial []byte
+	h.paths[0].Drop = func(b []byte) bool {
+		if initial == nil && len(b) > 1 && b[1] == byte(typeInitial) {
+			initial = append([]byte(nil), b...)
+		}
+		return false
+	}
+	_, _, ok := h.transfer(20_000, time.Minute)
+	if !ok {
+		t.Fatal("transfer did not finish")
+	}
+	h.run(10*time.Second, func() bool { return len(h.eps[1].Conns()) == 0 })
+	if len(h.eps[1].Conns()) != 0 {
+		t.Fatal("server conn not removed")
+	}
+	h.eps[1].Receive(h.now, h.addrs[0], ecn.NotECT, initial)
+	if c := h.eps[1].Accept(); c != nil || len(h.eps[1].Conns()) != 0 {
+		t.Errorf("late Initial opened a new connection")
+	}
+	if h.eps[1].Stats().Rejects[RejectOldPacket] != 1 {
+		t.Errorf("late Initial not counted as finished_conn: %v", h.eps[1].Stats().Rejects)
+	}
+}

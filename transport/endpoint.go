@@ -19,8 +19,9 @@ type Endpoint struct {
 	byCID     map[uint64]*Conn // by local CID
 	byInitial map[uint64]*Conn // server: by the client's Initial destination CID
 	acceptQ   []*Conn
-	tombs     map[uint64]tombstone // finished conns by local CID: re-acknowledge a late FIN
-	tombQ     []tombReply          // pending re-acknowledgements
+	tombs     map[uint64]tombstone  // finished conns by local CID: re-acknowledge a late FIN
+	tombQ     []tombReply           // pending re-acknowledgements
+	tombInit  map[uint64]clock.Time // removed server conns by Initial DCID: late duplicate Initials are not new conns
 	tombSweep clock.Time
 	rr        int
 	pkt       packet
@@ -60,7 +61,7 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 	if r == nil {
 		r = rand.New(rand.NewPCG(1, 2))
 	}
-	return &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{}, tombs: map[uint64]tombstone{}}
+	return &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{}, tombs: map[uint64]tombstone{}, tombInit: map[uint64]clock.Time{}}
 }
 
 // Stats returns the endpoint's counters.
@@ -189,6 +190,10 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet) {
 		}
 		return
 	}
+	if exp, ok := e.tombInit[p.dcid]; ok && now.Before(exp) {
+		e.reject(RejectOldPacket) // a delayed or duplicated Initial of a finished conn
+		return
+	}
 	if len(e.conns) >= e.cfg.MaxConns {
 		e.reject(RejectTooManyConns)
 		return
@@ -275,6 +280,7 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 			}
 			if c.server {
 				delete(e.byInitial, c.initialDCID)
+				e.tombInit[c.initialDCID] = now.Add(c.cfg.IdleTimeout)
 			}
 			e.stats.ConnsClosed++
 			continue
@@ -282,11 +288,16 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 		e.conns[j] = c
 		j++
 	}
-	if len(e.tombs) > 0 && now >= e.tombSweep {
+	if len(e.tombs)+len(e.tombInit) > 0 && now >= e.tombSweep {
 		e.tombSweep = now.Add(time.Second)
 		for id, t := range e.tombs {
 			if !now.Before(t.expires) {
 				delete(e.tombs, id)
+			}
+		}
+		for id, exp := range e.tombInit {
+			if !now.Before(exp) {
+				delete(e.tombInit, id)
 			}
 		}
 	}
