@@ -47,3 +47,24 @@ func TestSimCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestSimScenarioFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sc.json")
+	if err := os.WriteFile(file, []byte(`{"topology": "chain", "hops": 2, "flows": 1, "cross": 1, "rate": "10Mbit", "duration": "9s", "seed": 5}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := simJSON(t, "-scenario", file, "-duration", "3s")
+	if len(s.Flows) != 3 || len(s.Links) != 4 || s.Seed != 5 {
+		t.Errorf("chain from file: %d flows, %d links, seed %d; want 3, 4, 5", len(s.Flows), len(s.Links), s.Seed)
+	}
+	if s.Duration != 3 {
+		t.Errorf("duration got %v, want 3 (command line overrides the file)", s.Duration)
+	}
+	if err := os.WriteFile(file, []byte(`{"nosuchflag": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := runSim([]string{"-scenario", file}); code == 0 {
+		t.Errorf("unknown flag in scenario file: exit 0, want an error")
+	}
+}

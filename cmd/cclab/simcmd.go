@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"sort"
 	"strings"
 	"time"
 
@@ -33,6 +34,38 @@ func (r rateFlag) Set(s string) error {
 		return err
 	}
 	*r.v = v
+	return nil
+}
+
+// applyScenarioFile sets every flag named in the JSON object in file that
+// was not given on the command line.
+func applyScenarioFile(fs *flag.FlagSet, file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("%s: %v", file, err)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names) // deterministic order of Set calls
+	for _, k := range names {
+		if k == "scenario" || fs.Lookup(k) == nil {
+			return fmt.Errorf("%s: unknown flag %q", file, k)
+		}
+		if given[k] {
+			continue
+		}
+		if err := fs.Set(k, fmt.Sprint(m[k])); err != nil {
+			return fmt.Errorf("%s: %s: %v", file, k, err)
+		}
+	}
 	return nil
 }
 
@@ -72,10 +105,17 @@ func runSim(args []string) int {
 	fs.BoolVar(&jsonOut, "J", false, "print the summary as JSON")
 	fs.StringVar(&out, "o", "", "write the summary to this file instead of stdout")
 	fs.BoolVar(&benchScale, "bench-scale", false, "run the scale benchmark (2-hop chain, 2,000 ON/OFF flows + UDP, 500 s) and print speed figures")
-	var cpuprofile string
+	var cpuprofile, scenario string
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile to this file")
+	fs.StringVar(&scenario, "scenario", "", "JSON file of flag values, e.g. {\"topology\": \"chain\", \"rate\": \"20Mbit\"}; command-line flags override it")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if scenario != "" {
+		if err := applyScenarioFile(fs, scenario); err != nil {
+			fmt.Fprintln(os.Stderr, "cclab sim:", err)
+			return 2
+		}
 	}
 	if cpuprofile != "" {
 		f, err := os.Create(cpuprofile)
