@@ -99,6 +99,14 @@ func TestTransferUDP(t *testing.T) {
 	const n = 8 << 20
 	c, s := transfer(t, cli, srv, srv.LocalAddr(), n)
 	checkDigests(t, c, s, n)
+
+	// Idle endpoints must not spin on their timer: a deadline that stays in
+	// the past would re-arm every minRearm (thousands of wake-ups in 300 ms).
+	before := cli.LoopStats().TimerFires + srv.LoopStats().TimerFires
+	time.Sleep(300 * time.Millisecond)
+	if fires := cli.LoopStats().TimerFires + srv.LoopStats().TimerFires - before; fires > 100 {
+		t.Errorf("timer wake-ups in 300 ms of idleness: got %d, want few", fires)
+	}
 }
 
 func TestDialRefused(t *testing.T) {
