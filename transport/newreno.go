@@ -133,7 +133,7 @@ func (r *NewReno) Next(x *Ctx) Action {
 	}
 	allow := r.win - x.SB.FlightSize()
 	if allow <= 0 {
-		return None
+		return NoSend
 	}
 	return Action{Retransmit: -1, NewData: allow}
 }

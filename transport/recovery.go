@@ -66,8 +66,8 @@ type Action struct {
 	NewData int
 }
 
-// None is the Action that sends nothing.
-var None = Action{Retransmit: -1}
+// NoSend is the Action that sends nothing.
+var NoSend = Action{Retransmit: -1}
 
 // AckInfo describes one received ACK after the scoreboard update.
 type AckInfo struct {
@@ -121,7 +121,7 @@ func (x *Ctx) CwndAllowance() int { return max(0, x.CC.Cwnd()-x.SB.Pipe()) }
 func (x *Ctx) Normal() Action {
 	allow := x.CwndAllowance()
 	if allow <= 0 {
-		return None
+		return NoSend
 	}
 	if i := x.SB.NextLost(); i >= 0 {
 		return Action{Retransmit: i}
@@ -156,8 +156,10 @@ const (
 	// RTOBurstLoss: enough segments were outstanding for fast retransmit but
 	// too few duplicate ACKs came back (several losses in one window).
 	RTOBurstLoss
-	// RTOHandshake: the Initial (or the address-validation ping) went unanswered.
+	// RTOHandshake: the Initial went unanswered.
 	RTOHandshake
+	// NumRTOCauses is the number of causes (size of ConnStats.RTOCauses).
+	NumRTOCauses
 )
 
 // String names the cause.

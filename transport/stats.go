@@ -13,20 +13,20 @@ type ConnStats struct {
 	Finished    clock.Time // when it finished or failed (Never while running)
 
 	// Sending (our direction).
-	BytesSent           uint64 // stream bytes sent for the first time
-	BytesRetransmitted  uint64 // stream bytes retransmitted
-	BytesAcked          uint64 // stream bytes cumulatively acknowledged by the peer
-	PacketsSent         uint64 // datagrams sent after the handshake (data, ACK, ping)
-	Retransmits         uint64 // segments retransmitted
-	SpuriousRetransmits uint64 // retransmissions found unnecessary by timestamps (RFC 3522)
-	Lost                uint64 // segments declared lost
-	RTOs                uint64 // retransmission timeouts (handshake included)
-	RTOCauses           [5]uint64
-	Recoveries          uint64 // loss-recovery episodes
-	DupAcks             uint64 // duplicate ACKs received
-	AcksReceived        uint64 // ACK sections received
-	ECEReceived         uint64 // ACKs with ECN-Echo
-	ECNReductions       uint64 // window reductions for ECN (at most one per RTT)
+	BytesSent           uint64               // stream bytes sent for the first time
+	BytesRetransmitted  uint64               // stream bytes retransmitted
+	BytesAcked          uint64               // stream bytes cumulatively acknowledged by the peer
+	PacketsSent         uint64               // datagrams sent after the handshake (data, ACK, ping)
+	Retransmits         uint64               // segments retransmitted
+	SpuriousRetransmits uint64               // retransmissions found unnecessary by timestamps (RFC 3522)
+	Lost                uint64               // segments declared lost
+	RTOs                uint64               // retransmission timeouts (handshake included)
+	RTOCauses           [NumRTOCauses]uint64 // RTOs per RTOCause
+	Recoveries          uint64               // loss-recovery episodes
+	DupAcks             uint64               // duplicate ACKs received
+	AcksReceived        uint64               // ACK sections received
+	ECEReceived         uint64               // ACKs with ECN-Echo
+	ECNReductions       uint64               // window reductions for ECN (at most one per RTT)
 
 	// Receiving (the peer's direction).
 	BytesReceived       uint64 // payload bytes stored (duplicates excluded, out-of-order included)
