@@ -556,3 +556,29 @@ func TestLateInitial(t *testing.T) {
 		t.Errorf("late Initial not counted as finished_conn: %v", h.eps[1].Stats().Rejects)
 	}
 }
+
+// TestPacing: a controller implementing ccalgo.Pacer spaces data packets at
+// its rate (datagram bytes * 8 / 9.6 Mbit/s, about 1 ms) and the deadline
+// says when the next one may go.
+func TestPacing(t *testing.T) {
+	f := newFixture(t, Config{CC: "testpaced"}, 1<<30, false)
+	f.c.SetSource(NewPatternSource(1), -1)
+	f.drain()
+	if n := len(f.dataOffsets()); n != 1 {
+		t.Fatalf("paced burst: %d data packets at once, want 1", n)
+	}
+	start := f.now
+	for i := 0; i < 5; i++ {
+		last := f.sent[len(f.sent)-1]
+		size := shortHeaderLen(&last) + len(last.data) // datagram bytes
+		d := f.ep.Deadline()
+		if want := f.now.Add(time.Duration(size) * 8 * time.Second / 9_600_000); d != want {
+			t.Fatalf("packet %d: deadline %v, want %v", i, d.Sub(start), want.Sub(start))
+		}
+		f.now = d
+		f.ep.OnDeadline(f.now)
+		if f.drain(); len(f.dataOffsets()) != 1 {
+			t.Fatalf("at the pacing deadline: %d data packets, want 1", len(f.dataOffsets()))
+		}
+	}
+}

@@ -167,3 +167,22 @@ func seg(k int) sackBlock { return sackBlock{uint64(k * testMSS), uint64((k + 1)
 func span(k, j int) sackBlock { return sackBlock{uint64(k * testMSS), uint64(j * testMSS)} }
 
 func (f *fixture) tcc() *testCC { return f.c.cc.(*testCC) }
+
+// pacedCC is testCC with a fixed pacing rate.
+type pacedCC struct {
+	testCC
+	rate float64 // bits/s
+}
+
+func (c *pacedCC) PacingRate() float64 { return c.rate }
+
+func init() {
+	ccalgo.Registry.Register(spec.Entry[ccalgo.Controller, ccalgo.Env]{
+		Name: "testpaced", Doc: "test controller pacing at 9.6 Mbit/s",
+		Defaults: func() any { return &testCCConfig{Cwnd: 100} },
+		Build: func(cfg any, env ccalgo.Env) (ccalgo.Controller, error) {
+			c := cfg.(*testCCConfig)
+			return &pacedCC{testCC: testCC{mss: env.MSS, cwnd: c.Cwnd * env.MSS, ssthresh: 1 << 30}, rate: 9.6e6}, nil
+		},
+	})
+}
