@@ -200,11 +200,56 @@ func (l *loop) writer() {
 			l.stats.TimerFires++
 			l.mu.Unlock()
 		}
-		if d, ok := l.flush(ms, offs, arena); ok {
-			timer.Reset(d)
-		} else {
+		for {
+			d, ok := l.flush(ms, offs, arena)
+			if !ok {
+				timer.Stop()
+				break
+			}
+			if d >= preciseBelow {
+				timer.Reset(d)
+				break
+			}
+			// A short wait (pacing): Go's timers wake up to ~1 ms late
+			// here, so sleep the thread precisely, staying responsive.
 			timer.Stop()
+			if l.preciseWait(d) {
+				break // kicked or closing: back to the select
+			}
+			l.mu.Lock()
+			l.stats.TimerFires++
+			l.mu.Unlock()
 		}
+	}
+}
+
+// preciseBelow is the wait below which the writer sleeps with
+// preciseSleep instead of a Go timer: Go's timers have about 1 ms
+// granularity on an idle Linux process (epoll_pwait's timeout is in ms).
+const preciseBelow = 2 * time.Millisecond
+
+// preciseSlice bounds one precise sleep, so that a kick waits at most this long.
+const preciseSlice = 200 * time.Microsecond
+
+// preciseWait sleeps until d has passed; it returns true early (with the
+// wake-up left pending in kickC / closed) if the writer is kicked or the
+// loop is closing.
+func (l *loop) preciseWait(d time.Duration) bool {
+	end := time.Now().Add(d)
+	for {
+		if len(l.kickC) > 0 {
+			return true
+		}
+		select {
+		case <-l.closed:
+			return true
+		default:
+		}
+		rem := time.Until(end)
+		if rem <= 0 {
+			return false
+		}
+		preciseSleep(min(rem, preciseSlice))
 	}
 }
 

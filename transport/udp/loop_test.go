@@ -222,3 +222,52 @@ func BenchmarkLoopUDP(b *testing.B) {
 		b.Fatalf("stalled: acked %d of %d", w.acked, w.total)
 	}
 }
+
+// tickEngine asks for control every period and records how late each
+// OnDeadline call comes (as a pacing sender would).
+type tickEngine struct {
+	period time.Duration
+	next   clock.Time
+	late   time.Duration
+	n, max int
+	done   chan struct{}
+}
+
+func (e *tickEngine) Receive(clock.Time, netip.AddrPort, ecn.Codepoint, []byte) {}
+func (e *tickEngine) Transmit(clock.Time, []byte) (int, netip.AddrPort, ecn.Codepoint) {
+	return 0, netip.AddrPort{}, 0
+}
+func (e *tickEngine) Deadline() clock.Time { return e.next }
+func (e *tickEngine) OnDeadline(now clock.Time) {
+	if e.next == clock.Never || now.Before(e.next) {
+		return
+	}
+	e.late += now.Sub(e.next)
+	e.n++
+	if e.n == e.max {
+		e.next = clock.Never
+		close(e.done)
+		return
+	}
+	e.next = now.Add(e.period)
+}
+
+// BenchmarkTimerLateness reports how late the driver runs OnDeadline for
+// 300 µs deadlines (pacing-like), in µs per deadline.
+func BenchmarkTimerLateness(b *testing.B) {
+	a, _ := netio.MemPair(addrA, addrB)
+	e := &tickEngine{period: 300 * time.Microsecond, max: b.N, done: make(chan struct{})}
+	l := newLoop(e, a, 0, 0, 0, false)
+	l.mu.Lock()
+	e.next = l.now().Add(e.period)
+	l.mu.Unlock()
+	l.run()
+	defer l.close()
+	b.ResetTimer()
+	l.kick()
+	<-e.done
+	b.StopTimer()
+	l.mu.Lock()
+	b.ReportMetric(float64(e.late.Microseconds())/float64(e.n), "late-µs/deadline")
+	l.mu.Unlock()
+}
