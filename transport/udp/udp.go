@@ -13,6 +13,12 @@
 //     mutex, sends it with one WriteBatch outside the mutex, and re-arms the
 //     timer from Deadline().
 //
+// Waits shorter than 2 ms (pacing) sleep the writer's thread with nanosleep
+// in short slices instead of a Go timer, which wakes up to ~1 ms late on an
+// idle Linux process. On Linux UDP sockets the writer sends runs of
+// equal-sized datagrams with UDP GSO (see gso_linux.go; Config.NoGSO or
+// CCLAB_NO_GSO=1 turn it off).
+//
 // Application calls (Conn.Read, Conn.Write, ...) take the mutex, call the
 // non-blocking transport method, wake the writer, and wait on a condition
 // variable that is broadcast after every input batch when they must block.
