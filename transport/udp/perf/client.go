@@ -197,10 +197,19 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	res.Intervals = []Interval{}
 	res.End = End{CC: cfg.CC, Recovery: cfg.Recovery, Reverse: cfg.Reverse}
 
+	// Cancelling ctx (e.g. Ctrl-C) aborts the connection, which unblocks
+	// its reads and tells the receiver at once.
+	stop := context.AfterFunc(ctx, func() {
+		conn.Do(func(now clock.Time, tc *transport.Conn) { tc.Abort(now) })
+	})
+	defer stop()
 	if cfg.Reverse {
 		err = runReverse(ctx, ep, peer, conn, &cfg, res)
 	} else {
 		err = runForward(ctx, conn, &cfg, res)
+	}
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("interrupted: %w", ctx.Err())
 	}
 	if err != nil {
 		res.End.Error = err.Error()

@@ -283,3 +283,21 @@ func TestReceiverShutdownFailsSender(t *testing.T) {
 		t.Errorf("error %q: want it to say the peer aborted", err)
 	}
 }
+
+func TestCancelAbortsTransfer(t *testing.T) {
+	srv, flows := startServer(t, ServerConfig{})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(100 * time.Millisecond) // cancel while the transfer runs
+		cancel()
+	}()
+	_, err := Run(ctx, ClientConfig{Addr: srv.Addr().String(), Duration: 30 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("Run with a cancelled context: got %v, want an 'interrupted' error", err)
+	}
+	// The receiver learns of the abort at once (its summary has an error).
+	got := waitFlows(t, srv, flows, 1)
+	if got[0].Error == "" {
+		t.Errorf("receiver summary after the sender aborted: no error, want one")
+	}
+}
