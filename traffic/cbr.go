@@ -30,8 +30,8 @@ type CBR struct {
 
 // NewCBR returns a CBR generator; r is used only with Phase.
 func NewCBR(cfg CBRConfig, r *rand.Rand) (*CBR, error) {
-	if cfg.Rate <= 0 || cfg.Size <= 0 {
-		return nil, fmt.Errorf("cbr: rate and size must be positive")
+	if err := checkRate("cbr", cfg.Rate, cfg.Size); err != nil {
+		return nil, err
 	}
 	return &CBR{cfg: cfg, r: r, interval: float64(cfg.Size) * 8 / float64(cfg.Rate) * 1e9}, nil
 }
@@ -81,8 +81,8 @@ type UDPOnOff struct {
 
 // NewUDPOnOff returns a UDP ON/OFF generator drawing from r.
 func NewUDPOnOff(cfg UDPOnOffConfig, r *rand.Rand) (*UDPOnOff, error) {
-	if cfg.Rate <= 0 || cfg.Size <= 0 {
-		return nil, fmt.Errorf("udponoff: rate and size must be positive")
+	if err := checkRate("udponoff", cfg.Rate, cfg.Size); err != nil {
+		return nil, err
 	}
 	if cfg.On.IsZero() || cfg.Off.IsZero() {
 		return nil, fmt.Errorf("udponoff: on= and off= are required")

@@ -197,9 +197,13 @@ func (d DurationDist) String() string { return d.d.text }
 // IsZero reports whether the distribution is unset.
 func (d DurationDist) IsZero() bool { return d.d.text == "" }
 
-// Sample draws a duration (at least 0).
+// MaxSample bounds every duration sample (about 13 days), so sums of many
+// samples cannot overflow clock.Time.
+const MaxSample = time.Duration(1 << 50)
+
+// Sample draws a duration in [0, MaxSample].
 func (d DurationDist) Sample(r *rand.Rand) time.Duration {
-	return time.Duration(math.Max(0, math.Min(d.d.sample(r), math.MaxInt64/4)))
+	return time.Duration(math.Max(0, math.Min(d.d.sample(r), float64(MaxSample))))
 }
 
 // Mean returns the theoretical mean.

@@ -10,6 +10,9 @@ import (
 	"cclab/internal/spec"
 )
 
+// MaxLayers bounds LayeredConfig.Layers.
+const MaxLayers = 32
+
 // LayeredConfig configures a layered (RLM-like) source.
 type LayeredConfig struct {
 	Layers    int           `param:"layers" help:"number of layers"`
@@ -45,8 +48,16 @@ type Layered struct {
 
 // NewLayered returns a layered generator drawing from r.
 func NewLayered(cfg LayeredConfig, r *rand.Rand) (*Layered, error) {
-	if cfg.Layers < 1 || cfg.Base <= 0 || cfg.Factor <= 0 || cfg.Size <= 0 || cfg.Backoff < 1 {
-		return nil, fmt.Errorf("layered: layers >= 1, base > 0, factor > 0, size > 0 and backoff >= 1 are required")
+	if cfg.Layers < 1 || cfg.Layers > MaxLayers || !(cfg.Factor > 0) || cfg.Factor > 16 || !(cfg.Backoff >= 1) ||
+		cfg.JoinMin < 0 || cfg.JoinMax < cfg.JoinMin || cfg.Detect < 0 {
+		return nil, fmt.Errorf("layered: need 1 <= layers <= %d, 0 < factor <= 16, backoff >= 1, 0 <= join <= joinmax, detect >= 0", MaxLayers)
+	}
+	if err := checkRate("layered", cfg.Base, cfg.Size); err != nil {
+		return nil, err
+	}
+	top := LayeredConfig{Layers: cfg.Layers, Base: cfg.Base, Factor: cfg.Factor}
+	if err := checkRate("layered (all layers)", Rate((&Layered{cfg: top, level: cfg.Layers}).Rate()), cfg.Size); err != nil {
+		return nil, err
 	}
 	l := &Layered{cfg: cfg, r: r, level: 1, timers: make([]time.Duration, cfg.Layers+1)}
 	for i := range l.timers {

@@ -24,6 +24,7 @@ package traffic
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"time"
@@ -136,6 +137,22 @@ func (r *Rate) UnmarshalText(b []byte) error {
 
 // String formats the rate.
 func (r Rate) String() string { return units.FormatRate(float64(r)) }
+
+// MaxRate is the largest sending rate a generator accepts, bits/s.
+const MaxRate = 1e12
+
+// checkRate validates a datagram generator's rate and size: positive, the
+// rate at most MaxRate, and an inter-packet interval of at least 1 ns (a
+// driver must never be asked to send infinitely many datagrams at one instant).
+func checkRate(name string, rate Rate, size Size) error {
+	if !(rate > 0) || rate > MaxRate || size <= 0 || size > 1<<16 {
+		return fmt.Errorf("%s: rate must be in (0, %g] bits/s and size in 1..65536 bytes", name, float64(MaxRate))
+	}
+	if float64(size)*8/float64(rate)*1e9 < 1 {
+		return fmt.Errorf("%s: interval size·8/rate below 1 ns", name)
+	}
+	return nil
+}
 
 // Size is a size in bytes that parses with units.ParseBytes ("1500", "64KiB", "10MB").
 type Size int64
