@@ -128,3 +128,23 @@ func TestLayeredOverBottleneck(t *testing.T) {
 		t.Errorf("no loss seen: join experiments never failed")
 	}
 }
+
+// TestECN: with ECN-capable flows and a marking RED queue the bottleneck
+// marks instead of dropping (after the slow-start overshoot, which overflows
+// RED's maximum threshold), and the senders react to the echoes.
+func TestECN(t *testing.T) {
+	sc := Scenario{Flows: 4, Rate: 20e6, RTT: 40 * time.Millisecond, Queue: "red:min=5,max=15,maxp=0.1,ecn",
+		Buffer: "1bdp", ECN: true, Duration: 20 * time.Second, Warmup: 5 * time.Second, Seed: 1}
+	_, s := run(t, sc)
+	if s.Links[0].Marks == 0 || s.Links[0].Drops != 0 {
+		t.Errorf("bottleneck marks %d drops %d, want marks > 0 and no drops", s.Links[0].Marks, s.Links[0].Drops)
+	}
+	for _, f := range s.Flows {
+		if f.Signals == 0 || f.Retransmits != 0 {
+			t.Errorf("%s: congestion signals %d retransmits %d, want signals > 0 and no retransmissions", f.Name, f.Signals, f.Retransmits)
+		}
+	}
+	if s.Links[0].MeanQDelayms > 10 {
+		t.Errorf("mean queueing delay %.1f ms, want RED to keep it near its thresholds (< 10 ms)", s.Links[0].MeanQDelayms)
+	}
+}

@@ -26,7 +26,8 @@ type FlowSummary struct {
 	Retransmits  int64   `json:"total_retransmits"`
 	Lost         int64   `json:"total_lost"`
 	RTOs         int64   `json:"total_rtos"`
-	LossRate     float64 `json:"loss_rate"` // lost / sent
+	Signals      int64   `json:"total_congestion_signals"` // ECN echoes (or delay decisions) that reduced the window
+	LossRate     float64 `json:"loss_rate"`                // lost / sent
 	Transfers    int     `json:"transfers"`
 	Completed    int     `json:"completed"`
 	MeanFCTs     float64 `json:"mean_fct_s,omitempty"` // completed byte-limited transfers
@@ -147,7 +148,7 @@ func (r *Run) Summary() Summary {
 		}
 		fs := FlowSummary{Name: f.Name, CC: f.Config.CC, Throughput: float64(a.Delivered) * 8 / win,
 			SendRate: float64(a.SentBytes) * 8 / win, MinRTTms: ms(a.MinRTT),
-			Sent: a.Sent, Retransmits: a.Retrans, Lost: a.Lost, RTOs: a.RTOs,
+			Sent: a.Sent, Retransmits: a.Retrans, Lost: a.Lost, RTOs: a.RTOs, Signals: a.Marks,
 			Transfers: f.Stats.Transfers, Completed: f.Stats.Completed}
 		if fs.CC == "" {
 			fs.CC = s.Transport.CC

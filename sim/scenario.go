@@ -46,6 +46,7 @@ type Scenario struct {
 	Interval    time.Duration   // time-series interval (0 = none)
 	QlogDir     string          // write one qlog per stream flow into this directory
 	PayloadOnly bool            // link sizes count UDP payload only, as cmd/bottleneck does (default: + 28 header bytes)
+	ECN         bool            // flows negotiate ECN (send ECT(0), react to CE echoes)
 }
 
 // Defaults fills unset fields.
@@ -224,6 +225,7 @@ func (sc Scenario) Build() (*Run, error) {
 	}
 	s := New(net, nil)
 	s.Transport.MaxDatagram = sc.MaxDatagram
+	s.Transport.ECN = sc.ECN
 	if sc.Recovery != "" {
 		s.Transport.Recovery = sc.Recovery
 	}
