@@ -228,6 +228,14 @@ func ParseScenario(file string, src []byte) (*Experiment, error) {
 		}
 	}
 	d.collecting = false
+	points := 1
+	for _, a := range d.axes {
+		points *= len(a.Values)
+		if points > MaxPoints {
+			return nil, &Error{File: file, Line: a.Line, Column: a.node.Column, Field: a.Path,
+				Msg: fmt.Sprintf("the sweep has more than %d points; split the experiment", MaxPoints)}
+		}
+	}
 	exp := &Experiment{File: file, Source: src}
 	for _, a := range d.axes {
 		exp.Axes = append(exp.Axes, a.Axis)
@@ -560,6 +568,9 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields map[string]fieldFn, 
 	}
 	return nil
 }
+
+// MaxPoints bounds the number of points of a sweep's grid.
+const MaxPoints = 10000
 
 // Defaults of a scenario's optional fields.
 const (
