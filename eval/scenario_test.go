@@ -241,8 +241,8 @@ func TestScenarioSyntaxError(t *testing.T) {
 
 func TestScenarioTooManyPoints(t *testing.T) {
 	list := "[" + strings.Repeat("1ms, ", 21) + "1ms]" // 22 values
-	src := "name: x\nduration: 1s\ntopology: {kind: dumbbell, bottleneck: {rate: 1Mbit, delay: " + list + "}}\n" +
-		"flows: [{start: " + list + ", stop: " + list + "}]\n" // 22³ > MaxPoints
+	src := "name: x\nduration: 1s\ntopology: {kind: dumbbell, bottleneck: {rate: 1Mbit, delay: " + list + "}, access: {delay: " + list + "}}\n" +
+		"flows: [{start: " + list + "}]\n" // 22³ > MaxPoints
 	_, err := ParseScenario("big.yaml", []byte(src))
 	if err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("a sweep of 22³ points: got %v, want an error about its size", err)
