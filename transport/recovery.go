@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"math"
 	"time"
 
 	"cclab/ccalgo"
@@ -127,6 +128,26 @@ func (x *Ctx) Normal() Action {
 		return Action{Retransmit: i}
 	}
 	return Action{Retransmit: -1, NewData: allow}
+}
+
+// NewDataAvailable returns how many bytes of new data the connection could
+// send now if the congestion window allowed: ready in the send buffer or
+// source and admitted by the peer's receive window (RFC 6675 NextSeg rule 2,
+// "available unsent data that the receiver's advertised window allows"). A
+// pending bare FIN counts as 1.
+func (x *Ctx) NewDataAvailable() int {
+	c := x.c
+	room := 0
+	if c.peerRight > c.sb.nxt {
+		room = int(min(c.peerRight-c.sb.nxt, math.MaxInt32))
+	}
+	if n := min(c.avail(), room); n > 0 {
+		return n
+	}
+	if c.finPending && !c.finSent && c.sb.nxt == c.finOff {
+		return 1
+	}
+	return 0
 }
 
 // LossReason says why a segment was declared lost (event.PacketLost Reason;

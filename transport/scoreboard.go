@@ -17,6 +17,7 @@ type Segment struct {
 	Retrans int        // number of retransmissions
 	Sacked  bool       // selectively acknowledged
 	Lost    bool       // marked lost and not retransmitted since
+	SendSeq uint64     // transmission order of the latest (re)transmission (1, 2, ... per connection)
 }
 
 // End returns the end of the segment in acknowledgement space (the FIN counts
@@ -47,6 +48,8 @@ type Scoreboard struct {
 	pipe    int    // RFC 6675 pipe, bytes
 	highSck uint64 // highest SACKed end (acknowledgement space), 0 if none
 	lostIdx int    // no segment below this index is marked lost
+	sends   uint64 // transmissions so far (last SendSeq given)
+	highSSq uint64 // highest SendSeq among segments ever SACKed
 }
 
 // Count returns the number of outstanding segments.
@@ -84,6 +87,11 @@ func (sb *Scoreboard) LostBytes() int { return sb.lost }
 
 // HighSacked returns the highest SACKed offset (exclusive), or 0.
 func (sb *Scoreboard) HighSacked() uint64 { return sb.highSck }
+
+// HighSackedSendSeq returns the highest transmission order (Segment.SendSeq)
+// of any segment SACKed so far, or 0: a retransmission sent before it that is
+// still un-SACKed was passed by later data (lost-retransmission detection).
+func (sb *Scoreboard) HighSackedSendSeq() uint64 { return sb.highSSq }
 
 // Find returns the index of the outstanding segment containing offset off, or
 // -1.
@@ -129,6 +137,8 @@ func (sb *Scoreboard) push(s Segment) {
 		}
 		sb.segs, sb.head = ns, 0
 	}
+	sb.sends++
+	s.SendSeq = sb.sends
 	sb.segs[(sb.head+sb.count)&(len(sb.segs)-1)] = s
 	sb.count++
 	sb.nxt = s.Off + uint64(s.Len)
@@ -160,6 +170,8 @@ func (sb *Scoreboard) retransmitted(i int, now clock.Time, ts uint32) {
 	}
 	// A segment retransmitted without a loss mark is still counted once.
 	s.Retrans++
+	sb.sends++
+	s.SendSeq = sb.sends
 	s.SentAt = now
 	s.TS = ts
 }
@@ -188,6 +200,9 @@ func (sb *Scoreboard) sack(start, end uint64, fn func(*Segment)) int {
 		n += s.Len
 		if s.End() > sb.highSck {
 			sb.highSck = s.End()
+		}
+		if s.SendSeq > sb.highSSq {
+			sb.highSSq = s.SendSeq
 		}
 		fn(s)
 	}
