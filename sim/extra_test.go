@@ -148,3 +148,21 @@ func TestECN(t *testing.T) {
 		t.Errorf("mean queueing delay %.1f ms, want RED to keep it near its thresholds (< 10 ms)", s.Links[0].MeanQDelayms)
 	}
 }
+
+// TestUntilDone: N-byte transfers end the run early; each completion time is
+// at least the transfer's serialization time at the bottleneck plus the
+// handshake and one RTT.
+func TestUntilDone(t *testing.T) {
+	sc := Scenario{Flows: 2, Rate: 10e6, RTT: 40 * time.Millisecond, Traffic: "greedy:1MB", UntilDone: true,
+		Duration: 60 * time.Second, Seed: 1}
+	r, s := run(t, sc)
+	if !r.Sim.AllFinished() || s.Duration >= 60 {
+		t.Fatalf("finished %v after %.1f s, want all done before 60 s", r.Sim.AllFinished(), s.Duration)
+	}
+	for _, f := range s.Flows {
+		min := 1e6*8/10e6 + 0.08
+		if f.Completed != 1 || f.MeanFCTs < min || f.MeanFCTs > s.Duration {
+			t.Errorf("%s: completed %d, FCT %.3f s; want 1 transfer, FCT in [%.2f, %.2f] s", f.Name, f.Completed, f.MeanFCTs, min, s.Duration)
+		}
+	}
+}

@@ -102,6 +102,7 @@ type Run struct {
 	snapTaken bool
 	Series    *Sampler
 	end       clock.Time                   // end of a Scenario run
+	untilDone bool                         // stop when every stream flow has finished
 	closers   []interface{ Close() error } // qlog writers
 }
 

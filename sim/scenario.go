@@ -47,6 +47,7 @@ type Scenario struct {
 	QlogDir     string          // write one qlog per stream flow into this directory
 	PayloadOnly bool            // link sizes count UDP payload only, as cmd/bottleneck does (default: + 28 header bytes)
 	ECN         bool            // flows negotiate ECN (send ECT(0), react to CE echoes)
+	UntilDone   bool            // stop as soon as every stream flow has finished (bounded by Duration)
 }
 
 // Defaults fills unset fields.
@@ -295,12 +296,17 @@ func (sc Scenario) Build() (*Run, error) {
 		r.Sample(sc.Interval)
 	}
 	r.end = clock.Start.Add(sc.Duration)
+	r.untilDone = sc.UntilDone
 	return r, nil
 }
 
 // Run runs the scenario to its end and closes any qlog writers.
 func (r *Run) Run() error {
-	r.Sim.E.RunUntilTime(r.end)
+	if r.untilDone {
+		r.Sim.E.RunUntilOrTimeout(r.Sim.AllFinished, r.end)
+	} else {
+		r.Sim.E.RunUntilTime(r.end)
+	}
 	var first error
 	for _, c := range r.closers {
 		if err := c.Close(); err != nil && first == nil {

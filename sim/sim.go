@@ -221,6 +221,23 @@ type TCPFlow struct {
 	seed    uint64
 	closeAt clock.Time // end of a time-limited ON period; Never if none
 	active  bool
+	// exhausted: the generator has no more transfers
+	exhausted bool
+}
+
+// Finished reports whether the flow's generator has no more transfers and
+// the last one has finished.
+func (f *TCPFlow) Finished() bool { return f.exhausted && f.conn == nil }
+
+// AllFinished reports whether every stream flow has finished (see
+// TCPFlow.Finished); with unlimited generators it never becomes true.
+func (s *Sim) AllFinished() bool {
+	for _, f := range s.TCP {
+		if !f.Finished() {
+			return false
+		}
+	}
+	return true
 }
 
 // Conn returns the flow's current connection, or nil between transfers.
@@ -250,6 +267,7 @@ func (s *Sim) AddTCPFlow(name string, src, dst *Node, gen traffic.StreamGen, cfg
 func (f *TCPFlow) next(now clock.Time) {
 	t, ok := f.Gen.NextTransfer(now)
 	if !ok {
+		f.exhausted = true
 		return
 	}
 	f.cur = t
