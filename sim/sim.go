@@ -182,6 +182,11 @@ func (st *Stack) transmit(now clock.Time) {
 			return
 		}
 		dst := NodeID(to)
+		if dst < 0 || int(dst) >= len(st.sim.Net.Nodes) {
+			st.node.Dropped++ // not a simulated address: nowhere to route it
+			pool.Free(p)
+			continue
+		}
 		p.Buf = p.Buf[:n]
 		p.Size = n + st.sim.Net.Overhead
 		p.ECN = cp

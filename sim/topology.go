@@ -80,7 +80,7 @@ type Node struct {
 	Receiver Receiver   // for hosts: who gets arriving packets; nil discards them
 	routes   []int32    // by destination node ID: outgoing link ID, -1 if unreachable; nil: use defRoute
 	defRoute int32      // the only outgoing link (nodes with one link), or -1
-	Dropped  int64      // packets that arrived here with no route onward (or at a router addressed to it)
+	Dropped  int64      // packets discarded here: no route onward, addressed to a router, no receiver for the port, or sent to a non-simulated address
 }
 
 // Link is one direction of a link in a built Network.
