@@ -78,12 +78,12 @@ type AckRatioController interface {
 //     soon as ceil(cwnd/2) allows (after a timeout or a cwnd reduction).
 type CCID2 struct {
 	cfg      CCID2Config
-	mss      int   // packet size s, bytes: converts packets to the bytes of Controller
-	cwnd     int   // packets
-	ssthresh int   // packets
-	caAcked  int   // packets acknowledged in congestion avoidance since the last increase
-	ratio    int   // current Ack Ratio, packets
-	target   int   // the Ack Ratio without clamping by cwnd, packets
+	mss      int // packet size s, bytes: converts packets to the bytes of Controller
+	cwnd     int // packets
+	ssthresh int // packets
+	caAcked  int // packets acknowledged in congestion avoidance since the last increase
+	ratio    int // current Ack Ratio, packets
+	target   int // the Ack Ratio without clamping by cwnd, packets
 	srtt     time.Duration
 	lastCut  clock.Time // last halving (Never: none)
 	lastAckC clock.Time // last Ack Ratio doubling
