@@ -1,0 +1,128 @@
+package transport
+
+import (
+	"fmt"
+
+	"cclab/internal/spec"
+)
+
+// PRR is Proportional Rate Reduction (RFC 6937) on RFC 6675 loss detection:
+// during recovery the amount sent follows the data delivered so that the
+// window comes down smoothly from the flight size at the loss (RecoverFS) to
+// ssthresh, and once pipe is at or below ssthresh a reduction bound decides
+// how fast it may catch up:
+//
+//	on entry:  prr_delivered = 0, prr_out = 0, RecoverFS = snd.nxt - snd.una
+//	per ACK:   DeliveredData = change in snd.una + change in SACKed bytes
+//	           prr_delivered += DeliveredData
+//	           if pipe > ssthresh:   sndcnt = CEIL(prr_delivered*ssthresh/RecoverFS) - prr_out
+//	           else if bound = crb:  sndcnt = MIN(ssthresh - pipe, prr_delivered - prr_out)
+//	           else (ssrb):          sndcnt = MIN(ssthresh - pipe,
+//	                                         MAX(prr_delivered - prr_out, DeliveredData) + MSS)
+//	per send:  prr_out += bytes sent (only while sndcnt allows)
+//
+// What is sent is chosen by NextSeg (segments RFC 6675 marks lost first). The
+// fast retransmission on entry is sent whatever sndcnt (RFC 6675 step 4.3;
+// Linux likewise forces one segment when prr_out is 0). On exit the
+// controller sets cwnd (ssthresh for Reno-style controllers, RFC 6937 §3).
+//
+// Option lostretx adds lost-retransmission detection (lostretx.go).
+type PRR struct {
+	sackLoss
+	ssrb bool
+
+	delivered int // prr_delivered, bytes
+	out       int // prr_out, bytes
+	recoverFS int // RecoverFS, bytes
+	sndcnt    int // bytes that may still be sent for the latest ACK
+}
+
+// PRRConfig is the parameter set of prr.
+type PRRConfig struct {
+	SACKConfig
+	Bound string `param:"bound" help:"reduction bound once pipe <= ssthresh: ssrb (slow start, RFC 6937 default) or crb (conservative)"`
+}
+
+// Name returns "prr".
+func (r *PRR) Name() string { return "prr" }
+
+// PRRState returns prr_delivered, prr_out and RecoverFS, bytes.
+func (r *PRR) PRRState() (delivered, out, recoverFS int) { return r.delivered, r.out, r.recoverFS }
+
+// SndCnt returns the bytes that may still be sent in response to the latest
+// ACK (RFC 6937 sndcnt minus what was sent since).
+func (r *PRR) SndCnt() int { return r.sndcnt }
+
+// PRRSndCnt is the RFC 6937 §3 sndcnt for one ACK, bytes (may be negative):
+// prrDelivered and prrOut are prr_delivered (including this ACK) and prr_out,
+// delivered is this ACK's DeliveredData.
+func PRRSndCnt(ssrb bool, prrDelivered, prrOut, delivered, pipe, ssthresh, recoverFS, mss int) int {
+	if pipe > ssthresh {
+		// Proportional rate reduction; CEIL of the integer division.
+		num := int64(prrDelivered) * int64(ssthresh)
+		return int((num+int64(recoverFS)-1)/int64(max(recoverFS, 1))) - prrOut
+	}
+	limit := prrDelivered - prrOut // PRR-CRB
+	if ssrb {
+		limit = max(prrDelivered-prrOut, delivered) + mss // PRR-SSRB
+	}
+	return min(ssthresh-pipe, limit)
+}
+
+// OnAck runs RFC 6937 §3 per ACK.
+func (r *PRR) OnAck(x *Ctx, a *AckInfo) {
+	if r.update(x, a) {
+		r.delivered, r.out, r.sndcnt = 0, 0, 0
+		r.recoverFS = x.SB.FlightSize()
+		r.enter(x)
+		return
+	}
+	if !r.inRec {
+		return
+	}
+	d := a.AckedBytes + a.SackedBytes
+	r.delivered += d
+	r.sndcnt = max(0, PRRSndCnt(r.ssrb, r.delivered, r.out, d, x.SB.Pipe(), x.CC.Ssthresh(), r.recoverFS, r.mss))
+}
+
+// Next sends up to sndcnt bytes, NextSeg choosing what.
+func (r *PRR) Next(x *Ctx) Action {
+	if !r.inRec {
+		return x.Normal()
+	}
+	if act, ok := r.fastRetransmit(x); ok {
+		return act
+	}
+	if r.sndcnt <= 0 {
+		return NoSend
+	}
+	return r.nextSeg(x, r.sndcnt)
+}
+
+// OnSent counts prr_out.
+func (r *PRR) OnSent(x *Ctx, retransmit bool, bytes int) {
+	if r.inRec {
+		r.out += bytes
+		r.sndcnt = max(0, r.sndcnt-bytes)
+	}
+	r.sackLoss.OnSent(x, retransmit, bytes)
+}
+
+func init() {
+	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
+		Name:     "prr",
+		Doc:      "Proportional Rate Reduction, RFC 6937 (bound=ssrb|crb), RFC 6675 loss detection; option lostretx",
+		Defaults: func() any { return &PRRConfig{SACKConfig: SACKConfig{DupThresh: DupThresh}, Bound: "ssrb"} },
+		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
+			c := *cfg.(*PRRConfig)
+			l, err := buildSACK("prr", c.SACKConfig, env)
+			if err != nil {
+				return nil, err
+			}
+			if c.Bound != "ssrb" && c.Bound != "crb" {
+				return nil, fmt.Errorf("prr: parameter bound=%q: must be ssrb or crb", c.Bound)
+			}
+			return &PRR{sackLoss: l, ssrb: c.Bound == "ssrb"}, nil
+		},
+	})
+}

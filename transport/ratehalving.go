@@ -1,0 +1,116 @@
+package transport
+
+import (
+	"fmt"
+
+	"cclab/internal/spec"
+)
+
+// RateHalving is the Rate-Halving algorithm (M. Mathis, J. Semke, J. Mahdavi,
+// K. Lahey, "The Rate-Halving Algorithm for TCP Congestion Control",
+// draft-mathis-tcp-ratehalving, 1999) on RFC 6675 loss detection. Instead of
+// halving the window at once and then waiting (Fast Recovery sends new data
+// only in the second half of the recovery RTT), the window is reduced by one
+// segment for every two segments delivered over the whole episode, so the
+// sender keeps transmitting one segment per two acknowledged and stays
+// self-clocked:
+//
+//	on entry:  rhcwnd = min(cwnd, FlightSize)   (the window at the time of the loss)
+//	per ACK:   delivered += newly acknowledged bytes (cumulative + SACKed)
+//	           rhcwnd -= delivered/2 (the remainder carries over)
+//	           rhcwnd  = max(rhcwnd, ssthresh)  (bound 1: the reduction ends at
+//	                     half the flight size at the loss, ssthresh from the controller)
+//	           rhcwnd  = min(rhcwnd, pipe + maxburst*SMSS) (bound 2: no bursts
+//	                     when data left the network without permitting sends)
+//	send while pipe < rhcwnd (retransmissions by NextSeg first)
+//
+// At the end of the episode the controller sets cwnd (ssthresh for
+// Reno-style controllers). With maxburst = 1 this is the rate-halving
+// implemented by its authors in Linux 2.4 (tcp_cwnd_down, tcp_moderate_cwnd).
+//
+// Option lostretx adds lost-retransmission detection (lostretx.go).
+type RateHalving struct {
+	sackLoss
+	maxBurst int // bound 2, segments
+	win      int // rhcwnd, bytes
+	carry    int // delivered bytes not yet used for a reduction (< 2)
+}
+
+// RateHalvingConfig is the parameter set of ratehalving.
+type RateHalvingConfig struct {
+	SACKConfig
+	MaxBurst int `param:"maxburst" help:"bound: the window never exceeds pipe + maxburst segments during recovery, packets (draft: 1)"`
+}
+
+// RateHalvingMaxBurst is the burst bound of draft-mathis-tcp-ratehalving
+// (cwnd <= pipe + 1 segment), segments.
+const RateHalvingMaxBurst = 1
+
+// Name returns "ratehalving".
+func (r *RateHalving) Name() string { return "ratehalving" }
+
+// Window returns rhcwnd during recovery, bytes (0 outside recovery).
+func (r *RateHalving) Window() int {
+	if !r.inRec {
+		return 0
+	}
+	return r.win
+}
+
+// OnAck reduces the window by half of the data delivered.
+func (r *RateHalving) OnAck(x *Ctx, a *AckInfo) {
+	if r.update(x, a) {
+		r.win = min(x.CC.Cwnd(), x.SB.FlightSize())
+		r.carry = 0
+		r.enter(x)
+		r.bound(x)
+		return
+	}
+	if !r.inRec {
+		return
+	}
+	d := r.carry + a.AckedBytes + a.SackedBytes
+	r.win -= d / 2
+	r.carry = d % 2
+	r.bound(x)
+}
+
+// bound applies the two bounding rules.
+func (r *RateHalving) bound(x *Ctx) {
+	r.win = max(r.win, x.CC.Ssthresh())
+	r.win = min(r.win, x.SB.Pipe()+r.maxBurst*r.mss)
+}
+
+// Next sends while pipe < rhcwnd.
+func (r *RateHalving) Next(x *Ctx) Action {
+	if !r.inRec {
+		return x.Normal()
+	}
+	if act, ok := r.fastRetransmit(x); ok {
+		return act
+	}
+	allow := r.win - x.SB.Pipe()
+	if allow <= 0 {
+		return NoSend
+	}
+	return r.nextSeg(x, max(allow, r.mss))
+}
+
+func init() {
+	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
+		Name:     "ratehalving",
+		Doc:      "Rate-Halving, draft-mathis-tcp-ratehalving 1999 (one segment per two delivered, bounded at ssthresh and pipe+maxburst), RFC 6675 loss detection; option lostretx",
+		Defaults: func() any { return &RateHalvingConfig{SACKConfig: SACKConfig{DupThresh: DupThresh}, MaxBurst: RateHalvingMaxBurst} },
+		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
+			c := *cfg.(*RateHalvingConfig)
+			l, err := buildSACK("ratehalving", c.SACKConfig, env)
+			if err != nil {
+				return nil, err
+			}
+			if c.MaxBurst < 1 {
+				return nil, fmt.Errorf("ratehalving: parameter maxburst=%d: must be >= 1 packets", c.MaxBurst)
+			}
+			return &RateHalving{sackLoss: l, maxBurst: c.MaxBurst}, nil
+		},
+	})
+}

@@ -1,0 +1,346 @@
+package transport
+
+import (
+	"fmt"
+	"sort"
+
+	"cclab/internal/spec"
+)
+
+// SACK is the conservative SACK-based loss recovery of RFC 6675: the
+// scoreboard's SACK marks drive loss detection (IsLost), the amount of data in
+// the network (pipe, SetPipe) and the choice of what to send (NextSeg); a
+// recovery episode starts on DupThresh duplicate ACKs or when the first
+// unacknowledged segment IsLost, with RecoveryPoint = HighData and cwnd =
+// ssthresh, and ends when the cumulative ACK reaches RecoveryPoint. Holes are
+// retransmitted while cwnd - pipe >= 1 SMSS, several per round trip, so a
+// burst of losses in one window is repaired in about one RTT.
+//
+// Option lostretx adds lost-retransmission detection (lostretx.go).
+type SACK struct {
+	sackLoss
+}
+
+// Name returns "sack".
+func (r *SACK) Name() string { return "sack" }
+
+// OnAck updates loss marks and enters or leaves recovery (RFC 6675 §5).
+func (r *SACK) OnAck(x *Ctx, a *AckInfo) {
+	if r.update(x, a) {
+		r.enter(x)
+	}
+}
+
+// Next applies RFC 6675 §5 step (C): while cwnd - pipe >= 1 SMSS (cwnd =
+// ssthresh during recovery, step 4.2), send what NextSeg returns.
+func (r *SACK) Next(x *Ctx) Action {
+	if !r.inRec {
+		return x.Normal()
+	}
+	if act, ok := r.fastRetransmit(x); ok {
+		return act
+	}
+	allow := x.CC.Ssthresh() - x.SB.Pipe()
+	if allow < r.mss {
+		return NoSend
+	}
+	return r.nextSeg(x, allow)
+}
+
+// sackLoss is the RFC 6675 machinery shared by the SACK-based strategies
+// (sack, fack, ratehalving, prr): loss marking on the scoreboard, recovery
+// entry and exit, NextSeg, the RTO rules of §5.1 and optional
+// lost-retransmission detection. The embedding strategy decides how much may
+// be sent in recovery.
+type sackLoss struct {
+	dupThresh int  // DupThresh, segments
+	mss       int  // SMSS, bytes
+	fackRule  bool // FACK loss rule: lost if more than DupThresh*SMSS below snd.fack (else RFC 6675 IsLost)
+	lostRetx  bool // lost-retransmission detection on
+
+	inRec     bool
+	recPoint  uint64 // RecoveryPoint (RFC 6675 §5 step 4.1): HighData at entry or at the last RTO
+	recSet    bool   // recPoint is valid
+	dupAcks   int    // DupAcks (RFC 6675 §5)
+	highRxt   uint64 // HighRxt: end of the highest segment retransmitted in this episode (exclusive)
+	rescueRxt uint64 // RescueRxt (NextSeg rule 4)
+	rescueSet bool
+	fastRetx  bool   // step 4.3: the fast retransmission of the first segment is due
+	markedTo  uint64 // loss marks have been applied below this offset
+	pendEnd   uint64 // end of the segment Next chose to retransmit
+	pendRule4 bool   // ... chosen by NextSeg rule 4 (does not move HighRxt)
+	epochSeq  uint64 // scoreboard send counter when the episode began
+	lrSeen    uint64 // HighSackedSendSeq at the last lost-retransmission check
+
+	lostRetxFound uint64 // retransmissions detected lost (lostretx)
+	rescues       uint64 // NextSeg rule 4 rescue retransmissions
+}
+
+// SACKConfig is the parameter set of the SACK-based strategies.
+type SACKConfig struct {
+	DupThresh int  `param:"dupthresh" help:"duplicate ACKs / SACKed segments above a hole that declare it lost, packets (RFC 6675: 3)"`
+	LostRetx  bool `param:"lostretx" help:"detect lost retransmissions: a retransmitted segment is lost again when a segment sent after it is SACKed"`
+}
+
+// InRecovery reports whether a loss-recovery episode is in progress.
+func (r *sackLoss) InRecovery() bool { return r.inRec }
+
+// RecoveryPoint returns RFC 6675 RecoveryPoint (exclusive end of HighData at
+// the start of the latest episode or the latest RTO), bytes.
+func (r *sackLoss) RecoveryPoint() uint64 { return r.recPoint }
+
+// HighRxt returns RFC 6675 HighRxt (exclusive end of the highest segment
+// retransmitted in the current episode), bytes.
+func (r *sackLoss) HighRxt() uint64 { return r.highRxt }
+
+// LostRetransmissions returns how many retransmissions were detected lost
+// (option lostretx).
+func (r *sackLoss) LostRetransmissions() uint64 { return r.lostRetxFound }
+
+// Rescues returns how many NextSeg rule 4 rescue retransmissions were sent.
+func (r *sackLoss) Rescues() uint64 { return r.rescues }
+
+// DupThresh returns the duplicate-ACK threshold, segments.
+func (r *sackLoss) DupThresh() int { return r.dupThresh }
+
+// lostBelow returns k such that the loss rule declares lost every segment with
+// index < k and none at or above k (both rules are monotone in the offset).
+//
+// RFC 6675 IsLost(SeqNum): DupThresh discontiguous SACKed segments above
+// SeqNum, or more than (DupThresh - 1) * SMSS SACKed bytes above it.
+// FACK: more than DupThresh * SMSS between the segment and snd.fack, the
+// forward-most SACKed byte (Mathis & Mahdavi 1996).
+func (r *sackLoss) lostBelow(sb *Scoreboard) int {
+	hs := sb.HighSacked()
+	if hs <= sb.Una() || sb.SackedBytes() == 0 {
+		return 0
+	}
+	if r.fackRule {
+		lim := uint64(r.dupThresh * r.mss)
+		if hs <= lim {
+			return 0
+		}
+		edge := hs - lim
+		return sort.Search(sb.Count(), func(i int) bool { return sb.Seg(i).Off >= edge })
+	}
+	top := sb.Find(hs - 1)
+	if top < 0 {
+		return 0
+	}
+	n, bytes := 0, 0
+	for j := top; j >= 0; j-- {
+		s := sb.Seg(j)
+		if !s.Sacked {
+			continue
+		}
+		n++
+		bytes += s.Len
+		if n >= r.dupThresh || bytes > (r.dupThresh-1)*r.mss {
+			return j
+		}
+	}
+	return 0
+}
+
+// IsLost reports whether the loss rule declares the outstanding segment i
+// lost (RFC 6675 IsLost, or the FACK rule). SACKed segments are never lost.
+func (r *sackLoss) IsLost(sb *Scoreboard, i int) bool {
+	return i >= 0 && i < sb.Count() && !sb.Seg(i).Sacked && i < r.lostBelow(sb)
+}
+
+// markLosses marks lost every segment the loss rule declares lost that was
+// not retransmitted (RFC 6675 Update and the IsLost part of SetPipe: pipe
+// then excludes them). Retransmitted segments are left to lost-retransmission
+// detection.
+func (r *sackLoss) markLosses(x *Ctx) {
+	sb := x.SB
+	k := r.lostBelow(sb)
+	if k == 0 {
+		return
+	}
+	i := 0
+	if r.markedTo > sb.Una() {
+		i = sort.Search(sb.Count(), func(i int) bool { return sb.Seg(i).End() > r.markedTo })
+	}
+	for ; i < k; i++ {
+		if s := sb.Seg(i); !s.Sacked && !s.Lost && s.Retrans == 0 {
+			x.MarkLost(i, LossDupAck)
+		}
+	}
+	if e := sb.Seg(k - 1).End(); e > r.markedTo {
+		r.markedTo = e
+	}
+}
+
+// update runs the per-ACK part of RFC 6675 §5 and reports whether a new
+// recovery episode should start now (the caller then calls enter).
+func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
+	if r.lostRetx {
+		r.detectLostRetx(x)
+	}
+	if r.inRec {
+		if a.CumAck >= r.recPoint {
+			// Exit when the cumulative ACK covers RecoveryPoint.
+			r.inRec = false
+			r.dupAcks = 0
+			r.fastRetx = false
+			x.ExitRecovery()
+			return false
+		}
+		r.markLosses(x)
+		return false
+	}
+	if a.Advanced() {
+		r.dupAcks = 0 // a cumulative acknowledgment resets DupAcks
+	}
+	if a.DupAck {
+		r.dupAcks++
+	}
+	if a.SackedBytes == 0 && !a.DupAck {
+		return false
+	}
+	// §5.1: after an RTO no new episode until HighACK >= RecoveryPoint.
+	if r.recSet && a.CumAck < r.recPoint {
+		return false
+	}
+	// Step (1.a) DupAcks >= DupThresh, or (1.b) IsLost(HighACK + 1).
+	if x.SB.Count() == 0 || (r.dupAcks < r.dupThresh && !r.IsLost(x.SB, 0)) {
+		return false
+	}
+	return true
+}
+
+// enter starts an episode (RFC 6675 §5 step 4): RecoveryPoint = HighData,
+// ssthresh from the controller, the first segment is marked lost and its
+// fast retransmission is due whatever the window.
+func (r *sackLoss) enter(x *Ctx) {
+	r.inRec = true
+	r.recPoint = x.SB.Nxt()
+	r.recSet = true
+	r.highRxt = x.SB.Una()
+	r.rescueSet = false
+	r.epochSeq = x.SB.sends
+	x.EnterRecovery()
+	r.markLosses(x)
+	if s := x.SB.Seg(0); !s.Sacked {
+		x.MarkLost(0, LossDupAck)
+		r.fastRetx = s.Lost
+	}
+}
+
+// fastRetransmit returns the step 4.3 retransmission of the first segment if
+// it is still due.
+func (r *sackLoss) fastRetransmit(x *Ctx) (Action, bool) {
+	if !r.fastRetx {
+		return NoSend, false
+	}
+	if x.SB.Count() > 0 && x.SB.Seg(0).Lost {
+		r.pendEnd, r.pendRule4 = x.SB.Seg(0).End(), false
+		return Action{Retransmit: 0}, true
+	}
+	r.fastRetx = false
+	return NoSend, false
+}
+
+// nextSeg is RFC 6675 NextSeg() given allow bytes of window: (1) the first
+// segment marked lost (IsLost, above HighRxt, below the highest SACK; or a
+// retransmission detected lost); (2) new data; (3) the first unSACKed segment
+// above HighRxt below the highest SACK; (4) one rescue retransmission of the
+// highest unSACKed segment per episode.
+func (r *sackLoss) nextSeg(x *Ctx, allow int) Action {
+	sb := x.SB
+	if i := sb.NextLost(); i >= 0 {
+		if sb.Seg(i).Len > allow {
+			return NoSend
+		}
+		r.pendEnd, r.pendRule4 = sb.Seg(i).End(), false
+		return Action{Retransmit: i}
+	}
+	if x.NewDataAvailable() > 0 {
+		return Action{Retransmit: -1, NewData: allow}
+	}
+	hs := sb.HighSacked()
+	start := sort.Search(sb.Count(), func(i int) bool { return sb.Seg(i).Off >= r.highRxt })
+	for i := start; i < sb.Count(); i++ {
+		s := sb.Seg(i)
+		if s.Off >= hs {
+			break
+		}
+		if !s.Sacked && !s.Lost {
+			if s.Len > allow {
+				return NoSend
+			}
+			r.pendEnd, r.pendRule4 = s.End(), false
+			return Action{Retransmit: i}
+		}
+	}
+	if !r.rescueSet || sb.Una() > r.rescueRxt {
+		for i := sb.Count() - 1; i >= 0; i-- {
+			s := sb.Seg(i)
+			if s.Sacked {
+				continue
+			}
+			if s.Len > allow {
+				return NoSend
+			}
+			r.rescueRxt, r.rescueSet = r.recPoint, true
+			r.pendEnd, r.pendRule4 = s.End(), true
+			return Action{Retransmit: i}
+		}
+	}
+	return NoSend
+}
+
+// OnSent records HighRxt (RFC 6675 §5 step C.2; not for rule 4).
+func (r *sackLoss) OnSent(x *Ctx, retransmit bool, bytes int) {
+	if !retransmit {
+		return
+	}
+	r.fastRetx = false
+	if r.pendRule4 {
+		r.rescues++
+		r.pendRule4 = false
+		return
+	}
+	if r.inRec && r.pendEnd > r.highRxt {
+		r.highRxt = r.pendEnd
+	}
+}
+
+// OnRTO applies RFC 6675 §5.1: RecoveryPoint = HighData, the episode ends,
+// and no new one starts until the cumulative ACK reaches RecoveryPoint. SACK
+// marks are kept (the connection marked only un-SACKed segments lost).
+func (r *sackLoss) OnRTO(x *Ctx) {
+	r.inRec = false
+	r.fastRetx = false
+	r.dupAcks = 0
+	r.recPoint = x.SB.Nxt()
+	r.recSet = true
+	r.markedTo = 0
+}
+
+// buildSACK validates the shared parameters.
+func buildSACK(name string, c SACKConfig, env RecoveryEnv) (sackLoss, error) {
+	if c.DupThresh < 1 {
+		return sackLoss{}, fmt.Errorf("%s: parameter dupthresh=%d: must be >= 1 packets", name, c.DupThresh)
+	}
+	if env.MSS <= 0 {
+		return sackLoss{}, fmt.Errorf("%s: RecoveryEnv.MSS=%d: must be a positive segment size in bytes", name, env.MSS)
+	}
+	return sackLoss{dupThresh: c.DupThresh, mss: env.MSS, lostRetx: c.LostRetx}, nil
+}
+
+func init() {
+	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
+		Name:     "sack",
+		Doc:      "conservative SACK-based loss recovery, RFC 6675 (IsLost, pipe, NextSeg); option lostretx",
+		Defaults: func() any { return &SACKConfig{DupThresh: DupThresh} },
+		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
+			l, err := buildSACK("sack", *cfg.(*SACKConfig), env)
+			if err != nil {
+				return nil, err
+			}
+			return &SACK{sackLoss: l}, nil
+		},
+	})
+}
