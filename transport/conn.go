@@ -895,13 +895,7 @@ func (c *Conn) onRTO(now clock.Time) {
 	if c.sb.count == 0 {
 		return
 	}
-	cause := RTOBurstLoss
-	switch {
-	case c.sb.Seg(0).Retrans > 0:
-		cause = RTOLostRetransmission
-	case c.sb.count <= DupThresh:
-		cause = RTOTooFewDupAcks
-	}
+	cause := ClassifyRTO(&c.sb, c.rtoDupThresh())
 	flight := c.sb.pipe
 	for i := 0; i < c.sb.count; i++ {
 		c.markLost(now, i, LossRTO)
