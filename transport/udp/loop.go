@@ -40,13 +40,15 @@ const minRearm = 50 * time.Microsecond
 // loop runs an engine on a netio.Conn with two goroutines:
 //
 //   - the reader blocks in ReadBatch and feeds every datagram to Receive
-//     under mu, then wakes the writer;
+//     under mu, calling Transmit after each one (the transport's driver
+//     rule: ACKs every second segment, data released by each ACK), sends
+//     what that produced as one batch, then wakes the writer;
 //   - the writer owns the one real timer: whenever it is woken (by the reader,
 //     by an application call, or by the timer) it runs OnDeadline if the
 //     deadline has passed, drains Transmit into a batch under mu, sends the
 //     batch with WriteBatch outside mu, and re-arms the timer from Deadline().
 //
-// Only the writer writes to the socket, as netio.UDPConn requires.
+// Socket writes are serialized by sendMu, as netio.UDPConn requires.
 type loop struct {
 	mu    sync.Mutex // guards eng and everything the application touches in it
 	cond  *sync.Cond // broadcast after every input batch, so blocked callers re-check
@@ -60,10 +62,13 @@ type loop struct {
 	wg         sync.WaitGroup
 	once       sync.Once
 
-	batch   int
-	recvBuf int
-	sendBuf int
-	gso     *gsoSender // GSO write path; nil: plain WriteBatch (used by the writer only)
+	batch    int
+	recvBuf  int
+	sendBuf  int
+	sendMu   sync.Mutex // serializes socket writes (reader and writer both send)
+	sendCond *sync.Cond // on sendMu: a batch's turn has come
+	turn     uint64     // ticket of the next batch to send (guarded by sendMu)
+	gso      *gsoSender // GSO write path; nil: plain WriteBatch (guarded by sendMu)
 
 	// guarded by mu
 	shut    bool  // Close was called
@@ -71,6 +76,8 @@ type loop struct {
 	refused bool  // an ICMP port unreachable was reported on a connected socket
 	sendErr error // last socket write error
 	stats   LoopStats
+	// nextTicket numbers produced batches (guarded by mu).
+	nextTicket uint64
 }
 
 // LoopStats counts the driver's own work.
@@ -103,6 +110,7 @@ func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int, gso bool)
 		batch: batch, recvBuf: recvBuf, sendBuf: sendBuf,
 	}
 	l.cond = sync.NewCond(&l.mu)
+	l.sendCond = sync.NewCond(&l.sendMu)
 	if gso {
 		l.gso = newGSO(conn)
 		l.stats.GSO = l.gso != nil
@@ -134,6 +142,10 @@ func (l *loop) reader() {
 	for i := range ms {
 		ms[i].Buf = make([]byte, l.recvBuf)
 	}
+	// What the engine answers to the batch (ACKs, data released by ACKs).
+	out := make([]netio.Message, l.batch)
+	offs := make([]int, l.batch)
+	arena := make([]byte, l.batch*l.sendBuf)
 	for {
 		n, err := l.conn.ReadBatch(ms)
 		if err != nil {
@@ -164,15 +176,37 @@ func (l *loop) reader() {
 		}
 		l.mu.Lock()
 		now := l.now()
+		nout, off := 0, 0
 		for i := 0; i < n; i++ {
 			m := &ms[i]
 			l.eng.Receive(now, m.Addr, m.ECN, m.Buf[:m.N])
+			// The transport's driver rule: Transmit after every input, so
+			// that an ACK goes out every second segment and each ACK
+			// releases data at once (ACK clocking), even within a batch.
+			for nout < len(out) {
+				k, to, cp := l.eng.Transmit(now, arena[off:off+l.sendBuf])
+				if k == 0 {
+					break
+				}
+				o := &out[nout]
+				o.Buf, o.N, o.Addr, o.ECN = arena[off:off+k], k, to, cp
+				offs[nout] = off
+				off += k
+				nout++
+			}
 		}
 		l.stats.ReadBatches++
 		l.stats.DatagramsIn += uint64(n)
 		l.cond.Broadcast()
+		var ticket uint64
+		if nout > 0 {
+			ticket = l.takeTicket()
+		}
 		l.mu.Unlock()
-		l.kick()
+		if nout > 0 {
+			l.sendBatch(ticket, out[:nout], offs[:nout])
+		}
+		l.kick() // the writer sends the rest and re-arms the timer
 	}
 }
 
@@ -281,18 +315,13 @@ func (l *loop) flush(ms []netio.Message, offs []int, arena []byte) (d time.Durat
 		if ran || n > 0 {
 			l.cond.Broadcast() // timers and sending change what waiters see
 		}
+		var ticket uint64
+		if n > 0 {
+			ticket = l.takeTicket()
+		}
 		l.mu.Unlock()
 		if n > 0 {
-			sent, calls, err := l.send(ms[:n], offs[:n])
-			l.mu.Lock()
-			l.stats.WriteBatches += uint64(calls)
-			l.stats.DatagramsOut += uint64(sent)
-			if err != nil {
-				l.stats.WriteErrors++
-				l.sendErr = err
-			}
-			l.mu.Unlock()
-			if err != nil && errors.Is(err, netio.ErrClosed) {
+			if err := l.sendBatch(ticket, ms[:n], offs[:n]); err != nil && errors.Is(err, netio.ErrClosed) {
 				return 0, false
 			}
 			if n == len(ms) {
@@ -312,6 +341,46 @@ func (l *loop) flush(ms []netio.Message, offs []int, arena []byte) (d time.Durat
 		}
 		return wait, true
 	}
+}
+
+// takeTicket numbers a batch just produced (called with mu held), so that
+// batches reach the socket in the order the engine produced them even
+// though the reader and the writer send them outside mu (a reordering
+// would look like loss to the peer: duplicate ACKs, spurious
+// retransmissions).
+func (l *loop) takeTicket() uint64 {
+	t := l.nextTicket
+	l.nextTicket++
+	return t
+}
+
+// sendBatch sends a batch when its ticket's turn has come (reader and
+// writer both send; socket writes are serialized) and counts it. Every
+// ticket taken must be passed to sendBatch exactly once.
+func (l *loop) sendBatch(ticket uint64, ms []netio.Message, offs []int) error {
+	l.sendMu.Lock()
+	for l.turn != ticket {
+		l.sendCond.Wait()
+	}
+	if len(ms) == 0 {
+		l.turn++
+		l.sendCond.Broadcast()
+		l.sendMu.Unlock()
+		return nil
+	}
+	sent, calls, err := l.send(ms, offs)
+	l.turn++
+	l.sendCond.Broadcast()
+	l.sendMu.Unlock()
+	l.mu.Lock()
+	l.stats.WriteBatches += uint64(calls)
+	l.stats.DatagramsOut += uint64(sent)
+	if err != nil {
+		l.stats.WriteErrors++
+		l.sendErr = err
+	}
+	l.mu.Unlock()
+	return err
 }
 
 // send writes a batch, with GSO when available (falling back to plain
@@ -340,9 +409,22 @@ func (l *loop) close() error {
 	var err error
 	l.once.Do(func() {
 		close(l.closed)
+		timeout := time.After(closeFlushTimeout)
 		select {
 		case <-l.writerDone:
-		case <-time.After(closeFlushTimeout):
+		case <-timeout:
+		}
+		// A barrier: wait until every batch produced so far (e.g. the
+		// reader's ACK of the FIN that just let the application finish)
+		// has reached the socket.
+		l.mu.Lock()
+		t := l.takeTicket()
+		l.mu.Unlock()
+		sent := make(chan struct{})
+		go func() { l.sendBatch(t, nil, nil); close(sent) }()
+		select {
+		case <-sent:
+		case <-timeout:
 		}
 		err = l.conn.Close()
 		l.mu.Lock()
