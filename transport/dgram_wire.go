@@ -1,0 +1,173 @@
+package transport
+
+import "encoding/binary"
+
+// Datagram-mode packets (docs/wire.md "Datagram mode"): after an
+// Initial/Accept handshake with the hsDgram bit, both sides send packets of
+// type 4 (Data), each with its own sequence number (RFC 4340 §7), never
+// retransmitted.
+
+// typeDgram is the packet type of every datagram-mode packet after the
+// handshake.
+const typeDgram packetType = 4
+
+// Datagram packet flag bits.
+const (
+	dflagACK    = 0x01 // ACK section: ack_no, ack_delay, Ack Vector
+	dflagDATA   = 0x02 // the rest of the packet is an application datagram
+	dflagACKACK = 0x04 // ACKACK section: the highest ACK-carrying packet received from the peer
+	dflagRATIO  = 0x08 // RATIO section: the Ack Ratio the peer must use
+	dflagPING   = 0x10 // ack-eliciting, no data (address validation)
+	dflagCLOSE  = 0x20 // close request (RFC 4340 §8.3 Close)
+	dflagRESET  = 0x40 // connection ended (RFC 4340 §8.3 Reset): answers CLOSE, or aborts
+	dflagsKnown = 0x7f
+)
+
+const (
+	// dgramFixed is the fixed part of a datagram packet header, bytes:
+	// version, type, dcid, flags, ts, tsecr (the seq varint is extra).
+	dgramFixed = 2 + cidLen + 1 + 4 + 4
+	// maxDgramOverhead is the largest datagram header without an ACK
+	// section, bytes: fixed part, 8-byte seq, ACKACK and RATIO varints.
+	maxDgramOverhead = dgramFixed + 8 + 8 + 4
+	// MaxAckRatio bounds the Ack Ratio on the wire, packets.
+	MaxAckRatio = 1 << 16
+)
+
+// dgramPacket is a decoded datagram-mode packet. data points into the
+// received buffer.
+type dgramPacket struct {
+	dcid  uint64
+	flags uint8
+	seq   uint64 // sequence number, per direction from 0, +1 per packet (RFC 4340 §7.1)
+	ts    uint32 // sender timestamp, µs
+	tsecr uint32 // echo of the ts of the packet ackNo (0: none)
+
+	// ACK section
+	ackNo    uint64 // Acknowledgement Number: highest sequence number received (RFC 4340 §5.1)
+	ackDelay uint64 // µs between receiving ackNo and sending this ACK
+	vec      []byte // Ack Vector (RFC 4340 §11.4)
+
+	ackAck   uint64 // ACKACK section
+	ackRatio uint64 // RATIO section, packets
+
+	data []byte // DATA: the application datagram (may be empty)
+}
+
+// decodeDgram parses a datagram-mode packet (b[1] == typeDgram, version
+// already checked by the caller or checked here). It never panics and never
+// allocates.
+func decodeDgram(b []byte, p *dgramPacket) RejectReason {
+	if len(b) < 2+cidLen {
+		return RejectTooShort
+	}
+	if b[0] != Version1 {
+		return RejectVersion
+	}
+	if packetType(b[1]) != typeDgram {
+		return RejectType
+	}
+	*p = dgramPacket{}
+	r := reader{b: b[2:]}
+	p.dcid = r.u64()
+	p.flags = r.u8()
+	p.seq = r.varint()
+	p.ts = r.u32()
+	p.tsecr = r.u32()
+	if r.bad {
+		return RejectTruncated
+	}
+	if p.flags&^dflagsKnown != 0 {
+		return RejectFlags
+	}
+	if p.flags&dflagACK != 0 {
+		p.ackNo = r.varint()
+		p.ackDelay = r.varint()
+		n := r.varint()
+		if r.bad {
+			return RejectTruncated
+		}
+		if n == 0 || n > MaxAckVector {
+			return RejectSACK
+		}
+		p.vec = r.bytes(n)
+		if r.bad {
+			return RejectTruncated
+		}
+		if !DecodeAckVector(p.ackNo, p.vec, nil) {
+			return RejectSACK
+		}
+	}
+	if p.flags&dflagACKACK != 0 {
+		p.ackAck = r.varint()
+	}
+	if p.flags&dflagRATIO != 0 {
+		p.ackRatio = r.varint()
+		if !r.bad && (p.ackRatio == 0 || p.ackRatio > MaxAckRatio) {
+			return RejectParams
+		}
+	}
+	if r.bad {
+		return RejectTruncated
+	}
+	if p.flags&dflagDATA != 0 {
+		p.data = r.b
+		r.b = nil
+	}
+	if len(r.b) != 0 {
+		return RejectTrailing
+	}
+	return RejectNone
+}
+
+// dgramHeaderLen returns the length of p's header and sections, bytes.
+func dgramHeaderLen(p *dgramPacket) int {
+	n := dgramFixed + varintLen(p.seq)
+	if p.flags&dflagACK != 0 {
+		n += varintLen(p.ackNo) + varintLen(p.ackDelay) + varintLen(uint64(len(p.vec))) + len(p.vec)
+	}
+	if p.flags&dflagACKACK != 0 {
+		n += varintLen(p.ackAck)
+	}
+	if p.flags&dflagRATIO != 0 {
+		n += varintLen(p.ackRatio)
+	}
+	return n
+}
+
+// encodeDgramHeader writes p's header and sections (copying p.vec, not
+// p.data) into b and returns the length; the payload goes after it.
+func encodeDgramHeader(b []byte, p *dgramPacket) int {
+	b[0] = Version1
+	b[1] = byte(typeDgram)
+	binary.BigEndian.PutUint64(b[2:], p.dcid)
+	b[10] = p.flags
+	n := 11
+	n += putVarint(b[n:], p.seq)
+	binary.BigEndian.PutUint32(b[n:], p.ts)
+	binary.BigEndian.PutUint32(b[n+4:], p.tsecr)
+	n += 8
+	if p.flags&dflagACK != 0 {
+		n += putVarint(b[n:], p.ackNo)
+		n += putVarint(b[n:], p.ackDelay)
+		n += putVarint(b[n:], uint64(len(p.vec)))
+		n += copy(b[n:], p.vec)
+	}
+	if p.flags&dflagACKACK != 0 {
+		n += putVarint(b[n:], p.ackAck)
+	}
+	if p.flags&dflagRATIO != 0 {
+		n += putVarint(b[n:], p.ackRatio)
+	}
+	return n
+}
+
+// encodeDgram encodes p with its payload into b and returns the length.
+// Used by tests and fuzzing.
+func encodeDgram(b []byte, p *dgramPacket) int {
+	n := encodeDgramHeader(b, p)
+	if p.flags&dflagDATA != 0 {
+		n += copy(b[n:], p.data)
+	}
+	return n
+}
