@@ -257,6 +257,7 @@ type flowAcc struct {
 	firstSent, lastSent clock.Time
 	lastDelivered       clock.Time
 	delivered, sent     int64
+	acked               int64
 	packetsSent         int64
 	retransEvents       int64
 	retransFlagged      int64
@@ -273,6 +274,7 @@ type flowAcc struct {
 	cwnd, inflight      twAcc
 	srtt, qdelay        sampleAcc
 	deliveredS, sentS   counterSeries
+	ackedS              counterSeries
 	lostS, retransS     counterSeries
 	rtoS                counterSeries
 }
@@ -390,6 +392,9 @@ func (c *Collector) Record(e event.Event) {
 		if e.Reason == 1 {
 			f.retransFlagged++
 		}
+	case event.PacketAcked:
+		f.acked += int64(e.Bytes)
+		f.ackedS.add(k, float64(e.Bytes))
 	case event.Retransmit:
 		f.retransEvents++
 		f.retransS.add(k, 1)
@@ -697,6 +702,7 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 	if active > 0 {
 		v["mean_throughput"] = float64(f.delivered) * 8 / active
 		v["mean_send_rate"] = float64(f.sent) * 8 / active
+		v["mean_delivery_rate"] = float64(f.acked) * 8 / active
 	}
 	// Throughput series over the active intervals.
 	var tput sampleAcc
@@ -778,6 +784,7 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 	r.Series = []Series{
 		counterToSeries("throughput", "bit/s", f.deliveredS, nbins, c.b, 8/iv),
 		counterToSeries("send_rate", "bit/s", f.sentS, nbins, c.b, 8/iv),
+		counterToSeries("delivery_rate", "bit/s", f.ackedS, nbins, c.b, 8/iv),
 		f.cwnd.series("cwnd", "byte", c.b),
 		f.inflight.series("inflight", "byte", c.b),
 		f.srtt.series("srtt", "s", c.b),

@@ -29,6 +29,7 @@ var Catalog = []MetricDef{
 	{"var_throughput", ScopeFlow, "(bit/s)^2", "variance of the per-interval throughput time series"},
 	{"cov_throughput", ScopeFlow, "1", "coefficient of variation (sd/mean) of the per-interval throughput"},
 	{"mean_send_rate", ScopeFlow, "bit/s", "sending rate: bytes of data packets sent (PacketSent, including retransmissions) ×8 / active time"},
+	{"mean_delivery_rate", ScopeFlow, "bit/s", "delivery rate at the sender: bytes newly acknowledged (PacketAcked, cumulatively or by SACK) ×8 / active time"},
 	{"total_delivered", ScopeFlow, "byte", "bytes delivered in order to the receiving application"},
 	{"total_sent", ScopeFlow, "byte", "bytes of data packets sent, including retransmissions"},
 	{"total_packets_sent", ScopeFlow, "packet", "data packets sent, including retransmissions"},
@@ -104,6 +105,7 @@ type SeriesDef struct {
 var SeriesCatalog = []SeriesDef{
 	{"throughput", ScopeFlow, "bit/s", "bytes delivered in the interval ×8 / interval"},
 	{"send_rate", ScopeFlow, "bit/s", "bytes sent in the interval ×8 / interval"},
+	{"delivery_rate", ScopeFlow, "bit/s", "bytes newly acknowledged in the interval ×8 / interval"},
 	{"cwnd", ScopeFlow, "byte", "time-weighted mean congestion window in the interval"},
 	{"inflight", ScopeFlow, "byte", "time-weighted mean bytes in flight in the interval"},
 	{"srtt", ScopeFlow, "s", "mean smoothed RTT of the samples in the interval (absent if none)"},

@@ -35,6 +35,9 @@ func syntheticRun() (RunInfo, []event.Event) {
 		{Time: at(0), Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: 1, QueueBytes: 1000},
 		{Time: at(0.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
 		{Time: at(0.5), Kind: event.Delivered, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(0.6), Kind: event.PacketAcked, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(1.7), Kind: event.PacketAcked, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(1.8), Kind: event.PacketAcked, Flow: 1, Link: -1, Bytes: 500},
 		{Time: at(0.5), Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: 6, QueueBytes: 6000},
 		{Time: at(0.8), Kind: event.PacketLost, Flow: 1, Link: -1},
 		{Time: at(0.8), Kind: event.RecoveryStart, Flow: 1, Link: -1},
@@ -70,6 +73,7 @@ func TestMetricsByHand(t *testing.T) {
 		"total_delivered":       2000,           // 99999 bytes fall after End
 		"mean_throughput":       2000 * 8 / 2.0, // 8000 bit/s
 		"mean_send_rate":        3000 * 8 / 2.0,
+		"mean_delivery_rate":    2500 * 8 / 2.0, // bytes acknowledged
 		"total_packets_sent":    3,
 		"mean_cwnd":             3000,                     // 2000 for 1 s, 4000 for 1 s
 		"var_cwnd":              (4e6+16e6)/2 - 3000*3000, // 1e6
@@ -127,6 +131,7 @@ func TestMetricsByHand(t *testing.T) {
 	}
 	checkSeries("throughput", series(f, "throughput"), []float64{0, 1}, []float64{8000, 8000})
 	checkSeries("cwnd", series(f, "cwnd"), []float64{0, 1}, []float64{2000, 4000})
+	checkSeries("delivery_rate", series(f, "delivery_rate"), []float64{0, 1}, []float64{8000, 12000})
 	checkSeries("srtt", series(f, "srtt"), []float64{0, 1}, []float64{0.020, 0.040})
 	checkSeries("losses", series(f, "losses"), []float64{0, 1}, []float64{1, 0})
 
