@@ -92,6 +92,7 @@ type LoopStats struct {
 	Deadlines    uint64 // OnDeadline calls
 	GSO          bool   // the writer sends with UDP GSO
 	GSODisabled  bool   // the kernel refused GSO and the writer fell back to plain batches
+	RecvBuffer   int    // socket receive buffer as the kernel reports it, bytes (0: unknown)
 }
 
 func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int, gso bool) *loop {

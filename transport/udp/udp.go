@@ -56,6 +56,12 @@ type Config struct {
 	// SendBuf is the transmit buffer per datagram, bytes; it must be at
 	// least the largest Config.MaxDatagram used; 0: DefaultSendBuf.
 	SendBuf int
+	// RecvBuffer is the socket receive buffer to ask for, bytes; 0:
+	// DefaultRecvBuffer. It should hold more than the receive windows of
+	// the endpoint's connections, counting the kernel's per-datagram
+	// overhead, or a receiving application that falls behind loses
+	// datagrams in the kernel although flow control allowed them.
+	RecvBuffer int
 	// NoGSO disables the UDP GSO write path (Linux); the environment
 	// variable CCLAB_NO_GSO=1 does the same for every Endpoint.
 	NoGSO bool
@@ -66,6 +72,13 @@ type Endpoint struct {
 	l  *loop
 	ep *transport.Endpoint
 }
+
+// DefaultRecvBuffer is the socket receive buffer an Endpoint asks for,
+// bytes: with the kernel's overhead of about one extra 1 KiB per 1200-byte
+// datagram it holds more than transport.DefaultRecvWindow (8 MiB) of
+// payload. Above net.core.rmem_max it needs CAP_NET_ADMIN
+// (SO_RCVBUFFORCE); without it the kernel's cap applies.
+const DefaultRecvBuffer = 16 << 20
 
 // ErrClosed is returned by blocking calls on a closed Endpoint.
 var ErrClosed = errors.New("udp: endpoint closed")
@@ -100,7 +113,13 @@ func New(c netio.Conn, cfg Config) *Endpoint {
 	}
 	ep := transport.NewEndpoint(ec)
 	e := &Endpoint{ep: ep}
+	rb := cfg.RecvBuffer
+	if rb <= 0 {
+		rb = DefaultRecvBuffer
+	}
+	got := raiseRecvBuffer(c, rb)
 	e.l = newLoop(ep, c, cfg.Batch, DefaultRecvBuf, cfg.SendBuf, !cfg.NoGSO)
+	e.l.stats.RecvBuffer = got
 	e.l.run()
 	return e
 }

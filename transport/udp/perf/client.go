@@ -367,7 +367,7 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 	if e.Seconds > 0 {
 		e.ThroughputBps = float64(e.Bytes) * 8 / e.Seconds
 	}
-	e.Retransmits, e.RTOs = s.retransmits, s.rtos
+	e.Retransmits, e.RTOs, e.RTOCauses = s.retransmits, s.rtos, s.rtoCauses
 	e.MSS = s.mss
 	e.MinRTTms = ms(s.minRTT)
 	e.MeanSRTTms = ms(s.meanSRTT)
@@ -456,7 +456,7 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 	if e.Seconds > 0 {
 		e.ThroughputBps = float64(e.Bytes) * 8 / e.Seconds
 	}
-	e.Retransmits, e.RTOs = rep.Retransmits, rep.RTOs
+	e.Retransmits, e.RTOs, e.RTOCauses = rep.Retransmits, rep.RTOs, rep.RTOCauses
 	e.MinRTTms, e.MeanSRTTms = rep.MinRTTms, rep.MeanSRTTms
 	if rep.CC != "" {
 		e.CC, e.Recovery = rep.CC, rep.Recovery

@@ -67,17 +67,18 @@ type Request struct {
 
 // Report is one side's account of a transfer, written by the server.
 type Report struct {
-	V           int     `json:"v"`
-	Error       string  `json:"error,omitempty"` // the server refused or failed the request
-	Bytes       int64   `json:"bytes"`           // stream bytes received (forward) or sent and acknowledged (reverse)
-	Digest      string  `json:"digest"`          // hex SHA-256 of the stream (RecvDigest forward, SentDigest reverse)
-	Seconds     float64 `json:"seconds"`         // first to last byte at the reporting side
-	Retransmits int64   `json:"retransmits,omitempty"`
-	RTOs        int64   `json:"rtos,omitempty"`
-	MinRTTms    float64 `json:"min_rtt_ms,omitempty"`
-	MeanSRTTms  float64 `json:"mean_srtt_ms,omitempty"`
-	CC          string  `json:"cc,omitempty"`
-	Recovery    string  `json:"recovery,omitempty"`
+	V           int              `json:"v"`
+	Error       string           `json:"error,omitempty"` // the server refused or failed the request
+	Bytes       int64            `json:"bytes"`           // stream bytes received (forward) or sent and acknowledged (reverse)
+	Digest      string           `json:"digest"`          // hex SHA-256 of the stream (RecvDigest forward, SentDigest reverse)
+	Seconds     float64          `json:"seconds"`         // first to last byte at the reporting side
+	Retransmits int64            `json:"retransmits,omitempty"`
+	RTOs        int64            `json:"rtos,omitempty"`
+	RTOCauses   map[string]int64 `json:"rto_causes,omitempty"` // RTOs by cause (see End.RTOCauses)
+	MinRTTms    float64          `json:"min_rtt_ms,omitempty"`
+	MeanSRTTms  float64          `json:"mean_srtt_ms,omitempty"`
+	CC          string           `json:"cc,omitempty"`
+	Recovery    string           `json:"recovery,omitempty"`
 }
 
 // maxMessage bounds a Report read from the peer, bytes.

@@ -47,22 +47,23 @@ type Interval struct {
 
 // End is the summary of the transfer.
 type End struct {
-	CC             string  `json:"cc"`             // controller at the sending side
-	Recovery       string  `json:"recovery"`       // recovery strategy at the sending side
-	Reverse        bool    `json:"reverse"`        // the receiver sent
-	Bytes          int64   `json:"bytes"`          // stream bytes delivered to the receiving application and acknowledged
-	Seconds        float64 `json:"seconds"`        // from the first byte sent to the receiver's confirmation, s
-	ThroughputBps  float64 `json:"throughput_bps"` // Bytes*8/Seconds, bits/s (goodput)
-	Retransmits    int64   `json:"retransmits"`    // retransmitted data packets
-	RTOs           int64   `json:"rtos"`           // retransmission timer expiries
-	MinRTTms       float64 `json:"min_rtt_ms"`     // minimum RTT sample, ms
-	MeanSRTTms     float64 `json:"mean_srtt_ms"`   // mean of the smoothed RTT over all ACKs, ms
-	Verified       bool    `json:"verified"`       // receiver's digest == sender's digest and byte counts agree
-	SenderDigest   string  `json:"sender_digest"`  // hex SHA-256 of the stream as sent
-	ReceiverDigest string  `json:"receiver_digest"`
-	SenderBytes    int64   `json:"sender_bytes"` // bytes the sender put in the stream
-	MSS            int     `json:"mss"`          // payload bytes per full segment, as negotiated
-	Error          string  `json:"error,omitempty"`
+	CC             string           `json:"cc"`             // controller at the sending side
+	Recovery       string           `json:"recovery"`       // recovery strategy at the sending side
+	Reverse        bool             `json:"reverse"`        // the receiver sent
+	Bytes          int64            `json:"bytes"`          // stream bytes delivered to the receiving application and acknowledged
+	Seconds        float64          `json:"seconds"`        // from the first byte sent to the receiver's confirmation, s
+	ThroughputBps  float64          `json:"throughput_bps"` // Bytes*8/Seconds, bits/s (goodput)
+	Retransmits    int64            `json:"retransmits"`    // retransmitted data packets
+	RTOs           int64            `json:"rtos"`           // retransmission timer expiries
+	RTOCauses      map[string]int64 `json:"rto_causes"`     // RTOs by cause: burst_loss, too_few_dupacks, lost_retransmission, other, handshake
+	MinRTTms       float64          `json:"min_rtt_ms"`     // minimum RTT sample, ms
+	MeanSRTTms     float64          `json:"mean_srtt_ms"`   // mean of the smoothed RTT over all ACKs, ms
+	Verified       bool             `json:"verified"`       // receiver's digest == sender's digest and byte counts agree
+	SenderDigest   string           `json:"sender_digest"`  // hex SHA-256 of the stream as sent
+	ReceiverDigest string           `json:"receiver_digest"`
+	SenderBytes    int64            `json:"sender_bytes"` // bytes the sender put in the stream
+	MSS            int              `json:"mss"`          // payload bytes per full segment, as negotiated
+	Error          string           `json:"error,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

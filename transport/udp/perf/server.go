@@ -400,7 +400,7 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum
 	sum.MeanSRTTms = ms(st.meanSRTT)
 	p.rep = Report{V: Version, Bytes: sum.Bytes, Digest: sum.Digest, Seconds: sum.Seconds,
 		Retransmits: sum.Retransmits, RTOs: sum.RTOs, MinRTTms: sum.MinRTTms, MeanSRTTms: sum.MeanSRTTms,
-		CC: cc, Recovery: rec}
+		CC: cc, Recovery: rec, RTOCauses: st.rtoCauses}
 	if err != nil {
 		sum.Error = err.Error()
 		p.rep.Error = "transfer failed at the receiver: " + err.Error()

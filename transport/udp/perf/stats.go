@@ -14,6 +14,7 @@ type snap struct {
 	recvBytes   int64 // stream bytes delivered in order
 	retransmits int64
 	rtos        int64
+	rtoCauses   map[string]int64 // RTOs per cause (RTOCauses)
 	cwnd        int
 	srtt        time.Duration
 	minRTT      time.Duration
@@ -28,7 +29,20 @@ func snapshot(s transport.ConnStats) snap {
 		sentBytes: int64(s.BytesSent), ackedBytes: int64(min(s.BytesAcked, s.BytesSent)),
 		recvBytes: int64(s.BytesDelivered), retransmits: int64(s.Retransmits), rtos: int64(s.RTOs),
 		mss: s.MSS, cwnd: s.Cwnd, srtt: s.SRTT, minRTT: s.MinRTT, meanSRTT: s.MeanSRTT,
-		sentDigest: s.SentDigest[:], recvDigest: s.RecvDigest[:],
+		sentDigest: s.SentDigest[:], recvDigest: s.RecvDigest[:], rtoCauses: RTOCauses(s.RTOCauses),
+	}
+}
+
+// RTOCauses names the per-cause RTO counts of transport.ConnStats.RTOCauses
+// for JSON: burst_loss, too_few_dupacks, lost_retransmission, other (the
+// transport's RTOOther), handshake.
+func RTOCauses(c [transport.NumRTOCauses]uint64) map[string]int64 {
+	return map[string]int64{
+		"burst_loss":          int64(c[transport.RTOBurstLoss]),
+		"too_few_dupacks":     int64(c[transport.RTOTooFewDupAcks]),
+		"lost_retransmission": int64(c[transport.RTOLostRetransmission]),
+		"other":               int64(c[transport.RTOOther]),
+		"handshake":           int64(c[transport.RTOHandshake]),
 	}
 }
 
