@@ -170,7 +170,7 @@ func parseDist(s string, value func(string) (float64, error)) (dist, error) {
 // DurationDist is a distribution of durations, e.g. "exp(1s)", "pareto(2s/1.5)".
 type DurationDist struct{ d dist }
 
-// Const returns a DurationDist that always yields v.
+// ConstDuration returns a DurationDist that always yields v.
 func ConstDuration(v time.Duration) DurationDist {
 	return DurationDist{dist{kind: distConst, a: float64(v), text: v.String()}}
 }

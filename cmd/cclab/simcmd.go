@@ -21,6 +21,7 @@ func init() {
 // rateFlag is a flag.Value parsing rates with internal/units.
 type rateFlag struct{ v *float64 }
 
+// String formats the rate (flag.Value).
 func (r rateFlag) String() string {
 	if r.v == nil {
 		return ""
@@ -28,6 +29,7 @@ func (r rateFlag) String() string {
 	return units.FormatRate(*r.v)
 }
 
+// Set parses a rate such as 20Mbit (flag.Value).
 func (r rateFlag) Set(s string) error {
 	v, err := units.ParseRate(s)
 	if err != nil {
