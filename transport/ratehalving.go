@@ -98,9 +98,11 @@ func (r *RateHalving) Next(x *Ctx) Action {
 
 func init() {
 	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
-		Name:     "ratehalving",
-		Doc:      "Rate-Halving, draft-mathis-tcp-ratehalving 1999 (one segment per two delivered, bounded at ssthresh and pipe+maxburst), RFC 6675 loss detection; option lostretx",
-		Defaults: func() any { return &RateHalvingConfig{SACKConfig: SACKConfig{DupThresh: DupThresh}, MaxBurst: RateHalvingMaxBurst} },
+		Name: "ratehalving",
+		Doc:  "Rate-Halving, draft-mathis-tcp-ratehalving 1999 (one segment per two delivered, bounded at ssthresh and pipe+maxburst), RFC 6675 loss detection; option lostretx",
+		Defaults: func() any {
+			return &RateHalvingConfig{SACKConfig: SACKConfig{DupThresh: DupThresh}, MaxBurst: RateHalvingMaxBurst}
+		},
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			c := *cfg.(*RateHalvingConfig)
 			l, err := buildSACK("ratehalving", c.SACKConfig, env)
