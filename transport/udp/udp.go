@@ -6,12 +6,16 @@
 // transport.Endpoint and all its Conns, and two goroutines:
 //
 //   - the reader blocks in netio.Conn.ReadBatch and hands each datagram of a
-//     batch to transport.Endpoint.Receive under the mutex;
+//     batch to transport.Endpoint.Receive under the mutex, calling Transmit
+//     after each one (the transport's driver rule: ACKs every second
+//     segment, data released by each ACK), and sends what that produced;
 //   - the writer owns the endpoint's one real timer: woken by the reader, by
 //     an application call or by the timer, it runs OnDeadline when the
 //     transport's Deadline has passed, drains Transmit into a batch under the
-//     mutex, sends it with one WriteBatch outside the mutex, and re-arms the
-//     timer from Deadline().
+//     mutex, sends it outside the mutex, and re-arms the timer from
+//     Deadline().
+//
+// Batches reach the socket in the order they were produced.
 //
 // Waits shorter than 2 ms (pacing) sleep the writer's thread with nanosleep
 // in short slices instead of a Go timer, which wakes up to ~1 ms late on an
