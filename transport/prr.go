@@ -82,7 +82,7 @@ func (r *PRR) OnAck(x *Ctx, a *AckInfo) {
 	}
 	d := a.AckedBytes + a.SackedBytes
 	r.delivered += d
-	r.sndcnt = max(0, PRRSndCnt(r.ssrb, r.delivered, r.out, d, x.SB.Pipe(), x.CC.Ssthresh(), r.recoverFS, r.mss))
+	r.sndcnt = max(0, PRRSndCnt(r.ssrb, r.delivered, r.out, d, r.Pipe(x.SB), x.CC.Ssthresh(), r.recoverFS, r.mss))
 }
 
 // Next sends up to sndcnt bytes, NextSeg choosing what.

@@ -78,7 +78,7 @@ func (r *RateHalving) OnAck(x *Ctx, a *AckInfo) {
 // bound applies the two bounding rules.
 func (r *RateHalving) bound(x *Ctx) {
 	r.win = max(r.win, x.CC.Ssthresh())
-	r.win = min(r.win, x.SB.Pipe()+r.maxBurst*r.mss)
+	r.win = min(r.win, r.Pipe(x.SB)+r.maxBurst*r.mss)
 }
 
 // Next sends while pipe < rhcwnd.
@@ -89,7 +89,7 @@ func (r *RateHalving) Next(x *Ctx) Action {
 	if act, ok := r.fastRetransmit(x); ok {
 		return act
 	}
-	allow := r.win - x.SB.Pipe()
+	allow := r.win - r.Pipe(x.SB)
 	if allow <= 0 {
 		return NoSend
 	}

@@ -40,7 +40,7 @@ func (r *SACK) Next(x *Ctx) Action {
 	if act, ok := r.fastRetransmit(x); ok {
 		return act
 	}
-	allow := x.CC.Ssthresh() - x.SB.Pipe()
+	allow := x.CC.Ssthresh() - r.Pipe(x.SB)
 	if allow < r.mss {
 		return NoSend
 	}
@@ -65,12 +65,15 @@ type sackLoss struct {
 	highRxt   uint64 // HighRxt: end of the highest segment retransmitted in this episode (exclusive)
 	rescueRxt uint64 // RescueRxt (NextSeg rule 4)
 	rescueSet bool
-	fastRetx  bool   // step 4.3: the fast retransmission of the first segment is due
-	markedTo  uint64 // loss marks have been applied below this offset
-	pendEnd   uint64 // end of the segment Next chose to retransmit
-	pendRule4 bool   // ... chosen by NextSeg rule 4 (does not move HighRxt)
-	epochSeq  uint64 // scoreboard send counter when the episode began
-	lrSeen    uint64 // HighSackedSendSeq at the last lost-retransmission check
+	fastRetx  bool     // step 4.3: the fast retransmission of the first segment is due
+	markedTo  uint64   // loss marks have been applied below this offset
+	pendEnd   uint64   // end of the segment Next chose to retransmit
+	pendRule4 bool     // ... chosen by NextSeg rule 4 (does not move HighRxt)
+	pendOff   uint64   // offset of the segment Next chose to retransmit
+	pendDbl   bool     // ... which was not marked lost (rule 3 or 4)
+	dbl       []uint64 // offsets of outstanding rule 3/4 retransmissions of segments not deemed lost
+	epochSeq  uint64   // scoreboard send counter when the episode began
+	lrSeen    uint64   // HighSackedSendSeq at the last lost-retransmission check
 
 	lostRetxFound uint64 // retransmissions detected lost (lostretx)
 	rescues       uint64 // NextSeg rule 4 rescue retransmissions
@@ -148,6 +151,30 @@ func (r *sackLoss) IsLost(sb *Scoreboard, i int) bool {
 	return i >= 0 && i < sb.Count() && !sb.Seg(i).Sacked && i < r.lostBelow(sb)
 }
 
+// Pipe returns RFC 6675 pipe (SetPipe), bytes: the scoreboard's count of
+// outstanding bytes neither SACKed nor marked lost, plus a second count for
+// each segment retransmitted by NextSeg rule 3 or 4 while not deemed lost
+// (SetPipe counts such an octet once as not lost and once as below HighRxt).
+func (r *sackLoss) Pipe(sb *Scoreboard) int {
+	p := sb.Pipe()
+	k := 0
+	for _, off := range r.dbl {
+		i := sb.Find(off)
+		if i < 0 || off < sb.Una() {
+			continue
+		}
+		s := sb.Seg(i)
+		if s.Sacked || s.Lost {
+			continue
+		}
+		p += s.Len
+		r.dbl[k] = off
+		k++
+	}
+	r.dbl = r.dbl[:k]
+	return p
+}
+
 // markLosses marks lost every segment the loss rule declares lost that was
 // not retransmitted (RFC 6675 Update and the IsLost part of SetPipe: pipe
 // then excludes them). Retransmitted segments are left to lost-retransmission
@@ -219,6 +246,7 @@ func (r *sackLoss) enter(x *Ctx) {
 	r.recSet = true
 	r.highRxt = x.SB.Una()
 	r.rescueSet = false
+	r.dbl = r.dbl[:0]
 	r.epochSeq = x.SB.sends
 	x.EnterRecovery()
 	r.markLosses(x)
@@ -235,7 +263,7 @@ func (r *sackLoss) fastRetransmit(x *Ctx) (Action, bool) {
 		return NoSend, false
 	}
 	if x.SB.Count() > 0 && x.SB.Seg(0).Lost {
-		r.pendEnd, r.pendRule4 = x.SB.Seg(0).End(), false
+		r.pendEnd, r.pendRule4, r.pendDbl = x.SB.Seg(0).End(), false, false
 		return Action{Retransmit: 0}, true
 	}
 	r.fastRetx = false
@@ -253,7 +281,7 @@ func (r *sackLoss) nextSeg(x *Ctx, allow int) Action {
 		if sb.Seg(i).Len > allow {
 			return NoSend
 		}
-		r.pendEnd, r.pendRule4 = sb.Seg(i).End(), false
+		r.pendEnd, r.pendRule4, r.pendDbl = sb.Seg(i).End(), false, false
 		return Action{Retransmit: i}
 	}
 	if x.NewDataAvailable() > 0 {
@@ -270,7 +298,7 @@ func (r *sackLoss) nextSeg(x *Ctx, allow int) Action {
 			if s.Len > allow {
 				return NoSend
 			}
-			r.pendEnd, r.pendRule4 = s.End(), false
+			r.pendEnd, r.pendRule4, r.pendDbl, r.pendOff = s.End(), false, true, s.Off
 			return Action{Retransmit: i}
 		}
 	}
@@ -284,7 +312,7 @@ func (r *sackLoss) nextSeg(x *Ctx, allow int) Action {
 				return NoSend
 			}
 			r.rescueRxt, r.rescueSet = r.recPoint, true
-			r.pendEnd, r.pendRule4 = s.End(), true
+			r.pendEnd, r.pendRule4, r.pendDbl, r.pendOff = s.End(), true, !s.Lost, s.Off
 			return Action{Retransmit: i}
 		}
 	}
@@ -297,6 +325,10 @@ func (r *sackLoss) OnSent(x *Ctx, retransmit bool, bytes int) {
 		return
 	}
 	r.fastRetx = false
+	if r.pendDbl {
+		r.dbl = append(r.dbl, r.pendOff)
+		r.pendDbl = false
+	}
 	if r.pendRule4 {
 		r.rescues++
 		r.pendRule4 = false
