@@ -157,4 +157,6 @@ type EndpointConfig struct {
 	// client's request before the connection is built, so a server can pick
 	// per-request parameters (e.g. the controller in reverse mode).
 	Configure func(request []byte, cfg *Config)
+	// Dgram configures the datagram mode (DialDgram, AcceptDgram).
+	Dgram DgramEndpointConfig
 }

@@ -26,6 +26,7 @@ type Endpoint struct {
 	rr        int
 	pkt       packet
 	stats     EndpointStats
+	dg        dgramEndpoint // datagram-mode connections (dgram_endpoint.go)
 }
 
 // EndpointStats counts an endpoint's datagrams and rejects.
@@ -74,7 +75,7 @@ func (e *Endpoint) Conns() []*Conn { return e.conns }
 func (e *Endpoint) newCID() uint64 {
 	for {
 		id := e.rand.Uint64()
-		if id != 0 && e.byCID[id] == nil {
+		if id != 0 && e.byCID[id] == nil && e.dg.byCID[id] == nil {
 			return id
 		}
 	}
@@ -135,6 +136,10 @@ func (e *Endpoint) reject(r RejectReason) { e.stats.Rejects[r]++ }
 func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, b []byte) {
 	e.stats.DatagramsIn++
 	e.stats.BytesIn += uint64(len(b))
+	if len(b) > 1 && packetType(b[1]) == typeDgram {
+		e.dgReceive(now, from, ce, b)
+		return
+	}
 	p := &e.pkt
 	if r := decodePacket(b, p); r != RejectNone {
 		e.reject(r)
@@ -142,10 +147,17 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 	}
 	switch p.typ {
 	case typeInitial:
+		if p.hsFlags&hsDgram != 0 {
+			e.dgInitial(now, from, p)
+			return
+		}
 		e.onInitial(now, from, p)
 	case typeAccept:
 		c := e.byCID[p.dcid]
 		if c == nil {
+			if e.dgAccept(now, p) {
+				return
+			}
 			e.reject(RejectUnknownCID)
 			return
 		}
@@ -253,6 +265,11 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 			return n, c.peer, cp
 		}
 	}
+	if n, to, cp = e.dgTransmit(now, buf); n > 0 {
+		e.stats.DatagramsOut++
+		e.stats.BytesOut += uint64(n)
+		return n, to, cp
+	}
 	return 0, netip.AddrPort{}, ecn.NotECT
 }
 
@@ -264,12 +281,13 @@ func (e *Endpoint) Deadline() clock.Time {
 	for _, c := range e.conns {
 		d = clock.Earliest(d, c.deadline())
 	}
-	return d
+	return clock.Earliest(d, e.dgDeadline())
 }
 
 // OnDeadline runs every expired timer and removes finished connections
 // whose drain period has passed.
 func (e *Endpoint) OnDeadline(now clock.Time) {
+	e.dgOnDeadline(now)
 	j := 0
 	for _, c := range e.conns {
 		c.onDeadline(now)

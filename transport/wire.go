@@ -50,7 +50,8 @@ const (
 // Handshake flag bits (Initial and Accept).
 const (
 	hsECN   = 0x01 // the sender is ECN-capable and wants ECN
-	hsKnown = 0x01
+	hsDgram = 0x02 // datagram mode (dgram.go): the connection is a DgramConn, not a stream
+	hsKnown = 0x03
 )
 
 // Fixed header sizes, bytes.

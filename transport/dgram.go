@@ -1,0 +1,1172 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"time"
+
+	"cclab/ccalgo"
+	"cclab/clock"
+	"cclab/ecn"
+	"cclab/event"
+)
+
+// The unreliable datagram mode (DESIGN §3, docs/dccp.md): DCCP (RFC 4340)
+// semantics over cclab's handshake. Every packet has its own sequence
+// number, nothing is retransmitted, the receiver reports its receive state
+// in Ack Vectors, acknowledges every Ack Ratio data packets, and trims its
+// state when the sender acknowledges its acknowledgements; the sender's
+// controller (CCID2 by default, RFC 4341) limits the packets in flight.
+
+// Defaults of DgramConfig.
+const (
+	// DefaultDgramCC is the datagram mode's default controller.
+	DefaultDgramCC = "ccid2"
+	// DgramCCNone is the controller name for an uncontrolled flow: no
+	// window, sending at the application's Rate.
+	DgramCCNone = "none"
+	// DefaultSendQueue is the application send queue limit, datagrams.
+	DefaultSendQueue = 64
+	// DefaultRecvQueue is the receive queue limit, datagrams.
+	DefaultRecvQueue = 1024
+	// DefaultDgramAckDelay bounds how long a receiver holds back an
+	// acknowledgement waiting for Ack Ratio data packets (like TCP's
+	// delayed-ACK timer, RFC 5681 §4.2).
+	DefaultDgramAckDelay = 40 * time.Millisecond
+	// dgramCloseTries is how many times a CLOSE is sent (RTO apart) before
+	// the connection ends without a RESET (RFC 4340 §8.3 leaves the count to
+	// the implementation).
+	dgramCloseTries = 4
+	// ratioLogMax bounds the Ack Ratio change log, entries.
+	ratioLogMax = 4096
+)
+
+// DropPolicy says which datagram a full send queue discards.
+type DropPolicy uint8
+
+// Drop policies.
+const (
+	DropNewest DropPolicy = iota // the datagram being queued (default)
+	DropOldest                   // the oldest queued datagram (freshest data wins, as media wants)
+)
+
+// String returns "newest" or "oldest".
+func (d DropPolicy) String() string {
+	if d == DropOldest {
+		return "oldest"
+	}
+	return "newest"
+}
+
+// ParseDropPolicy parses "newest" or "oldest".
+func ParseDropPolicy(s string) (DropPolicy, error) {
+	switch s {
+	case "newest", "":
+		return DropNewest, nil
+	case "oldest":
+		return DropOldest, nil
+	}
+	return 0, fmt.Errorf("transport: drop policy %q: want newest or oldest", s)
+}
+
+// DgramSource produces application datagrams on demand (the datagram
+// analogue of Source). Next writes one datagram into b (len(b) is the
+// largest payload that fits a packet) and returns its length; it returns -1
+// when it has nothing to send now.
+type DgramSource interface {
+	Next(now clock.Time, b []byte) int
+}
+
+// DgramConfig configures one datagram-mode connection. Zero fields take the
+// defaults (DefaultDgramConfig).
+type DgramConfig struct {
+	MaxDatagram int           // largest UDP payload sent and accepted, bytes (default 1200)
+	CC          string        // "ccid2" (default, "ccid2:ackratio=1,adapt=false"), "none", or a stream controller counted in packets
+	AckRatio    int           // Ack Ratio when the controller has none (reno, none), packets (default 2)
+	AckDelay    time.Duration // receiver: longest wait for Ack Ratio data packets before acknowledging (default 40 ms)
+	MinRTO      time.Duration // RTO lower bound (default 200 ms)
+	InitialRTO  time.Duration // RTO before the first sample (default 1 s)
+	MaxRTO      time.Duration // RTO upper bound (default 60 s)
+	ECN         bool          // negotiate ECN: data sent ECT(0), CE reported in the Ack Vector
+
+	// Rate is the application's sending rate, payload bits/s: with a
+	// Source, one datagram is generated every len*8/Rate into the send
+	// queue (dropped there when the controller cannot keep up). 0 with a
+	// Source: greedy (the source is asked whenever the window opens).
+	Rate float64
+	// On and Off make the generator alternate On of sending and Off of
+	// silence (both > 0; zero: always on).
+	On, Off    time.Duration
+	SendQueue  int        // send queue limit, datagrams (default 64)
+	DropPolicy DropPolicy // which datagram a full send queue drops
+	RecvQueue  int        // receive queue limit, datagrams (default 1024): beyond it arrivals are dropped and counted
+
+	Request          []byte        // client: opaque application request carried in the Initial
+	IdleTimeout      time.Duration // default 2 min
+	HandshakeTimeout time.Duration // default 10 s
+	Sink             event.Sink    // events of this connection; nil: the endpoint's Sink
+}
+
+// DefaultDgramConfig returns the package defaults.
+func DefaultDgramConfig() DgramConfig {
+	return DgramConfig{MaxDatagram: DefaultMaxDatagram, CC: DefaultDgramCC, AckRatio: ccalgo.CCID2DefaultAckRatio,
+		AckDelay: DefaultDgramAckDelay, MinRTO: DefaultMinRTO, InitialRTO: DefaultInitialRTO, MaxRTO: DefaultMaxRTO,
+		SendQueue: DefaultSendQueue, RecvQueue: DefaultRecvQueue,
+		IdleTimeout: DefaultIdleTimeout, HandshakeTimeout: DefaultHandshakeTimeout}
+}
+
+func (c *DgramConfig) fill(d DgramConfig) {
+	if c.MaxDatagram == 0 {
+		c.MaxDatagram = d.MaxDatagram
+	}
+	if c.CC == "" {
+		c.CC = d.CC
+	}
+	if c.AckRatio == 0 {
+		c.AckRatio = d.AckRatio
+	}
+	if c.AckDelay == 0 {
+		c.AckDelay = d.AckDelay
+	}
+	if c.MinRTO == 0 {
+		c.MinRTO = d.MinRTO
+	}
+	if c.InitialRTO == 0 {
+		c.InitialRTO = d.InitialRTO
+	}
+	if c.MaxRTO == 0 {
+		c.MaxRTO = d.MaxRTO
+	}
+	if !c.ECN {
+		c.ECN = d.ECN
+	}
+	if c.Rate == 0 {
+		c.Rate = d.Rate
+	}
+	if c.On == 0 && c.Off == 0 {
+		c.On, c.Off = d.On, d.Off
+	}
+	if c.SendQueue == 0 {
+		c.SendQueue = d.SendQueue
+	}
+	if c.DropPolicy == DropNewest {
+		c.DropPolicy = d.DropPolicy
+	}
+	if c.RecvQueue == 0 {
+		c.RecvQueue = d.RecvQueue
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = d.IdleTimeout
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = d.HandshakeTimeout
+	}
+	if c.Sink == nil {
+		c.Sink = d.Sink
+	}
+}
+
+// Validate checks c after defaults are filled.
+func (c *DgramConfig) Validate() error {
+	switch {
+	case c.MaxDatagram < MinDatagram || c.MaxDatagram > MaxUDPPayload:
+		return fmt.Errorf("transport: MaxDatagram=%d: must be %d..%d bytes", c.MaxDatagram, MinDatagram, MaxUDPPayload)
+	case c.MinRTO <= 0 || c.MaxRTO < c.MinRTO || c.InitialRTO <= 0:
+		return fmt.Errorf("transport: MinRTO=%v InitialRTO=%v MaxRTO=%v: need 0 < MinRTO <= MaxRTO, InitialRTO > 0", c.MinRTO, c.InitialRTO, c.MaxRTO)
+	case c.AckRatio < 1 || c.AckRatio > MaxAckRatio:
+		return fmt.Errorf("transport: AckRatio=%d: must be 1..%d packets", c.AckRatio, MaxAckRatio)
+	case c.AckDelay < 0:
+		return fmt.Errorf("transport: AckDelay=%v: must be >= 0", c.AckDelay)
+	case c.Rate < 0 || (c.On > 0) != (c.Off > 0) || c.On < 0 || c.Off < 0:
+		return fmt.Errorf("transport: Rate=%v On=%v Off=%v: need Rate >= 0 and On, Off both > 0 or both 0", c.Rate, c.On, c.Off)
+	case c.SendQueue < 1 || c.RecvQueue < 1:
+		return fmt.Errorf("transport: SendQueue=%d RecvQueue=%d: must be >= 1 datagrams", c.SendQueue, c.RecvQueue)
+	case len(c.Request) > MaxRequest:
+		return fmt.Errorf("transport: Request is %d bytes, at most %d", len(c.Request), MaxRequest)
+	case c.CC == DgramCCNone && c.Rate == 0:
+		return errors.New("transport: CC=none needs a Rate (an uncontrolled flow sends at a fixed rate)")
+	}
+	if c.CC == DgramCCNone {
+		return nil
+	}
+	_, err := ccalgo.NewDgram(c.CC, ccalgo.Env{MSS: c.MaxDatagram - maxDgramOverhead})
+	return err
+}
+
+// DgramStats is a snapshot of a datagram connection's counters.
+type DgramStats struct {
+	Start, Established, Finished clock.Time
+
+	// Sending.
+	Generated     uint64 // datagrams produced by the Source or Send
+	QueueDropped  uint64 // datagrams dropped by the full send queue (DropPolicy)
+	DataSent      uint64 // data packets sent
+	BytesSent     uint64 // payload bytes sent
+	PacketsSent   uint64 // all packets sent after the handshake (data, ACK, ping, close)
+	Acked         uint64 // data packets acknowledged as received (ECN-marked included)
+	AckedECN      uint64 // data packets acknowledged as received ECN-marked
+	Lost          uint64 // data packets declared lost (three later packets acknowledged)
+	LostRTO       uint64 // data packets given up at a timeout
+	LateAcked     uint64 // packets acknowledged after being declared lost
+	Untracked     uint64 // packets forgotten because the sent-packet ring overflowed
+	Congestion    uint64 // congestion events passed to the controller (loss or CE, at most one per window)
+	RTOs          uint64 // timeouts (handshake included)
+	AcksReceived  uint64 // packets with an ACK section received
+	AckLoss       uint64 // ACK-carrying packets of the peer missing from its sequence (ack congestion)
+	AckRatio      int    // Ack Ratio currently sent to the peer, packets
+	InFlight      int    // data packets in flight
+	CwndPackets   int    // congestion window, packets (0 for none)
+	PeerAckRatio  int    // Ack Ratio the peer asked us to use, packets
+	RecvDelivered uint64 // datagrams put in the receive queue
+	RecvRead      uint64 // datagrams read by the application
+	RecvDropped   uint64 // datagrams dropped because the receive queue was full
+	RecvBytes     uint64 // payload bytes received (queued)
+	RecvDup       uint64 // duplicate or too-late packets
+	RecvCE        uint64 // data packets received CE-marked
+	RecvLost      uint64 // peer packets missing from its sequence so far (gaps not filled by reordering): loss in the network
+	AcksSent      uint64 // packets with an ACK section sent
+	VecForgot     uint64 // receive state dropped because the Ack Vector span exceeded its bound
+	VecSpan       int    // packets of receive state kept now
+
+	SRTT, MinRTT, LastRTT, RTO time.Duration
+	RTTSamples                 int
+}
+
+// RatioChange is one entry of the Ack Ratio log: the ratio in force from At.
+type RatioChange struct {
+	At    clock.Time
+	Ratio int // packets
+}
+
+// sentPkt is one sent packet in the sender's ring.
+type sentPkt struct {
+	at    clock.Time
+	size  int32
+	data  bool
+	state uint8 // pktOut, pktAcked, pktLost
+}
+
+const (
+	pktOut uint8 = iota
+	pktAcked
+	pktLost
+)
+
+// DgramConn is one datagram-mode connection (both directions). Its
+// application side is non-blocking; it is driven through its Endpoint.
+type DgramConn struct {
+	ep     *Endpoint
+	cfg    DgramConfig
+	server bool
+	sink   event.Sink
+
+	id, localCID, peerCID, initialDCID uint64
+	peer                               netip.AddrPort
+	request                            []byte
+	established                        bool
+	validated                          bool
+	done                               bool
+	err                                error
+	drainAt                            clock.Time
+	base                               clock.Time
+	lastNow, lastRecv                  clock.Time
+	maxDatagram                        int
+	mss                                int // largest application datagram, bytes
+	ecnOn                              bool
+
+	// handshake
+	initialDue bool
+	hsAt       clock.Time
+	sendAccept int
+	acceptTS   uint32
+	pingDue    bool
+
+	// close
+	closeWanted bool
+	closeSent   int
+	closeAt     clock.Time
+	resetDue    bool
+
+	// send side
+	cc        ccalgo.Controller
+	arc       ccalgo.AckRatioController
+	rtt       rttEstimator
+	rtoAt     clock.Time
+	seq       uint64 // next sequence number
+	una       uint64 // lowest unresolved sequence number in the ring
+	ring      []sentPkt
+	pipe      int    // data packets in flight
+	recover   uint64 // a congestion signal for a packet below this is part of the last event
+	ratio     int    // Ack Ratio sent to the peer
+	ratioLog  []RatioChange
+	src       DgramSource
+	genAt     clock.Time
+	phaseAt   clock.Time // end of the current ON period (Never: always on)
+	scratch   []byte     // a generated datagram the full queue drops
+	sq        dgramQueue
+	peerHigh  uint64 // highest peer sequence number seen
+	peerAny   bool
+	ackAck    uint64 // highest ACK-carrying peer packet received
+	ackAckDue bool
+
+	// receive side
+	vec       ackVecRecv
+	rq        dgramQueue
+	peerRatio int
+	ratioSeq  uint64
+	sinceAck  int // data packets since our last ACK
+	ackDue    bool
+	ackNow    bool
+	ackAt     clock.Time
+	hiArrive  clock.Time // arrival of the packet vec.hi
+	tsHi      uint32     // its ts (echoed)
+
+	out    dgramPacket
+	vecBuf [MaxAckVector]byte
+	stats  DgramStats
+}
+
+// dgramQueue is a bounded FIFO of datagrams in one preallocated arena.
+type dgramQueue struct {
+	buf        []byte
+	lens       []int
+	head, n    int
+	limit, max int // datagrams, bytes per slot
+}
+
+func (q *dgramQueue) init(limit, size int) {
+	q.limit, q.max = limit, size
+}
+
+func (q *dgramQueue) slot(i int) []byte {
+	if q.buf == nil {
+		q.buf = make([]byte, q.limit*q.max)
+		q.lens = make([]int, q.limit)
+	}
+	i %= q.limit
+	return q.buf[i*q.max : (i+1)*q.max]
+}
+
+func (q *dgramQueue) full() bool { return q.n == q.limit }
+
+// pushSlot returns the next free slot (the queue must not be full); commit
+// with push(n).
+func (q *dgramQueue) pushSlot() []byte { return q.slot(q.head + q.n) }
+
+func (q *dgramQueue) push(n int) {
+	q.lens[(q.head+q.n)%q.limit] = n
+	q.n++
+}
+
+// front returns the oldest datagram.
+func (q *dgramQueue) front() []byte {
+	return q.slot(q.head)[:q.lens[q.head%q.limit]]
+}
+
+func (q *dgramQueue) pop() {
+	q.head = (q.head + 1) % q.limit
+	q.n--
+}
+
+func newDgramConn(ep *Endpoint, cfg DgramConfig, now clock.Time) *DgramConn {
+	c := &DgramConn{ep: ep, cfg: cfg, sink: cfg.Sink, base: now - clock.Time(time.Microsecond), lastNow: now, lastRecv: now,
+		hsAt: clock.Never, rtoAt: clock.Never, closeAt: clock.Never, ackAt: clock.Never, genAt: clock.Never, phaseAt: clock.Never,
+		validated: true, drainAt: clock.Never}
+	if c.sink == nil {
+		c.sink = event.Discard
+	}
+	c.rtt = newRTTEstimator(cfg.MinRTO, cfg.InitialRTO, cfg.MaxRTO)
+	c.stats.Start = now
+	c.stats.Finished = clock.Never
+	c.peerRatio = 1 // until the peer says otherwise, acknowledge every packet
+	return c
+}
+
+// establish builds the controller once the datagram size is known.
+func (c *DgramConn) establish(now clock.Time, seedA, seedB uint64) error {
+	c.mss = c.maxDatagram - maxDgramOverhead
+	if c.cfg.CC != DgramCCNone {
+		cc, err := ccalgo.NewDgram(c.cfg.CC, ccalgo.Env{MSS: c.mss, Rand: rand.New(rand.NewPCG(seedA, seedB))})
+		if err != nil {
+			return err
+		}
+		c.cc = cc
+		c.arc, _ = cc.(ccalgo.AckRatioController)
+	}
+	c.sq.init(c.cfg.SendQueue, c.mss)
+	c.scratch = make([]byte, c.mss)
+	c.rq.init(c.cfg.RecvQueue, c.mss)
+	c.ring = make([]sentPkt, 64)
+	c.established = true
+	c.stats.Established = now
+	c.updateRatio(now)
+	if c.src != nil {
+		c.startGenerator(now)
+	}
+	return nil
+}
+
+// ID returns the connection's identity (the client's CID, equal at both ends).
+func (c *DgramConn) ID() uint64 { return c.id }
+
+// Peer returns the peer's address.
+func (c *DgramConn) Peer() netip.AddrPort { return c.peer }
+
+// Established reports whether the handshake has completed.
+func (c *DgramConn) Established() bool { return c.established }
+
+// Done reports whether the connection has ended (closed or failed).
+func (c *DgramConn) Done() bool { return c.done }
+
+// Err returns why the connection failed, or nil.
+func (c *DgramConn) Err() error { return c.err }
+
+// Request returns the application request of the Initial.
+func (c *DgramConn) Request() []byte { return c.request }
+
+// Config returns the connection's configuration.
+func (c *DgramConn) Config() DgramConfig { return c.cfg }
+
+// Controller returns the congestion controller (nil for "none" or before
+// the handshake).
+func (c *DgramConn) Controller() ccalgo.Controller { return c.cc }
+
+// MaxPayload returns the largest application datagram, bytes (0 before the
+// handshake completes).
+func (c *DgramConn) MaxPayload() int { return c.mss }
+
+// AckRatioLog returns the Ack Ratio changes (do not modify).
+func (c *DgramConn) AckRatioLog() []RatioChange { return c.ratioLog }
+
+// Stats returns a snapshot of the counters.
+func (c *DgramConn) Stats() DgramStats {
+	s := c.stats
+	s.AckRatio = c.ratio
+	s.InFlight = c.pipe
+	if c.cc != nil && c.mss > 0 {
+		s.CwndPackets = c.cc.Cwnd() / c.mss
+	}
+	s.PeerAckRatio = c.peerRatio
+	s.SRTT, s.MinRTT, s.LastRTT, s.RTO, s.RTTSamples = c.rtt.srtt, c.rtt.min, c.rtt.latest, c.rtt.current(), c.rtt.samples
+	s.VecForgot = c.vec.forgot
+	s.VecSpan = c.vec.span()
+	return s
+}
+
+// SetSource makes src the producer of this connection's datagrams (see
+// DgramConfig.Rate for greedy or rate-driven generation).
+func (c *DgramConn) SetSource(now clock.Time, src DgramSource) {
+	c.src = src
+	if c.established {
+		c.startGenerator(now)
+	}
+}
+
+func (c *DgramConn) startGenerator(now clock.Time) {
+	if c.cfg.Rate > 0 {
+		c.genAt = now
+		if c.cfg.On > 0 {
+			c.phaseAt = now.Add(c.cfg.On)
+		}
+	}
+}
+
+// Send queues one application datagram (copied); it returns false if p is
+// larger than MaxPayload or the connection is not open. A full queue drops
+// by DropPolicy (counted in QueueDropped).
+func (c *DgramConn) Send(now clock.Time, p []byte) bool {
+	if !c.established || c.done || c.closeWanted || len(p) > c.mss {
+		return false
+	}
+	c.stats.Generated++
+	c.enqueue(p)
+	return true
+}
+
+func (c *DgramConn) enqueue(p []byte) {
+	if c.sq.full() {
+		c.stats.QueueDropped++
+		if c.cfg.DropPolicy == DropNewest {
+			return
+		}
+		c.sq.pop()
+	}
+	n := copy(c.sq.pushSlot(), p)
+	c.sq.push(n)
+}
+
+// generate runs the rate-driven generator up to now: one datagram every
+// len*8/Rate, skipping OFF periods (phaseAt is the end of the ON period).
+func (c *DgramConn) generate(now clock.Time) {
+	for c.genAt != clock.Never && !now.Before(c.genAt) {
+		if c.phaseAt != clock.Never && !c.genAt.Before(c.phaseAt) {
+			c.genAt = c.phaseAt.Add(c.cfg.Off)
+			c.phaseAt = c.genAt.Add(c.cfg.On)
+			continue
+		}
+		at := c.genAt
+		var n int
+		if c.sq.full() && c.cfg.DropPolicy == DropNewest {
+			n = c.src.Next(at, c.scratch)
+			if n >= 0 {
+				c.stats.Generated++
+				c.stats.QueueDropped++
+			}
+		} else {
+			if c.sq.full() {
+				c.sq.pop()
+				c.stats.QueueDropped++
+			}
+			n = c.src.Next(at, c.sq.pushSlot())
+			if n >= 0 {
+				c.sq.push(n)
+				c.stats.Generated++
+			}
+		}
+		if n < 0 {
+			n = c.mss // nothing now: try again one datagram time later
+		}
+		c.genAt = at.Add(time.Duration(float64(max(n, 1)*8) / c.cfg.Rate * float64(time.Second)))
+	}
+}
+
+// Close ends the connection: once the send queue is empty a CLOSE is sent
+// (repeated RTO apart, up to dgramCloseTries) and the connection ends when
+// the peer's RESET arrives or the tries are used up.
+func (c *DgramConn) Close(now clock.Time) {
+	if c.done || c.closeWanted {
+		return
+	}
+	c.closeWanted = true
+	c.src = nil
+	c.genAt = clock.Never
+}
+
+// Abort ends the connection at once, telling the peer with a RESET.
+func (c *DgramConn) Abort(now clock.Time) {
+	if c.done {
+		return
+	}
+	c.resetDue = c.established
+	c.finish(now, ErrAborted)
+}
+
+// Recv copies the oldest received datagram into p and returns its length;
+// ok is false when the receive queue is empty. A datagram longer than p is
+// truncated.
+func (c *DgramConn) Recv(p []byte) (n int, ok bool) {
+	if c.rq.n == 0 {
+		return 0, false
+	}
+	n = copy(p, c.rq.front())
+	c.rq.pop()
+	c.stats.RecvRead++
+	return n, true
+}
+
+// Readable returns the number of datagrams waiting in the receive queue.
+func (c *DgramConn) Readable() int { return c.rq.n }
+
+// Queued returns the number of datagrams waiting in the send queue.
+func (c *DgramConn) Queued() int { return c.sq.n }
+
+func (c *DgramConn) tsNow(now clock.Time) uint32 { return uint32(now.Sub(c.base) / time.Microsecond) }
+
+func (c *DgramConn) emit(e event.Event) {
+	e.Flow = c.id
+	e.Link = -1
+	c.sink.Record(e)
+}
+
+func (c *DgramConn) emitMetrics(now clock.Time) {
+	ev := event.Event{Time: now, Kind: event.MetricsUpdated, InFlight: c.pipe * c.mss, SRTT: c.rtt.srtt, RTT: c.rtt.latest, MinRTT: c.rtt.min}
+	if c.cc != nil {
+		ev.Cwnd, ev.Ssthresh = c.cc.Cwnd(), c.cc.Ssthresh()
+	}
+	c.emit(ev)
+}
+
+func (c *DgramConn) finish(now clock.Time, err error) {
+	if c.done {
+		return
+	}
+	c.done = true
+	c.err = err
+	c.stats.Finished = now
+	c.drainAt = now
+	if err == nil {
+		c.drainAt = now.Add(2 * c.rtt.current()) // answer a retransmitted CLOSE for a while
+	}
+}
+
+// updateRatio recomputes the Ack Ratio we send and logs changes.
+func (c *DgramConn) updateRatio(now clock.Time) {
+	r := c.cfg.AckRatio
+	if c.arc != nil {
+		r = c.arc.AckRatio()
+	} else if c.cc != nil && c.mss > 0 {
+		r = max(1, min(r, (c.cc.Cwnd()/c.mss+1)/2)) // RFC 4341 §6.1.2 bound for any controller
+	}
+	r = min(max(r, 1), MaxAckRatio)
+	if r != c.ratio {
+		c.ratio = r
+		if len(c.ratioLog) < ratioLogMax {
+			c.ratioLog = append(c.ratioLog, RatioChange{At: now, Ratio: r})
+		}
+	}
+}
+
+// --- receiving -------------------------------------------------------------
+
+// onAccept completes a client's handshake.
+func (c *DgramConn) onAccept(now clock.Time, p *packet) RejectReason {
+	if c.server || c.established || c.done {
+		return RejectUnexpected
+	}
+	c.peerCID = p.scid
+	c.maxDatagram = min(c.cfg.MaxDatagram, int(p.maxDatagram))
+	c.ecnOn = c.cfg.ECN && p.hsFlags&hsECN != 0
+	if p.tsecr != 0 {
+		c.rtt.sample(time.Duration(c.tsNow(now)-p.tsecr) * time.Microsecond)
+	}
+	if err := c.establish(now, c.ep.rand.Uint64(), c.ep.rand.Uint64()); err != nil {
+		c.finish(now, err)
+		return RejectConfig
+	}
+	c.lastRecv = now
+	c.hsAt = clock.Never
+	c.pingDue = true // validates our address at the server
+	return RejectNone
+}
+
+// onPacket handles a datagram-mode packet for this connection.
+func (c *DgramConn) onPacket(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, p *dgramPacket) RejectReason {
+	if !c.established {
+		return RejectUnexpected
+	}
+	if c.done {
+		if p.flags&dflagCLOSE != 0 && c.err == nil {
+			c.resetDue = true // our RESET was lost
+		}
+		return RejectOldPacket
+	}
+	c.lastNow = now
+	c.lastRecv = now
+	if !c.validated {
+		c.validated = true
+		if p.tsecr == c.acceptTS && p.tsecr != 0 {
+			c.rtt.sample(time.Duration(c.tsNow(now)-p.tsecr) * time.Microsecond)
+		}
+	}
+	if p.flags&dflagACK != 0 && p.ackNo >= c.seq {
+		return RejectAckUnsent
+	}
+	// Peer sequence: NAT rebinding on the newest packet, ACK loss from gaps.
+	newest := !c.peerAny || p.seq > c.peerHigh
+	if newest {
+		if c.peerAny && from != c.peer {
+			c.peer = from
+		}
+		if c.peerAny && p.seq > c.peerHigh+1 && p.flags&dflagACK != 0 && c.pipe+int(c.seq-c.una) > 0 {
+			// RFC 4341 §6.1.1: lost ACK packets (their sequence numbers
+			// are missing) signal congestion on the acknowledgement path.
+			c.stats.AckLoss += p.seq - c.peerHigh - 1
+			if c.arc != nil {
+				c.arc.OnAckCongestion(now)
+				c.updateRatio(now)
+			}
+		}
+		c.peerHigh = p.seq
+		c.peerAny = true
+	}
+	// Receive state for our Ack Vector.
+	isCE := c.ecnOn && ce == ecn.CE
+	prevHi, hadAny := c.vec.hi, c.vec.any
+	if !c.vec.received(p.seq, isCE) {
+		c.stats.RecvDup++
+		return RejectNone
+	}
+	if hadAny && p.seq > prevHi+1 {
+		c.stats.RecvLost += p.seq - prevHi - 1
+	} else if hadAny && p.seq < prevHi {
+		c.stats.RecvLost-- // a reordered packet fills a gap counted before
+	}
+	if !hadAny || p.seq >= c.vec.hi {
+		c.hiArrive = now
+		c.tsHi = p.ts
+	}
+	if p.flags&dflagRATIO != 0 && (p.seq >= c.ratioSeq || c.ratioSeq == 0) {
+		c.peerRatio = int(p.ackRatio)
+		c.ratioSeq = p.seq
+	}
+	if p.flags&dflagACKACK != 0 {
+		c.vec.ackAcked(p.ackAck)
+	}
+	if p.flags&dflagACK != 0 {
+		c.onAck(now, p)
+	}
+	if p.flags&dflagRESET != 0 {
+		if c.closeWanted {
+			c.finish(now, nil)
+		} else {
+			c.finish(now, ErrPeerAborted)
+		}
+		return RejectNone
+	}
+	if p.flags&dflagCLOSE != 0 {
+		c.resetDue = true
+		c.finish(now, nil)
+		return RejectNone
+	}
+	if p.flags&dflagDATA != 0 {
+		c.onData(now, isCE, p)
+	} else if p.flags&dflagPING != 0 {
+		c.ackDue, c.ackNow = true, true
+	}
+	return RejectNone
+}
+
+// onData queues a datagram and runs the Ack Ratio rule (RFC 4341 §6.1).
+func (c *DgramConn) onData(now clock.Time, ce bool, p *dgramPacket) {
+	if ce {
+		c.stats.RecvCE++
+	}
+	if c.rq.full() {
+		c.stats.RecvDropped++
+	} else {
+		n := copy(c.rq.pushSlot(), p.data)
+		c.rq.push(n)
+		c.stats.RecvDelivered++
+		c.stats.RecvBytes += uint64(len(p.data))
+		c.emit(event.Event{Time: now, Kind: event.Delivered, Seq: p.seq, Bytes: len(p.data)})
+	}
+	c.ackDue = true
+	c.sinceAck++
+	if c.sinceAck >= c.peerRatio {
+		c.ackNow = true
+	} else if c.ackAt == clock.Never {
+		c.ackAt = now.Add(c.cfg.AckDelay)
+	}
+}
+
+// onAck processes an ACK section: the Ack Vector marks packets received or
+// ECN-marked, a packet with three later packets acknowledged is lost (RFC
+// 4341 §5), and the controller hears of acknowledgements and congestion.
+func (c *DgramConn) onAck(now clock.Time, p *dgramPacket) {
+	c.stats.AcksReceived++
+	if p.seq > c.ackAck || !c.ackAckDue {
+		c.ackAck = p.seq
+		c.ackAckDue = true
+	}
+	mask := uint64(len(c.ring) - 1)
+	acked, ecnMarked := 0, false
+	var ceSeq uint64
+	una, nxt := c.una, c.seq
+	DecodeAckVector(p.ackNo, p.vec, func(r AckRun) {
+		if r.State == AckNotReceived || r.Top < una {
+			return
+		}
+		lo := r.Top - r.Len + 1
+		if lo < una {
+			lo = una
+		}
+		for s := lo; s <= r.Top && s < nxt; s++ {
+			e := &c.ring[s&mask]
+			switch e.state {
+			case pktOut:
+				e.state = pktAcked
+				if e.data {
+					acked++
+					c.pipe--
+					c.stats.Acked++
+					if r.State == AckReceivedECN {
+						c.stats.AckedECN++
+						if !ecnMarked || s > ceSeq {
+							ceSeq = s
+						}
+						ecnMarked = true
+					}
+					c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s, Bytes: int(e.size)})
+				}
+			case pktLost:
+				e.state = pktAcked
+				c.stats.LateAcked++
+			}
+		}
+	})
+	if acked > 0 && p.tsecr != 0 {
+		r := time.Duration(c.tsNow(now)-p.tsecr)*time.Microsecond - time.Duration(p.ackDelay)*time.Microsecond
+		if r > 0 && r < time.Hour {
+			c.rtt.sample(r)
+		}
+	}
+	// Loss: an outstanding data packet with at least CCID2DupThresh later
+	// packets acknowledged (RFC 4341 §5 / RFC 4340 §11.4).
+	lost := false
+	var lostSeq uint64
+	if acked > 0 || p.ackNo >= c.una {
+		later := 0
+		for s := c.seq; s > c.una; {
+			s--
+			e := &c.ring[s&mask]
+			switch {
+			case e.state == pktAcked:
+				later++
+			case e.state == pktOut && e.data && later >= ccalgo.CCID2DupThresh:
+				e.state = pktLost
+				c.pipe--
+				c.stats.Lost++
+				if !lost {
+					lostSeq = s
+				}
+				lost = true
+				c.emit(event.Event{Time: now, Kind: event.PacketLost, Seq: s, Bytes: int(e.size)})
+			case e.state == pktOut && !e.data && later >= ccalgo.CCID2DupThresh:
+				e.state = pktLost
+			}
+		}
+	}
+	c.advanceUna()
+	if c.cc != nil && acked > 0 {
+		c.cc.OnAck(ccalgo.Ack{Now: now, Acked: acked * c.mss, AckedPackets: acked, RTT: c.rtt.latest, SRTT: c.rtt.srtt,
+			MinRTT: c.rtt.min, InFlight: c.pipe * c.mss, CumAck: c.una * uint64(c.mss), SndNxt: c.seq * uint64(c.mss),
+			AppLimited: c.appLimited()})
+	}
+	if c.cc != nil && ((lost && lostSeq >= c.recover) || (ecnMarked && ceSeq >= c.recover)) {
+		// One congestion event per window of data (RFC 4341 §5); CCID2
+		// also ignores a second halving within one RTT by itself.
+		kind := ccalgo.Loss
+		if !lost {
+			kind = ccalgo.ECN
+		}
+		c.stats.Congestion++
+		c.recover = c.seq
+		c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: kind, InFlight: c.pipe * c.mss, SndNxt: c.seq * uint64(c.mss)})
+		c.cc.OnRecoveryExit(now, c.pipe*c.mss)
+		c.emit(event.Event{Time: now, Kind: event.CongestionSignal, Seq: c.seq, Reason: uint8(kind)})
+	}
+	if c.cc != nil || c.arc != nil {
+		c.updateRatio(now)
+	}
+	if acked > 0 {
+		if c.pipe > 0 {
+			c.rtoAt = now.Add(c.rtt.current())
+		} else {
+			c.rtoAt = clock.Never
+		}
+		c.emitMetrics(now)
+	}
+}
+
+// appLimited reports whether the sender has nothing to send.
+func (c *DgramConn) appLimited() bool {
+	return c.sq.n == 0 && (c.src == nil || c.cfg.Rate > 0)
+}
+
+// advanceUna moves una past resolved packets.
+func (c *DgramConn) advanceUna() {
+	mask := uint64(len(c.ring) - 1)
+	for c.una < c.seq && c.ring[c.una&mask].state != pktOut {
+		c.una++
+	}
+	for c.una < c.seq && !c.ring[c.una&mask].data && c.seq-c.una > uint64(len(c.ring))/2 {
+		c.una++ // unacknowledged non-data packets do not hold the ring
+	}
+}
+
+// --- timers ----------------------------------------------------------------
+
+func (c *DgramConn) deadline() clock.Time {
+	if c.done {
+		if c.resetDue {
+			return c.lastNow
+		}
+		return c.drainAt
+	}
+	timeout := c.cfg.IdleTimeout
+	if !c.established {
+		timeout = c.cfg.HandshakeTimeout
+	}
+	d := clock.Earliest(c.hsAt, c.rtoAt)
+	if c.ackDue {
+		d = clock.Earliest(d, c.ackAt)
+	}
+	d = clock.Earliest(d, c.closeAt)
+	d = clock.Earliest(d, c.genAt)
+	return clock.Earliest(d, c.lastRecv.Add(timeout))
+}
+
+func (c *DgramConn) onDeadline(now clock.Time) {
+	c.lastNow = now
+	if c.done {
+		return
+	}
+	timeout := c.cfg.IdleTimeout
+	if !c.established {
+		timeout = c.cfg.HandshakeTimeout
+	}
+	if !now.Before(c.lastRecv.Add(timeout)) {
+		if !c.established {
+			c.finish(now, ErrHandshakeTimeout)
+		} else {
+			c.finish(now, ErrIdleTimeout)
+		}
+		return
+	}
+	if c.hsAt != clock.Never && !now.Before(c.hsAt) {
+		c.rtt.backOff()
+		c.initialDue = true
+		c.hsAt = clock.Never
+		c.stats.RTOs++
+		c.emit(event.Event{Time: now, Kind: event.RTO, Reason: uint8(RTOHandshake)})
+	}
+	if c.ackDue && c.ackAt != clock.Never && !now.Before(c.ackAt) {
+		c.ackNow = true
+	}
+	if c.closeAt != clock.Never && !now.Before(c.closeAt) {
+		c.closeAt = clock.Never
+		if c.closeSent >= dgramCloseTries {
+			c.finish(now, nil)
+			return
+		}
+	}
+	if c.rtoAt != clock.Never && !now.Before(c.rtoAt) {
+		c.onRTO(now)
+	}
+	c.generate(now)
+}
+
+// onRTO gives up the packets in flight (no retransmission) and lets the
+// controller restart (RFC 4341 §5: TCP-like timeout with backoff).
+func (c *DgramConn) onRTO(now clock.Time) {
+	c.rtoAt = clock.Never
+	if c.pipe == 0 {
+		return
+	}
+	mask := uint64(len(c.ring) - 1)
+	for s := c.una; s < c.seq; s++ {
+		e := &c.ring[s&mask]
+		if e.state == pktOut {
+			e.state = pktLost
+			if e.data {
+				c.stats.LostRTO++
+				c.emit(event.Event{Time: now, Kind: event.PacketLost, Seq: s, Bytes: int(e.size), Reason: uint8(LossRTO)})
+			}
+		}
+	}
+	flight := c.pipe * c.mss
+	c.pipe = 0
+	c.advanceUna()
+	c.recover = c.seq
+	if c.cc != nil {
+		c.cc.OnRTO(now, flight)
+	}
+	c.rtt.backOff()
+	c.stats.RTOs++
+	c.updateRatio(now)
+	c.emit(event.Event{Time: now, Kind: event.RTO, Seq: c.una, Reason: uint8(RTOBurstLoss)})
+	c.emitMetrics(now)
+}
+
+// --- sending ---------------------------------------------------------------
+
+// canSend reports whether the window allows one more data packet.
+func (c *DgramConn) canSend() bool {
+	if c.cc == nil {
+		return true
+	}
+	return c.pipe < max(1, c.cc.Cwnd()/c.mss)
+}
+
+// record enters packet seq in the sent ring.
+func (c *DgramConn) record(now clock.Time, size int, data bool) {
+	c.advanceUna()
+	if c.seq-c.una >= uint64(len(c.ring)) {
+		if len(c.ring) < 1<<16 {
+			n := make([]sentPkt, 2*len(c.ring))
+			om, nm := uint64(len(c.ring)-1), uint64(len(n)-1)
+			for s := c.una; s < c.seq; s++ {
+				n[s&nm] = c.ring[s&om]
+			}
+			c.ring = n
+		} else {
+			// Nothing acknowledges: forget the oldest packet.
+			e := &c.ring[c.una&uint64(len(c.ring)-1)]
+			if e.state == pktOut && e.data {
+				c.pipe--
+			}
+			c.stats.Untracked++
+			c.una++
+			c.advanceUna()
+		}
+	}
+	c.ring[c.seq&uint64(len(c.ring)-1)] = sentPkt{at: now, size: int32(size), data: data, state: pktOut}
+	c.seq++
+}
+
+// header fills c.out's common fields for a new packet.
+func (c *DgramConn) header(now clock.Time, flags uint8) {
+	c.out = dgramPacket{dcid: c.peerCID, flags: flags, seq: c.seq, ts: c.tsNow(now)}
+	if c.vec.any {
+		c.out.tsecr = c.tsHi
+	}
+	if c.ackAckDue {
+		c.out.flags |= dflagACKACK
+		c.out.ackAck = c.ackAck
+	}
+}
+
+// addAck adds the ACK section (Ack Vector of up to room bytes).
+func (c *DgramConn) addAck(now clock.Time, room int) {
+	if !c.vec.any {
+		return
+	}
+	room = min(room, MaxAckVector)
+	if room < 1 {
+		return
+	}
+	n, low := c.vec.encode(c.vecBuf[:room])
+	c.out.flags |= dflagACK
+	c.out.ackNo = c.vec.hi
+	c.out.ackDelay = uint64(now.Sub(c.hiArrive) / time.Microsecond)
+	c.out.vec = c.vecBuf[:n]
+	c.vec.sent(c.out.seq, c.vec.hi, low)
+}
+
+func (c *DgramConn) ackSent() {
+	c.ackDue, c.ackNow = false, false
+	c.ackAt = clock.Never
+	c.sinceAck = 0
+	c.stats.AcksSent++
+}
+
+// transmit writes this connection's next datagram into buf.
+func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
+	c.lastNow = now
+	if c.resetDue && c.peerCID != 0 && len(buf) >= dgramFixed+8 {
+		c.resetDue = false
+		c.header(now, dflagRESET)
+		c.out.flags &^= dflagACKACK
+		c.seq++
+		c.stats.PacketsSent++
+		return encodeDgramHeader(buf, &c.out), ecn.NotECT
+	}
+	if c.done {
+		return 0, ecn.NotECT
+	}
+	if !c.established {
+		if !c.initialDue || len(buf) < c.cfg.MaxDatagram {
+			return 0, ecn.NotECT
+		}
+		c.initialDue = false
+		p := packet{typ: typeInitial, dcid: c.initialDCID, scid: c.localCID, ts: c.tsNow(now),
+			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvQueue), hsFlags: hsDgram, request: c.request}
+		if c.cfg.ECN {
+			p.hsFlags |= hsECN
+		}
+		c.hsAt = now.Add(c.rtt.current())
+		return encodeInitial(buf, &p, c.cfg.MaxDatagram), ecn.NotECT
+	}
+	if c.sendAccept > 0 {
+		c.sendAccept--
+		c.acceptTS = c.tsNow(now)
+		p := packet{typ: typeAccept, dcid: c.peerCID, scid: c.localCID, ts: c.acceptTS, tsecr: c.tsHi,
+			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvQueue), hsFlags: hsDgram}
+		if c.ecnOn {
+			p.hsFlags |= hsECN
+		}
+		return encodeAccept(buf, &p), ecn.NotECT
+	}
+	if !c.validated || len(buf) < c.maxDatagram {
+		return 0, ecn.NotECT
+	}
+	c.generate(now)
+	// Data, with a piggybacked ACK if one is due.
+	if c.canSend() && !(c.closeWanted && c.closeSent > 0) {
+		var n int
+		if c.sq.n > 0 || (c.src != nil && c.cfg.Rate == 0) {
+			c.header(now, dflagDATA|dflagRATIO)
+			c.out.ackRatio = uint64(c.ratio)
+			if c.ackDue {
+				c.addAck(now, c.maxDatagram-dgramHeaderLen(&c.out)-c.mss-12)
+			}
+			h := dgramHeaderLen(&c.out)
+			hn := encodeDgramHeader(buf, &c.out)
+			if hn != h {
+				panic("transport: datagram header length mismatch")
+			}
+			room := buf[hn:c.maxDatagram]
+			n = -1
+			if c.sq.n > 0 {
+				n = copy(room, c.sq.front())
+				c.sq.pop()
+			} else if c.src != nil {
+				n = c.src.Next(now, room[:min(len(room), c.mss)])
+				if n >= 0 {
+					c.stats.Generated++
+				}
+			}
+			if n >= 0 {
+				if c.out.flags&dflagACK != 0 {
+					c.ackSent()
+				}
+				c.record(now, n, true)
+				c.pipe++
+				c.stats.DataSent++
+				c.stats.BytesSent += uint64(n)
+				c.stats.PacketsSent++
+				if c.cc != nil {
+					c.cc.OnSent(now, c.mss, c.pipe*c.mss)
+				}
+				if c.rtoAt == clock.Never {
+					c.rtoAt = now.Add(c.rtt.current())
+				}
+				c.emit(event.Event{Time: now, Kind: event.PacketSent, Seq: c.out.seq, Bytes: n})
+				cp := ecn.NotECT
+				if c.ecnOn {
+					cp = ecn.ECT0
+				}
+				return hn + n, cp
+			}
+			// The source had nothing: undo the ACK record (the packet was not sent).
+		}
+	}
+	if c.closeWanted && c.sq.n == 0 && c.closeAt == clock.Never && c.closeSent < dgramCloseTries {
+		c.header(now, dflagCLOSE)
+		c.addAck(now, c.maxDatagram-dgramHeaderLen(&c.out)-12)
+		if c.out.flags&dflagACK != 0 {
+			c.ackSent()
+		}
+		n := encodeDgramHeader(buf, &c.out)
+		c.record(now, 0, false)
+		c.closeSent++
+		c.closeAt = now.Add(c.rtt.current() << min(c.closeSent-1, 6))
+		c.stats.PacketsSent++
+		return n, ecn.NotECT
+	}
+	if c.ackNow || c.pingDue {
+		flags := uint8(0)
+		if c.pingDue {
+			flags = dflagPING
+			c.pingDue = false
+		}
+		c.header(now, flags)
+		if c.ackDue || c.ackNow {
+			c.addAck(now, c.maxDatagram-dgramHeaderLen(&c.out)-12)
+		}
+		if c.out.flags&(dflagACK|dflagPING) == 0 {
+			c.ackNow = false
+			return 0, ecn.NotECT
+		}
+		n := encodeDgramHeader(buf, &c.out)
+		if c.out.flags&dflagACK != 0 {
+			c.ackSent()
+		}
+		c.record(now, 0, false)
+		c.stats.PacketsSent++
+		return n, ecn.NotECT
+	}
+	return 0, ecn.NotECT
+}

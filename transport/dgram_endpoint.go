@@ -1,0 +1,226 @@
+package transport
+
+import (
+	"net/netip"
+
+	"cclab/clock"
+	"cclab/ecn"
+)
+
+// DgramEndpointConfig is the datagram-mode part of EndpointConfig.
+type DgramEndpointConfig struct {
+	// Defaults for DialDgram and for accepted datagram connections.
+	Defaults DgramConfig
+	// Configure, if set, is called for each incoming datagram connection
+	// with the client's request before it is built.
+	Configure func(request []byte, cfg *DgramConfig)
+}
+
+// dgramEndpoint is an Endpoint's datagram-mode state: its connections are
+// kept apart from the stream connections but share the CID space, the
+// handshake and the socket (one receiver port serves both modes).
+type dgramEndpoint struct {
+	conns     []*DgramConn
+	byCID     map[uint64]*DgramConn
+	byInitial map[uint64]*DgramConn
+	acceptQ   []*DgramConn
+	tombInit  map[uint64]clock.Time
+	rr        int
+	pkt       dgramPacket
+}
+
+func (d *dgramEndpoint) init() {
+	if d.byCID == nil {
+		d.byCID = map[uint64]*DgramConn{}
+		d.byInitial = map[uint64]*DgramConn{}
+		d.tombInit = map[uint64]clock.Time{}
+	}
+}
+
+// dgramConfig completes cfg with the endpoint and package defaults.
+func (e *Endpoint) dgramConfig(cfg DgramConfig) DgramConfig {
+	d := e.cfg.Dgram.Defaults
+	d.fill(DefaultDgramConfig())
+	cfg.fill(d)
+	if cfg.Sink == nil {
+		cfg.Sink = e.cfg.Sink
+	}
+	return cfg
+}
+
+// DialDgram opens a datagram-mode connection to peer. The Initial goes out
+// on the next Transmit; Send works once Established.
+func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfig) (*DgramConn, error) {
+	cfg = e.dgramConfig(cfg)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e.dg.init()
+	c := newDgramConn(e, cfg, now)
+	c.localCID = e.newCID()
+	c.id = c.localCID
+	c.initialDCID = e.rand.Uint64()
+	c.peer = peer
+	c.request = append([]byte(nil), cfg.Request...)
+	c.initialDue = true
+	e.dg.conns = append(e.dg.conns, c)
+	e.dg.byCID[c.localCID] = c
+	e.stats.ConnsOpened++
+	return c, nil
+}
+
+// AcceptDgram returns the next newly accepted datagram connection, or nil.
+func (e *Endpoint) AcceptDgram() *DgramConn {
+	if len(e.dg.acceptQ) == 0 {
+		return nil
+	}
+	c := e.dg.acceptQ[0]
+	e.dg.acceptQ[0] = nil
+	e.dg.acceptQ = e.dg.acceptQ[1:]
+	return c
+}
+
+// DgramConns returns the live datagram connections (do not modify).
+func (e *Endpoint) DgramConns() []*DgramConn { return e.dg.conns }
+
+// dgInitial accepts a datagram-mode connection (an Initial with hsDgram).
+func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet) {
+	if !e.cfg.Server {
+		e.reject(RejectNotServer)
+		return
+	}
+	e.dg.init()
+	if c := e.dg.byInitial[p.dcid]; c != nil {
+		if c.id != p.scid || c.done {
+			e.reject(RejectUnexpected)
+			return
+		}
+		if !c.validated && c.sendAccept < 1 {
+			c.sendAccept++ // our Accept was lost: one Accept per Initial
+			c.peer = from
+		}
+		return
+	}
+	if exp, ok := e.dg.tombInit[p.dcid]; ok && now.Before(exp) {
+		e.reject(RejectOldPacket)
+		return
+	}
+	if len(e.conns)+len(e.dg.conns) >= e.cfg.MaxConns {
+		e.reject(RejectTooManyConns)
+		return
+	}
+	cfg := e.dgramConfig(DgramConfig{})
+	if e.cfg.Dgram.Configure != nil {
+		e.cfg.Dgram.Configure(p.request, &cfg)
+		cfg = e.dgramConfig(cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		e.reject(RejectConfig)
+		return
+	}
+	c := newDgramConn(e, cfg, now)
+	c.server = true
+	c.validated = false
+	c.id = p.scid
+	c.peerCID = p.scid
+	c.localCID = e.newCID()
+	c.initialDCID = p.dcid
+	c.peer = from
+	c.request = append([]byte(nil), p.request...)
+	c.maxDatagram = min(cfg.MaxDatagram, int(p.maxDatagram))
+	c.ecnOn = cfg.ECN && p.hsFlags&hsECN != 0
+	c.tsHi = p.ts
+	if err := c.establish(now, e.rand.Uint64(), e.rand.Uint64()); err != nil {
+		e.reject(RejectConfig)
+		return
+	}
+	c.sendAccept = 1
+	e.dg.conns = append(e.dg.conns, c)
+	e.dg.byCID[c.localCID] = c
+	e.dg.byInitial[c.initialDCID] = c
+	e.dg.acceptQ = append(e.dg.acceptQ, c)
+	e.stats.ConnsOpened++
+}
+
+// dgAccept hands an Accept to a datagram connection; false if none has
+// that CID.
+func (e *Endpoint) dgAccept(now clock.Time, p *packet) bool {
+	c := e.dg.byCID[p.dcid]
+	if c == nil {
+		return false
+	}
+	if r := c.onAccept(now, p); r != RejectNone {
+		e.reject(r)
+	}
+	return true
+}
+
+// dgReceive handles a datagram-mode packet (type 4).
+func (e *Endpoint) dgReceive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, b []byte) {
+	p := &e.dg.pkt
+	if r := decodeDgram(b, p); r != RejectNone {
+		e.reject(r)
+		return
+	}
+	c := e.dg.byCID[p.dcid]
+	if c == nil {
+		e.reject(RejectUnknownCID)
+		return
+	}
+	if r := c.onPacket(now, from, ce, p); r != RejectNone {
+		e.reject(r)
+	}
+}
+
+// dgTransmit lets the datagram connections take turns at Transmit.
+func (e *Endpoint) dgTransmit(now clock.Time, buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint) {
+	k := len(e.dg.conns)
+	for j := 0; j < k; j++ {
+		i := (e.dg.rr + j) % k
+		c := e.dg.conns[i]
+		if n, cp = c.transmit(now, buf); n > 0 {
+			e.dg.rr = i + 1
+			return n, c.peer, cp
+		}
+	}
+	return 0, netip.AddrPort{}, ecn.NotECT
+}
+
+// dgDeadline returns the datagram connections' earliest deadline.
+func (e *Endpoint) dgDeadline() clock.Time {
+	d := clock.Never
+	for _, c := range e.dg.conns {
+		d = clock.Earliest(d, c.deadline())
+	}
+	return d
+}
+
+// dgOnDeadline runs the datagram connections' timers and removes finished
+// ones after their drain period.
+func (e *Endpoint) dgOnDeadline(now clock.Time) {
+	j := 0
+	for _, c := range e.dg.conns {
+		c.onDeadline(now)
+		if c.done && !c.resetDue && !now.Before(c.drainAt) {
+			delete(e.dg.byCID, c.localCID)
+			if c.server {
+				delete(e.dg.byInitial, c.initialDCID)
+				e.dg.tombInit[c.initialDCID] = now.Add(c.cfg.IdleTimeout)
+			}
+			e.stats.ConnsClosed++
+			continue
+		}
+		e.dg.conns[j] = c
+		j++
+	}
+	clear(e.dg.conns[j:])
+	e.dg.conns = e.dg.conns[:j]
+	if e.dg.rr > j {
+		e.dg.rr = 0
+	}
+	for id, exp := range e.dg.tombInit {
+		if !now.Before(exp) {
+			delete(e.dg.tombInit, id)
+		}
+	}
+}
