@@ -85,7 +85,7 @@ func (r *PRR) OnAck(x *Ctx, a *AckInfo) {
 	r.sndcnt = max(0, PRRSndCnt(r.ssrb, r.delivered, r.out, d, r.Pipe(x.SB), x.CC.Ssthresh(), r.recoverFS, r.mss))
 }
 
-// Next sends up to sndcnt bytes, NextSeg choosing what.
+// Next sends up to sndcnt (rounded up to whole segments), NextSeg choosing what.
 func (r *PRR) Next(x *Ctx) Action {
 	if !r.inRec {
 		return x.Normal()
@@ -96,7 +96,10 @@ func (r *PRR) Next(x *Ctx) Action {
 	if r.sndcnt <= 0 {
 		return NoSend
 	}
-	return r.nextSeg(x, r.sndcnt)
+	// sndcnt is in bytes; a positive remainder permits a whole segment, as
+	// the RFC's CEIL does when it counts in segments (prr_out then runs
+	// ahead and the next sndcnt is smaller).
+	return r.nextSeg(x, (r.sndcnt+r.mss-1)/r.mss*r.mss)
 }
 
 // OnSent counts prr_out.
