@@ -31,7 +31,9 @@ type listFlag struct {
 	check func(string) error
 }
 
+// String joins the collected values.
 func (l *listFlag) String() string { return strings.Join(l.vals, " ") }
+// Set validates and appends one value.
 func (l *listFlag) Set(s string) error {
 	if err := l.check(s); err != nil {
 		return err
@@ -47,7 +49,9 @@ type hopFlag struct {
 	val string
 }
 
+// String returns the value last set.
 func (h *hopFlag) String() string { return h.val }
+// Set parses the value into the hop's field.
 func (h *hopFlag) Set(s string) error {
 	if err := relay.SetHopField(h.cfg, h.key, s); err != nil {
 		return err
@@ -55,16 +59,19 @@ func (h *hopFlag) Set(s string) error {
 	h.val = s
 	return nil
 }
+// IsBoolFlag lets -reorder be given without a value.
 func (h *hopFlag) IsBoolFlag() bool { return h.key == "reorder" }
 
 type durFlag struct{ d *time.Duration }
 
+// String formats the duration.
 func (d durFlag) String() string {
 	if d.d == nil {
 		return ""
 	}
 	return d.d.String()
 }
+// Set parses a non-negative duration.
 func (d durFlag) Set(s string) error {
 	v, err := units.ParseDuration(s)
 	if err != nil {
@@ -79,12 +86,14 @@ func (d durFlag) Set(s string) error {
 
 type bytesFlag struct{ n *int }
 
+// String formats the size in bytes.
 func (b bytesFlag) String() string {
 	if b.n == nil {
 		return ""
 	}
 	return fmt.Sprint(*b.n)
 }
+// Set parses a size (1500, 9KiB) of at most 65535 bytes.
 func (b bytesFlag) Set(s string) error {
 	v, err := units.ParseBytes(s)
 	if err != nil {
