@@ -33,6 +33,7 @@ type listFlag struct {
 
 // String joins the collected values.
 func (l *listFlag) String() string { return strings.Join(l.vals, " ") }
+
 // Set validates and appends one value.
 func (l *listFlag) Set(s string) error {
 	if err := l.check(s); err != nil {
@@ -51,6 +52,7 @@ type hopFlag struct {
 
 // String returns the value last set.
 func (h *hopFlag) String() string { return h.val }
+
 // Set parses the value into the hop's field.
 func (h *hopFlag) Set(s string) error {
 	if err := relay.SetHopField(h.cfg, h.key, s); err != nil {
@@ -59,6 +61,7 @@ func (h *hopFlag) Set(s string) error {
 	h.val = s
 	return nil
 }
+
 // IsBoolFlag lets -reorder be given without a value.
 func (h *hopFlag) IsBoolFlag() bool { return h.key == "reorder" }
 
@@ -71,6 +74,7 @@ func (d durFlag) String() string {
 	}
 	return d.d.String()
 }
+
 // Set parses a non-negative duration.
 func (d durFlag) Set(s string) error {
 	v, err := units.ParseDuration(s)
@@ -93,6 +97,7 @@ func (b bytesFlag) String() string {
 	}
 	return fmt.Sprint(*b.n)
 }
+
 // Set parses a size (1500, 9KiB) of at most 65535 bytes.
 func (b bytesFlag) Set(s string) error {
 	v, err := units.ParseBytes(s)
