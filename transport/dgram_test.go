@@ -524,3 +524,48 @@ func benchStep(n *dnet, s *DgramConn, now *clock.Time, buf, rb []byte) {
 		n.eps[1].OnDeadline(*now)
 	}
 }
+
+func TestDgramMeter(t *testing.T) {
+	var src StampSource
+	var m DgramMeter
+	b := make([]byte, 100)
+	t0 := clock.Start
+	// Send 0..9 every 10 ms; 3 and 4 lost, 6 arrives after 7; transit 5 ms
+	// except 8 at 9 ms (a 4 ms swing).
+	type arr struct {
+		seq uint64
+		at  time.Duration
+	}
+	stamps := map[uint64][]byte{}
+	for i := 0; i < 10; i++ {
+		n := src.Next(t0.Add(time.Duration(i)*10*time.Millisecond), b)
+		stamps[uint64(i)] = append([]byte(nil), b[:n]...)
+	}
+	for _, a := range []arr{{0, 5}, {1, 15}, {2, 25}, {5, 55}, {7, 75}, {6, 76}, {8, 89}, {9, 95}} {
+		if err := m.Add(t0.Add(a.at*time.Millisecond), stamps[a.seq]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.Received != 8 || m.Missing != 2 || m.Late != 1 {
+		t.Errorf("received %d missing %d late %d, want 8 2 1", m.Received, m.Missing, m.Late)
+	}
+	if m.DelayMin != 5*time.Millisecond || m.DelayMax != 16*time.Millisecond {
+		t.Errorf("delay min %v max %v, want 5ms 16ms", m.DelayMin, m.DelayMax)
+	}
+	// RFC 3550 jitter by hand over the transits 5,5,5,5,5,16,9,5 ms.
+	j := 0.0
+	tr := []float64{5, 5, 5, 5, 5, 16, 9, 5}
+	for i := 1; i < len(tr); i++ {
+		d := tr[i] - tr[i-1]
+		if d < 0 {
+			d = -d
+		}
+		j += (d - j) / 16
+	}
+	if got := float64(m.Jitter) / 1e6; got < j-0.01 || got > j+0.01 {
+		t.Errorf("jitter got %.3f ms, want %.3f", got, j)
+	}
+	if m.Add(t0, b[:5]) != ErrShortStamp || m.Bad != 1 {
+		t.Errorf("short datagram not counted as bad")
+	}
+}
