@@ -3,6 +3,7 @@ package relay
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -576,6 +577,70 @@ func TestCIDFlow(t *testing.T) {
 	for _, b := range [][]byte{nil, {1, 3, 0}, {2, 3, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 9, 0, 0, 0, 0, 0, 0, 0, 0}} {
 		if _, ok := cidFlow(b); ok {
 			t.Errorf("cidFlow(%v) accepted a non-cclab datagram", b)
+		}
+	}
+}
+
+func TestPcapIPv6Checksums(t *testing.T) {
+	// Synthesized IPv6/UDP and IPv4/UDP headers decode and carry valid checksums.
+	for _, pair := range [][2]string{{"[2001:db8::1]:5000", "[2001:db8::2]:6000"}, {"10.0.0.1:5000", "10.0.0.2:6000"}} {
+		name := filepath.Join(t.TempDir(), "x.pcap")
+		pf, err := newPcap(name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, dst := netip.MustParseAddrPort(pair[0]), netip.MustParseAddrPort(pair[1])
+		payload := []byte("hello, checksum!!")
+		pf.write(time.Unix(1, 0), src, dst, uint8(ecn.CE), payload)
+		if err := pf.close(); err != nil {
+			t.Fatal(err)
+		}
+		f, _ := os.Open(name)
+		rd, err := pcapgo.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _, err := rd.ReadPacketData()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := layers.LayerTypeIPv4
+		if src.Addr().Is6() {
+			first = layers.LayerTypeIPv6
+		}
+		p := gopacket.NewPacket(data, first, gopacket.Default)
+		udp, _ := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
+		if udp == nil || string(udp.Payload) != string(payload) || udp.SrcPort != 5000 || udp.DstPort != 6000 {
+			t.Fatalf("%s: decoded %v", pair[0], p)
+		}
+		var nl gopacket.NetworkLayer
+		if ip6, ok := p.Layer(layers.LayerTypeIPv6).(*layers.IPv6); ok {
+			nl = ip6
+			if ip6.TrafficClass&3 != uint8(ecn.CE) {
+				t.Errorf("IPv6 traffic class %#x, want CE", ip6.TrafficClass)
+			}
+		} else {
+			ip4 := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+			nl = ip4
+			// Recompute the IPv4 header checksum.
+			c := ip4.Checksum
+			buf := gopacket.NewSerializeBuffer()
+			ip4c := *ip4
+			ip4c.Checksum = 0
+			gopacket.SerializeLayers(buf, gopacket.SerializeOptions{ComputeChecksums: true}, &ip4c)
+			if got := binary.BigEndian.Uint16(buf.Bytes()[10:]); got != c {
+				t.Errorf("IPv4 header checksum %#x, want %#x", c, got)
+			}
+		}
+		u2 := *udp
+		u2.SetNetworkLayerForChecksum(nl)
+		buf := gopacket.NewSerializeBuffer()
+		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{ComputeChecksums: true}, &u2, gopacket.Payload(payload)); err != nil {
+			t.Fatal(err)
+		}
+		if got := binary.BigEndian.Uint16(buf.Bytes()[6:]); got != udp.Checksum {
+			t.Errorf("%s: UDP checksum %#x, want %#x", pair[0], udp.Checksum, got)
 		}
 	}
 }
