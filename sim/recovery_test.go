@@ -1,0 +1,207 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"cclab/ccalgo"
+	"cclab/clock"
+	"cclab/event"
+	"cclab/traffic"
+	"cclab/transport"
+)
+
+// Acceptance checks of issue #5 in the simulator, seeds fixed.
+
+// TestVegasHoldsQueue: Vegas alone on a DropTail bottleneck (10 Mbit/s,
+// 40 ms, 2 BDP of buffer, so the buffer never overflows at Vegas' operating
+// point) keeps its own backlog between alpha = 2 and beta = 4 packets in
+// steady state: the mean bottleneck queue over the last 20 s is in [alpha,
+// beta] (allowing half a packet for the sampling of a queue that moves by
+// whole packets), the link is fully used, and nothing is dropped.
+func TestVegasHoldsQueue(t *testing.T) {
+	sc := Scenario{Flows: 1, CC: []string{"vegas"}, Rate: 10e6, RTT: 40 * time.Millisecond, Buffer: "2bdp",
+		Duration: 40 * time.Second, Warmup: 20 * time.Second, Seed: 1, Interval: 100 * time.Millisecond}
+	r, s := run(t, sc)
+	var sum float64
+	var n int
+	for _, p := range r.Series.Links[0] {
+		if p.T >= 20 {
+			sum += float64(p.QueueLen)
+			n++
+		}
+	}
+	mean := sum / float64(n)
+	const alpha, beta = 2, 4 // Vegas defaults (Brakmo & Peterson 1995), packets
+	if mean < alpha-0.5 || mean > beta+0.5 {
+		t.Errorf("mean bottleneck queue in steady state got %.2f packets, want within [alpha, beta] = [%d, %d]", mean, alpha, beta)
+	}
+	if s.Links[0].Utilization < 0.95 {
+		t.Errorf("utilization got %.3f, want >= 0.95 (the standing queue keeps the link busy)", s.Links[0].Utilization)
+	}
+	if s.Links[0].Drops != 0 || s.Flows[0].RTOs != 0 {
+		t.Errorf("drops %d RTOs %d, want none (Vegas stays far below the buffer)", s.Links[0].Drops, s.Flows[0].RTOs)
+	}
+	t.Logf("vegas: mean queue %.2f packets over %d samples, utilization %.4f, goodput %.2f Mbit/s", mean, n, s.Links[0].Utilization, s.Flows[0].Throughput/1e6)
+}
+
+// TestDCAReactsBeforeLoss: a DCA flow (reduction 0.5) in congestion avoidance
+// on a bottleneck with a large buffer; at 15 s a 9.5 Mbit/s CBR UDP flow
+// starts and the queue builds up. DCA's decision trace must show a
+// congested decision that reduced cwnd (by half) after the cross traffic
+// began and before the first packet loss the flow sees after it.
+func TestDCAReactsBeforeLoss(t *testing.T) {
+	e := NewEngine()
+	const rtt = 40 * time.Millisecond
+	rate := 10e6
+	bdp := int(rate * rtt.Seconds() / 8 / 1228)
+	db, err := NewDumbbell(e, DumbbellConfig{Flows: 2, Rate: rate, Delay: rtt / 2, Queue: "droptail:" + itoa(8*bdp) + "p"},
+		Options{Seed: 1, Sink: event.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crossStart := clock.Start.Add(15 * time.Second)
+	var firstLoss clock.Time
+	sink := event.Func(func(ev event.Event) {
+		if ev.Kind == event.PacketLost && ev.Time.After(crossStart) && firstLoss == clock.Never {
+			firstLoss = ev.Time
+		}
+	})
+	s := New(db.Net, nil)
+	gen, err := traffic.New("greedy", traffic.Env{Rand: traffic.Stream(1, "traffic/dca")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.AddTCPFlow("dca", db.Senders[0], db.Receivers[0], gen.(traffic.StreamGen),
+		transport.Config{CC: "dca:reduction=0.5", Sink: sink}, clock.Start)
+	cbr, err := traffic.New("cbr:rate=9.5Mbit,size=1200,start=15s", traffic.Env{Rand: traffic.Stream(1, "traffic/cbr")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddUDPFlow("cbr", db.Senders[1], db.Receivers[1], 10000, cbr.(traffic.DatagramGen), clock.Start)
+	var decisions []ccalgo.DCADecision
+	var qlen []int // bottleneck queue (packets) at each decision
+	traced := false
+	for e.Now() < clock.Start.Add(40*time.Second) {
+		e.RunFor(10 * time.Millisecond)
+		if !traced && f.Conn() != nil && f.Conn().Controller() != nil {
+			d, ok := f.Conn().Controller().(*ccalgo.DCA)
+			if !ok {
+				t.Fatalf("controller %T, want *ccalgo.DCA", f.Conn().Controller())
+			}
+			d.SetTrace(func(x ccalgo.DCADecision) {
+				decisions = append(decisions, x)
+				qlen = append(qlen, db.Forward.Queue().Len())
+			})
+			traced = true
+		}
+		if firstLoss != clock.Never {
+			break
+		}
+	}
+	var react *ccalgo.DCADecision
+	q := 0
+	for i := range decisions {
+		d := &decisions[i]
+		if d.Reacted && d.Now.After(crossStart) {
+			react, q = d, qlen[i]
+			break
+		}
+	}
+	if react == nil {
+		t.Fatalf("no DCA reaction after the cross traffic began (%d decisions traced, first loss at %v)", len(decisions), sec(firstLoss))
+	}
+	if firstLoss != clock.Never && !react.Now.Before(firstLoss) {
+		t.Errorf("DCA reacted at %.3f s, first loss at %.3f s: want the reaction before the loss", sec(react.Now), sec(firstLoss))
+	}
+	// The build-up: the queue at the reaction exceeds the largest queue the
+	// DCA flow had built by itself in the 5 s before the cross traffic.
+	qBefore := 0
+	for i, d := range decisions {
+		if d.Now.After(crossStart.Add(-5*time.Second)) && d.Now.Before(crossStart) {
+			qBefore = max(qBefore, qlen[i])
+		}
+	}
+	if q <= qBefore {
+		t.Errorf("queue at the reaction got %d packets, want a build-up above the %d the flow kept alone", q, qBefore)
+	}
+	if drops := db.Forward.Stats().TotalDrops(); drops != 0 && firstLoss == clock.Never {
+		t.Errorf("bottleneck dropped %d packets but the flow saw no loss", drops)
+	}
+	if !react.Congested || react.SampledRTT <= react.WindowAvg+react.Threshold {
+		t.Errorf("reaction without the DCA condition: sampledRTT %v windowAvg %v threshold %v", react.SampledRTT, react.WindowAvg, react.Threshold)
+	}
+	if want := react.CwndBefore - react.CwndBefore/2; react.CwndAfter > want+1 || react.CwndAfter < want-int(float64(react.CwndBefore)*0.01)-1 {
+		t.Errorf("reaction cwnd %d -> %d, want halved (reduction 0.5)", react.CwndBefore, react.CwndAfter)
+	}
+	t.Logf("cross traffic at 15 s; DCA reacted at %.3f s with %d packets queued (at most %d before the cross traffic; sampledRTT %v > windowAvg %v + sd %v, cwnd %d -> %d); first loss after the cross traffic at %.3f s (-1: none; run ended at %.0f s)",
+		sec(react.Now), q, qBefore, react.SampledRTT, react.WindowAvg, react.Threshold, react.CwndBefore, react.CwndAfter, sec(firstLoss), sec(e.Now()))
+}
+
+// TestSACKRepairsBurst: one Reno flow leaves slow start by overflowing a
+// small DropTail buffer, which drops a burst of several segments of one
+// window (seed fixed, so the same burst for both runs). SACK-based recovery
+// (RFC 6675) repairs the whole burst within the episode, without an RTO;
+// NewReno, one hole per round trip, runs into its retransmission timer.
+func TestSACKRepairsBurst(t *testing.T) {
+	res := map[string]FlowSummary{}
+	firstBurst := map[string]int{}
+	for _, rec := range []string{"newreno", "sack"} {
+		sc := Scenario{Flows: 1, CC: []string{"reno"}, Recovery: rec, Rate: 10e6, RTT: 60 * time.Millisecond,
+			Buffer: "10p", Duration: 3 * time.Second, Seed: 1}
+		r, err := sc.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Count the losses of the first recovery episode (before the
+		// first ACK that ends it or the first RTO).
+		episode, lost := 0, 0
+		r.Sim.TCP[0].Config.Sink = event.Tee{r.Col.FlowSink(0), event.Func(func(ev event.Event) {
+			switch ev.Kind {
+			case event.RecoveryStart:
+				episode++
+			case event.PacketLost:
+				if episode == 1 && ev.Reason == uint8(transport.LossDupAck) {
+					lost++
+				}
+			case event.RecoveryEnd, event.RTO:
+				if episode == 1 {
+					episode = 2
+				}
+			}
+		})}
+		if err := r.Run(); err != nil {
+			t.Fatal(err)
+		}
+		s := r.Summary()
+		res[rec] = s.Flows[0]
+		firstBurst[rec] = lost
+	}
+	if res["sack"].RTOs != 0 {
+		t.Errorf("sack: %d RTOs, want none", res["sack"].RTOs)
+	}
+	if res["newreno"].RTOs == 0 {
+		t.Errorf("newreno: no RTO, want at least one (the burst is repaired one hole per RTT)")
+	}
+	if firstBurst["sack"] < 3 {
+		t.Errorf("sack: first episode declared %d segments lost, want a burst of several (>= 3)", firstBurst["sack"])
+	}
+	t.Logf("newreno: RTOs %d retransmits %d lost %d; sack: RTOs %d retransmits %d lost %d, first burst %d segments",
+		res["newreno"].RTOs, res["newreno"].Retransmits, res["newreno"].Lost, res["sack"].RTOs, res["sack"].Retransmits, res["sack"].Lost, firstBurst["sack"])
+}
+
+func sec(t clock.Time) float64 {
+	if t == clock.Never {
+		return -1
+	}
+	return t.Sub(clock.Start).Seconds()
+}
+
+func itoa(n int) string {
+	b := []byte{}
+	for n >= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(append([]byte{byte('0' + n)}, b...))
+}
