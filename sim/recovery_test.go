@@ -141,12 +141,14 @@ func TestDCAReactsBeforeLoss(t *testing.T) {
 // TestSACKRepairsBurst: one Reno flow leaves slow start by overflowing a
 // small DropTail buffer, which drops a burst of several segments of one
 // window (seed fixed, so the same burst for both runs). SACK-based recovery
-// (RFC 6675) repairs the whole burst within the episode, without an RTO;
+// (RFC 6675, and FACK, Rate-Halving and PRR on the same scoreboard) repairs
+// the whole burst within the episode, without an RTO;
 // NewReno, one hole per round trip, runs into its retransmission timer.
 func TestSACKRepairsBurst(t *testing.T) {
 	res := map[string]FlowSummary{}
 	firstBurst := map[string]int{}
-	for _, rec := range []string{"newreno", "sack"} {
+	family := []string{"sack", "sack:lostretx", "fack", "ratehalving", "prr", "prr:bound=crb"}
+	for _, rec := range append([]string{"newreno"}, family...) {
 		sc := Scenario{Flows: 1, CC: []string{"reno"}, Recovery: rec, Rate: 10e6, RTT: 60 * time.Millisecond,
 			Buffer: "10p", Duration: 3 * time.Second, Seed: 1}
 		r, err := sc.Build()
@@ -177,8 +179,10 @@ func TestSACKRepairsBurst(t *testing.T) {
 		res[rec] = s.Flows[0]
 		firstBurst[rec] = lost
 	}
-	if res["sack"].RTOs != 0 {
-		t.Errorf("sack: %d RTOs, want none", res["sack"].RTOs)
+	for _, rec := range family {
+		if res[rec].RTOs != 0 {
+			t.Errorf("%s: %d RTOs, want none", rec, res[rec].RTOs)
+		}
 	}
 	if res["newreno"].RTOs == 0 {
 		t.Errorf("newreno: no RTO, want at least one (the burst is repaired one hole per RTT)")
@@ -186,8 +190,9 @@ func TestSACKRepairsBurst(t *testing.T) {
 	if firstBurst["sack"] < 3 {
 		t.Errorf("sack: first episode declared %d segments lost, want a burst of several (>= 3)", firstBurst["sack"])
 	}
-	t.Logf("newreno: RTOs %d retransmits %d lost %d; sack: RTOs %d retransmits %d lost %d, first burst %d segments",
-		res["newreno"].RTOs, res["newreno"].Retransmits, res["newreno"].Lost, res["sack"].RTOs, res["sack"].Retransmits, res["sack"].Lost, firstBurst["sack"])
+	for _, rec := range append([]string{"newreno"}, family...) {
+		t.Logf("%-14s RTOs %d retransmits %d lost %d, first episode %d segments lost", rec, res[rec].RTOs, res[rec].Retransmits, res[rec].Lost, firstBurst[rec])
+	}
 }
 
 func sec(t clock.Time) float64 {
