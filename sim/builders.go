@@ -19,7 +19,7 @@ type DumbbellConfig struct {
 	Rate         float64         // bottleneck rate, bits/s
 	Delay        time.Duration   // bottleneck one-way propagation delay
 	Queue        string          // bottleneck queue spec (qdisc), e.g. "droptail:50p"
-	ReverseRate  float64         // reverse bottleneck rate, bits/s; 0 = Rate
+	ReverseRate  float64         // reverse bottleneck rate, bits/s; 0 = Rate; negative = unlimited
 	ReverseQueue string          // reverse bottleneck queue; "" = Queue
 	AccessDelays []time.Duration // one-way delay of each sender's access link: one value for all, or one per flow
 	AccessRate   float64         // access link rate, bits/s; 0 = unlimited
@@ -54,8 +54,11 @@ func (c DumbbellConfig) Description() (Description, error) {
 		rq = c.Queue
 	}
 	rr := c.ReverseRate
-	if rr == 0 {
+	switch {
+	case rr == 0:
 		rr = c.Rate
+	case rr < 0:
+		rr = 0 // unlimited
 	}
 	aq := c.AccessQueue
 	if aq == "" {

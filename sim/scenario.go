@@ -48,6 +48,7 @@ type Scenario struct {
 	PayloadOnly bool            // link sizes count UDP payload only, as cmd/bottleneck does (default: + 28 header bytes)
 	ECN         bool            // flows negotiate ECN (send ECT(0), react to CE echoes)
 	UntilDone   bool            // stop as soon as every stream flow has finished (bounded by Duration)
+	ReverseRate float64         // dumbbell: reverse bottleneck rate, bits/s (0 = Rate; negative = unlimited, as cmd/bottleneck's default)
 }
 
 // Defaults fills unset fields.
@@ -188,7 +189,7 @@ func (sc Scenario) Build() (*Run, error) {
 			acc[i] = (rtts[i%len(rtts)] - minRTT) / 2
 		}
 		db, err := NewDumbbell(e, DumbbellConfig{Flows: n, Rate: sc.Rate, Delay: minRTT / 2, Queue: q,
-			AccessDelays: acc, AccessRate: sc.AccessRate}, opt)
+			ReverseRate: sc.ReverseRate, AccessDelays: acc, AccessRate: sc.AccessRate}, opt)
 		if err != nil {
 			return nil, err
 		}

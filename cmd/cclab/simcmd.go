@@ -98,6 +98,9 @@ func runSim(args []string) int {
 	fs.IntVar(&sc.UDPFlows, "udp-flows", 0, "number of background UDP flows (end to end)")
 	fs.IntVar(&sc.MaxDatagram, "mss", 0, "transport UDP payload size, bytes (default 1200)")
 	fs.Var(rateFlag{&sc.AccessRate}, "access-rate", "access link rate (0: unlimited)")
+	var revUnlimited bool
+	fs.Var(rateFlag{&sc.ReverseRate}, "rev-rate", "dumbbell: reverse bottleneck rate (default: -rate)")
+	fs.BoolVar(&revUnlimited, "rev-unlimited", false, "dumbbell: unlimited reverse bottleneck (as cmd/bottleneck without -rev-rate)")
 	fs.DurationVar(&sc.Stagger, "stagger", time.Second, "flows start at random offsets in [0, stagger)")
 	fs.BoolVar(&sc.UntilDone, "until-done", false, "stop as soon as every stream flow has finished (e.g. -traffic greedy:10MB), at most -duration")
 	fs.BoolVar(&sc.ECN, "ecn", false, "flows negotiate ECN (use with a marking queue, e.g. -queue red:min=5,max=15,maxp=0.1,ecn)")
@@ -138,6 +141,9 @@ func runSim(args []string) int {
 		return runScale(fs)
 	}
 	sc.Seed = seed
+	if revUnlimited {
+		sc.ReverseRate = -1
+	}
 	for _, c := range strings.Split(cc, ";") {
 		if c = strings.TrimSpace(c); c != "" {
 			sc.CC = append(sc.CC, c)
