@@ -104,7 +104,8 @@ type Relay struct {
 	byIdx    []*client
 	freeIdx  []int
 	dirty    []*client
-	pool     []*qdisc.Packet
+	pool     []*qdisc.Packet // free packets with smallBuf buffers
+	poolBig  []*qdisc.Packet // free packets with BufSize buffers
 	crossP   []*qdisc.Packet
 	allocs   int64
 	nextID   uint64
@@ -255,14 +256,24 @@ func (r *Relay) Start() {
 	go r.schedule()
 }
 
-func (r *Relay) getPkt() *qdisc.Packet {
-	if n := len(r.pool); n > 0 {
-		p := r.pool[n-1]
-		r.pool = r.pool[:n-1]
+// smallBuf is the buffer size of the small packet pool, bytes: datagrams up
+// to this size (nearly all) are copied into small buffers so that queued
+// packets do not each hold a BufSize buffer.
+const smallBuf = 2048
+
+// getPkt returns a pooled packet whose buffer holds size bytes.
+func (r *Relay) getPkt(size int) *qdisc.Packet {
+	pool, capacity := &r.pool, smallBuf
+	if size > smallBuf {
+		pool, capacity = &r.poolBig, r.cfg.BufSize
+	}
+	if n := len(*pool); n > 0 {
+		p := (*pool)[n-1]
+		*pool = (*pool)[:n-1]
 		return p
 	}
 	r.allocs++
-	return &qdisc.Packet{Buf: make([]byte, r.cfg.BufSize)}
+	return &qdisc.Packet{Buf: make([]byte, capacity)}
 }
 
 func (r *Relay) putPkt(p *qdisc.Packet) {
@@ -271,7 +282,11 @@ func (r *Relay) putPkt(p *qdisc.Packet) {
 		return
 	}
 	p.Buf = p.Buf[:cap(p.Buf)]
-	r.pool = append(r.pool, p)
+	if cap(p.Buf) > smallBuf {
+		r.poolBig = append(r.poolBig, p)
+	} else {
+		r.pool = append(r.pool, p)
+	}
 }
 
 // ctx encodes (generation, client index, direction) into Packet.Ctx; 0 is
@@ -302,21 +317,12 @@ func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
 	if c != nil {
 		dir = Rev
 	}
+	// The read buffers belong to this reader; each datagram is copied into
+	// a pooled packet of the right size class.
 	ms := make([]netio.Message, batchSize)
-	pk := make([]*qdisc.Packet, batchSize)
-	r.mu.Lock()
 	for i := range ms {
-		pk[i] = r.getPkt()
-		ms[i].Buf = pk[i].Buf[:cap(pk[i].Buf)]
+		ms[i].Buf = make([]byte, r.cfg.BufSize)
 	}
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		for _, p := range pk {
-			r.putPkt(p)
-		}
-		r.mu.Unlock()
-	}()
 	for {
 		n, err := conn.ReadBatch(ms)
 		if err != nil {
@@ -342,14 +348,15 @@ func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
 				continue
 			}
 			cl.lastSeen = now
-			p := pk[i]
 			size := ms[i].N
-			if size >= cap(p.Buf) {
+			if size >= len(ms[i].Buf) {
 				r.cnt.Truncated++
 			}
+			p := r.getPkt(size)
+			p.Buf = p.Buf[:size]
+			copy(p.Buf, ms[i].Buf[:size])
 			r.cnt.Received[dir]++
 			r.cnt.ReceivedBytes[dir] += int64(size)
-			p.Buf = p.Buf[:size]
 			p.Size = size
 			p.ECN = ms[i].ECN
 			p.Flow = cl.flow[dir]
@@ -364,8 +371,6 @@ func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
 			r.nextID++
 			p.ID = r.nextID
 			r.sendHop(r.paths[dir][0], now, p)
-			pk[i] = r.getPkt()
-			ms[i].Buf = pk[i].Buf[:cap(pk[i].Buf)]
 		}
 		r.service(now)
 		d := r.deadline()
