@@ -247,9 +247,11 @@ func measureRate(rate float64, size int, dur, spin time.Duration) (float64, stri
 	defer r.Close()
 	stop := make(chan struct{})
 	errc := make(chan error, 1)
+	t0 := time.Now()
 	go func() { errc <- blast(r.Addr().String(), rate*1.2, size, stop) }()
 	time.Sleep(dur)
 	st := r.HopStats(relay.Fwd)[0]
+	el := time.Since(t0).Seconds()
 	cn := r.Counters()
 	close(stop)
 	if err := <-errc; err != nil {
@@ -270,7 +272,7 @@ func measureRate(rate float64, size int, dur, spin time.Duration) (float64, stri
 	a := len(ts) / 4
 	got := float64(len(ts)-1-a) * float64(size) * 8 / (ts[len(ts)-1] - ts[a]).Seconds()
 	diag := fmt.Sprintf("relay received %s, link busy %.1f%%, queue %d at the end",
-		units.FormatRate(float64(cn.ReceivedBytes[relay.Fwd])*8/dur.Seconds()), 100*st.BusyTime.Seconds()/dur.Seconds(), st.QueueLen)
+		units.FormatRate(float64(cn.ReceivedBytes[relay.Fwd])*8/el), 100*st.BusyTime.Seconds()/el, st.QueueLen)
 	return got, diag, nil
 }
 
