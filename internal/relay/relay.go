@@ -36,23 +36,23 @@ const batchSize = 64
 
 // Counters are relay-wide counters outside the links.
 type Counters struct {
-	Received      [2]int64 // datagrams read, per direction
-	ReceivedBytes [2]int64
-	Sent          [2]int64 // datagrams written, per direction
-	SentBytes     [2]int64
-	SendErrors    int64 // datagrams a WriteBatch failed to send
-	ReadErrors    int64 // transient read errors (e.g. ICMP port unreachable on an upstream socket)
-	Truncated     int64 // datagrams that filled the whole receive buffer (probably truncated)
-	ClientLimit   int64 // datagrams dropped because MaxClients sessions exist
-	DialErrors    int64 // upstream sockets that could not be opened
-	Clients       int64 // client sessions opened
-	Expired       int64 // client sessions closed after ClientTimeout
-	Orphans       int64 // packets whose client session ended while they were in the links
+	Received      [2]int64 `json:"received"`       // datagrams read, per direction
+	ReceivedBytes [2]int64 `json:"received_bytes"` // bytes read, per direction
+	Sent          [2]int64 `json:"sent"`           // datagrams written, per direction
+	SentBytes     [2]int64 `json:"sent_bytes"`     // bytes written, per direction
+	SendErrors    int64    `json:"send_errors"`    // datagrams a WriteBatch failed to send
+	ReadErrors    int64    `json:"read_errors"`    // transient read errors (e.g. ICMP port unreachable on an upstream socket)
+	Truncated     int64    `json:"truncated"`      // datagrams that filled the whole receive buffer (probably truncated)
+	ClientLimit   int64    `json:"client_limit"`   // datagrams dropped because MaxClients sessions exist
+	DialErrors    int64    `json:"dial_errors"`    // upstream sockets that could not be opened
+	Clients       int64    `json:"clients"`        // client sessions opened
+	Expired       int64    `json:"expired"`        // client sessions closed after ClientTimeout
+	Orphans       int64    `json:"orphans"`        // packets whose client session ended while they were in the links
 	// Lateness of writes against the modelled instants (write time minus
 	// modelled arrival at the far end of the last hop): a histogram with
 	// bucket upper bounds LateBuckets, and the maximum.
-	Late    [len(LateBuckets) + 1]int64
-	LateMax time.Duration
+	Late    [len(LateBuckets) + 1]int64 `json:"late"`
+	LateMax time.Duration               `json:"late_max_ns"` // largest lateness, ns
 }
 
 // LateBuckets are the upper bounds of the Counters.Late histogram; the last
