@@ -644,3 +644,43 @@ func TestPcapIPv6Checksums(t *testing.T) {
 		}
 	}
 }
+
+func TestManyClientsGetTheirOwnReplies(t *testing.T) {
+	dst := newSink(t, true)
+	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(),
+		Hops: [2][]link.Config{{mkHop(t, "delay=2ms")}, {mkHop(t, "rate=50Mbit,delay=2ms")}}})
+	const clients, each = 8, 10
+	conns := make([]*netio.UDPConn, clients)
+	for i := range conns {
+		conns[i] = dial(t, r)
+		if _, err := conns[i].WriteBatch(datagrams(i*1000, each, 64, ecn.NotECT)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range conns {
+		ms := make([]netio.Message, 64)
+		for j := range ms {
+			ms[j].Buf = make([]byte, 2048)
+		}
+		c.Raw().SetReadDeadline(time.Now().Add(2 * time.Second))
+		got := 0
+		for got < each {
+			k, err := c.ReadBatch(ms)
+			if err != nil {
+				break
+			}
+			for _, m := range ms[:k] {
+				if seq := binary.BigEndian.Uint64(m.Buf); int(seq)/1000 != i {
+					t.Errorf("client %d got the reply to datagram %d", i, seq)
+				}
+				got++
+			}
+		}
+		if got != each {
+			t.Errorf("client %d got %d replies, want %d", i, got, each)
+		}
+	}
+	if cn := r.Counters(); cn.Clients != clients {
+		t.Errorf("relay opened %d sessions, want %d", cn.Clients, clients)
+	}
+}
