@@ -684,3 +684,22 @@ func TestManyClientsGetTheirOwnReplies(t *testing.T) {
 		t.Errorf("relay opened %d sessions, want %d", cn.Clients, clients)
 	}
 }
+
+func TestIdleClientExpires(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the once-a-second expiry sweep")
+	}
+	dst := newSink(t, false)
+	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(), ClientTimeout: 100 * time.Millisecond})
+	c := dial(t, r)
+	c.WriteBatch(datagrams(0, 1, 50, ecn.NotECT))
+	dst.waitFor(1, time.Second)
+	time.Sleep(1300 * time.Millisecond)
+	c.WriteBatch(datagrams(1, 1, 50, ecn.NotECT))
+	if got := dst.waitFor(2, time.Second); len(got) != 2 {
+		t.Fatalf("received %d datagrams, want 2 (a new session after expiry)", len(got))
+	}
+	if cn := r.Counters(); cn.Expired != 1 || cn.Clients != 2 {
+		t.Errorf("expired %d, sessions %d; want 1 and 2", cn.Expired, cn.Clients)
+	}
+}
