@@ -23,6 +23,7 @@ import (
 	"sort"
 
 	"cclab/internal/units"
+	"cclab/transport/udp"
 	"cclab/transport/udp/perf"
 )
 
@@ -30,17 +31,26 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// variant is one cclab configuration measured against quic-go.
+type variant struct {
+	name   string
+	driver udp.Config
+	srv    *perf.Server
+	bps    []float64
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ccbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
 		nStr     = fs.String("n", "256MiB", "bytes per transfer (units: 100M, 1G, 256MiB)")
-		runs     = fs.Int("runs", 3, "transfers per stack (alternating cclab and quic-go)")
+		runs     = fs.Int("runs", 3, "transfers per stack (alternating the stacks)")
 		cc       = fs.String("cc", "reno", "cclab congestion controller spec")
 		recovery = fs.String("recovery", "newreno", "cclab loss-recovery strategy")
 		size     = fs.Int("size", 0, "cclab max datagram, bytes (default 1200; quic-go uses its own PMTU logic)")
-		prof     = fs.String("cpuprofile", "", "write a CPU profile of the cclab transfers to this file and print its top functions")
-		quicProf = fs.String("quic-cpuprofile", "", "write a CPU profile of the quic-go transfers to this file")
+		acks     = fs.String("acks", "both", "cclab ACK mode: rule (Transmit after every datagram: ACK every 2nd segment, the driver's default), stretch (Transmit once per received batch, as behind GRO), or both")
+		prof     = fs.String("cpuprofile", "", "write a CPU profile of the first cclab transfer to this file and print its top functions")
+		quicProf = fs.String("quic-cpuprofile", "", "write a CPU profile of the first quic-go transfer to this file")
 		top      = fs.Int("top", 25, "functions to print from the profile")
 		only     = fs.String("only", "", "run only one stack: cclab or quic")
 	)
@@ -59,19 +69,38 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ccbench: -only %q: want cclab or quic\n", *only)
 		return 2
 	}
+	var variants []*variant
+	switch *acks {
+	case "rule":
+		variants = []*variant{{name: "cclab"}}
+	case "stretch":
+		variants = []*variant{{name: "cclab-stretch", driver: udp.Config{TransmitPerBatch: true}}}
+	case "both":
+		variants = []*variant{{name: "cclab"}, {name: "cclab-stretch", driver: udp.Config{TransmitPerBatch: true}}}
+	default:
+		fmt.Fprintf(stderr, "ccbench: -acks %q: want rule, stretch or both\n", *acks)
+		return 2
+	}
+	if *only == "quic" {
+		variants = nil
+	}
 	ctx := context.Background()
 	fmt.Fprintf(stdout, "ccbench: %s per transfer over loopback, %d runs each, GOMAXPROCS=%d, %s\n",
 		units.FormatBytes(n), *runs, runtime.GOMAXPROCS(0), runtime.Version())
+	fmt.Fprintf(stdout, "cclab: cc=%s recovery=%s; cclab-stretch: the same with stretch ACKs (Transmit once per received batch)\n\n", *cc, *recovery)
 
-	srv, err := perf.NewServer(perf.ServerConfig{Listen: "127.0.0.1:0"})
-	if err != nil {
-		fmt.Fprintf(stderr, "ccbench: %v\n", err)
-		return 1
-	}
-	defer srv.Close()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go srv.Serve(sctx)
+	for _, v := range variants {
+		srv, err := perf.NewServer(perf.ServerConfig{Listen: "127.0.0.1:0", Driver: v.driver})
+		if err != nil {
+			fmt.Fprintf(stderr, "ccbench: %v\n", err)
+			return 1
+		}
+		defer srv.Close()
+		go srv.Serve(sctx)
+		v.srv = srv
+	}
 
 	var cclabProf, quicProfile *profiler
 	if *prof != "" {
@@ -81,21 +110,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		quicProfile = &profiler{path: *quicProf}
 	}
 
-	var cl, qg []float64
+	var qg []float64
 	for i := 0; i < *runs; i++ {
-		if *only != "quic" {
+		for _, v := range variants {
 			cclabProf.resume()
-			res, err := perf.Run(ctx, perf.ClientConfig{Addr: srv.Addr().String(), Bytes: n, CC: *cc,
-				Recovery: *recovery, Size: *size})
+			res, err := perf.Run(ctx, perf.ClientConfig{Addr: v.srv.Addr().String(), Bytes: n, CC: *cc,
+				Recovery: *recovery, Size: *size, Driver: v.driver})
 			cclabProf.pause()
 			if err != nil {
-				fmt.Fprintf(stderr, "ccbench: cclab run %d: %v\n", i+1, err)
+				fmt.Fprintf(stderr, "ccbench: %s run %d: %v\n", v.name, i+1, err)
 				return 1
 			}
 			e := res.End
-			cl = append(cl, e.ThroughputBps)
-			fmt.Fprintf(stdout, "run %d cclab  : %8.1f Mbit/s  %.3f s  retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms verified=%v\n",
-				i+1, e.ThroughputBps/1e6, e.Seconds, e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
+			v.bps = append(v.bps, e.ThroughputBps)
+			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms verified=%v\n",
+				i+1, v.name, e.ThroughputBps/1e6, e.Seconds, e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
 		}
 		if *only != "cclab" {
 			quicProfile.resume()
@@ -107,15 +136,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			bps := float64(qr.Bytes) * 8 / qr.Elapsed.Seconds()
 			qg = append(qg, bps)
-			fmt.Fprintf(stdout, "run %d quic-go: %8.1f Mbit/s  %.3f s\n", i+1, bps/1e6, qr.Elapsed.Seconds())
+			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s\n", i+1, "quic-go", bps/1e6, qr.Elapsed.Seconds())
 		}
 	}
-	mc, mq := median(cl), median(qg)
-	fmt.Fprintf(stdout, "\nmedian goodput: cclab %.1f Mbit/s, quic-go %.1f Mbit/s", mc/1e6, mq/1e6)
-	if mq > 0 && mc > 0 {
-		fmt.Fprintf(stdout, ", ratio cclab/quic-go = %.2f", mc/mq)
-	}
+	mq := median(qg)
 	fmt.Fprintln(stdout)
+	for _, v := range variants {
+		mc := median(v.bps)
+		fmt.Fprintf(stdout, "median goodput %-13s: %8.1f Mbit/s", v.name, mc/1e6)
+		if mq > 0 && mc > 0 {
+			fmt.Fprintf(stdout, "   ratio %s/quic-go = %.2f", v.name, mc/mq)
+		}
+		fmt.Fprintln(stdout)
+	}
+	if mq > 0 {
+		fmt.Fprintf(stdout, "median goodput %-13s: %8.1f Mbit/s\n", "quic-go", mq/1e6)
+	}
 	for _, p := range []*profiler{cclabProf, quicProfile} {
 		if p == nil {
 			continue

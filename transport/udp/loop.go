@@ -65,6 +65,7 @@ type loop struct {
 	batch    int
 	recvBuf  int
 	sendBuf  int
+	perBatch bool       // the reader calls Transmit once per batch, not after every datagram
 	sendMu   sync.Mutex // serializes socket writes (reader and writer both send)
 	sendCond *sync.Cond // on sendMu: a batch's turn has come
 	turn     uint64     // ticket of the next batch to send (guarded by sendMu)
@@ -181,9 +182,13 @@ func (l *loop) reader() {
 		for i := 0; i < n; i++ {
 			m := &ms[i]
 			l.eng.Receive(now, m.Addr, m.ECN, m.Buf[:m.N])
+			if l.perBatch && i < n-1 {
+				continue
+			}
 			// The transport's driver rule: Transmit after every input, so
 			// that an ACK goes out every second segment and each ACK
 			// releases data at once (ACK clocking), even within a batch.
+			// (perBatch: once per batch, like a receiver behind GRO.)
 			for nout < len(out) {
 				k, to, cp := l.eng.Transmit(now, arena[off:off+l.sendBuf])
 				if k == 0 {

@@ -184,3 +184,28 @@ func BenchmarkTransferUDP(b *testing.B) {
 	defer cli.Close()
 	benchTransfer(b, cli, srv, srv.LocalAddr())
 }
+
+func TestTransferUDPPerBatch(t *testing.T) {
+	cfg := Config{TransmitPerBatch: true}
+	scfg := cfg
+	scfg.Endpoint = transport.EndpointConfig{Server: true}
+	srv, err := Listen("127.0.0.1:0", scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cli, err := DialSocket(srv.LocalAddr().String(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	const n = 8 << 20
+	c, s := transfer(t, cli, srv, srv.LocalAddr(), n)
+	checkDigests(t, c, s, n)
+	// Fewer ACKs than one per two segments is the point of the mode; at
+	// least one per received batch must still go out.
+	segs := (n + int64(c.Stats().MSS) - 1) / int64(c.Stats().MSS)
+	if acks := s.Stats().AcksSent; acks == 0 || int64(acks) > segs {
+		t.Errorf("ACKs sent: got %d for %d segments, want between 1 and %d", acks, segs, segs)
+	}
+}

@@ -43,6 +43,7 @@ type ClientConfig struct {
 	Sink       event.Sink           // extra event sink (may be nil)
 	Timeout    time.Duration        // handshake timeout; 0: transport default
 	Endpoint   *udp.Endpoint        // use this endpoint instead of opening a socket (may be nil)
+	Driver     udp.Config           // socket driver options when Endpoint is nil
 	Logf       func(string, ...any) // progress messages (may be nil)
 }
 
@@ -139,7 +140,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	}
 	ep := cfg.Endpoint
 	if ep == nil {
-		ep, err = udp.DialSocket(peer.String(), udp.Config{})
+		ep, err = udp.DialSocket(peer.String(), cfg.Driver)
 		if err != nil {
 			return nil, fmt.Errorf("open socket to %v: %v", peer, err)
 		}

@@ -24,6 +24,7 @@ type ServerConfig struct {
 	Once         bool             // stop after the first test flow
 	Defaults     transport.Config // config of accepted connections (zero: transport.DefaultConfig())
 	QlogDir      string           // write <dir>/<connid>-server.sqlog per flow; "" none
+	Driver       udp.Config       // socket driver options (its Endpoint field is ignored)
 	OnFlow       func(FlowSummary)
 	Logf         func(string, ...any) // progress messages (may be nil)
 }
@@ -106,8 +107,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		// smaller of the two ends' MaxDatagram.
 		d.MaxDatagram = MaxSize
 	}
-	ep, err := udp.Listen(cfg.Listen, udp.Config{Endpoint: transport.EndpointConfig{
-		Server: true, Defaults: d, Configure: s.configure}})
+	dc := cfg.Driver
+	dc.Endpoint = transport.EndpointConfig{Server: true, Defaults: d, Configure: s.configure}
+	ep, err := udp.Listen(cfg.Listen, dc)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %v", cfg.Listen, err)
 	}
