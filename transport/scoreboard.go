@@ -49,7 +49,7 @@ type Scoreboard struct {
 	highSck uint64 // highest SACKed end (acknowledgement space), 0 if none
 	lostIdx int    // no segment below this index is marked lost
 	sends   uint64 // transmissions so far (last SendSeq given)
-	highSSq uint64 // highest SendSeq among segments ever SACKed
+	highSSq uint64 // highest SendSeq among never-retransmitted segments ever SACKed
 }
 
 // Count returns the number of outstanding segments.
@@ -89,8 +89,10 @@ func (sb *Scoreboard) LostBytes() int { return sb.lost }
 func (sb *Scoreboard) HighSacked() uint64 { return sb.highSck }
 
 // HighSackedSendSeq returns the highest transmission order (Segment.SendSeq)
-// of any segment SACKed so far, or 0: a retransmission sent before it that is
-// still un-SACKed was passed by later data (lost-retransmission detection).
+// of any never-retransmitted segment SACKed so far, or 0: a retransmission
+// sent before it that is still un-SACKed was passed by later data
+// (lost-retransmission detection). Retransmitted segments do not count, since
+// their SACK may have been caused by an earlier transmission.
 func (sb *Scoreboard) HighSackedSendSeq() uint64 { return sb.highSSq }
 
 // Find returns the index of the outstanding segment containing offset off, or
@@ -201,7 +203,9 @@ func (sb *Scoreboard) sack(start, end uint64, fn func(*Segment)) int {
 		if s.End() > sb.highSck {
 			sb.highSck = s.End()
 		}
-		if s.SendSeq > sb.highSSq {
+		if s.Retrans == 0 && s.SendSeq > sb.highSSq {
+			// Only never-retransmitted segments: the SACK of a
+			// retransmitted one may be for an earlier transmission (Karn).
 			sb.highSSq = s.SendSeq
 		}
 		fn(s)
