@@ -332,6 +332,7 @@ type DgramConn struct {
 type dgramQueue struct {
 	buf        []byte
 	lens       []int
+	ats        []clock.Time // arrival (receive queue) or queueing (send queue) instants
 	head, n    int
 	limit, max int // datagrams, bytes per slot
 }
@@ -344,6 +345,7 @@ func (q *dgramQueue) slot(i int) []byte {
 	if q.buf == nil {
 		q.buf = make([]byte, q.limit*q.max)
 		q.lens = make([]int, q.limit)
+		q.ats = make([]clock.Time, q.limit)
 	}
 	i %= q.limit
 	return q.buf[i*q.max : (i+1)*q.max]
@@ -355,8 +357,11 @@ func (q *dgramQueue) full() bool { return q.n == q.limit }
 // with push(n).
 func (q *dgramQueue) pushSlot() []byte { return q.slot(q.head + q.n) }
 
-func (q *dgramQueue) push(n int) {
-	q.lens[(q.head+q.n)%q.limit] = n
+func (q *dgramQueue) push(n int) { q.pushAt(n, clock.Never) }
+
+func (q *dgramQueue) pushAt(n int, at clock.Time) {
+	i := (q.head + q.n) % q.limit
+	q.lens[i], q.ats[i] = n, at
 	q.n++
 }
 
@@ -557,13 +562,20 @@ func (c *DgramConn) Abort(now clock.Time) {
 // ok is false when the receive queue is empty. A datagram longer than p is
 // truncated.
 func (c *DgramConn) Recv(p []byte) (n int, ok bool) {
+	n, _, ok = c.RecvAt(p)
+	return n, ok
+}
+
+// RecvAt is Recv that also returns the instant the datagram arrived.
+func (c *DgramConn) RecvAt(p []byte) (n int, at clock.Time, ok bool) {
 	if c.rq.n == 0 {
-		return 0, false
+		return 0, clock.Never, false
 	}
+	at = c.rq.ats[c.rq.head%c.rq.limit]
 	n = copy(p, c.rq.front())
 	c.rq.pop()
 	c.stats.RecvRead++
-	return n, true
+	return n, at, true
 }
 
 // Readable returns the number of datagrams waiting in the receive queue.
@@ -737,7 +749,7 @@ func (c *DgramConn) onData(now clock.Time, ce bool, p *dgramPacket) {
 		c.stats.RecvDropped++
 	} else {
 		n := copy(c.rq.pushSlot(), p.data)
-		c.rq.push(n)
+		c.rq.pushAt(n, now)
 		c.stats.RecvDelivered++
 		c.stats.RecvBytes += uint64(len(p.data))
 		c.emit(event.Event{Time: now, Kind: event.Delivered, Seq: p.seq, Bytes: len(p.data)})

@@ -100,6 +100,10 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 }
 
 func writeSummary(w io.Writer, s perf.FlowSummary) {
+	if s.Dgram != nil && s.Error == "" {
+		writeDgramSummary(w, s) // a datagram-mode flow (dgram.go)
+		return
+	}
 	dir := "received"
 	if s.Reverse {
 		dir = "sent"

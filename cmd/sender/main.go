@@ -92,7 +92,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		minRTO   durFlag
 		timeout  durFlag
 		seed     = fs.Uint64("seed", 0, "seed of the generated stream (0: random)")
+		mode     = fs.String("mode", "stream", "stream (reliable, TCP-like) or datagram (unreliable, DCCP-like; see docs/dccp.md)")
+		rate     rateFlag
+		on, off  durFlag
+		queue    = fs.Int("queue", 0, "datagram mode: send queue limit, datagrams (default 64)")
+		drop     = fs.String("drop", "newest", "datagram mode: which datagram a full send queue drops, newest or oldest")
 	)
+	fs.Var(&rate, "rate", "datagram mode: application rate, payload bits/s with units (10Mbit); 0: greedy; needed by -cc none")
+	fs.Var(&on, "on", "datagram mode: ON period of an ON/OFF source (with -off)")
+	fs.Var(&off, "off", "datagram mode: OFF period of an ON/OFF source (with -on)")
 	fs.Var(&nBytes, "n", "bytes to send, with units (100M, 1G, 256MiB); overrides -t")
 	fs.Var(&dur, "t", "seconds (or a duration such as 30s) to send if -n is not given (default 10s)")
 	fs.Var(&interval, "i", "print an interval line every INTERVAL (e.g. 1s, 0.5); 0: none")
@@ -110,6 +118,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "sender: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	switch *mode {
+	case "stream":
+	case "datagram":
+		ccSpec := *cc
+		if !flagSet(fs, "cc") {
+			ccSpec = "ccid2"
+		}
+		return runDgram(perf.DgramClientConfig{Addr: *addr, Duration: dur.d, CC: ccSpec, Size: *size, Rate: rate.bps,
+			On: on.d, Off: off.d, SendQueue: *queue, DropPolicy: *drop, ECN: *ecnOn, Interval: interval.d, Timeout: timeout.d},
+			*jsonOut, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "sender: -mode %q: want stream or datagram\n", *mode)
 		return 2
 	}
 	cfg := perf.ClientConfig{

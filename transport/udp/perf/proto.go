@@ -63,6 +63,7 @@ type Request struct {
 	ECN      bool    `json:"ecn,omitempty"`        // reverse: the server negotiates ECN
 	Seed     uint64  `json:"seed"`                 // pattern seed of the stream
 	Results  uint64  `json:"results,omitempty"`    // ask for the Report of this earlier reverse connection ID
+	Mode     string  `json:"mode,omitempty"`       // "datagram" on a datagram-mode connection (dgram.go); "" stream
 }
 
 // Report is one side's account of a transfer, written by the server.
@@ -79,6 +80,7 @@ type Report struct {
 	MeanSRTTms  float64          `json:"mean_srtt_ms,omitempty"`
 	CC          string           `json:"cc,omitempty"`
 	Recovery    string           `json:"recovery,omitempty"`
+	Dgram       *DgramReport     `json:"dgram,omitempty"` // a datagram-mode flow's receiver account (dgram.go)
 }
 
 // maxMessage bounds a Report read from the peer, bytes.

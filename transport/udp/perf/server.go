@@ -32,20 +32,22 @@ type ServerConfig struct {
 // FlowSummary is the receiver's account of one finished flow (receiver -J
 // prints one JSON object per flow).
 type FlowSummary struct {
-	ConnID        string  `json:"conn_id"`
-	Peer          string  `json:"peer"`
-	Reverse       bool    `json:"reverse"` // this receiver sent
-	Bytes         int64   `json:"bytes"`   // stream bytes received (forward) or sent and acknowledged (reverse)
-	Seconds       float64 `json:"seconds"`
-	ThroughputBps float64 `json:"throughput_bps"`
-	Digest        string  `json:"digest"` // hex SHA-256 of the received (forward) or sent (reverse) stream
-	Retransmits   int64   `json:"retransmits,omitempty"`
-	RTOs          int64   `json:"rtos,omitempty"`
-	MinRTTms      float64 `json:"min_rtt_ms,omitempty"`
-	MeanSRTTms    float64 `json:"mean_srtt_ms,omitempty"`
-	CC            string  `json:"cc,omitempty"`
-	Recovery      string  `json:"recovery,omitempty"`
-	Error         string  `json:"error,omitempty"`
+	ConnID        string       `json:"conn_id"`
+	Peer          string       `json:"peer"`
+	Reverse       bool         `json:"reverse"` // this receiver sent
+	Bytes         int64        `json:"bytes"`   // stream bytes received (forward) or sent and acknowledged (reverse)
+	Seconds       float64      `json:"seconds"`
+	ThroughputBps float64      `json:"throughput_bps"`
+	Digest        string       `json:"digest"` // hex SHA-256 of the received (forward) or sent (reverse) stream
+	Retransmits   int64        `json:"retransmits,omitempty"`
+	RTOs          int64        `json:"rtos,omitempty"`
+	MinRTTms      float64      `json:"min_rtt_ms,omitempty"`
+	MeanSRTTms    float64      `json:"mean_srtt_ms,omitempty"`
+	CC            string       `json:"cc,omitempty"`
+	Recovery      string       `json:"recovery,omitempty"`
+	Error         string       `json:"error,omitempty"`
+	Mode          string       `json:"mode,omitempty"`  // "datagram" for a datagram-mode flow (dgram.go)
+	Dgram         *DgramReport `json:"dgram,omitempty"` // its receiver account
 }
 
 // Server is a running receiver.
@@ -109,6 +111,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	dc := cfg.Driver
 	dc.Endpoint = transport.EndpointConfig{Server: true, Defaults: d, Configure: s.configure}
+	dc.Endpoint.Dgram = dgramEndpointConfig() // one port serves both modes (dgram.go)
 	ep, err := udp.Listen(cfg.Listen, dc)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %v", cfg.Listen, err)
@@ -171,6 +174,7 @@ func (s *Server) logf(format string, args ...any) {
 func (s *Server) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	s.startDgrams(ctx, cancel)
 	for {
 		c, err := s.ep.Accept(ctx)
 		if err != nil {

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"cclab/internal/units"
+	"cclab/transport/udp/perf"
+)
+
+// rateFlag is a flag.Value parsed with units.ParseRate ("10Mbit").
+type rateFlag struct{ bps float64 }
+
+func (r *rateFlag) String() string {
+	if r == nil || r.bps == 0 {
+		return ""
+	}
+	return units.FormatRate(r.bps)
+}
+
+func (r *rateFlag) Set(s string) error {
+	v, err := units.ParseRate(s)
+	if err != nil {
+		return err
+	}
+	r.bps = v
+	return nil
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+// runDgram runs a datagram-mode test (-mode datagram).
+func runDgram(cfg perf.DgramClientConfig, jsonOut bool, stdout, stderr io.Writer) int {
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "sender: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if !jsonOut {
+		rate := "greedy"
+		if cfg.Rate > 0 {
+			rate = units.FormatRate(cfg.Rate)
+		}
+		fmt.Fprintf(stdout, "cclab sender: datagram mode for %v to %s, cc=%s rate=%s\n", cfg.Duration, cfg.Addr, cfg.CC, rate)
+	}
+	res, err := perf.RunDgram(ctx, cfg)
+	if jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if res != nil {
+			_ = enc.Encode(res)
+		} else {
+			_ = enc.Encode(struct {
+				Error string `json:"error"`
+			}{err.Error()})
+		}
+	} else if res != nil {
+		fmt.Fprintf(stdout, "sent %d datagrams (%s, %.2f Mbit/s), queue-dropped %d, acked %d, declared lost %d, congestion events %d, RTOs %d, srtt %.2f ms\n",
+			res.Sent, units.FormatBytes(int64(res.SentBytes)), res.SendRateBps/1e6, res.QueueDropped, res.Acked, res.LostDeclared, res.Congestion, res.RTOs, res.SRTTms)
+		if r := res.Receiver; r != nil {
+			fmt.Fprintf(stdout, "receiver: %d datagrams (%.2f Mbit/s), lost in the network %d, missing %d, one-way delay %.2f ms (min %.2f, max %.2f), jitter %.3f ms\n",
+				r.Datagrams, r.ThroughputBps/1e6, r.LostNetwork, r.Missing, r.OWDms, r.OWDMinms, r.OWDMaxms, r.Jitterms)
+		} else if res.ReceiverError != "" {
+			fmt.Fprintf(stdout, "receiver report unavailable: %s\n", res.ReceiverError)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sender: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,65 @@
+package perf
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// TestDgramFlowLoopback: a CCID2 flow and an uncontrolled flow to one
+// receiver port (which also serves stream tests); the receiver's account
+// comes back to the sender and agrees with it.
+func TestDgramFlowLoopback(t *testing.T) {
+	srv, flows := startServer(t, ServerConfig{})
+	addr := srv.Addr().String()
+	for _, cfg := range []DgramClientConfig{
+		{Addr: addr, Duration: time.Second, CC: "ccid2", Rate: 20e6},
+		{Addr: addr, Duration: time.Second, CC: "none", Rate: 5e6, On: 200 * time.Millisecond, Off: 200 * time.Millisecond},
+	} {
+		res, err := RunDgram(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", cfg.CC, err)
+		}
+		if res.Receiver == nil {
+			t.Fatalf("%s: no receiver report (%s)", cfg.CC, res.ReceiverError)
+		}
+		r := res.Receiver
+		// Nothing is lost on loopback without congestion: the receiver got
+		// what was sent, and the sender heard of (nearly) all of it.
+		if r.Datagrams+r.RecvDropped+r.LostNetwork != res.Sent {
+			t.Errorf("%s: sent %d, receiver got %d + dropped %d + lost %d", cfg.CC, res.Sent, r.Datagrams, r.RecvDropped, r.LostNetwork)
+		}
+		if res.Generated != res.Sent+res.QueueDropped {
+			t.Errorf("%s: generated %d != sent %d + queue-dropped %d", cfg.CC, res.Generated, res.Sent, res.QueueDropped)
+		}
+		if r.OWDms <= 0 || r.OWDms > 1000 || r.Jitterms < 0 {
+			t.Errorf("%s: one-way delay %.3f ms, jitter %.3f ms: implausible on loopback", cfg.CC, r.OWDms, r.Jitterms)
+		}
+		if len(res.Intervals) < 5 || len(res.AckRatio) == 0 {
+			t.Errorf("%s: %d intervals, %d Ack Ratio points", cfg.CC, len(res.Intervals), len(res.AckRatio))
+		}
+		b, _ := json.Marshal(res)
+		t.Logf("%s", b[:min(len(b), 600)])
+	}
+	got := waitFlows(t, srv, flows, 2)
+	for _, f := range got {
+		if f.Mode != ModeDatagram || f.Dgram == nil || f.Error != "" {
+			t.Errorf("receiver summary %+v: want a datagram flow without error", f)
+		}
+	}
+}
+
+func TestDgramConfigErrors(t *testing.T) {
+	for _, c := range []DgramClientConfig{
+		{Addr: "x", CC: "none"},             // none needs a rate
+		{Addr: "x", CC: "bogus"},            // unknown controller
+		{Addr: "x", DropPolicy: "middle"},   // bad policy
+		{Addr: "x", On: time.Second},        // ON without OFF
+		{Addr: "x", CC: "ccid2:ackratio=0"}, // bad parameter
+	} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v: got nil error", c)
+		}
+	}
+}
