@@ -99,3 +99,28 @@ func TestClassifyRTO(t *testing.T) {
 		}
 	}
 }
+
+// TestLostRetransmissionKarn: the SACK of a retransmitted segment may be for
+// its original transmission, so it does not prove that retransmissions sent
+// before its retransmission were lost (no cascade of spurious resends).
+func TestLostRetransmissionKarn(t *testing.T) {
+	f := sackFixture(t, "sack:lostretx", 20, 0)
+	r := sackOf(f)
+	// 0 and 4 missing: enter, both lost, fast retransmission of 0.
+	if got := sackAck(f, 0, 1, 2, 3, 5, 6, 7); !slices.Equal(got, []int{0}) {
+		t.Fatalf("entry: sent %v, want [0]", got)
+	}
+	var sent []int
+	for k := 8; k <= 11; k++ { // pipe 12 -> 9: 4 is retransmitted after 0
+		sent = append(sent, sackAck(f, 0, append([]int{1, 2, 3}, upTo(5, k+1)...)...)...)
+	}
+	if !slices.Equal(sent, []int{4}) {
+		t.Fatalf("sent %v, want the retransmission of 4", sent)
+	}
+	// The original 4 arrives late and is SACKed; 0's retransmission is still
+	// in flight and must not be declared lost.
+	got := sackAck(f, 0, upTo(1, 13)...)
+	if slices.Contains(got, 0) || r.LostRetransmissions() != 0 {
+		t.Errorf("sent %v, lost retransmissions %d: want 0 neither resent nor declared lost", got, r.LostRetransmissions())
+	}
+}
