@@ -427,6 +427,56 @@ func (d *ReportData) simLiveTable() (table, bool) {
 	return t, len(t.Rows) > 0
 }
 
+// conditionsTable lists the notes of the runs that have them (live runs:
+// host load, relay lateness), to judge a sim-vs-live difference.
+func (d *ReportData) conditionsTable() (table, bool) {
+	var keys []string
+	for _, g := range d.Groups {
+		for _, r := range g.Runs {
+			for k := range r.Notes {
+				if !contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return table{}, false
+	}
+	sort.Strings(keys)
+	t := table{Title: "Run conditions",
+		Caption: "Measurements of each run's conditions rather than of the network: for live runs the host's 1-minute load average " +
+			"(2 cores: above 2 the relay, senders and receiver compete for the CPU) and how late the relay wrote packets against " +
+			"the link model's instants. A live run under load or with many late writes is a weak witness against the model."}
+	for _, a := range d.Axes {
+		t.Head = append(t.Head, a.Short)
+	}
+	t.Head = append(t.Head, "backend", "seed")
+	t.Head = append(t.Head, keys...)
+	for _, g := range d.Groups {
+		for _, r := range g.Runs {
+			if len(r.Notes) == 0 {
+				continue
+			}
+			var row []string
+			for _, a := range d.Axes {
+				row = append(row, g.param(a.Path))
+			}
+			row = append(row, g.Backend, strconv.FormatUint(r.Seed, 10))
+			for _, k := range keys {
+				v, ok := r.Notes[k]
+				if !ok {
+					row = append(row, "–")
+					continue
+				}
+				row = append(row, strconv.FormatFloat(v, 'g', 4, 64))
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t, true
+}
+
 // baselineTable compares each point with its paired baseline (same seeds).
 func (d *ReportData) baselineTable() (table, bool) {
 	if len(d.Baseline) == 0 {
@@ -727,6 +777,9 @@ func WriteReport(ctx context.Context, st Store, experiment, outDir string) (stri
 	}
 	page.Tables = append(page.Tables, d.summaryTable())
 	if t, ok := d.simLiveTable(); ok {
+		page.Tables = append(page.Tables, t)
+	}
+	if t, ok := d.conditionsTable(); ok {
 		page.Tables = append(page.Tables, t)
 	}
 	if t, ok := d.baselineTable(); ok {

@@ -30,7 +30,7 @@ func TestWriteReport(t *testing.T) {
 	}
 	html := string(b)
 	for _, want := range []string{
-		"<table>", "Results by point and backend", "Simulator vs live", "Change against the baseline",
+		"<table>", "Results by point and backend", "Simulator vs live", "Change against the baseline", "Run conditions", "host_load1_start",
 		"bandwidth utilization against loss", "Time series", "<svg", "name: sweep-test",
 	} {
 		if !strings.Contains(html, want) {

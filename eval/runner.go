@@ -29,6 +29,10 @@ type RunResult struct {
 	Metrics Metrics       // computed by Collector from the run's events
 	Flows   []ScopeRecord // optional descriptions of flows (Info strings); names come from Metrics
 	Links   []ScopeRecord // optional descriptions of links
+	// Notes are measurements of the run's conditions rather than of the
+	// network (e.g. a live run's host load and relay lateness); see
+	// docs/store.md for the keys.
+	Notes map[string]float64
 }
 
 // Runner runs one scenario point on one backend.
@@ -244,6 +248,7 @@ func execute(ctx context.Context, r Runner, s RunSpec) (rec *RunRecord) {
 		return rec
 	}
 	rec.Status = StatusDone
+	rec.Notes = res.Notes
 	rec.SetMetrics(res.Metrics)
 	mergeInfo(rec.Flows, res.Flows)
 	mergeInfo(rec.Links, res.Links)

@@ -56,23 +56,24 @@ type ExperimentRecord struct {
 
 // RunRecord is one run: a point of the sweep on one backend with one seed.
 type RunRecord struct {
-	ID           int64           `json:"id"`
-	Experiment   string          `json:"experiment"`
-	Key          string          `json:"key"` // identifies the run within its experiment (RunSpec.Key)
-	Point        int             `json:"point"`
-	Params       []Param         `json:"params"`
-	ScenarioHash string          `json:"scenario_hash"`
-	Backend      string          `json:"backend"`
-	Seed         uint64          `json:"seed"`
-	Version      string          `json:"version"` // software version that produced it
-	Status       string          `json:"status"`
-	Error        string          `json:"error,omitempty"`
-	Started      time.Time       `json:"started"`
-	Finished     time.Time       `json:"finished"`
-	WallSeconds  float64         `json:"wall_seconds"` // wall-clock time the run took
-	Flows        []ScopeRecord   `json:"flows,omitempty"`
-	Links        []ScopeRecord   `json:"links,omitempty"`
-	Summaries    []SummaryRecord `json:"summaries,omitempty"`
+	ID           int64              `json:"id"`
+	Experiment   string             `json:"experiment"`
+	Key          string             `json:"key"` // identifies the run within its experiment (RunSpec.Key)
+	Point        int                `json:"point"`
+	Params       []Param            `json:"params"`
+	ScenarioHash string             `json:"scenario_hash"`
+	Backend      string             `json:"backend"`
+	Seed         uint64             `json:"seed"`
+	Version      string             `json:"version"` // software version that produced it
+	Status       string             `json:"status"`
+	Error        string             `json:"error,omitempty"`
+	Started      time.Time          `json:"started"`
+	Finished     time.Time          `json:"finished"`
+	WallSeconds  float64            `json:"wall_seconds"`    // wall-clock time the run took
+	Notes        map[string]float64 `json:"notes,omitempty"` // run conditions (RunResult.Notes)
+	Flows        []ScopeRecord      `json:"flows,omitempty"`
+	Links        []ScopeRecord      `json:"links,omitempty"`
+	Summaries    []SummaryRecord    `json:"summaries,omitempty"`
 	// Series is written with the run; Runs does not load it (see Store.Series).
 	Series []SeriesRecord `json:"-"`
 }
@@ -186,6 +187,7 @@ var schema = []string{
 		started TEXT NOT NULL,
 		finished TEXT NOT NULL,
 		wall_seconds DOUBLE PRECISION NOT NULL,
+		notes TEXT NOT NULL DEFAULT '{}',
 		UNIQUE (experiment_id, run_key))`,
 	`CREATE TABLE IF NOT EXISTS flows (
 		run_id INTEGER NOT NULL REFERENCES runs(id),
@@ -240,6 +242,13 @@ func OpenSQLite(path string) (*SQLStore, error) {
 		if _, err := db.Exec(q); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("store %s: creating schema: %w", path, err)
+		}
+	}
+	// Databases from before the notes column gain it.
+	if _, err := db.Exec(`SELECT notes FROM runs LIMIT 0`); err != nil {
+		if _, err := db.Exec(`ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT '{}'`); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store %s: adding runs.notes: %w", path, err)
 		}
 	}
 	return &SQLStore{db: db}, nil
@@ -317,13 +326,23 @@ func (s *SQLStore) SaveRun(ctx context.Context, experiment int64, r *RunRecord) 
 		return e
 	}
 	params, _ := json.Marshal(r.Params)
+	notes := []byte("{}")
+	if len(r.Notes) > 0 {
+		clean := map[string]float64{}
+		for k, v := range r.Notes {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				clean[k] = v
+			}
+		}
+		notes, _ = json.Marshal(clean)
+	}
 	if r.Version == "" {
 		r.Version = Version
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs (experiment_id, run_key, point, params, scenario_hash, backend, seed,
-		version, status, error, started, finished, wall_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		version, status, error, started, finished, wall_seconds, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		experiment, r.Key, r.Point, string(params), r.ScenarioHash, r.Backend, int64(r.Seed), r.Version, r.Status, r.Error,
-		r.Started.UTC().Format(time.RFC3339Nano), r.Finished.UTC().Format(time.RFC3339Nano), r.WallSeconds)
+		r.Started.UTC().Format(time.RFC3339Nano), r.Finished.UTC().Format(time.RFC3339Nano), r.WallSeconds, string(notes))
 	if err != nil {
 		return err
 	}
@@ -407,7 +426,7 @@ func (s *SQLStore) Experiments(ctx context.Context) ([]ExperimentRecord, error) 
 // Runs returns an experiment's runs with flows, links and summaries.
 func (s *SQLStore) Runs(ctx context.Context, experiment string) ([]RunRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT r.id, r.run_key, r.point, r.params, r.scenario_hash, r.backend, r.seed,
-		r.version, r.status, r.error, r.started, r.finished, r.wall_seconds
+		r.version, r.status, r.error, r.started, r.finished, r.wall_seconds, r.notes
 		FROM runs r JOIN experiments e ON r.experiment_id = e.id WHERE e.name = ?
 		ORDER BY r.point, r.backend, r.seed, r.id`, experiment)
 	if err != nil {
@@ -417,16 +436,19 @@ func (s *SQLStore) Runs(ctx context.Context, experiment string) ([]RunRecord, er
 	byID := map[int64]int{}
 	for rows.Next() {
 		var r RunRecord
-		var params, started, finished string
+		var params, started, finished, notes string
 		var seed int64
 		if err := rows.Scan(&r.ID, &r.Key, &r.Point, &params, &r.ScenarioHash, &r.Backend, &seed,
-			&r.Version, &r.Status, &r.Error, &started, &finished, &r.WallSeconds); err != nil {
+			&r.Version, &r.Status, &r.Error, &started, &finished, &r.WallSeconds, &notes); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		r.Experiment = experiment
 		r.Seed = uint64(seed)
 		_ = json.Unmarshal([]byte(params), &r.Params)
+		if notes != "" && notes != "{}" {
+			_ = json.Unmarshal([]byte(notes), &r.Notes)
+		}
 		r.Started, _ = time.Parse(time.RFC3339Nano, started)
 		r.Finished, _ = time.Parse(time.RFC3339Nano, finished)
 		byID[r.ID] = len(out)

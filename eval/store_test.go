@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -115,6 +116,7 @@ func TestStoreReadBack(t *testing.T) {
 	st := openTestStore(t)
 	exp, _ := st.Experiment(ctx, "e", []byte("src"))
 	want := testRun("k1", 1)
+	want.Notes = map[string]float64{"load1": 1.5}
 	if err := st.SaveRun(ctx, exp, want); err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +127,9 @@ func TestStoreReadBack(t *testing.T) {
 	got := runs[0]
 	if got.Key != "k1" || got.Seed != 1 || got.Backend != BackendSim || got.Status != StatusDone || got.Version == "" {
 		t.Errorf("run: got %+v", got)
+	}
+	if got.Notes["load1"] != 1.5 {
+		t.Errorf("notes: got %v, want load1 1.5", got.Notes)
 	}
 	if len(got.Summaries) != len(want.Summaries) {
 		t.Errorf("summaries: got %d, want %d", len(got.Summaries), len(want.Summaries))
@@ -223,5 +228,27 @@ func TestExportRoundTrip(t *testing.T) {
 				t.Errorf("CSV row %d: got %v, want %s %s %v", k, rec, r.Key, s.Metric, s.Value)
 			}
 		}
+	}
+}
+
+// TestStoreMigratesNotes opens a database whose runs table predates the
+// notes column.
+func TestStoreMigratesNotes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE runs (id INTEGER PRIMARY KEY, experiment_id INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st, err := OpenSQLite(path)
+	if err != nil {
+		t.Fatalf("OpenSQLite on an old database: %v", err)
+	}
+	defer st.Close()
+	if _, err := st.DB().Exec(`SELECT notes FROM runs`); err != nil {
+		t.Errorf("notes column not added: %v", err)
 	}
 }

@@ -16,6 +16,9 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -221,6 +224,7 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 		}
 	}
 
+	load1 := loadAverage()
 	// Start the clock: the measurement window is [t0, t0+duration].
 	cm := common{t0: time.Now()}
 	info.Start = cm.now()
@@ -255,6 +259,7 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 			first = err
 		}
 	}
+	res.Notes = notes(rl.Counters(), load1)
 	cancel()
 	rl.Close()
 	recv.Close()
@@ -333,6 +338,57 @@ func greedyBytes(spec string) int64 {
 		}
 	}
 	return 0
+}
+
+// Keys of a live run's notes (eval.RunResult.Notes).
+const (
+	NoteLoadStart = "host_load1_start" // 1-minute load average of the host when the run started (Linux)
+	NoteLoadEnd   = "host_load1_end"   // the same when the flows ended
+	NoteLate1ms   = "relay_late_1ms"   // fraction of the relay's writes more than 1 ms after their modelled instant
+	NoteLateMax   = "relay_late_max_s" // the relay's largest write lateness, s
+	NoteRelayPkts = "relay_packets"    // datagrams the relay wrote, both directions
+)
+
+// notes summarizes the run's conditions: host load and the relay's timing
+// fidelity (how late it wrote packets against the link model's instants).
+func notes(c relay.Counters, load1 float64) map[string]float64 {
+	n := map[string]float64{}
+	if load1 >= 0 {
+		n[NoteLoadStart] = load1
+	}
+	if l := loadAverage(); l >= 0 {
+		n[NoteLoadEnd] = l
+	}
+	var total, late int64
+	for i, k := range c.Late {
+		total += k
+		if i >= len(relay.LateBuckets) || relay.LateBuckets[i] > time.Millisecond {
+			late += k
+		}
+	}
+	if total > 0 {
+		n[NoteLate1ms] = float64(late) / float64(total)
+	}
+	n[NoteLateMax] = c.LateMax.Seconds()
+	n[NoteRelayPkts] = float64(c.Sent[0] + c.Sent[1])
+	return n
+}
+
+// loadAverage returns the host's 1-minute load average, or -1 if unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
 }
 
 func sleepUntil(ctx context.Context, cm common, t clock.Time) error {

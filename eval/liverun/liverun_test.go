@@ -48,6 +48,10 @@ flows: [{cc: reno}]
 			t.Errorf("point %d: min RTT %v s below the 10 ms the relay adds", i, minRTT)
 		}
 		tput[i] = f["mean_throughput"]
+		if res.Notes[NoteRelayPkts] <= 0 {
+			t.Errorf("point %d: notes lack the relay's packet count: %v", i, res.Notes)
+		}
+		t.Logf("conditions: %v", res.Notes)
 		if i == 1 && f["total_retransmissions"] == 0 {
 			t.Errorf("5%% loss: no retransmissions")
 		}
