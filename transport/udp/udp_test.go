@@ -209,3 +209,67 @@ func TestTransferUDPPerBatch(t *testing.T) {
 		t.Errorf("ACKs sent: got %d for %d segments, want between 1 and %d", acks, segs, segs)
 	}
 }
+
+// TestWriteReadEcho: the blocking Write/Read path (no Source) moves bytes
+// both ways intact: the server echoes what it reads.
+func TestWriteReadEcho(t *testing.T) {
+	a, b := netio.MemPair(addrA, addrB)
+	cli, srv := pair(a, b)
+	defer cli.Close()
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	go func() {
+		c, err := srv.Accept(ctx)
+		if err != nil {
+			return
+		}
+		buf := make([]byte, 10000)
+		for {
+			n, err := c.Read(buf)
+			if n > 0 {
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				c.CloseWrite()
+				return
+			}
+		}
+	}()
+	c, err := cli.Dial(ctx, addrB, transport.Config{SendBuffer: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3 << 20
+	want := make([]byte, n)
+	transport.NewPatternSource(3).Fill(0, want)
+	go func() {
+		for off := 0; off < n; off += 100000 { // larger than SendBuffer chunks block
+			if _, err := c.Write(want[off:min(off+100000, n)]); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		c.CloseWrite()
+	}()
+	got := make([]byte, 0, n)
+	buf := make([]byte, 7000)
+	for {
+		k, err := c.Read(buf)
+		got = append(got, buf[:k]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("Read after %d bytes: %v", len(got), err)
+		}
+	}
+	if len(got) != n || string(got) != string(want) {
+		t.Fatalf("echo: got %d bytes (equal=%v), want %d identical bytes", len(got), string(got) == string(want), n)
+	}
+	if err := c.Wait(ctx); err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+}
