@@ -184,9 +184,8 @@ func TestCCID2AckRatioAdapts(t *testing.T) {
 	}
 	// Decrease by one after cwnd/(R^2-R) clean windows: cwnd 40, R 8:
 	// 40/56 -> at least 1 window.
-	cw := c.CwndPackets()
 	c.OnCongestion(Congestion{Now: now.Add(10 * srtt), Kind: Loss}) // cwnd 20: R stays 8 (<= 10)
-	cw = c.CwndPackets()
+	cw := c.CwndPackets()
 	if cw != 20 || c.AckRatio() != 8 {
 		t.Fatalf("after halving: cwnd %d R %d, want 20 8", cw, c.AckRatio())
 	}
