@@ -181,9 +181,6 @@ func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error
 	sc := spec.Point.Scenario
 	nflows := 0
 	for _, f := range sc.Flows {
-		if f.Mode != eval.ModeStream {
-			return eval.RunResult{}, fmt.Errorf("simrun: flow %s: mode %q is not supported by the simulator backend yet (stream only)", f.Name, f.Mode)
-		}
 		nflows += f.Count
 	}
 	e := sim.NewEngine()
@@ -223,6 +220,18 @@ func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error
 			g, err := traffic.New(f.Traffic, traffic.Env{Rand: traffic.Stream(spec.Seed, "traffic/"+name), MSS: f.Datagram})
 			if err != nil {
 				return eval.RunResult{}, fmt.Errorf("flow %s: %v", name, err)
+			}
+			if f.Mode == eval.ModeDatagram {
+				// Background traffic: the simulator's raw UDP flows emit no
+				// transport events, so they have no flow metrics; their
+				// packets count in the link metrics.
+				dg, ok := g.(traffic.DatagramGen)
+				if !ok {
+					return eval.RunResult{}, fmt.Errorf("flow %s: traffic %q is not a datagram generator (cbr, udponoff, layered)", name, f.Traffic)
+				}
+				s.AddUDPFlow(name, b.senders[k], b.receivers[k], uint16(10000+k), dg, start.Add(f.Start))
+				k++
+				continue
 			}
 			sg, ok := g.(traffic.StreamGen)
 			if !ok {

@@ -134,3 +134,35 @@ func TestQueueLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestSimRunDatagramBackground adds a CBR datagram flow as background traffic:
+// it has no flow metrics, but it takes its share of the bottleneck.
+func TestSimRunDatagramBackground(t *testing.T) {
+	exp := scenario(t, `name: bg
+duration: 3s
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 10Mbit, delay: 5ms, queue: droptail:30p}
+flows:
+  - {name: tcp, cc: reno}
+  - {name: cbr, mode: datagram, traffic: "cbr:rate=4Mbit"}
+`)
+	res := run(t, exp, 0, 1)
+	if len(res.Metrics.Flows) != 1 {
+		t.Fatalf("flows with metrics: got %d, want 1 (the stream flow)", len(res.Metrics.Flows))
+	}
+	tcp := res.Metrics.Flows[0].Values["mean_throughput"]
+	// The CBR flow takes about 4 of the 10 Mbit/s; Reno gets at most the rest.
+	if tcp > 6.5e6 || tcp < 3e6 {
+		t.Errorf("stream throughput beside 4 Mbit/s of CBR: %v bit/s, want within [3, 6.5] Mbit/s", tcp)
+	}
+	var util float64
+	for _, l := range res.Metrics.Links {
+		if l.ID == int64(res.Info.Bottleneck) {
+			util = l.Values["utilization"]
+		}
+	}
+	if util < 0.85 {
+		t.Errorf("bottleneck utilization %v, want the two flows to fill it (> 0.85)", util)
+	}
+}
