@@ -207,6 +207,9 @@ func (e *Endpoint) Dial(ctx context.Context, peer netip.AddrPort, cfg transport.
 	if e.l.shut {
 		return nil, ErrClosed
 	}
+	// Only a port-unreachable report that arrives during this handshake
+	// counts (an old one may concern an earlier connection).
+	e.l.refused = false
 	tc, err := e.ep.Dial(e.l.now(), peer, cfg)
 	if err != nil {
 		return nil, err
