@@ -45,11 +45,18 @@ type UDPFlow struct {
 	seq   uint64
 	fb    traffic.FeedbackGen
 	done  bool
+	// lastFeedback is the time of the previous loss report to fb.
+	lastFeedback clock.Time
 }
 
 // FeedbackEvery is how many received-or-lost datagrams a layered receiver
-// accumulates before reporting to its generator.
+// accumulates before reporting to its generator; it also reports on the
+// first arrival FeedbackInterval after its previous report (slow layers).
 const FeedbackEvery = 20
+
+// FeedbackInterval bounds the time between a layered receiver's reports
+// while datagrams arrive.
+const FeedbackInterval = 500 * time.Millisecond
 
 // AddUDPFlow attaches gen as a raw UDP flow from src to dst (destination
 // port port) starting at start.
@@ -116,9 +123,10 @@ func (f *UDPFlow) receive(now clock.Time, p *qdisc.Packet, m *Meta) {
 		st.FirstRecv = now
 	}
 	st.LastRecv = now
-	if f.fb != nil && st.FeedbackRecv+st.FeedbackLost >= FeedbackEvery {
+	if f.fb != nil && (st.FeedbackRecv+st.FeedbackLost >= FeedbackEvery || now.Sub(f.lastFeedback) >= FeedbackInterval) {
 		f.fb.Feedback(now, st.FeedbackRecv, st.FeedbackLost)
 		st.FeedbackRecv, st.FeedbackLost = 0, 0
+		f.lastFeedback = now
 	}
 }
 
