@@ -237,6 +237,7 @@ type reportPage struct {
 	Backends   string
 	Axes       []Axis
 	Figures    []figure
+	CDFs       []figure
 	Tables     []table
 	Series     []seriesFigure
 	FailedRows [][]string
@@ -626,6 +627,64 @@ func (d *ReportData) seriesFigures(ctx context.Context, st Store) ([]seriesFigur
 	return out, nil
 }
 
+// cdfFigures draws, for each combination of the parameters other than the
+// x axis, the distribution of the per-interval throughput over every run of
+// each point (sim solid, live dashed): how steady each configuration is, not
+// only its mean.
+func (d *ReportData) cdfFigures(ctx context.Context, st Store) ([]figure, error) {
+	x, hasX := d.xAxis()
+	type key struct{ line, backend, xv string }
+	byLine := map[string][]*Group{}
+	var lines []string
+	for _, g := range d.Groups {
+		k := "all"
+		if hasX {
+			k = lineKey(g, x, d.Axes)
+		}
+		if _, ok := byLine[k]; !ok {
+			lines = append(lines, k)
+		}
+		byLine[k] = append(byLine[k], g)
+	}
+	var figs []figure
+	for _, k := range lines {
+		var curves []cdfCurve
+		for _, g := range byLine[k] {
+			var vals []float64
+			for _, r := range g.Runs {
+				series, err := st.Series(ctx, r.ID)
+				if err != nil {
+					return nil, err
+				}
+				for _, s := range series {
+					if s.Scope == ScopeFlow && s.Metric == "throughput" {
+						vals = append(vals, s.V...)
+					}
+				}
+			}
+			label, color := g.Backend, 0
+			if hasX {
+				xv := g.param(x.Path)
+				label = x.Short + "=" + xv
+				for i, v := range x.Values {
+					if v == xv {
+						color = i
+					}
+				}
+			}
+			curves = append(curves, cdfCurve{Label: label, Color: color, Dashed: g.Backend == BackendLive, Values: vals})
+		}
+		svg, err := cdfSVG("per-interval throughput: "+k, "throughput (Mbit/s)", 1e-6, curves)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, figure{Title: "Distribution of throughput, " + k,
+			Caption: "Empirical CDF of each flow's throughput per interval over all runs of each point; solid: simulator, dashed: live.",
+			SVG:     template.HTML(svg)})
+	}
+	return figs, nil
+}
+
 // bottleneckOf returns the ID of the run's bottleneck link (the link whose
 // info starts with "bottleneck", else the first link), or -1.
 func bottleneckOf(r *RunRecord) int64 {
@@ -775,6 +834,9 @@ func WriteReport(ctx context.Context, st Store, experiment, outDir string) (stri
 	if page.Figures, err = d.comparisonFigures(); err != nil {
 		return "", err
 	}
+	if page.CDFs, err = d.cdfFigures(ctx, st); err != nil {
+		return "", err
+	}
 	page.Tables = append(page.Tables, d.summaryTable())
 	if t, ok := d.simLiveTable(); ok {
 		page.Tables = append(page.Tables, t)
@@ -832,6 +894,16 @@ Data: {{range $i, $f := .Files}}{{if $i}}, {{end}}<a href="{{$f}}">{{$f}}</a>{{e
 {{.SVG}}
 <figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption>
 </figure>
+{{end}}{{end}}
+
+{{if .CDFs}}<h2>Distributions</h2>
+{{range .CDFs}}<details>
+<summary>{{.Title}}</summary>
+<figure>
+{{.SVG}}
+<figcaption>{{.Caption}}</figcaption>
+</figure>
+</details>
 {{end}}{{end}}
 
 {{range .Tables}}<h2>{{.Title}}</h2>

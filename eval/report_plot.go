@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"sort"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -232,4 +233,62 @@ func scaleFor(unit string) (float64, string) {
 		return 1e-3, "kB"
 	}
 	return 1, unit
+}
+
+// cdfCurve is one empirical distribution.
+type cdfCurve struct {
+	Label  string
+	Color  int
+	Dashed bool
+	Values []float64 // unsorted samples
+}
+
+// maxCDFPoints bounds the points drawn per distribution.
+const maxCDFPoints = 200
+
+// cdfSVG plots empirical CDFs of the curves' samples (multiplied by scale).
+func cdfSVG(title, xlabel string, scale float64, curves []cdfCurve) (string, error) {
+	p := newPlot(title, xlabel, "fraction of intervals ≤ x")
+	p.Legend.Top = false
+	p.Legend.Left = false
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Y.Min, p.Y.Max = 0, 1
+	legend := map[string]bool{}
+	for _, c := range curves {
+		xs := make([]float64, 0, len(c.Values))
+		for _, v := range c.Values {
+			if !math.IsNaN(v) {
+				xs = append(xs, v*scale)
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		sort.Float64s(xs)
+		n := len(xs)
+		step := 1
+		if n > maxCDFPoints {
+			step = n / maxCDFPoints
+		}
+		var pts plotter.XYs
+		for i := 0; i < n; i += step {
+			pts = append(pts, plotter.XY{X: xs[i], Y: float64(i+1) / float64(n)})
+		}
+		pts = append(pts, plotter.XY{X: xs[n-1], Y: 1})
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return "", err
+		}
+		l.Color = colorAt(c.Color)
+		l.Width = vg.Points(1.3)
+		if c.Dashed {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		p.Add(l)
+		if !legend[c.Label] {
+			legend[c.Label] = true
+			p.Legend.Add(c.Label, l)
+		}
+	}
+	return svgOf(p, 16*vg.Centimeter, 9*vg.Centimeter)
 }

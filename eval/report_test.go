@@ -37,12 +37,17 @@ func TestWriteReport(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	// 6 points × 2 backends of time series, 5 comparison plots + 1 difference plot.
-	if got := strings.Count(html, "<details>"); got != 12 {
-		t.Errorf("time-series figures: got %d, want 12", got)
+	// 6 points × 2 backends of time series and 2 distributions (one per
+	// controller); 5 comparison plots + 1 difference plot + 2 distributions
+	// have captions.
+	if got := strings.Count(html, "<details>"); got != 14 {
+		t.Errorf("collapsible figures: got %d, want 12 time series + 2 distributions", got)
 	}
-	if got := strings.Count(html, "<figcaption>"); got != 6 {
-		t.Errorf("comparison figures: got %d, want 6", got)
+	if got := strings.Count(html, "<figcaption>"); got != 8 {
+		t.Errorf("captioned figures: got %d, want 8", got)
+	}
+	if !strings.Contains(html, "Distribution of throughput, cc=reno") {
+		t.Errorf("no throughput distribution for cc=reno")
 	}
 	// Offline: no scripts and no external resources.
 	for _, bad := range []string{"<script", `src="http`, `href="http`, "<link ", "<img "} {
