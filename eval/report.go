@@ -633,7 +633,6 @@ func (d *ReportData) seriesFigures(ctx context.Context, st Store) ([]seriesFigur
 // only its mean.
 func (d *ReportData) cdfFigures(ctx context.Context, st Store) ([]figure, error) {
 	x, hasX := d.xAxis()
-	type key struct{ line, backend, xv string }
 	byLine := map[string][]*Group{}
 	var lines []string
 	for _, g := range d.Groups {
