@@ -11,9 +11,19 @@ package transport
 //
 // Without it, RFC 6675 never retransmits a segment twice in one episode, and a
 // lost retransmission costs an RTO (RTOLostRetransmission).
+//
+// Two guards keep the detection from feeding on itself: only SACKs of
+// never-retransmitted segments count as evidence (Scoreboard.
+// HighSackedSendSeq: the SACK of a retransmitted segment may be for its
+// original), and only a first retransmission can be detected lost (a segment
+// is resent by the detection at most once; a further loss is left to the
+// RTO). The second guard matters when the receiver's SACK reports skip
+// blocks (more than MaxSACKBlocks holes, ACKs for a batch of datagrams): a
+// retransmission that arrived but was never reported would otherwise be sent
+// again every round trip.
 
-// detectLostRetx marks lost every retransmitted, un-SACKed, not yet lost
-// segment whose latest transmission precedes the latest transmission of some
+// detectLostRetx marks lost every once-retransmitted, un-SACKed, not yet
+// lost segment whose retransmission precedes the latest transmission of some
 // SACKed segment. It runs only when new SACK information about later sends
 // arrived.
 func (r *sackLoss) detectLostRetx(x *Ctx) {
@@ -29,7 +39,7 @@ func (r *sackLoss) detectLostRetx(x *Ctx) {
 		if s.Off >= top {
 			break
 		}
-		if s.Retrans == 0 || s.Sacked || s.Lost || s.SendSeq >= hs {
+		if s.Retrans != 1 || s.Sacked || s.Lost || s.SendSeq >= hs {
 			continue
 		}
 		x.MarkLost(i, LossDupAck)
