@@ -82,10 +82,13 @@ func TestJSONAgainstReceiver(t *testing.T) {
 		t.Fatalf("JSON output: %v\n%s", err, out.String())
 	}
 	for _, k := range []string{"cc", "recovery", "bytes", "seconds", "throughput_bps", "retransmits", "rtos",
-		"min_rtt_ms", "mean_srtt_ms", "verified"} {
+		"rto_causes", "min_rtt_ms", "mean_srtt_ms", "verified"} {
 		if _, ok := res.End[k]; !ok {
 			t.Errorf("end lacks %q", k)
 		}
+	}
+	if causes, _ := res.End["rto_causes"].(map[string]any); len(causes) != 5 || causes["burst_loss"] == nil || causes["other"] == nil {
+		t.Errorf("end.rto_causes got %v, want burst_loss, too_few_dupacks, lost_retransmission, other, handshake", res.End["rto_causes"])
 	}
 	if res.End["verified"] != true || res.End["bytes"] != float64(4<<20) {
 		t.Errorf("end: verified %v bytes %v, want true %d", res.End["verified"], res.End["bytes"], 4<<20)
