@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"cclab/transport/udp/perf"
+)
+
+func TestDgramBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // substrings of stderr
+	}{
+		{[]string{"-c", "127.0.0.1", "-mode", "bulk"}, []string{"-mode", "datagram"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-cc", "none"}, []string{"Rate"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-cc", "ccid3"}, []string{"ccid3", "ccid2", "none"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-drop", "middle"}, []string{"-drop"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-rate", "fast"}, []string{"-rate"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-on", "1s"}, []string{"On"}},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tc.args, &out, &errb); code != 2 {
+			t.Errorf("run(%q): exit %d, want 2 (stderr %q)", tc.args, code, errb.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("run(%q): stderr %q lacks %q", tc.args, errb.String(), w)
+			}
+		}
+	}
+}
+
+// TestDgramJSON runs -mode datagram -cc none against an in-process
+// receiver and checks the JSON has the documented fields.
+func TestDgramJSON(t *testing.T) {
+	srv, err := perf.NewServer(perf.ServerConfig{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(ctx); close(done) }()
+	defer func() { cancel(); srv.Close(); <-done }()
+	var out, errb bytes.Buffer
+	if code := run([]string{"-c", srv.Addr().String(), "-mode", "datagram", "-cc", "none", "-rate", "2Mbit", "-t", "0.5", "-J"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"sent", "queue_dropped", "lost_declared", "ack_ratio", "intervals", "receiver"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	r, _ := m["receiver"].(map[string]any)
+	for _, k := range []string{"datagrams", "lost_network", "missing", "owd_ms", "jitter_ms"} {
+		if _, ok := r[k]; !ok {
+			t.Errorf("receiver JSON lacks %q", k)
+		}
+	}
+}
