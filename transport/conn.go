@@ -672,7 +672,7 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	var sample time.Duration
 	if advanced && p.tsecr != 0 {
 		sample = c.tsRTT(now, p.tsecr)
-		c.rtt.sample(sample)
+		c.rtt.sampleInFlight(sample, c.sb.nxt-prevUna, c.mss)
 	}
 	sacked := 0
 	packets := 0
@@ -696,7 +696,7 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 		// from the send time of the newly SACKed segment that triggered it,
 		// skipping retransmitted ones (Karn), as Linux does.
 		sample = now.Sub(sackSent)
-		c.rtt.sample(sample)
+		c.rtt.sampleInFlight(sample, c.sb.nxt-prevUna, c.mss)
 	}
 	tsecr := p.tsecr
 	acked := c.sb.advance(cum, func(s *Segment) {

@@ -41,9 +41,28 @@ func newRTTEstimator(minRTO, initialRTO, maxRTO time.Duration) rttEstimator {
 	return rttEstimator{minRTO: minRTO, maxRTO: maxRTO, initialRTO: initialRTO, rto: initialRTO}
 }
 
+// sampleInFlight applies one RTT measurement taken while flight bytes were
+// outstanding, with segments of mss bytes. RFC 6298's gains assume one
+// sample per RTT; with a sample on every ACK (timestamps), RFC 7323
+// Appendix G divides alpha and beta by ExpectedSamples =
+// ceil(FlightSize / (SMSS*2)), so RTTVAR keeps the memory of about one RTT
+// instead of collapsing within a window and leaving the RTO barely above
+// SRTT (which fires spuriously after a single fast retransmit).
+func (e *rttEstimator) sampleInFlight(r time.Duration, flight uint64, mss int) {
+	expected := 1
+	if mss > 0 {
+		expected = max(1, int((flight+2*uint64(mss)-1)/(2*uint64(mss))))
+	}
+	e.sampleScaled(r, expected)
+}
+
 // sample applies one RTT measurement r (RFC 6298 §2.2, §2.3) and clears the
 // backoff: a new sample means the path answers again.
-func (e *rttEstimator) sample(r time.Duration) {
+func (e *rttEstimator) sample(r time.Duration) { e.sampleScaled(r, 1) }
+
+// sampleScaled applies r with the RFC 6298 gains divided by expected (RFC
+// 7323 Appendix G).
+func (e *rttEstimator) sampleScaled(r time.Duration, expected int) {
 	if r <= 0 {
 		r = ClockGranularity
 	}
@@ -62,8 +81,9 @@ func (e *rttEstimator) sample(r time.Duration) {
 		if d < 0 {
 			d = -d
 		}
-		e.rttvar += (d - e.rttvar) >> rttBetaShift
-		e.srtt += (r - e.srtt) >> rttAlphaShift
+		n := time.Duration(max(expected, 1))
+		e.rttvar += (d - e.rttvar) / (n << rttBetaShift)
+		e.srtt += (r - e.srtt) / (n << rttAlphaShift)
 	}
 	e.samples++
 	e.sumSRTT += e.srtt

@@ -84,7 +84,9 @@ func TestRFC6298Timer(t *testing.T) {
 	// 5.3: an ACK of new data restarts it (RTO recomputed from the new sample of 100 ms).
 	f.now = t0.Add(100 * ms)
 	f.ack(seg(1).Start, f.sent[0].ts)
-	wantRTO := 100*ms + 4*(50*ms*3/4)
+	// Four segments were in flight: ExpectedSamples = ceil(4/2) = 2 (RFC 7323
+	// Appendix G), so beta is 1/8: RTTVAR = 50 - 50/8 ms, SRTT stays 100 ms.
+	wantRTO := 100*ms + 4*(50*ms-50*ms/8)
 	if want := f.now.Add(wantRTO); f.c.rtoAt != want {
 		t.Errorf("5.3: timer at %v, want %v", f.c.rtoAt, want)
 	}
@@ -148,5 +150,28 @@ func TestRTTSamplePerAck(t *testing.T) {
 	f.ack(seg(1).Start, ts0, seg(3)) // nothing new
 	if f.c.rtt.samples != n0+1 {
 		t.Errorf("ACK with nothing new gave a sample")
+	}
+}
+
+// TestRFC7323AppendixG checks that per-ACK samples use gains divided by
+// ExpectedSamples = ceil(FlightSize/(2*SMSS)).
+func TestRFC7323AppendixG(t *testing.T) {
+	const mss = 1000
+	cases := []struct {
+		flight           uint64
+		wantSRTT, wantRV time.Duration
+	}{
+		{flight: 0, wantSRTT: 100*ms + 80*ms/8, wantRV: 50*ms + (80*ms-50*ms)/4},       // ES = 1
+		{flight: 2 * mss, wantSRTT: 100*ms + 80*ms/8, wantRV: 50*ms + (80*ms-50*ms)/4}, // ES = 1
+		{flight: 2*mss + 1, wantSRTT: 100*ms + 80*ms/16, wantRV: 50*ms + (80*ms-50*ms)/8},
+		{flight: 20 * mss, wantSRTT: 100*ms + 80*ms/80, wantRV: 50*ms + (80*ms-50*ms)/40},
+	}
+	for _, tc := range cases {
+		e := newRTTEstimator(200*ms, time.Second, 60*time.Second)
+		e.sample(100 * ms)
+		e.sampleInFlight(180*ms, tc.flight, mss)
+		if e.srtt != tc.wantSRTT || e.rttvar != tc.wantRV {
+			t.Errorf("flight %d: SRTT, RTTVAR got %v, %v; want %v, %v", tc.flight, e.srtt, e.rttvar, tc.wantSRTT, tc.wantRV)
+		}
 	}
 }
