@@ -149,7 +149,9 @@ func TestCCID2RenoShare(t *testing.T) {
 	if 4*wins < 3*n {
 		t.Errorf("CCID2's early share is larger as incumbent at only %d of %d points, want >= 3/4 (start-order dependence)", wins, n)
 	}
-	if bufSpread < 0.05 {
+	// (Two buffers at one delay, the -short subset, are too few points for
+	// this check; it runs on the full grid.)
+	if !testing.Short() && bufSpread < 0.05 {
 		t.Errorf("CCID2's early share changes by at most %.3f across buffers %v, want > 0.05 (buffer dependence)", bufSpread, buffers)
 	}
 }
