@@ -128,7 +128,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			ccSpec = "ccid2"
 		}
 		return runDgram(perf.DgramClientConfig{Addr: *addr, Duration: dur.d, CC: ccSpec, Size: *size, Rate: rate.bps,
-			On: on.d, Off: off.d, SendQueue: *queue, DropPolicy: *drop, ECN: *ecnOn, Interval: interval.d, Timeout: timeout.d},
+			On: on.d, Off: off.d, SendQueue: *queue, DropPolicy: *drop, ECN: *ecnOn, Interval: interval.d, Timeout: timeout.d,
+			QlogDir: *qlogDir},
 			*jsonOut, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "sender: -mode %q: want stream or datagram\n", *mode)

@@ -38,6 +38,7 @@ type DgramClientConfig struct {
 	ECN        bool          // send ECT(0); CE is reported in the Ack Vector
 	Interval   time.Duration // sampling interval of the time series (default 100 ms)
 	Timeout    time.Duration // handshake timeout (0: transport default)
+	QlogDir    string        // write <dir>/<connid>-client.sqlog (sent, acked, lost, metrics events); "" none
 	Endpoint   *udp.Endpoint // use this endpoint instead of opening a socket (may be nil)
 	Driver     udp.Config    // socket driver options when Endpoint is nil
 }
@@ -177,9 +178,26 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 		defer ep.Close()
 	}
 	tc, _ := cfg.transportConfig()
+	var sink *flowSink
+	if cfg.QlogDir != "" {
+		sink = &flowSink{}
+		tc.Sink = sink // the qlog file is attached once the connection ID is known
+	}
 	conn, err := ep.DialDgram(ctx, peer, tc)
 	if err != nil {
 		return nil, err
+	}
+	if sink != nil {
+		ql, err := openQlog(cfg.QlogDir, conn.ID(), "client", &ClientConfig{Addr: cfg.Addr, CC: cfg.CC}, ep.Now())
+		if err != nil {
+			conn.Abort()
+			return nil, err
+		}
+		conn.Do(func(clock.Time, *transport.DgramConn) { sink.ql = ql })
+		defer func() {
+			conn.Do(func(clock.Time, *transport.DgramConn) { sink.ql = nil })
+			ql.Close()
+		}()
 	}
 	res := &DgramResult{Mode: ModeDatagram, ConnID: fmt.Sprintf("%016x", conn.ID()), CC: cfg.CC}
 	t0 := time.Now()

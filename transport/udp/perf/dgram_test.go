@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -62,4 +63,18 @@ func TestDgramConfigErrors(t *testing.T) {
 			t.Errorf("%+v: got nil error", c)
 		}
 	}
+}
+
+func TestDgramQlog(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{})
+	dir := t.TempDir()
+	res, err := RunDgram(context.Background(), DgramClientConfig{Addr: srv.Addr().String(), Duration: 300 * time.Millisecond, QlogDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := qlogNames(t, filepath.Join(dir, res.ConnID+"-client.sqlog"))
+	if len(n) == 0 {
+		t.Errorf("empty qlog")
+	}
+	t.Logf("qlog events: %v", n)
 }
