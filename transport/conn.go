@@ -1014,6 +1014,11 @@ func (c *Conn) transmitData(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 			if limit > 0 && c.sb.pipe == 0 {
 				segLen = limit
 			} else {
+				// Held back by the peer's receive window while cwnd had
+				// room: the flow is not cwnd-limited, so the controller
+				// must not grow cwnd (RFC 7661 §4, RFC 5681 §3.1 "cwnd
+				// is not fully utilized"). Held back by cwnd: it is.
+				c.appLimited = room < segLen && act.NewData >= segLen
 				if room < segLen && c.sb.count == 0 && c.persistAt == clock.Never {
 					c.persistAt = now.Add(c.rtt.current()) // zero-window probe timer
 				}
