@@ -35,9 +35,50 @@ const (
 
 // Flow modes.
 const (
-	ModeStream   = "stream"
-	ModeDatagram = "datagram"
+	ModeStream   = "stream"   // reliable, TCP-like
+	ModeDatagram = "datagram" // unreliable, DCCP-like, congestion controlled (CCID2 by default)
+	ModeUDP      = "udp"      // raw UDP datagrams with no transport (simulator background traffic)
 )
+
+// CCNone is the controller of an uncontrolled datagram-mode flow (it needs a
+// rate: traffic cbr:rate=...).
+const CCNone = "none"
+
+// datagramOnly reports whether a controller exists only in datagram mode
+// (ccalgo.DgramRegistry, e.g. ccid2, or none): a flow that does not name its
+// mode then runs in datagram mode.
+func datagramOnly(spec string) bool {
+	name := ccName(spec)
+	if name == CCNone {
+		return true
+	}
+	_, dgram := ccalgo.DgramRegistry.Lookup(name)
+	_, stream := ccalgo.Registry.Lookup(name)
+	return dgram && !stream
+}
+
+// validateCC checks a controller spec against both registries (stream
+// controllers also run in datagram mode, counted in packets).
+func validateCC(s string) error {
+	name := ccName(s)
+	if name == CCNone {
+		return nil
+	}
+	if _, ok := ccalgo.Registry.Lookup(name); ok {
+		return ccalgo.Registry.Validate(s)
+	}
+	if _, ok := ccalgo.DgramRegistry.Lookup(name); ok {
+		return ccalgo.DgramRegistry.Validate(s)
+	}
+	return fmt.Errorf("unknown congestion controller %q (allowed: %s; datagram mode only: %s)", name,
+		strings.Join(ccalgo.Registry.Names(), ", "), strings.Join(append(ccalgo.DgramRegistry.Names(), CCNone), ", "))
+}
+
+// ccName returns the name part of a controller spec.
+func ccName(spec string) string {
+	name, _, _ := strings.Cut(spec, ":")
+	return strings.ToLower(strings.TrimSpace(name))
+}
 
 // Scenario is one concrete experiment configuration (one point of a sweep).
 // Durations are time.Duration, rates bits/s, sizes bytes.
@@ -82,7 +123,7 @@ type Access struct {
 type Flow struct {
 	Name     string        `json:"name"`
 	Count    int           `json:"count"`    // number of identical flows
-	Mode     string        `json:"mode"`     // "stream" (reliable, TCP-like) or "datagram"
+	Mode     string        `json:"mode"`     // "stream", "datagram" or "udp"; default: datagram for ccid2 and none, else stream
 	CC       string        `json:"cc"`       // congestion controller spec
 	Recovery string        `json:"recovery"` // loss recovery strategy spec
 	Traffic  string        `json:"traffic"`  // traffic generator spec
@@ -778,15 +819,21 @@ func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 }
 
 func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
-	f := Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Mode: ModeStream, CC: "reno", Recovery: "newreno", Traffic: "greedy"}
+	f := Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Recovery: "newreno", Traffic: "greedy"}
+	var ccNode, modeNode *yaml.Node
 	err := d.mapping(n, path, map[string]fieldFn{
 		"name":  func(n *yaml.Node, p string) (err error) { f.Name, err = d.str(n, p); return },
 		"count": func(n *yaml.Node, p string) (err error) { f.Count, err = d.integer(n, p, 1); return },
 		"mode": func(n *yaml.Node, p string) (err error) {
-			f.Mode, err = d.enum(n, p, ModeStream, ModeDatagram)
+			modeNode = n
+			f.Mode, err = d.enum(n, p, ModeStream, ModeDatagram, ModeUDP)
 			return
 		},
-		"cc": func(n *yaml.Node, p string) (err error) { f.CC, err = d.spec(n, p, ccalgo.Registry.Validate); return },
+		"cc": func(n *yaml.Node, p string) (err error) {
+			ccNode = n
+			f.CC, err = d.spec(n, p, validateCC)
+			return
+		},
 		"recovery": func(n *yaml.Node, p string) (err error) {
 			f.Recovery, err = d.spec(n, p, transport.Recoveries.Validate)
 			return
@@ -799,5 +846,28 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 		"stop":     func(n *yaml.Node, p string) (err error) { f.Stop, err = d.duration(n, p); return },
 		"datagram": func(n *yaml.Node, p string) (err error) { f.Datagram, err = d.size(n, p); return },
 	})
-	return f, err
+	if err != nil {
+		return f, err
+	}
+	switch {
+	case f.Mode == "" && datagramOnly(f.CC):
+		f.Mode = ModeDatagram
+	case f.Mode == "":
+		f.Mode = ModeStream
+	}
+	if f.CC == "" {
+		f.CC = "reno"
+		if f.Mode == ModeDatagram {
+			f.CC = "ccid2"
+		}
+	}
+	if f.Mode == ModeStream && datagramOnly(f.CC) {
+		at := ccNode
+		if modeNode != nil {
+			at = modeNode
+		}
+		s, _ := d.scalar(at, path+".cc")
+		return f, d.errAt(s, path+".cc", "controller %q runs in datagram mode only (mode: datagram, or leave mode out)", ccName(f.CC))
+	}
+	return f, nil
 }

@@ -248,3 +248,39 @@ func TestScenarioTooManyPoints(t *testing.T) {
 		t.Errorf("a sweep of 22³ points: got %v, want an error about its size", err)
 	}
 }
+
+func TestScenarioFlowModes(t *testing.T) {
+	exp, err := ParseScenario("m.yaml", []byte(`name: m
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows:
+  - {cc: [reno, ccid2]}
+  - {mode: datagram}
+  - {mode: datagram, cc: none, traffic: "cbr:rate=1Mbit"}
+  - {mode: udp, traffic: "cbr:rate=1Mbit"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{ModeStream + "/reno", ModeDatagram + "/ccid2", ModeDatagram + "/none", ModeUDP + "/reno"},
+		{ModeDatagram + "/ccid2", ModeDatagram + "/ccid2", ModeDatagram + "/none", ModeUDP + "/reno"},
+	}
+	for i, p := range exp.Points {
+		for j, f := range p.Scenario.Flows {
+			if got := f.Mode + "/" + f.CC; got != want[i][j] {
+				t.Errorf("point %d flow %d: got %s, want %s", i, j, got, want[i][j])
+			}
+		}
+	}
+	_, err = ParseScenario("m.yaml", []byte(`name: m
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows:
+  - mode: stream
+    cc: ccid2
+`))
+	if err == nil || !strings.Contains(err.Error(), "m.yaml:5:") || !strings.Contains(err.Error(), "datagram mode only") {
+		t.Errorf("ccid2 in stream mode: got %v, want an error at line 5 saying it is datagram-only", err)
+	}
+}

@@ -36,6 +36,22 @@ type flowSink struct {
 	next  event.Sink
 	flows map[uint64]uint64 // connection ID → flow number
 	links map[int32]bool    // measured links
+	// resolve maps a connection ID not in flows (a datagram-mode receiver's
+	// connection, accepted inside the simulator) to its flow number.
+	resolve func(id uint64) (uint64, bool)
+}
+
+// fixedSink gives every connection event of one sender the flow's number.
+type fixedSink struct {
+	fs  *flowSink
+	num uint64
+}
+
+func (f fixedSink) Record(e event.Event) {
+	if e.Flow != 0 {
+		e.Flow = f.num
+	}
+	f.fs.next.Record(e)
 }
 
 func (s *flowSink) Record(e event.Event) {
@@ -49,6 +65,11 @@ func (s *flowSink) Record(e event.Event) {
 	}
 	if e.Flow != 0 {
 		n, ok := s.flows[e.Flow]
+		if !ok && e.Link < 0 && s.resolve != nil {
+			if n, ok = s.resolve(e.Flow); ok {
+				s.flows[e.Flow] = n
+			}
+		}
 		if !ok && e.Link < 0 {
 			return // a connection that is not a measured flow
 		}
@@ -210,6 +231,8 @@ func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error
 	s := sim.New(b.net, fs)
 	s.Transport.Sink = fs
 	k := 0
+	var dg *sim.Dgram
+	var dgramNums []uint64 // flow numbers of dg.Flows
 	for _, f := range sc.Flows {
 		for j := 0; j < f.Count; j++ {
 			name := f.Name
@@ -221,7 +244,8 @@ func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error
 			if err != nil {
 				return eval.RunResult{}, fmt.Errorf("flow %s: %v", name, err)
 			}
-			if f.Mode == eval.ModeDatagram {
+			switch f.Mode {
+			case eval.ModeUDP:
 				// Background traffic: the simulator's raw UDP flows emit no
 				// transport events, so they have no flow metrics; their
 				// packets count in the link metrics.
@@ -230,6 +254,40 @@ func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error
 					return eval.RunResult{}, fmt.Errorf("flow %s: traffic %q is not a datagram generator (cbr, udponoff, layered)", name, f.Traffic)
 				}
 				s.AddUDPFlow(name, b.senders[k], b.receivers[k], uint16(10000+k), dg, start.Add(f.Start))
+				k++
+				continue
+			case eval.ModeDatagram:
+				rate, err := DatagramRate(f.Traffic)
+				if err != nil {
+					return eval.RunResult{}, fmt.Errorf("flow %s: %v", name, err)
+				}
+				if dg == nil {
+					dg = sim.NewDgram(s)
+					fs.resolve = func(id uint64) (uint64, bool) {
+						for i, df := range dg.Flows {
+							if df.Conn != nil && df.Conn.ID() == id {
+								return dgramNums[i], true
+							}
+						}
+						return 0, false
+					}
+				}
+				cfg := transport.DgramConfig{CC: f.CC, Rate: rate, MaxDatagram: f.Datagram, Sink: fixedSink{fs, num}}
+				df := dg.AddFlow(name, b.senders[k], b.receivers[k], cfg, start.Add(f.Start))
+				dgramNums = append(dgramNums, num)
+				fs.flows[sim.FlowKey(b.senders[k].ID, b.receivers[k].ID, sim.DgramPort)] = num
+				fi := eval.FlowInfo{ID: num, Name: name, BottleneckRate: b.minRate, BaseRTT: b.baseRTT}
+				if f.Stop > 0 {
+					fi.Stop = start.Add(f.Stop)
+					e.Schedule(fi.Stop, sim.HandlerFunc(func(now clock.Time, _ uint64) {
+						if df.Conn != nil {
+							df.Conn.Close(now)
+						}
+					}), 0)
+				}
+				info.Flows = append(info.Flows, fi)
+				res.Flows = append(res.Flows, eval.ScopeRecord{ID: int64(num), Name: name,
+					Info: fmt.Sprintf("mode=datagram cc=%s traffic=%s", f.CC, f.Traffic)})
 				k++
 				continue
 			}
@@ -241,7 +299,7 @@ func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error
 			tf := s.AddTCPFlow(name, b.senders[k], b.receivers[k], sg, cfg, start.Add(f.Start))
 			tf.OnConn = func(_ *sim.TCPFlow, c *transport.Conn) { fs.flows[c.ID()] = num }
 			// Data packets carry the simulator's flow key in links.
-			fs.flows[simFlowKey(b.senders[k].ID, b.receivers[k].ID, sim.TransportPort)] = num
+			fs.flows[sim.FlowKey(b.senders[k].ID, b.receivers[k].ID, sim.TransportPort)] = num
 			fi := eval.FlowInfo{ID: num, Name: name, Size: flowSize(f.Traffic), BottleneckRate: b.minRate, BaseRTT: b.baseRTT}
 			if f.Stop > 0 {
 				fi.Stop = start.Add(f.Stop)
@@ -270,11 +328,24 @@ func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error
 	return res, nil
 }
 
-// simFlowKey is the simulator's qdisc flow key of packets from src to dst
-// on port (sim's flowKey: a stand-in for a 5-tuple hash). The tests check
-// that link drops are attributed to flows, which fails if the two differ.
-func simFlowKey(src, dst int32, port uint16) uint64 {
-	return uint64(uint32(src))<<40 | uint64(uint32(dst))<<16 | uint64(port)
+// DatagramRate returns the sending rate of a datagram-mode flow's traffic
+// spec: 0 (greedy: as fast as the controller allows) for "greedy", the rate
+// of "cbr:rate=R".
+func DatagramRate(spec string) (float64, error) {
+	e, cfg, err := traffic.Registry.Config(spec)
+	if err != nil {
+		return 0, err
+	}
+	switch c := cfg.(type) {
+	case *traffic.GreedyConfig:
+		if c.Bytes != 0 {
+			return 0, fmt.Errorf("datagram mode: traffic %q: a byte count is not supported (greedy or cbr:rate=R)", spec)
+		}
+		return 0, nil
+	case *traffic.CBRConfig:
+		return float64(c.Rate), nil
+	}
+	return 0, fmt.Errorf("datagram mode: traffic %q (%s) is not supported: use greedy or cbr:rate=R", spec, e.Name)
 }
 
 func lossText(s string) string {

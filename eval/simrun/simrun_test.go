@@ -145,7 +145,7 @@ topology:
   bottleneck: {rate: 10Mbit, delay: 5ms, queue: droptail:30p}
 flows:
   - {name: tcp, cc: reno}
-  - {name: cbr, mode: datagram, traffic: "cbr:rate=4Mbit"}
+  - {name: cbr, mode: udp, traffic: "cbr:rate=4Mbit"}
 `)
 	res := run(t, exp, 0, 1)
 	if len(res.Metrics.Flows) != 1 {
@@ -164,5 +164,66 @@ flows:
 	}
 	if util < 0.85 {
 		t.Errorf("bottleneck utilization %v, want the two flows to fill it (> 0.85)", util)
+	}
+}
+
+// TestSimRunCCID2 runs datagram-mode flows: CCID2 (chosen by its name, no
+// mode given) fills the bottleneck; an uncontrolled flow sends at its rate.
+func TestSimRunCCID2(t *testing.T) {
+	exp := scenario(t, `name: dccp
+duration: 4s
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p}
+flows:
+  - {name: d, cc: ccid2}
+`)
+	if m := exp.Points[0].Scenario.Flows[0].Mode; m != eval.ModeDatagram {
+		t.Fatalf("cc ccid2 without a mode: got mode %q, want datagram", m)
+	}
+	res := run(t, exp, 0, 1)
+	if len(res.Metrics.Flows) != 1 {
+		t.Fatalf("flows: got %d, want 1", len(res.Metrics.Flows))
+	}
+	f := res.Metrics.Flows[0].Values
+	if u := f["bw_utilization"]; u < 0.6 || u > 1 {
+		t.Errorf("CCID2 utilization %v, want in [0.6, 1]", u)
+	}
+	if f["total_packets_sent"] == 0 || f["mean_srtt"] == 0 || f["total_link_drops"] == 0 {
+		t.Errorf("CCID2 flow: sent %v, srtt %v, link drops %v; want all measured", f["total_packets_sent"], f["mean_srtt"], f["total_link_drops"])
+	}
+
+	exp = scenario(t, `name: none
+duration: 3s
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p}
+flows:
+  - {name: u, cc: none, traffic: "cbr:rate=4Mbit"}
+`)
+	res = run(t, exp, 0, 1)
+	f = res.Metrics.Flows[0].Values
+	// Payload at 4 Mbit/s: goodput just under 4 Mbit/s (nothing is lost).
+	if tp := f["mean_throughput"]; tp < 3.5e6 || tp > 4.1e6 {
+		t.Errorf("uncontrolled 4 Mbit/s flow: throughput %v, want about 4 Mbit/s", tp)
+	}
+}
+
+func TestDatagramRate(t *testing.T) {
+	cases := []struct {
+		spec string
+		want float64
+		ok   bool
+	}{
+		{"greedy", 0, true},
+		{"cbr:rate=4Mbit", 4e6, true},
+		{"greedy:10M", 0, false},
+		{"onoff", 0, false},
+	}
+	for _, c := range cases {
+		got, err := DatagramRate(c.spec)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("DatagramRate(%q): got %v, %v; want %v, ok %v", c.spec, got, err, c.want, c.ok)
+		}
 	}
 }
