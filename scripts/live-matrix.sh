@@ -54,7 +54,7 @@ for p in "${PIDS[@]}"; do
 done
 
 echo "path: $RELAY_ARGS; $BYTES per transfer" >&2
-printf "%-10s %-22s %-8s %8s %7s %5s  %s\n" cc recovery verified Mbit/s retrans rtos "rto causes (burst/few/lostretx/other)"
+printf "%-10s %-22s %-8s %8s %7s %5s  %s\n" cc recovery verified Mbit/s retrans rtos "rto causes (burst/few/lostretx/other/handshake)"
 fail=0
 n=0
 for cc in $CCS; do
@@ -65,7 +65,7 @@ for cc in $CCS; do
 		rc=$?
 		if jq -e . "$out" >/dev/null 2>&1; then
 			line=$(jq -r '.end | [(.verified|tostring), ((.throughput_bps/1e6*100|round)/100|tostring), (.retransmits|tostring), (.rtos|tostring),
-				((.rto_causes.burst_loss // 0|tostring) + "/" + (.rto_causes.too_few_dupacks // 0|tostring) + "/" + (.rto_causes.lost_retransmission // 0|tostring) + "/" + (.rto_causes.other // 0|tostring))] | @tsv' "$out")
+				((.rto_causes.burst_loss // 0|tostring) + "/" + (.rto_causes.too_few_dupacks // 0|tostring) + "/" + (.rto_causes.lost_retransmission // 0|tostring) + "/" + (.rto_causes.other // 0|tostring) + "/" + (.rto_causes.handshake // 0|tostring))] | @tsv' "$out")
 			IFS=$'\t' read -r ver mbps retx rtos causes <<<"$line"
 		else
 			ver=error mbps=- retx=- rtos=- causes=$(head -c 80 "$LOG/$n.err" | tr '\n' ' ')
