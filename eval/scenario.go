@@ -74,6 +74,26 @@ func validateCC(s string) error {
 		strings.Join(ccalgo.Registry.Names(), ", "), strings.Join(append(ccalgo.DgramRegistry.Names(), CCNone), ", "))
 }
 
+// DatagramRate returns the sending rate of a datagram-mode flow's traffic
+// spec: 0 (greedy: as fast as the controller allows) for "greedy", the rate
+// of "cbr:rate=R".
+func DatagramRate(spec string) (float64, error) {
+	e, cfg, err := traffic.Registry.Config(spec)
+	if err != nil {
+		return 0, err
+	}
+	switch c := cfg.(type) {
+	case *traffic.GreedyConfig:
+		if c.Bytes != 0 {
+			return 0, fmt.Errorf("datagram mode: traffic %q: a byte count is not supported (greedy or cbr:rate=R)", spec)
+		}
+		return 0, nil
+	case *traffic.CBRConfig:
+		return float64(c.Rate), nil
+	}
+	return 0, fmt.Errorf("datagram mode: traffic %q (%s) is not supported: use greedy or cbr:rate=R", spec, e.Name)
+}
+
 // ccName returns the name part of a controller spec.
 func ccName(spec string) string {
 	name, _, _ := strings.Cut(spec, ":")
@@ -820,7 +840,7 @@ func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 
 func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 	f := Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Recovery: "newreno", Traffic: "greedy"}
-	var ccNode, modeNode *yaml.Node
+	var ccNode, modeNode, trafficNode *yaml.Node
 	err := d.mapping(n, path, map[string]fieldFn{
 		"name":  func(n *yaml.Node, p string) (err error) { f.Name, err = d.str(n, p); return },
 		"count": func(n *yaml.Node, p string) (err error) { f.Count, err = d.integer(n, p, 1); return },
@@ -839,6 +859,7 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 			return
 		},
 		"traffic": func(n *yaml.Node, p string) (err error) {
+			trafficNode = n
 			f.Traffic, err = d.spec(n, p, traffic.Registry.Validate)
 			return
 		},
@@ -859,6 +880,24 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 		f.CC = "reno"
 		if f.Mode == ModeDatagram {
 			f.CC = "ccid2"
+		}
+	}
+	if f.Mode == ModeDatagram {
+		if _, err := DatagramRate(f.Traffic); err != nil {
+			at := trafficNode
+			if at == nil {
+				at = n
+			}
+			s, serr := d.scalar(at, path+".traffic")
+			if serr != nil {
+				s = resolve(at)
+			}
+			return f, d.errAt(s, path+".traffic", "%v", err)
+		}
+		if ccName(f.CC) == CCNone {
+			if r, _ := DatagramRate(f.Traffic); r <= 0 {
+				return f, d.errAt(resolve(n), path+".traffic", "cc none (uncontrolled) needs a rate: traffic cbr:rate=R")
+			}
 		}
 	}
 	if f.Mode == ModeStream && datagramOnly(f.CC) {

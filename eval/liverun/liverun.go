@@ -124,11 +124,19 @@ func hops(t eval.Topology) ([2][]link.Config, float64, time.Duration, error) {
 func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error) {
 	sc := spec.Point.Scenario
 	for _, f := range sc.Flows {
-		if f.Mode != eval.ModeStream {
-			return eval.RunResult{}, fmt.Errorf("liverun: flow %s: mode %q is not supported live yet (stream only)", f.Name, f.Mode)
-		}
-		if f.Traffic != "greedy" {
-			return eval.RunResult{}, fmt.Errorf("liverun: flow %s: traffic %q is not supported live yet (greedy only)", f.Name, f.Traffic)
+		switch f.Mode {
+		case eval.ModeStream:
+			if _, cfg, err := traffic.Registry.Config(f.Traffic); err != nil {
+				return eval.RunResult{}, err
+			} else if _, ok := cfg.(*traffic.GreedyConfig); !ok {
+				return eval.RunResult{}, fmt.Errorf("liverun: flow %s: traffic %q is not supported live (stream flows: greedy)", f.Name, f.Traffic)
+			}
+		case eval.ModeDatagram:
+			if _, err := eval.DatagramRate(f.Traffic); err != nil {
+				return eval.RunResult{}, fmt.Errorf("liverun: flow %s: %v", f.Name, err)
+			}
+		default:
+			return eval.RunResult{}, fmt.Errorf("liverun: flow %s: mode %q is not supported live (stream, datagram)", f.Name, f.Mode)
 		}
 	}
 	hopCfg, minRate, baseRTT, err := hops(sc.Topology)
@@ -189,6 +197,27 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 		}
 	}()
 
+	rwg.Add(1)
+	go func() {
+		defer rwg.Done()
+		for {
+			c, err := recv.AcceptDgram(ctx)
+			if err != nil {
+				return
+			}
+			rwg.Add(1)
+			go func() {
+				defer rwg.Done()
+				buf := make([]byte, 64<<10)
+				for {
+					if _, _, err := c.Recv(ctx, buf); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+
 	// Senders: one socket each, all through the relay.
 	type sender struct {
 		name string
@@ -220,7 +249,7 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 			senders = append(senders, s)
 			info.Flows = append(info.Flows, eval.FlowInfo{ID: num, Name: name, BottleneckRate: minRate, BaseRTT: baseRTT})
 			res.Flows = append(res.Flows, eval.ScopeRecord{ID: int64(num), Name: name,
-				Info: fmt.Sprintf("cc=%s recovery=%s traffic=%s", f.CC, f.Recovery, f.Traffic)})
+				Info: fmt.Sprintf("mode=%s cc=%s recovery=%s traffic=%s", f.Mode, f.CC, f.Recovery, f.Traffic)})
 		}
 	}
 
@@ -284,43 +313,49 @@ func (r Runner) flow(ctx context.Context, cm common, info eval.RunInfo, to netip
 	if err := sleepUntil(ctx, cm, info.Start.Add(f.Start)); err != nil {
 		return err
 	}
-	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, Sink: sendSink}
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer dcancel()
-	conn, err := ep.Dial(dctx, to, cfg)
-	if err != nil {
-		return fmt.Errorf("flow %d: %v", num, err)
-	}
-	mu.Lock()
-	recvSink.flows[conn.ID()] = num
-	// Replay the receiver's events that arrived before the mapping.
-	keep := (*pending)[:0]
-	for _, e := range *pending {
-		if e.Flow == conn.ID() {
-			e.Flow = num
-			recvSink.col.Record(e)
-		} else {
-			keep = append(keep, e)
-		}
-	}
-	*pending = keep
-	mu.Unlock()
-	if size := greedyBytes(f.Traffic); size > 0 {
-		conn.SetSource(transport.NewPatternSource(seed), size)
-	} else {
-		conn.SetSource(transport.NewPatternSource(seed), -1)
-		stop := info.End
-		if f.Stop > 0 {
-			stop = info.Start.Add(f.Stop)
-		}
-		if err := sleepUntil(ctx, cm, stop); err != nil {
-			return err
-		}
-		conn.CloseWrite()
+	stop := info.End
+	if f.Stop > 0 {
+		stop = info.Start.Add(f.Stop)
 	}
 	drain := r.Drain
 	if drain <= 0 {
 		drain = 5 * time.Second
+	}
+	if f.Mode == eval.ModeDatagram {
+		rate, _ := eval.DatagramRate(f.Traffic)
+		dc, err := ep.DialDgram(dctx, to, transport.DgramConfig{CC: f.CC, Rate: rate, MaxDatagram: f.Datagram, Sink: sendSink})
+		if err != nil {
+			return fmt.Errorf("flow %d: %v", num, err)
+		}
+		mapReceiver(mu, recvSink, pending, dc.ID(), num)
+		dc.Do(func(now clock.Time, tc *transport.DgramConn) { tc.SetSource(now, &transport.StampSource{}) })
+		if err := sleepUntil(ctx, cm, stop); err != nil {
+			dc.Abort()
+			return err
+		}
+		cctx, ccancel := context.WithTimeout(ctx, drain)
+		defer ccancel()
+		if err := dc.Close(cctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("flow %d: %v", num, err)
+		}
+		return nil
+	}
+	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, Sink: sendSink}
+	conn, err := ep.Dial(dctx, to, cfg)
+	if err != nil {
+		return fmt.Errorf("flow %d: %v", num, err)
+	}
+	mapReceiver(mu, recvSink, pending, conn.ID(), num)
+	if size := greedyBytes(f.Traffic); size > 0 {
+		conn.SetSource(transport.NewPatternSource(seed), size)
+	} else {
+		conn.SetSource(transport.NewPatternSource(seed), -1)
+		if err := sleepUntil(ctx, cm, stop); err != nil {
+			return err
+		}
+		conn.CloseWrite()
 	}
 	wctx, wcancel := context.WithTimeout(ctx, drain)
 	defer wcancel()
@@ -328,6 +363,25 @@ func (r Runner) flow(ctx context.Context, cm common, info eval.RunInfo, to netip
 		return fmt.Errorf("flow %d: %v", num, err)
 	}
 	return nil
+}
+
+// mapReceiver maps a connection ID to its flow at the shared receiver and
+// replays the receiver's events that arrived before the mapping.
+func mapReceiver(mu *sync.Mutex, recvSink *shiftSink, pending *[]event.Event, id, num uint64) {
+	mu.Lock()
+	defer mu.Unlock()
+	recvSink.flows[id] = num
+	// Replay the receiver's events that arrived before the mapping.
+	keep := (*pending)[:0]
+	for _, e := range *pending {
+		if e.Flow == id {
+			e.Flow = num
+			recvSink.col.Record(e)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	*pending = keep
 }
 
 // greedyBytes returns the bytes of a "greedy:N" spec, 0 for unlimited.

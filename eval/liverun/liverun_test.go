@@ -60,3 +60,34 @@ flows: [{cc: reno}]
 		}
 	}
 }
+
+// TestLiveCCID2 runs a CCID2 datagram-mode flow live.
+func TestLiveCCID2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run takes real time")
+	}
+	exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-ccid2
+duration: 2s
+backends: [live]
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 8Mbit, delay: 5ms, queue: droptail:20p}
+flows: [{cc: ccid2}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Runner{}.Run(context.Background(), eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Metrics.Flows[0].Values
+	t.Logf("CCID2 live: throughput %.2f Mbit/s, utilization %.3f, lost %v, mean srtt %.1f ms",
+		f["mean_throughput"]/1e6, f["bw_utilization"], f["total_lost"], f["mean_srtt"]*1e3)
+	if f["total_delivered"] <= 0 || f["total_packets_sent"] <= 0 {
+		t.Errorf("no data measured: %v", f)
+	}
+	if u := f["bw_utilization"]; u <= 0 || u > 1.1 {
+		t.Errorf("utilization %v, want in (0, 1.1]", u)
+	}
+}

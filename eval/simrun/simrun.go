@@ -257,7 +257,7 @@ func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error
 				k++
 				continue
 			case eval.ModeDatagram:
-				rate, err := DatagramRate(f.Traffic)
+				rate, err := eval.DatagramRate(f.Traffic)
 				if err != nil {
 					return eval.RunResult{}, fmt.Errorf("flow %s: %v", name, err)
 				}
@@ -326,26 +326,6 @@ func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error
 	res.Info = info
 	res.Metrics = col.Finish()
 	return res, nil
-}
-
-// DatagramRate returns the sending rate of a datagram-mode flow's traffic
-// spec: 0 (greedy: as fast as the controller allows) for "greedy", the rate
-// of "cbr:rate=R".
-func DatagramRate(spec string) (float64, error) {
-	e, cfg, err := traffic.Registry.Config(spec)
-	if err != nil {
-		return 0, err
-	}
-	switch c := cfg.(type) {
-	case *traffic.GreedyConfig:
-		if c.Bytes != 0 {
-			return 0, fmt.Errorf("datagram mode: traffic %q: a byte count is not supported (greedy or cbr:rate=R)", spec)
-		}
-		return 0, nil
-	case *traffic.CBRConfig:
-		return float64(c.Rate), nil
-	}
-	return 0, fmt.Errorf("datagram mode: traffic %q (%s) is not supported: use greedy or cbr:rate=R", spec, e.Name)
 }
 
 func lossText(s string) string {

@@ -208,22 +208,3 @@ flows:
 		t.Errorf("uncontrolled 4 Mbit/s flow: throughput %v, want about 4 Mbit/s", tp)
 	}
 }
-
-func TestDatagramRate(t *testing.T) {
-	cases := []struct {
-		spec string
-		want float64
-		ok   bool
-	}{
-		{"greedy", 0, true},
-		{"cbr:rate=4Mbit", 4e6, true},
-		{"greedy:10M", 0, false},
-		{"onoff", 0, false},
-	}
-	for _, c := range cases {
-		got, err := DatagramRate(c.spec)
-		if (err == nil) != c.ok || got != c.want {
-			t.Errorf("DatagramRate(%q): got %v, %v; want %v, ok %v", c.spec, got, err, c.want, c.ok)
-		}
-	}
-}
