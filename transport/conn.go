@@ -859,6 +859,7 @@ func (c *Conn) onDeadline(now clock.Time) {
 		c.initialDue = true
 		c.hsAt = clock.Never
 		c.stats.RTOs++
+		c.stats.RTOCauses[RTOHandshake]++
 		c.emit(event.Event{Time: now, Kind: event.RTO, Reason: uint8(RTOHandshake)})
 	}
 	if c.ackPending && c.ackAt != clock.Never && !now.Before(c.ackAt) {
