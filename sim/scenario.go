@@ -13,6 +13,7 @@ import (
 	"cclab/event"
 	"cclab/internal/qlog"
 	"cclab/internal/units"
+	"cclab/link"
 	"cclab/qdisc"
 	"cclab/traffic"
 	"cclab/transport"
@@ -45,7 +46,7 @@ type Scenario struct {
 	Hash        bool            // hash every event (transport and links) into Summary.TraceHash
 	Interval    time.Duration   // time-series interval (0 = none)
 	QlogDir     string          // write one qlog per stream flow into this directory
-	PayloadOnly bool            // link sizes count UDP payload only, as cmd/bottleneck does (default: + 28 header bytes)
+	PayloadOnly bool            // link sizes count UDP payload only, as cmd/bottleneck -overhead 0 does (default: + link.IPv4UDPOverhead)
 	ECN         bool            // flows negotiate ECN (send ECT(0), react to CE echoes)
 	UntilDone   bool            // stop as soon as every stream flow has finished (bounded by Duration)
 	ReverseRate float64         // dumbbell: reverse bottleneck rate, bits/s (0 = Rate; negative = unlimited, as cmd/bottleneck's default)
@@ -92,7 +93,7 @@ func (sc *Scenario) Defaults() {
 // for a path whose bandwidth-delay product is rate × rtt.
 func (sc *Scenario) QueueSpec(rtt time.Duration) (string, error) {
 	b := strings.TrimSpace(strings.ToLower(sc.Buffer))
-	pkt := sc.MaxDatagram + HeaderBytes
+	pkt := sc.MaxDatagram + link.IPv4UDPOverhead
 	if sc.PayloadOnly {
 		pkt = sc.MaxDatagram
 	}

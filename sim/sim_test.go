@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cclab/clock"
+	"cclab/link"
 	"cclab/traffic"
 	"cclab/transport"
 )
@@ -222,7 +223,7 @@ func TestQueueDelayBound(t *testing.T) {
 		sc := Scenario{Flows: tc.flows, Rate: 20e6, RTT: 40 * time.Millisecond, Buffer: tc.buffer,
 			Duration: 15 * time.Second, Seed: 5, Stagger: time.Second, UDP: "udponoff:rate=8Mbit,size=1200", UDPFlows: tc.udp}
 		r, s := run(t, sc)
-		bound := time.Duration(float64(tc.limit*(transport.DefaultMaxDatagram+HeaderBytes)*8) / 20e6 * 1e9)
+		bound := time.Duration(float64(tc.limit*(transport.DefaultMaxDatagram+link.IPv4UDPOverhead)*8) / 20e6 * 1e9)
 		got := r.Links[0].Stats().QueueDelayMax
 		if got > bound {
 			t.Errorf("%s: max queueing delay got %v, want <= %v (buffer/rate)", tc.name, got, bound)

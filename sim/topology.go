@@ -129,7 +129,8 @@ type Options struct {
 	// datagram a host sends); 0 means 2048.
 	BufSize int
 	// PayloadOnly makes a packet's size on links its UDP payload alone, as
-	// cmd/bottleneck counts it; by default HeaderBytes (IPv4 + UDP) are added.
+	// cmd/bottleneck -overhead 0 counts it; by default link.IPv4UDPOverhead
+	// (IPv4 + UDP headers) is added, as cmd/bottleneck does by default.
 	PayloadOnly bool
 }
 
@@ -142,7 +143,7 @@ type Network struct {
 	byName map[string]*Node
 	links  map[string]*Link
 	// Overhead is added to every datagram's length to get its size on links,
-	// bytes: HeaderBytes, or 0 with Options.PayloadOnly.
+	// bytes: link.IPv4UDPOverhead, or 0 with Options.PayloadOnly.
 	Overhead int
 	pool     Pool
 }
@@ -152,7 +153,7 @@ func Build(e *Engine, d Description, opt Options) (*Network, error) {
 	if opt.BufSize == 0 {
 		opt.BufSize = 2048
 	}
-	n := &Network{E: e, Seed: opt.Seed, byName: map[string]*Node{}, Overhead: HeaderBytes}
+	n := &Network{E: e, Seed: opt.Seed, byName: map[string]*Node{}, Overhead: link.IPv4UDPOverhead}
 	if opt.PayloadOnly {
 		n.Overhead = 0
 	}

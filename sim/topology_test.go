@@ -116,7 +116,7 @@ func TestUDPThroughDumbbell(t *testing.T) {
 		wantLoss  bool
 		wantTotal float64 // delivered payload+header rate at the bottleneck, bits/s
 	}{
-		{"under capacity", []float64{2e6, 3e6}, false, 5e6 * float64(1000+HeaderBytes) / 1000},
+		{"under capacity", []float64{2e6, 3e6}, false, 5e6 * float64(1000+link.IPv4UDPOverhead) / 1000},
 		{"overload", []float64{8e6, 8e6}, true, 10e6},
 	}
 	for _, tc := range tests {

@@ -9,10 +9,6 @@ import (
 	"cclab/traffic"
 )
 
-// HeaderBytes is the IPv4 + UDP header size added to every datagram's
-// payload length to get its size on the wire (qdisc.Packet.Size), bytes.
-const HeaderBytes = 28
-
 // UDPHeaderLen is the length of the sequence number and send timestamp a
 // raw UDP flow writes at the start of each datagram, bytes.
 const UDPHeaderLen = 16

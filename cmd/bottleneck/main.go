@@ -111,6 +111,36 @@ func (b bytesFlag) Set(s string) error {
 	return nil
 }
 
+// overheadFlag sets the per-datagram overhead: "auto" (the IP+UDP header
+// size of the target's address family), or a number of bytes, 0 meaning the
+// UDP payload alone.
+type overheadFlag struct{ cfg *relay.Config }
+
+// String formats the setting.
+func (o overheadFlag) String() string {
+	switch {
+	case o.cfg == nil || o.cfg.Overhead == 0 && !o.cfg.PayloadOnly:
+		return "auto"
+	case o.cfg.PayloadOnly:
+		return "0"
+	}
+	return fmt.Sprint(o.cfg.Overhead)
+}
+
+// Set parses "auto" or 0..65535 bytes.
+func (o overheadFlag) Set(s string) error {
+	if s == "auto" {
+		o.cfg.Overhead, o.cfg.PayloadOnly = 0, false
+		return nil
+	}
+	v, err := units.ParseBytes(s)
+	if err != nil || v < 0 || v > 65535 {
+		return fmt.Errorf("%q: want auto or 0..65535 bytes (28 = IPv4+UDP headers, 48 = IPv6+UDP, 0 = UDP payload only)", s)
+	}
+	o.cfg.Overhead, o.cfg.PayloadOnly = int(v), v == 0
+	return nil
+}
+
 var hopFields = []struct{ key, help string }{
 	{"rate", "link rate, e.g. 16Mbit, 1.5Gbit, 500kbit; 0 = unlimited (default 0)"},
 	{"delay", "one-way propagation delay, e.g. 7.5ms (default 0)"},
@@ -139,7 +169,8 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	cross := &listFlag{check: func(s string) error { _, err := relay.ParseCross(s); return err }}
 	fs.Var(fwdHops, "hop", "a forward hop (repeat for hops in series): rate=10Mbit,delay=5ms,queue=red:min=5,max=15,loss=0.01,jitter=1ms,reorder,mtu=1500,trace=FILE")
 	fs.Var(revHops, "rev-hop", "a reverse hop (repeat for hops in series), same syntax as -hop")
-	fs.Var(cross, "cross", "cross traffic into a hop's queue (repeatable): cbr:rate=5Mbit,size=1000 or onoff:rate=5Mbit,size=1000,on=100ms,off=100ms; add hop=N,dir=fwd|rev")
+	fs.Var(cross, "cross", "cross traffic into a hop's queue (repeatable): a traffic datagram generator (docs/traffic.md) such as cbr:rate=5Mbit,size=1000 or udponoff:rate=5Mbit,on=exp(100ms),off=exp(100ms) (rate and size of UDP payload; -overhead is added on the link), or the older onoff:rate=5Mbit,size=1000,on=100ms,off=100ms; add hop=N,dir=fwd|rev")
+	fs.Var(overheadFlag{&cfg}, "overhead", fmt.Sprintf("bytes added to every datagram's UDP payload to get its size on the links (rate, queue limits, statistics), as the simulator does: auto = %d for an IPv4 target, %d for IPv6; 0 = UDP payload only", link.IPv4UDPOverhead, link.IPv6UDPOverhead))
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for loss, jitter, queue and cross-traffic randomness")
 	statsFile := fs.String("stats", "", "write per-interval statistics as JSON lines to FILE (- = stdout)")
 	cfg.Interval = time.Second

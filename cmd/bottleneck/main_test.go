@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cclab/link"
 )
 
 func TestFlagErrors(t *testing.T) {
@@ -25,7 +27,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-target", "127.0.0.1:9", "-rev-rate", "-1Mbit"}, "negative"},
 		{[]string{"-target", "127.0.0.1:9", "-hop", "speed=1"}, "keys:"},
 		{[]string{"-target", "127.0.0.1:9", "-hop", "rate=1Mbit", "-rate", "2Mbit"}, "cannot be combined"},
-		{[]string{"-target", "127.0.0.1:9", "-cross", "cbr:size=100"}, "rate must be > 0"},
+		{[]string{"-target", "127.0.0.1:9", "-cross", "cbr:rate=0"}, "rate must be"},
+		{[]string{"-target", "127.0.0.1:9", "-cross", "greedy"}, "not a datagram generator"},
+		{[]string{"-target", "127.0.0.1:9", "-overhead", "-1"}, "auto or 0..65535"},
+		{[]string{"-target", "127.0.0.1:9", "-overhead", "big"}, "auto or 0..65535"},
 		{[]string{"-target", "127.0.0.1:9", "-cross", "cbr:rate=1M,hop=3"}, "hop=3"},
 		{[]string{"-target", "127.0.0.1:9", "-trace", "/nonexistent"}, "trace"},
 		{[]string{"-rate", "1Mbit"}, "-target is required"},
@@ -92,13 +97,14 @@ func TestRunStatsAndSummary(t *testing.T) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	lines, final, departures := 0, false, int64(0)
+	lines, final, departures, depBytes := 0, false, int64(0), int64(0)
 	for sc.Scan() {
 		var l struct {
 			Final bool `json:"final"`
 			Hops  []struct {
 				Dir        string `json:"dir"`
 				Departures int64  `json:"departures"`
+				Bytes      int64  `json:"departure_bytes"`
 			} `json:"hops"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
@@ -109,10 +115,15 @@ func TestRunStatsAndSummary(t *testing.T) {
 		for _, h := range l.Hops {
 			if h.Dir == "fwd" {
 				departures += h.Departures
+				depBytes += h.Bytes
 			}
 		}
 	}
 	if lines < 2 || !final || departures != 5 {
 		t.Errorf("stats: %d lines, final %v, forward departures %d; want >= 2 lines, a final line, 5 departures", lines, final, departures)
+	}
+	// The target is IPv4: by default each 5-byte datagram counts its IPv4+UDP headers.
+	if want := int64(5 * (len("hello") + link.IPv4UDPOverhead)); depBytes != want {
+		t.Errorf("stats: forward departure bytes %d, want %d (5 datagrams × (5 + %d))", depBytes, want, link.IPv4UDPOverhead)
 	}
 }

@@ -29,6 +29,16 @@ type Config struct {
 	Hops  [2][]link.Config // hops in series per direction (Fwd, Rev); an empty list means one unshaped hop
 	Cross []CrossConfig    // synthetic cross traffic
 
+	// Overhead is added to every datagram's UDP payload length to get its
+	// size on the links (qdisc.Packet.Size: serialization time, byte-limited
+	// queues, departure bytes and rates), bytes. 0 means the IP+UDP header
+	// size of the target's address family: link.IPv4UDPOverhead (28) or
+	// link.IPv6UDPOverhead (48), as the simulator counts by default.
+	Overhead int
+	// PayloadOnly counts the UDP payload alone (overhead 0), as the
+	// simulator's Options.PayloadOnly does.
+	PayloadOnly bool
+
 	Seed uint64 // seed of every random stream (loss, jitter, queues, cross traffic)
 
 	Stats    io.Writer     // per-interval JSON lines; nil = none

@@ -2,136 +2,123 @@ package relay
 
 import (
 	"fmt"
-	"math/rand/v2"
+	"strconv"
 	"strings"
-	"time"
 
 	"cclab/clock"
 	"cclab/internal/spec"
-	"cclab/internal/units"
+	"cclab/traffic"
 )
 
-// Rate is a rate parameter in bits/s, parsed with units.ParseRate.
-type Rate float64
-
-// UnmarshalText parses "5Mbit", "500kbit", ...
-func (r *Rate) UnmarshalText(b []byte) error {
-	v, err := units.ParseRate(string(b))
-	if err != nil {
-		return err
-	}
-	*r = Rate(v)
-	return nil
-}
-
-// String formats the rate.
-func (r Rate) String() string { return units.FormatRate(float64(r)) }
-
-// Size is a size parameter in bytes, parsed with units.ParseBytes.
-type Size int64
-
-// UnmarshalText parses "1000", "1.5kB", ...
-func (s *Size) UnmarshalText(b []byte) error {
-	v, err := units.ParseBytes(string(b))
-	if err != nil {
-		return err
-	}
-	*s = Size(v)
-	return nil
-}
-
-// String formats the size.
-func (s Size) String() string { return units.FormatBytes(int64(s)) }
-
 // CrossConfig configures one synthetic cross-traffic source injected into a
-// hop's queue (no sockets). Spec: "cbr:rate=5Mbit,size=1000" or
-// "onoff:rate=5Mbit,size=1000,on=100ms,off=100ms" with optional
-// "hop=N" (0-based) and "dir=fwd|rev".
+// hop's queue (no sockets). The datagrams come from a datagram generator of
+// package traffic (docs/traffic.md), the same code the simulator runs; each
+// occupies its UDP payload plus the relay's per-datagram overhead
+// (Config.Overhead) on the link.
 type CrossConfig struct {
-	Kind string        // "cbr" or "onoff"
-	Rate Rate          `param:"rate" help:"sending rate while on, bits/s (e.g. 5Mbit)"`
-	Size Size          `param:"size" help:"datagram size on the wire, bytes"`
-	On   time.Duration `param:"on" help:"mean ON period (onoff), exponentially distributed"`
-	Off  time.Duration `param:"off" help:"mean OFF period (onoff), exponentially distributed"`
-	Hop  int           `param:"hop" help:"0-based index of the hop whose queue receives the traffic"`
-	Dir  string        `param:"dir" help:"path direction: fwd or rev"`
+	Gen string // traffic datagram generator spec, e.g. "cbr:rate=5Mbit,size=1000" (rate and size of UDP payload)
+	Hop int    // 0-based index of the hop whose queue receives the traffic
+	Dir string // path direction: "fwd" or "rev"
 }
 
-const crossHelp = `allowed: "cbr:rate=5Mbit,size=1000" or "onoff:rate=5Mbit,size=1000,on=100ms,off=100ms" (each may add hop=N,dir=fwd|rev)`
+const crossHelp = `allowed: a datagram generator of docs/traffic.md such as "cbr:rate=5Mbit,size=1000" or ` +
+	`"udponoff:rate=5Mbit,size=1000,on=exp(100ms),off=exp(100ms)", or the older "onoff:rate=5Mbit,size=1000,on=100ms,off=100ms" ` +
+	`(exponential periods with those means); each may add hop=N,dir=fwd|rev`
 
-// ParseCross parses a cross-traffic spec.
+// legacyOnOffPeriod is the mean ON and OFF period of the older
+// "onoff:rate=...,size=..." cross-traffic syntax when on= or off= is
+// omitted: 100 ms (the default the relay always had).
+const legacyOnOffPeriod = "100ms"
+
+// ParseCross parses a cross-traffic spec: a traffic datagram generator spec
+// (cbr, udponoff, layered) with the extra keys hop=N and dir=fwd|rev. The
+// older syntax "onoff:rate=R,size=S,on=D,off=D" is accepted and means
+// "udponoff:rate=R,size=S,on=exp(D),off=exp(D)" (a bare duration is the mean
+// of an exponential period; on and off default to 100 ms).
 func ParseCross(s string) (CrossConfig, error) {
+	c := CrossConfig{Dir: "fwd"}
 	name, params, err := spec.Split(s)
 	if err != nil {
-		return CrossConfig{}, fmt.Errorf("cross traffic %q: %v (%s)", s, err, crossHelp)
+		return c, fmt.Errorf("cross traffic %q: %v (%s)", s, err, crossHelp)
 	}
-	c := CrossConfig{Kind: name, Size: 1000, On: 100 * time.Millisecond, Off: 100 * time.Millisecond, Dir: "fwd"}
-	if name != "cbr" && name != "onoff" {
-		return c, fmt.Errorf("cross traffic %q: unknown generator %q (%s)", s, name, crossHelp)
+	legacy := name == "onoff" // traffic's onoff drives reliable connections; as cross traffic it is the old UDP ON/OFF
+	if legacy {
+		name = "udponoff"
 	}
-	if err := spec.Apply("cross "+name, &c, params); err != nil {
-		return c, fmt.Errorf("cross traffic: %v", err)
+	var toks []string
+	seen := map[string]bool{}
+	for _, kv := range params {
+		switch {
+		case kv.Key == "hop" && !kv.Bare:
+			n, err := strconv.Atoi(kv.Value)
+			if err != nil || n < 0 {
+				return c, fmt.Errorf("cross traffic %q: hop must be an integer >= 0", s)
+			}
+			c.Hop = n
+			continue
+		case kv.Key == "dir" && !kv.Bare:
+			c.Dir = strings.ToLower(kv.Value)
+			if c.Dir != "fwd" && c.Dir != "rev" {
+				return c, fmt.Errorf("cross traffic %q: dir must be fwd or rev", s)
+			}
+			continue
+		case legacy && (kv.Key == "on" || kv.Key == "off") && !strings.Contains(kv.Value, "("):
+			kv.Value = "exp(" + kv.Value + ")"
+		}
+		seen[kv.Key] = true
+		if kv.Bare {
+			toks = append(toks, kv.Key)
+		} else {
+			toks = append(toks, kv.Key+"="+kv.Value)
+		}
 	}
-	c.Dir = strings.ToLower(c.Dir)
-	switch {
-	case c.Rate <= 0:
-		return c, fmt.Errorf("cross traffic %q: rate must be > 0 (e.g. rate=5Mbit)", s)
-	case c.Size < 20 || c.Size > 65535:
-		return c, fmt.Errorf("cross traffic %q: size must be 20..65535 bytes", s)
-	case c.Dir != "fwd" && c.Dir != "rev":
-		return c, fmt.Errorf("cross traffic %q: dir must be fwd or rev", s)
-	case c.Hop < 0:
-		return c, fmt.Errorf("cross traffic %q: hop must be >= 0", s)
-	case name == "onoff" && (c.On <= 0 || c.Off <= 0):
-		return c, fmt.Errorf("cross traffic %q: on and off must be > 0", s)
+	if legacy {
+		for _, k := range []string{"on", "off"} {
+			if !seen[k] {
+				toks = append(toks, k+"=exp("+legacyOnOffPeriod+")")
+			}
+		}
+	}
+	c.Gen = name
+	if len(toks) > 0 {
+		c.Gen += ":" + strings.Join(toks, ",")
+	}
+	if _, err := newCrossGen(c.Gen, 0, "validate"); err != nil {
+		return c, fmt.Errorf("cross traffic %q: %v (%s)", s, err, crossHelp)
 	}
 	return c, nil
 }
 
-// crossGen is a seeded sans-I/O cross-traffic source: it tells when its next
-// datagram enters the queue.
-type crossGen struct {
-	cfg      CrossConfig
-	rnd      *rand.Rand
-	gap      time.Duration // inter-packet time while on
-	next     clock.Time    // instant of the next datagram; Never before start
-	onUntil  clock.Time    // end of the current ON period (onoff)
-	flow     uint64        // flow key written into packets
-	sent     int64         // datagrams injected
-	sentByte int64
-}
-
-func newCrossGen(cfg CrossConfig, rnd *rand.Rand, flow uint64) *crossGen {
-	g := &crossGen{cfg: cfg, rnd: rnd, flow: flow}
-	g.gap = time.Duration(float64(cfg.Size) * 8 / float64(cfg.Rate) * 1e9)
-	if g.gap <= 0 {
-		g.gap = 1
+// newCrossGen builds the datagram generator of a cross-traffic spec with its
+// own random stream traffic.Stream(seed, name).
+func newCrossGen(gen string, seed uint64, name string) (traffic.DatagramGen, error) {
+	g, err := traffic.New(gen, traffic.Env{Rand: traffic.Stream(seed, name)})
+	if err != nil {
+		return nil, err
 	}
-	return g
-}
-
-func (g *crossGen) exp(mean time.Duration) time.Duration {
-	return time.Duration(g.rnd.ExpFloat64() * float64(mean))
-}
-
-// start sets the first datagram instant.
-func (g *crossGen) start(now clock.Time) {
-	g.next = now
-	if g.cfg.Kind == "onoff" {
-		g.onUntil = now.Add(g.exp(g.cfg.On))
+	dg, ok := g.(traffic.DatagramGen)
+	if !ok {
+		return nil, fmt.Errorf("%q is not a datagram generator (cbr, udponoff, layered)", gen)
 	}
+	return dg, nil
 }
 
-// advance moves next to the following datagram.
-func (g *crossGen) advance() {
-	g.sent++
-	g.sentByte += int64(g.cfg.Size)
-	g.next = g.next.Add(g.gap)
-	if g.cfg.Kind == "onoff" {
-		for g.next >= g.onUntil {
-			offEnd := g.onUntil.Add(g.exp(g.cfg.Off))
-			g.next = offEnd
-			g.onUntil = offEnd.Add(g.exp(g.cfg.On))
-		}
-	}
+// crossStreamName is the name of cross-traffic source i's random stream
+// (traffic.Stream(Config.Seed, crossStreamName(i))).
+func crossStreamName(i int) string { return "cross/" + strconv.Itoa(i) }
+
+// crossSource feeds one traffic.DatagramGen into a hop's queue. It holds the
+// generator's next datagram so that the relay can ask for its instant
+// (deadline) without drawing it.
+type crossSource struct {
+	gen  traffic.DatagramGen
+	next clock.Time // instant of the next datagram; clock.Never before start and when the generator is done
+	size int        // the next datagram's UDP payload, bytes
+	flow uint64     // flow key written into its packets
 }
+
+// start draws the first datagram of a run starting at now.
+func (c *crossSource) start(now clock.Time) { c.next, c.size = c.gen.NextDatagram(now) }
+
+// advance draws the datagram after the one due at next.
+func (c *crossSource) advance() { c.next, c.size = c.gen.NextDatagram(c.next) }

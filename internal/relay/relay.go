@@ -64,7 +64,7 @@ type hop struct {
 	l     *link.Link
 	dir   int
 	idx   int
-	cross []*crossGen
+	cross []*crossSource
 	// per-interval tracking
 	prev       link.Stats
 	maxSojourn time.Duration
@@ -96,7 +96,10 @@ type Relay struct {
 	ln     *netio.UDPConn
 	target netip.AddrPort
 	start  time.Time // wall clock at base
-	base   clock.Time
+	// overhead is added to every datagram's length to get its size on the
+	// links (qdisc.Packet.Size), bytes; see Config.Overhead.
+	overhead int
+	base     clock.Time
 
 	mu       sync.Mutex
 	paths    [2][]*hop
@@ -147,6 +150,9 @@ func New(cfg Config) (*Relay, error) {
 	if cfg.Spin <= 0 {
 		cfg.Spin = 150 * time.Microsecond
 	}
+	if cfg.Overhead < 0 || cfg.Overhead > 65535 {
+		return nil, fmt.Errorf("overhead %d: must be 0..65535 bytes", cfg.Overhead)
+	}
 	tua, err := net.ResolveUDPAddr("udp", cfg.Target)
 	if err != nil {
 		return nil, fmt.Errorf("target %q: %v (want host:port)", cfg.Target, err)
@@ -155,6 +161,13 @@ func New(cfg Config) (*Relay, error) {
 		cfg: cfg, target: tua.AddrPort(), clients: map[netip.AddrPort]*client{},
 		kick: make(chan struct{}, 1), done: make(chan struct{}), timer: time.NewTimer(time.Hour),
 		start: time.Now(), base: clock.Start,
+	}
+	r.overhead = cfg.Overhead
+	if r.overhead == 0 {
+		r.overhead = link.UDPOverhead(r.target.Addr())
+	}
+	if cfg.PayloadOnly {
+		r.overhead = 0
 	}
 	seed := rand.New(rand.NewPCG(cfg.Seed, 0x62746c6e)) // "btln"
 	for dir := 0; dir < 2; dir++ {
@@ -198,9 +211,12 @@ func New(cfg Config) (*Relay, error) {
 		if cc.Hop >= len(r.paths[d]) {
 			return nil, fmt.Errorf("cross traffic %d: hop=%d but the %s path has %d hop(s) (0..%d)", i, cc.Hop, dirNames[d], len(r.paths[d]), len(r.paths[d])-1)
 		}
-		g := newCrossGen(cc, rand.New(rand.NewPCG(seed.Uint64(), seed.Uint64())), uint64(0xC0000000+i))
+		g, err := newCrossGen(cc.Gen, cfg.Seed, crossStreamName(i))
+		if err != nil {
+			return nil, fmt.Errorf("cross traffic %d: %v", i, err)
+		}
 		h := r.paths[d][cc.Hop]
-		h.cross = append(h.cross, g)
+		h.cross = append(h.cross, &crossSource{gen: g, flow: uint64(0xC0000000 + i)})
 	}
 	if cfg.Pcap != "" {
 		if r.pcapOut, err = newPcap(cfg.Pcap, cfg.PcapSnap); err != nil {
@@ -227,6 +243,10 @@ func bigBuffers(c *netio.UDPConn) {
 	_ = c.Raw().SetReadBuffer(SocketBuffer)
 	_ = c.Raw().SetWriteBuffer(SocketBuffer)
 }
+
+// Overhead returns the bytes added to every datagram's length to get its
+// size on the links (see Config.Overhead).
+func (r *Relay) Overhead() int { return r.overhead }
 
 // Addr returns the listening address.
 func (r *Relay) Addr() netip.AddrPort { return r.ln.LocalAddr() }
@@ -357,7 +377,7 @@ func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
 			copy(p.Buf, ms[i].Buf[:size])
 			r.cnt.Received[dir]++
 			r.cnt.ReceivedBytes[dir] += int64(size)
-			p.Size = size
+			p.Size = size + r.overhead
 			p.ECN = ms[i].ECN
 			p.Flow = cl.flow[dir]
 			if r.cfg.ClassifyCID {
@@ -431,7 +451,7 @@ func (r *Relay) runCross(h *hop, now clock.Time) {
 			} else {
 				p = &qdisc.Packet{}
 			}
-			*p = qdisc.Packet{Size: int(g.cfg.Size), Flow: g.flow, ECN: 0}
+			*p = qdisc.Packet{Size: g.size + r.overhead, Flow: g.flow, ECN: 0}
 			r.nextID++
 			p.ID = r.nextID
 			h.l.Inject(g.next, p)
@@ -492,9 +512,9 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 	fs := &c.fs[dir]
 	fs.departures++
 	fs.bytes += int64(p.Size)
-	m := netio.Message{Buf: p.Buf, N: p.Size, ECN: p.ECN}
+	m := netio.Message{Buf: p.Buf, N: len(p.Buf), ECN: p.ECN}
 	if dir == Fwd {
-		r.pcapOut.write(r.wall(at), c.addr, r.target, uint8(p.ECN), p.Buf[:p.Size])
+		r.pcapOut.write(r.wall(at), c.addr, r.target, uint8(p.ECN), p.Buf)
 		c.out = append(c.out, m)
 		c.outPkts = append(c.outPkts, p)
 		if !c.dirty {
@@ -503,7 +523,7 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 		}
 		return
 	}
-	r.pcapOut.write(r.wall(at), r.target, c.addr, uint8(p.ECN), p.Buf[:p.Size])
+	r.pcapOut.write(r.wall(at), r.target, c.addr, uint8(p.ECN), p.Buf)
 	m.Addr = c.addr
 	r.lnOut = append(r.lnOut, m)
 	r.lnPkts = append(r.lnPkts, p)
@@ -559,7 +579,7 @@ func (r *Relay) dropped(h *hop, p *qdisc.Packet) {
 				if dir == Rev {
 					src, dst = dst, src
 				}
-				r.pcapDrop.write(r.wall(h.lastDropAt), src, dst, uint8(p.ECN), p.Buf[:p.Size])
+				r.pcapDrop.write(r.wall(h.lastDropAt), src, dst, uint8(p.ECN), p.Buf)
 			}
 		}
 	}

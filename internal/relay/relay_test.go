@@ -16,10 +16,12 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"cclab/clock"
 	"cclab/ecn"
 	"cclab/link"
 	"cclab/netio"
 	"cclab/qdisc"
+	"cclab/traffic"
 )
 
 var testBase = time.Now()
@@ -138,7 +140,7 @@ func datagrams(first, n, size int, cp ecn.Codepoint) []netio.Message {
 	return ms
 }
 
-func mkHop(t *testing.T, s string) link.Config {
+func mkHop(t testing.TB, s string) link.Config {
 	t.Helper()
 	c, err := ParseHop(s)
 	if err != nil {
@@ -147,65 +149,110 @@ func mkHop(t *testing.T, s string) link.Config {
 	return c
 }
 
+// overheadCases are the two ways of counting a datagram's size on the
+// links: with the IPv4+UDP headers (the default; the test targets are IPv4),
+// and the UDP payload alone.
+var overheadCases = []struct {
+	name        string
+	payloadOnly bool
+	want        int // Relay.Overhead, bytes
+}{
+	{"ipv4+udp headers", false, link.IPv4UDPOverhead},
+	{"payload only", true, 0},
+}
+
 func TestDeliveredRateMatchesConfigured(t *testing.T) {
-	const rate, size, n = 8e6, 1000, 800 // 800 packets = 0.8 s at 8 Mbit/s
-	dst := newSink(t, false)
-	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(),
-		Hops: [2][]link.Config{{mkHop(t, "rate=8Mbit,queue=droptail:10000p")}}})
-	c := dial(t, r)
-	// Offer about twice the rate, paced in batches of 16 so socket buffers never overflow.
-	for i := 0; i < n; i += 16 {
-		if _, err := c.WriteBatch(datagrams(i, 16, size, ecn.NotECT)); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(8 * time.Millisecond)
-	}
-	got := dst.waitFor(n, 5*time.Second)
-	if len(got) != n {
-		t.Fatalf("received %d datagrams, want %d (no drops with a 10000p queue)", len(got), n)
-	}
-	// Least-squares slope of arrival time against packet index: robust to a
-	// single late read at either end on a loaded machine.
-	var sx, sy, sxx, sxy float64
-	for i, g := range got {
-		x, y := float64(i), g.got.Seconds()
-		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
-	}
-	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx) // seconds per packet
-	measured := size * 8 / slope
-	if err := measured/rate - 1; err < -0.05 || err > 0.05 {
-		t.Errorf("delivered rate got %.0f bit/s, want %.0f ± 5%%", measured, rate)
+	const rate, size, n = 8e6, 1000, 800 // 800 packets ≈ 0.8 s at 8 Mbit/s
+	for _, oc := range overheadCases {
+		t.Run(oc.name, func(t *testing.T) {
+			dst := newSink(t, false)
+			r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(), PayloadOnly: oc.payloadOnly,
+				Hops: [2][]link.Config{{mkHop(t, "rate=8Mbit,queue=droptail:10000p")}}})
+			if r.Overhead() != oc.want {
+				t.Fatalf("Overhead() got %d, want %d", r.Overhead(), oc.want)
+			}
+			c := dial(t, r)
+			// Offer about twice the rate, paced in batches of 16 so socket buffers never overflow.
+			for i := 0; i < n; i += 16 {
+				if _, err := c.WriteBatch(datagrams(i, 16, size, ecn.NotECT)); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(8 * time.Millisecond)
+			}
+			got := dst.waitFor(n, 5*time.Second)
+			if len(got) != n {
+				t.Fatalf("received %d datagrams, want %d (no drops with a 10000p queue)", len(got), n)
+			}
+			// The link serializes payload + overhead bytes per datagram, so
+			// the payload arrives at rate·size/(size+overhead).
+			wire := size + oc.want
+			st := r.HopStats(Fwd)[0]
+			if st.DepartureBytes != int64(n*wire) {
+				t.Errorf("departure bytes got %d, want %d datagrams × %d", st.DepartureBytes, n, wire)
+			}
+			busy := time.Duration(float64(n*wire) * 8 / rate * 1e9)
+			if d := st.BusyTime - busy; d < -time.Microsecond*n/1000 || d > time.Microsecond*n/1000 {
+				t.Errorf("modelled busy time got %v, want %v (n·(size+overhead)·8/rate)", st.BusyTime, busy)
+			}
+			// Least-squares slope of arrival time against packet index: robust to a
+			// single late read at either end on a loaded machine.
+			var sx, sy, sxx, sxy float64
+			for i, g := range got {
+				x, y := float64(i), g.got.Seconds()
+				sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+			}
+			slope := (n*sxy - sx*sy) / (n*sxx - sx*sx) // seconds per packet
+			measured := size * 8 / slope
+			want := rate * size / float64(wire)
+			if err := measured/want - 1; err < -0.05 || err > 0.05 {
+				t.Errorf("delivered payload rate got %.0f bit/s, want %.0f ± 5%%", measured, want)
+			}
+		})
 	}
 }
 
 func TestDropTailBurstDropsExactly(t *testing.T) {
-	// 250 kbit/s: one 1000-byte packet takes 32 ms. A 50-packet burst sent
-	// in one sendmmsg is read well within 32 ms, so one packet is in the
-	// serializer, 20 fill the queue and 29 are dropped.
-	const burst, limit = 50, 20
-	dst := newSink(t, false)
-	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(),
-		Hops: [2][]link.Config{{mkHop(t, "rate=250kbit,queue=droptail:20p")}}})
-	c := dial(t, r)
-	if n, err := c.WriteBatch(datagrams(0, burst, 1000, ecn.NotECT)); err != nil || n != burst {
-		t.Fatalf("WriteBatch: %d, %v", n, err)
+	// 250 kbit/s: one 1000-byte datagram takes over 32 ms. A 50-datagram
+	// burst sent in one sendmmsg is read well within 32 ms, so one packet is
+	// in the serializer, the queue fills to its limit and the rest is
+	// dropped. A byte limit holds limit/(size+overhead) packets.
+	const burst, size = 50, 1000
+	tests := []struct {
+		queue  string
+		queued func(overhead int) int // packets the queue holds
+	}{
+		{"droptail:20p", func(int) int { return 20 }},
+		{"droptail:20000b", func(ov int) int { return 20000 / (size + ov) }},
 	}
-	want := limit + 1
-	dst.waitFor(want, 5*time.Second)
-	time.Sleep(100 * time.Millisecond) // nothing more may arrive
-	got := dst.snapshot()
-	if len(got) != want {
-		t.Errorf("delivered %d datagrams, want %d", len(got), want)
-	}
-	for i, g := range got {
-		if g.seq != uint64(i) {
-			t.Errorf("delivery %d is datagram %d, want %d (DropTail keeps the head of the burst)", i, g.seq, i)
-			break
+	for _, tc := range tests {
+		for _, oc := range overheadCases {
+			t.Run(tc.queue+"/"+oc.name, func(t *testing.T) {
+				dst := newSink(t, false)
+				r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(), PayloadOnly: oc.payloadOnly,
+					Hops: [2][]link.Config{{mkHop(t, "rate=250kbit,queue="+tc.queue)}}})
+				c := dial(t, r)
+				if n, err := c.WriteBatch(datagrams(0, burst, size, ecn.NotECT)); err != nil || n != burst {
+					t.Fatalf("WriteBatch: %d, %v", n, err)
+				}
+				want := tc.queued(r.Overhead()) + 1
+				dst.waitFor(want, 5*time.Second)
+				time.Sleep(100 * time.Millisecond) // nothing more may arrive
+				got := dst.snapshot()
+				if len(got) != want {
+					t.Errorf("delivered %d datagrams, want %d", len(got), want)
+				}
+				for i, g := range got {
+					if g.seq != uint64(i) || g.size != size {
+						t.Errorf("delivery %d is datagram %d of %d bytes, want %d of %d (DropTail keeps the head of the burst)", i, g.seq, g.size, i, size)
+						break
+					}
+				}
+				st := r.HopStats(Fwd)[0]
+				if st.Drops[qdisc.DropOverflow] != int64(burst-want) {
+					t.Errorf("overflow drops got %d, want %d", st.Drops[qdisc.DropOverflow], burst-want)
+				}
+			})
 		}
-	}
-	st := r.HopStats(Fwd)[0]
-	if st.Drops[qdisc.DropOverflow] != burst-int64(want) {
-		t.Errorf("overflow drops got %d, want %d", st.Drops[qdisc.DropOverflow], burst-want)
 	}
 }
 
@@ -390,6 +437,11 @@ func TestMultiHopAndCrossTraffic(t *testing.T) {
 	if st[1].Injected == 0 || st[0].Injected != 0 {
 		t.Errorf("injected: hop0 %d hop1 %d, want only hop 1", st[0].Injected, st[1].Injected)
 	}
+	// Every packet on a link counts its UDP payload plus the overhead.
+	ov := int64(r.Overhead())
+	if want := 20*(200+ov) + st[1].Injected*(1000+ov); st[1].ArrivalBytes != want {
+		t.Errorf("hop 1 arrival bytes got %d, want 20×(200+%d) + %d injected×(1000+%d) = %d", st[1].ArrivalBytes, ov, st[1].Injected, ov, want)
+	}
 }
 
 func TestPcapReadable(t *testing.T) {
@@ -474,38 +526,134 @@ func TestParseHop(t *testing.T) {
 }
 
 func TestParseCross(t *testing.T) {
-	c, err := ParseCross("onoff:rate=5Mbit,size=1200,on=50ms,off=20ms,hop=1,dir=rev")
-	if err != nil || c.Rate != 5e6 || c.Size != 1200 || c.On != 50*time.Millisecond || c.Hop != 1 || c.Dir != "rev" {
-		t.Errorf("ParseCross got %+v, %v", c, err)
+	tests := []struct {
+		in   string
+		want CrossConfig
+	}{
+		// The older ON/OFF syntax: bare durations are exponential means.
+		{"onoff:rate=5Mbit,size=1200,on=50ms,off=20ms,hop=1,dir=rev",
+			CrossConfig{Gen: "udponoff:rate=5Mbit,size=1200,on=exp(50ms),off=exp(20ms)", Hop: 1, Dir: "rev"}},
+		{"onoff:rate=5Mbit", CrossConfig{Gen: "udponoff:rate=5Mbit,on=exp(100ms),off=exp(100ms)", Dir: "fwd"}},
+		{"onoff:rate=1Mbit,on=pareto(1s/1.5)", CrossConfig{Gen: "udponoff:rate=1Mbit,on=pareto(1s/1.5),off=exp(100ms)", Dir: "fwd"}},
+		{"cbr:rate=6Mbit,size=1000,hop=2", CrossConfig{Gen: "cbr:rate=6Mbit,size=1000", Hop: 2, Dir: "fwd"}},
+		{"cbr:2Mbit,phase,dir=REV", CrossConfig{Gen: "cbr:2mbit,phase", Dir: "rev"}},
+		{"udponoff:rate=3Mbit,on=exp(200ms),off=pareto(1s/1.5)", CrossConfig{Gen: "udponoff:rate=3Mbit,on=exp(200ms),off=pareto(1s/1.5)", Dir: "fwd"}},
 	}
-	for _, bad := range []string{"poisson:rate=1M", "cbr:size=100", "cbr:rate=1M,size=5", "cbr:rate=1M,dir=up", "cbr:rate=1M,bogus=1"} {
+	for _, tc := range tests {
+		got, err := ParseCross(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseCross(%q) got %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"poisson:rate=1M", "greedy", "cbr:rate=0", "cbr:rate=1M,size=0", "cbr:rate=1M,dir=up",
+		"cbr:rate=1M,bogus=1", "cbr:rate=1M,hop=-1", "cbr:rate=1M,hop=x", "onoff:rate=1M,on=-5ms"} {
 		if _, err := ParseCross(bad); err == nil {
 			t.Errorf("ParseCross(%q) got nil error, want an error", bad)
 		}
 	}
 }
 
-func TestCrossGenRates(t *testing.T) {
-	// The long-run rate of CBR is its rate; of ON/OFF rate*on/(on+off).
-	for _, s := range []string{"cbr:rate=5Mbit,size=1000", "onoff:rate=6Mbit,size=1000,on=100ms,off=200ms"} {
-		cfg, err := ParseCross(s)
+// offlineRelay is a Relay without sockets: one forward hop with the given
+// cross traffic, driven by calling service with model time.
+func offlineRelay(t testing.TB, overhead int, hopSpec string, cross ...string) (*Relay, *hop) {
+	t.Helper()
+	r := &Relay{overhead: overhead}
+	h := &hop{dir: Fwd}
+	l, err := link.New(mkHop(t, hopSpec), link.Env{Rand: rand.New(rand.NewPCG(1, 2)), Free: func(p *qdisc.Packet) { r.dropped(h, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.l = l
+	r.paths[Fwd] = []*hop{h}
+	r.paths[Rev] = []*hop{}
+	for i, s := range cross {
+		cc, err := ParseCross(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := newCrossGen(cfg, rand.New(rand.NewPCG(3, 4)), 1)
-		g.start(1)
-		end := g.next.Add(200 * time.Second)
-		for g.next < end {
-			g.advance()
+		g, err := newCrossGen(cc.Gen, 9, crossStreamName(i))
+		if err != nil {
+			t.Fatal(err)
 		}
-		got := float64(g.sentByte*8) / 200
-		want := float64(cfg.Rate)
-		if cfg.Kind == "onoff" {
-			want *= 100.0 / 300
+		h.cross = append(h.cross, &crossSource{gen: g, flow: uint64(i + 1)})
+	}
+	for _, g := range h.cross {
+		g.start(clock.Start)
+	}
+	return r, h
+}
+
+func TestCrossTrafficRates(t *testing.T) {
+	// Generator rates are of UDP payload (docs/traffic.md); on the link each
+	// datagram also carries the overhead, so the offered wire rate is
+	// rate·(size+overhead)/size: CBR exactly, ON/OFF in the long run
+	// rate·on/(on+off).
+	const dur = 200 * time.Second
+	tests := []struct {
+		spec string
+		rate float64 // long-run payload rate, bits/s
+		tol  float64
+	}{
+		{"cbr:rate=5Mbit,size=1000", 5e6, 0.001},
+		{"onoff:rate=6Mbit,size=1000,on=100ms,off=200ms", 6e6 * 100 / 300, 0.05},
+		{"udponoff:rate=6Mbit,size=500,on=exp(100ms),off=exp(100ms)", 6e6 / 2, 0.05},
+	}
+	for _, tc := range tests {
+		for _, ov := range []int{0, link.IPv4UDPOverhead, link.IPv6UDPOverhead} {
+			r, h := offlineRelay(t, ov, "rate=1Gbit,queue=droptail:100000p", tc.spec)
+			for now := clock.Start; now <= clock.Start.Add(dur); now = now.Add(time.Millisecond) {
+				r.service(now)
+			}
+			st := h.l.Stats()
+			size := int64(h.cross[0].size)
+			if want := st.Injected * (size + int64(ov)); st.ArrivalBytes != want {
+				t.Errorf("%s overhead %d: arrival bytes %d, want %d injected × (%d+%d)", tc.spec, ov, st.ArrivalBytes, st.Injected, size, ov)
+			}
+			got := float64(st.ArrivalBytes) * 8 / dur.Seconds()
+			want := tc.rate * float64(size+int64(ov)) / float64(size)
+			if d := got/want - 1; d < -tc.tol || d > tc.tol {
+				t.Errorf("%s overhead %d: wire rate %.0f bit/s, want %.0f ± %g%%", tc.spec, ov, got, want, 100*tc.tol)
+			}
 		}
-		if d := got/want - 1; d < -0.05 || d > 0.05 {
-			t.Errorf("%s: long-run rate %.0f, want %.0f ± 5%%", s, got, want)
+	}
+}
+
+func TestCrossTrafficIsTheTrafficGenerator(t *testing.T) {
+	// Cross source i draws from traffic.Stream(seed, "cross/i"), so its
+	// sample path is the traffic package's for that stream.
+	const spec = "udponoff:rate=4Mbit,size=700,on=exp(50ms),off=pareto(100ms/1.5)"
+	_, h := offlineRelay(t, 0, "rate=1Gbit", spec)
+	ref, err := traffic.New(spec, traffic.Env{Rand: traffic.Stream(9, "cross/0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg := ref.(traffic.DatagramGen)
+	at, size := rg.NextDatagram(clock.Start)
+	src := h.cross[0]
+	for i := 0; i < 5000; i++ {
+		if src.next != at || src.size != size {
+			t.Fatalf("datagram %d: relay source at %v size %d, want %v size %d", i, src.next, src.size, at, size)
 		}
+		src.advance()
+		at, size = rg.NextDatagram(at)
+	}
+}
+
+func TestCrossTrafficAllocationFree(t *testing.T) {
+	// Steady state: injecting, queueing, serializing and discarding cross
+	// traffic reuses pooled packets.
+	r, _ := offlineRelay(t, link.IPv4UDPOverhead, "rate=10Mbit,delay=5ms,queue=droptail:50p",
+		"cbr:rate=6Mbit,size=1000", "onoff:rate=8Mbit,size=1200,on=20ms,off=20ms")
+	now := clock.Start
+	step := func() {
+		now = now.Add(time.Millisecond)
+		r.service(now)
+	}
+	for i := 0; i < 2000; i++ { // warm up pools, queues and the delay line
+		step()
+	}
+	if a := testing.AllocsPerRun(2000, step); a != 0 {
+		t.Errorf("allocations per 1 ms step of cross traffic got %v, want 0", a)
 	}
 }
 

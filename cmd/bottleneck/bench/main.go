@@ -49,7 +49,7 @@ func main() {
 	la, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("bottleneck benchmark (loopback, GOMAXPROCS=%d, %v per measurement, load average %s)\n\n", numCPU(), *dur, strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "))
 
-	fmt.Printf("(a) delivered rate vs configured (queue droptail:100000p, offered 1.2x, %d-byte datagrams)\n", *size)
+	fmt.Printf("(a) delivered rate vs configured (queue droptail:100000p, offered 1.2x, %d-byte datagrams + IP/UDP headers)\n", *size)
 	fmt.Printf("    %-10s %-14s %-10s\n", "configured", "delivered", "error")
 	for _, s := range strings.Split(*rates, ",") {
 		r, err := units.ParseRate(s)
@@ -264,13 +264,14 @@ func measureRate(rate float64, size int, dur, spin time.Duration) (float64, stri
 	}
 	// Once the queue has built up the link is saturated and deliveries are
 	// back to back: rate = datagrams received after the one at a quarter of
-	// the run, over the time since it (all datagrams have the same size).
+	// the run, over the time since it (all datagrams have the same size,
+	// counted on the link as payload + the relay's per-datagram overhead).
 	ts := s.times
 	if len(ts) < 100 {
 		return 0, "", fmt.Errorf("rate %v: too few datagrams received", rate)
 	}
 	a := len(ts) / 4
-	got := float64(len(ts)-1-a) * float64(size) * 8 / (ts[len(ts)-1] - ts[a]).Seconds()
+	got := float64(len(ts)-1-a) * float64(size+r.Overhead()) * 8 / (ts[len(ts)-1] - ts[a]).Seconds()
 	diag := fmt.Sprintf("relay received %s, link busy %.1f%%, queue %d at the end",
 		units.FormatRate(float64(cn.ReceivedBytes[relay.Fwd])*8/el), 100*st.BusyTime.Seconds()/el, st.QueueLen)
 	return got, diag, nil
