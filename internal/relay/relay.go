@@ -276,6 +276,27 @@ func (r *Relay) Start() {
 	go r.schedule()
 }
 
+// NewBatch returns n messages with size-byte buffers, ready for ReadBatch.
+func NewBatch(n, size int) []netio.Message {
+	ms := make([]netio.Message, n)
+	for i := range ms {
+		ms[i].Buf = make([]byte, size)
+	}
+	return ms
+}
+
+// pop removes and returns the last element of a free list; ok is false if
+// the list is empty.
+func pop[T any](list *[]T) (v T, ok bool) {
+	n := len(*list)
+	if n == 0 {
+		return v, false
+	}
+	v = (*list)[n-1]
+	*list = (*list)[:n-1]
+	return v, true
+}
+
 // smallBuf is the buffer size of the small packet pool, bytes: datagrams up
 // to this size (nearly all) are copied into small buffers so that queued
 // packets do not each hold a BufSize buffer.
@@ -287,9 +308,7 @@ func (r *Relay) getPkt(size int) *qdisc.Packet {
 	if size > smallBuf {
 		pool, capacity = &r.poolBig, r.cfg.BufSize
 	}
-	if n := len(*pool); n > 0 {
-		p := (*pool)[n-1]
-		*pool = (*pool)[:n-1]
+	if p, ok := pop(pool); ok {
 		return p
 	}
 	r.allocs++
@@ -339,10 +358,7 @@ func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
 	}
 	// The read buffers belong to this reader; each datagram is copied into
 	// a pooled packet of the right size class.
-	ms := make([]netio.Message, batchSize)
-	for i := range ms {
-		ms[i].Buf = make([]byte, r.cfg.BufSize)
-	}
+	ms := NewBatch(batchSize, r.cfg.BufSize)
 	for {
 		n, err := conn.ReadBatch(ms)
 		if err != nil {
@@ -421,11 +437,8 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time) *client {
 		return nil
 	}
 	bigBuffers(up)
-	var idx int
-	if n := len(r.freeIdx); n > 0 {
-		idx = r.freeIdx[n-1]
-		r.freeIdx = r.freeIdx[:n-1]
-	} else {
+	idx, ok := pop(&r.freeIdx)
+	if !ok {
 		idx = len(r.byIdx)
 		r.byIdx = append(r.byIdx, nil)
 	}
@@ -444,11 +457,8 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time) *client {
 func (r *Relay) runCross(h *hop, now clock.Time) {
 	for _, g := range h.cross {
 		for g.next != clock.Never && g.next <= now {
-			var p *qdisc.Packet
-			if n := len(r.crossP); n > 0 {
-				p = r.crossP[n-1]
-				r.crossP = r.crossP[:n-1]
-			} else {
+			p, ok := pop(&r.crossP)
+			if !ok {
 				p = &qdisc.Packet{}
 			}
 			*p = qdisc.Packet{Size: g.size + r.overhead, Flow: g.flow, ECN: 0}

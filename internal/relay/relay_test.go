@@ -53,10 +53,7 @@ func newSink(t *testing.T, echo bool) *sink {
 	s := &sink{conn: c, echo: echo, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		ms := make([]netio.Message, 64)
-		for i := range ms {
-			ms[i].Buf = make([]byte, 2048)
-		}
+		ms := NewBatch(64, 2048)
 		out := make([]netio.Message, 0, 64)
 		for {
 			n, err := c.ReadBatch(ms)
@@ -140,6 +137,24 @@ func datagrams(first, n, size int, cp ecn.Codepoint) []netio.Message {
 	return ms
 }
 
+// sendAll sends n datagrams of size bytes, numbered from 0, in batches of
+// batch with a pause of gap after each, and waits up to timeout for the sink
+// to hold all n; it fails the test if fewer arrive.
+func sendAll(t *testing.T, c *netio.UDPConn, dst *sink, n, batch, size int, gap, timeout time.Duration) []rx {
+	t.Helper()
+	for i := 0; i < n; i += batch {
+		if _, err := c.WriteBatch(datagrams(i, min(batch, n-i), size, ecn.NotECT)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(gap)
+	}
+	got := dst.waitFor(n, timeout)
+	if len(got) != n {
+		t.Fatalf("received %d datagrams, want %d", len(got), n)
+	}
+	return got
+}
+
 func mkHop(t testing.TB, s string) link.Config {
 	t.Helper()
 	c, err := ParseHop(s)
@@ -172,17 +187,9 @@ func TestDeliveredRateMatchesConfigured(t *testing.T) {
 				t.Fatalf("Overhead() got %d, want %d", r.Overhead(), oc.want)
 			}
 			c := dial(t, r)
-			// Offer about twice the rate, paced in batches of 16 so socket buffers never overflow.
-			for i := 0; i < n; i += 16 {
-				if _, err := c.WriteBatch(datagrams(i, 16, size, ecn.NotECT)); err != nil {
-					t.Fatal(err)
-				}
-				time.Sleep(8 * time.Millisecond)
-			}
-			got := dst.waitFor(n, 5*time.Second)
-			if len(got) != n {
-				t.Fatalf("received %d datagrams, want %d (no drops with a 10000p queue)", len(got), n)
-			}
+			// Offer about twice the rate, paced in batches of 16 so socket
+			// buffers never overflow; no drops with a 10000p queue.
+			got := sendAll(t, c, dst, n, 16, size, 8*time.Millisecond, 5*time.Second)
 			// The link serializes payload + overhead bytes per datagram, so
 			// the payload arrives at rate·size/(size+overhead).
 			wire := size + oc.want
@@ -263,16 +270,7 @@ func TestAddedDelay(t *testing.T) {
 		Hops: [2][]link.Config{{mkHop(t, "delay=20ms")}}})
 	c := dial(t, r)
 	const n = 100
-	for i := 0; i < n; i++ {
-		if _, err := c.WriteBatch(datagrams(i, 1, 200, ecn.NotECT)); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	got := dst.waitFor(n, 3*time.Second)
-	if len(got) != n {
-		t.Fatalf("received %d, want %d", len(got), n)
-	}
+	got := sendAll(t, c, dst, n, 1, 200, 2*time.Millisecond, 3*time.Second)
 	var lat []time.Duration
 	for _, g := range got {
 		d := g.got - g.sent
@@ -302,10 +300,7 @@ func TestReversePathAndECN(t *testing.T) {
 	if _, err := c.WriteBatch(datagrams(0, n, 500, ecn.ECT0)); err != nil {
 		t.Fatal(err)
 	}
-	ms := make([]netio.Message, 64)
-	for i := range ms {
-		ms[i].Buf = make([]byte, 2048)
-	}
+	ms := NewBatch(64, 2048)
 	got, ce, ect := 0, 0, 0
 	c.Raw().SetReadDeadline(time.Now().Add(3 * time.Second))
 	for got < n {
@@ -349,10 +344,7 @@ func TestGarbageFloodDoesNotStopRelaying(t *testing.T) {
 		go func(seed uint64) {
 			defer wg.Done()
 			rnd := rand.New(rand.NewPCG(seed, 1))
-			ms := make([]netio.Message, 32)
-			for i := range ms {
-				ms[i].Buf = make([]byte, 9300)
-			}
+			ms := NewBatch(32, 9300)
 			for {
 				select {
 				case <-stop:
@@ -420,14 +412,7 @@ func TestMultiHopAndCrossTraffic(t *testing.T) {
 	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(), Cross: []CrossConfig{cross},
 		Hops: [2][]link.Config{{mkHop(t, "delay=10ms"), mkHop(t, "rate=8Mbit,delay=10ms,queue=droptail:30p")}}})
 	c := dial(t, r)
-	for i := 0; i < 20; i++ {
-		c.WriteBatch(datagrams(i, 1, 200, ecn.NotECT))
-		time.Sleep(5 * time.Millisecond)
-	}
-	got := dst.waitFor(20, 2*time.Second)
-	if len(got) != 20 {
-		t.Fatalf("received %d, want 20", len(got))
-	}
+	got := sendAll(t, c, dst, 20, 1, 200, 5*time.Millisecond, 2*time.Second)
 	for _, g := range got {
 		if d := g.got - g.sent; d < 20*time.Millisecond {
 			t.Errorf("datagram %d took %v through two 10ms hops, want >= 20ms", g.seq, d)
@@ -668,10 +653,7 @@ func BenchmarkRelayForward(b *testing.B) {
 	defer dst.Close()
 	var recvd atomic.Int64
 	go func() {
-		ms := make([]netio.Message, 64)
-		for i := range ms {
-			ms[i].Buf = make([]byte, 2048)
-		}
+		ms := NewBatch(64, 2048)
 		for {
 			n, err := dst.ReadBatch(ms)
 			if err != nil {
@@ -806,10 +788,7 @@ func TestManyClientsGetTheirOwnReplies(t *testing.T) {
 		}
 	}
 	for i, c := range conns {
-		ms := make([]netio.Message, 64)
-		for j := range ms {
-			ms[j].Buf = make([]byte, 2048)
-		}
+		ms := NewBatch(64, 2048)
 		c.Raw().SetReadDeadline(time.Now().Add(2 * time.Second))
 		got := 0
 		for got < each {

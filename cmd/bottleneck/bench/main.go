@@ -142,10 +142,7 @@ func newSink(record bool) (*sink, error) {
 	s := &sink{conn: c, record: record, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		ms := make([]netio.Message, 64)
-		for i := range ms {
-			ms[i].Buf = make([]byte, 2048)
-		}
+		ms := relay.NewBatch(64, 2048)
 		for {
 			n, err := c.ReadBatch(ms)
 			if err != nil {
@@ -352,10 +349,7 @@ func bareForward(target string) (addr string, stop func(), err error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ms := make([]netio.Message, 64)
-		for i := range ms {
-			ms[i].Buf = make([]byte, 9216)
-		}
+		ms := relay.NewBatch(64, 9216)
 		for {
 			n, err := ln.ReadBatch(ms)
 			if err != nil {
