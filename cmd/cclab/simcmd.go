@@ -104,7 +104,7 @@ func runSim(args []string) int {
 	fs.DurationVar(&sc.Stagger, "stagger", time.Second, "flows start at random offsets in [0, stagger)")
 	fs.BoolVar(&sc.UntilDone, "until-done", false, "stop as soon as every stream flow has finished (e.g. -traffic greedy:10MB), at most -duration")
 	fs.BoolVar(&sc.ECN, "ecn", false, "flows negotiate ECN (use with a marking queue, e.g. -queue red:min=5,max=15,maxp=0.1,ecn)")
-	fs.BoolVar(&sc.PayloadOnly, "payload-only", false, "count only UDP payload as packet size on links, as cmd/bottleneck does (default: payload + 28 bytes IPv4/UDP header)")
+	fs.BoolVar(&sc.PayloadOnly, "payload-only", false, "count only UDP payload as packet size on links, like cmd/bottleneck -overhead 0 (default: payload + 28 bytes IPv4/UDP header, as cmd/bottleneck counts by default)")
 	fs.BoolVar(&sc.Hash, "hash", false, "print a hash of the full event trace (determinism check)")
 	fs.DurationVar(&sc.Interval, "interval", 0, "time-series interval (with -series)")
 	fs.StringVar(&series, "series", "", "write per-flow and per-link time series as CSV to this file (default interval 100ms)")
