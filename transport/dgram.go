@@ -464,13 +464,18 @@ func (c *DgramConn) Stats() DgramStats {
 // DgramConfig.Rate for greedy or rate-driven generation).
 func (c *DgramConn) SetSource(now clock.Time, src DgramSource) {
 	c.src = src
+	if src == nil {
+		c.genAt = clock.Never // stop generating
+		return
+	}
 	if c.established {
 		c.startGenerator(now)
 	}
 }
 
 func (c *DgramConn) startGenerator(now clock.Time) {
-	if c.cfg.Rate > 0 {
+	// No source (none set yet, or Close dropped it): nothing to generate.
+	if c.cfg.Rate > 0 && c.src != nil {
 		c.genAt = now
 		if c.cfg.On > 0 {
 			c.phaseAt = now.Add(c.cfg.On)
@@ -505,7 +510,7 @@ func (c *DgramConn) enqueue(p []byte) {
 // generate runs the rate-driven generator up to now: one datagram every
 // len*8/Rate, skipping OFF periods (phaseAt is the end of the ON period).
 func (c *DgramConn) generate(now clock.Time) {
-	for c.genAt != clock.Never && !now.Before(c.genAt) {
+	for c.src != nil && c.genAt != clock.Never && !now.Before(c.genAt) {
 		if c.phaseAt != clock.Never && !c.genAt.Before(c.phaseAt) {
 			c.genAt = c.phaseAt.Add(c.cfg.Off)
 			c.phaseAt = c.genAt.Add(c.cfg.On)

@@ -569,3 +569,21 @@ func TestDgramMeter(t *testing.T) {
 		t.Errorf("short datagram not counted as bad")
 	}
 }
+
+// TestDgramStopSource: SetSource(nil) on a rate-driven conn stops
+// generation (it must not generate from a nil source at the next deadline).
+func TestDgramStopSource(t *testing.T) {
+	rev := pathModel{Delay: 20 * time.Millisecond}
+	n := newDnet(t, 1, bottleneck, rev, DgramConfig{})
+	cli, _ := n.dial(DgramConfig{CC: "none", Rate: 1e6}, &seqSource{size: 500}, true)
+	n.run(200*time.Millisecond, nil)
+	before := cli.Stats().Generated
+	if before == 0 {
+		t.Fatal("no datagrams generated before the source was removed")
+	}
+	cli.SetSource(n.now, nil)
+	n.run(time.Second, nil)
+	if got := cli.Stats().Generated; got != before {
+		t.Errorf("datagrams generated after SetSource(nil): got %d, want %d", got, before)
+	}
+}
