@@ -109,14 +109,9 @@ func NewCSFQ(cfg CSFQConfig, rate float64, rng *rand.Rand, h Handler) (*CSFQ, er
 	case cfg.Limit.Packets <= 0 && cfg.Limit.Bytes <= 0:
 		return nil, fmt.Errorf("csfq: limit must be positive")
 	}
-	if h == nil {
-		h = NopHandler{}
-	}
-	if rng == nil {
-		rng = Env{}.rand()
-	}
+	e := Env{Handler: h, Rand: rng} // fills in the defaults
 	return &CSFQ{cfg: cfg, c: rate, k: cfg.K.Seconds(), ka: cfg.KAlpha.Seconds(), kc: cfg.Kc,
-		h: h, rng: rng, flows: make(map[uint64]*csfqFlow)}, nil
+		h: e.handler(), rng: e.rand(), flows: make(map[uint64]*csfqFlow)}, nil
 }
 
 // Alpha returns the current fair-share estimate, bits/s (0 before the first

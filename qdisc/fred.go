@@ -84,17 +84,9 @@ func NewFRED(cfg FREDConfig, rate float64, meanPkt int, rng *rand.Rand, h Handle
 	case cfg.Limit.Packets <= 0:
 		return nil, fmt.Errorf("fred: limit=%v must be a positive number of packets", cfg.Limit)
 	}
-	if meanPkt <= 0 {
-		meanPkt = 1500
-	}
-	if h == nil {
-		h = NopHandler{}
-	}
-	if rng == nil {
-		rng = Env{}.rand()
-	}
-	return &FRED{cfg: cfg, avg: newREDAvg(cfg.Wq, rate, meanPkt), count: -1,
-		flows: make(map[uint64]*fredFlow), h: h, rng: rng}, nil
+	e := Env{Handler: h, Rand: rng, MTU: meanPkt} // fills in the defaults
+	return &FRED{cfg: cfg, avg: newREDAvg(cfg.Wq, rate, e.mtu()), count: -1,
+		flows: make(map[uint64]*fredFlow), h: e.handler(), rng: e.rand()}, nil
 }
 
 // Avg returns the average queue, packets.
@@ -118,7 +110,7 @@ func (f *FRED) Strikes(flow uint64) int {
 func (f *FRED) calcAvg(now clock.Time, departing bool) {
 	q := float64(f.q.n)
 	if departing {
-		f.avg.avg += f.avg.wq * (q - f.avg.avg)
+		f.avg.sample(q)
 		if f.q.n == 0 {
 			f.avg.emptied(now) // "if (q == 0 && P is departing) q_time = time"
 		}
@@ -180,11 +172,7 @@ func (f *FRED) Enqueue(now clock.Time, p *Packet) bool {
 		f.count++
 		if qlen >= max(f.cfg.MinQ, f.avgcq) {
 			pb := f.cfg.MaxP * (avg - f.cfg.Min) / (f.cfg.Max - f.cfg.Min)
-			pa := 1.0
-			if d := 1 - float64(f.count)*pb; d > 0 {
-				pa = min(1, pb/d)
-			}
-			if f.rng.Float64() < pa {
+			if f.rng.Float64() < redPa(pb, f.count) {
 				f.count = 0
 				if f.cfg.ECN && p.ECN.Capable() {
 					mark = true

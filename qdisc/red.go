@@ -137,8 +137,12 @@ func (a *redAvg) update(now clock.Time, q float64) {
 		a.qTime = now
 		return
 	}
-	a.avg += a.wq * (q - a.avg) // avg <- (1-w_q) avg + w_q q
+	a.sample(q)
 }
+
+// sample folds the instantaneous queue q into the average:
+// avg <- (1-w_q) avg + w_q q ([FJ93] Figure 2).
+func (a *redAvg) sample(q float64) { a.avg += a.wq * (q - a.avg) }
 
 // arrived notes that the queue is no longer idle.
 func (a *redAvg) arrived() { a.idle = false }
@@ -146,6 +150,17 @@ func (a *redAvg) arrived() { a.idle = false }
 // emptied notes that the queue became empty at now ("when queue becomes
 // empty: q_time <- time", [FJ93] Figure 2).
 func (a *redAvg) emptied(now clock.Time) { a.idle, a.qTime = true, now }
+
+// redPa returns the final early-drop probability of [FJ93] Figure 2,
+// p_a <- p_b / (1 - count·p_b), capped at 1 (1 once the denominator reaches 0).
+// count is the number of packets since the last early drop or mark, this
+// arrival included. FRED uses the same rule ([LM97]).
+func redPa(pb float64, count int) float64 {
+	if d := 1 - float64(count)*pb; d > 0 {
+		return min(1, pb/d)
+	}
+	return 1
+}
 
 // RED is Random Early Detection [FJ93] with the gentle variant (Floyd, "Recommendation on
 // using the gentle_ variant of RED", 2000) and ECN marking (RFC 3168 §7).
@@ -165,15 +180,8 @@ type RED struct {
 // NewRED returns a RED queue; it validates cfg. rate (bits/s) and meanPkt
 // (bytes) drive the idle-time correction; rate 0 disables it.
 func NewRED(cfg REDConfig, rate float64, meanPkt int, rng *rand.Rand, h Handler) (*RED, error) {
-	if meanPkt <= 0 {
-		meanPkt = 1500
-	}
-	if h == nil {
-		h = NopHandler{}
-	}
-	if rng == nil {
-		rng = Env{}.rand()
-	}
+	e := Env{Handler: h, Rand: rng, MTU: meanPkt} // fills in the defaults
+	meanPkt, h, rng = e.mtu(), e.handler(), e.rand()
 	r := &RED{cfg: cfg, meanPkt: meanPkt, h: h, rng: rng, count: -1}
 	r.minTh = cfg.Min.in(cfg.Bytes, meanPkt)
 	r.maxTh = cfg.Max.in(cfg.Bytes, meanPkt)
@@ -242,10 +250,7 @@ func (r *RED) Enqueue(now clock.Time, p *Packet) bool {
 	default:
 		// min_th <= avg: count <- count+1; p_a <- p_b / (1 - count·p_b).
 		r.count++
-		pa := 1.0
-		if d := 1 - float64(r.count)*pb; d > 0 {
-			pa = min(1, pb/d)
-		}
+		pa := redPa(pb, r.count)
 		r.lastProb = pa
 		if r.rng.Float64() < pa {
 			r.count = 0
