@@ -77,31 +77,37 @@ func (u *UDPConn) sysInit() error {
 
 func (u *UDPConn) recvF(fd uintptr) bool {
 	st := &u.sys.r
-	n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&st.hdrs[0])), uintptr(st.count), 0, 0, 0)
-	if e == unix.EAGAIN || e == unix.EWOULDBLOCK {
-		return false
-	}
-	if e == unix.EINTR {
-		return false
-	}
-	st.n, st.err = int(n), nil
-	if e != 0 {
-		st.n, st.err = 0, e
-	}
-	return true
+	var ok bool
+	st.n, ok, st.err = mmsg(unix.SYS_RECVMMSG, fd, st.hdrs[:st.count])
+	return ok
 }
 
 func (u *UDPConn) sendF(fd uintptr) bool {
 	st := &u.sys.w
-	n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&st.hdrs[0])), uintptr(st.count), 0, 0, 0)
-	if e == unix.EAGAIN || e == unix.EWOULDBLOCK || e == unix.EINTR {
-		return false
+	var ok bool
+	st.n, ok, st.err = Sendmmsg(fd, st.hdrs[:st.count])
+	return ok
+}
+
+// Sendmmsg makes one sendmmsg system call on fd for hdrs, as the callback of
+// a syscall.RawConn.Write. ok is false when the socket would block or the
+// call was interrupted (the RawConn then waits and calls again); otherwise n
+// is the number of messages sent, or err the call's error. It is shared with
+// the GSO write path of transport/udp.
+func Sendmmsg(fd uintptr, hdrs []unix.Mmsghdr) (n int, ok bool, err error) {
+	return mmsg(unix.SYS_SENDMMSG, fd, hdrs)
+}
+
+// mmsg makes one recvmmsg or sendmmsg (trap) system call; see Sendmmsg.
+func mmsg(trap, fd uintptr, hdrs []unix.Mmsghdr) (n int, ok bool, err error) {
+	r, _, e := unix.Syscall6(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(hdrs))), uintptr(len(hdrs)), 0, 0, 0)
+	switch {
+	case e == unix.EAGAIN || e == unix.EWOULDBLOCK || e == unix.EINTR:
+		return 0, false, nil
+	case e != 0:
+		return 0, true, e
 	}
-	st.n, st.err = int(n), nil
-	if e != 0 {
-		st.n, st.err = 0, e
-	}
-	return true
+	return int(r), true, nil
 }
 
 // ReadBatch blocks until at least one datagram arrives and fills up to
@@ -169,7 +175,7 @@ func (u *UDPConn) writeSome(ms []Message) (int, error) {
 		h.SetIovlen(1)
 		if !u.connected {
 			h.Name = (*byte)(unsafe.Pointer(&st.names[i]))
-			h.Namelen = addrPortToSockaddr(&st.names[i], ms[i].Addr, u.v6)
+			h.Namelen = PutSockaddr(&st.names[i], ms[i].Addr, u.v6)
 		}
 		if ms[i].ECN != ecn.NotECT {
 			oob := st.oob[i*oobSize : (i+1)*oobSize]
@@ -190,20 +196,29 @@ func (u *UDPConn) writeSome(ms []Message) (int, error) {
 	return st.n, nil
 }
 
-// putTOS writes one IP_TOS (IPv4 destination, also via a dual-stack socket)
-// or IPV6_TCLASS (IPv6 destination) control message.
+// putTOS writes the ECN control message of a datagram to to (the peer, if connected).
 func (u *UDPConn) putTOS(oob []byte, to netip.AddrPort, cp ecn.Codepoint) {
 	if u.connected {
 		to = u.remote
 	}
+	PutTOS(oob, to, u.v6, cp)
+}
+
+// PutTOS writes into oob (at least unix.CmsgSpace(4) bytes) one IP_TOS
+// (IPv4 destination, also via a dual-stack socket) or IPV6_TCLASS (IPv6
+// destination on an AF_INET6 socket, v6) control message carrying cp, and
+// returns the space it takes (bytes, unix.CmsgSpace(4)). It is shared with
+// the GSO write path of transport/udp.
+func PutTOS(oob []byte, to netip.AddrPort, v6 bool, cp ecn.Codepoint) int {
 	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
-	if u.v6 && !to.Addr().Unmap().Is4() {
+	if v6 && !to.Addr().Unmap().Is4() {
 		h.Level, h.Type = unix.IPPROTO_IPV6, unix.IPV6_TCLASS
 	} else {
 		h.Level, h.Type = unix.IPPROTO_IP, unix.IP_TOS
 	}
 	h.SetLen(unix.CmsgLen(4))
 	binary.NativeEndian.PutUint32(oob[unix.CmsgLen(0):], uint32(cp))
+	return unix.CmsgSpace(4)
 }
 
 // parseTOS finds the IP_TOS or IPV6_TCLASS control message and returns its ECN bits.
@@ -248,7 +263,9 @@ func sockaddrToAddrPort(sa *unix.RawSockaddrInet6, n uint32) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-func addrPortToSockaddr(sa *unix.RawSockaddrInet6, ap netip.AddrPort, v6 bool) uint32 {
+// PutSockaddr writes ap into sa for a socket of the given family (v6:
+// AF_INET6, else AF_INET) and returns the address length (bytes).
+func PutSockaddr(sa *unix.RawSockaddrInet6, ap netip.AddrPort, v6 bool) uint32 {
 	if !v6 {
 		s4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
 		*s4 = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: ap.Addr().Unmap().As4()}

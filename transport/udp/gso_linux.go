@@ -90,15 +90,9 @@ func newGSO(c netio.Conn) *gsoSender {
 }
 
 func (g *gsoSender) sendF(fd uintptr) bool {
-	n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&g.hdrs[g.first])), uintptr(g.count), 0, 0, 0)
-	if e == unix.EAGAIN || e == unix.EWOULDBLOCK || e == unix.EINTR {
-		return false
-	}
-	g.n, g.err = int(n), nil
-	if e != 0 {
-		g.n, g.err = 0, e
-	}
-	return true
+	var ok bool
+	g.n, ok, g.err = netio.Sendmmsg(fd, g.hdrs[g.first:g.first+g.count])
+	return ok
 }
 
 // errGSOUnsupported says the kernel or device refused a GSO send; the
@@ -164,7 +158,7 @@ func (g *gsoSender) entry(e int, b []byte, to netip.AddrPort, cp ecn.Codepoint, 
 	h.SetIovlen(1)
 	if !g.connected {
 		h.Name = (*byte)(unsafe.Pointer(&g.names[e]))
-		h.Namelen = sockaddr(&g.names[e], to, g.v6)
+		h.Namelen = netio.PutSockaddr(&g.names[e], to, g.v6)
 	}
 	oob := g.oob[e*gsoOOB : (e+1)*gsoOOB]
 	used := 0
@@ -179,31 +173,10 @@ func (g *gsoSender) entry(e int, b []byte, to netip.AddrPort, cp ecn.Codepoint, 
 		if g.connected {
 			to = g.remote
 		}
-		ch := (*unix.Cmsghdr)(unsafe.Pointer(&oob[used]))
-		if g.v6 && !to.Addr().Unmap().Is4() {
-			ch.Level, ch.Type = unix.IPPROTO_IPV6, unix.IPV6_TCLASS
-		} else {
-			ch.Level, ch.Type = unix.IPPROTO_IP, unix.IP_TOS
-		}
-		ch.SetLen(unix.CmsgLen(4))
-		binary.NativeEndian.PutUint32(oob[used+unix.CmsgLen(0):], uint32(cp))
-		used += unix.CmsgSpace(4)
+		used += netio.PutTOS(oob[used:], to, g.v6, cp)
 	}
 	if used > 0 {
 		h.Control = &oob[0]
 		h.SetControllen(used)
 	}
-}
-
-// sockaddr writes ap into sa for a socket of the given family and returns its length.
-func sockaddr(sa *unix.RawSockaddrInet6, ap netip.AddrPort, v6 bool) uint32 {
-	if !v6 {
-		s4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
-		*s4 = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: ap.Addr().Unmap().As4()}
-		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&s4.Port))[:], ap.Port())
-		return unix.SizeofSockaddrInet4
-	}
-	*sa = unix.RawSockaddrInet6{Family: unix.AF_INET6, Addr: ap.Addr().As16()}
-	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], ap.Port())
-	return unix.SizeofSockaddrInet6
 }
