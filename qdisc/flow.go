@@ -3,6 +3,8 @@ package qdisc
 import (
 	"encoding/binary"
 	"net/netip"
+
+	"cclab/internal/mix"
 )
 
 // ProtoUDP is the IP protocol number of UDP (RFC 768), the protocol FlowKey
@@ -20,19 +22,10 @@ func FlowKey(src, dst netip.AddrPort) uint64 { return FlowKey5(src, dst, ProtoUD
 // FlowKey5(b, a, p) differ.
 func FlowKey5(src, dst netip.AddrPort, proto uint8) uint64 {
 	s, d := src.Addr().Unmap().As16(), dst.Addr().Unmap().As16()
-	h := uint64(0x9e3779b97f4a7c15) ^ uint64(proto)
-	h = mix64(h ^ binary.LittleEndian.Uint64(s[0:8]))
-	h = mix64(h ^ binary.LittleEndian.Uint64(s[8:16]))
-	h = mix64(h ^ binary.LittleEndian.Uint64(d[0:8]))
-	h = mix64(h ^ binary.LittleEndian.Uint64(d[8:16]))
-	return mix64(h ^ (uint64(src.Port())<<16 | uint64(dst.Port())))
-}
-
-// mix64 is the SplitMix64 finalizer (Steele, Lea & Flood, "Fast splittable
-// pseudorandom number generators", OOPSLA 2014).
-func mix64(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
+	h := uint64(mix.Golden) ^ uint64(proto)
+	h = mix.SplitMix64(h ^ binary.LittleEndian.Uint64(s[0:8]))
+	h = mix.SplitMix64(h ^ binary.LittleEndian.Uint64(s[8:16]))
+	h = mix.SplitMix64(h ^ binary.LittleEndian.Uint64(d[0:8]))
+	h = mix.SplitMix64(h ^ binary.LittleEndian.Uint64(d[8:16]))
+	return mix.SplitMix64(h ^ (uint64(src.Port())<<16 | uint64(dst.Port())))
 }

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"cclab/clock"
+	"cclab/internal/mix"
 	"cclab/internal/spec"
 	"cclab/internal/units"
 )
@@ -45,16 +46,7 @@ func Stream(seed uint64, name string) *rand.Rand {
 	h.Write(b[:])
 	h.Write([]byte(name))
 	x := h.Sum64()
-	return rand.New(rand.NewPCG(splitmix(x), splitmix(x^0x9e3779b97f4a7c15)))
-}
-
-// splitmix is the SplitMix64 finaliser (Steele, Lea & Flood 2014), used to
-// spread the hash over both PCG seed words.
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
+	return rand.New(rand.NewPCG(mix.SplitMix64(x), mix.SplitMix64(x^mix.Golden)))
 }
 
 // Generator is any traffic generator; it is also a StreamGen or a DatagramGen.

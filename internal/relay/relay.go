@@ -27,6 +27,7 @@ import (
 
 	"cclab/clock"
 	"cclab/event"
+	"cclab/internal/mix"
 	"cclab/link"
 	"cclab/netio"
 	"cclab/qdisc"
@@ -760,13 +761,5 @@ func cidFlow(b []byte) (uint64, bool) {
 	if len(b) < 10 || b[0] != 1 || b[1] < 1 || b[1] > 3 {
 		return 0, false
 	}
-	return splitmix(binary.BigEndian.Uint64(b[2:10]) ^ 0x636964), true // "cid"
-}
-
-// splitmix is the SplitMix64 finalizer (Steele, Lea & Flood, OOPSLA 2014).
-func splitmix(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
+	return mix.SplitMix64(binary.BigEndian.Uint64(b[2:10]) ^ 0x636964), true // "cid"
 }
