@@ -9,75 +9,118 @@ package transport
 // duplicate ACKs (another reduction) or an RTO: that is Reno's known weakness
 // with multiple losses that NewReno (RFC 6582) fixes.
 type Reno struct {
-	dupThresh int
-	mss       int
-	inRec     bool
-	dupAcks   int
-	win       int  // the inflated window during recovery, bytes
-	retx      bool // the fast retransmission is due
+	fastRecovery
 }
 
 // Name returns "reno".
 func (r *Reno) Name() string { return "reno" }
 
+// OnAck applies RFC 5681 §3.2 steps 1-6.
+func (r *Reno) OnAck(x *Ctx, a *AckInfo) {
+	switch {
+	case !r.inRec:
+		if r.countDupAck(a) {
+			r.enter(x) // steps 2-3
+		}
+	case !a.Advanced():
+		r.inflate(a) // step 4
+	default:
+		// Step 6: the next ACK that acknowledges new data ends recovery.
+		r.exit(x)
+	}
+}
+
+// OnRTO leaves recovery.
+func (r *Reno) OnRTO(x *Ctx) { r.reset() }
+
+func init() {
+	Recoveries.Register(recoveryEntry("reno", "classic Reno fast retransmit/fast recovery, RFC 5681 §3.2 (any new ACK exits)",
+		func(c DupAckConfig, env RecoveryEnv) Recovery {
+			return &Reno{fastRecovery{dupThresh: c.DupThresh, mss: env.MSS}}
+		}))
+}
+
+// fastRecovery is the state and sending rule that Reno and NewReno share
+// (RFC 5681 §3.2 steps 1-5, which RFC 6582 keeps): duplicate-ACK counting,
+// fast retransmit of the first unacknowledged segment, and the window
+// inflated by one SMSS per further duplicate ACK.
+type fastRecovery struct {
+	dupThresh int // duplicate ACKs that trigger fast retransmit, packets
+	mss       int // SMSS, bytes
+	inRec     bool
+	dupAcks   int
+	win       int  // the inflated window during recovery, bytes (RFC 6582 cwnd during fast recovery)
+	retx      bool // a retransmission of the first unacknowledged segment is due
+}
+
 // InRecovery reports whether fast recovery is in progress.
-func (r *Reno) InRecovery() bool { return r.inRec }
+func (r *fastRecovery) InRecovery() bool { return r.inRec }
 
 // Window returns the inflated window in recovery, bytes (0 outside recovery).
-func (r *Reno) Window() int {
+func (r *fastRecovery) Window() int {
 	if !r.inRec {
 		return 0
 	}
 	return r.win
 }
 
-// OnAck applies RFC 5681 §3.2 steps 1-6.
-func (r *Reno) OnAck(x *Ctx, a *AckInfo) {
-	if !r.inRec {
-		if a.Advanced() {
-			r.dupAcks = 0
-			return
-		}
-		if !a.DupAck {
-			return
-		}
-		r.dupAcks++
-		if r.dupAcks != r.dupThresh {
-			return
-		}
-		// Steps 2-3: ssthresh (controller), retransmit, cwnd = ssthresh + 3*SMSS.
-		r.inRec = true
-		x.EnterRecovery()
-		if x.SB.Count() > 0 {
-			x.MarkLost(0, LossDupAck)
-			r.retx = true
-		}
-		r.win = x.CC.Ssthresh() + r.dupThresh*r.mss
-		return
+// countDupAck counts an ACK outside recovery (step 1) and reports whether it
+// is the DupThresh-th duplicate ACK in a row.
+func (r *fastRecovery) countDupAck(a *AckInfo) bool {
+	if a.Advanced() {
+		r.dupAcks = 0
+		return false
 	}
-	if !a.Advanced() {
-		if a.DupAck {
-			r.win += r.mss // step 4
-		}
-		return
+	if !a.DupAck {
+		return false
 	}
-	// Step 6: the next ACK that acknowledges new data ends recovery.
-	r.inRec = false
-	r.dupAcks = 0
-	r.retx = false
+	r.dupAcks++
+	return r.dupAcks == r.dupThresh
+}
+
+// enter starts recovery: ssthresh = max(FlightSize/2, 2*SMSS) in the
+// controller (step 2), retransmit the lost segment and cwnd = ssthresh +
+// 3*SMSS (step 3).
+func (r *fastRecovery) enter(x *Ctx) {
+	r.inRec = true
+	x.EnterRecovery()
+	r.retransmitFirst(x)
+	r.win = x.CC.Ssthresh() + r.dupThresh*r.mss
+}
+
+// retransmitFirst marks the first unacknowledged segment lost and due for
+// retransmission.
+func (r *fastRecovery) retransmitFirst(x *Ctx) {
+	if x.SB.Count() > 0 {
+		x.MarkLost(0, LossDupAck)
+		r.retx = true
+	}
+}
+
+// inflate applies step 4: one SMSS per additional duplicate ACK.
+func (r *fastRecovery) inflate(a *AckInfo) {
+	if a.DupAck {
+		r.win += r.mss
+	}
+}
+
+// exit ends recovery; the controller sets cwnd.
+func (r *fastRecovery) exit(x *Ctx) {
+	r.reset()
 	x.ExitRecovery()
 }
 
-// OnRTO leaves recovery.
-func (r *Reno) OnRTO(x *Ctx) {
+// reset leaves recovery without telling the controller (after an RTO).
+func (r *fastRecovery) reset() {
 	r.inRec = false
 	r.retx = false
 	r.dupAcks = 0
 }
 
-// Next retransmits once on entry, then sends new data while FlightSize is
-// below the inflated window (step 5).
-func (r *Reno) Next(x *Ctx) Action {
+// Next retransmits the first unacknowledged segment when due, then sends new
+// data while FlightSize is below the inflated window (RFC 5681 step 5, RFC
+// 6582 steps 4-5 "send a new segment if permitted by the new value of cwnd").
+func (r *fastRecovery) Next(x *Ctx) Action {
 	if !r.inRec {
 		return x.Normal()
 	}
@@ -92,13 +135,8 @@ func (r *Reno) Next(x *Ctx) Action {
 }
 
 // OnSent clears the pending retransmission.
-func (r *Reno) OnSent(x *Ctx, retransmit bool, bytes int) {
+func (r *fastRecovery) OnSent(x *Ctx, retransmit bool, bytes int) {
 	if retransmit {
 		r.retx = false
 	}
-}
-
-func init() {
-	Recoveries.Register(recoveryEntry("reno", "classic Reno fast retransmit/fast recovery, RFC 5681 §3.2 (any new ACK exits)",
-		func(c DupAckConfig, env RecoveryEnv) Recovery { return &Reno{dupThresh: c.DupThresh, mss: env.MSS} }))
 }
