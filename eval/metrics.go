@@ -189,11 +189,17 @@ func (a *twAcc) variance() (float64, bool) {
 }
 
 func (a *twAcc) series(name, unit string, b binner) Series {
+	return ratioSeries(name, unit, b, a.bins, a.cover)
+}
+
+// ratioSeries is the per-interval series sum[k]/weight[k], at each interval's
+// start time (seconds from the start), skipping intervals of weight 0.
+func ratioSeries(name, unit string, b binner, sum, weight []float64) Series {
 	s := Series{Name: name, Unit: unit}
-	for k := range a.bins {
-		if a.cover[k] > 0 {
+	for k := range sum {
+		if weight[k] > 0 {
 			s.T = append(s.T, (time.Duration(k) * b.interval).Seconds())
-			s.V = append(s.V, a.bins[k]/a.cover[k])
+			s.V = append(s.V, sum[k]/weight[k])
 		}
 	}
 	return s
@@ -231,14 +237,7 @@ func (a *sampleAcc) variance() float64 {
 }
 
 func (a *sampleAcc) series(name, unit string, b binner) Series {
-	s := Series{Name: name, Unit: unit}
-	for k := range a.sum {
-		if a.count[k] > 0 {
-			s.T = append(s.T, (time.Duration(k) * b.interval).Seconds())
-			s.V = append(s.V, a.sum[k]/a.count[k])
-		}
-	}
-	return s
+	return ratioSeries(name, unit, b, a.sum, a.count)
 }
 
 // counterSeries is a per-interval sum.
