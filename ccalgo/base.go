@@ -242,6 +242,25 @@ func (w *window) state() State {
 // OnSent is a no-op for the window-based controllers (they learn from ACKs).
 func (w *window) OnSent(clock.Time, int, int) {}
 
+// OnCongestion is Reno's reaction, kept by Reno and DCA: ssthresh =
+// max(FlightSize/2, 2*SMSS); for ECN it also sets cwnd = ssthresh at once
+// (RFC 3168 §6.1.2).
+func (w *window) OnCongestion(c Congestion) {
+	switch c.Kind {
+	case Loss:
+		w.enterLoss(c.InFlight)
+	case ECN:
+		w.ecnReduce(c.InFlight)
+	}
+}
+
+// OnRecoveryExit sets cwnd = ssthresh (RFC 6582 §3.2 step 3, option (2)).
+func (w *window) OnRecoveryExit(clock.Time, int) { w.exitRecovery() }
+
+// OnRTO applies the RFC 5681 timeout rules: ssthresh = max(FlightSize/2,
+// 2*SMSS) and cwnd = 1 SMSS.
+func (w *window) OnRTO(_ clock.Time, inFlight int) { w.rto(inFlight) }
+
 // roundTracker detects round trips from the cumulative ACK and SndNxt: a
 // round that starts when SndNxt is s ends when CumAck >= s, i.e. when every
 // byte that was outstanding at the start of the round has been acknowledged

@@ -365,22 +365,6 @@ func (d *DCA) react(a Ack) {
 	}
 }
 
-// OnCongestion reacts to loss and ECN as Reno.
-func (d *DCA) OnCongestion(c Congestion) {
-	switch c.Kind {
-	case Loss:
-		d.enterLoss(c.InFlight)
-	case ECN:
-		d.ecnReduce(c.InFlight)
-	}
-}
-
-// OnRecoveryExit sets cwnd = ssthresh (RFC 6582 §3.2 step 3).
-func (d *DCA) OnRecoveryExit(clock.Time, int) { d.exitRecovery() }
-
-// OnRTO applies the RFC 5681 timeout rules.
-func (d *DCA) OnRTO(_ clock.Time, inFlight int) { d.rto(inFlight) }
-
 // State returns a snapshot with DCA's last compared values in Vars. Vars
 // uses storage owned by the controller (no allocation per call): it is valid
 // until the next call of State; copy it to keep it.

@@ -1,9 +1,6 @@
 package ccalgo
 
-import (
-	"cclab/clock"
-	"cclab/internal/spec"
-)
+import "cclab/internal/spec"
 
 // RenoConfig configures Reno (and its alias NewReno). It has only the shared
 // parameters.
@@ -45,23 +42,6 @@ func (r *Reno) OnAck(a Ack) {
 	}
 	r.renoGrowth(a.Acked)
 }
-
-// OnCongestion sets ssthresh = max(FlightSize/2, 2*SMSS); for ECN it also
-// sets cwnd = ssthresh at once (RFC 3168 §6.1.2).
-func (r *Reno) OnCongestion(c Congestion) {
-	switch c.Kind {
-	case Loss:
-		r.enterLoss(c.InFlight)
-	case ECN:
-		r.ecnReduce(c.InFlight)
-	}
-}
-
-// OnRecoveryExit sets cwnd = ssthresh (RFC 6582 §3.2 step 3, option (2)).
-func (r *Reno) OnRecoveryExit(clock.Time, int) { r.exitRecovery() }
-
-// OnRTO sets ssthresh = max(FlightSize/2, 2*SMSS) and cwnd = 1 SMSS.
-func (r *Reno) OnRTO(_ clock.Time, inFlight int) { r.rto(inFlight) }
 
 // State returns a snapshot.
 func (r *Reno) State() State { return r.window.state() }
