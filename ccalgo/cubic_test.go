@@ -2,21 +2,11 @@ package ccalgo
 
 import (
 	"math"
-	"strings"
 	"testing"
 	"time"
 
 	"cclab/clock"
 )
-
-func newTestCubic(t *testing.T, spec string) *Cubic {
-	t.Helper()
-	c, err := New(spec, Env{MSS: testMSS})
-	if err != nil {
-		t.Fatalf("New(%q): %v", spec, err)
-	}
-	return c.(*Cubic)
-}
 
 // cubicAfterLoss puts c in congestion avoidance after a loss at cwnd
 // segments (flight = cwnd) and returns the time of the first CA ACK.
@@ -43,7 +33,7 @@ func TestCubicKAndW(t *testing.T) {
 		{"cubic:c=0.8", 100, 0.7, 0.8},
 		{"cubic:c=0.1,beta=0.8", 400, 0.8, 0.1},
 	} {
-		c := newTestCubic(t, tc.spec)
+		c := newTest[*Cubic](t, tc.spec)
 		now := clock.Start
 		cubicAfterLoss(c, tc.wmax, now)
 		if got, want := c.Cwnd(), int(float64(tc.wmax*testMSS)*tc.beta); got != want {
@@ -85,7 +75,7 @@ func TestCubicIncrement(t *testing.T) {
 		{"convex", 6, ms(100)},
 		{"convex far: 1.5x clamp", 30, ms(100)},
 	} {
-		c := newTestCubic(t, "cubic:friendly=false")
+		c := newTest[*Cubic](t, "cubic:friendly=false")
 		start := clock.Start
 		cubicAfterLoss(c, 100, start)
 		c.OnAck(Ack{Now: start, Acked: testMSS, SRTT: tc.srtt}) // starts the epoch
@@ -105,7 +95,7 @@ func TestCubicIncrement(t *testing.T) {
 // cwnd follows W_cubic: it stays below W_max until about K, and reaches it
 // near K.
 func TestCubicTrajectory(t *testing.T) {
-	c := newTestCubic(t, "cubic:friendly=false")
+	c := newTest[*Cubic](t, "cubic:friendly=false")
 	now := clock.Start
 	cubicAfterLoss(c, 100, now)
 	rtt := ms(100)
@@ -136,7 +126,7 @@ func TestCubicDecrease(t *testing.T) {
 		{"cubic:beta=0.5", 100, 100, 50 * testMSS},
 		{"cubic", 2, 2, 2 * testMSS}, // floor 2 SMSS
 	} {
-		c := newTestCubic(t, tc.spec)
+		c := newTest[*Cubic](t, tc.spec)
 		c.cwnd = tc.cwnd * testMSS
 		c.OnCongestion(Congestion{Kind: Loss, InFlight: tc.flight * testMSS})
 		if got := c.Ssthresh(); got != tc.want {
@@ -152,7 +142,7 @@ func TestCubicDecrease(t *testing.T) {
 		}
 	}
 	// ECN: cwnd = ssthresh at once.
-	c := newTestCubic(t, "cubic")
+	c := newTest[*Cubic](t, "cubic")
 	c.cwnd = 100 * testMSS
 	c.OnCongestion(Congestion{Kind: ECN, InFlight: 100 * testMSS})
 	if got, want := c.Cwnd(), 70*testMSS; got != want {
@@ -172,7 +162,7 @@ func TestCubicFastConvergence(t *testing.T) {
 		{"cubic", 100, 120, 120},                  // above W_max: plain
 		{"cubic:beta=0.5", 100, 60, 60 * 1.5 / 2}, // beta enters the rule
 	} {
-		c := newTestCubic(t, tc.spec)
+		c := newTest[*Cubic](t, tc.spec)
 		c.cwnd = tc.first * testMSS
 		c.OnCongestion(Congestion{Kind: Loss, InFlight: tc.first * testMSS})
 		if got := c.WMax(); got != float64(tc.first) {
@@ -191,7 +181,7 @@ func TestCubicFastConvergence(t *testing.T) {
 // alpha_cubic*acked/cwnd with alpha_cubic = 3(1-beta)/(1+beta), 1 once
 // W_est >= cwnd_prior, and cwnd = W_est when W_cubic(t) < W_est.
 func TestCubicRenoFriendly(t *testing.T) {
-	c := newTestCubic(t, "cubic")
+	c := newTest[*Cubic](t, "cubic")
 	now := clock.Start
 	cubicAfterLoss(c, 100, now)
 	c.OnAck(Ack{Now: now, Acked: testMSS, SRTT: ms(1)})
@@ -225,7 +215,7 @@ func TestCubicRenoFriendly(t *testing.T) {
 		t.Errorf("Reno-friendly region: cwnd got %d, want W_est %d", got, want)
 	}
 	// With friendly=false the same path follows W_cubic only.
-	d := newTestCubic(t, "cubic:friendly=false")
+	d := newTest[*Cubic](t, "cubic:friendly=false")
 	now = clock.Start
 	cubicAfterLoss(d, 100, now)
 	for range 200 {
@@ -244,7 +234,7 @@ func TestCubicRenoFriendly(t *testing.T) {
 }
 
 func TestCubicRTOAndSlowStart(t *testing.T) {
-	c := newTestCubic(t, "cubic")
+	c := newTest[*Cubic](t, "cubic")
 	// An earlier loss at 200 segments leaves W_max = 200; the RTO must make
 	// the next CA stage forget it.
 	c.cwnd = 200 * testMSS
@@ -285,27 +275,13 @@ func TestCubicRTOAndSlowStart(t *testing.T) {
 }
 
 func TestCubicConfigErrors(t *testing.T) {
-	for _, tc := range []struct {
-		spec string
-		want []string
-	}{
+	checkSpecErrors(t, []specError{
 		{"cubic:beta=1", []string{"beta=1"}},
 		{"cubic:c=0", []string{"c=0"}},
 		{"cubic:fastconv=maybe", []string{"fastconv", "boolean"}},
 		{"cubic:hystart", []string{`unknown parameter "hystart"`, "abc, beta, c, fastconv, friendly, iw, ssthresh"}},
-	} {
-		_, err := New(tc.spec, Env{MSS: testMSS})
-		if err == nil {
-			t.Errorf("New(%q): got nil error", tc.spec)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("New(%q): got %q, want it to contain %q", tc.spec, err, w)
-			}
-		}
-	}
-	cfg := newTestCubic(t, "cubic").Config()
+	})
+	cfg := newTest[*Cubic](t, "cubic").Config()
 	if cfg.C != 0.4 || cfg.Beta != 0.7 || !cfg.FastConv || !cfg.Friendly {
 		t.Errorf("defaults: got %+v, want c=0.4 beta=0.7 fastconv friendly", cfg)
 	}

@@ -11,15 +11,6 @@ import (
 	"cclab/clock"
 )
 
-func newTestDCA(t *testing.T, spec string) *DCA {
-	t.Helper()
-	c, err := New(spec, Env{MSS: testMSS})
-	if err != nil {
-		t.Fatalf("New(%q): %v", spec, err)
-	}
-	return c.(*DCA)
-}
-
 // refStats is a direct transcription of DESIGN §4 over a slice of samples:
 // mean of the last x, mean of the last w, population std dev of the last w.
 func refStats(samples []time.Duration, x, w int) (sampled, avg, sd float64) {
@@ -79,7 +70,7 @@ func TestDCAArithmetic(t *testing.T) {
 		{"decrease", 2, 5, []float64{90, 80, 70, 60, 50}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newTestDCA(t, "dca:x="+itoa(tc.x)+",w="+itoa(tc.w))
+			d := newTest[*DCA](t, "dca:x="+itoa(tc.x)+",w="+itoa(tc.w))
 			f := newFeeder(d)
 			var got []time.Duration
 			for _, v := range tc.samples {
@@ -127,7 +118,7 @@ func TestDCAReduction(t *testing.T) {
 		{"0.5", 3 * testMSS, 2 * testMSS},   // floor
 		{"0.125", 2 * testMSS, 2 * testMSS}, // at the floor already
 	} {
-		d := newTestDCA(t, "dca:reduction="+tc.reduction)
+		d := newTest[*DCA](t, "dca:reduction="+tc.reduction)
 		f := newFeeder(d)
 		for range 20 {
 			f.ack(ms(50))
@@ -152,7 +143,7 @@ func TestDCAReduction(t *testing.T) {
 
 // TestDCASlowStartExit checks that a reaction in slow start leaves slow start.
 func TestDCASlowStartExit(t *testing.T) {
-	d := newTestDCA(t, "dca")
+	d := newTest[*DCA](t, "dca")
 	f := newFeeder(d)
 	for range 20 {
 		f.ack(ms(50))
@@ -171,7 +162,7 @@ func TestDCASlowStartExit(t *testing.T) {
 // inside the epoch is held, and after the RTT returns to the level the
 // epoch began at, a new rise reacts again.
 func TestDCAEpoch(t *testing.T) {
-	d := newTestDCA(t, "dca")
+	d := newTest[*DCA](t, "dca")
 	d.cwnd, d.ssthresh = 100*testMSS, 100*testMSS
 	f := newFeeder(d)
 	for range 20 {
@@ -249,7 +240,7 @@ func TestDCARoundHolds(t *testing.T) {
 		rounds   int
 	}{{"rtt", 1}, {"2rtt", 2}} {
 		t.Run(tc.decision, func(t *testing.T) {
-			d := newTestDCA(t, "dca:decision="+tc.decision)
+			d := newTest[*DCA](t, "dca:decision="+tc.decision)
 			d.cwnd, d.ssthresh = 1000*testMSS, 1000*testMSS
 			f := newFeeder(d)
 			f.flight = 10 * testMSS // a round is 10 ACKs
@@ -289,7 +280,7 @@ func TestDCARoundHolds(t *testing.T) {
 		})
 	}
 	// decision=epoch on the same ramp reacts once.
-	d := newTestDCA(t, "dca")
+	d := newTest[*DCA](t, "dca")
 	f := newFeeder(d)
 	for range 20 {
 		f.ack(ms(50))
@@ -308,7 +299,7 @@ func TestDCARoundHolds(t *testing.T) {
 // samples during recovery, none from ACKs without an RTT, and no decision
 // before w samples.
 func TestDCASamples(t *testing.T) {
-	d := newTestDCA(t, "dca")
+	d := newTest[*DCA](t, "dca")
 	acks := []struct {
 		a    Ack
 		want uint64 // samples after this ACK
@@ -347,8 +338,8 @@ func TestDCASamples(t *testing.T) {
 // TestDCARenoBase checks that without delay signals DCA grows and reacts to
 // loss exactly as Reno.
 func TestDCARenoBase(t *testing.T) {
-	d := newTestDCA(t, "dca")
-	r := newTestReno(t, "reno")
+	d := newTest[*DCA](t, "dca")
+	r := newTest[*Reno](t, "reno")
 	seq := []func(c Controller){
 		func(c Controller) { c.OnAck(Ack{Acked: 2 * testMSS, RTT: ms(50)}) },
 		func(c Controller) { c.OnAck(Ack{Acked: 2 * testMSS, RTT: ms(50)}) },
@@ -370,10 +361,7 @@ func TestDCARenoBase(t *testing.T) {
 }
 
 func TestDCAConfigErrors(t *testing.T) {
-	for _, tc := range []struct {
-		spec string
-		want []string
-	}{
+	checkSpecErrors(t, []specError{
 		{"dca:decision=sometimes", []string{"decision", "epoch, rtt, 2rtt"}},
 		{"dca:reduction=1.5", []string{"reduction=1.5"}},
 		{"dca:reduction=0", []string{"reduction=0"}},
@@ -381,30 +369,19 @@ func TestDCAConfigErrors(t *testing.T) {
 		{"dca:w=1", []string{"w=1"}},
 		{"dca:x=30,w=20", []string{"x=30"}},
 		{"dca:y=3", []string{`unknown parameter "y"`, "abc, decision, iw, reduction, ssthresh, tick, w, x"}},
-	} {
-		_, err := New(tc.spec, Env{MSS: testMSS})
-		if err == nil {
-			t.Errorf("New(%q): got nil error", tc.spec)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("New(%q): got %q, want it to contain %q", tc.spec, err, w)
-			}
-		}
-	}
-	d := newTestDCA(t, "dca:x=6,w=200,reduction=0.125,decision=2rtt")
+	})
+	d := newTest[*DCA](t, "dca:x=6,w=200,reduction=0.125,decision=2rtt")
 	if got, want := d.Config(), (DCAConfig{BaseConfig: DefaultBaseConfig(), X: 6, W: 200, Reduction: 0.125, Decision: Per2RTT}); got != want {
 		t.Errorf("config: got %+v, want %+v", got, want)
 	}
-	def := newTestDCA(t, "dca").Config()
+	def := newTest[*DCA](t, "dca").Config()
 	if def.X != 2 || def.W != 20 || def.Reduction != 0.5 || def.Decision != PerEpoch {
 		t.Errorf("defaults: got %+v, want x=2 w=20 reduction=0.5 decision=epoch", def)
 	}
 }
 
 func TestDCAStateVars(t *testing.T) {
-	d := newTestDCA(t, "dca:w=4")
+	d := newTest[*DCA](t, "dca:w=4")
 	f := newFeeder(d)
 	for _, v := range []float64{10, 20, 30, 40} {
 		f.ack(ms(v))
@@ -457,7 +434,7 @@ func TestDCARunningSums(t *testing.T) {
 		{2, 200, 10 * time.Second, time.Microsecond},
 		{1, 2, time.Millisecond, 0},
 	} {
-		d := newTestDCA(t, "dca:x="+itoa(tc.x)+",w="+itoa(tc.w))
+		d := newTest[*DCA](t, "dca:x="+itoa(tc.x)+",w="+itoa(tc.w))
 		var all []time.Duration
 		for i := range 3000 {
 			s := tc.base
@@ -489,7 +466,7 @@ func TestDCATick(t *testing.T) {
 		{"dca:w=2,x=1,tick=10ms", ms(60), ms(60)},
 		{"dca:w=2,x=1,tick=500ms", ms(57.3), 0},
 	} {
-		d := newTestDCA(t, tc.spec)
+		d := newTest[*DCA](t, tc.spec)
 		d.OnAck(Ack{RTT: tc.rtt})
 		d.OnAck(Ack{RTT: tc.rtt})
 		rec, ok := d.LastDecision()

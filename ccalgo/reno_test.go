@@ -15,15 +15,6 @@ type fakeClock struct{ now clock.Time }
 
 func (c *fakeClock) advance(d time.Duration) clock.Time { c.now = c.now.Add(d); return c.now }
 
-func newTestReno(t *testing.T, spec string) *Reno {
-	t.Helper()
-	c, err := New(spec, Env{MSS: testMSS})
-	if err != nil {
-		t.Fatalf("New(%q): %v", spec, err)
-	}
-	return c.(*Reno)
-}
-
 func TestInitialWindowRFC6928(t *testing.T) {
 	for _, tc := range []struct {
 		mss, want int
@@ -55,11 +46,11 @@ func TestInitialWindowRFC6928(t *testing.T) {
 			t.Errorf("initial ssthresh: got %d, want %d (arbitrarily high)", got, InfiniteSsthresh)
 		}
 	}
-	r := newTestReno(t, "reno:iw=4")
+	r := newTest[*Reno](t, "reno:iw=4")
 	if got, want := r.Cwnd(), 4*testMSS; got != want {
 		t.Errorf("iw=4: got %d, want %d", got, want)
 	}
-	r = newTestReno(t, "reno:ssthresh=7")
+	r = newTest[*Reno](t, "reno:ssthresh=7")
 	if got, want := r.Ssthresh(), 7*testMSS; got != want {
 		t.Errorf("ssthresh=7: got %d, want %d", got, want)
 	}
@@ -87,7 +78,7 @@ func TestRenoSlowStart(t *testing.T) {
 		{"delayed acks with L=2 double", "reno:iw=10,abc=2", repeat(2400, 5), 12000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newTestReno(t, tc.spec)
+			r := newTest[*Reno](t, tc.spec)
 			before := r.Cwnd()
 			var clk fakeClock
 			clk.now = clock.Start
@@ -115,7 +106,7 @@ func repeat(v, n int) []int {
 // TestRenoSlowStartToSsthresh checks that slow start stops at ssthresh and
 // the rest of the ACK is byte-counted by congestion avoidance.
 func TestRenoSlowStartToSsthresh(t *testing.T) {
-	r := newTestReno(t, "reno:iw=4,ssthresh=5")
+	r := newTest[*Reno](t, "reno:iw=4,ssthresh=5")
 	r.OnAck(Ack{Acked: 2400})
 	if got, want := r.Cwnd(), 5*testMSS; got != want {
 		t.Errorf("cwnd: got %d, want %d (capped at ssthresh)", got, want)
@@ -144,7 +135,7 @@ func TestRenoCongestionAvoidance(t *testing.T) {
 		{"delayed acks, 7 RTTs", 20, 2, 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newTestReno(t, "reno")
+			r := newTest[*Reno](t, "reno")
 			r.cwnd, r.ssthresh = tc.cwnd*testMSS, tc.cwnd*testMSS
 			for range tc.rtts {
 				// one RTT: the current window is acknowledged
@@ -159,7 +150,7 @@ func TestRenoCongestionAvoidance(t *testing.T) {
 		})
 	}
 	// Less than a window acknowledged: no increase yet.
-	r := newTestReno(t, "reno")
+	r := newTest[*Reno](t, "reno")
 	r.cwnd, r.ssthresh = 10*testMSS, 10*testMSS
 	for range 9 {
 		r.OnAck(Ack{Acked: testMSS})
@@ -184,7 +175,7 @@ func TestRenoLoss(t *testing.T) {
 		{"tiny flight", 2, 1, 2 * testMSS},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newTestReno(t, "reno")
+			r := newTest[*Reno](t, "reno")
 			r.cwnd = tc.cwnd * testMSS
 			r.OnCongestion(Congestion{Kind: Loss, InFlight: tc.flight * testMSS})
 			if got := r.Ssthresh(); got != tc.wantSsthresh {
@@ -221,7 +212,7 @@ func TestRenoNoGrowth(t *testing.T) {
 		{"nothing acked", Ack{Acked: 0}},
 	} {
 		for _, ss := range []bool{true, false} {
-			r := newTestReno(t, "reno")
+			r := newTest[*Reno](t, "reno")
 			if !ss {
 				r.ssthresh = r.cwnd
 			}
@@ -240,7 +231,7 @@ func TestRenoNoGrowth(t *testing.T) {
 // cwnd = LW = 1 SMSS, ssthresh held across backed-off timeouts, and slow
 // start afterwards.
 func TestRenoRTO(t *testing.T) {
-	r := newTestReno(t, "reno")
+	r := newTest[*Reno](t, "reno")
 	r.cwnd = 30 * testMSS
 	r.OnRTO(0, 24*testMSS)
 	if got, want := r.Cwnd(), testMSS; got != want {
@@ -268,7 +259,7 @@ func TestRenoRTO(t *testing.T) {
 		t.Errorf("ssthresh after new RTO: got %d, want %d", got, want)
 	}
 	// An RTO during loss recovery ends the recovery episode.
-	r = newTestReno(t, "reno")
+	r = newTest[*Reno](t, "reno")
 	r.OnCongestion(Congestion{Kind: Loss, InFlight: 10 * testMSS})
 	r.OnRTO(0, 10*testMSS)
 	if got, want := r.State().Phase, PhaseAfterRTO; got != want {
@@ -287,7 +278,7 @@ func TestRenoECN(t *testing.T) {
 	}{
 		{20, 20, 10}, {20, 12, 6}, {3, 3, 2}, {10, 0, 2},
 	} {
-		r := newTestReno(t, "reno")
+		r := newTest[*Reno](t, "reno")
 		r.cwnd = tc.cwnd * testMSS
 		r.OnCongestion(Congestion{Kind: ECN, InFlight: tc.flight * testMSS})
 		if got := r.Cwnd(); got != tc.want*testMSS {

@@ -2,7 +2,6 @@ package ccalgo
 
 import (
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,11 +19,7 @@ type vegasDriver struct {
 
 func newVegasDriver(t *testing.T, spec string) *vegasDriver {
 	t.Helper()
-	c, err := New(spec, Env{MSS: testMSS})
-	if err != nil {
-		t.Fatalf("New(%q): %v", spec, err)
-	}
-	d := &vegasDriver{v: c.(*Vegas)}
+	d := &vegasDriver{v: newTest[*Vegas](t, spec)}
 	d.clk.now = clock.Start
 	d.sndNxt = uint64(d.v.Cwnd())
 	// Priming ACK (no data, no sample) starts the controller's first round
@@ -212,29 +207,14 @@ func TestVegasLossAndRTO(t *testing.T) {
 }
 
 func TestVegasConfigErrors(t *testing.T) {
-	for _, tc := range []struct {
-		spec string
-		want []string
-	}{
+	checkSpecErrors(t, []specError{
 		{"vegas:alpha=5,beta=4", []string{"beta=4"}},
 		{"vegas:gamma=-1", []string{"gamma=-1"}},
 		{"vegas:alpha=x", []string{"alpha", "not a number"}},
 		{"vegas:rtt=median", []string{"rtt", "min, mean"}},
 		{"vegas:delta=1", []string{`unknown parameter "delta"`, "abc, alpha, beta, finegrained, gamma, iw, rtt, ssthresh"}},
-	} {
-		_, err := New(tc.spec, Env{MSS: testMSS})
-		if err == nil {
-			t.Errorf("New(%q): got nil error", tc.spec)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("New(%q): got %q, want it to contain %q", tc.spec, err, w)
-			}
-		}
-	}
-	c, _ := New("vegas", Env{MSS: testMSS})
-	cfg := c.(*Vegas).Config()
+	})
+	cfg := newTest[*Vegas](t, "vegas").Config()
 	if cfg.Alpha != 2 || cfg.Beta != 4 || cfg.Gamma != 1 || cfg.FineGrained || cfg.RTT != RoundMean {
 		t.Errorf("defaults: got %+v, want alpha=2 beta=4 gamma=1 finegrained=false rtt=mean", cfg)
 	}
