@@ -1,7 +1,5 @@
 package transport
 
-import "encoding/binary"
-
 // Datagram-mode packets (docs/wire.md "Datagram mode"): after an
 // Initial/Accept handshake with the hsDgram bit, both sides send packets of
 // type 4 (Data), each with its own sequence number (RFC 4340 §7), never
@@ -25,8 +23,9 @@ const (
 
 const (
 	// dgramFixed is the fixed part of a datagram packet header, bytes:
-	// version, type, dcid, flags, ts, tsecr (the seq varint is extra).
-	dgramFixed = 2 + cidLen + 1 + 4 + 4
+	// version, type, dcid, flags, ts, tsecr (the seq varint is extra), laid
+	// out as a short packet's (putHead).
+	dgramFixed = shortFixed
 	// maxDgramOverhead is the largest datagram header without an ACK
 	// section, bytes: fixed part, 8-byte seq, ACKACK and RATIO varints.
 	maxDgramOverhead = dgramFixed + 8 + 8 + 4
@@ -70,10 +69,7 @@ func decodeDgram(b []byte, p *dgramPacket) RejectReason {
 	*p = dgramPacket{}
 	r := reader{b: b[2:]}
 	p.dcid = r.u64()
-	p.flags = r.u8()
-	p.seq = r.varint()
-	p.ts = r.u32()
-	p.tsecr = r.u32()
+	p.flags, p.seq, p.ts, p.tsecr = r.head()
 	if r.bad {
 		return RejectTruncated
 	}
@@ -138,15 +134,7 @@ func dgramHeaderLen(p *dgramPacket) int {
 // encodeDgramHeader writes p's header and sections (copying p.vec, not
 // p.data) into b and returns the length; the payload goes after it.
 func encodeDgramHeader(b []byte, p *dgramPacket) int {
-	b[0] = Version1
-	b[1] = byte(typeDgram)
-	binary.BigEndian.PutUint64(b[2:], p.dcid)
-	b[10] = p.flags
-	n := 11
-	n += putVarint(b[n:], p.seq)
-	binary.BigEndian.PutUint32(b[n:], p.ts)
-	binary.BigEndian.PutUint32(b[n+4:], p.tsecr)
-	n += 8
+	n := putHead(b, typeDgram, p.dcid, p.flags, p.seq, p.ts, p.tsecr)
 	if p.flags&dflagACK != 0 {
 		n += putVarint(b[n:], p.ackNo)
 		n += putVarint(b[n:], p.ackDelay)

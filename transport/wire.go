@@ -103,34 +103,36 @@ type reader struct {
 	bad bool
 }
 
-func (r *reader) u8() uint8 {
-	if len(r.b) < 1 {
+// bytes returns the next n bytes, or nil (marking r bad) if fewer remain.
+func (r *reader) bytes(n uint64) []byte {
+	if uint64(len(r.b)) < n {
 		r.bad = true
-		return 0
+		return nil
 	}
-	v := r.b[0]
-	r.b = r.b[1:]
+	v := r.b[:n:n]
+	r.b = r.b[n:]
 	return v
+}
+
+func (r *reader) u8() uint8 {
+	if b := r.bytes(1); b != nil {
+		return b[0]
+	}
+	return 0
 }
 
 func (r *reader) u32() uint32 {
-	if len(r.b) < 4 {
-		r.bad = true
-		return 0
+	if b := r.bytes(4); b != nil {
+		return binary.BigEndian.Uint32(b)
 	}
-	v := binary.BigEndian.Uint32(r.b)
-	r.b = r.b[4:]
-	return v
+	return 0
 }
 
 func (r *reader) u64() uint64 {
-	if len(r.b) < 8 {
-		r.bad = true
-		return 0
+	if b := r.bytes(8); b != nil {
+		return binary.BigEndian.Uint64(b)
 	}
-	v := binary.BigEndian.Uint64(r.b)
-	r.b = r.b[8:]
-	return v
+	return 0
 }
 
 func (r *reader) varint() uint64 {
@@ -143,14 +145,25 @@ func (r *reader) varint() uint64 {
 	return v
 }
 
-func (r *reader) bytes(n uint64) []byte {
-	if uint64(len(r.b)) < n {
-		r.bad = true
-		return nil
-	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
+// head reads the part of a short or datagram packet header after the dcid:
+// flags, packet (sequence) number, ts, tsecr.
+func (r *reader) head() (flags uint8, pn uint64, ts, tsecr uint32) {
+	return r.u8(), r.varint(), r.u32(), r.u32()
+}
+
+// putHead writes the fixed header that short and datagram packets share
+// (version, type, dcid, flags, packet or sequence number, ts, tsecr) into b
+// and returns its length, bytes.
+func putHead(b []byte, typ packetType, dcid uint64, flags uint8, pn uint64, ts, tsecr uint32) int {
+	b[0] = Version1
+	b[1] = byte(typ)
+	binary.BigEndian.PutUint64(b[2:], dcid)
+	b[10] = flags
+	n := 11
+	n += putVarint(b[n:], pn)
+	binary.BigEndian.PutUint32(b[n:], ts)
+	binary.BigEndian.PutUint32(b[n+4:], tsecr)
+	return n + 8
 }
 
 // decodePacket parses b into p. It returns RejectNone or the reason b is
@@ -169,9 +182,7 @@ func decodePacket(b []byte, p *packet) RejectReason {
 	case typeInitial:
 		p.scid = r.u64()
 		p.ts = r.u32()
-		p.maxDatagram = r.varint()
-		p.recvWindow = r.varint()
-		p.hsFlags = r.u8()
+		p.maxDatagram, p.recvWindow, p.hsFlags = r.varint(), r.varint(), r.u8()
 		n := r.varint()
 		if r.bad {
 			return RejectTruncated
@@ -183,11 +194,8 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		if r.bad {
 			return RejectTruncated
 		}
-		if p.hsFlags&^hsKnown != 0 {
-			return RejectFlags
-		}
-		if p.maxDatagram < MinDatagram || p.maxDatagram > MaxUDPPayload || p.recvWindow == 0 || p.recvWindow > MaxStreamOffset {
-			return RejectParams
+		if rr := checkHandshake(p); rr != RejectNone {
+			return rr
 		}
 		if uint64(len(b)) < p.maxDatagram {
 			return RejectInitialSize // not padded to the declared datagram size: no amplification budget
@@ -197,17 +205,12 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		p.scid = r.u64()
 		p.ts = r.u32()
 		p.tsecr = r.u32()
-		p.maxDatagram = r.varint()
-		p.recvWindow = r.varint()
-		p.hsFlags = r.u8()
+		p.maxDatagram, p.recvWindow, p.hsFlags = r.varint(), r.varint(), r.u8()
 		if r.bad {
 			return RejectTruncated
 		}
-		if p.hsFlags&^hsKnown != 0 {
-			return RejectFlags
-		}
-		if p.maxDatagram < MinDatagram || p.maxDatagram > MaxUDPPayload || p.recvWindow == 0 || p.recvWindow > MaxStreamOffset {
-			return RejectParams
+		if rr := checkHandshake(p); rr != RejectNone {
+			return rr
 		}
 		if len(r.b) != 0 {
 			return RejectTrailing
@@ -217,10 +220,7 @@ func decodePacket(b []byte, p *packet) RejectReason {
 	default:
 		return RejectType
 	}
-	p.flags = r.u8()
-	p.pn = r.varint()
-	p.ts = r.u32()
-	p.tsecr = r.u32()
+	p.flags, p.pn, p.ts, p.tsecr = r.head()
 	if r.bad {
 		return RejectTruncated
 	}
@@ -279,6 +279,18 @@ func decodePacket(b []byte, p *packet) RejectReason {
 	}
 	if len(r.b) != 0 {
 		return RejectTrailing
+	}
+	return RejectNone
+}
+
+// checkHandshake validates the handshake fields of a decoded Initial or
+// Accept: known flags, a datagram size and a receive window in range.
+func checkHandshake(p *packet) RejectReason {
+	if p.hsFlags&^hsKnown != 0 {
+		return RejectFlags
+	}
+	if p.maxDatagram < MinDatagram || p.maxDatagram > MaxUDPPayload || p.recvWindow == 0 || p.recvWindow > MaxStreamOffset {
+		return RejectParams
 	}
 	return RejectNone
 }
@@ -346,15 +358,7 @@ func shortHeaderLen(p *packet) int {
 // where the payload starts, and returns that length. The caller writes the
 // payload (p.data is not copied).
 func encodeShortHeader(b []byte, p *packet) int {
-	b[0] = Version1
-	b[1] = byte(typeShort)
-	binary.BigEndian.PutUint64(b[2:], p.dcid)
-	b[10] = p.flags
-	n := 11
-	n += putVarint(b[n:], p.pn)
-	binary.BigEndian.PutUint32(b[n:], p.ts)
-	binary.BigEndian.PutUint32(b[n+4:], p.tsecr)
-	n += 8
+	n := putHead(b, typeShort, p.dcid, p.flags, p.pn, p.ts, p.tsecr)
 	if p.flags&flagACK != 0 {
 		n += putVarint(b[n:], p.cumAck)
 		n += putVarint(b[n:], p.window)
