@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 
+	"cclab/internal/cli"
 	"cclab/internal/units"
 	"cclab/transport/udp/perf"
 )
@@ -43,15 +43,8 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 		fmt.Fprintf(stderr, "usage: receiver [-listen ADDR] [-1] [-J] [-allow-reverse] [-qlog DIR]\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "receiver: unexpected arguments %q\n", fs.Args())
-		return 2
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	var outMu sync.Mutex
 	enc := json.NewEncoder(stdout)

@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"time"
 
+	"cclab/internal/cli"
 	"cclab/internal/units"
 	"cclab/transport/udp/perf"
 )
@@ -110,15 +111,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: sender -c HOST[:PORT] [-n BYTES | -t DURATION] [flags]\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sender: unexpected arguments %q\n", fs.Args())
-		return 2
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	switch *mode {
 	case "stream":

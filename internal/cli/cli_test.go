@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"flag"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		wantCode int
+		wantOK   bool
+		wantOut  string // substring of the output, "" for none
+	}{
+		{nil, 0, true, ""},
+		{[]string{"-n", "3"}, 0, true, ""},
+		{[]string{"-h"}, 0, false, "usage: tool"},
+		{[]string{"-n", "x"}, 2, false, "invalid value"},
+		{[]string{"-bogus"}, 2, false, "flag provided but not defined"},
+		{[]string{"-n", "3", "extra"}, 2, false, `tool: unexpected arguments ["extra"]`},
+	} {
+		var out strings.Builder
+		fs := flag.NewFlagSet("tool", flag.ContinueOnError)
+		fs.SetOutput(&out)
+		fs.Int("n", 0, "a number")
+		fs.Usage = func() { out.WriteString("usage: tool\n") }
+		code, ok := Parse(fs, tc.args)
+		if code != tc.wantCode || ok != tc.wantOK {
+			t.Errorf("Parse(%q): got (%d, %v), want (%d, %v)", tc.args, code, ok, tc.wantCode, tc.wantOK)
+		}
+		if tc.wantOut == "" && out.Len() > 0 || !strings.Contains(out.String(), tc.wantOut) {
+			t.Errorf("Parse(%q): output got %q, want it to contain %q", tc.args, out.String(), tc.wantOut)
+		}
+	}
+}
