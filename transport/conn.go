@@ -56,41 +56,17 @@ const (
 // Conn is one reliable stream connection (both directions). Its application
 // side is non-blocking; it is driven through its Endpoint.
 type Conn struct {
-	ep     *Endpoint
-	cfg    Config
-	server bool
-	sink   event.Sink
-	seedA  uint64
-	seedB  uint64
+	connCommon
+	cfg   Config
+	seedA uint64
+	seedB uint64
 
-	id          uint64 // client-chosen CID: the flow identity at both ends
-	localCID    uint64
-	peerCID     uint64
-	initialDCID uint64
-	peer        netip.AddrPort
-	state       connState
-	validated   bool // server: the client's address is validated; client: true
-	confirmed   bool // client: the server has answered after the handshake
-	err         error
-	done        bool
-	drainAt     clock.Time
-	base        clock.Time // timestamp origin
-	lastNow     clock.Time
-	lastRecv    clock.Time
-	request     []byte
+	state     connState
+	confirmed bool // client: the server has answered after the handshake
 
-	maxDatagram int
-	mss         int
-	ecnOn       bool
-
-	// handshake
-	initialDue bool
-	hsAt       clock.Time
-	sendAccept int
-	acceptTS   uint32
-	pingDue    bool
-	confirmAt  clock.Time
-	confirmN   int
+	// handshake (see also connCommon)
+	confirmAt clock.Time
+	confirmN  int
 
 	// send side
 	src        Source
@@ -150,13 +126,9 @@ type Conn struct {
 }
 
 func newConn(ep *Endpoint, cfg Config, now clock.Time) *Conn {
-	c := &Conn{ep: ep, cfg: cfg, sink: cfg.Sink, base: now - clock.Time(time.Microsecond), lastNow: now, lastRecv: now}
-	if c.sink == nil {
-		c.sink = event.Discard
-	}
+	c := &Conn{connCommon: newConnCommon(ep, cfg.Sink, now), cfg: cfg}
 	c.rtt = newRTTEstimator(cfg.MinRTO, cfg.InitialRTO, cfg.MaxRTO)
 	c.hashSent, c.hashRecv = newDigest(cfg.Digest), newDigest(cfg.Digest)
-	c.validated = true
 	c.seedA, c.seedB = ep.rand.Uint64(), ep.rand.Uint64()
 	c.stats.Start = now
 	c.ctx.c = c
@@ -186,26 +158,8 @@ func (c *Conn) establish(now clock.Time) error {
 	return nil
 }
 
-// ID returns the connection's identity: the client-chosen connection ID,
-// equal at both ends (event.Event.Flow).
-func (c *Conn) ID() uint64 { return c.id }
-
-// Peer returns the peer's current address (it changes on NAT rebinding).
-func (c *Conn) Peer() netip.AddrPort { return c.peer }
-
 // Established reports whether the handshake has completed.
 func (c *Conn) Established() bool { return c.state == stOpen }
-
-// Done reports whether the connection has finished: both FINs exchanged and
-// acknowledged, or failed (Err() != nil).
-func (c *Conn) Done() bool { return c.done }
-
-// Err returns why the connection failed, or nil.
-func (c *Conn) Err() error { return c.err }
-
-// Request returns the opaque application request the client sent in its
-// Initial.
-func (c *Conn) Request() []byte { return c.request }
 
 // Config returns the connection's effective configuration.
 func (c *Conn) Config() Config { return c.cfg }

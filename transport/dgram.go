@@ -257,31 +257,9 @@ const (
 // DgramConn is one datagram-mode connection (both directions). Its
 // application side is non-blocking; it is driven through its Endpoint.
 type DgramConn struct {
-	ep     *Endpoint
-	cfg    DgramConfig
-	server bool
-	sink   event.Sink
-
-	id, localCID, peerCID, initialDCID uint64
-	peer                               netip.AddrPort
-	request                            []byte
-	established                        bool
-	validated                          bool
-	done                               bool
-	err                                error
-	drainAt                            clock.Time
-	base                               clock.Time
-	lastNow, lastRecv                  clock.Time
-	maxDatagram                        int
-	mss                                int // largest application datagram, bytes
-	ecnOn                              bool
-
-	// handshake
-	initialDue bool
-	hsAt       clock.Time
-	sendAccept int
-	acceptTS   uint32
-	pingDue    bool
+	connCommon
+	cfg         DgramConfig
+	established bool
 
 	// close
 	closeWanted bool
@@ -376,12 +354,8 @@ func (q *dgramQueue) pop() {
 }
 
 func newDgramConn(ep *Endpoint, cfg DgramConfig, now clock.Time) *DgramConn {
-	c := &DgramConn{ep: ep, cfg: cfg, sink: cfg.Sink, base: now - clock.Time(time.Microsecond), lastNow: now, lastRecv: now,
-		hsAt: clock.Never, rtoAt: clock.Never, closeAt: clock.Never, ackAt: clock.Never, genAt: clock.Never, phaseAt: clock.Never,
-		validated: true, drainAt: clock.Never}
-	if c.sink == nil {
-		c.sink = event.Discard
-	}
+	c := &DgramConn{connCommon: newConnCommon(ep, cfg.Sink, now), cfg: cfg,
+		rtoAt: clock.Never, closeAt: clock.Never, ackAt: clock.Never, genAt: clock.Never, phaseAt: clock.Never}
 	c.rtt = newRTTEstimator(cfg.MinRTO, cfg.InitialRTO, cfg.MaxRTO)
 	c.stats.Start = now
 	c.stats.Finished = clock.Never
@@ -413,23 +387,8 @@ func (c *DgramConn) establish(now clock.Time, seedA, seedB uint64) error {
 	return nil
 }
 
-// ID returns the connection's identity (the client's CID, equal at both ends).
-func (c *DgramConn) ID() uint64 { return c.id }
-
-// Peer returns the peer's address.
-func (c *DgramConn) Peer() netip.AddrPort { return c.peer }
-
 // Established reports whether the handshake has completed.
 func (c *DgramConn) Established() bool { return c.established }
-
-// Done reports whether the connection has ended (closed or failed).
-func (c *DgramConn) Done() bool { return c.done }
-
-// Err returns why the connection failed, or nil.
-func (c *DgramConn) Err() error { return c.err }
-
-// Request returns the application request of the Initial.
-func (c *DgramConn) Request() []byte { return c.request }
 
 // Config returns the connection's configuration.
 func (c *DgramConn) Config() DgramConfig { return c.cfg }

@@ -57,12 +57,7 @@ func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfi
 	}
 	e.dg.init()
 	c := newDgramConn(e, cfg, now)
-	c.localCID = e.newCID()
-	c.id = c.localCID
-	c.initialDCID = e.rand.Uint64()
-	c.peer = peer
-	c.request = append([]byte(nil), cfg.Request...)
-	c.initialDue = true
+	c.dial(peer, cfg.Request)
 	e.dg.conns = append(e.dg.conns, c)
 	e.dg.byCID[c.localCID] = c
 	e.stats.ConnsOpened++
@@ -95,10 +90,7 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet) {
 			e.reject(RejectUnexpected)
 			return
 		}
-		if !c.validated && c.sendAccept < 1 {
-			c.sendAccept++ // our Accept was lost: one Accept per Initial
-			c.peer = from
-		}
+		c.initialAgain(from)
 		return
 	}
 	if exp, ok := e.dg.tombInit[p.dcid]; ok && now.Before(exp) {
@@ -119,16 +111,7 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet) {
 		return
 	}
 	c := newDgramConn(e, cfg, now)
-	c.server = true
-	c.validated = false
-	c.id = p.scid
-	c.peerCID = p.scid
-	c.localCID = e.newCID()
-	c.initialDCID = p.dcid
-	c.peer = from
-	c.request = append([]byte(nil), p.request...)
-	c.maxDatagram = min(cfg.MaxDatagram, int(p.maxDatagram))
-	c.ecnOn = cfg.ECN && p.hsFlags&hsECN != 0
+	c.accept(from, p, cfg.MaxDatagram, cfg.ECN)
 	c.tsHi = p.ts
 	if err := c.establish(now, e.rand.Uint64(), e.rand.Uint64()); err != nil {
 		e.reject(RejectConfig)

@@ -98,12 +98,7 @@ func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn,
 		return nil, err
 	}
 	c := newConn(e, cfg, now)
-	c.localCID = e.newCID()
-	c.id = c.localCID
-	c.initialDCID = e.rand.Uint64()
-	c.peer = peer
-	c.request = append([]byte(nil), cfg.Request...)
-	c.initialDue = true
+	c.dial(peer, cfg.Request)
 	e.add(c)
 	return c, nil
 }
@@ -194,12 +189,7 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet) {
 			e.reject(RejectUnexpected)
 			return
 		}
-		// A retransmitted Initial: our Accept was lost. One Accept per
-		// Initial, each smaller than it, keeps the amplification factor < 1.
-		if !c.validated && c.sendAccept < 1 {
-			c.sendAccept++
-			c.peer = from
-		}
+		c.initialAgain(from)
 		return
 	}
 	if exp, ok := e.tombInit[p.dcid]; ok && now.Before(exp) {
@@ -220,16 +210,7 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet) {
 		return
 	}
 	c := newConn(e, cfg, now)
-	c.server = true
-	c.validated = false
-	c.id = p.scid
-	c.peerCID = p.scid
-	c.localCID = e.newCID()
-	c.initialDCID = p.dcid
-	c.peer = from
-	c.request = append([]byte(nil), p.request...)
-	c.maxDatagram = min(cfg.MaxDatagram, int(p.maxDatagram))
-	c.ecnOn = cfg.ECN && p.hsFlags&hsECN != 0
+	c.accept(from, p, cfg.MaxDatagram, cfg.ECN)
 	c.peerRight = p.recvWindow
 	c.tsRecent = p.ts
 	if err := c.establish(now); err != nil {

@@ -1,0 +1,107 @@
+package transport
+
+import (
+	"net/netip"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
+)
+
+// connCommon is the identity, handshake and lifetime state that stream
+// (Conn) and datagram-mode (DgramConn) connections share, with the
+// accessors and the client (dial) and server (accept) handshake setup.
+type connCommon struct {
+	ep     *Endpoint
+	server bool
+	sink   event.Sink
+
+	id          uint64 // client-chosen CID: the flow identity at both ends
+	localCID    uint64
+	peerCID     uint64
+	initialDCID uint64
+	peer        netip.AddrPort
+	validated   bool // server: the client's address is validated; client: true
+	err         error
+	done        bool
+	drainAt     clock.Time
+	base        clock.Time // timestamp origin
+	lastNow     clock.Time
+	lastRecv    clock.Time
+	request     []byte
+
+	maxDatagram int // negotiated datagram size, bytes
+	mss         int // payload bytes per packet (largest application datagram in datagram mode)
+	ecnOn       bool
+
+	// handshake
+	initialDue bool
+	hsAt       clock.Time
+	sendAccept int
+	acceptTS   uint32
+	pingDue    bool
+}
+
+// ID returns the connection's identity: the client-chosen connection ID,
+// equal at both ends (event.Event.Flow).
+func (h *connCommon) ID() uint64 { return h.id }
+
+// Peer returns the peer's current address (it changes on NAT rebinding).
+func (h *connCommon) Peer() netip.AddrPort { return h.peer }
+
+// Done reports whether the connection has finished: for a stream, both FINs
+// exchanged and acknowledged; for datagrams, closed; or failed (Err() != nil).
+func (h *connCommon) Done() bool { return h.done }
+
+// Err returns why the connection failed, or nil.
+func (h *connCommon) Err() error { return h.err }
+
+// Request returns the opaque application request the client sent in its
+// Initial.
+func (h *connCommon) Request() []byte { return h.request }
+
+// newConnCommon returns the state of a connection created at now; sink nil
+// discards its events.
+func newConnCommon(ep *Endpoint, sink event.Sink, now clock.Time) connCommon {
+	if sink == nil {
+		sink = event.Discard
+	}
+	return connCommon{ep: ep, sink: sink, base: now - clock.Time(time.Microsecond), lastNow: now, lastRecv: now, validated: true}
+}
+
+// dial sets up a client: a fresh local CID (also the flow identity), a
+// random Initial destination CID, and the Initial due.
+func (h *connCommon) dial(peer netip.AddrPort, request []byte) {
+	h.localCID = h.ep.newCID()
+	h.id = h.localCID
+	h.initialDCID = h.ep.rand.Uint64()
+	h.peer = peer
+	h.request = append([]byte(nil), request...)
+	h.initialDue = true
+}
+
+// accept sets up a server from the client's Initial p received from `from`:
+// the client's CID as identity, a fresh local CID, the smaller datagram size
+// (maxDatagram is ours, bytes) and ECN if both sides want it.
+func (h *connCommon) accept(from netip.AddrPort, p *packet, maxDatagram int, ecn bool) {
+	h.server = true
+	h.validated = false
+	h.id = p.scid
+	h.peerCID = p.scid
+	h.localCID = h.ep.newCID()
+	h.initialDCID = p.dcid
+	h.peer = from
+	h.request = append([]byte(nil), p.request...)
+	h.maxDatagram = min(maxDatagram, int(p.maxDatagram))
+	h.ecnOn = ecn && p.hsFlags&hsECN != 0
+}
+
+// initialAgain handles a retransmitted Initial from `from`: our Accept was
+// lost. One Accept per Initial, each smaller than it, keeps the
+// amplification factor < 1.
+func (h *connCommon) initialAgain(from netip.AddrPort) {
+	if !h.validated && h.sendAccept < 1 {
+		h.sendAccept++
+		h.peer = from
+	}
+}
