@@ -23,6 +23,13 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-c", "127.0.0.1", "-t", "soon"}, []string{"-t"}},
 		{[]string{"-c", "127.0.0.1", "-size", "100000"}, []string{"-size"}},
 		{[]string{"-c", "127.0.0.1", "extra"}, []string{"unexpected"}},
+		// -mode, and flags of -mode datagram
+		{[]string{"-c", "127.0.0.1", "-mode", "bulk"}, []string{"-mode", "datagram"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-cc", "none"}, []string{"Rate"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-cc", "ccid3"}, []string{"ccid3", "ccid2", "none"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-drop", "middle"}, []string{"-drop"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-rate", "fast"}, []string{"-rate"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-on", "1s"}, []string{"On"}},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(tc.args, &out, &errb); code != 2 {
