@@ -71,50 +71,29 @@ func DefaultConfig() Config {
 
 // fill replaces zero fields of c with those of d.
 func (c *Config) fill(d Config) {
-	if c.MaxDatagram == 0 {
-		c.MaxDatagram = d.MaxDatagram
-	}
-	if c.CC == "" {
-		c.CC = d.CC
-	}
-	if c.Recovery == "" {
-		c.Recovery = d.Recovery
-	}
-	if c.MinRTO == 0 {
-		c.MinRTO = d.MinRTO
-	}
-	if c.InitialRTO == 0 {
-		c.InitialRTO = d.InitialRTO
-	}
-	if c.MaxRTO == 0 {
-		c.MaxRTO = d.MaxRTO
-	}
-	if c.DelayedAck == 0 {
-		c.DelayedAck = d.DelayedAck
-	}
-	if c.AckEvery == 0 {
-		c.AckEvery = d.AckEvery
-	}
-	if c.RecvWindow == 0 {
-		c.RecvWindow = d.RecvWindow
-	}
-	if c.SendBuffer == 0 {
-		c.SendBuffer = d.SendBuffer
-	}
-	if c.Digest == "" {
-		c.Digest = d.Digest
-	}
-	if !c.ECN {
-		c.ECN = d.ECN
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = d.IdleTimeout
-	}
-	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = d.HandshakeTimeout
-	}
-	if c.Sink == nil {
-		c.Sink = d.Sink
+	fillZero(&c.MaxDatagram, d.MaxDatagram)
+	fillZero(&c.CC, d.CC)
+	fillZero(&c.Recovery, d.Recovery)
+	fillZero(&c.MinRTO, d.MinRTO)
+	fillZero(&c.InitialRTO, d.InitialRTO)
+	fillZero(&c.MaxRTO, d.MaxRTO)
+	fillZero(&c.DelayedAck, d.DelayedAck)
+	fillZero(&c.AckEvery, d.AckEvery)
+	fillZero(&c.RecvWindow, d.RecvWindow)
+	fillZero(&c.SendBuffer, d.SendBuffer)
+	fillZero(&c.Digest, d.Digest)
+	fillZero(&c.ECN, d.ECN)
+	fillZero(&c.IdleTimeout, d.IdleTimeout)
+	fillZero(&c.HandshakeTimeout, d.HandshakeTimeout)
+	fillZero(&c.Sink, d.Sink)
+}
+
+// fillZero sets *v to d if *v is the zero value (a default for an unset
+// configuration field).
+func fillZero[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
 	}
 }
 

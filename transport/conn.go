@@ -795,16 +795,8 @@ func (c *Conn) onDeadline(now clock.Time) {
 		}
 		return
 	}
-	timeout := c.cfg.IdleTimeout
-	if c.state == stInitial {
-		timeout = c.cfg.HandshakeTimeout
-	}
-	if !now.Before(c.lastRecv.Add(timeout)) {
-		if c.state == stInitial {
-			c.fail(now, ErrHandshakeTimeout)
-		} else {
-			c.fail(now, ErrIdleTimeout)
-		}
+	if err := c.timeoutErr(now, c.state == stOpen, c.cfg.IdleTimeout, c.cfg.HandshakeTimeout); err != nil {
+		c.fail(now, err)
 		return
 	}
 	if c.hsAt != clock.Never && !now.Before(c.hsAt) {

@@ -96,6 +96,19 @@ func (h *connCommon) accept(from netip.AddrPort, p *packet, maxDatagram int, ecn
 	h.ecnOn = ecn && p.hsFlags&hsECN != 0
 }
 
+// timeoutErr returns ErrHandshakeTimeout (not yet established) or
+// ErrIdleTimeout once nothing has been received for that timeout, else nil.
+func (h *connCommon) timeoutErr(now clock.Time, established bool, idle, handshake time.Duration) error {
+	timeout, err := idle, ErrIdleTimeout
+	if !established {
+		timeout, err = handshake, ErrHandshakeTimeout
+	}
+	if !now.Before(h.lastRecv.Add(timeout)) {
+		return err
+	}
+	return nil
+}
+
 // initialAgain handles a retransmitted Initial from `from`: our Accept was
 // lost. One Accept per Initial, each smaller than it, keeps the
 // amplification factor < 1.

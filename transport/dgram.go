@@ -118,54 +118,24 @@ func DefaultDgramConfig() DgramConfig {
 }
 
 func (c *DgramConfig) fill(d DgramConfig) {
-	if c.MaxDatagram == 0 {
-		c.MaxDatagram = d.MaxDatagram
-	}
-	if c.CC == "" {
-		c.CC = d.CC
-	}
-	if c.AckRatio == 0 {
-		c.AckRatio = d.AckRatio
-	}
-	if c.AckDelay == 0 {
-		c.AckDelay = d.AckDelay
-	}
-	if c.MinRTO == 0 {
-		c.MinRTO = d.MinRTO
-	}
-	if c.InitialRTO == 0 {
-		c.InitialRTO = d.InitialRTO
-	}
-	if c.MaxRTO == 0 {
-		c.MaxRTO = d.MaxRTO
-	}
-	if !c.ECN {
-		c.ECN = d.ECN
-	}
-	if c.Rate == 0 {
-		c.Rate = d.Rate
-	}
+	fillZero(&c.MaxDatagram, d.MaxDatagram)
+	fillZero(&c.CC, d.CC)
+	fillZero(&c.AckRatio, d.AckRatio)
+	fillZero(&c.AckDelay, d.AckDelay)
+	fillZero(&c.MinRTO, d.MinRTO)
+	fillZero(&c.InitialRTO, d.InitialRTO)
+	fillZero(&c.MaxRTO, d.MaxRTO)
+	fillZero(&c.ECN, d.ECN)
+	fillZero(&c.Rate, d.Rate)
 	if c.On == 0 && c.Off == 0 {
 		c.On, c.Off = d.On, d.Off
 	}
-	if c.SendQueue == 0 {
-		c.SendQueue = d.SendQueue
-	}
-	if c.DropPolicy == DropNewest {
-		c.DropPolicy = d.DropPolicy
-	}
-	if c.RecvQueue == 0 {
-		c.RecvQueue = d.RecvQueue
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = d.IdleTimeout
-	}
-	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = d.HandshakeTimeout
-	}
-	if c.Sink == nil {
-		c.Sink = d.Sink
-	}
+	fillZero(&c.SendQueue, d.SendQueue)
+	fillZero(&c.DropPolicy, d.DropPolicy) // DropNewest is the zero value
+	fillZero(&c.RecvQueue, d.RecvQueue)
+	fillZero(&c.IdleTimeout, d.IdleTimeout)
+	fillZero(&c.HandshakeTimeout, d.HandshakeTimeout)
+	fillZero(&c.Sink, d.Sink)
 }
 
 // Validate checks c after defaults are filled.
@@ -879,16 +849,8 @@ func (c *DgramConn) onDeadline(now clock.Time) {
 	if c.done {
 		return
 	}
-	timeout := c.cfg.IdleTimeout
-	if !c.established {
-		timeout = c.cfg.HandshakeTimeout
-	}
-	if !now.Before(c.lastRecv.Add(timeout)) {
-		if !c.established {
-			c.finish(now, ErrHandshakeTimeout)
-		} else {
-			c.finish(now, ErrIdleTimeout)
-		}
+	if err := c.timeoutErr(now, c.established, c.cfg.IdleTimeout, c.cfg.HandshakeTimeout); err != nil {
+		c.finish(now, err)
 		return
 	}
 	if c.hsAt != clock.Never && !now.Before(c.hsAt) {
