@@ -2,7 +2,6 @@ package udp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -31,26 +30,12 @@ func (e *Endpoint) DialDgram(ctx context.Context, peer netip.AddrPort, cfg trans
 		return nil, err
 	}
 	e.l.kick()
-	refused := false
-	err = e.wait(ctx, func() bool {
-		if e.l.refused && !tc.Established() {
-			refused = true
-			return true
-		}
-		return tc.Established() || tc.Done()
-	})
-	switch {
-	case refused:
-		tc.Abort(e.l.now())
-		return nil, fmt.Errorf("dial %v: %w", peer, ErrRefused)
-	case err != nil:
+	if err := e.awaitHandshake(ctx, tc.Established, tc.Done); err != nil {
 		tc.Abort(e.l.now())
 		return nil, fmt.Errorf("dial %v: %w", peer, err)
-	case !tc.Established():
-		if errors.Is(tc.Err(), transport.ErrHandshakeTimeout) {
-			return nil, fmt.Errorf("dial %v: no answer (is a receiver running there?): %w", peer, tc.Err())
-		}
-		return nil, fmt.Errorf("dial %v: %v", peer, tc.Err())
+	}
+	if !tc.Established() {
+		return nil, dialError(peer, tc.Err())
 	}
 	return &DgramConn{e: e, c: tc}, nil
 }
@@ -58,13 +43,7 @@ func (e *Endpoint) DialDgram(ctx context.Context, peer netip.AddrPort, cfg trans
 // AcceptDgram blocks until a peer opens a datagram-mode connection, ctx
 // ends, or the Endpoint closes.
 func (e *Endpoint) AcceptDgram(ctx context.Context) (*DgramConn, error) {
-	e.l.mu.Lock()
-	defer e.l.mu.Unlock()
-	var tc *transport.DgramConn
-	err := e.wait(ctx, func() bool {
-		tc = e.ep.AcceptDgram()
-		return tc != nil
-	})
+	tc, err := acceptNext(ctx, e, e.ep.AcceptDgram)
 	if err != nil {
 		return nil, err
 	}

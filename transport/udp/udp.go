@@ -215,46 +215,65 @@ func (e *Endpoint) Dial(ctx context.Context, peer netip.AddrPort, cfg transport.
 		return nil, err
 	}
 	e.l.kick()
-	c := &Conn{e: e, c: tc}
-	refused := false
-	err = e.wait(ctx, func() bool {
-		if e.l.refused && !tc.Established() {
-			refused = true
-			return true
-		}
-		return tc.Established() || tc.Err() != nil || tc.Done()
-	})
-	if refused {
-		return nil, fmt.Errorf("dial %v: %w", peer, ErrRefused)
-	}
-	if err != nil {
+	if err := e.awaitHandshake(ctx, tc.Established, func() bool { return tc.Err() != nil || tc.Done() }); err != nil {
 		return nil, fmt.Errorf("dial %v: %w", peer, err)
 	}
 	if !tc.Established() {
-		if err := tc.Err(); err != nil {
-			if errors.Is(err, transport.ErrHandshakeTimeout) {
-				return nil, fmt.Errorf("dial %v: no answer (is a receiver running there?): %w", peer, err)
-			}
-			return nil, fmt.Errorf("dial %v: %w", peer, err)
-		}
-		return nil, fmt.Errorf("dial %v: connection closed during handshake", peer)
+		return nil, dialError(peer, tc.Err())
 	}
-	return c, nil
+	return &Conn{e: e, c: tc}, nil
+}
+
+// awaitHandshake waits until established() or ended() holds, the peer's
+// host reports its port unreachable (ErrRefused), ctx ends, or the Endpoint
+// closes. The lock must be held.
+func (e *Endpoint) awaitHandshake(ctx context.Context, established, ended func() bool) error {
+	refused := false
+	err := e.wait(ctx, func() bool {
+		if e.l.refused && !established() {
+			refused = true
+			return true
+		}
+		return established() || ended()
+	})
+	if refused {
+		return ErrRefused
+	}
+	return err
+}
+
+// dialError explains why a handshake with peer ended without a connection
+// (err: the connection's error).
+func dialError(peer netip.AddrPort, err error) error {
+	switch {
+	case errors.Is(err, transport.ErrHandshakeTimeout):
+		return fmt.Errorf("dial %v: no answer (is a receiver running there?): %w", peer, err)
+	case err != nil:
+		return fmt.Errorf("dial %v: %w", peer, err)
+	}
+	return fmt.Errorf("dial %v: connection closed during handshake", peer)
 }
 
 // Accept blocks until a peer opens a connection, ctx ends, or the Endpoint closes.
 func (e *Endpoint) Accept(ctx context.Context) (*Conn, error) {
-	e.l.mu.Lock()
-	defer e.l.mu.Unlock()
-	var tc *transport.Conn
-	err := e.wait(ctx, func() bool {
-		tc = e.ep.Accept()
-		return tc != nil
-	})
+	tc, err := acceptNext(ctx, e, e.ep.Accept)
 	if err != nil {
 		return nil, err
 	}
 	return &Conn{e: e, c: tc}, nil
+}
+
+// acceptNext blocks until next (called with the lock held) returns a new
+// connection, ctx ends, or the Endpoint closes.
+func acceptNext[T any](ctx context.Context, e *Endpoint, next func() *T) (*T, error) {
+	e.l.mu.Lock()
+	defer e.l.mu.Unlock()
+	var tc *T
+	err := e.wait(ctx, func() bool {
+		tc = next()
+		return tc != nil
+	})
+	return tc, err
 }
 
 // Conn is a transport.Conn with blocking calls. All methods are safe for
