@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"cclab/event"
 	"cclab/internal/units"
 	"cclab/link"
 	"cclab/qdisc"
@@ -63,6 +64,21 @@ type Config struct {
 	// destination connection ID instead of the UDP 5-tuple; other datagrams
 	// keep the 5-tuple key.
 	ClassifyCID bool
+
+	// Sink, if set, receives every hop's link events (event.Enqueue, Drop,
+	// Mark, Dequeue, Departure, as package link emits them) with times on
+	// the relay's clock (Relay.Now) and Event.Link from Links. It is called
+	// with the relay's lock held, from whichever goroutine moves the packet
+	// (a reader or the scheduler), so calls never overlap and each hop's
+	// events arrive in time order; it must be quick and must not call the
+	// relay's methods. Event.Flow is the packet's flow key (Config.ClassifyCID;
+	// otherwise qdisc.FlowKey of the datagram's source and destination, see
+	// Relay.FlowKey).
+	Sink event.Sink
+	// Links are the event.Event.Link indices of the hops, per direction
+	// (Fwd, Rev), e.g. the simulator's link IDs of the same path; a missing
+	// entry is dir*1000+hop.
+	Links [2][]int32
 }
 
 // hopKeys are the keys of a -hop spec.

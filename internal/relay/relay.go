@@ -179,7 +179,11 @@ func New(cfg Config) (*Relay, error) {
 		for i, hc := range hops {
 			h := &hop{dir: dir, idx: i}
 			index := int32(dir*1000 + i)
+			if i < len(cfg.Links[dir]) {
+				index = cfg.Links[dir][i]
+			}
 			hh := h
+			ext := cfg.Sink
 			sink := event.Func(func(e event.Event) {
 				switch e.Kind {
 				case event.Drop:
@@ -189,6 +193,9 @@ func New(cfg Config) (*Relay, error) {
 					if e.Sojourn > hh.maxSojourn {
 						hh.maxSojourn = e.Sojourn
 					}
+				}
+				if ext != nil {
+					ext.Record(e)
 				}
 			})
 			l, err := link.New(hc, link.Env{
@@ -254,6 +261,21 @@ func (r *Relay) Addr() netip.AddrPort { return r.ln.LocalAddr() }
 
 // now reads the relay's clock.
 func (r *Relay) now() clock.Time { return r.base.Add(time.Since(r.start)) }
+
+// Now returns the relay's clock: the time base of the events it gives
+// Config.Sink.
+func (r *Relay) Now() clock.Time { return r.now() }
+
+// FlowKey returns the flow key (qdisc.Packet.Flow, event.Event.Flow) the
+// relay gives the datagrams of the client at addr in direction dir (Fwd:
+// client → target, Rev: target → client) when they are keyed by their UDP
+// 5-tuple (always, unless Config.ClassifyCID recognises them).
+func (r *Relay) FlowKey(addr netip.AddrPort, dir int) uint64 {
+	if dir == Rev {
+		return qdisc.FlowKey(r.target, addr)
+	}
+	return qdisc.FlowKey(addr, r.target)
+}
 
 // wall converts a modelled instant to wall-clock time (for pcap timestamps).
 func (r *Relay) wall(t clock.Time) time.Time { return r.start.Add(t.Sub(r.base)) }
@@ -444,8 +466,8 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time) *client {
 		r.byIdx = append(r.byIdx, nil)
 	}
 	c := &client{idx: idx, addr: addr, up: up, lastSeen: now, gen: int(r.cnt.Clients & 0x7fffffff)}
-	c.flow[Fwd] = qdisc.FlowKey(addr, r.target)
-	c.flow[Rev] = qdisc.FlowKey(r.target, addr)
+	c.flow[Fwd] = r.FlowKey(addr, Fwd)
+	c.flow[Rev] = r.FlowKey(addr, Rev)
 	r.byIdx[idx] = c
 	r.clients[addr] = c
 	r.cnt.Clients++

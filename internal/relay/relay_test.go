@@ -18,6 +18,7 @@ import (
 
 	"cclab/clock"
 	"cclab/ecn"
+	"cclab/event"
 	"cclab/link"
 	"cclab/netio"
 	"cclab/qdisc"
@@ -645,7 +646,18 @@ func TestCrossTrafficAllocationFree(t *testing.T) {
 // BenchmarkRelayForward pushes datagrams through a shaped relay hop over
 // loopback (client → relay → sink) and reports allocations per datagram of
 // the whole process (blaster and sink are allocation-free in their loops).
-func BenchmarkRelayForward(b *testing.B) {
+func BenchmarkRelayForward(b *testing.B) { benchRelayForward(b, nil) }
+
+// BenchmarkRelayForwardSink is BenchmarkRelayForward with a Config.Sink
+// that counts the link events (the cost of exposing them, e.g. to
+// eval.Collector in a live run).
+func BenchmarkRelayForwardSink(b *testing.B) {
+	var n int64
+	benchRelayForward(b, event.Func(func(event.Event) { n++ }))
+	b.ReportMetric(float64(n)/float64(b.N), "events/op")
+}
+
+func benchRelayForward(b *testing.B, sink event.Sink) {
 	dst, err := netio.ListenUDP("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -663,7 +675,7 @@ func BenchmarkRelayForward(b *testing.B) {
 		}
 	}()
 	r, err := New(Config{Listen: "127.0.0.1:0", Target: dst.LocalAddr().String(),
-		Hops: [2][]link.Config{{{Rate: 1e9, Delay: time.Millisecond, Queue: "droptail:10000p"}}}})
+		Hops: [2][]link.Config{{{Rate: 1e9, Delay: time.Millisecond, Queue: "droptail:10000p"}}}, Sink: sink})
 	if err != nil {
 		b.Fatal(err)
 	}
