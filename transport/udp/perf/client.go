@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"cclab/ccalgo"
@@ -106,6 +105,22 @@ func resolve(addr string) (netip.AddrPort, error) {
 	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
 }
 
+// dialEndpoint resolves the receiver address addr and returns it with ep,
+// or if ep is nil a new Endpoint on a socket connected to it (owned: the
+// caller closes it).
+func dialEndpoint(addr string, ep *udp.Endpoint, driver udp.Config) (peer netip.AddrPort, _ *udp.Endpoint, owned bool, err error) {
+	if peer, err = resolve(addr); err != nil {
+		return peer, nil, false, err
+	}
+	if ep != nil {
+		return peer, ep, false, nil
+	}
+	if ep, err = udp.DialSocket(peer.String(), driver); err != nil {
+		return peer, nil, false, fmt.Errorf("open socket to %v: %v", peer, err)
+	}
+	return peer, ep, true, nil
+}
+
 // transportConfig builds the transport Config of the client's connection.
 func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.Config {
 	tc := transport.DefaultConfig()
@@ -134,16 +149,11 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	peer, err := resolve(cfg.Addr)
+	peer, ep, owned, err := dialEndpoint(cfg.Addr, cfg.Endpoint, cfg.Driver)
 	if err != nil {
 		return nil, err
 	}
-	ep := cfg.Endpoint
-	if ep == nil {
-		ep, err = udp.DialSocket(peer.String(), cfg.Driver)
-		if err != nil {
-			return nil, fmt.Errorf("open socket to %v: %v", peer, err)
-		}
+	if owned {
 		defer ep.Close()
 	}
 
@@ -285,11 +295,27 @@ func readAll(c *udp.Conn, max int) ([]byte, error) {
 	}
 }
 
-// intervals samples a connection's counters every cfg.Interval until stop
-// is closed; sample returns (bytes so far, retransmits so far, cwnd, srtt).
+// sampler returns a connection's (bytes so far, retransmits so far, cwnd,
+// srtt).
 type sampler func() (bytes, retrans int64, cwnd int, srtt time.Duration)
 
-func runIntervals(cfg *ClientConfig, t0 time.Time, sample sampler, stop <-chan struct{}, out *[]Interval, mu *sync.Mutex) {
+// startIntervals appends an Interval to *out every cfg.Interval, sampled
+// since t0, in a goroutine of its own until the returned stop is called;
+// stop returns once the goroutine has ended (then *out may be read).
+func startIntervals(cfg *ClientConfig, t0 time.Time, sample sampler, out *[]Interval) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runIntervals(cfg, t0, sample, quit, out)
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+func runIntervals(cfg *ClientConfig, t0 time.Time, sample sampler, stop <-chan struct{}, out *[]Interval) {
 	if cfg.Interval <= 0 {
 		return
 	}
@@ -309,9 +335,7 @@ func runIntervals(cfg *ClientConfig, t0 time.Time, sample sampler, stop <-chan s
 				iv.BitsPerSec = float64(iv.Bytes) * 8 / (end - last)
 			}
 			lastB, lastR, last = b, r, end
-			mu.Lock()
 			*out = append(*out, iv)
-			mu.Unlock()
 			if cfg.OnInterval != nil {
 				cfg.OnInterval(iv)
 			}
@@ -327,24 +351,17 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 	}
 	t0 := time.Now()
 	conn.SetSource(transport.NewPatternSource(cfg.Seed), length)
-	stopIv := make(chan struct{})
-	var ivMu sync.Mutex
-	ivDone := make(chan struct{})
-	go func() {
-		defer close(ivDone)
-		runIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
-			s := snapshot(conn.Stats())
-			return s.ackedBytes, s.retransmits, s.cwnd, s.srtt
-		}, stopIv, &res.Intervals, &ivMu)
-	}()
+	stopIntervals := startIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
+		s := snapshot(conn.Stats())
+		return s.ackedBytes, s.retransmits, s.cwnd, s.srtt
+	}, &res.Intervals)
 	if cfg.Bytes == 0 {
 		timer := time.AfterFunc(cfg.Duration, conn.CloseWrite)
 		defer timer.Stop()
 	}
 	msg, err := readAll(conn, maxMessage)
 	elapsed := time.Since(t0)
-	close(stopIv)
-	<-ivDone
+	stopIntervals()
 	if err != nil {
 		return fmt.Errorf("transfer failed: %w", err)
 	}
@@ -382,16 +399,10 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 // a second connection.
 func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn *udp.Conn, cfg *ClientConfig, res *Result) error {
 	t0 := time.Now()
-	stopIv := make(chan struct{})
-	var ivMu sync.Mutex
-	ivDone := make(chan struct{})
-	go func() {
-		defer close(ivDone)
-		runIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
-			s := snapshot(conn.Stats())
-			return s.recvBytes, 0, 0, 0
-		}, stopIv, &res.Intervals, &ivMu)
-	}()
+	stopIntervals := startIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
+		s := snapshot(conn.Stats())
+		return s.recvBytes, 0, 0, 0
+	}, &res.Intervals)
 	buf := make([]byte, 256<<10)
 	var first []byte // a refusal comes as a Report instead of pattern bytes
 	var got int64
@@ -411,8 +422,7 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 		}
 	}
 	elapsed := time.Since(t0)
-	close(stopIv)
-	<-ivDone
+	stopIntervals()
 	if rerr != nil {
 		return fmt.Errorf("transfer failed: %w", rerr)
 	}

@@ -165,16 +165,11 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	peer, err := resolve(cfg.Addr)
+	peer, ep, owned, err := dialEndpoint(cfg.Addr, cfg.Endpoint, cfg.Driver)
 	if err != nil {
 		return nil, err
 	}
-	ep := cfg.Endpoint
-	if ep == nil {
-		ep, err = udp.DialSocket(peer.String(), cfg.Driver)
-		if err != nil {
-			return nil, err
-		}
+	if owned {
 		defer ep.Close()
 	}
 	tc, _ := cfg.transportConfig()
