@@ -151,27 +151,6 @@ func (h *dgramHost) service(now clock.Time) {
 	}
 	clear(h.recv[k:])
 	h.recv = h.recv[:k]
-	net := h.d.Sim.Net
-	pool := &net.pool
-	for {
-		p := pool.Get()
-		n, to, cp := h.ep.Transmit(now, p.Buf[:cap(p.Buf)])
-		if n == 0 {
-			pool.Free(p)
-			break
-		}
-		dst := NodeID(to)
-		if dst < 0 || int(dst) >= len(net.Nodes) {
-			h.node.Dropped++
-			pool.Free(p)
-			continue
-		}
-		p.Buf = p.Buf[:n]
-		p.Size = n + net.Overhead
-		p.ECN = cp
-		p.Flow = flowKey(h.node.ID, dst, DgramPort)
-		*pool.Meta(p) = Meta{Src: h.node.ID, Dst: dst, SrcPort: DgramPort, DstPort: to.Port(), Sent: now}
-		net.Send(now, h.node, p)
-	}
+	h.d.Sim.Net.transmit(now, h.ep, h.node, DgramPort)
 	h.timer.Set(h.ep.Deadline())
 }

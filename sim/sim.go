@@ -172,27 +172,32 @@ type acceptedConn struct {
 }
 
 // transmit drains the endpoint's datagrams onto the network.
-func (st *Stack) transmit(now clock.Time) {
-	pool := &st.sim.Net.pool
+func (st *Stack) transmit(now clock.Time) { st.sim.Net.transmit(now, st.ep, st.node, TransportPort) }
+
+// transmit drains ep's datagrams onto the network from node, with source
+// port srcPort. A datagram to an address outside the simulation counts in
+// node.Dropped.
+func (n *Network) transmit(now clock.Time, ep *transport.Endpoint, node *Node, srcPort uint16) {
+	pool := &n.pool
 	for {
 		p := pool.Get()
-		n, to, cp := st.ep.Transmit(now, p.Buf[:cap(p.Buf)])
-		if n == 0 {
+		size, to, cp := ep.Transmit(now, p.Buf[:cap(p.Buf)])
+		if size == 0 {
 			pool.Free(p)
 			return
 		}
 		dst := NodeID(to)
-		if dst < 0 || int(dst) >= len(st.sim.Net.Nodes) {
-			st.node.Dropped++ // not a simulated address: nowhere to route it
+		if dst < 0 || int(dst) >= len(n.Nodes) {
+			node.Dropped++ // not a simulated address: nowhere to route it
 			pool.Free(p)
 			continue
 		}
-		p.Buf = p.Buf[:n]
-		p.Size = n + st.sim.Net.Overhead
+		p.Buf = p.Buf[:size]
+		p.Size = size + n.Overhead
 		p.ECN = cp
-		p.Flow = flowKey(st.node.ID, dst, TransportPort)
-		*pool.Meta(p) = Meta{Src: st.node.ID, Dst: dst, SrcPort: TransportPort, DstPort: to.Port(), Sent: now}
-		st.sim.Net.Send(now, st.node, p)
+		p.Flow = flowKey(node.ID, dst, srcPort)
+		*pool.Meta(p) = Meta{Src: node.ID, Dst: dst, SrcPort: srcPort, DstPort: to.Port(), Sent: now}
+		n.Send(now, node, p)
 	}
 }
 
