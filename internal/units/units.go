@@ -49,6 +49,19 @@ func splitNumber(s string) (num float64, rest string, ok bool) {
 	return f, strings.TrimSpace(s[i:]), true
 }
 
+// splitQuantity trims s and splits it into its non-negative number and unit;
+// what ("rate", "size") and help (examples) go into the errors.
+func splitQuantity(s, what, help string) (num float64, unit string, err error) {
+	num, unit, ok := splitNumber(strings.TrimSpace(s))
+	if !ok {
+		return 0, "", fmt.Errorf("%s %q: not a number with a unit (%s)", what, s, help)
+	}
+	if num < 0 {
+		return 0, "", fmt.Errorf("%s %q: must not be negative (%s)", what, s, help)
+	}
+	return num, unit, nil
+}
+
 // splitPrefix removes a decimal or binary prefix from the front of unit.
 func splitPrefix(unit string) (mult float64, rest string) {
 	for _, p := range prefixes {
@@ -66,14 +79,9 @@ const rateHelp = "examples: 16Mbit, 1.5Gbit, 500kbit, 10M (bits/s), 2MB/s (bytes
 // bit/s, bps, b/s. Byte units (capital B): B/s, Bps, byte/s, bytes/s.
 // Negative rates are rejected.
 func ParseRate(s string) (float64, error) {
-	in := s
-	s = strings.TrimSpace(s)
-	num, unit, ok := splitNumber(s)
-	if !ok {
-		return 0, fmt.Errorf("rate %q: not a number with a unit (%s)", in, rateHelp)
-	}
-	if num < 0 {
-		return 0, fmt.Errorf("rate %q: must not be negative (%s)", in, rateHelp)
+	num, unit, err := splitQuantity(s, "rate", rateHelp)
+	if err != nil {
+		return 0, err
 	}
 	mult, u := splitPrefix(unit)
 	var per float64
@@ -83,11 +91,11 @@ func ParseRate(s string) (float64, error) {
 	case "B/s", "Bps", "byte/s", "bytes/s", "B":
 		per = 8
 	default:
-		return 0, fmt.Errorf("rate %q: unknown unit %q (%s)", in, unit, rateHelp)
+		return 0, fmt.Errorf("rate %q: unknown unit %q (%s)", s, unit, rateHelp)
 	}
 	v := num * mult * per
 	if math.IsInf(v, 0) || v > 1e18 {
-		return 0, fmt.Errorf("rate %q: too large", in)
+		return 0, fmt.Errorf("rate %q: too large", s)
 	}
 	return v, nil
 }
@@ -99,24 +107,19 @@ const bytesHelp = "examples: 1500, 64KiB, 100M, 1G, 30kB; K/M/G = 10^3/10^6/10^9
 // optionally followed by B) prefix. Fractions are allowed when the result is a
 // whole number of bytes after rounding ("1.5K" = 1500). Negative sizes are rejected.
 func ParseBytes(s string) (int64, error) {
-	in := s
-	s = strings.TrimSpace(s)
-	num, unit, ok := splitNumber(s)
-	if !ok {
-		return 0, fmt.Errorf("size %q: not a number with a unit (%s)", in, bytesHelp)
-	}
-	if num < 0 {
-		return 0, fmt.Errorf("size %q: must not be negative (%s)", in, bytesHelp)
+	num, unit, err := splitQuantity(s, "size", bytesHelp)
+	if err != nil {
+		return 0, err
 	}
 	mult, u := splitPrefix(unit)
 	switch u {
 	case "", "B", "b", "byte", "bytes":
 	default:
-		return 0, fmt.Errorf("size %q: unknown unit %q (%s)", in, unit, bytesHelp)
+		return 0, fmt.Errorf("size %q: unknown unit %q (%s)", s, unit, bytesHelp)
 	}
 	v := math.Round(num * mult)
 	if v > math.MaxInt64/2 {
-		return 0, fmt.Errorf("size %q: too large", in)
+		return 0, fmt.Errorf("size %q: too large", s)
 	}
 	return int64(v), nil
 }
