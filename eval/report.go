@@ -193,13 +193,7 @@ func lineKey(g *Group, x Axis, axes []Axis) string {
 		if p.Axis == x.Path {
 			continue
 		}
-		short := p.Axis
-		for _, a := range axes {
-			if a.Path == p.Axis {
-				short = a.Short
-			}
-		}
-		parts = append(parts, short+"="+p.Value)
+		parts = append(parts, axisShort(axes, p.Axis)+"="+p.Value)
 	}
 	if len(parts) == 0 {
 		return "all"

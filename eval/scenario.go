@@ -177,18 +177,24 @@ type Point struct {
 func (p Point) Label(axes []Axis) string {
 	var parts []string
 	for _, pr := range p.Params {
-		short := pr.Axis
-		for _, a := range axes {
-			if a.Path == pr.Axis {
-				short = a.Short
-			}
-		}
-		parts = append(parts, short+"="+pr.Value)
+		parts = append(parts, axisShort(axes, pr.Axis)+"="+pr.Value)
 	}
 	if len(parts) == 0 {
 		return "default"
 	}
 	return strings.Join(parts, " ")
+}
+
+// axisShort returns the short name of the axis with the given path among
+// axes, or path itself if none has it.
+func axisShort(axes []Axis, path string) string {
+	short := path
+	for _, a := range axes {
+		if a.Path == path {
+			short = a.Short
+		}
+	}
+	return short
 }
 
 // Get returns the value of the named axis (path or short name) at p.
