@@ -587,6 +587,14 @@ func cov(mean, variance float64) (float64, bool) {
 	return math.Sqrt(variance) / math.Abs(mean), true
 }
 
+// putSpread sets v["var_"+name] and, unless the mean is 0, v["cov_"+name].
+func putSpread(v map[string]float64, name string, mean, variance float64) {
+	v["var_"+name] = variance
+	if cv, ok := cov(mean, variance); ok {
+		v["cov_"+name] = cv
+	}
+}
+
 // Finish integrates the state variables up to the end of the window and
 // returns the metrics.
 func (c *Collector) Finish() Metrics {
@@ -714,28 +722,19 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 		tput.add(-1, x)
 	}
 	if tput.n > 0 {
-		v["var_throughput"] = tput.variance()
-		if cv, ok := cov(tput.mean, tput.variance()); ok {
-			v["cov_throughput"] = cv
-		}
+		putSpread(v, "throughput", tput.mean, tput.variance())
 	}
 	if mean, ok := f.cwnd.mean(); ok {
 		vr, _ := f.cwnd.variance()
 		v["mean_cwnd"] = mean
-		v["var_cwnd"] = vr
-		if cv, ok := cov(mean, vr); ok {
-			v["cov_cwnd"] = cv
-		}
+		putSpread(v, "cwnd", mean, vr)
 	}
 	if mean, ok := f.inflight.mean(); ok {
 		v["mean_inflight"] = mean
 	}
 	if f.srtt.n > 0 {
 		v["mean_srtt"] = f.srtt.mean
-		v["var_srtt"] = f.srtt.variance()
-		if cv, ok := cov(f.srtt.mean, f.srtt.variance()); ok {
-			v["cov_srtt"] = cv
-		}
+		putSpread(v, "srtt", f.srtt.mean, f.srtt.variance())
 	}
 	if f.qdelay.n > 0 {
 		v["mean_qdelay_est"] = f.qdelay.mean
@@ -821,10 +820,7 @@ func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
 	if mean, ok := l.qlen.mean(); ok {
 		vr, _ := l.qlen.variance()
 		v["mean_queue_len"] = mean
-		v["var_queue_len"] = vr
-		if cv, ok := cov(mean, vr); ok {
-			v["cov_queue_len"] = cv
-		}
+		putSpread(v, "queue_len", mean, vr)
 	}
 	v["max_queue_len"] = l.qlen.max
 	if mean, ok := l.qbytes.mean(); ok {
@@ -832,10 +828,7 @@ func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
 	}
 	if l.sojourn.n > 0 {
 		v["mean_queue_delay"] = l.sojourn.mean
-		v["var_queue_delay"] = l.sojourn.variance()
-		if cv, ok := cov(l.sojourn.mean, l.sojourn.variance()); ok {
-			v["cov_queue_delay"] = cv
-		}
+		putSpread(v, "queue_delay", l.sojourn.mean, l.sojourn.variance())
 	}
 	v["total_enqueued"] = float64(l.enqueued)
 	var drops int64
