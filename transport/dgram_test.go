@@ -1,10 +1,8 @@
 package transport
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"math/rand/v2"
-	"net/netip"
 	"testing"
 	"time"
 
@@ -12,28 +10,16 @@ import (
 	"cclab/ecn"
 )
 
-// dnet runs a client endpoint (0) and a server endpoint (1) over two
-// pathModels with a fake clock, checking every datagram decodes.
+// dnet runs datagram-mode connections over a simNet, checking every
+// datagram decodes.
 type dnet struct {
-	t     testing.TB
-	now   clock.Time
-	eps   [2]*Endpoint
-	addrs [2]netip.AddrPort
-	paths [2]*pathModel
-	q     flightQ
-	seq   uint64
-	buf   []byte
-	app   func(n *dnet)
-	sent  [2]int // datagrams handed to each path
+	simNet
+	app func(n *dnet)
 }
 
 func newDnet(t testing.TB, seed uint64, fwd, rev pathModel, cfg DgramConfig) *dnet {
-	n := &dnet{t: t, now: clock.Start, buf: make([]byte, 65536)}
-	n.addrs[0] = netip.MustParseAddrPort("10.0.0.1:4000")
-	n.addrs[1] = netip.MustParseAddrPort("10.0.0.2:5201")
-	fwd.rng = rand.New(rand.NewPCG(seed, 1))
-	rev.rng = rand.New(rand.NewPCG(seed, 2))
-	n.paths[0], n.paths[1] = &fwd, &rev
+	n := &dnet{simNet: newSimNet(t, seed, fwd, rev)}
+	n.simNet.send = n.send
 	n.eps[0] = NewEndpoint(EndpointConfig{Dgram: DgramEndpointConfig{Defaults: cfg}, Rand: rand.New(rand.NewPCG(seed, 3))})
 	n.eps[1] = NewEndpoint(EndpointConfig{Server: true, Dgram: DgramEndpointConfig{Defaults: cfg}, Rand: rand.New(rand.NewPCG(seed, 4))})
 	return n
@@ -49,80 +35,24 @@ func (n *dnet) send(from int, b []byte, cp ecn.Codepoint) {
 	} else if r := decodePacket(b, &sp); r != RejectNone {
 		n.t.Fatalf("endpoint %d sent a datagram its peer rejects: %v", from, r)
 	}
-	n.sent[from]++
-	p := n.paths[from]
-	p.sent++
-	if p.Drop != nil && p.Drop(b) {
-		p.dropped++
-		return
-	}
-	if p.Loss > 0 && p.rng.Float64() < p.Loss {
-		p.dropped++
-		return
-	}
-	at := n.now
-	if p.Rate > 0 {
-		start := max(n.now, p.busyUntil)
-		backlog := int(float64(start.Sub(n.now)) * p.Rate / 8 / 1e9)
-		if p.QueueBytes > 0 && backlog+len(b) > p.QueueBytes {
-			p.dropped++
-			return
-		}
-		if p.MarkBytes > 0 && backlog > p.MarkBytes && cp.Capable() {
-			cp = ecn.CE
-			p.marked++
-		}
-		p.busyUntil = start.Add(time.Duration(float64(len(b)) * 8 / p.Rate * 1e9))
-		at = p.busyUntil
-	}
-	at = at.Add(p.Delay)
-	if p.Reorder > 0 && p.rng.Float64() < p.Reorder {
-		at = at.Add(time.Duration(p.rng.Int64N(int64(p.ReorderMax))) + 1)
-	}
-	n.seq++
-	heap.Push(&n.q, flight{at: at, seq: n.seq, to: 1 - from, from: n.addrs[from], cp: cp, data: append([]byte(nil), b...)})
+	n.carry(from, n.addrs[from], b, cp)
 }
 
+// run steps until done() (nil: never) or the clock reaches limit (where it
+// then stops); it reports whether done.
 func (n *dnet) run(limit time.Duration, done func() bool) bool {
 	end := n.now.Add(limit)
 	for {
 		if n.app != nil {
 			n.app(n)
 		}
-		for i := range n.eps {
-			for {
-				k, _, cp := n.eps[i].Transmit(n.now, n.buf)
-				if k == 0 {
-					break
-				}
-				n.send(i, n.buf[:k], cp)
-			}
-		}
+		n.flush()
 		if done != nil && done() {
 			return true
 		}
-		next := clock.Earliest(n.eps[0].Deadline(), n.eps[1].Deadline())
-		if len(n.q) > 0 {
-			next = clock.Earliest(next, n.q[0].at)
-		}
-		if next == clock.Never {
+		if !n.advance(end) {
+			n.now = min(n.now, end)
 			return false
-		}
-		if next > n.now {
-			n.now = next
-		}
-		if n.now > end {
-			n.now = end
-			return false
-		}
-		for len(n.q) > 0 && n.q[0].at <= n.now {
-			f := heap.Pop(&n.q).(flight)
-			n.eps[f.to].Receive(n.now, f.from, f.cp, f.data)
-		}
-		for i := range n.eps {
-			if d := n.eps[i].Deadline(); d != clock.Never && d <= n.now {
-				n.eps[i].OnDeadline(n.now)
-			}
 		}
 	}
 }
@@ -411,8 +341,8 @@ func TestDgramAmplification(t *testing.T) {
 	}
 	c.SetSource(n.now, &seqSource{size: 1000})
 	n.run(3*time.Second, nil)
-	if n.sent[1] != 1 {
-		t.Errorf("server sent %d datagrams to an unvalidated client, want 1 (the Accept)", n.sent[1])
+	if n.paths[1].sent != 1 {
+		t.Errorf("server sent %d datagrams to an unvalidated client, want 1 (the Accept)", n.paths[1].sent)
 	}
 }
 

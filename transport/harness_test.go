@@ -64,9 +64,10 @@ func (q *flightQ) Pop() any {
 	return x
 }
 
-// harness runs a client endpoint (0) and a server endpoint (1) over two
-// path models with a fake clock.
-type harness struct {
+// simNet is a client endpoint (0) and a server endpoint (1) joined by two
+// path models with a fake clock: the core of harness (stream connections)
+// and dnet (datagram mode).
+type simNet struct {
 	t     testing.TB
 	now   clock.Time
 	eps   [2]*Endpoint
@@ -75,6 +76,114 @@ type harness struct {
 	q     flightQ
 	seq   uint64
 	buf   []byte
+	// send hands a datagram that eps[from] transmitted to the network
+	// (checking it and then calling carry).
+	send func(from int, b []byte, cp ecn.Codepoint)
+}
+
+// newSimNet returns the network without its endpoints; fwd and rev draw
+// from sources seeded by seed.
+func newSimNet(t testing.TB, seed uint64, fwd, rev pathModel) simNet {
+	n := simNet{t: t, now: clock.Start, buf: make([]byte, 65536)}
+	n.addrs[0] = netip.MustParseAddrPort("10.0.0.1:4000")
+	n.addrs[1] = netip.MustParseAddrPort("10.0.0.2:5201")
+	fwd.rng = rand.New(rand.NewPCG(seed, 1))
+	rev.rng = rand.New(rand.NewPCG(seed, 2))
+	n.paths[0], n.paths[1] = &fwd, &rev
+	return n
+}
+
+// carry puts datagram b sent by endpoint from, with source address src, on
+// its path: drop, loss, serialization and queue, CE marking, delay,
+// reordering and duplication.
+func (n *simNet) carry(from int, src netip.AddrPort, b []byte, cp ecn.Codepoint) {
+	p := n.paths[from]
+	p.sent++
+	if p.Drop != nil && p.Drop(b) {
+		p.dropped++
+		return
+	}
+	if p.Loss > 0 && p.rng.Float64() < p.Loss {
+		p.dropped++
+		return
+	}
+	at := n.now
+	if p.Rate > 0 {
+		start := max(n.now, p.busyUntil)
+		backlog := int(float64(start.Sub(n.now)) * p.Rate / 8 / 1e9)
+		if p.QueueBytes > 0 && backlog+len(b) > p.QueueBytes {
+			p.dropped++
+			return
+		}
+		if p.MarkBytes > 0 && backlog > p.MarkBytes && cp.Capable() {
+			cp = ecn.CE
+			p.marked++
+		}
+		p.busyUntil = start.Add(time.Duration(float64(len(b)) * 8 / p.Rate * 1e9))
+		at = p.busyUntil
+	}
+	at = at.Add(p.Delay)
+	if p.Reorder > 0 && p.rng.Float64() < p.Reorder {
+		at = at.Add(time.Duration(p.rng.Int64N(int64(p.ReorderMax))) + 1)
+	}
+	copies := 1
+	if p.Dup > 0 && p.rng.Float64() < p.Dup {
+		copies = 2
+	}
+	for k := 0; k < copies; k++ {
+		n.seq++
+		heap.Push(&n.q, flight{at: at.Add(time.Duration(k) * time.Microsecond), seq: n.seq, to: 1 - from, from: src, cp: cp, data: append([]byte(nil), b...)})
+	}
+}
+
+// flush hands every datagram the endpoints have ready to send.
+func (n *simNet) flush() {
+	for i := range n.eps {
+		for {
+			k, _, cp := n.eps[i].Transmit(n.now, n.buf)
+			if k == 0 {
+				break
+			}
+			n.send(i, n.buf[:k], cp)
+		}
+	}
+}
+
+// advance moves the clock to the next arrival or timer, delivers the due
+// datagrams and runs the due timers. It returns false without doing so when
+// nothing is pending (stalled) or the next event lies beyond end (the clock
+// has then moved past end).
+func (n *simNet) advance(end clock.Time) bool {
+	next := clock.Earliest(n.eps[0].Deadline(), n.eps[1].Deadline())
+	if len(n.q) > 0 {
+		next = clock.Earliest(next, n.q[0].at)
+	}
+	if next == clock.Never {
+		n.t.Logf("stalled at %v", n.now)
+		return false
+	}
+	if next > n.now {
+		n.now = next
+	}
+	if n.now > end {
+		return false
+	}
+	for len(n.q) > 0 && n.q[0].at <= n.now {
+		f := heap.Pop(&n.q).(flight)
+		n.eps[f.to].Receive(n.now, f.from, f.cp, f.data)
+	}
+	for i := range n.eps {
+		if d := n.eps[i].Deadline(); d != clock.Never && d <= n.now {
+			n.eps[i].OnDeadline(n.now)
+		}
+	}
+	return true
+}
+
+// harness runs stream connections over a simNet and records a digest of
+// every event.
+type harness struct {
+	simNet
 	trace hash.Hash
 	log   event.Log
 	keep  bool // keep events in log
@@ -85,12 +194,8 @@ type harness struct {
 }
 
 func newHarness(t testing.TB, seed uint64, fwd, rev pathModel, cfg Config) *harness {
-	h := &harness{t: t, now: clock.Start, buf: make([]byte, 65536), trace: sha256.New()}
-	h.addrs[0] = netip.MustParseAddrPort("10.0.0.1:4000")
-	h.addrs[1] = netip.MustParseAddrPort("10.0.0.2:5201")
-	fwd.rng = rand.New(rand.NewPCG(seed, 1))
-	rev.rng = rand.New(rand.NewPCG(seed, 2))
-	h.paths[0], h.paths[1] = &fwd, &rev
+	h := &harness{simNet: newSimNet(t, seed, fwd, rev), trace: sha256.New()}
+	h.simNet.send = h.send
 	sink := event.Func(h.record)
 	cfg.Sink = sink
 	h.eps[0] = NewEndpoint(EndpointConfig{Defaults: cfg, Rand: rand.New(rand.NewPCG(seed, 3))})
@@ -130,65 +235,17 @@ func (h *harness) send(from int, b []byte, cp ecn.Codepoint) {
 	if r := decodePacket(b, &chk); r != RejectNone {
 		h.t.Fatalf("endpoint %d sent a datagram its peer rejects: %v", from, r)
 	}
-	p := h.paths[from]
-	p.sent++
-	if p.Drop != nil && p.Drop(b) {
-		p.dropped++
-		return
-	}
-	if p.Loss > 0 && p.rng.Float64() < p.Loss {
-		p.dropped++
-		return
-	}
-	at := h.now
-	if p.Rate > 0 {
-		start := max(h.now, p.busyUntil)
-		backlog := int(float64(start.Sub(h.now)) * p.Rate / 8 / 1e9)
-		if p.QueueBytes > 0 && backlog+len(b) > p.QueueBytes {
-			p.dropped++
-			return
-		}
-		if p.MarkBytes > 0 && backlog > p.MarkBytes && cp.Capable() {
-			cp = ecn.CE
-			p.marked++
-		}
-		p.busyUntil = start.Add(time.Duration(float64(len(b)) * 8 / p.Rate * 1e9))
-		at = p.busyUntil
-	}
-	at = at.Add(p.Delay)
-	if p.Reorder > 0 && p.rng.Float64() < p.Reorder {
-		at = at.Add(time.Duration(p.rng.Int64N(int64(p.ReorderMax))) + 1)
-	}
 	src := h.addrs[from]
 	if h.rewrite != nil {
 		src = h.rewrite(h, from, src)
 	}
-	n := 1
-	if p.Dup > 0 && p.rng.Float64() < p.Dup {
-		n = 2
-	}
-	for k := 0; k < n; k++ {
-		h.seq++
-		heap.Push(&h.q, flight{at: at.Add(time.Duration(k) * time.Microsecond), seq: h.seq, to: 1 - from, from: src, cp: cp, data: append([]byte(nil), b...)})
-	}
-}
-
-func (h *harness) flush() {
-	for i := range h.eps {
-		for {
-			n, _, cp := h.eps[i].Transmit(h.now, h.buf)
-			if n == 0 {
-				break
-			}
-			h.send(i, h.buf[:n], cp)
-		}
-	}
+	h.carry(from, src, b, cp)
 }
 
 // run steps until done() or the clock passes limit; it reports whether done.
 func (h *harness) run(limit time.Duration, done func() bool) bool {
 	end := h.now.Add(limit)
-	for steps := 0; ; steps++ {
+	for {
 		if h.app != nil {
 			h.app(h)
 		}
@@ -196,28 +253,8 @@ func (h *harness) run(limit time.Duration, done func() bool) bool {
 		if done() {
 			return true
 		}
-		next := clock.Earliest(h.eps[0].Deadline(), h.eps[1].Deadline())
-		if len(h.q) > 0 {
-			next = clock.Earliest(next, h.q[0].at)
-		}
-		if next == clock.Never {
-			h.t.Logf("stalled at %v", h.now)
+		if !h.advance(end) {
 			return false
-		}
-		if next > h.now {
-			h.now = next
-		}
-		if h.now > end {
-			return false
-		}
-		for len(h.q) > 0 && h.q[0].at <= h.now {
-			f := heap.Pop(&h.q).(flight)
-			h.eps[f.to].Receive(h.now, f.from, f.cp, f.data)
-		}
-		for i := range h.eps {
-			if d := h.eps[i].Deadline(); d != clock.Never && d <= h.now {
-				h.eps[i].OnDeadline(h.now)
-			}
 		}
 	}
 }
