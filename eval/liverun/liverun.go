@@ -3,11 +3,11 @@
 // bottleneck relay (internal/relay, what cmd/bottleneck runs) shaping each
 // hop with the link model; each flow is a real transport connection driven
 // by the socket driver (transport/udp, what cmd/sender and cmd/receiver use)
-// from its own socket to one receiving endpoint. The connections' events go
-// to eval.Collector, the same code that computes simulated metrics.
-//
-// The relay does not expose its link and queue events, so live runs have
-// flow and network metrics but no per-link metrics.
+// from its own socket to one receiving endpoint. The connections' events and
+// the relay's link events go to eval.Collector, the same code that computes
+// simulated metrics; the relay's hops carry the simulator's link IDs and
+// names for the same topology, and link events carry flow numbers as in the
+// simulator, so per-link metrics compare link by link.
 package liverun
 
 import (
@@ -24,10 +24,12 @@ import (
 
 	"cclab/clock"
 	"cclab/eval"
+	"cclab/eval/simrun"
 	"cclab/event"
 	"cclab/internal/relay"
 	"cclab/internal/units"
 	"cclab/link"
+	"cclab/sim"
 	"cclab/traffic"
 	"cclab/transport"
 	"cclab/transport/udp"
@@ -41,6 +43,8 @@ type Runner struct {
 	// Drain is how long to wait after the end of a run for the flows to
 	// close before giving up on them; 0 means 5 s.
 	Drain time.Duration
+
+	onRelay func(*relay.Relay) // tests: called with the run's relay once it is running
 }
 
 var _ eval.Runner = Runner{}
@@ -78,6 +82,79 @@ func (s *shiftSink) Record(e event.Event) {
 		e.Flow = n
 	}
 	s.col.Record(e)
+}
+
+// linkSink is the relay's Config.Sink: it moves link events onto the common
+// clock and replaces the relay's flow keys by flow numbers, as the
+// simulator's runner does: a measured flow's data packets carry its number,
+// every other packet (ACKs, unknown sources) 0. The relay calls it with its
+// own lock held; mu serializes it with the endpoints' sinks.
+type linkSink struct {
+	mu    *sync.Mutex
+	col   *eval.Collector
+	off   time.Duration     // common − relay clock
+	flows map[uint64]uint64 // relay flow key (forward direction) → flow number
+}
+
+func (s *linkSink) Record(e event.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.col == nil {
+		return // before the measurement starts
+	}
+	e.Time = e.Time.Add(s.off)
+	e.Flow = s.flows[e.Flow]
+	s.col.Record(e)
+}
+
+// simLinks returns the simulator's link IDs and names of the scenario's hops
+// in the relay's order (forward hops first to last, reverse hops last to
+// first), looked up in the description the simulator builds for the same
+// topology, and the ID of the bottleneck as the simulator's runner picks it
+// (the first forward hop of the lowest rate).
+func simLinks(t eval.Topology) (ids [2][]int32, names [2][]string, bottleneck int32, err error) {
+	var d sim.Description
+	n := len(t.Hops)
+	fwd := func(i int) string { return fmt.Sprintf("q%d>q%d", i, i+1) }
+	rev := func(i int) string { return fmt.Sprintf("q%d>q%d", i+1, i) }
+	switch t.Kind {
+	case eval.KindDumbbell:
+		h := t.Hops[0]
+		d, err = sim.DumbbellConfig{Flows: 1, Rate: h.Rate, Delay: h.Delay, Queue: h.Queue}.Description()
+		fwd = func(int) string { return "left>right" }
+		rev = func(int) string { return "right>left" }
+	case eval.KindChain:
+		h := t.Hops[0]
+		d, err = sim.ChainConfig{Hops: n, Flows: 1, Rate: h.Rate, Delay: h.Delay, Queue: h.Queue}.Description()
+	default:
+		err = fmt.Errorf("topology kind %q not supported", t.Kind)
+	}
+	if err != nil {
+		return ids, names, 0, fmt.Errorf("liverun: %v", err)
+	}
+	id := func(name string) (int32, error) {
+		for i, l := range d.Links {
+			if l.Name == name {
+				return int32(i), nil
+			}
+		}
+		return 0, fmt.Errorf("liverun: the simulator's %s topology has no link %q", t.Kind, name)
+	}
+	minRate := 0.0
+	for i := 0; i < n; i++ {
+		for dir, name := range [2]string{fwd(i), rev(n - 1 - i)} {
+			x, err := id(name)
+			if err != nil {
+				return ids, names, 0, err
+			}
+			ids[dir] = append(ids[dir], x)
+			names[dir] = append(names[dir], name)
+		}
+		if i == 0 || t.Hops[i].Rate < minRate {
+			minRate, bottleneck = t.Hops[i].Rate, ids[0][i]
+		}
+	}
+	return ids, names, bottleneck, nil
 }
 
 // offset estimates common − endpoint clock.
@@ -143,6 +220,10 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 	if err != nil {
 		return eval.RunResult{}, err
 	}
+	linkIDs, linkNames, bneck, err := simLinks(sc.Topology)
+	if err != nil {
+		return eval.RunResult{}, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -150,6 +231,7 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 	flows := map[uint64]uint64{}
 	var pending []event.Event
 	var col *eval.Collector
+	links := &linkSink{mu: &mu, flows: map[uint64]uint64{}}
 
 	// Receiver.
 	recvSink := &shiftSink{mu: &mu, flows: flows, pending: &pending}
@@ -164,12 +246,16 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 	defer recv.Close()
 
 	// Relay.
-	rl, err := relay.New(relay.Config{Listen: r.host() + ":0", Target: recv.LocalAddr().String(), Hops: hopCfg, Seed: spec.Seed})
+	rl, err := relay.New(relay.Config{Listen: r.host() + ":0", Target: recv.LocalAddr().String(), Hops: hopCfg, Seed: spec.Seed,
+		Sink: links, Links: linkIDs})
 	if err != nil {
 		return eval.RunResult{}, fmt.Errorf("liverun: relay: %v", err)
 	}
 	rl.Start()
 	defer rl.Close()
+	if r.onRelay != nil {
+		r.onRelay(rl)
+	}
 
 	// Receiver: read every accepted connection to its end.
 	var rwg sync.WaitGroup
@@ -227,8 +313,21 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 		sink *shiftSink
 	}
 	var senders []*sender
-	info := eval.RunInfo{Interval: sc.Interval, Bottleneck: -1, BottleneckRate: minRate}
+	info := eval.RunInfo{Interval: sc.Interval, Bottleneck: bneck, BottleneckRate: minRate}
 	var res eval.RunResult
+	for dir := range hopCfg {
+		for i, hc := range hopCfg[dir] {
+			id := linkIDs[dir][i]
+			info.Links = append(info.Links, eval.LinkInfo{Index: id, Name: linkNames[dir][i], Rate: hc.Rate,
+				QueueLimit: simrun.QueueLimit(hc.Queue), BaseRTT: baseRTT})
+			desc := fmt.Sprintf("rate=%s delay=%v queue=%s loss=%s (relay %s hop %d)", units.FormatRate(hc.Rate), hc.Delay, hc.Queue,
+				lossText(hc.Loss), [2]string{"fwd", "rev"}[dir], i)
+			if id == bneck {
+				desc = "bottleneck " + desc
+			}
+			res.Links = append(res.Links, eval.ScopeRecord{ID: int64(id), Name: linkNames[dir][i], Info: desc})
+		}
+	}
 	k := 0
 	for _, f := range sc.Flows {
 		for j := 0; j < f.Count; j++ {
@@ -246,8 +345,15 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 			}
 			defer ep.Close()
 			s.ep = ep
+			mu.Lock()
+			links.flows[rl.FlowKey(ep.LocalAddr(), relay.Fwd)] = num
+			mu.Unlock()
 			senders = append(senders, s)
-			info.Flows = append(info.Flows, eval.FlowInfo{ID: num, Name: name, BottleneckRate: minRate, BaseRTT: baseRTT})
+			fi := eval.FlowInfo{ID: num, Name: name, BottleneckRate: minRate, BaseRTT: baseRTT}
+			if f.Mode == eval.ModeStream {
+				fi.Size = greedyBytes(f.Traffic) // as the simulator's runner: a sized flow has a completion time
+			}
+			info.Flows = append(info.Flows, fi)
 			res.Flows = append(res.Flows, eval.ScopeRecord{ID: int64(num), Name: name,
 				Info: fmt.Sprintf("mode=%s cc=%s recovery=%s traffic=%s", f.Mode, f.CC, f.Recovery, f.Traffic)})
 		}
@@ -266,6 +372,7 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 	mu.Lock()
 	col = eval.NewCollector(info)
 	recvSink.col, recvSink.off = col, offset(cm, recv)
+	links.col, links.off = col, cm.now().Sub(rl.Now())
 	for _, s := range senders {
 		s.sink.col, s.sink.off = col, offset(cm, s.ep)
 	}
@@ -382,6 +489,13 @@ func mapReceiver(mu *sync.Mutex, recvSink *shiftSink, pending *[]event.Event, id
 		}
 	}
 	*pending = keep
+}
+
+func lossText(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // greedyBytes returns the bytes of a "greedy:N" spec, 0 for unlimited.

@@ -2,9 +2,12 @@ package liverun
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"cclab/eval"
+	"cclab/internal/relay"
 )
 
 // TestLiveRun runs one short flow through the relay on loopback. Its
@@ -89,5 +92,115 @@ flows: [{cc: ccid2}]
 	}
 	if u := f["bw_utilization"]; u <= 0 || u > 1.1 {
 		t.Errorf("utilization %v, want in (0, 1.1]", u)
+	}
+}
+
+// TestLiveLinkMetrics runs one sized flow live through a small bottleneck
+// queue and checks that the relay's link events reach eval.Collector like
+// the simulator's: under the simulator's link IDs and names, the data
+// packets' drops attributed to the flow, and the link metrics equal to the
+// relay's own counters (the flow ends well inside the window, so every link
+// event is measured).
+func TestLiveLinkMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run takes real time")
+	}
+	exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-links
+duration: 4s
+backends: [live]
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 8Mbit, delay: 5ms, queue: droptail:8p}
+flows: [{cc: reno, traffic: "greedy:400000"}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rl *relay.Relay
+	res, err := Runner{onRelay: func(r *relay.Relay) { rl = r }}.Run(context.Background(),
+		eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Metrics.Flows) != 1 {
+		t.Fatalf("flows %d, want 1", len(res.Metrics.Flows))
+	}
+	flow := res.Metrics.Flows[0].Values
+	if _, ok := flow["fct"]; !ok {
+		t.Fatalf("the 400 kB flow did not complete within the 4 s window (metrics %v); the comparison with the relay's counters needs every packet inside the window", flow)
+	}
+	// The simulator's dumbbell: link 0 is left>right (the bottleneck, the
+	// relay's forward hop), link 1 right>left (the reverse hop).
+	want := []struct {
+		id   int64
+		name string
+		dir  int
+	}{{0, "left>right", relay.Fwd}, {1, "right>left", relay.Rev}}
+	if len(res.Metrics.Links) != len(want) {
+		t.Fatalf("links %d, want %d", len(res.Metrics.Links), len(want))
+	}
+	for i, w := range want {
+		l := res.Metrics.Links[i]
+		st := rl.HopStats(w.dir)[0]
+		if l.ID != w.id || l.Name != w.name {
+			t.Errorf("link %d: got ID %d name %q, want %d %q (the simulator's)", i, l.ID, l.Name, w.id, w.name)
+		}
+		v := l.Values
+		t.Logf("%s: mean queue %.2f pkt (max %v), queue delay %.2f ms, drops %v, departed %v B, utilization %.3f, oscillations %v; relay: drops %d, departed %d B",
+			l.Name, v["mean_queue_len"], v["max_queue_len"], v["mean_queue_delay"]*1e3, v["total_drops"], v["total_departed"],
+			v["utilization"], v["total_queue_oscillations"], st.TotalDrops(), st.DepartureBytes)
+		checks := []struct {
+			name      string
+			got, want float64
+		}{
+			{"total_drops", v["total_drops"], float64(st.TotalDrops())},
+			{"total_departed (bytes)", v["total_departed"], float64(st.DepartureBytes)},
+			{"total_enqueued", v["total_enqueued"], float64(st.Enqueued)},
+			{"total_marks", v["total_marks"], float64(st.Marks)},
+		}
+		for _, c := range checks {
+			if c.got != c.want {
+				t.Errorf("%s: %s got %v, want the relay's %v", l.Name, c.name, c.got, c.want)
+			}
+		}
+		if v["total_departed"] <= 0 {
+			t.Errorf("%s: nothing departed", l.Name)
+		}
+	}
+	b := res.Metrics.Links[0].Values
+	if b["total_drops"] <= 0 {
+		t.Errorf("bottleneck: no drops (slow start into an 8-packet queue must overflow it)")
+	}
+	if b["max_queue_len"] < 1 || b["mean_queue_len"] <= 0 || b["mean_queue_delay"] <= 0 {
+		t.Errorf("bottleneck: queue length mean %v max %v, delay %v; want > 0", b["mean_queue_len"], b["max_queue_len"], b["mean_queue_delay"])
+	}
+	if b["max_queue_len"] > 8 {
+		t.Errorf("bottleneck: max queue length %v above the 8-packet limit", b["max_queue_len"])
+	}
+	if got := flow["total_link_drops"]; got != b["total_drops"] {
+		t.Errorf("flow's total_link_drops got %v, want the bottleneck's %v (all its drops are the flow's data packets)", got, b["total_drops"])
+	}
+	var qlen *eval.Series
+	for i := range res.Metrics.Links[0].Series {
+		if s := &res.Metrics.Links[0].Series[i]; s.Name == "queue_len" {
+			qlen = s
+		}
+	}
+	if qlen == nil || len(qlen.V) == 0 {
+		t.Errorf("bottleneck: no queue_len time series")
+	} else if m := slices.Max(qlen.V); m <= 0 {
+		t.Errorf("bottleneck: queue_len series is all zero")
+	}
+	if _, ok := res.Metrics.Network.Values["utilization"]; !ok {
+		t.Errorf("network: no bottleneck utilization")
+	}
+	var bn bool
+	for _, l := range res.Links {
+		if l.ID == 0 && strings.HasPrefix(l.Info, "bottleneck") {
+			bn = true
+		}
+	}
+	if !bn {
+		t.Errorf("link descriptions %v: link 0 not described as the bottleneck", res.Links)
 	}
 }
