@@ -28,21 +28,7 @@ func TestReportInChromium(t *testing.T) {
 	if bin == "" {
 		t.Skip("chromium not installed (Debian: apt-get install chromium)")
 	}
-	exp, err := ParseScenario("sweep.yaml", []byte(sweepScenario+"baseline: {cc: reno}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := openTestStore(t)
-	r := &eventRunner{}
-	if _, err := Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r, BackendLive: r}}); err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	path, err := WriteReport(context.Background(), st, exp.Name, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "file://" + path
+	url := "file://" + writeTestReport(t)
 	run := func(args ...string) (string, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()

@@ -9,7 +9,10 @@ import (
 	"testing"
 )
 
-func TestWriteReport(t *testing.T) {
+// writeTestReport sweeps the test scenario (with a reno baseline) on both
+// backends with eventRunner and writes its report; it returns the HTML path.
+func writeTestReport(t *testing.T) string {
+	t.Helper()
 	exp, err := ParseScenario("sweep.yaml", []byte(sweepScenario+"baseline: {cc: reno}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -19,11 +22,15 @@ func TestWriteReport(t *testing.T) {
 	if _, err := Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r, BackendLive: r}}); err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	path, err := WriteReport(context.Background(), st, exp.Name, out)
+	path, err := WriteReport(context.Background(), st, exp.Name, t.TempDir())
 	if err != nil {
 		t.Fatalf("WriteReport: %v", err)
 	}
+	return path
+}
+
+func TestWriteReport(t *testing.T) {
+	path := writeTestReport(t)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
