@@ -388,7 +388,8 @@ func (d *ReportData) summaryTable() table {
 func (d *ReportData) simLiveTable() (table, bool) {
 	t := table{Title: "Simulator vs live",
 		Caption: "Mean over seeds on each backend, the difference live − sim and the difference relative to sim. " +
-			"A difference is a finding about the real system (timers, scheduling, the OS), or about the model."}
+			"A difference is a finding about the real system (timers, scheduling, the OS), or about the model. " +
+			"Rows named after a link compare that link (the live relay's hops carry the simulator's link names and IDs)."}
 	for _, a := range d.Axes {
 		t.Head = append(t.Head, a.Short)
 	}
@@ -402,10 +403,8 @@ func (d *ReportData) simLiveTable() (table, bool) {
 		if live == nil {
 			continue
 		}
-		for _, km := range metrics {
-			unit := UnitOf(km.Scope, km.Metric)
-			s := Summarize(g.Values(km.Scope, 0, km.Metric))
-			l := Summarize(live.Values(km.Scope, 0, km.Metric))
+		row := func(title string, scope Scope, id int64, metric string, s, l Summary) {
+			unit := UnitOf(scope, metric)
 			var row []string
 			for _, a := range d.Axes {
 				row = append(row, g.param(a.Path))
@@ -415,11 +414,46 @@ func (d *ReportData) simLiveTable() (table, bool) {
 			if !math.IsNaN(rel) {
 				relText = fmt.Sprintf("%+.1f %%", rel)
 			}
-			row = append(row, km.Title, summaryCell(unit, s), summaryCell(unit, l), formatValue(unit, l.Mean-s.Mean), relText)
+			row = append(row, title, summaryCell(unit, s), summaryCell(unit, l), formatValue(unit, l.Mean-s.Mean), relText)
 			t.Rows = append(t.Rows, row)
+		}
+		for _, km := range metrics {
+			row(km.Title, km.Scope, 0, km.Metric, Summarize(g.Values(km.Scope, 0, km.Metric)), Summarize(live.Values(km.Scope, 0, km.Metric)))
+		}
+		// Per link: both backends give a path's links the simulator's IDs.
+		if len(g.Runs) == 0 {
+			continue
+		}
+		for _, ln := range g.Runs[0].Links {
+			for _, km := range linkCompareMetrics {
+				sv, lv := g.present(ScopeLink, ln.ID, km.Metric), live.present(ScopeLink, ln.ID, km.Metric)
+				if len(sv) == 0 || len(lv) == 0 {
+					continue
+				}
+				row(ln.Name+": "+km.Title, ScopeLink, ln.ID, km.Metric, Summarize(sv), Summarize(lv))
+			}
 		}
 	}
 	return t, len(t.Rows) > 0
+}
+
+// linkCompareMetrics are the per-link rows of the sim-vs-live table.
+var linkCompareMetrics = []keyMetric{
+	{ScopeLink, "mean_queue_len", "queue length"},
+	{ScopeLink, "mean_queue_delay", "queue delay"},
+	{ScopeLink, "total_drops", "drops"},
+	{ScopeLink, "utilization", "link utilization"},
+}
+
+// present returns the metric of the runs that have it.
+func (g *Group) present(scope Scope, id int64, metric string) []float64 {
+	var out []float64
+	for i := range g.Runs {
+		if v, ok := g.Runs[i].Value(scope, id, metric); ok {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // conditionsTable lists the notes of the runs that have them (live runs:
