@@ -18,21 +18,7 @@ func TestWindowLimitedSenderDoesNotGrowCwnd(t *testing.T) {
 	}
 	const size = 8 << 20
 	cli.SetSource(NewPatternSource(9), size)
-	var srv *Conn
-	buf := make([]byte, 64<<10)
-	h.app = func(h *harness) {
-		if srv == nil {
-			srv = h.eps[1].Accept()
-		}
-		if srv != nil {
-			for srv.Read(buf) > 0 {
-			}
-			if srv.EOF() {
-				srv.CloseWrite(h.now)
-			}
-		}
-	}
-	if !h.run(5*time.Minute, func() bool { return cli.Done() && srv != nil && srv.Done() }) {
+	if _, ok := h.serve(cli, 5*time.Minute); !ok {
 		t.Fatal("transfer did not finish")
 	}
 	// The window caps the flight at win bytes; slow start may overshoot it by

@@ -267,6 +267,14 @@ func (h *harness) transfer(size int64, limit time.Duration) (cli, srv *Conn, ok 
 		h.t.Fatal(err)
 	}
 	c.SetSource(NewPatternSource(42), size)
+	srv, ok = h.serve(c, limit)
+	return c, srv, ok
+}
+
+// serve accepts the connection at the server, reads it to EOF and closes
+// it, until both it and the client cli are done or the clock passes limit;
+// it reports whether they are done.
+func (h *harness) serve(cli *Conn, limit time.Duration) (srv *Conn, ok bool) {
 	buf := make([]byte, 64<<10)
 	h.app = func(h *harness) {
 		if srv == nil {
@@ -280,8 +288,8 @@ func (h *harness) transfer(size int64, limit time.Duration) (cli, srv *Conn, ok 
 			}
 		}
 	}
-	ok = h.run(limit, func() bool { return c.Done() && srv != nil && srv.Done() })
-	return c, srv, ok
+	ok = h.run(limit, func() bool { return cli.Done() && srv != nil && srv.Done() })
+	return srv, ok
 }
 
 var lossCases = []struct {
@@ -309,6 +317,30 @@ func runImpaired(t *testing.T, seed uint64, loss float64, size int64, recovery s
 	return h, cli, srv
 }
 
+// checkTransfer checks a finished transfer of size bytes of the pattern of
+// seed 42 over a path with the given loss: no errors, every byte delivered
+// and acknowledged, matching digests, retransmissions if there was loss.
+func checkTransfer(t *testing.T, cli, srv *Conn, size int64, loss float64) {
+	t.Helper()
+	cs, ss := cli.Stats(), srv.Stats()
+	if cli.Err() != nil || srv.Err() != nil {
+		t.Fatalf("errors: client %v server %v", cli.Err(), srv.Err())
+	}
+	if ss.BytesDelivered != uint64(size) || cs.BytesAcked != uint64(size) {
+		t.Errorf("delivered %d acked %d, want %d", ss.BytesDelivered, cs.BytesAcked, size)
+	}
+	want := sha256.New()
+	data := make([]byte, size)
+	NewPatternSource(42).Fill(0, data)
+	want.Write(data)
+	if ss.RecvDigest != cs.SentDigest || string(ss.RecvDigest[:]) != string(want.Sum(nil)) {
+		t.Errorf("digest mismatch: receiver %x sender %x", ss.RecvDigest[:4], cs.SentDigest[:4])
+	}
+	if loss > 0 && cs.Retransmits == 0 {
+		t.Errorf("loss %v but no retransmissions", loss)
+	}
+}
+
 // TestImpairedTransfers: for loss 0/1/5/20% with reordering and duplication,
 // every transfer completes byte-for-byte; the same seed gives the same event
 // trace and another seed a different one.
@@ -317,23 +349,7 @@ func TestImpairedTransfers(t *testing.T) {
 		for _, tc := range lossCases {
 			t.Run(rec+"/"+tc.name, func(t *testing.T) {
 				h1, cli, srv := runImpaired(t, 7, tc.loss, tc.size, rec)
-				cs, ss := cli.Stats(), srv.Stats()
-				if cli.Err() != nil || srv.Err() != nil {
-					t.Fatalf("errors: client %v server %v", cli.Err(), srv.Err())
-				}
-				if ss.BytesDelivered != uint64(tc.size) || cs.BytesAcked != uint64(tc.size) {
-					t.Errorf("delivered %d acked %d, want %d", ss.BytesDelivered, cs.BytesAcked, tc.size)
-				}
-				want := sha256.New()
-				data := make([]byte, tc.size)
-				NewPatternSource(42).Fill(0, data)
-				want.Write(data)
-				if ss.RecvDigest != cs.SentDigest || string(ss.RecvDigest[:]) != string(want.Sum(nil)) {
-					t.Errorf("digest mismatch: receiver %x sender %x", ss.RecvDigest[:4], cs.SentDigest[:4])
-				}
-				if tc.loss > 0 && cs.Retransmits == 0 {
-					t.Errorf("loss %v but no retransmissions", tc.loss)
-				}
+				checkTransfer(t, cli, srv, tc.size, tc.loss)
 				h2, _, _ := runImpaired(t, 7, tc.loss, tc.size, rec)
 				if h1.traceHash() != h2.traceHash() {
 					t.Errorf("same seed, different traces")
@@ -342,6 +358,7 @@ func TestImpairedTransfers(t *testing.T) {
 				if h1.traceHash() == h3.traceHash() {
 					t.Errorf("different seeds, identical traces")
 				}
+				cs := cli.Stats()
 				t.Logf("%s: %v sim time, retx %d rtos %d spurious %d recoveries %d, srtt %v", tc.name, h1.now.Sub(clock.Start), cs.Retransmits, cs.RTOs, cs.SpuriousRetransmits, cs.Recoveries, cs.SRTT)
 			})
 		}

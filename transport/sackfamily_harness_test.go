@@ -1,9 +1,6 @@
 package transport
 
-import (
-	"crypto/sha256"
-	"testing"
-)
+import "testing"
 
 // sackFamily lists every SACK-based strategy spec the harness must carry.
 var sackFamily = []string{
@@ -23,23 +20,8 @@ func TestImpairedTransfersSACKFamily(t *testing.T) {
 					size = min(size, 256<<10)
 				}
 				h1, cli, srv := runImpaired(t, 7, tc.loss, size, rec)
-				cs, ss := cli.Stats(), srv.Stats()
-				if cli.Err() != nil || srv.Err() != nil {
-					t.Fatalf("errors: client %v server %v", cli.Err(), srv.Err())
-				}
-				if ss.BytesDelivered != uint64(size) || cs.BytesAcked != uint64(size) {
-					t.Errorf("delivered %d acked %d, want %d", ss.BytesDelivered, cs.BytesAcked, size)
-				}
-				want := sha256.New()
-				data := make([]byte, size)
-				NewPatternSource(42).Fill(0, data)
-				want.Write(data)
-				if ss.RecvDigest != cs.SentDigest || string(ss.RecvDigest[:]) != string(want.Sum(nil)) {
-					t.Errorf("digest mismatch: receiver %x sender %x", ss.RecvDigest[:4], cs.SentDigest[:4])
-				}
-				if tc.loss > 0 && cs.Retransmits == 0 {
-					t.Errorf("loss %v but no retransmissions", tc.loss)
-				}
+				checkTransfer(t, cli, srv, size, tc.loss)
+				cs := cli.Stats()
 				if got := cli.Recovery().Name(); got != rec[:len(got)] {
 					t.Errorf("strategy got %q, want %q", got, rec)
 				}
