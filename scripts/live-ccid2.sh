@@ -16,6 +16,7 @@
 # Environment: PORT (relay port, default 45400; the receiver uses PORT+1).
 set -u
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 SECS=10
 RATE=10Mbit
@@ -32,24 +33,10 @@ PORT=${PORT:-45400}
 RPORT=$((PORT + 1))
 PATH_ARGS="-rate 20Mbit -delay 10ms -queue droptail:50p -rev-delay 10ms"
 
-BIN=$(mktemp -d)
-LOG=$BIN/logs
-mkdir -p "$LOG"
-RECV_PID=
-RELAY_PID=
-cleanup() {
-	[ -n "$RELAY_PID" ] && kill "$RELAY_PID" 2>/dev/null
-	[ -n "$RECV_PID" ] && kill "$RECV_PID" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$BIN"
-}
-trap cleanup EXIT
-
-echo "building sender, receiver, bottleneck ..." >&2
-go build -o "$BIN/" ./cmd/sender ./cmd/receiver ./cmd/bottleneck || exit 1
+live_build
 
 "$BIN/receiver" -listen "127.0.0.1:$RPORT" -q -J >"$LOG/receiver.jsonl" 2>"$LOG/receiver.err" &
-RECV_PID=$!
+PIDS[0]=$! # PIDS[1] is the current run's relay
 sleep 0.3
 
 # run NAME LOSS SENDER-ARGS...: one flow through a fresh relay; prints
@@ -60,14 +47,14 @@ run() {
 	# shellcheck disable=SC2086
 	"$BIN/bottleneck" -listen "127.0.0.1:$PORT" -target "127.0.0.1:$RPORT" $PATH_ARGS -loss "$loss" \
 		-stats "$LOG/$name.stats" -interval 1s -quiet >"$LOG/$name.relay.out" 2>&1 &
-	RELAY_PID=$!
+	PIDS[1]=$!
 	sleep 0.3
 	"$BIN/sender" -c "127.0.0.1:$PORT" -mode datagram -t "$SECS" -J "$@" >"$LOG/$name.json" 2>"$LOG/$name.err"
 	local rc=$?
 	sleep 0.5 # let the last ACKs and the close cross the relay
-	kill "$RELAY_PID" 2>/dev/null
-	wait "$RELAY_PID" 2>/dev/null
-	RELAY_PID=
+	kill "${PIDS[1]}" 2>/dev/null
+	wait "${PIDS[1]}" 2>/dev/null
+	unset 'PIDS[1]'
 	if [ "$rc" -ne 0 ] || ! jq -e .receiver "$LOG/$name.json" >/dev/null 2>&1; then
 		echo "$name: sender failed (rc $rc):" >&2
 		cat "$LOG/$name.err" "$LOG/$name.json" >&2

@@ -9,6 +9,7 @@
 #              RELAY_ARGS (path, default the issue's 20 Mbit/s, 10 ms, 50-packet DropTail, 1% loss).
 set -u
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 BYTES=2MB
 CCS="reno newreno dca vegas cubic"
@@ -25,19 +26,7 @@ PORT=${PORT:-45300}
 RPORT=$((PORT + 1))
 RELAY_ARGS=${RELAY_ARGS:-"-rate 20Mbit -delay 10ms -queue droptail:50p -loss 0.01 -rev-delay 10ms"}
 
-BIN=$(mktemp -d)
-LOG=$BIN/logs
-mkdir -p "$LOG"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$BIN"
-}
-trap cleanup EXIT
-
-echo "building sender, receiver, bottleneck ..." >&2
-go build -o "$BIN/" ./cmd/sender ./cmd/receiver ./cmd/bottleneck || exit 1
+live_build
 
 "$BIN/receiver" -listen "127.0.0.1:$RPORT" -q >"$LOG/receiver.out" 2>&1 &
 PIDS+=($!)
