@@ -799,11 +799,7 @@ func (c *Conn) onDeadline(now clock.Time) {
 		c.fail(now, err)
 		return
 	}
-	if c.hsAt != clock.Never && !now.Before(c.hsAt) {
-		// RFC 6298 §5.5-5.6 applied to the Initial.
-		c.rtt.backOff()
-		c.initialDue = true
-		c.hsAt = clock.Never
+	if c.handshakeTimer(now, &c.rtt) {
 		c.stats.RTOs++
 		c.stats.RTOCauses[RTOHandshake]++
 		c.emit(event.Event{Time: now, Kind: event.RTO, Reason: uint8(RTOHandshake)})

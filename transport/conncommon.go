@@ -109,6 +109,19 @@ func (h *connCommon) timeoutErr(now clock.Time, established bool, idle, handshak
 	return nil
 }
 
+// handshakeTimer applies RFC 6298 §5.5-5.6 to the Initial once its timer
+// (hsAt) has expired: back off rtt's RTO and send the Initial again. It
+// reports whether the timer expired (the caller counts the RTO).
+func (h *connCommon) handshakeTimer(now clock.Time, rtt *rttEstimator) bool {
+	if h.hsAt == clock.Never || now.Before(h.hsAt) {
+		return false
+	}
+	rtt.backOff()
+	h.initialDue = true
+	h.hsAt = clock.Never
+	return true
+}
+
 // initialAgain handles a retransmitted Initial from `from`: our Accept was
 // lost. One Accept per Initial, each smaller than it, keeps the
 // amplification factor < 1.

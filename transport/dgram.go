@@ -853,10 +853,7 @@ func (c *DgramConn) onDeadline(now clock.Time) {
 		c.finish(now, err)
 		return
 	}
-	if c.hsAt != clock.Never && !now.Before(c.hsAt) {
-		c.rtt.backOff()
-		c.initialDue = true
-		c.hsAt = clock.Never
+	if c.handshakeTimer(now, &c.rtt) {
 		c.stats.RTOs++
 		c.emit(event.Event{Time: now, Kind: event.RTO, Reason: uint8(RTOHandshake)})
 	}
