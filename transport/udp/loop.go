@@ -189,17 +189,7 @@ func (l *loop) reader() {
 			// that an ACK goes out every second segment and each ACK
 			// releases data at once (ACK clocking), even within a batch.
 			// (perBatch: once per batch, like a receiver behind GRO.)
-			for nout < len(out) {
-				k, to, cp := l.eng.Transmit(now, arena[off:off+l.sendBuf])
-				if k == 0 {
-					break
-				}
-				o := &out[nout]
-				o.Buf, o.N, o.Addr, o.ECN = arena[off:off+k], k, to, cp
-				offs[nout] = off
-				off += k
-				nout++
-			}
+			nout, off = l.transmit(now, out, offs, arena, nout, off)
 		}
 		l.stats.ReadBatches++
 		l.stats.DatagramsIn += uint64(n)
@@ -293,6 +283,25 @@ func (l *loop) preciseWait(d time.Duration) bool {
 	}
 }
 
+// transmit fills ms[n:] with what the engine has to send now, each datagram
+// at offset off onwards in arena (offs[i]: the offset of ms[i]), until ms is
+// full or the engine has nothing more; it returns the new n and off. The
+// lock must be held.
+func (l *loop) transmit(now clock.Time, ms []netio.Message, offs []int, arena []byte, n, off int) (int, int) {
+	for n < len(ms) {
+		k, to, cp := l.eng.Transmit(now, arena[off:off+l.sendBuf])
+		if k == 0 {
+			break
+		}
+		m := &ms[n]
+		m.Buf, m.N, m.Addr, m.ECN = arena[off:off+k], k, to, cp
+		offs[n] = off
+		off += k
+		n++
+	}
+	return n, off
+}
+
 // flush runs expired timers and sends everything the engine has to send.
 // It returns the delay until the next deadline, or ok=false if there is none.
 func (l *loop) flush(ms []netio.Message, offs []int, arena []byte) (d time.Duration, ok bool) {
@@ -305,18 +314,7 @@ func (l *loop) flush(ms []netio.Message, offs []int, arena []byte) (d time.Durat
 			l.stats.Deadlines++
 			ran = true
 		}
-		n, off := 0, 0
-		for n < len(ms) {
-			k, to, cp := l.eng.Transmit(now, arena[off:off+l.sendBuf])
-			if k == 0 {
-				break
-			}
-			m := &ms[n]
-			m.Buf, m.N, m.Addr, m.ECN = arena[off:off+k], k, to, cp
-			offs[n] = off
-			off += k
-			n++
-		}
+		n, _ := l.transmit(now, ms, offs, arena, 0, 0)
 		dl := l.eng.Deadline()
 		if ran || n > 0 {
 			l.cond.Broadcast() // timers and sending change what waiters see
