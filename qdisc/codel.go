@@ -178,15 +178,8 @@ func (c *CoDel) Len() int { return c.q.n }
 func (c *CoDel) Bytes() int { return c.q.bytes }
 
 func init() {
-	Registry.Register(spec.Entry[Queue, Env]{
-		Name: "codel",
-		Doc:  "Controlled Delay AQM (RFC 8289), dequeue-time drops or ECN marks",
-		Defaults: func() any {
-			c := DefaultCoDelConfig()
-			return &c
-		},
-		Build: func(cfg any, env Env) (Queue, error) {
-			return NewCoDel(*cfg.(*CoDelConfig), env.mtu(), env.handler())
-		},
-	})
+	spec.Add(Registry, "codel", "Controlled Delay AQM (RFC 8289), dequeue-time drops or ECN marks",
+		DefaultCoDelConfig, func(c CoDelConfig, env Env) (Queue, error) {
+			return NewCoDel(c, env.mtu(), env.handler())
+		})
 }

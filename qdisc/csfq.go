@@ -285,15 +285,8 @@ func (c *CSFQ) Len() int { return c.q.n }
 func (c *CSFQ) Bytes() int { return c.q.bytes }
 
 func init() {
-	Registry.Register(spec.Entry[Queue, Env]{
-		Name: "csfq",
-		Doc:  "Core-Stateless Fair Queueing (Stoica, Shenker & Zhang 1998), edge labelling and core dropping",
-		Defaults: func() any {
-			c := DefaultCSFQConfig()
-			return &c
-		},
-		Build: func(cfg any, env Env) (Queue, error) {
-			return NewCSFQ(*cfg.(*CSFQConfig), env.Rate, env.rand(), env.handler())
-		},
-	})
+	spec.Add(Registry, "csfq", "Core-Stateless Fair Queueing (Stoica, Shenker & Zhang 1998), edge labelling and core dropping",
+		DefaultCSFQConfig, func(c CSFQConfig, env Env) (Queue, error) {
+			return NewCSFQ(c, env.Rate, env.rand(), env.handler())
+		})
 }

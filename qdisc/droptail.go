@@ -100,12 +100,7 @@ func (d *DropTail) Len() int { return d.q.n }
 func (d *DropTail) Bytes() int { return d.q.bytes }
 
 func init() {
-	Registry.Register(spec.Entry[Queue, Env]{
-		Name:     "droptail",
-		Doc:      "FIFO that drops arrivals when full",
-		Defaults: func() any { return &DropTailConfig{Limit: Limit{Packets: 100}} },
-		Build: func(cfg any, env Env) (Queue, error) {
-			return NewDropTail(cfg.(*DropTailConfig).Limit, env.handler()), nil
-		},
-	})
+	spec.Add(Registry, "droptail", "FIFO that drops arrivals when full",
+		func() DropTailConfig { return DropTailConfig{Limit: Limit{Packets: 100}} },
+		func(c DropTailConfig, env Env) (Queue, error) { return NewDropTail(c.Limit, env.handler()), nil })
 }

@@ -246,20 +246,12 @@ func (d *DRR) down(i int) {
 }
 
 func init() {
-	Registry.Register(spec.Entry[Queue, Env]{
-		Name: "drr",
-		Doc:  "Deficit Round Robin over per-flow queues (Shreedhar & Varghese 1995), drop from the longest queue",
-		Defaults: func() any {
-			c := DefaultDRRConfig()
-			return &c
-		},
-		Build: func(cfg any, env Env) (Queue, error) {
-			c := cfg.(*DRRConfig)
+	spec.Add(Registry, "drr", "Deficit Round Robin over per-flow queues (Shreedhar & Varghese 1995), drop from the longest queue",
+		DefaultDRRConfig, func(c DRRConfig, env Env) (Queue, error) {
 			q := c.Quantum
 			if q == 0 {
 				q = env.mtu()
 			}
 			return NewDRR(q, c.Limit, env.handler())
-		},
-	})
+		})
 }

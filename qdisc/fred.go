@@ -253,15 +253,8 @@ func (f *FRED) Len() int { return f.q.n }
 func (f *FRED) Bytes() int { return f.q.bytes }
 
 func init() {
-	Registry.Register(spec.Entry[Queue, Env]{
-		Name: "fred",
-		Doc:  "Flow Random Early Drop (Lin & Morris 1997): RED with per-active-flow accounting",
-		Defaults: func() any {
-			c := DefaultFREDConfig()
-			return &c
-		},
-		Build: func(cfg any, env Env) (Queue, error) {
-			return NewFRED(*cfg.(*FREDConfig), env.Rate, env.mtu(), env.rand(), env.handler())
-		},
-	})
+	spec.Add(Registry, "fred", "Flow Random Early Drop (Lin & Morris 1997): RED with per-active-flow accounting",
+		DefaultFREDConfig, func(c FREDConfig, env Env) (Queue, error) {
+			return NewFRED(c, env.Rate, env.mtu(), env.rand(), env.handler())
+		})
 }

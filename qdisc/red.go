@@ -296,15 +296,8 @@ func (r *RED) Len() int { return r.q.n }
 func (r *RED) Bytes() int { return r.q.bytes }
 
 func init() {
-	Registry.Register(spec.Entry[Queue, Env]{
-		Name: "red",
-		Doc:  "Random Early Detection (Floyd & Jacobson 1993), optional gentle, ECN and byte modes",
-		Defaults: func() any {
-			c := DefaultREDConfig()
-			return &c
-		},
-		Build: func(cfg any, env Env) (Queue, error) {
-			return NewRED(*cfg.(*REDConfig), env.Rate, env.mtu(), env.rand(), env.handler())
-		},
-	})
+	spec.Add(Registry, "red", "Random Early Detection (Floyd & Jacobson 1993), optional gentle, ECN and byte modes",
+		DefaultREDConfig, func(c REDConfig, env Env) (Queue, error) {
+			return NewRED(c, env.Rate, env.mtu(), env.rand(), env.handler())
+		})
 }

@@ -266,6 +266,22 @@ func (r *Registry[T, E]) Register(e Entry[T, E]) {
 	r.entries[e.Name] = e
 }
 
+// Add registers the component name of r whose config struct is C: defaults
+// returns the config a spec's parameters are applied to, and build makes the
+// component from the resulting config. It is Register without the
+// pointer-to-config plumbing of Entry.
+func Add[T, E, C any](r *Registry[T, E], name, doc string, defaults func() C, build func(cfg C, env E) (T, error)) {
+	r.Register(Entry[T, E]{
+		Name: name,
+		Doc:  doc,
+		Defaults: func() any {
+			c := defaults()
+			return &c
+		},
+		Build: func(cfg any, env E) (T, error) { return build(*cfg.(*C), env) },
+	})
+}
+
 // Names returns the registered names, sorted.
 func (r *Registry[T, E]) Names() []string {
 	var ns []string
