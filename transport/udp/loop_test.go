@@ -117,6 +117,27 @@ func startPair(w *windowEngine) (*loop, *loop, *echoEngine) {
 	return la, lb, e
 }
 
+// startUDPPair is startPair over loopback UDP sockets (w's socket
+// connected to the echo side's).
+func startUDPPair(tb testing.TB, w *windowEngine) (*loop, *loop, *echoEngine) {
+	tb.Helper()
+	sa, err := netio.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ca, err := netio.DialUDP("", sa.LocalAddr().String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w.peer = sa.LocalAddr()
+	e := &echoEngine{peer: ca.LocalAddr()}
+	la := newLoop(w, ca, 0, 2048, 2048, true)
+	lb := newLoop(e, sa, 0, 2048, 2048, true)
+	la.run()
+	lb.run()
+	return la, lb, e
+}
+
 func TestLoopTransfersAndWakes(t *testing.T) {
 	w := &windowEngine{size: 1200, window: 32, total: 5000, done: make(chan struct{})}
 	done := w.done
@@ -205,21 +226,9 @@ func BenchmarkLoopMem(b *testing.B) {
 // BenchmarkLoopUDP is BenchmarkLoopMem over real loopback UDP sockets: the
 // driver's ceiling without the transport (allocs/op per datagram ~0).
 func BenchmarkLoopUDP(b *testing.B) {
-	sa, err := netio.ListenUDP("127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ca, err := netio.DialUDP("", sa.LocalAddr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := &windowEngine{size: 1200, window: 256, total: uint64(b.N), done: make(chan struct{}), peer: sa.LocalAddr()}
+	w := &windowEngine{size: 1200, window: 256, total: uint64(b.N), done: make(chan struct{})}
 	done := w.done
-	e := &echoEngine{peer: ca.LocalAddr()}
-	la := newLoop(w, ca, 0, 2048, 2048, true)
-	lb := newLoop(e, sa, 0, 2048, 2048, true)
-	la.run()
-	lb.run()
+	la, lb, _ := startUDPPair(b, w)
 	defer la.close()
 	defer lb.close()
 	b.ReportAllocs()
@@ -286,21 +295,9 @@ func BenchmarkTimerLateness(b *testing.B) {
 // reader's and the writer's batches interleave, datagrams still arrive in
 // the order they were produced.
 func TestLoopOrderUDP(t *testing.T) {
-	sa, err := netio.ListenUDP("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := netio.DialUDP("", sa.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &windowEngine{size: 1200, window: 1024, total: 100000, done: make(chan struct{}), peer: sa.LocalAddr()}
+	w := &windowEngine{size: 1200, window: 1024, total: 100000, done: make(chan struct{})}
 	done := w.done
-	e := &echoEngine{peer: ca.LocalAddr()}
-	la := newLoop(w, ca, 0, 2048, 2048, true)
-	lb := newLoop(e, sa, 0, 2048, 2048, true)
-	la.run()
-	lb.run()
+	la, lb, e := startUDPPair(t, w)
 	defer la.close()
 	defer lb.close()
 	la.kick()

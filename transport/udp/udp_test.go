@@ -75,6 +75,24 @@ func checkDigests(t testing.TB, c, s *Conn, n int64) {
 	}
 }
 
+// udpPair runs a server Endpoint (config scfg) on a loopback UDP socket
+// and a client Endpoint (ccfg) on a socket connected to it; both close when
+// tb ends.
+func udpPair(tb testing.TB, scfg, ccfg Config) (srv, cli *Endpoint) {
+	tb.Helper()
+	srv, err := Listen("127.0.0.1:0", scfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { srv.Close() })
+	cli, err = DialSocket(srv.LocalAddr().String(), ccfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cli.Close() })
+	return srv, cli
+}
+
 func TestTransferMem(t *testing.T) {
 	a, b := netio.MemPair(addrA, addrB)
 	cli, srv := pair(a, b)
@@ -86,16 +104,7 @@ func TestTransferMem(t *testing.T) {
 }
 
 func TestTransferUDP(t *testing.T) {
-	srv, err := Listen("127.0.0.1:0", Config{Endpoint: transport.EndpointConfig{Server: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	cli, err := DialSocket(srv.LocalAddr().String(), Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	srv, cli := udpPair(t, Config{Endpoint: transport.EndpointConfig{Server: true}}, Config{})
 	const n = 8 << 20
 	c, s := transfer(t, cli, srv, srv.LocalAddr(), n)
 	checkDigests(t, c, s, n)
@@ -172,16 +181,7 @@ func BenchmarkTransferMem(b *testing.B) {
 
 // BenchmarkTransferUDP: the same over loopback UDP sockets.
 func BenchmarkTransferUDP(b *testing.B) {
-	srv, err := Listen("127.0.0.1:0", Config{Endpoint: transport.EndpointConfig{Server: true}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	cli, err := DialSocket(srv.LocalAddr().String(), Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cli.Close()
+	srv, cli := udpPair(b, Config{Endpoint: transport.EndpointConfig{Server: true}}, Config{})
 	benchTransfer(b, cli, srv, srv.LocalAddr())
 }
 
@@ -189,16 +189,7 @@ func TestTransferUDPPerBatch(t *testing.T) {
 	cfg := Config{TransmitPerBatch: true}
 	scfg := cfg
 	scfg.Endpoint = transport.EndpointConfig{Server: true}
-	srv, err := Listen("127.0.0.1:0", scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	cli, err := DialSocket(srv.LocalAddr().String(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	srv, cli := udpPair(t, scfg, cfg)
 	const n = 8 << 20
 	c, s := transfer(t, cli, srv, srv.LocalAddr(), n)
 	checkDigests(t, c, s, n)
