@@ -117,25 +117,15 @@ func (u *UDPOnOff) NextDatagram(now clock.Time) (clock.Time, int) {
 }
 
 func init() {
-	Registry.Register(spec.Entry[Generator, Env]{
-		Name:     "cbr",
-		Doc:      "UDP constant bit rate",
-		Defaults: func() any { return &CBRConfig{Rate: 1e6, Size: 1000} },
-		Build: func(cfg any, env Env) (Generator, error) {
-			return NewCBR(*cfg.(*CBRConfig), env.rand())
-		},
-	})
-	Registry.Register(spec.Entry[Generator, Env]{
-		Name: "udponoff",
-		Doc:  "UDP ON/OFF: a given rate during ON periods, silent during OFF periods",
-		Defaults: func() any {
-			c := &UDPOnOffConfig{Rate: 1e6, Size: 1000}
+	spec.Add(Registry, "cbr", "UDP constant bit rate",
+		func() CBRConfig { return CBRConfig{Rate: 1e6, Size: 1000} },
+		func(c CBRConfig, env Env) (Generator, error) { return NewCBR(c, env.rand()) })
+	spec.Add(Registry, "udponoff", "UDP ON/OFF: a given rate during ON periods, silent during OFF periods",
+		func() UDPOnOffConfig {
+			c := UDPOnOffConfig{Rate: 1e6, Size: 1000}
 			_ = c.On.UnmarshalText([]byte("exp(1s)"))
 			_ = c.Off.UnmarshalText([]byte("exp(1s)"))
 			return c
 		},
-		Build: func(cfg any, env Env) (Generator, error) {
-			return NewUDPOnOff(*cfg.(*UDPOnOffConfig), env.rand())
-		},
-	})
+		func(c UDPOnOffConfig, env Env) (Generator, error) { return NewUDPOnOff(c, env.rand()) })
 }

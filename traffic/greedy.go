@@ -36,12 +36,7 @@ func (g *Greedy) NextTransfer(now clock.Time) (Transfer, bool) {
 }
 
 func init() {
-	Registry.Register(spec.Entry[Generator, Env]{
-		Name:     "greedy",
-		Doc:      "one bulk transfer, unlimited or N bytes",
-		Defaults: func() any { return &GreedyConfig{} },
-		Build: func(cfg any, env Env) (Generator, error) {
-			return NewGreedy(*cfg.(*GreedyConfig)), nil
-		},
-	})
+	spec.Add(Registry, "greedy", "one bulk transfer, unlimited or N bytes",
+		func() GreedyConfig { return GreedyConfig{} },
+		func(c GreedyConfig, env Env) (Generator, error) { return NewGreedy(c), nil })
 }

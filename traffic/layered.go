@@ -133,15 +133,10 @@ func (l *Layered) Feedback(now clock.Time, received, lost int) {
 }
 
 func init() {
-	Registry.Register(spec.Entry[Generator, Env]{
-		Name: "layered",
-		Doc:  "RLM-like layered source: CBR layers joined by experiments and dropped on loss",
-		Defaults: func() any {
-			return &LayeredConfig{Layers: 6, Base: 32e3, Factor: 2, Size: 1000, Threshold: 0.1,
+	spec.Add(Registry, "layered", "RLM-like layered source: CBR layers joined by experiments and dropped on loss",
+		func() LayeredConfig {
+			return LayeredConfig{Layers: 6, Base: 32e3, Factor: 2, Size: 1000, Threshold: 0.1,
 				JoinMin: 5 * time.Second, JoinMax: 600 * time.Second, Backoff: 2, Detect: 2 * time.Second}
 		},
-		Build: func(cfg any, env Env) (Generator, error) {
-			return NewLayered(*cfg.(*LayeredConfig), env.rand())
-		},
-	})
+		func(c LayeredConfig, env Env) (Generator, error) { return NewLayered(c, env.rand()) })
 }

@@ -108,34 +108,25 @@ func (w *Web) NextTransfer(now clock.Time) (Transfer, bool) {
 }
 
 func init() {
-	Registry.Register(spec.Entry[Generator, Env]{
-		Name: "onoff",
-		Doc:  "ON/OFF source: ON periods (time or bytes) of unlimited data separated by OFF periods",
-		Defaults: func() any {
-			c := &OnOffConfig{}
+	spec.Add(Registry, "onoff", "ON/OFF source: ON periods (time or bytes) of unlimited data separated by OFF periods",
+		func() OnOffConfig {
+			var c OnOffConfig
 			_ = c.Off.UnmarshalText([]byte("exp(1s)"))
 			return c
 		},
-		Build: func(cfg any, env Env) (Generator, error) {
-			c := cfg.(*OnOffConfig)
+		func(c OnOffConfig, env Env) (Generator, error) {
 			if c.On.IsZero() && c.Size.IsZero() {
 				_ = c.On.UnmarshalText([]byte("exp(1s)")) // default ON period
 			}
-			return NewOnOff(*c, env.rand())
-		},
-	})
-	Registry.Register(spec.Entry[Generator, Env]{
-		Name: "web",
-		Doc:  "web-like: pages of Pareto-sized objects separated by think times",
-		Defaults: func() any {
-			c := &WebConfig{Objects: 1}
+			return NewOnOff(c, env.rand())
+		})
+	spec.Add(Registry, "web", "web-like: pages of Pareto-sized objects separated by think times",
+		func() WebConfig {
+			c := WebConfig{Objects: 1}
 			// Mean object size 12 kB and shape 1.2 after SURGE (Barford & Crovella 1998).
 			_ = c.Size.UnmarshalText([]byte("pareto(12kB/1.2)"))
 			_ = c.Think.UnmarshalText([]byte("exp(5s)"))
 			return c
 		},
-		Build: func(cfg any, env Env) (Generator, error) {
-			return NewWeb(*cfg.(*WebConfig), env.rand())
-		},
-	})
+		func(c WebConfig, env Env) (Generator, error) { return NewWeb(c, env.rand()) })
 }
