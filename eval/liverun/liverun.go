@@ -66,9 +66,9 @@ type shiftSink struct {
 }
 
 func (s *shiftSink) Record(e event.Event) {
-	e.Time = e.Time.Add(s.off)
-	s.mu.Lock()
+	s.mu.Lock() // off and col are set under mu when the measurement starts
 	defer s.mu.Unlock()
+	e.Time = e.Time.Add(s.off)
 	if e.Flow != 0 && s.fixed != 0 {
 		e.Flow = s.fixed
 	} else if e.Flow != 0 {
