@@ -267,15 +267,6 @@ func NewDgram(s string, env Env) (Controller, error) {
 }
 
 func init() {
-	DgramRegistry.Register(spec.Entry[Controller, Env]{
-		Name: "ccid2",
-		Doc:  "DCCP CCID2 (RFC 4341): TCP-like, packet-counted, Ack Ratio; for -mode datagram",
-		Defaults: func() any {
-			c := DefaultCCID2Config()
-			return &c
-		},
-		Build: func(cfg any, env Env) (Controller, error) {
-			return NewCCID2(*cfg.(*CCID2Config), env)
-		},
-	})
+	spec.Add(DgramRegistry, "ccid2", "DCCP CCID2 (RFC 4341): TCP-like, packet-counted, Ack Ratio; for -mode datagram",
+		DefaultCCID2Config, func(c CCID2Config, env Env) (Controller, error) { return NewCCID2(c, env) })
 }

@@ -262,12 +262,6 @@ func (c *Cubic) State() State {
 }
 
 func init() {
-	Registry.Register(spec.Entry[Controller, Env]{
-		Name:     "cubic",
-		Doc:      "CUBIC (RFC 9438) with fast convergence and the Reno-friendly region; no HyStart++",
-		Defaults: func() any { c := DefaultCubicConfig(); return &c },
-		Build: func(cfg any, env Env) (Controller, error) {
-			return NewCubic(*cfg.(*CubicConfig), env)
-		},
-	})
+	spec.Add(Registry, "cubic", "CUBIC (RFC 9438) with fast convergence and the Reno-friendly region; no HyStart++",
+		DefaultCubicConfig, func(c CubicConfig, env Env) (Controller, error) { return NewCubic(c, env) })
 }

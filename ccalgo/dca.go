@@ -391,12 +391,6 @@ func (d *DCA) State() State {
 }
 
 func init() {
-	Registry.Register(spec.Entry[Controller, Env]{
-		Name:     "dca",
-		Doc:      "delay-based congestion avoidance (Martin, Nilsson & Rhee 2003) on Reno",
-		Defaults: func() any { c := DefaultDCAConfig(); return &c },
-		Build: func(cfg any, env Env) (Controller, error) {
-			return NewDCA(*cfg.(*DCAConfig), env)
-		},
-	})
+	spec.Add(Registry, "dca", "delay-based congestion avoidance (Martin, Nilsson & Rhee 2003) on Reno",
+		DefaultDCAConfig, func(c DCAConfig, env Env) (Controller, error) { return NewDCA(c, env) })
 }

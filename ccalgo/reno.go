@@ -52,13 +52,8 @@ func init() {
 		{"newreno", "alias of reno (window rules identical; NewReno's partial-ACK handling is the transport's -recovery newreno)"},
 	} {
 		name := n.name
-		Registry.Register(spec.Entry[Controller, Env]{
-			Name:     name,
-			Doc:      n.doc,
-			Defaults: func() any { return &RenoConfig{BaseConfig: DefaultBaseConfig()} },
-			Build: func(cfg any, env Env) (Controller, error) {
-				return NewReno(name, *cfg.(*RenoConfig), env)
-			},
-		})
+		spec.Add(Registry, name, n.doc,
+			func() RenoConfig { return RenoConfig{BaseConfig: DefaultBaseConfig()} },
+			func(c RenoConfig, env Env) (Controller, error) { return NewReno(name, c, env) })
 	}
 }

@@ -308,12 +308,6 @@ func (v *Vegas) State() State {
 }
 
 func init() {
-	Registry.Register(spec.Entry[Controller, Env]{
-		Name:     "vegas",
-		Doc:      "TCP Vegas with CAM (Brakmo & Peterson 1995): alpha/beta band, gamma slow-start exit",
-		Defaults: func() any { c := DefaultVegasConfig(); return &c },
-		Build: func(cfg any, env Env) (Controller, error) {
-			return NewVegas(*cfg.(*VegasConfig), env)
-		},
-	})
+	spec.Add(Registry, "vegas", "TCP Vegas with CAM (Brakmo & Peterson 1995): alpha/beta band, gamma slow-start exit",
+		DefaultVegasConfig, func(c VegasConfig, env Env) (Controller, error) { return NewVegas(c, env) })
 }
