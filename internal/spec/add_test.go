@@ -1,0 +1,49 @@
+package spec
+
+import "testing"
+
+type addTestConfig struct {
+	Rate  float64 `param:"rate" help:"a rate"`
+	Count int     `param:"count" help:"a count"`
+}
+
+// TestAdd checks that a component registered with Add starts from its
+// defaults, gets the spec's parameters applied, and is built from that config
+// with the environment.
+func TestAdd(t *testing.T) {
+	r := NewRegistry[addTestConfig, int]("test component")
+	Add(r, "thing", "a test component",
+		func() addTestConfig { return addTestConfig{Rate: 1, Count: 2} },
+		func(c addTestConfig, env int) (addTestConfig, error) {
+			c.Count += env
+			return c, nil
+		})
+	for _, tc := range []struct {
+		spec string
+		want addTestConfig
+	}{
+		{"thing", addTestConfig{Rate: 1, Count: 12}},
+		{"thing:rate=5", addTestConfig{Rate: 5, Count: 12}},
+		{"thing:count=7,rate=0.5", addTestConfig{Rate: 0.5, Count: 17}},
+	} {
+		got, err := r.New(tc.spec, 10)
+		if err != nil {
+			t.Errorf("New(%q): %v", tc.spec, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("New(%q): got %+v, want %+v", tc.spec, got, tc.want)
+		}
+	}
+	// Config exposes a pointer to the config struct, as with Register.
+	_, cfg, err := r.Config("thing:count=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := cfg.(*addTestConfig); !ok || c.Count != 3 {
+		t.Errorf("Config: got %#v, want *addTestConfig with Count 3", cfg)
+	}
+	if _, err := r.New("thing:bogus=1", 0); err == nil {
+		t.Errorf("New with an unknown parameter: got nil error")
+	}
+}
