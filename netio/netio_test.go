@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"runtime"
 	"testing"
 	"time"
 
@@ -165,17 +164,6 @@ func TestMemPair(t *testing.T) {
 	}
 	if _, err := b.ReadBatch(in); !errors.Is(err, ErrClosed) {
 		t.Errorf("read after close: got %v, want ErrClosed", err)
-	}
-}
-
-func TestParseTOSMalformed(t *testing.T) {
-	for _, oob := range [][]byte{nil, {1}, make([]byte, 16), {255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 0, 1, 0, 0, 0}} {
-		if runtime.GOOS != "linux" {
-			t.Skip("linux only")
-		}
-		if got := parseTOS(oob); got != ecn.NotECT {
-			t.Errorf("parseTOS(%v) = %v, want Not-ECT", oob, got)
-		}
 	}
 }
 
