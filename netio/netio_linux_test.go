@@ -15,4 +15,3 @@ func TestParseTOSMalformed(t *testing.T) {
 		}
 	}
 }
-
