@@ -861,7 +861,7 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 			return
 		},
 		"recovery": func(n *yaml.Node, p string) (err error) {
-			f.Recovery, err = d.spec(n, p, transport.Recoveries.Validate)
+			f.Recovery, err = d.spec(n, p, validateRecovery)
 			return
 		},
 		"traffic": func(n *yaml.Node, p string) (err error) {
@@ -875,6 +875,9 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 	})
 	if err != nil {
 		return f, err
+	}
+	if f.Recovery == RecoveryAuto {
+		f.Recovery = AutoRecovery(f.CC)
 	}
 	switch {
 	case f.Mode == "" && datagramOnly(f.CC):
@@ -915,4 +918,30 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 		return f, d.errAt(s, path+".cc", "controller %q runs in datagram mode only (mode: datagram, or leave mode out)", ccName(f.CC))
 	}
 	return f, nil
+}
+
+// RecoveryAuto is the flow recovery value that picks each controller's
+// classic loss recovery (AutoRecovery), so a sweep over controllers compares
+// TCP Reno (Reno window, Reno fast recovery, RFC 5681) with NewReno (same
+// window, RFC 6582 recovery) rather than two names for one configuration.
+const RecoveryAuto = "auto"
+
+// AutoRecovery returns the classic recovery strategy of a controller spec:
+// "reno" for Reno, "newreno" for every other controller.
+func AutoRecovery(cc string) string {
+	name, _, _ := strings.Cut(cc, ":")
+	if strings.TrimSpace(strings.ToLower(name)) == "reno" {
+		return "reno"
+	}
+	return "newreno"
+}
+
+func validateRecovery(s string) error {
+	if s == RecoveryAuto {
+		return nil
+	}
+	if err := transport.Recoveries.Validate(s); err != nil {
+		return fmt.Errorf("%v (or %q: Reno's own recovery for reno, newreno for the others)", err, RecoveryAuto)
+	}
+	return nil
 }

@@ -303,3 +303,34 @@ func TestDatagramRate(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveryAuto: recovery "auto" gives Reno its own fast recovery and
+// every other controller NewReno's, at every point of a controller sweep.
+func TestRecoveryAuto(t *testing.T) {
+	src := `name: t
+duration: 1s
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 10Mbit, delay: 5ms}
+flows:
+  - cc: [reno, "reno:iw=4", newreno, "dca:x=6", cubic]
+    recovery: auto
+`
+	exp, err := ParseScenario("auto.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"reno": "reno", "reno:iw=4": "reno", "newreno": "newreno", "dca:x=6": "newreno", "cubic": "newreno"}
+	if len(exp.Points) != len(want) {
+		t.Fatalf("points: got %d, want %d", len(exp.Points), len(want))
+	}
+	for _, p := range exp.Points {
+		f := p.Scenario.Flows[0]
+		if f.Recovery != want[f.CC] {
+			t.Errorf("cc %s, recovery auto: got %q, want %q", f.CC, f.Recovery, want[f.CC])
+		}
+	}
+	if _, err := ParseScenario("bad.yaml", []byte(strings.Replace(src, "recovery: auto", "recovery: autox", 1))); err == nil || !strings.Contains(err.Error(), `"auto"`) {
+		t.Errorf("unknown recovery: got %v, want an error that also offers \"auto\"", err)
+	}
+}
