@@ -94,6 +94,7 @@ type Conn struct {
 	ecnReacted bool
 	inRecovery bool
 	appLimited bool
+	sackBlind  bool // the recovery strategy ignores SACK (Reno, NewReno): see SACKBlind
 	abortDue   bool
 	hashSent   hash.Hash
 	ctx        Ctx
@@ -148,6 +149,7 @@ func (c *Conn) establish(now clock.Time) error {
 		return err
 	}
 	c.cc, c.rec = cc, rec
+	_, c.sackBlind = rec.(SACKBlind)
 	c.pacer, _ = cc.(ccalgo.Pacer)
 	c.recTimer, _ = rec.(RecoveryTimer)
 	c.ctx.CC = cc
@@ -631,7 +633,11 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	sacked := 0
 	packets := 0
 	var sackSent clock.Time // latest send time of a newly SACKed, never retransmitted segment
-	for i := 0; i < p.nBlocks; i++ {
+	nBlocks := p.nBlocks
+	if c.sackBlind {
+		nBlocks = 0 // Reno and NewReno do not use SACK (see SACKBlind)
+	}
+	for i := 0; i < nBlocks; i++ {
 		b := p.blocks[i]
 		if b.End <= cum {
 			continue
@@ -671,8 +677,11 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	c.stats.BytesAcked = min(c.sb.una, c.finOff0())
 	c.ai = AckInfo{Now: now, CumAck: cum, PrevUna: prevUna, AckedBytes: acked, SackedBytes: sacked,
 		ECE: p.flags&flagECE != 0, RTT: sample}
+	// A duplicate ACK (RFC 5681 §2) reports out-of-order data: newly SACKed
+	// bytes, or for a SACK-blind strategy any SACK block, or else an
+	// unchanged window.
 	c.ai.DupAck = !advanced && p.cumAck == prevUna && c.sb.count > 0 && !p.hasData() &&
-		(sacked > 0 || c.peerRight == prevRight)
+		(sacked > 0 || (c.sackBlind && p.nBlocks > 0) || c.peerRight == prevRight)
 	if c.ai.DupAck {
 		c.stats.DupAcks++
 	}

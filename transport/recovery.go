@@ -130,6 +130,21 @@ func (x *Ctx) Normal() Action {
 	return Action{Retransmit: -1, NewData: allow}
 }
 
+// SACKBlind is implemented by strategies that, like an RFC 5681/6582 sender
+// without SACK, ignore SACK information (Reno, NewReno). For them the
+// connection does not apply the peer's SACK blocks to the scoreboard, so
+// pipe is FlightSize less the segments marked lost for retransmission, only
+// cumulatively acknowledged bytes reach the controller, and a duplicate ACK
+// is one with an unchanged window (RFC 5681 §2): the receiver's SACK blocks
+// cannot change their behaviour (a sender that counted SACKed bytes out of
+// flight would keep sending new data past a window of holes it only repairs
+// one per episode).
+type SACKBlind interface {
+	Recovery
+	// SACKBlind is a marker.
+	SACKBlind()
+}
+
 // NewDataAvailable returns how many bytes of new data the connection could
 // send now if the congestion window allowed: ready in the send buffer or
 // source and admitted by the peer's receive window (RFC 6675 NextSeg rule 2,

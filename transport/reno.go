@@ -117,11 +117,24 @@ func (r *fastRecovery) reset() {
 	r.dupAcks = 0
 }
 
+// SACKBlind marks Reno and NewReno as senders that ignore SACK (RFC 5681,
+// RFC 6582).
+func (r *fastRecovery) SACKBlind() {}
+
 // Next retransmits the first unacknowledged segment when due, then sends new
 // data while FlightSize is below the inflated window (RFC 5681 step 5, RFC
 // 6582 steps 4-5 "send a new segment if permitted by the new value of cwnd").
 func (r *fastRecovery) Next(x *Ctx) Action {
 	if !r.inRec {
+		if r.dupAcks > 0 && x.SB.NextLost() < 0 {
+			// RFC 3042 Limited Transmit (RFC 5681 §3.2 step 1): on the
+			// first and second duplicate ACK, new data may go out while
+			// FlightSize <= cwnd + 2*SMSS, one segment per duplicate ACK.
+			if allow := x.CC.Cwnd() + min(r.dupAcks, 2)*r.mss - x.SB.Pipe(); allow > 0 {
+				return Action{Retransmit: -1, NewData: allow}
+			}
+			return NoSend
+		}
 		return x.Normal()
 	}
 	if r.retx && x.SB.Count() > 0 && x.SB.Seg(0).Lost {

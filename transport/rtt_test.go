@@ -130,9 +130,10 @@ func TestRFC6298Timer(t *testing.T) {
 // TestRTTSamplePerAck: every ACK that newly acknowledges data gives one
 // sample: from TSecr when the cumulative point advances, from the send time
 // of the newly SACKed (never retransmitted) segment otherwise; an ACK with
-// nothing new gives none.
+// nothing new gives none. (SACK samples need a strategy that uses SACK;
+// Reno and NewReno ignore SACK blocks.)
 func TestRTTSamplePerAck(t *testing.T) {
-	f := newFixture(t, Config{CC: "testcc:cwnd=10"}, 1<<30, false)
+	f := newFixture(t, Config{CC: "testcc:cwnd=10", Recovery: "sack"}, 1<<30, false)
 	f.c.SetSource(NewPatternSource(3), -1)
 	f.drain() // segments 0..9 at t0
 	t0, ts0 := f.now, f.sent[0].ts
