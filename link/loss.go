@@ -69,7 +69,7 @@ func parseLoss(s string) (lossModel, error) {
 		return nil, nil
 	}
 	if p, err := strconv.ParseFloat(s, 64); err == nil {
-		if p < 0 || p > 1 {
+		if !(p >= 0 && p <= 1) { // also rejects NaN
 			return nil, fmt.Errorf("link: Loss %q: probability must be in 0..1 (%s)", s, lossHelp)
 		}
 		return &bernoulli{p: p}, nil
@@ -79,7 +79,7 @@ func parseLoss(s string) (lossModel, error) {
 		return nil, fmt.Errorf("link: Loss %q: %v (%s)", s, err, lossHelp)
 	}
 	check := func(key string, v float64) error {
-		if v < 0 || v > 1 {
+		if !(v >= 0 && v <= 1) { // also rejects NaN
 			return fmt.Errorf("link: Loss %q: %s=%v must be in 0..1", s, key, v)
 		}
 		return nil

@@ -11,6 +11,7 @@ package spec
 import (
 	"encoding"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -196,6 +197,9 @@ func set(fv reflect.Value, s string) error {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return fmt.Errorf("not a number")
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("not a finite number")
 		}
 		fv.SetFloat(f)
 	case reflect.Bool:
