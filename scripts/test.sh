@@ -39,7 +39,12 @@ grep -rlE '^func Fuzz[A-Za-z0-9_]+\(' --include='*_test.go' . | sort | while rea
   dir=$(dirname "$f")
   for target in $(grep -oE '^func Fuzz[A-Za-z0-9_]+' "$f" | sed 's/^func //'); do
     echo "-- $dir $target"
-    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$dir" 2>&1 | tail -n 3
+    # Show the last lines on success, everything on failure (a crasher's
+    # input is then saved under $dir/testdata/fuzz/$target).
+    if ! out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$dir" 2>&1); then
+      echo "$out"; exit 1
+    fi
+    echo "$out" | tail -n 3
   done
 done
 echo "== all checks passed"
