@@ -257,52 +257,25 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 		r.onRelay(rl)
 	}
 
-	// Receiver: read every accepted connection to its end.
+	// Receiver: read every accepted connection (stream and datagram) to its end.
 	var rwg sync.WaitGroup
-	rwg.Add(1)
-	go func() {
-		defer rwg.Done()
+	serveAll(ctx, &rwg, recv.Accept, func(c *udp.Conn, buf []byte) {
 		for {
-			c, err := recv.Accept(ctx)
-			if err != nil {
+			if _, err := c.Read(buf); err != nil {
+				if errors.Is(err, io.EOF) {
+					c.CloseWrite() // our direction has no data: close it so the sender's Wait returns
+				}
 				return
 			}
-			rwg.Add(1)
-			go func() {
-				defer rwg.Done()
-				buf := make([]byte, 64<<10)
-				for {
-					if _, err := c.Read(buf); err != nil {
-						if errors.Is(err, io.EOF) {
-							c.CloseWrite() // our direction has no data: close it so the sender's Wait returns
-						}
-						return
-					}
-				}
-			}()
 		}
-	}()
-
-	rwg.Add(1)
-	go func() {
-		defer rwg.Done()
+	})
+	serveAll(ctx, &rwg, recv.AcceptDgram, func(c *udp.DgramConn, buf []byte) {
 		for {
-			c, err := recv.AcceptDgram(ctx)
-			if err != nil {
+			if _, _, err := c.Recv(ctx, buf); err != nil {
 				return
 			}
-			rwg.Add(1)
-			go func() {
-				defer rwg.Done()
-				buf := make([]byte, 64<<10)
-				for {
-					if _, _, err := c.Recv(ctx, buf); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
+	})
 
 	// Senders: one socket each, all through the relay.
 	type sender struct {
@@ -572,4 +545,24 @@ func sleepUntil(ctx context.Context, cm common, t clock.Time) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// serveAll accepts connections until accept fails (the context ends or the
+// endpoint closes) and drains each in its own goroutine, all tracked by wg.
+func serveAll[C any](ctx context.Context, wg *sync.WaitGroup, accept func(context.Context) (C, error), drain func(c C, buf []byte)) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := accept(ctx)
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				drain(c, make([]byte, 64<<10))
+			}()
+		}
+	}()
 }
