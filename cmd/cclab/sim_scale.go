@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cclab/internal/cli"
 	"flag"
 	"fmt"
 	"os"
@@ -49,7 +50,7 @@ func runScale(fs *flag.FlagSet) int {
 		case "traffic":
 			sc.Traffic = f.Value.String()
 		case "rate":
-			sc.Rate = *f.Value.(rateFlag).v
+			sc.Rate = *f.Value.(cli.Value[float64]).P
 		case "flows":
 			fmt.Sscan(f.Value.String(), &sc.Flows)
 		case "cross":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cclab/internal/cli"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,33 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"cclab/internal/units"
 	"cclab/sim"
 )
 
 func init() {
 	register("sim", "run a dumbbell or chain in the discrete-event simulator", runSim)
-}
-
-// rateFlag is a flag.Value parsing rates with internal/units.
-type rateFlag struct{ v *float64 }
-
-// String formats the rate (flag.Value).
-func (r rateFlag) String() string {
-	if r.v == nil {
-		return ""
-	}
-	return units.FormatRate(*r.v)
-}
-
-// Set parses a rate such as 20Mbit (flag.Value).
-func (r rateFlag) Set(s string) error {
-	v, err := units.ParseRate(s)
-	if err != nil {
-		return err
-	}
-	*r.v = v
-	return nil
 }
 
 // applyScenarioFile sets every flag named in the JSON object in file that
@@ -82,7 +61,7 @@ func runSim(args []string) int {
 	fs.IntVar(&sc.Flows, "flows", 1, "stream flows (dumbbell), end-to-end flows (chain)")
 	fs.StringVar(&cc, "cc", "reno", "controller spec per flow, ';'-separated and cycled, e.g. 'reno;dca:x=2'")
 	fs.StringVar(&sc.Recovery, "recovery", "", "loss recovery strategy (transport default: newreno)")
-	fs.Var(rateFlag{&sc.Rate}, "rate", "bottleneck rate, e.g. 20Mbit")
+	fs.Var(cli.Rate(&sc.Rate), "rate", "bottleneck rate, e.g. 20Mbit")
 	fs.DurationVar(&sc.RTT, "rtt", 40*time.Millisecond, "base RTT (dumbbell: every flow; chain: end-to-end flows)")
 	fs.StringVar(&rtts, "rtts", "", "dumbbell: per-flow base RTTs, comma-separated and cycled (overrides -rtt)")
 	fs.StringVar(&sc.Buffer, "buffer", "1bdp", "bottleneck buffer: 1bdp, 0.5bdp, 20p or 30kB (BDP = rate × smallest base RTT)")
@@ -97,9 +76,9 @@ func runSim(args []string) int {
 	fs.StringVar(&sc.UDP, "udp", "cbr:rate=1Mbit", "datagram generator for background UDP flows")
 	fs.IntVar(&sc.UDPFlows, "udp-flows", 0, "number of background UDP flows (end to end)")
 	fs.IntVar(&sc.MaxDatagram, "mss", 0, "transport UDP payload size, bytes (default 1200)")
-	fs.Var(rateFlag{&sc.AccessRate}, "access-rate", "access link rate (0: unlimited)")
+	fs.Var(cli.Rate(&sc.AccessRate), "access-rate", "access link rate (0: unlimited)")
 	var revUnlimited bool
-	fs.Var(rateFlag{&sc.ReverseRate}, "rev-rate", "dumbbell: reverse bottleneck rate (default: -rate)")
+	fs.Var(cli.Rate(&sc.ReverseRate), "rev-rate", "dumbbell: reverse bottleneck rate (default: -rate)")
 	fs.BoolVar(&revUnlimited, "rev-unlimited", false, "dumbbell: unlimited reverse bottleneck (as cmd/bottleneck without -rev-rate)")
 	fs.DurationVar(&sc.Stagger, "stagger", time.Second, "flows start at random offsets in [0, stagger)")
 	fs.BoolVar(&sc.UntilDone, "until-done", false, "stop as soon as every stream flow has finished (e.g. -traffic greedy:10MB), at most -duration")

@@ -13,25 +13,6 @@ import (
 	"cclab/transport/udp/perf"
 )
 
-// rateFlag is a flag.Value parsed with units.ParseRate ("10Mbit").
-type rateFlag struct{ bps float64 }
-
-func (r *rateFlag) String() string {
-	if r == nil || r.bps == 0 {
-		return ""
-	}
-	return units.FormatRate(r.bps)
-}
-
-func (r *rateFlag) Set(s string) error {
-	v, err := units.ParseRate(s)
-	if err != nil {
-		return err
-	}
-	r.bps = v
-	return nil
-}
-
 // flagSet reports whether the flag name was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false

@@ -94,12 +94,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		timeout  durFlag
 		seed     = fs.Uint64("seed", 0, "seed of the generated stream (0: random)")
 		mode     = fs.String("mode", "stream", "stream (reliable, TCP-like) or datagram (unreliable, DCCP-like; see docs/dccp.md)")
-		rate     rateFlag
+		rate     float64
 		on, off  durFlag
 		queue    = fs.Int("queue", 0, "datagram mode: send queue limit, datagrams (default 64)")
 		drop     = fs.String("drop", "newest", "datagram mode: which datagram a full send queue drops, newest or oldest")
 	)
-	fs.Var(&rate, "rate", "datagram mode: application rate, payload bits/s with units (10Mbit); 0: greedy; needed by -cc none")
+	fs.Var(cli.Rate(&rate), "rate", "datagram mode: application rate, payload bits/s with units (10Mbit); 0: greedy; needed by -cc none")
 	fs.Var(&on, "on", "datagram mode: ON period of an ON/OFF source (with -off)")
 	fs.Var(&off, "off", "datagram mode: OFF period of an ON/OFF source (with -on)")
 	fs.Var(&nBytes, "n", "bytes to send, with units (100M, 1G, 256MiB); overrides -t")
@@ -121,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if !flagSet(fs, "cc") {
 			ccSpec = "ccid2"
 		}
-		return runDgram(perf.DgramClientConfig{Addr: *addr, Duration: dur.d, CC: ccSpec, Size: *size, Rate: rate.bps,
+		return runDgram(perf.DgramClientConfig{Addr: *addr, Duration: dur.d, CC: ccSpec, Size: *size, Rate: rate,
 			On: on.d, Off: off.d, SendQueue: *queue, DropPolicy: *drop, ECN: *ecnOn, Interval: interval.d, Timeout: timeout.d,
 			QlogDir: *qlogDir},
 			*jsonOut, stdout, stderr)

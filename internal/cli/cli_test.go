@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"io"
 	"strings"
 	"testing"
 )
@@ -32,5 +33,21 @@ func TestParse(t *testing.T) {
 		if tc.wantOut == "" && out.Len() > 0 || !strings.Contains(out.String(), tc.wantOut) {
 			t.Errorf("Parse(%q): output got %q, want it to contain %q", tc.args, out.String(), tc.wantOut)
 		}
+	}
+}
+
+func TestRateValue(t *testing.T) {
+	var bps float64
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Var(Rate(&bps), "rate", "")
+	if err := fs.Parse([]string{"-rate", "20Mbit"}); err != nil || bps != 20e6 {
+		t.Errorf("-rate 20Mbit: got %v, %v; want 2e+07, nil", bps, err)
+	}
+	if got, want := fs.Lookup("rate").Value.String(), "20Mbit"; got != want {
+		t.Errorf("String: got %q, want %q", got, want)
+	}
+	if err := fs.Parse([]string{"-rate", "fast"}); err == nil {
+		t.Errorf("-rate fast: got no error, want one")
 	}
 }
