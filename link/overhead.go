@@ -5,7 +5,7 @@ import "net/netip"
 // Per-datagram header overhead on the wire. A link serializes, queues and
 // counts whole IP packets, so a driver that knows only a datagram's UDP
 // payload adds one of these to get qdisc.Packet.Size. The simulator (sim)
-// and the live relay (internal/relay, cmd/bottleneck) both use them, so that
+// and the live relay (relay, cmd/bottleneck) both use them, so that
 // byte-limited queues, serialization times and rate statistics agree.
 const (
 	// IPv4UDPOverhead is the IPv4 header without options (RFC 791, 20 bytes)

@@ -16,9 +16,9 @@ import (
 	"syscall"
 	"time"
 
-	"cclab/internal/relay"
 	"cclab/internal/units"
 	"cclab/link"
+	"cclab/relay"
 )
 
 func main() {

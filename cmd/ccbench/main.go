@@ -23,8 +23,8 @@ import (
 	"sort"
 
 	"cclab/internal/units"
+	"cclab/perf"
 	"cclab/transport/udp"
-	"cclab/transport/udp/perf"
 )
 
 func main() {

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"cclab/internal/units"
-	"cclab/transport/udp/perf"
+	"cclab/perf"
 )
 
 // writeDgramSummary prints a datagram-mode flow's line: delivered, lost in

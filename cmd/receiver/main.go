@@ -19,7 +19,7 @@ import (
 
 	"cclab/internal/cli"
 	"cclab/internal/units"
-	"cclab/transport/udp/perf"
+	"cclab/perf"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"cclab/transport/udp/perf"
+	"cclab/perf"
 )
 
 // syncBuf is a goroutine-safe bytes.Buffer.

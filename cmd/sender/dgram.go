@@ -10,7 +10,7 @@ import (
 	"os/signal"
 
 	"cclab/internal/units"
-	"cclab/transport/udp/perf"
+	"cclab/perf"
 )
 
 // flagSet reports whether the flag name was given on the command line.

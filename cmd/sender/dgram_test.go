@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"cclab/transport/udp/perf"
+	"cclab/perf"
 )
 
 // TestDgramJSON runs -mode datagram -cc none against an in-process

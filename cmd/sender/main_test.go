@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"cclab/transport/udp/perf"
+	"cclab/perf"
 )
 
 func TestBadFlags(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package liverun is the harness's live backend: it runs a scenario point in
 // real time over loopback UDP sockets, in-process. The path is the
-// bottleneck relay (internal/relay, what cmd/bottleneck runs) shaping each
+// bottleneck relay (relay, what cmd/bottleneck runs) shaping each
 // hop with the link model; each flow is a real transport connection driven
 // by the socket driver (transport/udp, what cmd/sender and cmd/receiver use)
 // from its own socket to one receiving endpoint. The connections' events and
@@ -26,9 +26,9 @@ import (
 	"cclab/eval"
 	"cclab/eval/simrun"
 	"cclab/event"
-	"cclab/internal/relay"
 	"cclab/internal/units"
 	"cclab/link"
+	"cclab/relay"
 	"cclab/sim"
 	"cclab/traffic"
 	"cclab/transport"

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"cclab/eval"
-	"cclab/internal/relay"
+	"cclab/relay"
 )
 
 // TestLiveRun runs one short flow through the relay on loopback. Its

@@ -21,10 +21,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"cclab/internal/relay"
 	"cclab/internal/units"
 	"cclab/link"
 	"cclab/netio"
+	"cclab/relay"
 )
 
 var base = time.Now()

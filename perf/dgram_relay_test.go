@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"cclab/internal/relay"
 	"cclab/link"
+	"cclab/relay"
 )
 
 // TestDgramThroughRelayLoss: through the userspace relay (cmd/bottleneck's
