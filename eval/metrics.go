@@ -1,5 +1,6 @@
-// Package eval is cclab's experiment harness (DESIGN §7–§9): metrics computed
-// from the shared event vocabulary by one code path for both backends,
+// Package eval is cclab's experiment harness (docs/eval.md): metrics computed
+// from the shared event vocabulary by one code path for both backends
+// (docs/metrics.md),
 // statistics over repeated runs, the result store, scenario files, runners
 // and reports.
 package eval
@@ -27,6 +28,10 @@ type RunInfo struct {
 	// BottleneckRate is the bottleneck's rate, bits/s, for runs whose links
 	// emit no events (then Links is empty); 0: the bottleneck link's rate.
 	BottleneckRate float64
+	// NoSeries computes the summary metrics only, no time series (a run of
+	// thousands of flows saves their per-interval memory); var_throughput
+	// and cov_throughput are still computed.
+	NoSeries bool
 }
 
 // FlowInfo describes one configured flow.
@@ -45,17 +50,22 @@ type LinkInfo struct {
 	Name       string        // label for reports
 	Rate       float64       // bits/s; 0 if unknown (no utilization)
 	QueueLimit int           // queue limit, packets; 0 if unknown (the largest length seen is used)
-	BaseRTT    time.Duration // round-trip propagation time of the paths through it (congestion epochs); 0 means 100 ms
+	BaseRTT    time.Duration // round-trip propagation time of the paths through it (loss events); 0 means 100 ms
+	// EpochThreshold is the queue length that starts a congestion epoch, as
+	// a fraction of QueueLimit (or of the largest length seen if the limit
+	// is unknown); 0 means DefaultEpochThreshold (docs/metrics.md).
+	EpochThreshold float64
 }
 
-// defaultEpochRTT groups drops into congestion epochs when no base RTT is known.
-const defaultEpochRTT = 100 * time.Millisecond
+// defaultLossEventRTT groups drops into loss events when no base RTT is known.
+const defaultLossEventRTT = 100 * time.Millisecond
 
 // defaultInterval is the time-series interval when RunInfo.Interval is 0.
 const defaultInterval = 100 * time.Millisecond
 
-// maxTurns caps the queue-length turning points kept for oscillation counting.
-const maxTurns = 1 << 20
+// maxQueueLens caps the queue-length changes kept for counting congestion
+// epochs when the threshold is only known at the end (no queue limit).
+const maxQueueLens = 1 << 20
 
 // Series is one time series: V[i] is the value over [T[i], T[i]+interval),
 // T in seconds from the run's start. Intervals without a value are omitted.
@@ -94,6 +104,7 @@ type Metrics struct {
 type binner struct {
 	start    clock.Time
 	interval time.Duration
+	series   bool // time series are kept
 }
 
 func (b binner) index(t clock.Time) int {
@@ -139,7 +150,7 @@ func (a *twAcc) advance(b binner, t clock.Time) {
 		a.integ += a.v * d
 		a.integSq += a.v * a.v * d
 		a.dur += d
-		for cur := from; cur < t; {
+		for cur := from; cur < t && b.series; {
 			k := b.index(cur)
 			end := b.start.Add(time.Duration(k+1) * b.interval)
 			if end > t {
@@ -156,7 +167,8 @@ func (a *twAcc) advance(b binner, t clock.Time) {
 	a.t = t
 }
 
-// update sets the value to v at t.
+// update sets the value to v at t. A value set before the window (t before
+// b.start) is held into it but is not a maximum of the window.
 func (a *twAcc) update(b binner, t clock.Time, v float64) {
 	a.advance(b, t)
 	if !a.set || t > a.t {
@@ -164,8 +176,15 @@ func (a *twAcc) update(b binner, t clock.Time, v float64) {
 	}
 	a.set = true
 	a.v = v
-	if v > a.max {
+	if v > a.max && t >= b.start {
 		a.max = v
+	}
+}
+
+// begin marks the start of the window: the value held then counts as seen.
+func (a *twAcc) begin() {
+	if a.set && a.v > a.max {
+		a.max = a.v
 	}
 }
 
@@ -271,16 +290,11 @@ type flowAcc struct {
 	congestionSignals   int64
 	minRTT              time.Duration
 	cwnd, inflight      twAcc
-	srtt, qdelay        sampleAcc
+	srtt                twAcc // seconds
 	deliveredS, sentS   counterSeries
 	ackedS              counterSeries
 	lostS, retransS     counterSeries
 	rtoS                counterSeries
-}
-
-type turn struct {
-	t clock.Time
-	v int
 }
 
 type linkAcc struct {
@@ -294,9 +308,70 @@ type linkAcc struct {
 	departedS    counterSeries
 	dropS        counterSeries
 	lastCong     clock.Time
-	epochs       int64
-	turns        []turn
-	rising       bool
+	lossEvents   int64
+	epochs       epochCounter
+}
+
+// epochCounter counts congestion epochs (docs/metrics.md): an epoch starts
+// when the queue length rises above the threshold high and ends when it
+// falls back to high/2 or below. With the threshold unknown until the end
+// (no queue limit: a fraction of the largest length seen), the queue
+// lengths are kept (changes only, at most maxQueueLens) and counted at the end.
+type epochCounter struct {
+	high    float64 // threshold, packets; 0: not known yet
+	in      bool    // inside an epoch
+	n       int64   // epochs started in the window
+	lens    []int32 // queue lengths (changes) in the window, when high is unknown
+	last    int     // latest length
+	started bool    // a length was seen
+}
+
+// observe takes the queue length v; inWindow says whether it counts.
+func (c *epochCounter) observe(v int, inWindow bool) {
+	if c.started && v == c.last {
+		return
+	}
+	c.started, c.last = true, v
+	if c.high == 0 {
+		if inWindow && len(c.lens) < maxQueueLens {
+			c.lens = append(c.lens, int32(v))
+		}
+		return
+	}
+	c.step(v, inWindow)
+}
+
+func (c *epochCounter) step(v int, inWindow bool) {
+	switch {
+	case !c.in && float64(v) > c.high:
+		c.in = true
+		if inWindow {
+			c.n++
+		}
+	case c.in && float64(v) <= c.high/2:
+		c.in = false
+	}
+}
+
+// count returns the epochs; with the threshold unknown so far it is set to
+// fraction × the largest length seen and the kept lengths are replayed.
+func (c *epochCounter) count(fraction float64) int64 {
+	if c.high > 0 {
+		return c.n
+	}
+	largest := 0
+	for _, v := range c.lens {
+		largest = max(largest, int(v))
+	}
+	if largest == 0 {
+		return 0
+	}
+	c.high = fraction * float64(largest)
+	c.in = float64(c.lens[0]) > c.high // an epoch in progress when the window begins is not counted
+	for _, v := range c.lens[1:] {
+		c.step(int(v), true)
+	}
+	return c.n
 }
 
 // Collector computes metrics from a stream of events. It is an event.Sink;
@@ -306,10 +381,18 @@ type Collector struct {
 	info    RunInfo
 	b       binner
 	started bool
+	begun   bool // the window has begun (state held from before it marked as seen)
 	last    clock.Time
 	flows   map[uint64]*flowAcc
 	links   map[int32]*linkAcc
+	// byID and byIndex are the flows and links of small IDs (1..len-1 and
+	// 0..len-1), so that the per-event lookup is a slice index.
+	byID    []*flowAcc
+	byIndex []*linkAcc
 }
+
+// smallIDs bounds the flow IDs and link indices looked up by slice.
+const smallIDs = 1 << 16
 
 // NewCollector returns a Collector for a run described by info.
 func NewCollector(info RunInfo) *Collector {
@@ -317,10 +400,17 @@ func NewCollector(info RunInfo) *Collector {
 		info.Interval = defaultInterval
 	}
 	c := &Collector{info: info, flows: map[uint64]*flowAcc{}, links: map[int32]*linkAcc{}}
-	c.b = binner{start: info.Start, interval: info.Interval}
+	c.b = binner{start: info.Start, interval: info.Interval, series: !info.NoSeries}
 	c.started = info.Start != clock.Never
+	for _, l := range info.Links {
+		c.link(l.Index)
+	}
 	return c
 }
+
+// SetEnd ends the measurement window at t (a run that stopped early, e.g.
+// when every flow had finished); events after t are ignored.
+func (c *Collector) SetEnd(t clock.Time) { c.info.End = t }
 
 // Compute returns the metrics of a recorded run.
 func Compute(info RunInfo, events []event.Event) Metrics {
@@ -332,19 +422,45 @@ func Compute(info RunInfo, events []event.Event) Metrics {
 }
 
 func (c *Collector) flow(id uint64) *flowAcc {
+	if id < uint64(len(c.byID)) && c.byID[id] != nil {
+		return c.byID[id]
+	}
 	f := c.flows[id]
 	if f == nil {
 		f = &flowAcc{id: id, rtos: map[uint8]int64{}}
 		c.flows[id] = f
+		if id < smallIDs {
+			for uint64(len(c.byID)) <= id {
+				c.byID = append(c.byID, nil)
+			}
+			c.byID[id] = f
+		}
 	}
 	return f
 }
 
 func (c *Collector) link(i int32) *linkAcc {
+	if i >= 0 && int(i) < len(c.byIndex) && c.byIndex[i] != nil {
+		return c.byIndex[i]
+	}
 	l := c.links[i]
 	if l == nil {
 		l = &linkAcc{index: i, drops: map[uint8]int64{}}
+		info, _ := c.linkInfo(i)
+		frac := info.EpochThreshold
+		if frac <= 0 {
+			frac = DefaultEpochThreshold
+		}
+		if info.QueueLimit > 0 {
+			l.epochs.high = frac * float64(info.QueueLimit)
+		}
 		c.links[i] = l
+		if i >= 0 && i < smallIDs {
+			for int32(len(c.byIndex)) <= i {
+				c.byIndex = append(c.byIndex, nil)
+			}
+			c.byIndex[i] = l
+		}
 	}
 	return l
 }
@@ -364,15 +480,26 @@ func (c *Collector) Record(e event.Event) {
 		c.b.start = e.Time
 		c.started = true
 	}
-	if e.Time < c.info.Start || (c.info.End != clock.Never && e.Time > c.info.End) {
+	if e.Time < c.info.Start {
+		c.hold(e)
 		return
+	}
+	if c.info.End != clock.Never && e.Time > c.info.End {
+		return
+	}
+	if !c.begun {
+		c.begin()
 	}
 	if e.Time > c.last {
 		c.last = e.Time
 	}
-	k := c.b.index(e.Time)
+	k := c.b.index(e.Time) // the interval, for the throughput variance
+	sk := k                // the interval of the other time series; -1: none kept
+	if !c.b.series {
+		sk = -1
+	}
 	if isLinkEvent(e.Kind) {
-		c.recordLink(k, e)
+		c.recordLink(sk, e)
 		if e.Kind == event.Drop && e.Flow != 0 {
 			c.flow(e.Flow).linkDrops++
 		}
@@ -387,24 +514,24 @@ func (c *Collector) Record(e event.Event) {
 		f.lastSent = e.Time
 		f.sent += int64(e.Bytes)
 		f.packetsSent++
-		f.sentS.add(k, float64(e.Bytes))
+		f.sentS.add(sk, float64(e.Bytes))
 		if e.Reason == 1 {
 			f.retransFlagged++
 		}
 	case event.PacketAcked:
 		f.acked += int64(e.Bytes)
-		f.ackedS.add(k, float64(e.Bytes))
+		f.ackedS.add(sk, float64(e.Bytes))
 	case event.Retransmit:
 		f.retransEvents++
-		f.retransS.add(k, 1)
+		f.retransS.add(sk, 1)
 	case event.SpuriousRetransmit:
 		f.spurious++
 	case event.PacketLost:
 		f.lost++
-		f.lostS.add(k, 1)
+		f.lostS.add(sk, 1)
 	case event.RTO:
 		f.rtos[e.Reason]++
-		f.rtoS.add(k, 1)
+		f.rtoS.add(sk, 1)
 	case event.RecoveryStart:
 		f.recoveries++
 		f.recoveryOpen = e.Time
@@ -421,18 +548,58 @@ func (c *Collector) Record(e event.Event) {
 		f.lastDelivered = e.Time
 		f.deliveredS.add(k, float64(e.Bytes))
 	case event.MetricsUpdated:
-		f.cwnd.update(c.b, e.Time, float64(e.Cwnd))
-		f.inflight.update(c.b, e.Time, float64(e.InFlight))
-		if e.SRTT > 0 {
-			f.srtt.add(k, e.SRTT.Seconds())
-			if e.MinRTT > 0 {
-				f.qdelay.add(k, (e.SRTT - e.MinRTT).Seconds())
-			}
-		}
-		if e.MinRTT > 0 && (f.minRTT == 0 || e.MinRTT < f.minRTT) {
-			f.minRTT = e.MinRTT
+		c.senderState(f, e)
+	}
+}
+
+// senderState takes a MetricsUpdated event: the state variables cwnd, bytes
+// in flight and srtt (time-weighted: each value holds until the next), and
+// the minimum RTT.
+func (c *Collector) senderState(f *flowAcc, e event.Event) {
+	f.cwnd.update(c.b, e.Time, float64(e.Cwnd))
+	f.inflight.update(c.b, e.Time, float64(e.InFlight))
+	if e.SRTT > 0 {
+		f.srtt.update(c.b, e.Time, e.SRTT.Seconds())
+	}
+	if e.MinRTT > 0 && (f.minRTT == 0 || e.MinRTT < f.minRTT) {
+		f.minRTT = e.MinRTT
+	}
+}
+
+// hold takes an event from before the window: only the state variables it
+// sets (a sender's state, a queue's length) carry into the window.
+func (c *Collector) hold(e event.Event) {
+	switch e.Kind {
+	case event.MetricsUpdated:
+		c.senderState(c.flow(e.Flow), e)
+	case event.Enqueue, event.Dequeue, event.Mark:
+		c.queueState(c.link(e.Link), e, false)
+	case event.Drop:
+		if qdisc.DropReason(e.Reason) != qdisc.DropRandom {
+			c.queueState(c.link(e.Link), e, false)
 		}
 	}
+}
+
+// begin marks the values held from before the window as seen in it.
+func (c *Collector) begin() {
+	c.begun = true
+	for _, l := range c.links {
+		l.qlen.begin()
+		l.qbytes.begin()
+		if l.epochs.started && l.epochs.high == 0 {
+			// The length held into the window starts the replay (an
+			// epoch in progress then is not counted).
+			l.epochs.lens = append(l.epochs.lens[:0], int32(l.epochs.last))
+		}
+	}
+}
+
+// queueState takes a queue's length after a queue event.
+func (c *Collector) queueState(l *linkAcc, e event.Event, inWindow bool) {
+	l.qlen.update(c.b, e.Time, float64(e.QueueLen))
+	l.qbytes.update(c.b, e.Time, float64(e.QueueBytes))
+	l.epochs.observe(e.QueueLen, inWindow)
 }
 
 func (c *Collector) linkInfo(i int32) (LinkInfo, bool) {
@@ -458,90 +625,33 @@ func (c *Collector) recordLink(k int, e event.Event) {
 		if qdisc.DropReason(e.Reason) == qdisc.DropRandom {
 			queueEvent = false // a loss stage, not the queue: QueueLen is meaningless
 		} else {
-			c.congestion(l, e.Time)
+			c.lossEvent(l, e.Time)
 		}
 	case event.Mark:
 		l.marks++
-		c.congestion(l, e.Time)
+		c.lossEvent(l, e.Time)
 	case event.Departure:
 		l.departed += int64(e.Bytes)
 		l.departedS.add(k, float64(e.Bytes))
 		queueEvent = false
 	}
 	if queueEvent {
-		l.qlen.update(c.b, e.Time, float64(e.QueueLen))
-		l.qbytes.update(c.b, e.Time, float64(e.QueueBytes))
-		l.turn(e.Time, e.QueueLen)
+		c.queueState(l, e, true)
 	}
 }
 
-// congestion counts congestion epochs: a drop or mark more than one base RTT
-// after the previous one starts a new epoch (RFC 5348 §5.2's loss events).
-func (c *Collector) congestion(l *linkAcc, t clock.Time) {
+// lossEvent counts loss events: a drop or mark more than one base RTT after
+// the previous one starts a new loss event (RFC 5348 §5.2).
+func (c *Collector) lossEvent(l *linkAcc, t clock.Time) {
 	info, _ := c.linkInfo(l.index)
 	rtt := info.BaseRTT
 	if rtt <= 0 {
-		rtt = defaultEpochRTT
+		rtt = defaultLossEventRTT
 	}
 	if l.lastCong == clock.Never || t.Sub(l.lastCong) > rtt {
-		l.epochs++
+		l.lossEvents++
 	}
 	l.lastCong = t
-}
-
-// turn keeps the queue length's turning points (local extremes).
-func (l *linkAcc) turn(t clock.Time, v int) {
-	n := len(l.turns)
-	switch {
-	case n == 0:
-		l.turns = append(l.turns, turn{t, v})
-		return
-	case v == l.turns[n-1].v:
-		return
-	case n == 1:
-		l.rising = v > l.turns[0].v
-		l.turns = append(l.turns, turn{t, v})
-		return
-	}
-	up := v > l.turns[n-1].v
-	if up == l.rising {
-		l.turns[n-1] = turn{t, v} // same direction: extend
-		return
-	}
-	l.rising = up
-	if n < maxTurns {
-		l.turns = append(l.turns, turn{t, v})
-	}
-}
-
-// oscillations counts rises of the queue length to ≥ high after having been ≤ low.
-func oscillations(turns []turn, limit int) int64 {
-	if limit <= 0 {
-		for _, t := range turns {
-			if t.v > limit {
-				limit = t.v
-			}
-		}
-	}
-	if limit <= 0 {
-		return 0
-	}
-	high := (limit + 1) / 2
-	if high < 1 {
-		high = 1
-	}
-	low := limit / 10
-	var n int64
-	armed := true // the queue starts empty
-	for _, t := range turns {
-		if armed && t.v >= high {
-			n++
-			armed = false
-		} else if t.v <= low {
-			armed = true
-		}
-	}
-	return n
 }
 
 // rtoCauseNames names RTO causes (event.Event.Reason of RTO events) in metric
@@ -687,6 +797,7 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 	v := r.Values
 	f.cwnd.advance(c.b, end)
 	f.inflight.advance(c.b, end)
+	f.srtt.advance(c.b, end)
 
 	// Active time: first data sent to the stop, completion or end of the window.
 	from := f.firstSent
@@ -732,21 +843,24 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 	if mean, ok := f.inflight.mean(); ok {
 		v["mean_inflight"] = mean
 	}
-	if f.srtt.n > 0 {
-		v["mean_srtt"] = f.srtt.mean
-		putSpread(v, "srtt", f.srtt.mean, f.srtt.variance())
-	}
-	if f.qdelay.n > 0 {
-		v["mean_qdelay_est"] = f.qdelay.mean
+	srtt, haveSRTT := f.srtt.mean()
+	if haveSRTT {
+		vr, _ := f.srtt.variance()
+		v["mean_srtt"] = srtt
+		putSpread(v, "srtt", srtt, vr)
 	}
 	if f.minRTT > 0 {
 		v["min_rtt"] = f.minRTT.Seconds()
+		if haveSRTT {
+			v["mean_qdelay_est"] = max(srtt-f.minRTT.Seconds(), 0)
+		}
 	}
 	v["total_lost"] = float64(f.lost)
-	if f.packetsSent > 0 {
-		v["loss_rate"] = float64(f.lost) / float64(f.packetsSent)
-	}
 	v["total_link_drops"] = float64(f.linkDrops)
+	if f.packetsSent > 0 {
+		v["loss_rate"] = float64(f.linkDrops) / float64(f.packetsSent)
+		v["declared_loss_rate"] = float64(f.lost) / float64(f.packetsSent)
+	}
 	v["total_retransmissions"] = float64(max(f.retransEvents, f.retransFlagged))
 	v["total_spurious_retransmissions"] = float64(f.spurious)
 	var rtos int64
@@ -774,10 +888,13 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 	if inf, ok := v["mean_inflight"]; ok && rate > 0 && base > 0 {
 		v["bdp_utilization"] = inf / (rate * base.Seconds() / 8)
 	}
-	if tp, ok := v["mean_throughput"]; ok && f.srtt.n > 0 && f.srtt.mean > 0 {
-		v["power"] = tp / f.srtt.mean
+	if tp, ok := v["mean_throughput"]; ok && haveSRTT && srtt > 0 {
+		v["power"] = tp / srtt
 	}
 
+	if !c.b.series {
+		return r
+	}
 	iv := c.info.Interval.Seconds()
 	r.Series = []Series{
 		counterToSeries("throughput", "bit/s", f.deliveredS, nbins, c.b, 8/iv),
@@ -817,6 +934,10 @@ func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
 	v := r.Values
 	l.qlen.advance(c.b, end)
 	l.qbytes.advance(c.b, end)
+	frac := info.EpochThreshold
+	if frac <= 0 {
+		frac = DefaultEpochThreshold
+	}
 	if mean, ok := l.qlen.mean(); ok {
 		vr, _ := l.qlen.variance()
 		v["mean_queue_len"] = mean
@@ -846,8 +967,11 @@ func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
 	if info.Rate > 0 && window > 0 {
 		v["utilization"] = float64(l.departed) * 8 / (info.Rate * window)
 	}
-	v["total_queue_oscillations"] = float64(oscillations(l.turns, info.QueueLimit))
-	v["total_congestion_epochs"] = float64(l.epochs)
+	v["total_queue_oscillations"] = float64(l.epochs.count(frac))
+	v["total_loss_events"] = float64(l.lossEvents)
+	if !c.b.series {
+		return r
+	}
 	r.Series = []Series{
 		l.qlen.series("queue_len", "packet", c.b),
 		l.sojourn.series("queue_delay", "s", c.b),
@@ -878,7 +1002,7 @@ func (c *Collector) finishNetwork(flows, links []Result, bneck LinkInfo, bl *Res
 	r := Result{Scope: ScopeNetwork, Name: "network", Values: map[string]float64{}}
 	v := r.Values
 	var tputs []float64
-	var agg, send, srttSum, lost, pkts, retrans, rtos float64
+	var agg, send, srttSum, lost, drops, pkts, retrans, rtos float64
 	nsrtt := 0
 	for _, f := range flows {
 		tp := f.Values["mean_throughput"]
@@ -890,6 +1014,7 @@ func (c *Collector) finishNetwork(flows, links []Result, bneck LinkInfo, bl *Res
 			nsrtt++
 		}
 		lost += f.Values["total_lost"]
+		drops += f.Values["total_link_drops"]
 		pkts += f.Values["total_packets_sent"]
 		retrans += f.Values["total_retransmissions"]
 		rtos += f.Values["total_rtos"]
@@ -911,15 +1036,17 @@ func (c *Collector) finishNetwork(flows, links []Result, bneck LinkInfo, bl *Res
 	v["total_retransmissions"] = retrans
 	v["total_rtos"] = rtos
 	v["total_lost"] = lost
+	v["total_link_drops"] = drops
 	if pkts > 0 {
-		v["loss_rate"] = lost / pkts
+		v["loss_rate"] = drops / pkts
+		v["declared_loss_rate"] = lost / pkts
 	}
-	var drops, marks float64
+	var linkDrops, marks float64
 	for _, l := range links {
-		drops += l.Values["total_drops"]
+		linkDrops += l.Values["total_drops"]
 		marks += l.Values["total_marks"]
 	}
-	v["total_drops"] = drops
+	v["total_drops"] = linkDrops
 	v["total_marks"] = marks
 	if bl != nil {
 		for _, name := range []string{"utilization", "mean_queue_delay", "mean_queue_len"} {

@@ -79,14 +79,15 @@ func TestMetricsByHand(t *testing.T) {
 		"var_cwnd":              (4e6+16e6)/2 - 3000*3000, // 1e6
 		"cov_cwnd":              1000.0 / 3000,            // sd 1000
 		"mean_inflight":         2000,                     // 1000 for 1 s, 3000 for 1 s
-		"mean_srtt":             0.030,                    // samples 20 ms, 40 ms
-		"var_srtt":              0.0001,                   // population variance
+		"mean_srtt":             0.030,                    // 20 ms for 1 s, 40 ms for 1 s
+		"var_srtt":              0.0001,                   // time-weighted variance
 		"cov_srtt":              0.01 / 0.03,              // sd 10 ms
-		"mean_qdelay_est":       0.020,                    // 10 ms, 30 ms
+		"mean_qdelay_est":       0.020,                    // mean srtt 30 ms − min RTT 10 ms
 		"min_rtt":               0.010,                    //
 		"total_lost":            1,                        //
-		"loss_rate":             1.0 / 3,                  // 1 lost of 3 sent
+		"declared_loss_rate":    1.0 / 3,                  // 1 declared lost of 3 sent
 		"total_link_drops":      3,                        // 2 overflow + 1 random
+		"loss_rate":             1.0,                      // 3 dropped in the network of 3 sent
 		"total_rtos":            1,                        //
 		"total_recoveries":      1,                        //
 		"mean_recovery_time":    0.4,                      // 0.8 s → 1.2 s
@@ -151,8 +152,8 @@ func TestMetricsByHand(t *testing.T) {
 		"drop_rate":                4.0 / 7,
 		"total_departed":           2000,
 		"utilization":              2000 * 8 / (16000 * 2.0),
-		"total_queue_oscillations": 2, // H=5, L=1: 1 → 6 (one), → 0 (re-arm), → 5 (two)
-		"total_congestion_epochs":  3, // {1.1, 1.15}, {1.4}, {1.9}; the random drop is not congestion
+		"total_queue_oscillations": 1, // θ = 0.5 × 10 = 5: 1 → 6 (> 5: one), → 0 (≤ 2.5: ends), → 5 (not > 5)
+		"total_loss_events":        3, // {1.1, 1.15}, {1.4}, {1.9}; the random drop is not congestion
 		"mean_queue_bytes":         (500 + 3000 + 0 + 2500) / 2.0,
 	}
 	for name, want := range linkWant {
@@ -224,49 +225,66 @@ func TestJainIndex(t *testing.T) {
 	}
 }
 
-func TestOscillations(t *testing.T) {
-	mk := func(vs ...int) []turn {
-		var out []turn
-		for i, v := range vs {
-			out = append(out, turn{t: at(float64(i)), v: v})
-		}
-		return out
-	}
+func TestCongestionEpochs(t *testing.T) {
 	cases := []struct {
-		name  string
-		turns []turn
-		limit int
-		want  int64
+		name     string
+		lens     []int
+		limit    int
+		fraction float64
+		want     float64
 	}{
-		{"sawtooth", mk(0, 20, 0, 20, 0, 20), 20, 3},
-		{"never drains below L", mk(0, 20, 5, 20, 5, 20), 20, 1},
-		{"never reaches H", mk(0, 8, 0, 9, 0), 20, 0},
-		{"limit from max seen", mk(0, 8, 0, 8), 0, 2},
+		{"sawtooth", []int{0, 20, 0, 20, 0, 20}, 20, 0, 3},
+		{"never drains to θ/2", []int{0, 20, 6, 20, 6, 20}, 20, 0, 1},
+		{"drains to θ/2", []int{0, 20, 5, 20, 5, 20}, 20, 0, 3},
+		{"never above θ", []int{0, 8, 0, 10, 0}, 20, 0, 0},
+		{"wiggle at θ is one epoch", []int{0, 10, 11, 10, 11, 10, 11, 4}, 20, 0, 1},
+		{"threshold parameter", []int{0, 8, 0, 8, 0}, 20, 0.25, 2},
+		{"limit from max seen", []int{0, 8, 0, 8}, 0, 0, 2},
 	}
 	for _, c := range cases {
-		if got := oscillations(c.turns, c.limit); got != c.want {
-			t.Errorf("%s: got %d, want %d", c.name, got, c.want)
+		info := RunInfo{Start: at(0), End: at(100), Interval: time.Second,
+			Links: []LinkInfo{{Index: 0, QueueLimit: c.limit, EpochThreshold: c.fraction}}}
+		var ev []event.Event
+		for i, v := range c.lens {
+			ev = append(ev, event.Event{Time: at(float64(i)), Kind: event.Enqueue, QueueLen: v})
+		}
+		got := Compute(info, ev).Links[0].Values["total_queue_oscillations"]
+		if got != c.want {
+			t.Errorf("%s: got %v epochs, want %v", c.name, got, c.want)
 		}
 	}
 }
 
-func TestTurningPoints(t *testing.T) {
-	var l linkAcc
-	for i, v := range []int{0, 1, 2, 3, 2, 1, 1, 2, 5, 4} {
-		l.turn(at(float64(i)), v)
+// TestWarmupHoldsState: a warm-up excludes events from the metrics, but the
+// state they set (cwnd, srtt, queue length) holds into the window, and an
+// epoch in progress when the window begins is not counted.
+func TestWarmupHoldsState(t *testing.T) {
+	info := RunInfo{Start: at(1), End: at(3), Interval: time.Second,
+		Links: []LinkInfo{{Index: 0, QueueLimit: 10}}}
+	ev := []event.Event{
+		{Time: at(0), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 1000, SRTT: ms(10), MinRTT: ms(5)},
+		{Time: at(0.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(0.5), Kind: event.Enqueue, Link: 0, QueueLen: 8},
+		{Time: at(2), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 3000, SRTT: ms(30), MinRTT: ms(5)},
+		{Time: at(2), Kind: event.Dequeue, Link: 0, QueueLen: 0},
+		{Time: at(2.5), Kind: event.Enqueue, Link: 0, QueueLen: 6},
+		{Time: at(2.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 500},
 	}
-	var got []int
-	for _, tp := range l.turns {
-		got = append(got, tp.v)
+	m := Compute(info, ev)
+	f, l := m.Flows[0].Values, m.Links[0].Values
+	want := map[string]float64{
+		"mean_cwnd": 2000, "mean_srtt": 0.020, "total_packets_sent": 1, "total_sent": 500,
 	}
-	want := []int{0, 3, 1, 5, 4}
-	if len(got) != len(want) {
-		t.Fatalf("turns: got %v, want %v", got, want)
+	for k, w := range want {
+		if !near(f[k], w) {
+			t.Errorf("flow %s: got %v, want %v", k, f[k], w)
+		}
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("turns: got %v, want %v", got, want)
-			break
+	// Queue: 8 held for 1 s, 0 for 0.5 s, 6 for 0.5 s; one epoch (6 > 5), the one in progress at 1 s not counted.
+	lwant := map[string]float64{"mean_queue_len": (8 + 0 + 3) / 2.0, "max_queue_len": 8, "total_queue_oscillations": 1}
+	for k, w := range lwant {
+		if !near(l[k], w) {
+			t.Errorf("link %s: got %v, want %v", k, l[k], w)
 		}
 	}
 }

@@ -113,7 +113,22 @@ type Scenario struct {
 	Topology    Topology      `json:"topology"`            // the network
 	Flows       []Flow        `json:"flows"`               // the traffic
 	Baseline    []Param       `json:"baseline,omitempty"`  // axis values that make a point a baseline
+	// Warmup is excluded from the metrics: the measurement window is
+	// [start+Warmup, start+Duration] (docs/metrics.md).
+	Warmup time.Duration `json:"warmup,omitempty"`
+	// UntilDone ends a simulated run as soon as every stream flow's
+	// generator is exhausted and its last transfer finished (sized flows),
+	// at most Duration.
+	UntilDone bool `json:"until_done,omitempty"`
+	// EpochThreshold is the queue length that starts a congestion epoch,
+	// as a fraction of each hop's packet limit (docs/metrics.md); 0 means
+	// DefaultEpochThreshold.
+	EpochThreshold float64 `json:"epoch_threshold,omitempty"`
 }
+
+// DefaultEpochThreshold is the default congestion-epoch threshold: half of
+// a hop's queue limit (docs/metrics.md, total_queue_oscillations).
+const DefaultEpochThreshold = 0.5
 
 // Topology is the network: a dumbbell (one bottleneck hop) or a chain of hops.
 type Topology struct {
@@ -121,16 +136,44 @@ type Topology struct {
 	Hops   []Hop  `json:"hops"`   // dumbbell: the bottleneck; chain: every hop, in order
 	Access Access `json:"access"` // sender access links
 	MTU    int    `json:"mtu"`    // link MTU, bytes; 0 = the link default
+	// PayloadOnly counts a datagram's UDP payload alone as its size on the
+	// links; by default the IPv4 and UDP headers (link.IPv4UDPOverhead,
+	// 28 bytes) are added, in both backends.
+	PayloadOnly bool `json:"payload_only,omitempty"`
 }
 
-// Hop is one bottleneck hop (both directions share rate, delay and queue; the
-// loss applies to the forward, data direction).
+// Hop is one bottleneck hop (both directions share delay and queue, and the
+// rate unless RevRate is set; loss, jitter and a trace apply to the forward,
+// data direction).
 type Hop struct {
 	Rate  float64       `json:"rate"`  // bits/s
 	Delay time.Duration `json:"delay"` // one-way propagation delay
 	Queue string        `json:"queue"` // qdisc spec, e.g. "droptail:20p"
 	Loss  string        `json:"loss"`  // "" or "0.01" or a link loss spec ("ge:p=..")
+	// Trace is a Mahimahi trace file of delivery opportunities for the
+	// forward direction (docs/link.md); it replaces Rate there, and Rate
+	// stays the reverse direction's rate and the rate used for utilization.
+	Trace  string        `json:"trace,omitempty"`
+	Jitter time.Duration `json:"jitter,omitempty"` // forward: each packet's delay is Delay ± uniform(Jitter), never reordering
+	// RevRate is the reverse (ACK-path) direction's rate, bits/s: 0 = Rate,
+	// negative = unlimited.
+	RevRate float64 `json:"rev_rate,omitempty"`
+	Cross   []Cross `json:"cross,omitempty"` // cross traffic entering before this hop and leaving after it
 }
+
+// Cross is one source of open-loop cross traffic at a hop: a datagram
+// generator (docs/traffic.md: cbr, udponoff, layered) whose packets enter
+// the hop's queue and leave the network after the hop.
+type Cross struct {
+	Traffic string `json:"traffic"`       // datagram generator spec, e.g. "cbr:rate=2Mbit,size=1000"
+	Dir     string `json:"dir,omitempty"` // "fwd" (default, with the data) or "rev" (with the ACKs)
+}
+
+// Cross-traffic directions.
+const (
+	DirFwd = "fwd"
+	DirRev = "rev"
+)
 
 // Access describes the sender access links.
 type Access struct {
@@ -150,6 +193,17 @@ type Flow struct {
 	Start    time.Duration `json:"start"`    // offset from the run's start
 	Stop     time.Duration `json:"stop"`     // offset from the run's start; 0 = the end of the run
 	Datagram int           `json:"datagram"` // maximum datagram (UDP payload) size, bytes; 0 = transport default
+	// Path lists the first and the last hop (0-based, inclusive) the flow
+	// crosses; nil: every hop (an end-to-end flow). A flow of path [i, i]
+	// enters before hop i and leaves after it.
+	Path []int `json:"path,omitempty"`
+	// AccessDelay is the one-way delay of the flow's sender access link;
+	// nil: the topology's access delay.
+	AccessDelay *time.Duration `json:"access_delay,omitempty"`
+	// Stagger delays the flow's start by a uniform random offset in
+	// [0, Stagger), drawn from the flow's own random stream.
+	Stagger time.Duration `json:"stagger,omitempty"`
+	ECN     bool          `json:"ecn,omitempty"` // negotiate ECN (RFC 3168)
 }
 
 // Param is one swept parameter's value at a point.
@@ -562,6 +616,55 @@ func (d *decoder) size(n *yaml.Node, path string) (int, error) {
 	return int(b), nil
 }
 
+func (d *decoder) boolean(n *yaml.Node, path string) (bool, error) {
+	v, s, err := d.value(n, path)
+	if err != nil {
+		return false, err
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, d.errAt(s, path, "%q is not a boolean (allowed: true, false)", v)
+	}
+	return b, nil
+}
+
+// fraction decodes a number in (0, 1], or a percentage ("50%").
+func (d *decoder) fraction(n *yaml.Node, path string) (float64, error) {
+	v, s, err := d.value(n, path)
+	if err != nil {
+		return 0, err
+	}
+	scale := 1.0
+	num := v
+	if strings.HasSuffix(v, "%") {
+		scale, num = 100, strings.TrimSuffix(v, "%")
+	}
+	x, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || !(x/scale > 0 && x/scale <= 1) {
+		return 0, d.errAt(s, path, "%q is not a fraction in (0, 1] (e.g. 0.5 or 50%%)", v)
+	}
+	return x / scale, nil
+}
+
+// path decodes a flow's hop range: "i" (one hop) or "i-j" (hops i to j,
+// 0-based, inclusive).
+func (d *decoder) path(n *yaml.Node, path string) ([]int, error) {
+	v, s, err := d.value(n, path)
+	if err != nil {
+		return nil, err
+	}
+	a, b, ok := strings.Cut(v, "-")
+	if !ok {
+		b = a
+	}
+	first, err1 := strconv.Atoi(strings.TrimSpace(a))
+	last, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if err1 != nil || err2 != nil || first < 0 || last < first {
+		return nil, d.errAt(s, path, "%q is not a hop range (\"i\" or \"i-j\", 0-based, i <= j)", v)
+	}
+	return []int{first, last}, nil
+}
+
 // spec validates a component spec with validate (a registry's Validate).
 func (d *decoder) spec(n *yaml.Node, path string, validate func(string) error) (string, error) {
 	v, s, err := d.value(n, path)
@@ -723,6 +826,15 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 			return nil
 		},
 		"baseline": func(n *yaml.Node, p string) error { baselineNode = n; return nil },
+		"warmup":   func(n *yaml.Node, p string) (err error) { s.Warmup, err = d.duration(n, p); return },
+		"until_done": func(n *yaml.Node, p string) (err error) {
+			s.UntilDone, err = d.boolean(n, p)
+			return
+		},
+		"epoch_threshold": func(n *yaml.Node, p string) (err error) {
+			s.EpochThreshold, err = d.fraction(n, p)
+			return
+		},
 	}, "name", "duration", "topology", "flows")
 	if err != nil {
 		return s, err
@@ -738,7 +850,14 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 			s.Seeds = append(s.Seeds, uint64(i))
 		}
 	}
+	if s.Warmup >= s.Duration {
+		return s, d.errAt(doc, "warmup", "warm-up %v must be shorter than the run (%v)", s.Warmup, s.Duration)
+	}
 	for i, f := range s.Flows {
+		if f.Path != nil && f.Path[1] >= len(s.Topology.Hops) {
+			return s, d.errAt(doc, fmt.Sprintf("flows[%d].path", i), "path %d-%d: the topology has %d hop(s) (0..%d)",
+				f.Path[0], f.Path[1], len(s.Topology.Hops), len(s.Topology.Hops)-1)
+		}
 		if f.Stop != 0 && f.Stop <= f.Start {
 			return s, d.errAt(doc, fmt.Sprintf("flows[%d].stop", i), "stop %v must be after start %v", f.Stop, f.Start)
 		}
@@ -768,11 +887,90 @@ func (d *decoder) hop(n *yaml.Node, path string) (Hop, error) {
 			}
 			return err
 		},
-		"delay": func(n *yaml.Node, p string) (err error) { h.Delay, err = d.duration(n, p); return },
-		"queue": func(n *yaml.Node, p string) (err error) { h.Queue, err = d.spec(n, p, qdisc.Registry.Validate); return },
-		"loss":  func(n *yaml.Node, p string) (err error) { h.Loss, err = d.spec(n, p, validateLoss); return },
+		"delay":  func(n *yaml.Node, p string) (err error) { h.Delay, err = d.duration(n, p); return },
+		"queue":  func(n *yaml.Node, p string) (err error) { h.Queue, err = d.spec(n, p, qdisc.Registry.Validate); return },
+		"loss":   func(n *yaml.Node, p string) (err error) { h.Loss, err = d.spec(n, p, validateLoss); return },
+		"trace":  func(n *yaml.Node, p string) (err error) { h.Trace, err = d.spec(n, p, validateTrace); return },
+		"jitter": func(n *yaml.Node, p string) (err error) { h.Jitter, err = d.duration(n, p); return },
+		"rev_rate": func(n *yaml.Node, p string) error {
+			v, s, err := d.value(n, p)
+			if err != nil {
+				return err
+			}
+			if v == "unlimited" {
+				h.RevRate = -1
+				return nil
+			}
+			if h.RevRate, err = d.rate(n, p); err == nil && h.RevRate <= 0 {
+				return d.errAt(s, p, "want a positive rate or \"unlimited\"")
+			}
+			return err
+		},
+		"cross": func(n *yaml.Node, p string) error {
+			items, err := d.list(n, p, "cross-traffic sources (a datagram generator spec, or {traffic, dir})")
+			if err != nil {
+				return err
+			}
+			for i, it := range items {
+				c, err := d.cross(it, fmt.Sprintf("%s[%d]", p, i))
+				if err != nil {
+					return err
+				}
+				h.Cross = append(h.Cross, c)
+			}
+			return nil
+		},
 	}, "rate")
 	return h, err
+}
+
+// cross decodes one cross-traffic source: a generator spec, or a mapping
+// with traffic and dir.
+func (d *decoder) cross(n *yaml.Node, path string) (Cross, error) {
+	c := Cross{Dir: DirFwd}
+	if n.Kind != yaml.MappingNode {
+		var err error
+		c.Traffic, err = d.spec(n, path, ValidateCrossTraffic)
+		return c, err
+	}
+	err := d.mapping(n, path, map[string]fieldFn{
+		"traffic": func(n *yaml.Node, p string) (err error) { c.Traffic, err = d.spec(n, p, ValidateCrossTraffic); return },
+		"dir":     func(n *yaml.Node, p string) (err error) { c.Dir, err = d.enum(n, p, DirFwd, DirRev); return },
+	}, "traffic")
+	return c, err
+}
+
+// ValidateCrossTraffic checks that spec is a datagram generator (cross
+// traffic is open-loop: cbr, udponoff, layered).
+func ValidateCrossTraffic(spec string) error {
+	g, err := traffic.New(spec, traffic.Env{})
+	if err != nil {
+		return err
+	}
+	if _, ok := g.(traffic.DatagramGen); !ok {
+		return fmt.Errorf("traffic %q is not a datagram generator (cross traffic: cbr, udponoff, layered)", spec)
+	}
+	return nil
+}
+
+// validateTrace checks a Mahimahi trace file by reading and parsing it.
+func validateTrace(file string) error {
+	_, err := ReadTrace(file)
+	return err
+}
+
+// ReadTrace reads and parses a Mahimahi trace file (docs/link.md).
+func ReadTrace(file string) (*link.Trace, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %v (a Mahimahi trace file: one millisecond timestamp per line)", err)
+	}
+	defer f.Close()
+	tr, err := link.TraceFromReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("trace %s: %v", file, err)
+	}
+	return tr, nil
 }
 
 // validateLoss checks a link loss spec by building a link with it.
@@ -821,6 +1019,10 @@ func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 			})
 		},
 		"mtu": func(n *yaml.Node, p string) (err error) { t.MTU, err = d.size(n, p); return },
+		"payload_only": func(n *yaml.Node, p string) (err error) {
+			t.PayloadOnly, err = d.boolean(n, p)
+			return
+		},
 	}, "kind")
 	if err != nil {
 		return t, err
@@ -846,7 +1048,7 @@ func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 
 func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 	f := Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Recovery: "newreno", Traffic: "greedy"}
-	var ccNode, modeNode, trafficNode *yaml.Node
+	var ccNode, modeNode, trafficNode, recoveryNode *yaml.Node
 	err := d.mapping(n, path, map[string]fieldFn{
 		"name":  func(n *yaml.Node, p string) (err error) { f.Name, err = d.str(n, p); return },
 		"count": func(n *yaml.Node, p string) (err error) { f.Count, err = d.integer(n, p, 1); return },
@@ -861,6 +1063,7 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 			return
 		},
 		"recovery": func(n *yaml.Node, p string) (err error) {
+			recoveryNode = n
 			f.Recovery, err = d.spec(n, p, validateRecovery)
 			return
 		},
@@ -872,9 +1075,42 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 		"start":    func(n *yaml.Node, p string) (err error) { f.Start, err = d.duration(n, p); return },
 		"stop":     func(n *yaml.Node, p string) (err error) { f.Stop, err = d.duration(n, p); return },
 		"datagram": func(n *yaml.Node, p string) (err error) { f.Datagram, err = d.size(n, p); return },
+		"path":     func(n *yaml.Node, p string) (err error) { f.Path, err = d.path(n, p); return },
+		"access_delay": func(n *yaml.Node, p string) error {
+			v, err := d.duration(n, p)
+			f.AccessDelay = &v
+			return err
+		},
+		"stagger": func(n *yaml.Node, p string) (err error) { f.Stagger, err = d.duration(n, p); return },
+		"ecn":     func(n *yaml.Node, p string) (err error) { f.ECN, err = d.boolean(n, p); return },
 	})
 	if err != nil {
 		return f, err
+	}
+	if f.Mode == ModeUDP {
+		// Raw datagrams: no transport, so no controller and no recovery.
+		if ccNode != nil || recoveryNode != nil {
+			at := ccNode
+			field := ".cc"
+			if at == nil {
+				at, field = recoveryNode, ".recovery"
+			}
+			s, _ := d.scalar(at, path+field)
+			return f, d.errAt(s, path+field, "mode udp sends raw datagrams without a transport: no cc or recovery")
+		}
+		f.CC, f.Recovery = "", ""
+		if err := ValidateCrossTraffic(f.Traffic); err != nil {
+			at := trafficNode
+			if at == nil {
+				at = n
+			}
+			s, serr := d.scalar(at, path+".traffic")
+			if serr != nil {
+				s = resolve(at)
+			}
+			return f, d.errAt(s, path+".traffic", "mode udp: %v", err)
+		}
+		return f, nil
 	}
 	if f.Recovery == RecoveryAuto {
 		f.Recovery = AutoRecovery(f.CC)

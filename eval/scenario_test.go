@@ -263,8 +263,8 @@ flows:
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{ModeStream + "/reno", ModeDatagram + "/ccid2", ModeDatagram + "/none", ModeUDP + "/reno"},
-		{ModeDatagram + "/ccid2", ModeDatagram + "/ccid2", ModeDatagram + "/none", ModeUDP + "/reno"},
+		{ModeStream + "/reno", ModeDatagram + "/ccid2", ModeDatagram + "/none", ModeUDP + "/"},
+		{ModeDatagram + "/ccid2", ModeDatagram + "/ccid2", ModeDatagram + "/none", ModeUDP + "/"},
 	}
 	for i, p := range exp.Points {
 		for j, f := range p.Scenario.Flows {

@@ -1,8 +1,10 @@
 package netio
 
 import (
+	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"cclab/ecn"
 )
@@ -11,13 +13,15 @@ import (
 // (like a socket receive buffer).
 const MemCapacity = 4096
 
-// MemConn is one end of an in-memory datagram pipe, for tests. Datagrams are
-// copied into preallocated slots, so steady-state use does not allocate;
-// when the peer's buffer is full further datagrams are dropped and counted,
-// as a UDP socket would.
+// MemConn is an in-memory datagram socket, for tests: one end of a pipe
+// (MemPair) or a socket on a MemNet. Datagrams are copied into preallocated
+// slots, so steady-state use does not allocate; when the receiver's buffer is
+// full further datagrams are dropped and counted, as a UDP socket would.
 type MemConn struct {
-	local netip.AddrPort
-	peer  *MemConn
+	local  netip.AddrPort
+	peer   *MemConn       // MemPair: the other end
+	net    *MemNet        // MemNet: where writes are routed
+	remote netip.AddrPort // MemNet: the connected peer (writes ignore Message.Addr), if valid
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -72,15 +76,36 @@ func (m *MemConn) ReadBatch(ms []Message) (int, error) {
 	return k, nil
 }
 
-// WriteBatch copies ms into the peer's queue, dropping those that do not fit.
+// WriteBatch copies ms into the receivers' queues (the peer of a pipe, the
+// connected peer, or the socket bound to each message's address on a
+// MemNet), dropping those that do not fit or have no receiver.
 func (m *MemConn) WriteBatch(ms []Message) (int, error) {
-	p := m.peer
 	m.mu.Lock()
 	closed := m.closed
 	m.mu.Unlock()
 	if closed {
 		return 0, ErrClosed
 	}
+	if m.peer != nil {
+		m.peer.deliver(m.local, ms)
+		return len(ms), nil
+	}
+	for i := range ms {
+		to := ms[i].Addr
+		if m.remote.IsValid() {
+			to = m.remote
+		}
+		if p := m.net.lookup(to); p != nil {
+			p.deliver(m.local, ms[i:i+1])
+		} else {
+			m.net.lost.Add(1)
+		}
+	}
+	return len(ms), nil
+}
+
+// deliver queues ms from address from.
+func (p *MemConn) deliver(from netip.AddrPort, ms []Message) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := range ms {
@@ -94,11 +119,10 @@ func (m *MemConn) WriteBatch(ms []Message) (int, error) {
 		}
 		p.slots[j] = p.slots[j][:cap(p.slots[j])]
 		copy(p.slots[j], ms[i].Buf[:ms[i].N])
-		p.meta[j] = memMeta{n: ms[i].N, from: m.local, ecn: ms[i].ECN}
+		p.meta[j] = memMeta{n: ms[i].N, from: from, ecn: ms[i].ECN}
 		p.n++
 	}
 	p.cond.Signal()
-	return len(ms), nil
 }
 
 // LocalAddr returns the synthetic local address.
@@ -111,11 +135,107 @@ func (m *MemConn) Dropped() uint64 {
 	return m.dropped
 }
 
-// Close wakes blocked readers; further reads and writes fail with ErrClosed.
+// Close wakes blocked readers; further reads and writes fail with
+// ErrClosed. A socket on a MemNet releases its address.
 func (m *MemConn) Close() error {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
 	m.cond.Broadcast()
+	if m.net != nil {
+		m.net.release(m)
+	}
 	return nil
+}
+
+// MemNet is an in-memory datagram network for tests: sockets bind
+// addresses on it, and a datagram goes to the socket bound to its
+// destination (or is lost, as UDP to a closed port). It implements Network.
+type MemNet struct {
+	mu    sync.Mutex
+	conns map[netip.AddrPort]*MemConn
+	port  uint16       // last ephemeral port handed out
+	lost  atomic.Int64 // datagrams sent to an address nobody had bound
+}
+
+// NewMemNet returns an empty in-memory network.
+func NewMemNet() *MemNet { return &MemNet{conns: map[netip.AddrPort]*MemConn{}, port: 49151} }
+
+// Listen binds a socket to addr; port 0 picks a free ephemeral port.
+func (n *MemNet) Listen(addr netip.AddrPort) (*MemConn, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if addr.Port() == 0 {
+		for {
+			n.port++
+			if n.port == 0 {
+				n.port = 49152
+			}
+			a := netip.AddrPortFrom(addr.Addr(), n.port)
+			if n.conns[a] == nil {
+				addr = a
+				break
+			}
+		}
+	}
+	if n.conns[addr] != nil {
+		return nil, fmt.Errorf("netio: memory address %v in use", addr)
+	}
+	m := newMem(addr)
+	m.net = n
+	n.conns[addr] = m
+	return m, nil
+}
+
+// Dial binds a socket to local (port 0: ephemeral) connected to remote:
+// its writes go to remote whatever their Message.Addr.
+func (n *MemNet) Dial(local, remote netip.AddrPort) (*MemConn, error) {
+	m, err := n.Listen(local)
+	if err != nil {
+		return nil, err
+	}
+	m.remote = remote
+	return m, nil
+}
+
+// Lost returns how many datagrams were sent to an address no socket had bound.
+func (n *MemNet) Lost() int64 { return n.lost.Load() }
+
+// ListenPacket implements Network.
+func (n *MemNet) ListenPacket(addr string) (Conn, error) {
+	a, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("netio: memory address %q: %w", addr, err)
+	}
+	return n.Listen(a)
+}
+
+// DialPacket implements Network: local "" means the remote's address
+// family's unspecified address with an ephemeral port.
+func (n *MemNet) DialPacket(local, remote string) (Conn, error) {
+	ra, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return nil, fmt.Errorf("netio: memory address %q: %w", remote, err)
+	}
+	la := netip.AddrPortFrom(ra.Addr(), 0)
+	if local != "" {
+		if la, err = netip.ParseAddrPort(local); err != nil {
+			return nil, fmt.Errorf("netio: memory address %q: %w", local, err)
+		}
+	}
+	return n.Dial(la, ra)
+}
+
+func (n *MemNet) lookup(a netip.AddrPort) *MemConn {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.conns[a]
+}
+
+func (n *MemNet) release(m *MemConn) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.conns[m.local] == m {
+		delete(n.conns, m.local)
+	}
 }

@@ -35,3 +35,35 @@ type Conn interface {
 
 // ErrClosed is returned by reads and writes on a closed Conn.
 var ErrClosed = errors.New("netio: use of closed connection")
+
+// Network opens datagram sockets: UDP, the operating system's (the default
+// of the drivers that take one), or MemNet, an in-memory network for tests.
+type Network interface {
+	// ListenPacket opens a socket bound to addr ("host:port"; port 0 picks
+	// one) that sends to each message's address.
+	ListenPacket(addr string) (Conn, error)
+	// DialPacket opens a socket bound to local ("" picks an address)
+	// connected to remote: writes ignore Message.Addr.
+	DialPacket(local, remote string) (Conn, error)
+}
+
+// UDP is the operating system's UDP network (ListenUDP, DialUDP).
+var UDP Network = udpNetwork{}
+
+type udpNetwork struct{}
+
+func (udpNetwork) ListenPacket(addr string) (Conn, error) {
+	c, err := ListenUDP(addr)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (udpNetwork) DialPacket(local, remote string) (Conn, error) {
+	c, err := DialUDP(local, remote)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -11,6 +11,7 @@ import (
 	"cclab/event"
 	"cclab/internal/units"
 	"cclab/link"
+	"cclab/netio"
 	"cclab/qdisc"
 )
 
@@ -26,9 +27,17 @@ var dirNames = [2]string{"fwd", "rev"}
 type Config struct {
 	Listen string // address clients send to, e.g. ":9000"
 	Target string // address the relay forwards to, e.g. "10.0.0.2:9001"
+	// Network opens the relay's sockets; nil means netio.UDP (real UDP
+	// sockets). Tests pass a netio.MemNet.
+	Network netio.Network
 
 	Hops  [2][]link.Config // hops in series per direction (Fwd, Rev); an empty list means one unshaped hop
 	Cross []CrossConfig    // synthetic cross traffic
+	// Entries are further listening addresses for flows that cross only
+	// part of the path (e.g. per-hop cross flows of a chain); Listen's
+	// clients cross every hop. Entries need as many reverse hops as
+	// forward hops.
+	Entries []Entry
 
 	// Overhead is added to every datagram's UDP payload length to get its
 	// size on the links (qdisc.Packet.Size: serialization time, byte-limited
@@ -41,6 +50,12 @@ type Config struct {
 	PayloadOnly bool
 
 	Seed uint64 // seed of every random stream (loss, jitter, queues, cross traffic)
+	// Streams name the hops' random streams per direction (Fwd, Rev):
+	// hop i of direction d draws from traffic.Stream(Seed, Streams[d][i]),
+	// as the simulator's link of that name does (a plan gives both the
+	// same names). A missing entry draws from a stream derived from Seed
+	// and the hop's position.
+	Streams [2][]string
 
 	Stats    io.Writer     // per-interval JSON lines; nil = none
 	Interval time.Duration // statistics interval; 0 = 1s
@@ -79,6 +94,15 @@ type Config struct {
 	// (Fwd, Rev), e.g. the simulator's link IDs of the same path; a missing
 	// entry is dir*1000+hop.
 	Links [2][]int32
+}
+
+// Entry is a listening address whose clients cross only the forward hops
+// First..Last (0-based, inclusive) and, backwards, the reverse hops of the
+// same span (reverse hops K-1-Last..K-1-First of K): a flow that enters the
+// path before hop First and leaves it after hop Last.
+type Entry struct {
+	Listen      string // address, e.g. "127.0.0.1:0"
+	First, Last int
 }
 
 // hopKeys are the keys of a -hop spec.

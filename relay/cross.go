@@ -19,6 +19,12 @@ type CrossConfig struct {
 	Gen string // traffic datagram generator spec, e.g. "cbr:rate=5Mbit,size=1000" (rate and size of UDP payload)
 	Hop int    // 0-based index of the hop whose queue receives the traffic
 	Dir string // path direction: "fwd" or "rev"
+	// Stream names the generator's random stream (traffic.Stream(Seed,
+	// Stream)); "" means "cross/<i>" for the i-th source.
+	Stream string
+	// Flow is the flow key of its packets (qdisc.Packet.Flow, Event.Flow);
+	// 0 means 0xC0000000+i for the i-th source.
+	Flow uint64
 }
 
 const crossHelp = `allowed: a datagram generator of docs/traffic.md such as "cbr:rate=5Mbit,size=1000" or ` +

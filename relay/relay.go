@@ -31,6 +31,7 @@ import (
 	"cclab/link"
 	"cclab/netio"
 	"cclab/qdisc"
+	"cclab/traffic"
 )
 
 const batchSize = 64
@@ -82,7 +83,9 @@ type flowStats struct {
 type client struct {
 	idx, gen int
 	addr     netip.AddrPort
-	up       *netio.UDPConn
+	up       netio.Conn
+	first    [2]int // first hop of its path per direction
+	last     [2]int // last hop of its path per direction
 	flow     [2]uint64
 	lastSeen clock.Time
 	out      []netio.Message // pending forward writes on up
@@ -93,9 +96,11 @@ type client struct {
 
 // Relay is a running bottleneck relay.
 type Relay struct {
-	cfg    Config
-	ln     *netio.UDPConn
-	target netip.AddrPort
+	cfg     Config
+	net     netio.Network
+	ln      netio.Conn
+	entries []netio.Conn // Config.Entries' sockets
+	target  netip.AddrPort
 	start  time.Time // wall clock at base
 	// overhead is added to every datagram's length to get its size on the
 	// links (qdisc.Packet.Size), bytes; see Config.Overhead.
@@ -159,7 +164,7 @@ func New(cfg Config) (*Relay, error) {
 		return nil, fmt.Errorf("target %q: %v (want host:port)", cfg.Target, err)
 	}
 	r := &Relay{
-		cfg: cfg, target: tua.AddrPort(), clients: map[netip.AddrPort]*client{},
+		cfg: cfg, net: cfg.Network, target: tua.AddrPort(), clients: map[netip.AddrPort]*client{},
 		kick: make(chan struct{}, 1), done: make(chan struct{}), timer: time.NewTimer(time.Hour),
 		start: time.Now(), base: clock.Start,
 	}
@@ -169,6 +174,9 @@ func New(cfg Config) (*Relay, error) {
 	}
 	if cfg.PayloadOnly {
 		r.overhead = 0
+	}
+	if r.net == nil {
+		r.net = netio.UDP
 	}
 	seed := rand.New(rand.NewPCG(cfg.Seed, 0x62746c6e)) // "btln"
 	for dir := 0; dir < 2; dir++ {
@@ -198,8 +206,12 @@ func New(cfg Config) (*Relay, error) {
 					ext.Record(e)
 				}
 			})
+			rnd := rand.New(rand.NewPCG(seed.Uint64(), seed.Uint64()))
+			if i < len(cfg.Streams[dir]) && cfg.Streams[dir][i] != "" {
+				rnd = traffic.Stream(cfg.Seed, cfg.Streams[dir][i])
+			}
 			l, err := link.New(hc, link.Env{
-				Rand:  rand.New(rand.NewPCG(seed.Uint64(), seed.Uint64())),
+				Rand:  rnd,
 				Sink:  sink,
 				Index: index,
 				Free:  func(p *qdisc.Packet) { r.dropped(hh, p) },
@@ -219,12 +231,27 @@ func New(cfg Config) (*Relay, error) {
 		if cc.Hop >= len(r.paths[d]) {
 			return nil, fmt.Errorf("cross traffic %d: hop=%d but the %s path has %d hop(s) (0..%d)", i, cc.Hop, dirNames[d], len(r.paths[d]), len(r.paths[d])-1)
 		}
-		g, err := newCrossGen(cc.Gen, cfg.Seed, crossStreamName(i))
+		stream, flow := cc.Stream, cc.Flow
+		if stream == "" {
+			stream = crossStreamName(i)
+		}
+		if flow == 0 {
+			flow = uint64(0xC0000000 + i)
+		}
+		g, err := newCrossGen(cc.Gen, cfg.Seed, stream)
 		if err != nil {
 			return nil, fmt.Errorf("cross traffic %d: %v", i, err)
 		}
 		h := r.paths[d][cc.Hop]
-		h.cross = append(h.cross, &crossSource{gen: g, flow: uint64(0xC0000000 + i)})
+		h.cross = append(h.cross, &crossSource{gen: g, flow: flow})
+	}
+	if len(cfg.Entries) > 0 && len(r.paths[Fwd]) != len(r.paths[Rev]) {
+		return nil, fmt.Errorf("entries need as many reverse hops as forward hops (got %d and %d)", len(r.paths[Rev]), len(r.paths[Fwd]))
+	}
+	for i, en := range cfg.Entries {
+		if en.First < 0 || en.Last < en.First || en.Last >= len(r.paths[Fwd]) {
+			return nil, fmt.Errorf("entry %d: hops %d-%d outside 0..%d", i, en.First, en.Last, len(r.paths[Fwd])-1)
+		}
 	}
 	if cfg.Pcap != "" {
 		if r.pcapOut, err = newPcap(cfg.Pcap, cfg.PcapSnap); err != nil {
@@ -234,22 +261,41 @@ func New(cfg Config) (*Relay, error) {
 			return nil, fmt.Errorf("pcap: %v", err)
 		}
 	}
-	ln, err := netio.ListenUDP(cfg.Listen)
+	ln, err := r.net.ListenPacket(cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen %q: %v", cfg.Listen, err)
 	}
 	r.ln = ln
 	bigBuffers(ln)
+	for i, en := range cfg.Entries {
+		c, err := r.net.ListenPacket(en.Listen)
+		if err != nil {
+			r.closeSockets()
+			return nil, fmt.Errorf("entry %d: listen %q: %v", i, en.Listen, err)
+		}
+		bigBuffers(c)
+		r.entries = append(r.entries, c)
+	}
 	return r, nil
+}
+
+// closeSockets closes the listening sockets (a failed New).
+func (r *Relay) closeSockets() {
+	r.ln.Close()
+	for _, c := range r.entries {
+		c.Close()
+	}
 }
 
 // SocketBuffer is the socket send and receive buffer size the relay asks
 // for, bytes (the kernel caps it at net.core.rmem_max / wmem_max).
 const SocketBuffer = 4 << 20
 
-func bigBuffers(c *netio.UDPConn) {
-	_ = c.Raw().SetReadBuffer(SocketBuffer)
-	_ = c.Raw().SetWriteBuffer(SocketBuffer)
+func bigBuffers(c netio.Conn) {
+	if u, ok := c.(*netio.UDPConn); ok {
+		_ = u.Raw().SetReadBuffer(SocketBuffer)
+		_ = u.Raw().SetWriteBuffer(SocketBuffer)
+	}
 }
 
 // Overhead returns the bytes added to every datagram's length to get its
@@ -258,6 +304,9 @@ func (r *Relay) Overhead() int { return r.overhead }
 
 // Addr returns the listening address.
 func (r *Relay) Addr() netip.AddrPort { return r.ln.LocalAddr() }
+
+// EntryAddr returns the listening address of Config.Entries[i].
+func (r *Relay) EntryAddr(i int) netip.AddrPort { return r.entries[i].LocalAddr() }
 
 // now reads the relay's clock.
 func (r *Relay) now() clock.Time { return r.base.Add(time.Since(r.start)) }
@@ -294,8 +343,11 @@ func (r *Relay) Start() {
 	r.lastStat = now
 	r.nextStat = now.Add(r.cfg.Interval)
 	r.mu.Unlock()
-	r.wg.Add(2)
-	go r.readLoop(r.ln, nil)
+	r.wg.Add(2 + len(r.entries))
+	go r.readLoop(r.ln, nil, -1)
+	for i, c := range r.entries {
+		go r.readLoop(c, nil, i)
+	}
 	go r.schedule()
 }
 
@@ -371,9 +423,10 @@ func (r *Relay) clientOf(ctx uintptr) (*client, int) {
 	return c, int(v & 1)
 }
 
-// readLoop reads batches from conn: the listening socket (c == nil,
-// forward direction) or client c's upstream socket (reverse direction).
-func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
+// readLoop reads batches from conn: a listening socket (c == nil, forward
+// direction; entry is its index in Config.Entries, -1 for Listen) or client
+// c's upstream socket (reverse direction).
+func (r *Relay) readLoop(conn netio.Conn, c *client, entry int) {
 	defer r.wg.Done()
 	dir := Fwd
 	if c != nil {
@@ -398,7 +451,7 @@ func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
 		for i := 0; i < n; i++ {
 			cl := c
 			if cl == nil {
-				cl = r.clientFor(ms[i].Addr, now)
+				cl = r.clientFor(ms[i].Addr, now, entry)
 				if cl == nil {
 					continue
 				}
@@ -429,7 +482,7 @@ func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
 			p.Label = 0
 			r.nextID++
 			p.ID = r.nextID
-			r.sendHop(r.paths[dir][0], now, p)
+			r.sendHop(r.paths[dir][cl.first[dir]], now, p)
 		}
 		r.service(now)
 		d := r.deadline()
@@ -445,8 +498,9 @@ func (r *Relay) readLoop(conn *netio.UDPConn, c *client) {
 	}
 }
 
-// clientFor finds or opens the session for a client address. Called with mu held.
-func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time) *client {
+// clientFor finds or opens the session for a client address that sent to
+// the listening socket of entry (-1: Listen). Called with mu held.
+func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *client {
 	if c, ok := r.clients[addr]; ok {
 		return c
 	}
@@ -454,7 +508,7 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time) *client {
 		r.cnt.ClientLimit++
 		return nil
 	}
-	up, err := netio.DialUDP("", r.cfg.Target)
+	up, err := r.net.DialPacket("", r.cfg.Target)
 	if err != nil {
 		r.cnt.DialErrors++
 		return nil
@@ -466,13 +520,19 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time) *client {
 		r.byIdx = append(r.byIdx, nil)
 	}
 	c := &client{idx: idx, addr: addr, up: up, lastSeen: now, gen: int(r.cnt.Clients & 0x7fffffff)}
+	c.last = [2]int{len(r.paths[Fwd]) - 1, len(r.paths[Rev]) - 1}
+	if entry >= 0 {
+		en, k := r.cfg.Entries[entry], len(r.paths[Fwd])
+		c.first = [2]int{en.First, k - 1 - en.Last}
+		c.last = [2]int{en.Last, k - 1 - en.First}
+	}
 	c.flow[Fwd] = r.FlowKey(addr, Fwd)
 	c.flow[Rev] = r.FlowKey(addr, Rev)
 	r.byIdx[idx] = c
 	r.clients[addr] = c
 	r.cnt.Clients++
 	r.wg.Add(1)
-	go r.readLoop(up, c)
+	go r.readLoop(up, c, -1)
 	return c
 }
 
@@ -515,7 +575,7 @@ func (r *Relay) service(now clock.Time) {
 					r.putPkt(p)
 					continue
 				}
-				if i+1 < len(hops) {
+				if c, _ := r.clientOf(p.Ctx); c != nil && i < c.last[dir] {
 					r.sendHop(hops[i+1], at, p)
 					continue
 				}
@@ -581,7 +641,7 @@ func (r *Relay) flush() {
 	}
 }
 
-func (r *Relay) write(conn *netio.UDPConn, dir int, ms []netio.Message, pk []*qdisc.Packet) {
+func (r *Relay) write(conn netio.Conn, dir int, ms []netio.Message, pk []*qdisc.Packet) {
 	sent := 0
 	for sent < len(ms) {
 		n, err := conn.WriteBatch(ms[sent:])
@@ -749,7 +809,7 @@ func (r *Relay) Close() error {
 		return nil
 	}
 	close(r.done)
-	r.ln.Close()
+	r.closeSockets()
 	r.mu.Lock()
 	for _, c := range r.clients {
 		if c.up != nil {

@@ -37,10 +37,8 @@ type Sim struct {
 	}
 	pending map[uint64]digest // the first side's digest, by connection ID
 
-	stacks   []*Stack
-	readBuf  []byte
-	onConn   func(*TCPFlow, *transport.Conn)
-	flowSink func(i int) event.Sink // per-flow sending-side sink (Collector.FlowSink)
+	stacks  []*Stack
+	readBuf []byte
 }
 
 // New returns a simulator driving n (which must have been built on e). The
@@ -82,15 +80,21 @@ func (st *Stack) endpoint() *transport.Endpoint {
 		defaults := st.sim.Transport
 		defaults.Sink = nil // accepted (receiving) conns report to the endpoint's sink
 		st.ep = transport.NewEndpoint(transport.EndpointConfig{
-			Server:   true,
-			Defaults: defaults,
-			Sink:     st.sim.Sink,
-			Rand:     traffic.Stream(st.sim.Net.Seed, "endpoint/"+st.node.Name),
+			Server:    true,
+			Defaults:  defaults,
+			Sink:      st.sim.Sink,
+			Rand:      traffic.Stream(st.sim.Net.Seed, "endpoint/"+st.node.Name),
+			Configure: acceptECN,
 		})
 		st.sim.E.InitTimer(&st.timer, st, 0)
 	}
 	return st.ep
 }
+
+// acceptECN lets every receiving connection use ECN when its client asks
+// for it (RFC 3168 §6.1.1: the server agrees if it supports ECN), so that
+// ECN is a per-flow choice of the sender (transport.Config.ECN).
+func acceptECN(_ []byte, cfg *transport.Config) { cfg.ECN = true }
 
 // Receive implements Receiver: hand the datagram to the endpoint or to a
 // raw UDP flow's receiver.
@@ -233,6 +237,7 @@ type TCPFlow struct {
 	active  bool
 	// exhausted: the generator has no more transfers
 	exhausted bool
+	stopped   bool // Stop was called: no more transfers
 }
 
 // Finished reports whether the flow's generator has no more transfers and
@@ -258,9 +263,6 @@ func (f *TCPFlow) Conn() *transport.Conn { return f.conn }
 func (s *Sim) AddTCPFlow(name string, src, dst *Node, gen traffic.StreamGen, cfg transport.Config, start clock.Time) *TCPFlow {
 	if cfg.Sink == nil {
 		cfg.Sink = s.Transport.Sink
-		if s.flowSink != nil {
-			cfg.Sink = s.flowSink(len(s.TCP))
-		}
 	}
 	f := &TCPFlow{Name: name, Index: len(s.TCP), Src: src, Dst: dst, Gen: gen, Config: cfg, sim: s}
 	f.seed = traffic.Stream(s.Net.Seed, "data/"+name).Uint64()
@@ -273,8 +275,27 @@ func (s *Sim) AddTCPFlow(name string, src, dst *Node, gen traffic.StreamGen, cfg
 	return f
 }
 
+// Stop ends the flow at now: its current transfer closes its sending side
+// (the data already written is still delivered) and no further transfer
+// starts.
+func (f *TCPFlow) Stop(now clock.Time) {
+	f.stopped = true
+	if f.conn != nil && f.active {
+		f.conn.CloseWrite(now)
+		f.closeAt = clock.Never
+		f.sim.stack(f.Src).service(now)
+		return
+	}
+	f.exhausted = true
+	f.timer.Set(clock.Never)
+}
+
 // next draws the next transfer and schedules its start.
 func (f *TCPFlow) next(now clock.Time) {
+	if f.stopped {
+		f.exhausted = true
+		return
+	}
 	t, ok := f.Gen.NextTransfer(now)
 	if !ok {
 		f.exhausted = true
@@ -314,9 +335,6 @@ func (f *TCPFlow) Fire(now clock.Time, _ uint64) {
 	if f.cur.Duration > 0 {
 		f.closeAt = now.Add(f.cur.Duration)
 		f.timer.Set(f.closeAt)
-	}
-	if f.sim.onConn != nil {
-		f.sim.onConn(f, c)
 	}
 	if f.OnConn != nil {
 		f.OnConn(f, c)

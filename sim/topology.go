@@ -29,10 +29,13 @@ type NodeDesc struct {
 
 // LinkDesc describes one direction of a link between two nodes.
 type LinkDesc struct {
-	Name   string      `json:"name"` // unique; names the link's random stream and its summaries
+	Name   string      `json:"name"` // unique; names the link and, by default, its random stream
 	From   string      `json:"from"`
 	To     string      `json:"to"`
 	Config link.Config `json:"config"`
+	// Stream names the link's random stream (traffic.Stream(seed, Stream));
+	// "" means "link/"+Name.
+	Stream string `json:"stream,omitempty"`
 }
 
 // RouteDesc is an explicit static route: at node At, packets for host Dest
@@ -121,6 +124,15 @@ func (l *Link) send(now clock.Time, p *qdisc.Packet) {
 	l.timer.Set(l.Deadline())
 }
 
+// Inject offers cross traffic p directly to the link's queue at now (it
+// skips the loss stage, see link.Link.Inject) and re-arms the link's timer.
+// p must come from the network's pool; its Meta.Dst is usually the link's
+// far end (a router), where the packet leaves the network.
+func (l *Link) Inject(now clock.Time, p *qdisc.Packet) {
+	l.Link.Inject(now, p)
+	l.timer.Set(l.Deadline())
+}
+
 // Options configure Build.
 type Options struct {
 	Seed uint64     // scenario seed: every random stream derives from it and a component name
@@ -184,8 +196,12 @@ func Build(e *Engine, d Description, opt Options) (*Network, error) {
 		if _, dup := linkNames[ld.Name]; dup || ld.Name == "" {
 			return nil, fmt.Errorf("sim: link name %q empty or duplicate", ld.Name)
 		}
+		stream := ld.Stream
+		if stream == "" {
+			stream = "link/" + ld.Name
+		}
 		ll, err := link.New(ld.Config, link.Env{
-			Rand:  traffic.Stream(opt.Seed, "link/"+ld.Name),
+			Rand:  traffic.Stream(opt.Seed, stream),
 			Sink:  sink,
 			Index: int32(i),
 			Free:  n.pool.Free,

@@ -188,24 +188,6 @@ func BenchmarkUDPPacketPath(b *testing.B) {
 	}
 }
 
-// BenchmarkRenoSecond measures one simulated second of a greedy Reno flow at
-// 20 Mbit/s (about 2,000 data packets and 1,000 ACKs) after a 5 s warm-up:
-// the whole stack (transport, controller, links, engine). Allocations per
-// op are the transport's (the simulator's own packet path does not allocate,
-// see BenchmarkUDPPacketPath).
-func BenchmarkRenoSecond(b *testing.B) {
-	r, err := Scenario{Flows: 1, Rate: 20e6, RTT: 40 * time.Millisecond, Duration: time.Hour, Seed: 1}.Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.Sim.E.RunFor(5 * time.Second)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		r.Sim.E.RunFor(time.Second)
-	}
-}
-
 // TestDescriptionJSON: a description survives a JSON round trip (scenario
 // files) and builds the same routes.
 func TestDescriptionJSON(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"cclab/clock"
+	"cclab/event"
 	"cclab/qdisc"
 	"cclab/traffic"
 )
@@ -33,6 +34,11 @@ type UDPFlow struct {
 	Port     uint16
 	Gen      traffic.DatagramGen
 	Stats    UDPStats
+	// Sink, if set, receives a PacketSent event for every datagram sent
+	// and a Delivered event for every datagram received, with Event.Flow
+	// = Flow, so the flow is measured like a transport's (eval.Collector).
+	Sink event.Sink
+	Flow uint64
 
 	net   *Network
 	timer Timer
@@ -71,6 +77,12 @@ func (s *Sim) AddUDPFlow(name string, src, dst *Node, port uint16, gen traffic.D
 	return f
 }
 
+// Stop ends the flow: no datagram is sent after now.
+func (f *UDPFlow) Stop(clock.Time) {
+	f.done = true
+	f.timer.Set(clock.Never)
+}
+
 // Fire sends the due datagram and schedules the next.
 func (f *UDPFlow) Fire(now clock.Time, _ uint64) {
 	p := f.net.pool.Get()
@@ -89,6 +101,9 @@ func (f *UDPFlow) Fire(now clock.Time, _ uint64) {
 	f.Stats.Last = now
 	f.Stats.Sent++
 	f.Stats.SentBytes += int64(size)
+	if f.Sink != nil {
+		f.Sink.Record(event.Event{Time: now, Kind: event.PacketSent, Flow: f.Flow, Link: -1, Seq: m.Seq, Bytes: size})
+	}
 	f.net.Send(now, f.Src, p)
 	f.next, f.size = f.Gen.NextDatagram(now)
 	if f.next == clock.Never {
@@ -119,6 +134,9 @@ func (f *UDPFlow) receive(now clock.Time, p *qdisc.Packet, m *Meta) {
 		st.FirstRecv = now
 	}
 	st.LastRecv = now
+	if f.Sink != nil {
+		f.Sink.Record(event.Event{Time: now, Kind: event.Delivered, Flow: f.Flow, Link: -1, Seq: m.Seq, Bytes: len(p.Buf)})
+	}
 	if f.fb != nil && (st.FeedbackRecv+st.FeedbackLost >= FeedbackEvery || now.Sub(f.lastFeedback) >= FeedbackInterval) {
 		f.fb.Feedback(now, st.FeedbackRecv, st.FeedbackLost)
 		st.FeedbackRecv, st.FeedbackLost = 0, 0
@@ -130,6 +148,9 @@ func (f *UDPFlow) receive(now clock.Time, p *qdisc.Packet, m *Meta) {
 // link events) of packets from node src to node dst on destination port
 // port: a stand-in for the 5-tuple hash a router would compute.
 func FlowKey(src, dst int32, port uint16) uint64 { return flowKey(src, dst, port) }
+
+// FlowKeySource returns the source node ID of a flow key made by FlowKey.
+func FlowKeySource(k uint64) int32 { return int32(uint32(k >> 40)) }
 
 func flowKey(src, dst int32, port uint16) uint64 {
 	return uint64(uint32(src))<<40 | uint64(uint32(dst))<<16 | uint64(port)

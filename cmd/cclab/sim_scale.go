@@ -1,23 +1,27 @@
 package main
 
 import (
-	"cclab/internal/cli"
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"runtime"
 	"time"
 
-	"cclab/sim"
+	"cclab/eval"
+	"cclab/eval/simrun"
+	"cclab/internal/cli"
+	"cclab/plan"
 )
 
 // ScaleScenario is the scale benchmark (issue #4): a two-bottleneck chain
 // carrying 2,000 ON/OFF stream flows (1,000 end to end, 500 cross flows per
 // hop) plus UDP ON/OFF background, for 500 simulated seconds — the size of
 // the classic ns-2 studies (2,200 ON/OFF TCP flows over 500 s).
-func ScaleScenario() sim.Scenario {
-	return sim.Scenario{
-		Topology: "chain",
+func ScaleScenario() eval.Simple {
+	return eval.Simple{
+		Name:     "bench-scale",
+		Topology: eval.KindChain,
 		Hops:     2,
 		Flows:    1000,
 		Cross:    500,
@@ -36,7 +40,8 @@ func ScaleScenario() sim.Scenario {
 }
 
 // runScale runs ScaleScenario (with -duration, -seed, -rate, -cc, -traffic
-// overriding it if given) and prints wall time, events/s, peak memory and the
+// overriding it if given) through the plan and the simulator's runner, as
+// any scenario, and prints wall time, events/s, peak memory and the
 // speed-up over real time.
 func runScale(fs *flag.FlagSet) int {
 	sc := ScaleScenario()
@@ -59,7 +64,17 @@ func runScale(fs *flag.FlagSet) int {
 	})
 	runtime.GC()
 	t0 := time.Now()
-	run, err := sc.Build()
+	scn, err := sc.Scenario()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab sim -bench-scale:", err)
+		return 2
+	}
+	p, err := plan.New(scn, sc.Seed)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab sim -bench-scale:", err)
+		return 2
+	}
+	s, err := simrun.Build(p, simrun.Options{NoSeries: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab sim -bench-scale:", err)
 		return 2
@@ -84,28 +99,28 @@ func runScale(fs *flag.FlagSet) int {
 		}
 	}()
 	t1, c1 := time.Now(), cpuTime()
-	if err := run.Run(); err != nil {
+	res, err := s.Run(context.Background())
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	wall, cpu := time.Since(t1), cpuTime()-c1
 	close(stop)
 	<-done
-	sum := run.Summary()
-	ev := run.Sim.E.Fired()
-	nflows := len(run.Sim.TCP)
-	fmt.Printf("scale: chain hops=%d rate=%.0fMbit rtt=%v, %d stream flows (%s), %d UDP flows (%s), %v simulated, seed %d\n",
-		sc.Hops, sc.Rate/1e6, sc.RTT, nflows, sc.Traffic, sc.UDPFlows, sc.UDP, sc.Duration, sc.Seed)
-	var transfers, completed int
-	for _, f := range run.Sim.TCP {
-		transfers += f.Stats.Transfers
-		completed += f.Stats.Completed
-	}
-	fmt.Printf("transfers started %d, completed %d (streams verified end to end %d, mismatched %d); events scheduled in the past: %d\n",
-		transfers, completed, sum.Verified, sum.Mismatched, run.Sim.E.Late())
-	for _, l := range sum.Links[:sc.Hops] {
-		fmt.Printf("link %s: util %.3f, drops %d (%.2f%%), mean queue delay %.2f ms\n",
-			l.Name, l.Utilization, l.Drops, 100*l.DropRate, l.MeanQDelayms)
+	ev := s.E.Fired()
+	fmt.Printf("scale: chain hops=%d rate=%.0fMbit rtt=%v, %d flows (%d stream: %s; %d UDP: %s), %v simulated, seed %d\n",
+		sc.Hops, sc.Rate/1e6, sc.RTT, len(p.Flows), len(p.Flows)-sc.UDPFlows, sc.Traffic, sc.UDPFlows, sc.UDP, sc.Duration, sc.Seed)
+	n := res.Notes
+	fmt.Printf("transfers started %.0f, completed %.0f (streams verified end to end %.0f, mismatched %.0f); events scheduled in the past: %d\n",
+		n[simrun.NoteTransfers], n[simrun.NoteCompleted], n[simrun.NoteVerified], n[simrun.NoteMismatched], s.E.Late())
+	for _, h := range p.Hops[plan.Fwd] {
+		for _, l := range res.Metrics.Links {
+			if l.ID == int64(h.ID) {
+				v := l.Values
+				fmt.Printf("link %s: util %.3f, drops %.0f (%.2f%%), mean queue delay %.2f ms, oscillations %.0f\n",
+					l.Name, v["utilization"], v["total_drops"], 100*v["drop_rate"], 1e3*v["mean_queue_delay"], v["total_queue_oscillations"])
+			}
+		}
 	}
 	fmt.Printf("build %.2fs, run wall %.2fs, process CPU %.2fs (all threads, GC included), events %d\n",
 		build.Seconds(), wall.Seconds(), cpu.Seconds(), ev)

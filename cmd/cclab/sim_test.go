@@ -1,15 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
-
-	"cclab/sim"
 )
 
-func simJSON(t *testing.T, args ...string) sim.Summary {
+// simRun runs cclab sim with args and -J, and returns the JSON it wrote.
+func simRun(t *testing.T, args ...string) []byte {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out.json")
 	if code := runSim(append(args, "-J", "-o", out)); code != 0 {
@@ -19,7 +20,13 @@ func simJSON(t *testing.T, args ...string) sim.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s sim.Summary
+	return b
+}
+
+func simJSON(t *testing.T, args ...string) simOutput {
+	t.Helper()
+	b := simRun(t, args...)
+	var s simOutput
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatalf("JSON: %v\n%s", err, b)
 	}
@@ -32,14 +39,20 @@ func TestSimCommand(t *testing.T) {
 	a := simJSON(t, append(args, "-seed", "3")...)
 	b := simJSON(t, append(args, "-seed", "3")...)
 	c := simJSON(t, append(args, "-seed", "4")...)
-	if len(a.Flows) != 2 || a.Flows[0].CC != "reno" || a.Flows[1].CC != "cubic" || len(a.UDP) != 1 || len(a.Links) != 2 {
-		t.Fatalf("summary shape: %+v", a)
+	if len(a.Flows) != 3 || !strings.Contains(a.Flows[0].Info, "cc=reno") || !strings.Contains(a.Flows[1].Info, "cc=cubic") ||
+		!strings.Contains(a.Flows[2].Info, "mode=udp") || len(a.Links) != 2 {
+		t.Fatalf("result shape: %+v", a)
 	}
-	if a.Warmup != 1 || a.Duration != 4 {
-		t.Errorf("duration/warm-up got %v/%v, want 4/1 (default warm-up = duration/4)", a.Duration, a.Warmup)
+	if a.Warmup != 1 || a.Duration != 4 || a.Window != 3 {
+		t.Errorf("duration/warm-up/window got %v/%v/%v, want 4/1/3 (default warm-up = duration/4)", a.Duration, a.Warmup, a.Window)
 	}
 	if a.TraceHash == "" || a.TraceHash != b.TraceHash || a.TraceHash == c.TraceHash {
 		t.Errorf("trace hashes seed3 %q, seed3 %q, seed4 %q: want equal, equal, different", a.TraceHash, b.TraceHash, c.TraceHash)
+	}
+	for _, f := range a.Flows {
+		if f.Metrics["mean_throughput"] <= 0 || f.Metrics["total_packets_sent"] <= 0 {
+			t.Errorf("flow %s: no throughput measured: %v", f.Name, f.Metrics)
+		}
 	}
 	for _, bad := range [][]string{{"-topology", "ring"}, {"-buffer", "lots"}, {"-traffic", "cbr"}, {"-rtts", "x"}, {"-cc", "nosuch"}} {
 		if code := runSim(append(bad, "-duration", "1s", "-o", filepath.Join(t.TempDir(), "x"))); code == 0 {
@@ -66,5 +79,58 @@ func TestSimScenarioFile(t *testing.T) {
 	}
 	if code := runSim([]string{"-scenario", file}); code == 0 {
 		t.Errorf("unknown flag in scenario file: exit 0, want an error")
+	}
+}
+
+// TestSimFlagsAndYAMLAgree: cclab sim's flags are only another way to write
+// a scenario. The same scenario run from flags, from the YAML the flags
+// emit, and from a YAML file written by hand gives byte-identical JSON:
+// every metric and the trace hash of every event.
+func TestSimFlagsAndYAMLAgree(t *testing.T) {
+	dir := t.TempDir()
+	flags := []string{"-topology", "chain", "-hops", "2", "-flows", "2", "-cross", "1", "-cc", "reno;cubic",
+		"-rate", "10Mbit", "-rtt", "40ms", "-buffer", "20p", "-duration", "3s", "-warmup", "1s", "-stagger", "500ms",
+		"-udp-flows", "1", "-udp", "cbr:rate=1Mbit", "-recovery", "sack", "-seed", "7"}
+	fromFlags := simRun(t, append(flags, "-hash")...)
+	emitted := filepath.Join(dir, "emitted.yaml")
+	if code := runSim(append(flags, "-emit-scenario", emitted)); code != 0 {
+		t.Fatalf("-emit-scenario: exit %d", code)
+	}
+	fromEmitted := simRun(t, "-scenario", emitted, "-hash")
+	hand := filepath.Join(dir, "hand.yaml")
+	if err := os.WriteFile(hand, []byte(`name: cclab-sim
+duration: 3s
+warmup: 1s
+seeds: [7]
+topology:
+  kind: chain
+  hops:
+    - {rate: 10Mbit, delay: 10ms, queue: "droptail:limit=20p"}
+    - {rate: 10Mbit, delay: 10ms, queue: "droptail:limit=20p"}
+flows:
+  - {name: flow0, cc: reno, recovery: sack, datagram: 1200, stagger: 500ms}
+  - {name: flow1, cc: cubic, recovery: sack, datagram: 1200, stagger: 500ms}
+  - {name: cross0, cc: reno, recovery: sack, datagram: 1200, stagger: 500ms, path: 0}
+  - {name: cross1, cc: cubic, recovery: sack, datagram: 1200, stagger: 500ms, path: 1}
+  - {name: udp0, mode: udp, traffic: "cbr:rate=1Mbit", stagger: 500ms}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromHand := simRun(t, "-scenario", hand, "-hash")
+	if !bytes.Equal(fromFlags, fromEmitted) {
+		t.Errorf("flags and emitted YAML differ:\nflags:\n%s\nYAML:\n%s", fromFlags, fromEmitted)
+	}
+	if !bytes.Equal(fromFlags, fromHand) {
+		t.Errorf("flags and hand-written YAML differ:\nflags:\n%s\nYAML:\n%s", fromFlags, fromHand)
+	}
+	var s simOutput
+	if err := json.Unmarshal(fromFlags, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.TraceHash == "" || len(s.Flows) != 5 || len(s.Links) != 4 {
+		t.Errorf("result: hash %q, %d flows, %d links; want a hash, 5 flows, 4 links", s.TraceHash, len(s.Flows), len(s.Links))
+	}
+	if code := runSim([]string{"-scenario", hand, "-rate", "5Mbit"}); code != 2 {
+		t.Errorf("a network flag with a YAML scenario: exit %d, want 2", code)
 	}
 }

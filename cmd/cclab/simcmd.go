@@ -1,21 +1,28 @@
 package main
 
 import (
-	"cclab/internal/cli"
+	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
-	"cclab/sim"
+	"cclab/eval"
+	"cclab/eval/simrun"
+	"cclab/internal/cli"
+	"cclab/plan"
 )
 
 func init() {
-	register("sim", "run a dumbbell or chain in the discrete-event simulator", runSim)
+	register("sim", "run a dumbbell, a chain or a scenario file in the discrete-event simulator", runSim)
 }
 
 // applyScenarioFile sets every flag named in the JSON object in file that
@@ -50,24 +57,40 @@ func applyScenarioFile(fs *flag.FlagSet, file string) error {
 	return nil
 }
 
+// isYAML says whether a -scenario file is a scenario file (YAML, as cclab
+// run takes) rather than a JSON object of flag values.
+func isYAML(file string) bool {
+	ext := strings.ToLower(filepath.Ext(file))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// simFlags are the flags that describe the network and traffic (the
+// eval.Simple fields); with a YAML scenario they are refused.
+var simFlags = map[string]bool{"topology": true, "flows": true, "cc": true, "recovery": true, "rate": true, "rtt": true,
+	"rtts": true, "buffer": true, "queue": true, "duration": true, "warmup": true, "hops": true, "cross": true,
+	"traffic": true, "cross-traffic": true, "udp": true, "udp-flows": true, "mss": true, "access-rate": true,
+	"rev-rate": true, "rev-unlimited": true, "stagger": true, "until-done": true, "ecn": true, "payload-only": true,
+	"interval": true}
+
 func runSim(args []string) int {
 	fs := flag.NewFlagSet("cclab sim", flag.ContinueOnError)
-	var sc sim.Scenario
-	var cc, rtts, out, series string
-	var jsonOut, benchScale bool
+	var sc eval.Simple
+	var cc, rtts, out, series, scenario, emit, cpuprofile string
+	var jsonOut, benchScale, hash bool
 	var seed uint64
+	var point int
 	sc.Rate = 20e6
 	fs.StringVar(&sc.Topology, "topology", "dumbbell", "dumbbell or chain")
 	fs.IntVar(&sc.Flows, "flows", 1, "stream flows (dumbbell), end-to-end flows (chain)")
 	fs.StringVar(&cc, "cc", "reno", "controller spec per flow, ';'-separated and cycled, e.g. 'reno;dca:x=2'")
-	fs.StringVar(&sc.Recovery, "recovery", "", "loss recovery strategy (transport default: newreno)")
+	fs.StringVar(&sc.Recovery, "recovery", "", "loss recovery strategy (default: newreno)")
 	fs.Var(cli.Rate(&sc.Rate), "rate", "bottleneck rate, e.g. 20Mbit")
 	fs.DurationVar(&sc.RTT, "rtt", 40*time.Millisecond, "base RTT (dumbbell: every flow; chain: end-to-end flows)")
 	fs.StringVar(&rtts, "rtts", "", "dumbbell: per-flow base RTTs, comma-separated and cycled (overrides -rtt)")
 	fs.StringVar(&sc.Buffer, "buffer", "1bdp", "bottleneck buffer: 1bdp, 0.5bdp, 20p or 30kB (BDP = rate × smallest base RTT)")
 	fs.StringVar(&sc.Queue, "queue", "droptail", "queue discipline spec without limit, e.g. red:min=5,max=15,maxp=0.1")
 	fs.DurationVar(&sc.Duration, "duration", 20*time.Second, "simulated time")
-	fs.DurationVar(&sc.Warmup, "warmup", -1, "excluded from summaries (default: a quarter of -duration)")
+	fs.DurationVar(&sc.Warmup, "warmup", -1, "excluded from the metrics (default: a quarter of -duration)")
 	fs.Uint64Var(&seed, "seed", 1, "scenario seed")
 	fs.IntVar(&sc.Hops, "hops", 2, "chain: bottleneck hops")
 	fs.IntVar(&sc.Cross, "cross", 0, "chain: cross-traffic flows per hop")
@@ -84,24 +107,75 @@ func runSim(args []string) int {
 	fs.BoolVar(&sc.UntilDone, "until-done", false, "stop as soon as every stream flow has finished (e.g. -traffic greedy:10MB), at most -duration")
 	fs.BoolVar(&sc.ECN, "ecn", false, "flows negotiate ECN (use with a marking queue, e.g. -queue red:min=5,max=15,maxp=0.1,ecn)")
 	fs.BoolVar(&sc.PayloadOnly, "payload-only", false, "count only UDP payload as packet size on links, like cmd/bottleneck -overhead 0 (default: payload + 28 bytes IPv4/UDP header, as cmd/bottleneck counts by default)")
-	fs.BoolVar(&sc.Hash, "hash", false, "print a hash of the full event trace (determinism check)")
-	fs.DurationVar(&sc.Interval, "interval", 0, "time-series interval (with -series)")
-	fs.StringVar(&series, "series", "", "write per-flow and per-link time series as CSV to this file (default interval 100ms)")
-	fs.StringVar(&sc.QlogDir, "qlog", "", "write one qlog (JSON-SEQ) per stream flow into this directory")
-	fs.BoolVar(&jsonOut, "J", false, "print the summary as JSON")
-	fs.StringVar(&out, "o", "", "write the summary to this file instead of stdout")
+	fs.BoolVar(&hash, "hash", false, "print a hash of the full event trace (determinism check)")
+	fs.DurationVar(&sc.Interval, "interval", 0, "time-series interval (default 100ms)")
+	fs.StringVar(&series, "series", "", "write every flow's and link's time series as CSV to this file")
+	var qlogDir string
+	fs.StringVar(&qlogDir, "qlog", "", "write one qlog (JSON-SEQ) per stream flow into this directory")
+	fs.BoolVar(&jsonOut, "J", false, "print the result as JSON")
+	fs.StringVar(&out, "o", "", "write the result to this file instead of stdout")
 	fs.BoolVar(&benchScale, "bench-scale", false, "run the scale benchmark (2-hop chain, 2,000 ON/OFF flows + UDP, 500 s) and print speed figures")
-	var cpuprofile, scenario string
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile to this file")
-	fs.StringVar(&scenario, "scenario", "", "JSON file of flag values, e.g. {\"topology\": \"chain\", \"rate\": \"20Mbit\"}; command-line flags override it")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.StringVar(&scenario, "scenario", "", "a scenario file (.yaml, as cclab run takes; one point) or a JSON file of flag values, e.g. {\"topology\": \"chain\", \"rate\": \"20Mbit\"} (command-line flags override it)")
+	fs.IntVar(&point, "point", 0, "with a swept YAML scenario: the point to run (0-based)")
+	fs.StringVar(&emit, "emit-scenario", "", "write the scenario the flags describe as a YAML scenario file (\"-\": stdout) and exit")
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
-	if scenario != "" {
-		if err := applyScenarioFile(fs, scenario); err != nil {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var scn eval.Scenario
+	switch {
+	case scenario != "" && isYAML(scenario):
+		for name := range given {
+			if simFlags[name] {
+				fmt.Fprintf(os.Stderr, "cclab sim: -%s: the network and flows come from the scenario file %s; change them there\n", name, scenario)
+				return 2
+			}
+		}
+		exp, err := eval.LoadScenarioFile(scenario)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab sim:", err)
 			return 2
 		}
+		if point < 0 || point >= len(exp.Points) {
+			fmt.Fprintf(os.Stderr, "cclab sim: -point %d: the scenario has %d point(s) (0..%d)\n", point, len(exp.Points), len(exp.Points)-1)
+			return 2
+		}
+		scn = exp.Points[point].Scenario
+		if !given["seed"] {
+			seed = scn.Seeds[0]
+		}
+		scn.Seeds = []uint64{seed}
+	default:
+		if scenario != "" {
+			if err := applyScenarioFile(fs, scenario); err != nil {
+				fmt.Fprintln(os.Stderr, "cclab sim:", err)
+				return 2
+			}
+		}
+		var err error
+		if scn, err = simpleScenario(sc, cc, rtts, seed, revUnlimited); err != nil {
+			fmt.Fprintln(os.Stderr, "cclab sim:", err)
+			return 2
+		}
+	}
+	if emit != "" {
+		w := os.Stdout
+		if emit != "-" {
+			f, err := os.Create(emit)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "cclab sim:", err)
+				return 1
+			}
+			defer f.Close()
+			w = f
+		}
+		if _, err := w.Write(scn.YAML()); err != nil {
+			fmt.Fprintln(os.Stderr, "cclab sim:", err)
+			return 1
+		}
+		return 0
 	}
 	if cpuprofile != "" {
 		f, err := os.Create(cpuprofile)
@@ -119,48 +193,30 @@ func runSim(args []string) int {
 	if benchScale {
 		return runScale(fs)
 	}
-	sc.Seed = seed
-	if revUnlimited {
-		sc.ReverseRate = -1
-	}
-	for _, c := range strings.Split(cc, ";") {
-		if c = strings.TrimSpace(c); c != "" {
-			sc.CC = append(sc.CC, c)
-		}
-	}
-	if rtts != "" {
-		for _, s := range strings.Split(rtts, ",") {
-			d, err := time.ParseDuration(strings.TrimSpace(s))
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "cclab sim: -rtts %q: %v\n", s, err)
-				return 2
-			}
-			sc.RTTs = append(sc.RTTs, d)
-		}
-	}
-	if sc.Warmup < 0 {
-		sc.Warmup = sc.Duration / 4
-	}
-	if series != "" && sc.Interval == 0 {
-		sc.Interval = 100 * time.Millisecond
-	}
-	if sc.QlogDir != "" {
-		if err := os.MkdirAll(sc.QlogDir, 0o755); err != nil {
+	if qlogDir != "" {
+		if err := os.MkdirAll(qlogDir, 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, "cclab sim:", err)
 			return 1
 		}
 	}
-	run, err := sc.Build()
+	p, err := plan.New(scn, seed)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab sim:", err)
 		return 2
 	}
-	if err := run.Run(); err != nil {
+	s, err := simrun.Build(p, simrun.Options{Hash: hash, QlogDir: qlogDir, NoSeries: series == ""})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab sim:", err)
+		return 2
+	}
+	res, err := s.Run(context.Background())
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab sim:", err)
 		return 1
 	}
-	sum := run.Summary()
-	w := os.Stdout
+	sum := newSimOutput(p, res)
+	sum.TraceHash, sum.HashedEvents = s.TraceHash()
+	w := io.Writer(os.Stdout)
 	if out != "" {
 		f, err := os.Create(out)
 		if err != nil {
@@ -178,19 +234,157 @@ func runSim(args []string) int {
 			return 1
 		}
 	} else {
-		sum.WriteText(w)
+		sum.writeText(w)
 	}
-	if series != "" && run.Series != nil {
+	if series != "" {
 		f, err := os.Create(series)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab sim:", err)
 			return 1
 		}
 		defer f.Close()
-		if err := run.Series.WriteCSV(f); err != nil {
+		if err := writeSeriesCSV(f, res.Metrics); err != nil {
 			fmt.Fprintln(os.Stderr, "cclab sim:", err)
 			return 1
 		}
 	}
 	return 0
+}
+
+// simpleScenario turns the flag values into a scenario.
+func simpleScenario(sc eval.Simple, cc, rtts string, seed uint64, revUnlimited bool) (eval.Scenario, error) {
+	sc.Seed = seed
+	if revUnlimited {
+		sc.ReverseRate = -1
+	}
+	for _, c := range strings.Split(cc, ";") {
+		if c = strings.TrimSpace(c); c != "" {
+			sc.CC = append(sc.CC, c)
+		}
+	}
+	if rtts != "" {
+		for _, s := range strings.Split(rtts, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(s))
+			if err != nil {
+				return eval.Scenario{}, fmt.Errorf("-rtts %q: %v", s, err)
+			}
+			sc.RTTs = append(sc.RTTs, d)
+		}
+	}
+	if sc.Warmup < 0 {
+		sc.Warmup = sc.Duration / 4
+	}
+	return sc.Scenario()
+}
+
+// simOutput is cclab sim's result: the run's metrics as eval computes them
+// for every backend (docs/metrics.md), with the flows' and links'
+// descriptions, the run's notes and the trace hash.
+type simOutput struct {
+	Scenario     string             `json:"scenario"`
+	Seed         uint64             `json:"seed"`
+	Duration     float64            `json:"duration_s"` // simulated time, s
+	Warmup       float64            `json:"warmup_s"`   // excluded from the metrics, s
+	Window       float64            `json:"window_s"`   // the measurement window, s
+	Flows        []scopeOutput      `json:"flows"`
+	Links        []scopeOutput      `json:"links"`
+	Network      map[string]float64 `json:"network"`
+	Notes        map[string]float64 `json:"notes"`
+	TraceHash    string             `json:"trace_hash,omitempty"`
+	HashedEvents uint64             `json:"hashed_events,omitempty"`
+}
+
+type scopeOutput struct {
+	ID      int64              `json:"id"`
+	Name    string             `json:"name"`
+	Info    string             `json:"info"`
+	Metrics map[string]float64 `json:"metrics"`
+}
+
+func newSimOutput(p *plan.Plan, res eval.RunResult) simOutput {
+	m := res.Metrics
+	start := res.Info.Start.Add(-p.Warmup)
+	o := simOutput{Scenario: p.Scenario, Seed: p.Seed, Duration: m.End.Sub(start).Seconds(), Warmup: p.Warmup.Seconds(),
+		Window: m.End.Sub(m.Start).Seconds(), Network: m.Network.Values, Notes: res.Notes}
+	info := func(recs []eval.ScopeRecord, id int64) string {
+		for _, r := range recs {
+			if r.ID == id {
+				return r.Info
+			}
+		}
+		return ""
+	}
+	for _, f := range m.Flows {
+		o.Flows = append(o.Flows, scopeOutput{ID: f.ID, Name: f.Name, Info: info(res.Flows, f.ID), Metrics: f.Values})
+	}
+	for _, l := range m.Links {
+		o.Links = append(o.Links, scopeOutput{ID: l.ID, Name: l.Name, Info: info(res.Links, l.ID), Metrics: l.Values})
+	}
+	return o
+}
+
+// writeText prints the result as tables.
+func (o simOutput) writeText(w io.Writer) {
+	fmt.Fprintf(w, "%s: seed %d, %.1f s simulated, metrics over %.1f s after a %.1f s warm-up, %.0f events\n",
+		o.Scenario, o.Seed, o.Duration, o.Window, o.Warmup, o.Notes[simrun.NoteEvents])
+	if len(o.Flows) > 0 {
+		fmt.Fprintf(w, "%-10s %-30s %12s %9s %9s %9s %10s %7s %7s %7s %5s\n",
+			"flow", "", "goodput", "srtt", "minrtt", "qdelay", "cwnd", "retx", "loss%", "decl%", "rto")
+		for _, f := range o.Flows {
+			v := f.Metrics
+			fmt.Fprintf(w, "%-10s %-30s %8.3fMbit %7.1fms %7.1fms %7.1fms %10.0f %7.0f %7.3f %7.3f %5.0f\n",
+				f.Name, trimInfo(f.Info), v["mean_throughput"]/1e6, 1e3*v["mean_srtt"], 1e3*v["min_rtt"],
+				1e3*v["mean_qdelay_est"], v["mean_cwnd"], v["total_retransmissions"], 100*v["loss_rate"],
+				100*v["declared_loss_rate"], v["total_rtos"])
+		}
+	}
+	for _, l := range o.Links {
+		v := l.Metrics
+		fmt.Fprintf(w, "link %-12s util %.4f drops %.0f (%.3f%%) marks %.0f qdelay %.2fms qlen mean %.1f max %.0f oscillations %.0f  %s\n",
+			l.Name, v["utilization"], v["total_drops"], 100*v["drop_rate"], v["total_marks"], 1e3*v["mean_queue_delay"],
+			v["mean_queue_len"], v["max_queue_len"], v["total_queue_oscillations"], l.Info)
+	}
+	n := o.Network
+	fmt.Fprintf(w, "network: goodput %.3f Mbit/s, utilization %.4f, Jain's index %.4f; transfers verified %.0f, mismatched %.0f\n",
+		n["agg_throughput"]/1e6, n["bw_utilization"], n["jain_fairness"], o.Notes[simrun.NoteVerified], o.Notes[simrun.NoteMismatched])
+	if o.TraceHash != "" {
+		fmt.Fprintf(w, "trace hash %s (%d events)\n", o.TraceHash, o.HashedEvents)
+	}
+}
+
+// trimInfo shortens a flow description for the table: no mode=stream, no traffic=greedy.
+func trimInfo(s string) string {
+	s = strings.Replace(s, "mode=stream ", "", 1)
+	s = strings.Replace(s, " traffic=greedy", "", 1)
+	return s
+}
+
+// writeSeriesCSV writes every time series in long format:
+// t_s,scope,id,name,series,unit,value.
+func writeSeriesCSV(w io.Writer, m eval.Metrics) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "t_s,scope,id,name,series,unit,value")
+	put := func(r eval.Result) {
+		for _, s := range r.Series {
+			for i := range s.T {
+				fmt.Fprintf(bw, "%s,%s,%d,%s,%s,%s,%s\n", strconv.FormatFloat(s.T[i], 'f', -1, 64), r.Scope, r.ID,
+					csvField(r.Name), s.Name, s.Unit, strconv.FormatFloat(s.V[i], 'g', -1, 64))
+			}
+		}
+	}
+	for _, f := range m.Flows {
+		put(f)
+	}
+	for _, l := range m.Links {
+		put(l)
+	}
+	return bw.Flush()
+}
+
+// csvField quotes a field that holds a comma or a quote.
+func csvField(s string) string {
+	if strings.ContainsAny(s, ",\"\n") {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	}
+	return s
 }

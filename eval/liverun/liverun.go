@@ -1,13 +1,13 @@
 // Package liverun is the harness's live backend: it runs a scenario point in
-// real time over loopback UDP sockets, in-process. The path is the
-// bottleneck relay (relay, what cmd/bottleneck runs) shaping each
-// hop with the link model; each flow is a real transport connection driven
-// by the socket driver (transport/udp, what cmd/sender and cmd/receiver use)
-// from its own socket to one receiving endpoint. The connections' events and
-// the relay's link events go to eval.Collector, the same code that computes
-// simulated metrics; the relay's hops carry the simulator's link IDs and
-// names for the same topology, and link events carry flow numbers as in the
-// simulator, so per-link metrics compare link by link.
+// real time over loopback UDP sockets, in-process. It turns the point into a
+// plan (package plan) and configures the bottleneck relay (relay, what
+// cmd/bottleneck runs) from it: every hop of each direction with the link
+// model, the hops' cross traffic, and an entry address per partial path.
+// Each flow is a real transport connection driven by the socket driver
+// (transport/udp, what cmd/sender and cmd/receiver use) from its own socket
+// to one receiving endpoint. The connections' events and the relay's link
+// events go to eval.Collector, the same code that measures simulated runs,
+// under the plan's link IDs and flow numbers (docs/architecture.md).
 package liverun
 
 import (
@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"strconv"
@@ -24,12 +25,10 @@ import (
 
 	"cclab/clock"
 	"cclab/eval"
-	"cclab/eval/simrun"
 	"cclab/event"
 	"cclab/internal/units"
-	"cclab/link"
+	"cclab/plan"
 	"cclab/relay"
-	"cclab/sim"
 	"cclab/traffic"
 	"cclab/transport"
 	"cclab/transport/udp"
@@ -107,54 +106,64 @@ func (s *linkSink) Record(e event.Event) {
 	s.col.Record(e)
 }
 
-// simLinks returns the simulator's link IDs and names of the scenario's hops
-// in the relay's order (forward hops first to last, reverse hops last to
-// first), looked up in the description the simulator builds for the same
-// topology, and the ID of the bottleneck as the simulator's runner picks it
-// (the first forward hop of the lowest rate).
-func simLinks(t eval.Topology) (ids [2][]int32, names [2][]string, bottleneck int32, err error) {
-	var d sim.Description
-	n := len(t.Hops)
-	fwd := func(i int) string { return fmt.Sprintf("q%d>q%d", i, i+1) }
-	rev := func(i int) string { return fmt.Sprintf("q%d>q%d", i+1, i) }
-	switch t.Kind {
-	case eval.KindDumbbell:
-		h := t.Hops[0]
-		d, err = sim.DumbbellConfig{Flows: 1, Rate: h.Rate, Delay: h.Delay, Queue: h.Queue}.Description()
-		fwd = func(int) string { return "left>right" }
-		rev = func(int) string { return "right>left" }
-	case eval.KindChain:
-		h := t.Hops[0]
-		d, err = sim.ChainConfig{Hops: n, Flows: 1, Rate: h.Rate, Delay: h.Delay, Queue: h.Queue}.Description()
-	default:
-		err = fmt.Errorf("topology kind %q not supported", t.Kind)
+// RelayConfig returns the relay configuration of a plan: its hops per
+// direction with the plan's link IDs and random streams, the hops' cross
+// traffic, and an entry for every distinct partial path of its flows. The
+// sender access delay is folded into the first forward hop and the last
+// reverse hop (the relay has no access links), so every flow entering the
+// path at hop 0 must have the same access delay and the others none. Listen
+// addresses are host:0. entry[i] is the index in Config.Entries of the
+// address flow i (Plan.Flows[i]) dials; -1 for Listen.
+func RelayConfig(p *plan.Plan, host string) (cfg relay.Config, entry []int, err error) {
+	k := len(p.Hops[plan.Fwd])
+	cfg = relay.Config{Listen: net.JoinHostPort(host, "0"), Seed: p.Seed, PayloadOnly: p.PayloadOnly}
+	acc := time.Duration(-1)
+	for _, f := range p.Flows {
+		switch {
+		case f.Mode == eval.ModeUDP:
+			return cfg, nil, fmt.Errorf("liverun: flow %s: mode udp is not supported live (stream, datagram; open-loop traffic: a hop's cross)", f.Name)
+		case f.First > 0 && f.AccessDelay != 0:
+			return cfg, nil, fmt.Errorf("liverun: flow %s enters at hop %d with an access delay of %v: the relay folds access delay into hop 0 only", f.Name, f.First, f.AccessDelay)
+		case f.First == 0 && acc >= 0 && f.AccessDelay != acc:
+			return cfg, nil, fmt.Errorf("liverun: flows with different access delays (%v and %v) are not modelled live", acc, f.AccessDelay)
+		case f.First == 0:
+			acc = f.AccessDelay
+		}
 	}
-	if err != nil {
-		return ids, names, 0, fmt.Errorf("liverun: %v", err)
+	if p.Access.Rate > 0 && p.Access.Rate < p.BottleneckRate {
+		return cfg, nil, fmt.Errorf("liverun: access rate %s below the bottleneck is not modelled live", units.FormatRate(p.Access.Rate))
 	}
-	id := func(name string) (int32, error) {
-		for i, l := range d.Links {
-			if l.Name == name {
-				return int32(i), nil
+	acc = max(acc, 0)
+	for dir := range p.Hops {
+		for i, h := range p.Hops[dir] {
+			lc := h.Link
+			if (dir == plan.Fwd && i == 0) || (dir == plan.Rev && i == k-1) {
+				lc.Delay += acc
+			}
+			cfg.Hops[dir] = append(cfg.Hops[dir], lc)
+			cfg.Links[dir] = append(cfg.Links[dir], h.ID)
+			cfg.Streams[dir] = append(cfg.Streams[dir], h.Stream)
+			for _, c := range h.Cross {
+				cfg.Cross = append(cfg.Cross, relay.CrossConfig{Gen: c.Traffic, Hop: i, Dir: plan.DirNames[dir], Stream: c.Stream, Flow: c.Key})
 			}
 		}
-		return 0, fmt.Errorf("liverun: the simulator's %s topology has no link %q", t.Kind, name)
 	}
-	minRate := 0.0
-	for i := 0; i < n; i++ {
-		for dir, name := range [2]string{fwd(i), rev(n - 1 - i)} {
-			x, err := id(name)
-			if err != nil {
-				return ids, names, 0, err
-			}
-			ids[dir] = append(ids[dir], x)
-			names[dir] = append(names[dir], name)
+	entries := map[[2]int]int{}
+	for _, f := range p.Flows {
+		if f.EndToEnd(k) {
+			entry = append(entry, -1)
+			continue
 		}
-		if i == 0 || t.Hops[i].Rate < minRate {
-			minRate, bottleneck = t.Hops[i].Rate, ids[0][i]
+		key := [2]int{f.First, f.Last}
+		e, ok := entries[key]
+		if !ok {
+			e = len(cfg.Entries)
+			entries[key] = e
+			cfg.Entries = append(cfg.Entries, relay.Entry{Listen: cfg.Listen, First: f.First, Last: f.Last})
 		}
+		entry = append(entry, e)
 	}
-	return ids, names, bottleneck, nil
+	return cfg, entry, nil
 }
 
 // offset estimates common − endpoint clock.
@@ -171,58 +180,27 @@ func (r Runner) host() string {
 	return r.Host
 }
 
-// hops returns the relay's per-direction hops for a scenario topology; the
-// sender access delay is folded into the first hop of each direction.
-func hops(t eval.Topology) ([2][]link.Config, float64, time.Duration, error) {
-	var h [2][]link.Config
-	minRate := 0.0
-	rtt := 2 * t.Access.Delay
-	for i, hop := range t.Hops {
-		fwd := link.Config{Rate: hop.Rate, Delay: hop.Delay, Queue: hop.Queue, Loss: hop.Loss, MTU: t.MTU}
-		rev := link.Config{Rate: hop.Rate, Delay: hop.Delay, Queue: hop.Queue, MTU: t.MTU}
-		if i == 0 {
-			fwd.Delay += t.Access.Delay
-			rev.Delay += t.Access.Delay
-		}
-		h[0] = append(h[0], fwd)
-		h[1] = append([]link.Config{rev}, h[1]...)
-		if minRate == 0 || hop.Rate < minRate {
-			minRate = hop.Rate
-		}
-		rtt += 2 * hop.Delay
-	}
-	if t.Access.Rate > 0 && t.Access.Rate < minRate {
-		return h, 0, 0, fmt.Errorf("liverun: access rate %s below the bottleneck is not modelled live", units.FormatRate(t.Access.Rate))
-	}
-	return h, minRate, rtt, nil
-}
-
 // Run runs spec's point live: duration plus set-up and drain time.
 func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error) {
-	sc := spec.Point.Scenario
-	for _, f := range sc.Flows {
-		switch f.Mode {
-		case eval.ModeStream:
+	p, err := plan.New(spec.Point.Scenario, spec.Seed)
+	if err != nil {
+		return eval.RunResult{}, err
+	}
+	for _, f := range p.Flows {
+		if f.Mode == eval.ModeStream && f.Size == 0 {
 			if _, cfg, err := traffic.Registry.Config(f.Traffic); err != nil {
 				return eval.RunResult{}, err
 			} else if _, ok := cfg.(*traffic.GreedyConfig); !ok {
 				return eval.RunResult{}, fmt.Errorf("liverun: flow %s: traffic %q is not supported live (stream flows: greedy)", f.Name, f.Traffic)
 			}
-		case eval.ModeDatagram:
-			if _, err := eval.DatagramRate(f.Traffic); err != nil {
-				return eval.RunResult{}, fmt.Errorf("liverun: flow %s: %v", f.Name, err)
-			}
-		default:
-			return eval.RunResult{}, fmt.Errorf("liverun: flow %s: mode %q is not supported live (stream, datagram)", f.Name, f.Mode)
 		}
 	}
-	hopCfg, minRate, baseRTT, err := hops(sc.Topology)
+	rcfgRelay, entries, err := RelayConfig(p, r.host())
 	if err != nil {
 		return eval.RunResult{}, err
 	}
-	linkIDs, linkNames, bneck, err := simLinks(sc.Topology)
-	if err != nil {
-		return eval.RunResult{}, err
+	if p.UntilDone {
+		return eval.RunResult{}, fmt.Errorf("liverun: until_done is not supported live (sized flows end by themselves)")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -233,10 +211,11 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 	var col *eval.Collector
 	links := &linkSink{mu: &mu, flows: map[uint64]uint64{}}
 
-	// Receiver.
+	// Receiver. It accepts ECN from the senders that ask for it.
 	recvSink := &shiftSink{mu: &mu, flows: flows, pending: &pending}
 	rcfg := transport.DefaultConfig()
 	rcfg.MaxDatagram = 9000 // a connection uses the smaller of the two ends' sizes
+	rcfg.ECN = true
 	rcfg.Sink = recvSink
 	recv, err := udp.Listen(netip.AddrPortFrom(netip.MustParseAddr(r.host()), 0).String(), udp.Config{
 		Endpoint: transport.EndpointConfig{Server: true, Defaults: rcfg, Sink: recvSink}})
@@ -246,8 +225,9 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 	defer recv.Close()
 
 	// Relay.
-	rl, err := relay.New(relay.Config{Listen: r.host() + ":0", Target: recv.LocalAddr().String(), Hops: hopCfg, Seed: spec.Seed,
-		Sink: links, Links: linkIDs})
+	rcfgRelay.Target = recv.LocalAddr().String()
+	rcfgRelay.Sink = links
+	rl, err := relay.New(rcfgRelay)
 	if err != nil {
 		return eval.RunResult{}, fmt.Errorf("liverun: relay: %v", err)
 	}
@@ -277,71 +257,39 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 		}
 	})
 
-	// Senders: one socket each, all through the relay.
+	// Senders: one socket each, through the relay's address for its path.
 	type sender struct {
-		name string
-		num  uint64
-		cfg  eval.Flow
+		f    *plan.Flow
+		to   netip.AddrPort
 		ep   *udp.Endpoint
 		sink *shiftSink
 	}
 	var senders []*sender
-	info := eval.RunInfo{Interval: sc.Interval, Bottleneck: bneck, BottleneckRate: minRate}
 	var res eval.RunResult
-	for dir := range hopCfg {
-		for i, hc := range hopCfg[dir] {
-			id := linkIDs[dir][i]
-			info.Links = append(info.Links, eval.LinkInfo{Index: id, Name: linkNames[dir][i], Rate: hc.Rate,
-				QueueLimit: simrun.QueueLimit(hc.Queue), BaseRTT: baseRTT})
-			desc := fmt.Sprintf("rate=%s delay=%v queue=%s loss=%s (relay %s hop %d)", units.FormatRate(hc.Rate), hc.Delay, hc.Queue,
-				lossText(hc.Loss), [2]string{"fwd", "rev"}[dir], i)
-			if id == bneck {
-				desc = "bottleneck " + desc
-			}
-			res.Links = append(res.Links, eval.ScopeRecord{ID: int64(id), Name: linkNames[dir][i], Info: desc})
+	res.Flows, res.Links = p.Describe()
+	for i := range p.Flows {
+		f := &p.Flows[i]
+		s := &sender{f: f, to: rl.Addr()}
+		if entries[i] >= 0 {
+			s.to = rl.EntryAddr(entries[i])
 		}
-	}
-	k := 0
-	for _, f := range sc.Flows {
-		for j := 0; j < f.Count; j++ {
-			name := f.Name
-			if f.Count > 1 {
-				name = fmt.Sprintf("%s.%d", f.Name, j)
-			}
-			num := uint64(k + 1)
-			k++
-			s := &sender{name: name, num: num, cfg: f}
-			s.sink = &shiftSink{mu: &mu, fixed: num}
-			ep, err := udp.DialSocket(rl.Addr().String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}})
-			if err != nil {
-				return eval.RunResult{}, fmt.Errorf("liverun: flow %s: %v", name, err)
-			}
-			defer ep.Close()
-			s.ep = ep
-			mu.Lock()
-			links.flows[rl.FlowKey(ep.LocalAddr(), relay.Fwd)] = num
-			mu.Unlock()
-			senders = append(senders, s)
-			fi := eval.FlowInfo{ID: num, Name: name, BottleneckRate: minRate, BaseRTT: baseRTT}
-			if f.Mode == eval.ModeStream {
-				fi.Size = greedyBytes(f.Traffic) // as the simulator's runner: a sized flow has a completion time
-			}
-			info.Flows = append(info.Flows, fi)
-			res.Flows = append(res.Flows, eval.ScopeRecord{ID: int64(num), Name: name,
-				Info: fmt.Sprintf("mode=%s cc=%s recovery=%s traffic=%s", f.Mode, f.CC, f.Recovery, f.Traffic)})
+		s.sink = &shiftSink{mu: &mu, fixed: f.ID}
+		ep, err := udp.DialSocket(s.to.String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}})
+		if err != nil {
+			return eval.RunResult{}, fmt.Errorf("liverun: flow %s: %v", f.Name, err)
 		}
+		defer ep.Close()
+		s.ep = ep
+		mu.Lock()
+		links.flows[rl.FlowKey(ep.LocalAddr(), relay.Fwd)] = f.ID
+		mu.Unlock()
+		senders = append(senders, s)
 	}
 
 	load1 := loadAverage()
-	// Start the clock: the measurement window is [t0, t0+duration].
+	// Start the clock: the measurement window is [t0+warm-up, t0+duration].
 	cm := common{t0: time.Now()}
-	info.Start = cm.now()
-	info.End = info.Start.Add(sc.Duration)
-	for i := range info.Flows {
-		if f := senders[i].cfg; f.Stop > 0 {
-			info.Flows[i].Stop = info.Start.Add(f.Stop)
-		}
-	}
+	info := p.RunInfo(cm.now())
 	mu.Lock()
 	col = eval.NewCollector(info)
 	recvSink.col, recvSink.off = col, offset(cm, recv)
@@ -353,11 +301,12 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 
 	errs := make(chan error, len(senders))
 	var swg sync.WaitGroup
-	for i, s := range senders {
+	start := info.Start.Add(-p.Warmup)
+	for _, s := range senders {
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
-			errs <- r.flow(ctx, cm, info, rl.Addr(), s.ep, s.cfg, s.num, spec.Seed+uint64(i), &mu, s.sink, recvSink, &pending)
+			errs <- r.flow(ctx, cm, start, info.End, s.to, s.ep, s.f, p.Rand(s.f.DataStream).Uint64(), &mu, s.sink, recvSink, &pending)
 		}()
 	}
 	swg.Wait()
@@ -388,24 +337,24 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 
 // flow runs one greedy flow: start at its offset, send until its stop (or
 // the end of the run), close, and wait for the close to complete.
-func (r Runner) flow(ctx context.Context, cm common, info eval.RunInfo, to netip.AddrPort, ep *udp.Endpoint, f eval.Flow,
-	num, seed uint64, mu *sync.Mutex, sendSink, recvSink *shiftSink, pending *[]event.Event) error {
-	if err := sleepUntil(ctx, cm, info.Start.Add(f.Start)); err != nil {
+func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to netip.AddrPort, ep *udp.Endpoint, f *plan.Flow,
+	seed uint64, mu *sync.Mutex, sendSink, recvSink *shiftSink, pending *[]event.Event) error {
+	num := f.ID
+	if err := sleepUntil(ctx, cm, start.Add(f.Start)); err != nil {
 		return err
 	}
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer dcancel()
-	stop := info.End
+	stop := end
 	if f.Stop > 0 {
-		stop = info.Start.Add(f.Stop)
+		stop = start.Add(f.Stop)
 	}
 	drain := r.Drain
 	if drain <= 0 {
 		drain = 5 * time.Second
 	}
 	if f.Mode == eval.ModeDatagram {
-		rate, _ := eval.DatagramRate(f.Traffic)
-		dc, err := ep.DialDgram(dctx, to, transport.DgramConfig{CC: f.CC, Rate: rate, MaxDatagram: f.Datagram, Sink: sendSink})
+		dc, err := ep.DialDgram(dctx, to, transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, Sink: sendSink})
 		if err != nil {
 			return fmt.Errorf("flow %d: %v", num, err)
 		}
@@ -422,14 +371,14 @@ func (r Runner) flow(ctx context.Context, cm common, info eval.RunInfo, to netip
 		}
 		return nil
 	}
-	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, Sink: sendSink}
+	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, Sink: sendSink}
 	conn, err := ep.Dial(dctx, to, cfg)
 	if err != nil {
 		return fmt.Errorf("flow %d: %v", num, err)
 	}
 	mapReceiver(mu, recvSink, pending, conn.ID(), num)
-	if size := greedyBytes(f.Traffic); size > 0 {
-		conn.SetSource(transport.NewPatternSource(seed), size)
+	if f.Size > 0 {
+		conn.SetSource(transport.NewPatternSource(seed), f.Size)
 	} else {
 		conn.SetSource(transport.NewPatternSource(seed), -1)
 		if err := sleepUntil(ctx, cm, stop); err != nil {
@@ -462,23 +411,6 @@ func mapReceiver(mu *sync.Mutex, recvSink *shiftSink, pending *[]event.Event, id
 		}
 	}
 	*pending = keep
-}
-
-func lossText(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
-// greedyBytes returns the bytes of a "greedy:N" spec, 0 for unlimited.
-func greedyBytes(spec string) int64 {
-	if _, cfg, err := traffic.Registry.Config(spec); err == nil {
-		if c, ok := cfg.(*traffic.GreedyConfig); ok {
-			return int64(c.Bytes)
-		}
-	}
-	return 0
 }
 
 // Keys of a live run's notes (eval.RunResult.Notes).

@@ -1,20 +1,25 @@
-// Package simrun is the harness's simulator backend: it builds a scenario
-// point's topology with the simulator's dumbbell and chain builders, runs
-// its flows with the shared transport in virtual time, and computes metrics
-// from the emitted events with eval.Collector.
+// Package simrun is the harness's simulator backend: it builds a plan
+// (package plan) on the discrete-event simulator, runs its flows with the
+// shared transport in virtual time, and computes metrics from the emitted
+// events with eval.Collector, the same code that measures live runs
+// (docs/architecture.md).
 package simrun
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
-	"reflect"
+	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"cclab/clock"
 	"cclab/eval"
 	"cclab/event"
-	"cclab/internal/units"
-	"cclab/qdisc"
+	"cclab/internal/qlog"
+	"cclab/link"
+	"cclab/plan"
 	"cclab/sim"
 	"cclab/traffic"
 	"cclab/transport"
@@ -26,311 +31,474 @@ type Runner struct{}
 
 var _ eval.Runner = Runner{}
 
-// cancelCheck is how often (virtual time) a run checks its context.
-const cancelCheck = 100 * time.Millisecond
-
-// flowSink remaps connection IDs to the scenario's flow numbers (1-based, in
-// the order of the scenario's flows and their counts) and keeps only the
-// events of measured links.
-type flowSink struct {
-	next  event.Sink
-	flows map[uint64]uint64 // connection ID → flow number
-	links map[int32]bool    // measured links
-	// resolve maps a connection ID not in flows (a datagram-mode receiver's
-	// connection, accepted inside the simulator) to its flow number.
-	resolve func(id uint64) (uint64, bool)
-}
-
-// fixedSink gives every connection event of one sender the flow's number.
-type fixedSink struct {
-	fs  *flowSink
-	num uint64
-}
-
-func (f fixedSink) Record(e event.Event) {
-	if e.Flow != 0 {
-		e.Flow = f.num
-	}
-	f.fs.next.Record(e)
-}
-
-func (s *flowSink) Record(e event.Event) {
-	if e.Link >= 0 {
-		switch e.Kind {
-		case event.Enqueue, event.Drop, event.Mark, event.Dequeue, event.Departure:
-			if !s.links[e.Link] {
-				return
-			}
-		}
-	}
-	if e.Flow != 0 {
-		n, ok := s.flows[e.Flow]
-		if !ok && e.Link < 0 && s.resolve != nil {
-			if n, ok = s.resolve(e.Flow); ok {
-				s.flows[e.Flow] = n
-			}
-		}
-		if !ok && e.Link < 0 {
-			return // a connection that is not a measured flow
-		}
-		e.Flow = n // 0 for packets of no measured flow (e.g. ACKs)
-	}
-	s.next.Record(e)
-}
-
-// QueueLimit returns a queue spec's packet limit, or 0 if it has none (or is
-// limited in bytes).
-func QueueLimit(spec string) int {
-	_, cfg, err := qdisc.Registry.Config(spec)
-	if err != nil {
-		return 0
-	}
-	v := reflect.ValueOf(cfg)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return 0
-	}
-	f := v.FieldByName("Limit")
-	if f.IsValid() && f.Type() == reflect.TypeFor[qdisc.Limit]() {
-		return f.Interface().(qdisc.Limit).Packets
-	}
-	return 0
-}
-
-// flowSize returns the bytes of a "greedy:N" spec, 0 for unlimited or other
-// generators.
-func flowSize(spec string) int64 {
-	e, cfg, err := traffic.Registry.Config(spec)
-	if err != nil || e.Name != "greedy" {
-		return 0
-	}
-	if c, ok := cfg.(*traffic.GreedyConfig); ok {
-		return int64(c.Bytes)
-	}
-	return 0
-}
-
-// built is a topology ready for flows.
-type built struct {
-	net        *sim.Network
-	senders    []*sim.Node
-	receivers  []*sim.Node
-	measured   []*sim.Link // hop links, both directions
-	bottleneck *sim.Link
-	baseRTT    time.Duration // round-trip propagation delay of the end-to-end path
-	minRate    float64       // the slowest hop's rate, bits/s
-}
-
-func build(e *sim.Engine, sc eval.Scenario, nflows int, seed uint64, sink event.Sink) (*built, error) {
-	t := sc.Topology
-	b := &built{}
-	var d sim.Description
-	var err error
-	acc := t.Access
-	switch t.Kind {
-	case eval.KindDumbbell:
-		h := t.Hops[0]
-		cfg := sim.DumbbellConfig{Flows: nflows, Rate: h.Rate, Delay: h.Delay, Queue: h.Queue,
-			AccessDelays: []time.Duration{acc.Delay}, AccessRate: acc.Rate, AccessQueue: acc.Queue, MTU: t.MTU}
-		if d, err = cfg.Description(); err != nil {
-			return nil, err
-		}
-		for i := range d.Links {
-			if d.Links[i].Name == "left>right" {
-				d.Links[i].Config.Loss = h.Loss
-			}
-		}
-		b.baseRTT = cfg.BaseRTT(0)
-	case eval.KindChain:
-		h0 := t.Hops[0]
-		cfg := sim.ChainConfig{Hops: len(t.Hops), Rate: h0.Rate, Delay: h0.Delay, Queue: h0.Queue, Flows: nflows,
-			AccessDelay: acc.Delay, AccessRate: acc.Rate, AccessQueue: acc.Queue, MTU: t.MTU}
-		if d, err = cfg.Description(); err != nil {
-			return nil, err
-		}
-		b.baseRTT = 2 * acc.Delay
-		for i, h := range t.Hops {
-			fwd, rev := fmt.Sprintf("q%d>q%d", i, i+1), fmt.Sprintf("q%d>q%d", i+1, i)
-			for j := range d.Links {
-				switch d.Links[j].Name {
-				case fwd:
-					d.Links[j].Config.Rate, d.Links[j].Config.Delay, d.Links[j].Config.Queue, d.Links[j].Config.Loss = h.Rate, h.Delay, h.Queue, h.Loss
-				case rev:
-					d.Links[j].Config.Rate, d.Links[j].Config.Delay, d.Links[j].Config.Queue = h.Rate, h.Delay, h.Queue
-				}
-			}
-			b.baseRTT += 2 * h.Delay
-		}
-	default:
-		return nil, fmt.Errorf("simrun: topology kind %q not supported", t.Kind)
-	}
-	if b.net, err = sim.Build(e, d, sim.Options{Seed: seed, Sink: sink}); err != nil {
-		return nil, err
-	}
-	switch t.Kind {
-	case eval.KindDumbbell:
-		for i := 0; i < nflows; i++ {
-			b.senders = append(b.senders, b.net.Node(fmt.Sprintf("s%d", i)))
-			b.receivers = append(b.receivers, b.net.Node(fmt.Sprintf("r%d", i)))
-		}
-		b.bottleneck = b.net.LinkByName("left>right")
-		b.measured = []*sim.Link{b.bottleneck, b.net.LinkByName("right>left")}
-		b.minRate = t.Hops[0].Rate
-	case eval.KindChain:
-		for i := 0; i < nflows; i++ {
-			b.senders = append(b.senders, b.net.Node(fmt.Sprintf("m_s%d", i)))
-			b.receivers = append(b.receivers, b.net.Node(fmt.Sprintf("m_r%d", i)))
-		}
-		for i, h := range t.Hops {
-			fwd := b.net.LinkByName(fmt.Sprintf("q%d>q%d", i, i+1))
-			b.measured = append(b.measured, fwd)
-			if b.bottleneck == nil || h.Rate < b.minRate {
-				b.bottleneck, b.minRate = fwd, h.Rate
-			}
-		}
-		for i := range t.Hops {
-			b.measured = append(b.measured, b.net.LinkByName(fmt.Sprintf("q%d>q%d", i+1, i)))
-		}
-	}
-	return b, nil
-}
-
 // Run simulates one run of spec's point with spec's seed.
 func (Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, error) {
-	sc := spec.Point.Scenario
-	nflows := 0
-	for _, f := range sc.Flows {
-		nflows += f.Count
-	}
-	e := sim.NewEngine()
-	start := e.Now()
-	end := start.Add(sc.Duration)
-	info := eval.RunInfo{Start: start, End: end, Interval: sc.Interval}
-	var col *eval.Collector // built once the topology and flows are known; nothing is emitted before
-	fs := &flowSink{flows: map[uint64]uint64{}, links: map[int32]bool{}}
-	fs.next = event.Func(func(ev event.Event) { col.Record(ev) })
-	b, err := build(e, sc, nflows, spec.Seed, fs)
+	p, err := plan.New(spec.Point.Scenario, spec.Seed)
 	if err != nil {
 		return eval.RunResult{}, err
 	}
-	var res eval.RunResult
-	for _, l := range b.measured {
-		fs.links[l.ID] = true
-		cfg := l.Config()
-		info.Links = append(info.Links, eval.LinkInfo{Index: l.ID, Name: l.Name, Rate: cfg.Rate,
-			QueueLimit: QueueLimit(cfg.Queue), BaseRTT: b.baseRTT})
-		desc := fmt.Sprintf("rate=%s delay=%v queue=%s loss=%s", units.FormatRate(cfg.Rate), cfg.Delay, cfg.Queue, lossText(cfg.Loss))
-		if l == b.bottleneck {
-			desc = "bottleneck " + desc
-		}
-		res.Links = append(res.Links, eval.ScopeRecord{ID: int64(l.ID), Name: l.Name, Info: desc})
+	r, err := Build(p, Options{})
+	if err != nil {
+		return eval.RunResult{}, err
 	}
-	info.Bottleneck = b.bottleneck.ID
-	s := sim.New(b.net, fs)
-	s.Transport.Sink = fs
-	k := 0
-	var dg *sim.Dgram
-	var dgramNums []uint64 // flow numbers of dg.Flows
-	for _, f := range sc.Flows {
-		for j := 0; j < f.Count; j++ {
-			name := f.Name
-			if f.Count > 1 {
-				name = fmt.Sprintf("%s.%d", f.Name, j)
+	return r.Run(ctx)
+}
+
+// Options are settings of one simulated run beyond its plan.
+type Options struct {
+	// Hash makes the run hash every event it sees (Sim.TraceHash), for
+	// determinism checks.
+	Hash bool
+	// QlogDir, if set, receives one qlog file (JSON-SEQ) per stream flow,
+	// named after the flow, with its sending side's events.
+	QlogDir string
+	// Sink, if set, also receives every measured event, with flow numbers
+	// and link IDs of the plan (as eval.Collector gets them).
+	Sink event.Sink
+	// NoSeries computes no time series, only the summary metrics
+	// (eval.RunInfo.NoSeries): for runs of thousands of flows.
+	NoSeries bool
+	// Generator, if set, may wrap each flow's traffic generator (tests
+	// record the draws with it); it must return a generator of the same
+	// kind (stream or datagram).
+	Generator func(f *plan.Flow, g traffic.Generator) traffic.Generator
+}
+
+// cancelCheck is how often (virtual time) a run checks its context.
+const cancelCheck = 100 * time.Millisecond
+
+// Port of the first raw UDP flow; flow i uses UDPPort+i.
+const UDPPort = 10000
+
+// Sim is a plan built on the simulator, ready to run.
+type Sim struct {
+	Plan  *plan.Plan
+	E     *sim.Engine
+	Net   *sim.Network
+	Sim   *sim.Sim
+	Dgram *sim.Dgram // datagram-mode flows; nil if there are none
+	// Links are the simulator links of the plan's hops, by link ID.
+	Links []*sim.Link
+	// Senders and Receivers are the hosts of the plan's flows (index: flow
+	// number − 1).
+	Senders, Receivers []*sim.Node
+	// TCP, UDP and DgramFlows hold each flow's simulator flow of its mode
+	// (index: flow number − 1; nil for the other modes).
+	TCP   []*sim.TCPFlow
+	UDP   []*sim.UDPFlow
+	DFlow []*sim.DgramFlow
+
+	opt     Options
+	start   clock.Time
+	col     *eval.Collector
+	out     event.Sink        // the collector, and Options.Sink
+	// keys map the simulator flow key of a flow's data packets to its
+	// number: keys[src node ID] holds the key and the number (each flow
+	// has a sender host of its own).
+	keys    []flowKey
+	conns   map[uint64]uint64 // receiving connection ID → flow number
+	hops    int32             // link IDs below hops are the plan's hops
+	hash    hasher
+	closers []interface{ Close() error }
+}
+
+// Build builds p on a new engine: the plan's routers and hops (link IDs and
+// names as the plan gives them), a sender and a receiver host per flow with
+// their access links, the flows and the hops' cross traffic.
+func Build(p *plan.Plan, opt Options) (*Sim, error) {
+	e := sim.NewEngine()
+	s := &Sim{Plan: p, E: e, opt: opt, start: e.Now(), conns: map[uint64]uint64{},
+		hops: int32(2 * len(p.Hops[plan.Fwd]))}
+	s.hash.h, s.hash.on = fnvOffset, opt.Hash
+	info := p.RunInfo(s.start)
+	info.NoSeries = opt.NoSeries
+	s.col = eval.NewCollector(info)
+	s.out = s.col
+	if opt.Sink != nil {
+		s.out = event.Tee{s.col, opt.Sink}
+	}
+	net, err := sim.Build(e, Description(p), sim.Options{Seed: p.Seed, Sink: linkSink{s}, PayloadOnly: p.PayloadOnly,
+		BufSize: max(2048, p.MaxDatagram())})
+	if err != nil {
+		return nil, err
+	}
+	s.Net = net
+	s.keys = make([]flowKey, len(net.Nodes))
+	for _, h := range p.Links() {
+		l := net.Links[h.ID]
+		if l.Name != h.Name {
+			return nil, fmt.Errorf("simrun: link %d is %q, the plan's hop %q", h.ID, l.Name, h.Name)
+		}
+		s.Links = append(s.Links, l)
+	}
+	s.Sim = sim.New(net, endpointSink{s})
+	for i := range p.Flows {
+		s.Senders = append(s.Senders, net.Node(senderName(i)))
+		s.Receivers = append(s.Receivers, net.Node(receiverName(i)))
+	}
+	s.TCP = make([]*sim.TCPFlow, len(p.Flows))
+	s.UDP = make([]*sim.UDPFlow, len(p.Flows))
+	s.DFlow = make([]*sim.DgramFlow, len(p.Flows))
+	for i := range p.Flows {
+		if err := s.addFlow(i); err != nil {
+			s.close()
+			return nil, fmt.Errorf("flow %s: %v", p.Flows[i].Name, err)
+		}
+	}
+	for _, h := range p.Links() {
+		for _, c := range h.Cross {
+			if err := s.addCross(h, c); err != nil {
+				return nil, fmt.Errorf("%s: %v", c.Name, err)
 			}
-			num := uint64(k + 1)
-			g, err := traffic.New(f.Traffic, traffic.Env{Rand: traffic.Stream(spec.Seed, "traffic/"+name), MSS: f.Datagram})
+		}
+	}
+	return s, nil
+}
+
+func senderName(i int) string   { return "s" + strconv.Itoa(i) }
+func receiverName(i int) string { return "r" + strconv.Itoa(i) }
+
+// Description returns the simulator topology of a plan: its routers, its
+// hops first (so that a hop's link index is its plan ID), then per flow
+// i a sender host s<i> with an access link to the router before its first
+// hop, and a receiver host r<i> behind the router after its last hop.
+func Description(p *plan.Plan) sim.Description {
+	var d sim.Description
+	for _, r := range p.Routers {
+		d.AddNode(r, sim.Router)
+	}
+	k := len(p.Hops[plan.Fwd])
+	for i := 0; i < k; i++ {
+		f, b := p.Hops[plan.Fwd][i], p.Hops[plan.Rev][k-1-i]
+		d.Links = append(d.Links,
+			sim.LinkDesc{Name: f.Name, From: f.From, To: f.To, Config: f.Link, Stream: f.Stream},
+			sim.LinkDesc{Name: b.Name, From: b.From, To: b.To, Config: b.Link, Stream: b.Stream})
+	}
+	rcv := link.Config{Rate: p.Access.Rate, Queue: p.Access.Queue, MTU: p.MTU}
+	for i, f := range p.Flows {
+		snd := rcv
+		snd.Delay = f.AccessDelay
+		src, dst := d.AddNode(senderName(i), sim.Host), d.AddNode(receiverName(i), sim.Host)
+		d.AddDuplex(src, p.Routers[f.First], snd, snd)
+		d.AddDuplex(p.Routers[f.Last+1], dst, rcv, rcv)
+	}
+	return d
+}
+
+// addFlow adds flow i in its mode, starting and stopping at its offsets.
+func (s *Sim) addFlow(i int) error {
+	f := &s.Plan.Flows[i]
+	src, dst := s.Senders[i], s.Receivers[i]
+	start := s.start.Add(f.Start)
+	g, err := traffic.New(f.Traffic, traffic.Env{Rand: s.Plan.Rand(f.TrafficStream), MSS: f.Datagram})
+	if err != nil {
+		return err
+	}
+	if s.opt.Generator != nil {
+		g = s.opt.Generator(f, g)
+	}
+	var stop func(now clock.Time)
+	switch f.Mode {
+	case eval.ModeUDP:
+		dg, ok := g.(traffic.DatagramGen)
+		if !ok {
+			return fmt.Errorf("traffic %q is not a datagram generator (cbr, udponoff, layered)", f.Traffic)
+		}
+		port := uint16(UDPPort + i)
+		u := s.Sim.AddUDPFlow(f.Name, src, dst, port, dg, start)
+		u.Sink, u.Flow = flowSink{s, f.ID}, f.ID
+		s.UDP[i] = u
+		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, port), f.ID}
+		stop = u.Stop
+	case eval.ModeDatagram:
+		if s.Dgram == nil {
+			s.Dgram = sim.NewDgram(s.Sim)
+		}
+		cfg := transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, Sink: flowSink{s, f.ID}}
+		df := s.Dgram.AddFlow(f.Name, src, dst, cfg, start)
+		s.DFlow[i] = df
+		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, sim.DgramPort), f.ID}
+		stop = func(now clock.Time) {
+			if df.Conn != nil {
+				df.Conn.Close(now)
+			}
+		}
+	default:
+		sg, ok := g.(traffic.StreamGen)
+		if !ok {
+			return fmt.Errorf("traffic %q is not a stream generator", f.Traffic)
+		}
+		var sink event.Sink = flowSink{s, f.ID}
+		if s.opt.QlogDir != "" {
+			w, err := s.qlog(f)
 			if err != nil {
-				return eval.RunResult{}, fmt.Errorf("flow %s: %v", name, err)
+				return err
 			}
-			switch f.Mode {
-			case eval.ModeUDP:
-				// Background traffic: the simulator's raw UDP flows emit no
-				// transport events, so they have no flow metrics; their
-				// packets count in the link metrics.
-				dg, ok := g.(traffic.DatagramGen)
-				if !ok {
-					return eval.RunResult{}, fmt.Errorf("flow %s: traffic %q is not a datagram generator (cbr, udponoff, layered)", name, f.Traffic)
-				}
-				s.AddUDPFlow(name, b.senders[k], b.receivers[k], uint16(10000+k), dg, start.Add(f.Start))
-				k++
-				continue
-			case eval.ModeDatagram:
-				rate, err := eval.DatagramRate(f.Traffic)
-				if err != nil {
-					return eval.RunResult{}, fmt.Errorf("flow %s: %v", name, err)
-				}
-				if dg == nil {
-					dg = sim.NewDgram(s)
-					fs.resolve = func(id uint64) (uint64, bool) {
-						for i, df := range dg.Flows {
-							if df.Conn != nil && df.Conn.ID() == id {
-								return dgramNums[i], true
-							}
-						}
-						return 0, false
-					}
-				}
-				cfg := transport.DgramConfig{CC: f.CC, Rate: rate, MaxDatagram: f.Datagram, Sink: fixedSink{fs, num}}
-				df := dg.AddFlow(name, b.senders[k], b.receivers[k], cfg, start.Add(f.Start))
-				dgramNums = append(dgramNums, num)
-				fs.flows[sim.FlowKey(b.senders[k].ID, b.receivers[k].ID, sim.DgramPort)] = num
-				fi := eval.FlowInfo{ID: num, Name: name, BottleneckRate: b.minRate, BaseRTT: b.baseRTT}
-				if f.Stop > 0 {
-					fi.Stop = start.Add(f.Stop)
-					e.Schedule(fi.Stop, sim.HandlerFunc(func(now clock.Time, _ uint64) {
-						if df.Conn != nil {
-							df.Conn.Close(now)
-						}
-					}), 0)
-				}
-				info.Flows = append(info.Flows, fi)
-				res.Flows = append(res.Flows, eval.ScopeRecord{ID: int64(num), Name: name,
-					Info: fmt.Sprintf("mode=datagram cc=%s traffic=%s", f.CC, f.Traffic)})
-				k++
-				continue
-			}
-			sg, ok := g.(traffic.StreamGen)
-			if !ok {
-				return eval.RunResult{}, fmt.Errorf("flow %s: traffic %q is not a stream generator", name, f.Traffic)
-			}
-			cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, Sink: fs}
-			tf := s.AddTCPFlow(name, b.senders[k], b.receivers[k], sg, cfg, start.Add(f.Start))
-			tf.OnConn = func(_ *sim.TCPFlow, c *transport.Conn) { fs.flows[c.ID()] = num }
-			// Data packets carry the simulator's flow key in links.
-			fs.flows[sim.FlowKey(b.senders[k].ID, b.receivers[k].ID, sim.TransportPort)] = num
-			fi := eval.FlowInfo{ID: num, Name: name, Size: flowSize(f.Traffic), BottleneckRate: b.minRate, BaseRTT: b.baseRTT}
-			if f.Stop > 0 {
-				fi.Stop = start.Add(f.Stop)
-				e.Schedule(fi.Stop, sim.HandlerFunc(func(now clock.Time, _ uint64) {
-					if c := tf.Conn(); c != nil {
-						c.CloseWrite(now)
-					}
-				}), 0)
-			}
-			info.Flows = append(info.Flows, fi)
-			res.Flows = append(res.Flows, eval.ScopeRecord{ID: int64(num), Name: name,
-				Info: fmt.Sprintf("cc=%s recovery=%s traffic=%s", f.CC, f.Recovery, f.Traffic)})
-			k++
+			sink = event.Tee{w, sink}
 		}
+		cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, Sink: sink}
+		full := s.Sim.Transport
+		full.CC, full.Recovery = f.CC, f.Recovery
+		if f.Datagram > 0 {
+			full.MaxDatagram = f.Datagram
+		}
+		if err := full.Validate(); err != nil {
+			return err
+		}
+		tf := s.Sim.AddTCPFlow(f.Name, src, dst, sg, cfg, start)
+		num := f.ID
+		tf.OnConn = func(_ *sim.TCPFlow, c *transport.Conn) { s.conns[c.ID()] = num }
+		s.TCP[i] = tf
+		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, sim.TransportPort), f.ID}
+		stop = tf.Stop
 	}
-	col = eval.NewCollector(info)
-	for t := start; t < end; {
+	if f.Stop > 0 {
+		s.E.Schedule(s.start.Add(f.Stop), sim.HandlerFunc(func(now clock.Time, _ uint64) { stop(now) }), 0)
+	}
+	return nil
+}
+
+// qlog opens flow f's qlog file.
+func (s *Sim) qlog(f *plan.Flow) (*qlog.Writer, error) {
+	file, err := os.Create(filepath.Join(s.opt.QlogDir, f.Name+".qlog"))
+	if err != nil {
+		return nil, err
+	}
+	w := qlog.NewWriter(file, qlog.Header{Title: "cclab sim " + f.Name, VantagePoint: "client", GroupID: f.Name,
+		CC: f.CC, Reference: clock.Start})
+	s.closers = append(s.closers, w)
+	return w, nil
+}
+
+// crossSource injects a datagram generator's packets into one hop's queue
+// at their instants; after the hop they leave the network (the packets are
+// addressed to the hop's far router).
+type crossSource struct {
+	s     *Sim
+	l     *sim.Link
+	gen   traffic.DatagramGen
+	key   uint64
+	timer sim.Timer
+	next  clock.Time
+	size  int
+}
+
+func (s *Sim) addCross(h *plan.Hop, c plan.Cross) error {
+	g, err := traffic.New(c.Traffic, traffic.Env{Rand: s.Plan.Rand(c.Stream)})
+	if err != nil {
+		return err
+	}
+	dg, ok := g.(traffic.DatagramGen)
+	if !ok {
+		return fmt.Errorf("traffic %q is not a datagram generator (cbr, udponoff, layered)", c.Traffic)
+	}
+	src := &crossSource{s: s, l: s.Links[h.ID], gen: dg, key: c.Key}
+	s.E.InitTimer(&src.timer, src, 0)
+	src.next, src.size = dg.NextDatagram(s.start)
+	src.timer.Set(src.next)
+	return nil
+}
+
+// Fire injects the due datagram and schedules the next.
+func (c *crossSource) Fire(now clock.Time, _ uint64) {
+	pool := c.s.Net.Pool()
+	p := pool.Get()
+	p.Size = c.size + c.s.Net.Overhead
+	p.Flow = c.key
+	*pool.Meta(p) = sim.Meta{Src: c.l.From.ID, Dst: c.l.To.ID, Sent: now}
+	c.l.Inject(now, p)
+	c.next, c.size = c.gen.NextDatagram(now)
+	c.timer.Set(c.next)
+}
+
+// Run runs the simulation to the end of the plan's duration (or, with
+// UntilDone, until every stream flow has finished) and returns the metrics.
+func (s *Sim) Run(ctx context.Context) (eval.RunResult, error) {
+	defer s.close()
+	end := s.start.Add(s.Plan.Duration)
+	for t := s.start; t < end; {
 		if err := ctx.Err(); err != nil {
 			return eval.RunResult{}, err
 		}
 		t = min(t.Add(cancelCheck), end)
-		e.RunUntilTime(t)
+		if s.Plan.UntilDone {
+			if s.E.RunUntilOrTimeout(s.Sim.AllFinished, t) {
+				s.col.SetEnd(s.E.Now())
+				break
+			}
+			continue
+		}
+		s.E.RunUntilTime(t)
 	}
-	res.Info = info
-	res.Metrics = col.Finish()
+	if err := s.close(); err != nil {
+		return eval.RunResult{}, err
+	}
+	res := eval.RunResult{Info: s.Plan.RunInfo(s.start), Metrics: s.col.Finish(), Notes: s.notes()}
+	res.Info.End, res.Info.NoSeries = res.Metrics.End, s.opt.NoSeries
+	res.Flows, res.Links = s.Plan.Describe()
 	return res, nil
 }
 
-func lossText(s string) string {
-	if s == "" {
-		return "none"
+// Keys of a simulated run's notes (eval.RunResult.Notes).
+const (
+	NoteEvents     = "sim_events"           // events the engine fired
+	NoteTransfers  = "transfers_started"    // stream transfers (connections) started
+	NoteCompleted  = "transfers_completed"  // stream transfers that finished
+	NoteVerified   = "transfers_verified"   // finished connections whose received stream matched the sent one
+	NoteMismatched = "transfers_mismatched" // finished connections whose streams differed (a transport bug)
+)
+
+func (s *Sim) notes() map[string]float64 {
+	var started, completed int
+	for _, f := range s.TCP {
+		if f != nil {
+			started += f.Stats.Transfers
+			completed += f.Stats.Completed
+		}
 	}
-	return s
+	return map[string]float64{
+		NoteEvents: float64(s.E.Fired()), NoteTransfers: float64(started), NoteCompleted: float64(completed),
+		NoteVerified: float64(s.Sim.Integrity.Verified), NoteMismatched: float64(s.Sim.Integrity.Mismatched),
+	}
+}
+
+// close closes the qlog writers once.
+func (s *Sim) close() error {
+	var first error
+	for _, c := range s.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.closers = nil
+	return first
+}
+
+// TraceHash returns the hash of every event of the run (transport, queue
+// and link events, in the order they were emitted) as 16 hex digits, and
+// the number of events; "" if Options.Hash was off.
+func (s *Sim) TraceHash() (string, uint64) {
+	if !s.opt.Hash {
+		return "", s.hash.n
+	}
+	return fmt.Sprintf("%016x", s.hash.h), s.hash.n
+}
+
+// flowSink gives every event of a flow's sending side (and of a raw UDP
+// flow's receiver) the flow's number.
+type flowSink struct {
+	s   *Sim
+	num uint64
+}
+
+func (f flowSink) Record(e event.Event) {
+	f.s.hash.add(&e)
+	if e.Flow != 0 {
+		e.Flow = f.num
+	}
+	f.s.out.Record(e)
+}
+
+// endpointSink takes the endpoints' events (receiving connections): it maps
+// connection IDs to flow numbers and drops the events of unknown connections.
+type endpointSink struct{ s *Sim }
+
+func (es endpointSink) Record(e event.Event) {
+	s := es.s
+	s.hash.add(&e)
+	if e.Flow != 0 {
+		n, ok := s.conns[e.Flow]
+		if !ok {
+			if n, ok = s.dgramFlow(e.Flow); !ok {
+				return // a connection that is not a measured flow
+			}
+			s.conns[e.Flow] = n
+		}
+		e.Flow = n
+	}
+	s.out.Record(e)
+}
+
+// dgramFlow finds the datagram-mode flow whose connection has ID id (its
+// receiver accepts it inside the simulator).
+func (s *Sim) dgramFlow(id uint64) (uint64, bool) {
+	for i, df := range s.DFlow {
+		if df != nil && df.Conn != nil && df.Conn.ID() == id {
+			return s.Plan.Flows[i].ID, true
+		}
+	}
+	return 0, false
+}
+
+// linkSink takes every link's events: it keeps those of the plan's hops and
+// replaces the simulator's flow keys by flow numbers (0 for packets of no
+// flow: ACKs, cross traffic).
+type linkSink struct{ s *Sim }
+
+func (ls linkSink) Record(e event.Event) {
+	s := ls.s
+	s.hash.add(&e)
+	if e.Link >= s.hops || e.Link < 0 {
+		return
+	}
+	e.Flow = s.flowOf(e.Flow)
+	s.out.Record(e)
+}
+
+// flowKey is a flow's data packets' simulator flow key and its number.
+type flowKey struct {
+	key, num uint64
+}
+
+// flowOf returns the number of the flow whose data packets carry the
+// simulator flow key k, or 0 (ACKs, cross traffic).
+func (s *Sim) flowOf(k uint64) uint64 {
+	src := sim.FlowKeySource(k)
+	if src >= 0 && int(src) < len(s.keys) && s.keys[src].key == k {
+		return s.keys[src].num
+	}
+	return 0
+}
+
+// FNV-1a 64 constants (Fowler, Noll, Vo; IETF draft-eastlake-fnv).
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// hasher hashes events with FNV-1a 64 over a fixed binary encoding.
+type hasher struct {
+	on  bool
+	h   uint64
+	n   uint64
+	buf [96]byte
+}
+
+func (h *hasher) add(e *event.Event) {
+	h.n++
+	if !h.on {
+		return
+	}
+	b := h.buf[:]
+	b[0] = byte(e.Kind)
+	b[1] = e.Reason
+	binary.LittleEndian.PutUint16(b[2:], 0)
+	binary.LittleEndian.PutUint32(b[4:], uint32(e.Link))
+	binary.LittleEndian.PutUint64(b[8:], uint64(e.Time))
+	binary.LittleEndian.PutUint64(b[16:], e.Flow)
+	binary.LittleEndian.PutUint64(b[24:], e.Seq)
+	binary.LittleEndian.PutUint64(b[32:], uint64(e.Bytes))
+	binary.LittleEndian.PutUint64(b[40:], uint64(e.Cwnd))
+	binary.LittleEndian.PutUint64(b[48:], uint64(e.InFlight))
+	binary.LittleEndian.PutUint64(b[56:], uint64(e.SRTT))
+	binary.LittleEndian.PutUint64(b[64:], uint64(e.RTT))
+	binary.LittleEndian.PutUint64(b[72:], uint64(e.QueueLen))
+	binary.LittleEndian.PutUint64(b[80:], uint64(e.Sojourn))
+	binary.LittleEndian.PutUint64(b[88:], uint64(e.Ssthresh))
+	x := h.h
+	for _, c := range b {
+		x ^= uint64(c)
+		x *= fnvPrime
+	}
+	h.h = x
 }

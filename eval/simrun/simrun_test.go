@@ -121,24 +121,9 @@ flows: [{cc: reno, count: 2}]
 	}
 }
 
-func TestQueueLimit(t *testing.T) {
-	cases := []struct {
-		spec string
-		want int
-	}{
-		{"droptail:20p", 20},
-		{"droptail:30kb", 0},
-		{"nonsense", 0},
-	}
-	for _, c := range cases {
-		if got := QueueLimit(c.spec); got != c.want {
-			t.Errorf("QueueLimit(%q): got %d, want %d", c.spec, got, c.want)
-		}
-	}
-}
-
-// TestSimRunDatagramBackground adds a CBR datagram flow as background traffic:
-// it has no flow metrics, but it takes its share of the bottleneck.
+// TestSimRunDatagramBackground adds a raw UDP CBR flow as background
+// traffic: it takes its share of the bottleneck and is measured like any
+// flow (its datagrams sent and delivered).
 func TestSimRunDatagramBackground(t *testing.T) {
 	exp := scenario(t, `name: bg
 duration: 3s
@@ -150,10 +135,14 @@ flows:
   - {name: cbr, mode: udp, traffic: "cbr:rate=4Mbit"}
 `)
 	res := run(t, exp, 0, 1)
-	if len(res.Metrics.Flows) != 1 {
-		t.Fatalf("flows with metrics: got %d, want 1 (the stream flow)", len(res.Metrics.Flows))
+	if len(res.Metrics.Flows) != 2 {
+		t.Fatalf("flows with metrics: got %d, want 2 (the stream flow and the UDP flow)", len(res.Metrics.Flows))
 	}
 	tcp := res.Metrics.Flows[0].Values["mean_throughput"]
+	// The CBR flow sends 4 Mbit/s of payload and loses some of it in the shared queue.
+	if cbr := res.Metrics.Flows[1].Values["mean_throughput"]; cbr > 4e6 || cbr < 3e6 {
+		t.Errorf("UDP CBR throughput %v bit/s, want within [3, 4] Mbit/s", cbr)
+	}
 	// The CBR flow takes about 4 of the 10 Mbit/s; Reno gets at most the rest.
 	if tcp > 6.5e6 || tcp < 3e6 {
 		t.Errorf("stream throughput beside 4 Mbit/s of CBR: %v bit/s, want within [3, 6.5] Mbit/s", tcp)

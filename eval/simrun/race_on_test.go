@@ -1,6 +1,6 @@
 //go:build race
 
-package sim
+package simrun
 
 // raceEnabled: the race detector slows the simulator about tenfold, and the
 // simulator is single-threaded, so long acceptance tables run one case.
