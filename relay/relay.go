@@ -84,6 +84,7 @@ type client struct {
 	idx, gen int
 	addr     netip.AddrPort
 	up       netio.Conn
+	entry    int    // the listening socket it sends to: -1 Listen, else its index in Config.Entries
 	first    [2]int // first hop of its path per direction
 	last     [2]int // last hop of its path per direction
 	flow     [2]uint64
@@ -118,8 +119,8 @@ type Relay struct {
 	crossP   []*qdisc.Packet
 	allocs   int64
 	nextID   uint64
-	lnOut    []netio.Message
-	lnPkts   []*qdisc.Packet
+	lnOut    [][]netio.Message // pending reverse writes per listening socket (0: Listen, 1+i: Entries[i])
+	lnPkts   [][]*qdisc.Packet
 	cnt      Counters
 	pcapOut  *pcapFile
 	pcapDrop *pcapFile
@@ -267,6 +268,8 @@ func New(cfg Config) (*Relay, error) {
 	}
 	r.ln = ln
 	bigBuffers(ln)
+	r.lnOut = make([][]netio.Message, 1+len(cfg.Entries))
+	r.lnPkts = make([][]*qdisc.Packet, 1+len(cfg.Entries))
 	for i, en := range cfg.Entries {
 		c, err := r.net.ListenPacket(en.Listen)
 		if err != nil {
@@ -520,6 +523,7 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 		r.byIdx = append(r.byIdx, nil)
 	}
 	c := &client{idx: idx, addr: addr, up: up, lastSeen: now, gen: int(r.cnt.Clients & 0x7fffffff)}
+	c.entry = entry
 	c.last = [2]int{len(r.paths[Fwd]) - 1, len(r.paths[Rev]) - 1}
 	if entry >= 0 {
 		en, k := r.cfg.Entries[entry], len(r.paths[Fwd])
@@ -618,8 +622,8 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 	}
 	r.pcapOut.write(r.wall(at), r.target, c.addr, uint8(p.ECN), p.Buf)
 	m.Addr = c.addr
-	r.lnOut = append(r.lnOut, m)
-	r.lnPkts = append(r.lnPkts, p)
+	r.lnOut[c.entry+1] = append(r.lnOut[c.entry+1], m)
+	r.lnPkts[c.entry+1] = append(r.lnPkts[c.entry+1], p)
 }
 
 // flush writes pending batches. Called with mu held.
@@ -633,11 +637,18 @@ func (r *Relay) flush() {
 	}
 	clear(r.dirty)
 	r.dirty = r.dirty[:0]
-	if len(r.lnOut) > 0 {
-		r.write(r.ln, Rev, r.lnOut, r.lnPkts)
-		clear(r.lnOut)
-		r.lnOut = r.lnOut[:0]
-		r.lnPkts = r.lnPkts[:0]
+	for i, out := range r.lnOut {
+		if len(out) == 0 {
+			continue
+		}
+		ln := r.ln
+		if i > 0 {
+			ln = r.entries[i-1]
+		}
+		r.write(ln, Rev, out, r.lnPkts[i])
+		clear(out)
+		r.lnOut[i] = out[:0]
+		r.lnPkts[i] = r.lnPkts[i][:0]
 	}
 }
 
