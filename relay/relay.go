@@ -102,7 +102,7 @@ type Relay struct {
 	ln      netio.Conn
 	entries []netio.Conn // Config.Entries' sockets
 	target  netip.AddrPort
-	start  time.Time // wall clock at base
+	start   time.Time // wall clock at base
 	// overhead is added to every datagram's length to get its size on the
 	// links (qdisc.Packet.Size), bytes; see Config.Overhead.
 	overhead int

@@ -88,10 +88,10 @@ type Sim struct {
 	UDP   []*sim.UDPFlow
 	DFlow []*sim.DgramFlow
 
-	opt     Options
-	start   clock.Time
-	col     *eval.Collector
-	out     event.Sink        // the collector, and Options.Sink
+	opt   Options
+	start clock.Time
+	col   *eval.Collector
+	out   event.Sink // the collector, and Options.Sink
 	// keys map the simulator flow key of a flow's data packets to its
 	// number: keys[src node ID] holds the key and the number (each flow
 	// has a sender host of its own).
