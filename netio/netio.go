@@ -36,6 +36,10 @@ type Conn interface {
 // ErrClosed is returned by reads and writes on a closed Conn.
 var ErrClosed = errors.New("netio: use of closed connection")
 
+// ErrGSOUnsupported says the kernel or the device refused a GSO send
+// (GSOWriter); the caller falls back to plain batches.
+var ErrGSOUnsupported = errors.New("netio: GSO send refused")
+
 // Network opens datagram sockets: UDP, the operating system's (the default
 // of the drivers that take one), or MemNet, an in-memory network for tests.
 type Network interface {

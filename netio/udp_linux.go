@@ -85,20 +85,14 @@ func (u *UDPConn) recvF(fd uintptr) bool {
 func (u *UDPConn) sendF(fd uintptr) bool {
 	st := &u.sys.w
 	var ok bool
-	st.n, ok, st.err = Sendmmsg(fd, st.hdrs[:st.count])
+	st.n, ok, st.err = mmsg(unix.SYS_SENDMMSG, fd, st.hdrs[:st.count])
 	return ok
 }
 
-// Sendmmsg makes one sendmmsg system call on fd for hdrs, as the callback of
-// a syscall.RawConn.Write. ok is false when the socket would block or the
-// call was interrupted (the RawConn then waits and calls again); otherwise n
-// is the number of messages sent, or err the call's error. It is shared with
-// the GSO write path of transport/udp.
-func Sendmmsg(fd uintptr, hdrs []unix.Mmsghdr) (n int, ok bool, err error) {
-	return mmsg(unix.SYS_SENDMMSG, fd, hdrs)
-}
-
-// mmsg makes one recvmmsg or sendmmsg (trap) system call; see Sendmmsg.
+// mmsg makes one recvmmsg or sendmmsg (trap) system call on fd for hdrs,
+// as the callback of a syscall.RawConn. ok is false when the socket would
+// block or the call was interrupted (the RawConn then waits and calls
+// again); otherwise n is the number of messages, or err the call's error.
 func mmsg(trap, fd uintptr, hdrs []unix.Mmsghdr) (n int, ok bool, err error) {
 	r, _, e := unix.Syscall6(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(hdrs))), uintptr(len(hdrs)), 0, 0, 0)
 	switch {
@@ -175,7 +169,7 @@ func (u *UDPConn) writeSome(ms []Message) (int, error) {
 		h.SetIovlen(1)
 		if !u.connected {
 			h.Name = (*byte)(unsafe.Pointer(&st.names[i]))
-			h.Namelen = PutSockaddr(&st.names[i], ms[i].Addr, u.v6)
+			h.Namelen = putSockaddr(&st.names[i], ms[i].Addr, u.v6)
 		}
 		if ms[i].ECN != ecn.NotECT {
 			oob := st.oob[i*oobSize : (i+1)*oobSize]
@@ -201,15 +195,14 @@ func (u *UDPConn) putTOS(oob []byte, to netip.AddrPort, cp ecn.Codepoint) {
 	if u.connected {
 		to = u.remote
 	}
-	PutTOS(oob, to, u.v6, cp)
+	putTOS(oob, to, u.v6, cp)
 }
 
-// PutTOS writes into oob (at least unix.CmsgSpace(4) bytes) one IP_TOS
+// putTOS writes into oob (at least unix.CmsgSpace(4) bytes) one IP_TOS
 // (IPv4 destination, also via a dual-stack socket) or IPV6_TCLASS (IPv6
 // destination on an AF_INET6 socket, v6) control message carrying cp, and
-// returns the space it takes (bytes, unix.CmsgSpace(4)). It is shared with
-// the GSO write path of transport/udp.
-func PutTOS(oob []byte, to netip.AddrPort, v6 bool, cp ecn.Codepoint) int {
+// returns the space it takes (bytes, unix.CmsgSpace(4)).
+func putTOS(oob []byte, to netip.AddrPort, v6 bool, cp ecn.Codepoint) int {
 	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 	if v6 && !to.Addr().Unmap().Is4() {
 		h.Level, h.Type = unix.IPPROTO_IPV6, unix.IPV6_TCLASS
@@ -263,9 +256,9 @@ func sockaddrToAddrPort(sa *unix.RawSockaddrInet6, n uint32) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-// PutSockaddr writes ap into sa for a socket of the given family (v6:
+// putSockaddr writes ap into sa for a socket of the given family (v6:
 // AF_INET6, else AF_INET) and returns the address length (bytes).
-func PutSockaddr(sa *unix.RawSockaddrInet6, ap netip.AddrPort, v6 bool) uint32 {
+func putSockaddr(sa *unix.RawSockaddrInet6, ap netip.AddrPort, v6 bool) uint32 {
 	if !v6 {
 		s4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
 		*s4 = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: ap.Addr().Unmap().As4()}

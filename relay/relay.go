@@ -710,7 +710,7 @@ func (r *Relay) schedule() {
 	if r.cfg.LockThread {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		preciseTimers()
+		netio.PreciseTimers()
 	}
 	nextExpire := r.now().Add(time.Second)
 	for {
@@ -755,7 +755,7 @@ func (r *Relay) wait(d clock.Time) {
 		}
 		rem := d.Sub(now)
 		switch {
-		case rem > spin+2*time.Millisecond || (!hasPreciseSleep && rem > spin):
+		case rem > spin+2*time.Millisecond || (!netio.HasPreciseSleep && rem > spin):
 			// Go timers fire up to ~1 ms late: wake 2 ms early, then sleep precisely.
 			r.timer.Reset(max(rem-spin-2*time.Millisecond, 0))
 			select {
@@ -768,7 +768,7 @@ func (r *Relay) wait(d clock.Time) {
 				return
 			}
 		case rem > spin:
-			sleep(min(rem-spin, 500*time.Microsecond))
+			netio.Sleep(min(rem-spin, 500*time.Microsecond))
 		default:
 			// Busy-poll the clock without yielding: runtime.Gosched would put
 			// the scheduler on the global run queue, behind whatever else is

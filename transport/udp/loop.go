@@ -65,11 +65,11 @@ type loop struct {
 	batch    int
 	recvBuf  int
 	sendBuf  int
-	perBatch bool       // the reader calls Transmit once per batch, not after every datagram
-	sendMu   sync.Mutex // serializes socket writes (reader and writer both send)
-	sendCond *sync.Cond // on sendMu: a batch's turn has come
-	turn     uint64     // ticket of the next batch to send (guarded by sendMu)
-	gso      *gsoSender // GSO write path; nil: plain WriteBatch (guarded by sendMu)
+	perBatch bool             // the reader calls Transmit once per batch, not after every datagram
+	sendMu   sync.Mutex       // serializes socket writes (reader and writer both send)
+	sendCond *sync.Cond       // on sendMu: a batch's turn has come
+	turn     uint64           // ticket of the next batch to send (guarded by sendMu)
+	gso      *netio.GSOWriter // GSO write path; nil: plain WriteBatch (guarded by sendMu)
 
 	// guarded by mu
 	shut    bool  // Close was called
@@ -114,7 +114,7 @@ func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int, gso bool)
 	l.cond = sync.NewCond(&l.mu)
 	l.sendCond = sync.NewCond(&l.sendMu)
 	if gso {
-		l.gso = newGSO(conn)
+		l.gso = netio.NewGSOWriter(conn)
 		l.stats.GSO = l.gso != nil
 	}
 	return l
@@ -254,7 +254,7 @@ func (l *loop) writer() {
 }
 
 // preciseBelow is the wait below which the writer sleeps with
-// preciseSleep instead of a Go timer: Go's timers have about 1 ms
+// netio.Sleep instead of a Go timer: Go's timers have about 1 ms
 // granularity on an idle Linux process (epoll_pwait's timeout is in ms).
 const preciseBelow = 2 * time.Millisecond
 
@@ -279,7 +279,7 @@ func (l *loop) preciseWait(d time.Duration) bool {
 		if rem <= 0 {
 			return false
 		}
-		preciseSleep(min(rem, preciseSlice))
+		netio.Sleep(min(rem, preciseSlice))
 	}
 }
 
@@ -391,8 +391,8 @@ func (l *loop) sendBatch(ticket uint64, ms []netio.Message, offs []int) error {
 // batches for good if the kernel refuses GSO).
 func (l *loop) send(ms []netio.Message, offs []int) (sent, calls int, err error) {
 	if l.gso != nil {
-		sent, calls, err = l.gso.send(ms, offs)
-		if err == nil || !errors.Is(err, errGSOUnsupported) {
+		sent, calls, err = l.gso.WriteBatch(ms, offs)
+		if err == nil || !errors.Is(err, netio.ErrGSOUnsupported) {
 			return sent, calls, err
 		}
 		l.gso = nil

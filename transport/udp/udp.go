@@ -20,7 +20,7 @@
 // Waits shorter than 2 ms (pacing) sleep the writer's thread with nanosleep
 // in short slices instead of a Go timer, which wakes up to ~1 ms late on an
 // idle Linux process. On Linux UDP sockets the writer sends runs of
-// equal-sized datagrams with UDP GSO (see gso_linux.go; Config.NoGSO or
+// equal-sized datagrams with UDP GSO (netio.GSOWriter; Config.NoGSO or
 // CCLAB_NO_GSO=1 turn it off).
 //
 // Application calls (Conn.Read, Conn.Write, ...) take the mutex, call the

@@ -1,4 +1,4 @@
-package udp
+package netio
 
 import (
 	"encoding/binary"
@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cclab/ecn"
-	"cclab/netio"
 )
 
 // UDP generic segmentation offload (GSO, Linux ≥ 4.18, UDP_SEGMENT): one
@@ -20,10 +19,8 @@ import (
 // in one buffer, and the kernel splits it into datagrams as late as
 // possible. On a loopback path this divides the per-datagram kernel cost
 // several times; it is what lets quic-go reach multi-Gbit/s on loopback.
-//
-// This is a write-side fast path of the driver for *netio.UDPConn sockets
-// (netio's Message has no segment field yet); it could move into netio as a
-// Message.Segment field. Receive stays on netio.ReadBatch.
+// GSOWriter is a write-side fast path for *UDPConn sockets; receiving stays
+// on ReadBatch.
 
 // gsoMaxSegments is the kernel's limit of segments per GSO send
 // (UDP_MAX_SEGMENTS, 64 before Linux 6.?; 64 is safe everywhere).
@@ -37,15 +34,17 @@ const gsoMaxBytes = 65535 - 8 - 40
 // IP_TOS / IPV6_TCLASS (int).
 var gsoOOB = unix.CmsgSpace(2) + unix.CmsgSpace(4)
 
-type gsoSender struct {
+// GSOWriter sends batches of datagrams with UDP GSO. It is not safe for
+// concurrent use (one writer per socket, as WriteBatch).
+type GSOWriter struct {
 	rc        syscall.RawConn
 	v6        bool
 	connected bool
 	remote    netip.AddrPort
 
-	hdrs  [DefaultBatch]unix.Mmsghdr
-	iovs  [DefaultBatch]unix.Iovec
-	names [DefaultBatch]unix.RawSockaddrInet6
+	hdrs  [batchMax]unix.Mmsghdr
+	iovs  [batchMax]unix.Iovec
+	names [batchMax]unix.RawSockaddrInet6
 	oob   []byte
 	first int // first entry of the current sendmmsg call
 	count int
@@ -54,13 +53,14 @@ type gsoSender struct {
 	call  func(fd uintptr) bool
 }
 
-// newGSO returns a GSO sender for c, or nil if c is not a UDP socket, the
-// kernel lacks UDP_SEGMENT, or CCLAB_NO_GSO is set to a true value.
-func newGSO(c netio.Conn) *gsoSender {
+// NewGSOWriter returns a GSO writer for c, or nil if c is not a UDP socket,
+// the kernel lacks UDP_SEGMENT, or the environment variable CCLAB_NO_GSO is
+// set to a true value.
+func NewGSOWriter(c Conn) *GSOWriter {
 	if off, _ := strconv.ParseBool(os.Getenv("CCLAB_NO_GSO")); off {
 		return nil
 	}
-	u, ok := c.(*netio.UDPConn)
+	u, ok := c.(*UDPConn)
 	if !ok {
 		return nil
 	}
@@ -68,7 +68,7 @@ func newGSO(c netio.Conn) *gsoSender {
 	if err != nil {
 		return nil
 	}
-	g := &gsoSender{rc: rc, remote: u.RemoteAddr(), oob: make([]byte, DefaultBatch*gsoOOB)}
+	g := &GSOWriter{rc: rc, remote: u.RemoteAddr(), oob: make([]byte, batchMax*gsoOOB)}
 	g.connected = g.remote.IsValid()
 	supported := false
 	_ = rc.Control(func(fd uintptr) {
@@ -89,26 +89,24 @@ func newGSO(c netio.Conn) *gsoSender {
 	return g
 }
 
-func (g *gsoSender) sendF(fd uintptr) bool {
+func (g *GSOWriter) sendF(fd uintptr) bool {
 	var ok bool
-	g.n, ok, g.err = netio.Sendmmsg(fd, g.hdrs[g.first:g.first+g.count])
+	g.n, ok, g.err = mmsg(unix.SYS_SENDMMSG, fd, g.hdrs[g.first:g.first+g.count])
 	return ok
 }
 
-// errGSOUnsupported says the kernel or device refused a GSO send; the
-// caller falls back to plain batches.
-var errGSOUnsupported = errors.New("udp: GSO send refused")
-
-// send sends ms, whose buffers are laid out back to back in one arena
+// WriteBatch sends ms, whose buffers are laid out back to back in one arena
 // (offs[i] is the offset of ms[i]), coalescing runs of equal-sized
 // datagrams to the same destination with the same ECN codepoint into GSO
-// entries. It returns the number of datagrams sent and the syscalls made.
-func (g *gsoSender) send(ms []netio.Message, offs []int) (sent, calls int, err error) {
-	var firsts [DefaultBatch + 1]int // firsts[e]: index in ms of entry e's first datagram
+// entries. It returns the number of datagrams sent and the system calls
+// made; an error wrapping ErrGSOUnsupported means the kernel or the device
+// refused GSO and the caller should fall back to Conn.WriteBatch.
+func (g *GSOWriter) WriteBatch(ms []Message, offs []int) (sent, calls int, err error) {
+	var firsts [batchMax + 1]int // firsts[e]: index in ms of entry e's first datagram
 	i := 0
 	for i < len(ms) {
 		e := 0
-		for i < len(ms) && e < DefaultBatch {
+		for i < len(ms) && e < batchMax {
 			seg := ms[i].N
 			j := i + 1
 			total := seg
@@ -134,12 +132,12 @@ func (g *gsoSender) send(ms []netio.Message, offs []int) (sent, calls int, err e
 			calls++
 			if g.err != nil {
 				if g.err == unix.EIO || g.err == unix.EINVAL || g.err == unix.EOPNOTSUPP {
-					return sent, calls, errGSOUnsupported
+					return sent, calls, ErrGSOUnsupported
 				}
 				return sent, calls, g.err
 			}
 			if g.n <= 0 {
-				return sent, calls, errors.New("udp: sendmmsg sent nothing")
+				return sent, calls, errors.New("netio: sendmmsg sent nothing")
 			}
 			done += g.n
 			sent = firsts[done]
@@ -149,7 +147,7 @@ func (g *gsoSender) send(ms []netio.Message, offs []int) (sent, calls int, err e
 }
 
 // entry fills sendmmsg entry e.
-func (g *gsoSender) entry(e int, b []byte, to netip.AddrPort, cp ecn.Codepoint, seg int, gso bool) {
+func (g *GSOWriter) entry(e int, b []byte, to netip.AddrPort, cp ecn.Codepoint, seg int, gso bool) {
 	g.iovs[e] = unix.Iovec{Base: unsafe.SliceData(b)}
 	g.iovs[e].SetLen(len(b))
 	g.hdrs[e] = unix.Mmsghdr{}
@@ -158,7 +156,7 @@ func (g *gsoSender) entry(e int, b []byte, to netip.AddrPort, cp ecn.Codepoint, 
 	h.SetIovlen(1)
 	if !g.connected {
 		h.Name = (*byte)(unsafe.Pointer(&g.names[e]))
-		h.Namelen = netio.PutSockaddr(&g.names[e], to, g.v6)
+		h.Namelen = putSockaddr(&g.names[e], to, g.v6)
 	}
 	oob := g.oob[e*gsoOOB : (e+1)*gsoOOB]
 	used := 0
@@ -173,7 +171,7 @@ func (g *gsoSender) entry(e int, b []byte, to netip.AddrPort, cp ecn.Codepoint, 
 		if g.connected {
 			to = g.remote
 		}
-		used += netio.PutTOS(oob[used:], to, g.v6, cp)
+		used += putTOS(oob[used:], to, g.v6, cp)
 	}
 	if used > 0 {
 		h.Control = &oob[0]

@@ -1,33 +1,32 @@
-package udp
+package netio
 
 import (
 	"testing"
 	"time"
 
 	"cclab/ecn"
-	"cclab/netio"
 )
 
 // TestGSORuns sends a mix of datagram sizes, destinations' ECN codepoints
 // and run lengths through the GSO path and checks that the receiver sees
 // exactly the datagrams that were produced, in order, with their ECN.
 func TestGSORuns(t *testing.T) {
-	rx, err := netio.ListenUDP("127.0.0.1:0")
+	rx, err := ListenUDP("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rx.Close()
 	for _, connected := range []bool{false, true} {
-		var tx *netio.UDPConn
+		var tx *UDPConn
 		if connected {
-			tx, err = netio.DialUDP("", rx.LocalAddr().String())
+			tx, err = DialUDP("", rx.LocalAddr().String())
 		} else {
-			tx, err = netio.ListenUDP("127.0.0.1:0")
+			tx, err = ListenUDP("127.0.0.1:0")
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := newGSO(tx)
+		g := NewGSOWriter(tx)
 		if g == nil {
 			tx.Close()
 			t.Skip("kernel without UDP GSO")
@@ -43,7 +42,7 @@ func TestGSORuns(t *testing.T) {
 		want = append(want, dg{500, ecn.ECT0}, dg{1200, ecn.ECT0}, dg{1200, ecn.NotECT}, dg{1200, ecn.NotECT},
 			dg{800, ecn.CE}, dg{800, ecn.CE}, dg{900, ecn.CE}, dg{100, ecn.ECT1})
 		arena := make([]byte, 128*1500)
-		ms := make([]netio.Message, len(want))
+		ms := make([]Message, len(want))
 		offs := make([]int, len(want))
 		off := 0
 		for i, w := range want {
@@ -51,20 +50,20 @@ func TestGSORuns(t *testing.T) {
 			for j := range b {
 				b[j] = byte(i)
 			}
-			ms[i] = netio.Message{Buf: b, N: w.n, Addr: rx.LocalAddr(), ECN: w.cp}
+			ms[i] = Message{Buf: b, N: w.n, Addr: rx.LocalAddr(), ECN: w.cp}
 			offs[i] = off
 			off += w.n
 		}
-		// GSO batches are limited to DefaultBatch messages by the writer.
-		for start := 0; start < len(ms); start += DefaultBatch {
-			end := min(start+DefaultBatch, len(ms))
-			sent, _, err := g.send(ms[start:end], offs[start:end])
+		// GSO batches are limited to batchMax messages by the writer.
+		for start := 0; start < len(ms); start += batchMax {
+			end := min(start+batchMax, len(ms))
+			sent, _, err := g.WriteBatch(ms[start:end], offs[start:end])
 			if err != nil || sent != end-start {
 				t.Fatalf("send: got %d, %v; want %d, nil", sent, err, end-start)
 			}
 		}
 		got := 0
-		rm := make([]netio.Message, 64)
+		rm := make([]Message, 64)
 		for i := range rm {
 			rm[i].Buf = make([]byte, 2048)
 		}
