@@ -36,15 +36,19 @@ func TestSinkMatchesHopStats(t *testing.T) {
 		events = append(events, e)
 		inside.Store(false)
 	})
-	dst := newSink(t, false)
-	r := startRelay(t, Config{Target: dst.conn.LocalAddr().String(), Sink: sink, Links: links,
+	tn := memNet()
+	dst := newSink(t, tn, false)
+	r := startRelay(t, tn, Config{Target: dst.conn.LocalAddr().String(), Sink: sink, Links: links,
 		Hops: [2][]link.Config{{mkHop(t, "rate=250kbit,queue=droptail:10p"), {}}}})
-	c := dial(t, r)
+	c := dial(t, tn, r.Addr())
 	if n, err := c.WriteBatch(datagrams(0, burst, size, ecn.NotECT)); err != nil || n != burst {
 		t.Fatalf("WriteBatch: %d, %v", n, err)
 	}
-	dst.waitFor(limit+1, 5*time.Second)
-	time.Sleep(50 * time.Millisecond)
+	// The datagrams that pass leave the second hop when the relay writes
+	// them, so once the sink holds them every event has been recorded.
+	if got := dst.waitFor(limit+1, 5*time.Second); len(got) != limit+1 {
+		t.Fatalf("received %d datagrams, want %d", len(got), limit+1)
+	}
 	end := r.Now()
 	stats := r.HopStats(Fwd)
 	r.Close()
