@@ -1,4 +1,4 @@
-// Package ccalgo holds cclab's congestion controllers (DESIGN §4) behind one
+// Package ccalgo holds cclab's congestion controllers (docs/controllers.md) behind one
 // small interface, one file per algorithm, and a name registry that builds a
 // controller from a spec such as "dca:x=2,w=20,reduction=0.5,decision=epoch".
 //

@@ -14,7 +14,7 @@ import (
 // DCA defaults, from Martin, Nilsson & Rhee, "Delay-based congestion
 // avoidance for TCP", IEEE/ACM Transactions on Networking 11(3), 2003 (the
 // studied settings are (x, w) = (2, 20), (6, 20), (2, 200) and reductions
-// 0.5, 0.25, 0.125; DESIGN §4).
+// 0.5, 0.25, 0.125; docs/controllers.md).
 const (
 	DCADefaultX         = 2   // samples in sampledRTT(x)
 	DCADefaultW         = 20  // samples in windowAvg(w) and its standard deviation
@@ -141,7 +141,7 @@ type DCADecision struct {
 }
 
 // DCA is delay-based congestion avoidance (Martin, Nilsson & Rhee 2003) on a
-// Reno base (DESIGN §4):
+// Reno base (docs/controllers.md):
 //
 //   - each ACK that newly acknowledges data and carries an RTT sample gives
 //     one sample tcprtt, however many segments it acknowledges; no samples

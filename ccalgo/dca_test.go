@@ -11,7 +11,7 @@ import (
 	"cclab/clock"
 )
 
-// refStats is a direct transcription of DESIGN §4 over a slice of samples:
+// refStats is a direct transcription of the definition in docs/controllers.md over a slice of samples:
 // mean of the last x, mean of the last w, population std dev of the last w.
 func refStats(samples []time.Duration, x, w int) (sampled, avg, sd float64) {
 	last := samples[len(samples)-w:]

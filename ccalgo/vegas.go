@@ -12,7 +12,7 @@ import (
 
 // Vegas constants. Brakmo & Peterson, "TCP Vegas: End to End Congestion
 // Avoidance on a Global Internet", IEEE JSAC 13(8), 1995; the defaults are
-// those of DESIGN §4 and of Linux net/ipv4/tcp_vegas.c (alpha=2, beta=4,
+// those of docs/controllers.md and of Linux net/ipv4/tcp_vegas.c (alpha=2, beta=4,
 // gamma=1).
 const (
 	VegasDefaultAlpha = 2.0 // packets queued below which CA grows, packets

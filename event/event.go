@@ -1,7 +1,7 @@
 // Package event is cclab's single event vocabulary for metrics and traces.
 // Connections, links and queues emit the same Events whichever backend (live or
 // simulated) drives them, and metrics are computed from these events by one
-// code path (DESIGN §1, §7).
+// code path (docs/architecture.md, docs/metrics.md).
 package event
 
 import (

@@ -1,10 +1,10 @@
 // Package link models one direction of a network path as a pipeline of
-// stages (DESIGN §5): a loss stage (Bernoulli or Gilbert-Elliott), a queue
+// stages (docs/link.md): a loss stage (Bernoulli or Gilbert-Elliott), a queue
 // discipline (package qdisc), a serializer (a constant rate, or a Mahimahi
 // trace of delivery opportunities, looped), and propagation delay with
 // optional jitter that never reorders unless asked.
 //
-// The package is sans-I/O (DESIGN §1): it never reads a clock, sleeps,
+// The package is sans-I/O (docs/architecture.md): it never reads a clock, sleeps,
 // starts goroutines or touches sockets. A driver passes the current time into
 // every call and asks Deadline for the next instant the link needs control.
 // The same Link runs in the live relay (cmd/bottleneck) and in the simulator.

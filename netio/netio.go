@@ -1,5 +1,5 @@
 // Package netio is cclab's edge I/O: a small batch interface for sending and
-// receiving datagrams (DESIGN §1), with a UDP implementation (batched
+// receiving datagrams (docs/architecture.md), with a UDP implementation (batched
 // recvmmsg/sendmmsg, per-packet ECN) and an in-memory implementation for tests.
 // Only drivers (transport's socket driver, cmd/bottleneck) use it; the
 // sans-I/O core never does.

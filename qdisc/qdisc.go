@@ -1,4 +1,4 @@
-// Package qdisc holds cclab's queue disciplines (DESIGN §5): DropTail, RED,
+// Package qdisc holds cclab's queue disciplines (docs/qdisc.md): DropTail, RED,
 // FRED, DRR, CSFQ and CoDel, one file each, behind one small interface. Queues
 // are sans-I/O: time is passed in, randomness comes from an injected seeded
 // source, and every drop or mark is reported to a Handler so the caller can

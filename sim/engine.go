@@ -1,4 +1,4 @@
-// Package sim is cclab's discrete-event simulator (DESIGN §1, §2): a virtual
+// Package sim is cclab's discrete-event simulator (docs/sim.md, docs/architecture.md): a virtual
 // clock and event queue (this file), a topology of hosts, routers and links
 // driving the shared link/qdisc pipeline, and endpoints driving the shared
 // transport through exactly the public API the live driver uses.
@@ -204,7 +204,7 @@ func (e *Engine) down(i int) {
 }
 
 // Timer is a re-armable deadline for one handler, the simulator's side of
-// DESIGN §1's "the simulator schedules one event": components expose a
+// the driver contract's "the simulator schedules one event" (docs/architecture.md): components expose a
 // Deadline and the driver keeps a Timer at it. Re-arming later than the
 // pending event does not schedule anything new (the pending event re-arms
 // itself when it fires early); re-arming earlier schedules a new event and

@@ -16,7 +16,7 @@ const TransportPort = 4433
 
 // Sim is a network with hosts running transport endpoints and traffic
 // generators: the simulator's driver. Endpoints are driven through exactly
-// the public API the live driver uses (DESIGN §1): datagrams in with
+// the public API the live driver uses (docs/architecture.md): datagrams in with
 // Receive, datagrams out with Transmit, OnDeadline at Deadline.
 type Sim struct {
 	E   *Engine

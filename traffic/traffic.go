@@ -1,4 +1,4 @@
-// Package traffic holds cclab's workload generators (DESIGN §6), shared by the
+// Package traffic holds cclab's workload generators (docs/traffic.md), shared by the
 // simulator and the live tools: greedy, ON/OFF, web-like, UDP CBR, UDP ON/OFF
 // and layered (RLM-like).
 //

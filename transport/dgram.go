@@ -13,7 +13,7 @@ import (
 	"cclab/event"
 )
 
-// The unreliable datagram mode (DESIGN §3, docs/dccp.md): DCCP (RFC 4340)
+// The unreliable datagram mode (docs/dccp.md): DCCP (RFC 4340)
 // semantics over cclab's handshake. Every packet has its own sequence
 // number, nothing is retransmitted, the receiver reports its receive state
 // in Ack Vectors, acknowledges every Ack Ratio data packets, and trims its

@@ -1,5 +1,5 @@
-// Package transport is cclab's sans-I/O reliable stream transport (DESIGN §1,
-// §3): a TCP-like byte stream over datagrams with connection IDs, address
+// Package transport is cclab's sans-I/O reliable stream transport (docs/transport.md,
+// docs/architecture.md): a TCP-like byte stream over datagrams with connection IDs, address
 // validation, cumulative ACKs with SACK blocks and echoed timestamps, delayed
 // ACKs, RFC 6298 retransmission timers, flow control, orderly close and ECN,
 // with congestion control delegated to a ccalgo.Controller and loss recovery

@@ -12,7 +12,7 @@ import (
 // Recovery is a loss-recovery strategy: it decides when the connection is in
 // loss recovery, which segments are lost, what to retransmit and how much may
 // be sent, separately from the congestion controller (as Linux separates
-// recovery from tcp_congestion_ops, DESIGN §3). The controller chooses
+// recovery from tcp_congestion_ops; docs/recovery.md). The controller chooses
 // ssthresh when recovery starts (Ctx.EnterRecovery calls
 // Controller.OnCongestion) and cwnd when it ends (Ctx.ExitRecovery calls
 // Controller.OnRecoveryExit); in between the strategy governs sending.
@@ -177,7 +177,7 @@ const (
 	LossRTO                    // retransmission timeout
 )
 
-// RTOCause classifies a retransmission timeout (event.RTO Reason; DESIGN §7).
+// RTOCause classifies a retransmission timeout (event.RTO Reason; docs/metrics.md).
 type RTOCause uint8
 
 // RTO causes.

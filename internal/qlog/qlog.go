@@ -1,6 +1,6 @@
 // Package qlog writes cclab events (event.Event) as a qlog trace in the
 // JSON-SEQ serialization (RFC 7464: every record is preceded by the record
-// separator 0x1E and followed by a line feed), as DESIGN §3 asks.
+// separator 0x1E and followed by a line feed), as docs/sender.md ("qlog") describes.
 //
 // The first record is the qlog header (qlog 0.4 style, with the
 // "qlog_format": "JSON-SEQ" and "qlog_version" fields that qvis still

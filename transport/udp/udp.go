@@ -1,4 +1,4 @@
-// Package udp is cclab's live socket driver (DESIGN §1): it runs a sans-I/O
+// Package udp is cclab's live socket driver (docs/architecture.md): it runs a sans-I/O
 // transport.Endpoint on a netio.Conn (real UDP with batched I/O and ECN, or
 // an in-memory pair in tests) and gives applications blocking calls.
 //
