@@ -5,6 +5,7 @@
 package event
 
 import (
+	"encoding/binary"
 	"time"
 
 	"cclab/clock"
@@ -138,4 +139,68 @@ func (t Tee) Record(e Event) {
 	for _, s := range t {
 		s.Record(e)
 	}
+}
+
+// EncodedSize is the length of an event's fixed binary encoding (Encode), bytes.
+const EncodedSize = 8 + 1 + 1 + 8 + 4 + 8 + 8 + 3*8 + 3*8 + 8 + 8 + 8
+
+// Encode writes every field of e into b (at least EncodedSize bytes) in a
+// fixed little-endian layout and returns the bytes written: a canonical form
+// for hashing traces (Hasher).
+func (e *Event) Encode(b []byte) int {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(e.Time))
+	b[8] = byte(e.Kind)
+	b[9] = e.Reason
+	le.PutUint64(b[10:], e.Flow)
+	le.PutUint32(b[18:], uint32(e.Link))
+	le.PutUint64(b[22:], e.Seq)
+	le.PutUint64(b[30:], uint64(e.Bytes))
+	le.PutUint64(b[38:], uint64(e.Cwnd))
+	le.PutUint64(b[46:], uint64(e.Ssthresh))
+	le.PutUint64(b[54:], uint64(e.InFlight))
+	le.PutUint64(b[62:], uint64(e.SRTT))
+	le.PutUint64(b[70:], uint64(e.RTT))
+	le.PutUint64(b[78:], uint64(e.MinRTT))
+	le.PutUint64(b[86:], uint64(e.QueueLen))
+	le.PutUint64(b[94:], uint64(e.QueueBytes))
+	le.PutUint64(b[102:], uint64(e.Sojourn))
+	return EncodedSize
+}
+
+// FNV-1a 64 parameters (Fowler, Noll, Vo; draft-eastlake-fnv).
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// Hasher is a Sink that hashes every event it records (FNV-1a 64 over
+// Encode) in order: two runs that emit the same events in the same order
+// have the same Sum. The zero value is ready; it does not allocate.
+type Hasher struct {
+	h   uint64
+	n   uint64
+	buf [EncodedSize]byte
+}
+
+// Record adds e to the hash.
+func (h *Hasher) Record(e Event) {
+	if h.n == 0 && h.h == 0 {
+		h.h = fnvOffset
+	}
+	h.n++
+	x := h.h
+	for _, c := range h.buf[:e.Encode(h.buf[:])] {
+		x ^= uint64(c)
+		x *= fnvPrime
+	}
+	h.h = x
+}
+
+// Sum returns the hash of the events recorded so far and their number.
+func (h *Hasher) Sum() (hash, events uint64) {
+	if h.n == 0 {
+		return fnvOffset, 0
+	}
+	return h.h, h.n
 }

@@ -7,7 +7,6 @@ package simrun
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -109,7 +108,7 @@ func Build(p *plan.Plan, opt Options) (*Sim, error) {
 	e := sim.NewEngine()
 	s := &Sim{Plan: p, E: e, opt: opt, start: e.Now(), conns: map[uint64]uint64{},
 		hops: int32(2 * len(p.Hops[plan.Fwd]))}
-	s.hash.h, s.hash.on = fnvOffset, opt.Hash
+	s.hash.on = opt.Hash
 	info := p.RunInfo(s.start)
 	info.NoSeries = opt.NoSeries
 	s.col = eval.NewCollector(info)
@@ -381,7 +380,8 @@ func (s *Sim) TraceHash() (string, uint64) {
 	if !s.opt.Hash {
 		return "", s.hash.n
 	}
-	return fmt.Sprintf("%016x", s.hash.h), s.hash.n
+	h, _ := s.hash.h.Sum()
+	return fmt.Sprintf("%016x", h), s.hash.n
 }
 
 // flowSink gives every event of a flow's sending side (and of a raw UDP
@@ -460,45 +460,16 @@ func (s *Sim) flowOf(k uint64) uint64 {
 	return 0
 }
 
-// FNV-1a 64 constants (Fowler, Noll, Vo; IETF draft-eastlake-fnv).
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-// hasher hashes events with FNV-1a 64 over a fixed binary encoding.
+// hasher hashes the run's events (event.Hasher) when on, and counts them.
 type hasher struct {
-	on  bool
-	h   uint64
-	n   uint64
-	buf [96]byte
+	on bool
+	n  uint64
+	h  event.Hasher
 }
 
 func (h *hasher) add(e *event.Event) {
 	h.n++
-	if !h.on {
-		return
+	if h.on {
+		h.h.Record(*e)
 	}
-	b := h.buf[:]
-	b[0] = byte(e.Kind)
-	b[1] = e.Reason
-	binary.LittleEndian.PutUint16(b[2:], 0)
-	binary.LittleEndian.PutUint32(b[4:], uint32(e.Link))
-	binary.LittleEndian.PutUint64(b[8:], uint64(e.Time))
-	binary.LittleEndian.PutUint64(b[16:], e.Flow)
-	binary.LittleEndian.PutUint64(b[24:], e.Seq)
-	binary.LittleEndian.PutUint64(b[32:], uint64(e.Bytes))
-	binary.LittleEndian.PutUint64(b[40:], uint64(e.Cwnd))
-	binary.LittleEndian.PutUint64(b[48:], uint64(e.InFlight))
-	binary.LittleEndian.PutUint64(b[56:], uint64(e.SRTT))
-	binary.LittleEndian.PutUint64(b[64:], uint64(e.RTT))
-	binary.LittleEndian.PutUint64(b[72:], uint64(e.QueueLen))
-	binary.LittleEndian.PutUint64(b[80:], uint64(e.Sojourn))
-	binary.LittleEndian.PutUint64(b[88:], uint64(e.Ssthresh))
-	x := h.h
-	for _, c := range b {
-		x ^= uint64(c)
-		x *= fnvPrime
-	}
-	h.h = x
 }
