@@ -690,6 +690,24 @@ func (d *decoder) list(n *yaml.Node, path, what string) ([]*yaml.Node, error) {
 	return out, nil
 }
 
+// listOf decodes a list field (no sweep: the list is the value) with one,
+// which gets each item, its path ("path[i]") and its index.
+func listOf[T any](d *decoder, n *yaml.Node, path, what string, one func(n *yaml.Node, path string, i int) (T, error)) ([]T, error) {
+	items, err := d.list(n, path, what)
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for i, it := range items {
+		v, err := one(it, fmt.Sprintf("%s[%d]", path, i), i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 type fieldFn func(n *yaml.Node, path string) error
 
 // mapping decodes a mapping's fields; unknown and duplicate keys are errors
@@ -808,17 +826,9 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 			return nil
 		},
 		"topology": func(n *yaml.Node, p string) (err error) { s.Topology, err = d.topology(n, p); return },
-		"flows": func(n *yaml.Node, p string) error {
-			items, err := d.list(n, p, "flows")
-			if err != nil {
+		"flows": func(n *yaml.Node, p string) (err error) {
+			if s.Flows, err = listOf(d, n, p, "flows", d.flow); err != nil {
 				return err
-			}
-			for i, it := range items {
-				f, err := d.flow(it, fmt.Sprintf("%s[%d]", p, i), i)
-				if err != nil {
-					return err
-				}
-				s.Flows = append(s.Flows, f)
 			}
 			if len(s.Flows) == 0 {
 				return d.errAt(n, p, "at least one flow is needed")
@@ -906,19 +916,10 @@ func (d *decoder) hop(n *yaml.Node, path string) (Hop, error) {
 			}
 			return err
 		},
-		"cross": func(n *yaml.Node, p string) error {
-			items, err := d.list(n, p, "cross-traffic sources (a datagram generator spec, or {traffic, dir})")
-			if err != nil {
-				return err
-			}
-			for i, it := range items {
-				c, err := d.cross(it, fmt.Sprintf("%s[%d]", p, i))
-				if err != nil {
-					return err
-				}
-				h.Cross = append(h.Cross, c)
-			}
-			return nil
+		"cross": func(n *yaml.Node, p string) (err error) {
+			h.Cross, err = listOf(d, n, p, "cross-traffic sources (a datagram generator spec, or {traffic, dir})",
+				func(n *yaml.Node, p string, _ int) (Cross, error) { return d.cross(n, p) })
+			return err
 		},
 	}, "rate")
 	return h, err
@@ -995,18 +996,10 @@ func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 		},
 		"hops": func(n *yaml.Node, p string) error {
 			hopsNode = n
-			items, err := d.list(n, p, "hops (each with rate, delay, queue, loss)")
-			if err != nil {
-				return err
-			}
-			for i, it := range items {
-				h, err := d.hop(it, fmt.Sprintf("%s[%d]", p, i))
-				if err != nil {
-					return err
-				}
-				t.Hops = append(t.Hops, h)
-			}
-			return nil
+			hops, err := listOf(d, n, p, "hops (each with rate, delay, queue, loss)",
+				func(n *yaml.Node, p string, _ int) (Hop, error) { return d.hop(n, p) })
+			t.Hops = append(t.Hops, hops...)
+			return err
 		},
 		"access": func(n *yaml.Node, p string) error {
 			return d.mapping(n, p, map[string]fieldFn{

@@ -139,6 +139,16 @@ func ignored(f *ast.File) bool {
 	return false
 }
 
+// sortedKeys returns a map's keys in order (deterministic reports).
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // local returns the module-relative directory of an import path, or "".
 func local(importPath string) string {
 	if importPath == Module {
@@ -161,12 +171,7 @@ func doesIO(pkgs map[string]*pkg, dir string, seen map[string]bool) []string {
 	if p == nil {
 		return nil
 	}
-	var paths []string
-	for ip := range p.imports {
-		paths = append(paths, ip)
-	}
-	sort.Strings(paths)
-	for _, ip := range paths {
+	for _, ip := range sortedKeys(p.imports) {
 		if ioImports[ip] || strings.HasPrefix(ip, "golang.org/x/net") {
 			return []string{ip}
 		}
@@ -201,23 +206,14 @@ func Check(root string) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	var dirs []string
-	for d := range pkgs {
-		if inCore(d) {
-			dirs = append(dirs, d)
-		}
-	}
-	sort.Strings(dirs)
 	var out []Violation
-	for _, d := range dirs {
+	for _, d := range sortedKeys(pkgs) {
+		if !inCore(d) {
+			continue
+		}
 		p := pkgs[d]
 		// Indirect I/O: a module package outside the core that does I/O.
-		var ips []string
-		for ip := range p.imports {
-			ips = append(ips, ip)
-		}
-		sort.Strings(ips)
-		for _, ip := range ips {
+		for _, ip := range sortedKeys(p.imports) {
 			l := local(ip)
 			if l == "" || inCore(l) {
 				continue
@@ -349,25 +345,15 @@ func CheckLayers(root string) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	var dirs []string
-	for d := range pkgs {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
 	var out []Violation
-	for _, d := range dirs {
+	for _, d := range sortedKeys(pkgs) {
 		p := pkgs[d]
 		li := LayerOf(d)
 		if li < 0 {
 			out = append(out, Violation{token.Position{Filename: d}, fmt.Sprintf("package %s has no layer: add it to archcheck.Layers and docs/architecture.md", d)})
 			continue
 		}
-		var ips []string
-		for ip := range p.imports {
-			ips = append(ips, ip)
-		}
-		sort.Strings(ips)
-		for _, ip := range ips {
+		for _, ip := range sortedKeys(p.imports) {
 			l := local(ip)
 			if l == "" {
 				continue
