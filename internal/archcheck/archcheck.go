@@ -79,7 +79,6 @@ func (v Violation) String() string { return fmt.Sprintf("%s: %s", v.Pos, v.What)
 type pkg struct {
 	dir     string               // relative to the module root, slash-separated
 	imports map[string]token.Pos // import path → first position
-	files   []*ast.File
 }
 
 // loadPackages parses the non-test Go files of every package directory
