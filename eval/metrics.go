@@ -7,6 +7,7 @@ package eval
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -270,6 +271,44 @@ func (c *counterSeries) add(k int, x float64) {
 	(*c)[k] += x
 }
 
+// sparseCounter is a per-interval sum kept only for the intervals that had
+// events (a flow idle most of the time, or thousands of flows, stay small).
+type sparseCounter struct {
+	k []int32   // intervals, increasing
+	v []float64 // their sums
+}
+
+func (c *sparseCounter) add(k int, x float64) {
+	if k < 0 {
+		return
+	}
+	n := len(c.k)
+	switch {
+	case n > 0 && int(c.k[n-1]) == k:
+		c.v[n-1] += x
+	case n == 0 || int(c.k[n-1]) < k:
+		c.k = append(c.k, int32(k))
+		c.v = append(c.v, x)
+	default: // an event out of time order (another emitter's clock)
+		i := sort.Search(n, func(i int) bool { return int(c.k[i]) >= k })
+		if int(c.k[i]) == k {
+			c.v[i] += x
+			return
+		}
+		c.k = slices.Insert(c.k, i, int32(k))
+		c.v = slices.Insert(c.v, i, x)
+	}
+}
+
+// dense returns the sums as a per-interval counter.
+func (c *sparseCounter) dense() counterSeries {
+	var d counterSeries
+	for i, k := range c.k {
+		d.add(int(k), c.v[i])
+	}
+	return d
+}
+
 type flowAcc struct {
 	id                  uint64
 	firstSent, lastSent clock.Time
@@ -291,7 +330,8 @@ type flowAcc struct {
 	minRTT              time.Duration
 	cwnd, inflight      twAcc
 	srtt                twAcc // seconds
-	deliveredS, sentS   counterSeries
+	deliveredS          sparseCounter // kept even without series: the throughput variance
+	sentS               counterSeries
 	ackedS              counterSeries
 	lostS, retransS     counterSeries
 	rtoS                counterSeries
@@ -825,10 +865,14 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 	// Throughput series over the active intervals.
 	var tput sampleAcc
 	kFrom, kTo := c.b.index(from), c.b.index(to.Add(-1))
+	j := 0 // walks the sparse per-interval sums
 	for k := kFrom; k <= kTo && k >= 0; k++ {
 		x := 0.0
-		if k < len(f.deliveredS) {
-			x = f.deliveredS[k] * 8 / c.info.Interval.Seconds()
+		for j < len(f.deliveredS.k) && int(f.deliveredS.k[j]) < k {
+			j++
+		}
+		if j < len(f.deliveredS.k) && int(f.deliveredS.k[j]) == k {
+			x = f.deliveredS.v[j] * 8 / c.info.Interval.Seconds()
 		}
 		tput.add(-1, x)
 	}
@@ -897,7 +941,7 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 	}
 	iv := c.info.Interval.Seconds()
 	r.Series = []Series{
-		counterToSeries("throughput", "bit/s", f.deliveredS, nbins, c.b, 8/iv),
+		counterToSeries("throughput", "bit/s", f.deliveredS.dense(), nbins, c.b, 8/iv),
 		counterToSeries("send_rate", "bit/s", f.sentS, nbins, c.b, 8/iv),
 		counterToSeries("delivery_rate", "bit/s", f.ackedS, nbins, c.b, 8/iv),
 		f.cwnd.series("cwnd", "byte", c.b),

@@ -338,3 +338,24 @@ func BenchmarkCollector(b *testing.B) {
 		c.Record(event.Event{Time: tm, Kind: event.MetricsUpdated, Flow: 1, Cwnd: 1200 * (i % 50), SRTT: ms(20)})
 	}
 }
+
+// TestSparseCounter: per-interval sums kept sparsely, in or out of order,
+// come out as the dense counter.
+func TestSparseCounter(t *testing.T) {
+	var c sparseCounter
+	for _, a := range []struct {
+		k int
+		x float64
+	}{{3, 1}, {1, 2}, {3, 4}, {5, 8}, {1, 16}, {-1, 32}, {0, 64}} {
+		c.add(a.k, a.x)
+	}
+	got, want := c.dense(), counterSeries{64, 18, 0, 5, 0, 8}
+	if len(got) != len(want) {
+		t.Fatalf("dense: got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("dense: got %v, want %v", got, want)
+		}
+	}
+}
