@@ -105,6 +105,26 @@ type Entry struct {
 	First, Last int
 }
 
+// ParseEntry parses an entry spec "ADDR=FIRST-LAST" (or "ADDR=HOP" for one
+// hop), e.g. "127.0.0.1:9001=1-2": clients of that address cross the
+// forward hops FIRST..LAST (0-based) and the reverse hops of the same span.
+func ParseEntry(s string) (Entry, error) {
+	addr, span, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(addr) == "" {
+		return Entry{}, fmt.Errorf("entry %q: want ADDR=FIRST-LAST, e.g. 127.0.0.1:9001=1-2 (0-based hops)", s)
+	}
+	a, b, isRange := strings.Cut(span, "-")
+	if !isRange {
+		b = a
+	}
+	first, err1 := strconv.Atoi(strings.TrimSpace(a))
+	last, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if err1 != nil || err2 != nil || first < 0 || last < first {
+		return Entry{}, fmt.Errorf("entry %q: hops %q: want FIRST-LAST with 0 <= FIRST <= LAST, or one hop", s, span)
+	}
+	return Entry{Listen: strings.TrimSpace(addr), First: first, Last: last}, nil
+}
+
 // hopKeys are the keys of a -hop spec.
 var hopKeys = []string{"rate", "trace", "delay", "jitter", "reorder", "loss", "queue", "mtu"}
 

@@ -1030,3 +1030,20 @@ func TestIdleClientExpires(t *testing.T) {
 		t.Errorf("expired %d, sessions %d; want 1 and 2", cn.Expired, cn.Clients)
 	}
 }
+
+func TestParseEntry(t *testing.T) {
+	for in, want := range map[string]Entry{
+		"127.0.0.1:9001=1-2": {Listen: "127.0.0.1:9001", First: 1, Last: 2},
+		"[::1]:0=3":          {Listen: "[::1]:0", First: 3, Last: 3},
+		" :9002 = 0 - 1":     {Listen: ":9002", First: 0, Last: 1},
+	} {
+		if got, err := ParseEntry(in); err != nil || got != want {
+			t.Errorf("ParseEntry(%q) got %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"127.0.0.1:9001", "=1", "a=x", "a=2-1", "a=-1", "a=1-"} {
+		if _, err := ParseEntry(bad); err == nil {
+			t.Errorf("ParseEntry(%q) got nil error, want an error", bad)
+		}
+	}
+}

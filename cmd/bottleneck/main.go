@@ -170,6 +170,8 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs.Var(fwdHops, "hop", "a forward hop (repeat for hops in series): rate=10Mbit,delay=5ms,queue=red:min=5,max=15,loss=0.01,jitter=1ms,reorder,mtu=1500,trace=FILE")
 	fs.Var(revHops, "rev-hop", "a reverse hop (repeat for hops in series), same syntax as -hop")
 	fs.Var(cross, "cross", "cross traffic into a hop's queue (repeatable): a traffic datagram generator (docs/traffic.md) such as cbr:rate=5Mbit,size=1000 or udponoff:rate=5Mbit,on=exp(100ms),off=exp(100ms) (rate and size of UDP payload; -overhead is added on the link), or the older onoff:rate=5Mbit,size=1000,on=100ms,off=100ms; add hop=N,dir=fwd|rev")
+	entries := &listFlag{check: func(s string) error { _, err := relay.ParseEntry(s); return err }}
+	fs.Var(entries, "entry", "a further listening address whose clients cross only some hops (repeatable): ADDR=FIRST-LAST, e.g. 127.0.0.1:9001=1-2 (0-based; the reverse path crosses the same hops; needs as many -rev-hop as -hop)")
 	fs.Var(overheadFlag{&cfg}, "overhead", fmt.Sprintf("bytes added to every datagram's UDP payload to get its size on the links (rate, queue limits, statistics), as the simulator does: auto = %d for an IPv4 target, %d for IPv6; 0 = UDP payload only", link.IPv4UDPOverhead, link.IPv6UDPOverhead))
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for loss, jitter, queue and cross-traffic randomness")
 	statsFile := fs.String("stats", "", "write per-interval statistics as JSON lines to FILE (- = stdout)")
@@ -257,6 +259,10 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 		c, _ := relay.ParseCross(s)
 		cfg.Cross = append(cfg.Cross, c)
 	}
+	for _, s := range entries.vals {
+		e, _ := relay.ParseEntry(s)
+		cfg.Entries = append(cfg.Entries, e)
+	}
 	var statsOut *os.File
 	switch *statsFile {
 	case "":
@@ -281,6 +287,9 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	}
 	r.Start()
 	fmt.Fprintf(stderr, "bottleneck: relaying %s -> %s\n", r.Addr(), cfg.Target)
+	for i, e := range cfg.Entries {
+		fmt.Fprintf(stderr, "bottleneck: entry %s crosses hops %d-%d\n", r.EntryAddr(i), e.First, e.Last)
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)

@@ -36,6 +36,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-rate", "1Mbit"}, "-target is required"},
 		{[]string{"-target", "127.0.0.1:9", "-classify", "port"}, "5tuple and cid"},
 		{[]string{"-target", "127.0.0.1:9", "extra"}, "unexpected argument"},
+		{[]string{"-target", "127.0.0.1:9", "-entry", "127.0.0.1:0"}, "ADDR=FIRST-LAST"},
+		{[]string{"-target", "127.0.0.1:9", "-entry", "127.0.0.1:0=2-1"}, "FIRST <= LAST"},
+		{[]string{"-target", "127.0.0.1:9", "-hop", "delay=1ms", "-entry", "127.0.0.1:0=1"}, "entry 0"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
