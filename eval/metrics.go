@@ -329,7 +329,7 @@ type flowAcc struct {
 	congestionSignals   int64
 	minRTT              time.Duration
 	cwnd, inflight      twAcc
-	srtt                twAcc // seconds
+	srtt                twAcc         // seconds
 	deliveredS          sparseCounter // kept even without series: the throughput variance
 	sentS               counterSeries
 	ackedS              counterSeries
