@@ -323,33 +323,45 @@ func newSimOutput(p *plan.Plan, res eval.RunResult) simOutput {
 	return o
 }
 
-// writeText prints the result as tables.
+// writeText prints the result as tables; "-" marks a metric the scope does
+// not have (e.g. the srtt of a raw UDP flow).
 func (o simOutput) writeText(w io.Writer) {
 	fmt.Fprintf(w, "%s: seed %d, %.1f s simulated, metrics over %.1f s after a %.1f s warm-up, %.0f events\n",
 		o.Scenario, o.Seed, o.Duration, o.Window, o.Warmup, o.Notes[simrun.NoteEvents])
 	if len(o.Flows) > 0 {
-		fmt.Fprintf(w, "%-10s %-30s %12s %9s %9s %9s %10s %7s %7s %7s %5s\n",
+		fmt.Fprintf(w, "%-10s %-30s %13s %9s %9s %9s %10s %7s %7s %7s %5s\n",
 			"flow", "", "goodput", "srtt", "minrtt", "qdelay", "cwnd", "retx", "loss%", "decl%", "rto")
 		for _, f := range o.Flows {
 			v := f.Metrics
-			fmt.Fprintf(w, "%-10s %-30s %8.3fMbit %7.1fms %7.1fms %7.1fms %10.0f %7.0f %7.3f %7.3f %5.0f\n",
-				f.Name, trimInfo(f.Info), v["mean_throughput"]/1e6, 1e3*v["mean_srtt"], 1e3*v["min_rtt"],
-				1e3*v["mean_qdelay_est"], v["mean_cwnd"], v["total_retransmissions"], 100*v["loss_rate"],
-				100*v["declared_loss_rate"], v["total_rtos"])
+			fmt.Fprintf(w, "%-10s %-30s %13s %9s %9s %9s %10s %7s %7s %7s %5s\n", f.Name, trimInfo(f.Info),
+				num(v, "mean_throughput", 1e-6, "%.3fMbit"), num(v, "mean_srtt", 1e3, "%.1fms"), num(v, "min_rtt", 1e3, "%.1fms"),
+				num(v, "mean_qdelay_est", 1e3, "%.1fms"), num(v, "mean_cwnd", 1, "%.0f"), num(v, "total_retransmissions", 1, "%.0f"),
+				num(v, "loss_rate", 100, "%.3f"), num(v, "declared_loss_rate", 100, "%.3f"), num(v, "total_rtos", 1, "%.0f"))
 		}
 	}
 	for _, l := range o.Links {
 		v := l.Metrics
-		fmt.Fprintf(w, "link %-12s util %.4f drops %.0f (%.3f%%) marks %.0f qdelay %.2fms qlen mean %.1f max %.0f oscillations %.0f  %s\n",
-			l.Name, v["utilization"], v["total_drops"], 100*v["drop_rate"], v["total_marks"], 1e3*v["mean_queue_delay"],
-			v["mean_queue_len"], v["max_queue_len"], v["total_queue_oscillations"], l.Info)
+		fmt.Fprintf(w, "link %-12s util %s drops %s (%s%%) marks %s qdelay %s qlen mean %s max %s oscillations %s  %s\n",
+			l.Name, num(v, "utilization", 1, "%.4f"), num(v, "total_drops", 1, "%.0f"), num(v, "drop_rate", 100, "%.3f"),
+			num(v, "total_marks", 1, "%.0f"), num(v, "mean_queue_delay", 1e3, "%.2fms"), num(v, "mean_queue_len", 1, "%.1f"),
+			num(v, "max_queue_len", 1, "%.0f"), num(v, "total_queue_oscillations", 1, "%.0f"), l.Info)
 	}
 	n := o.Network
-	fmt.Fprintf(w, "network: goodput %.3f Mbit/s, utilization %.4f, Jain's index %.4f; transfers verified %.0f, mismatched %.0f\n",
-		n["agg_throughput"]/1e6, n["bw_utilization"], n["jain_fairness"], o.Notes[simrun.NoteVerified], o.Notes[simrun.NoteMismatched])
+	fmt.Fprintf(w, "network: goodput %s, utilization %s, Jain's index %s; transfers verified %.0f, mismatched %.0f\n",
+		num(n, "agg_throughput", 1e-6, "%.3f Mbit/s"), num(n, "bw_utilization", 1, "%.4f"), num(n, "jain_fairness", 1, "%.4f"),
+		o.Notes[simrun.NoteVerified], o.Notes[simrun.NoteMismatched])
 	if o.TraceHash != "" {
 		fmt.Fprintf(w, "trace hash %s (%d events)\n", o.TraceHash, o.HashedEvents)
 	}
+}
+
+// num formats metric name of v scaled by scale, or "-" if v lacks it.
+func num(v map[string]float64, name string, scale float64, format string) string {
+	x, ok := v[name]
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf(format, x*scale)
 }
 
 // trimInfo shortens a flow description for the table: no mode=stream, no traffic=greedy.
