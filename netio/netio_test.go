@@ -212,3 +212,64 @@ func BenchmarkUDPBatch(b *testing.B) {
 		benchLoop(b, tx, rx, rx.LocalAddr())
 	})
 }
+
+// TestMemNet: sockets on an in-memory network get the datagrams sent to
+// their address (with the sender's address and ECN), a connected socket
+// sends to its peer whatever Message.Addr says, a datagram to an unbound
+// address is lost and counted, and a closed socket frees its address.
+func TestMemNet(t *testing.T) {
+	n := NewMemNet()
+	host := netip.MustParseAddr("10.0.0.1")
+	a, err := n.Listen(netip.AddrPortFrom(host, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := n.Listen(netip.AddrPortFrom(host, 5000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Listen(netip.AddrPortFrom(host, 5000)); err == nil {
+		t.Errorf("a second socket on %v: no error, want the address in use", b.LocalAddr())
+	}
+	if a.LocalAddr().Port() == 0 || a.LocalAddr() == b.LocalAddr() {
+		t.Fatalf("ephemeral address %v", a.LocalAddr())
+	}
+	c, err := n.DialPacket("", b.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := newMsgs(3, 16)
+	for i := range out {
+		out[i].N = copy(out[i].Buf, []byte{byte(i)})
+		out[i].ECN = ecn.ECT0
+	}
+	out[0].Addr = b.LocalAddr()
+	out[1].Addr = netip.AddrPortFrom(host, 1) // nobody there
+	out[2].Addr = b.LocalAddr()
+	if k, err := a.WriteBatch(out); k != 3 || err != nil {
+		t.Fatalf("WriteBatch = %d, %v", k, err)
+	}
+	if _, err := c.WriteBatch([]Message{{Buf: []byte{9}, N: 1, Addr: a.LocalAddr()}}); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, b, 3)
+	want := []struct {
+		tag  byte
+		from netip.AddrPort
+	}{{0, a.LocalAddr()}, {2, a.LocalAddr()}, {9, c.LocalAddr()}}
+	for i, w := range want {
+		if got[i].Buf[0] != w.tag || got[i].Addr != w.from {
+			t.Errorf("datagram %d: tag %d from %v, want %d from %v", i, got[i].Buf[0], got[i].Addr, w.tag, w.from)
+		}
+	}
+	if got[0].ECN != ecn.ECT0 {
+		t.Errorf("ECN %v, want ECT(0)", got[0].ECN)
+	}
+	if n.Lost() != 1 {
+		t.Errorf("lost %d, want 1 (the datagram to an unbound address)", n.Lost())
+	}
+	b.Close()
+	if _, err := n.Listen(netip.AddrPortFrom(host, 5000)); err != nil {
+		t.Errorf("address of a closed socket: %v, want it free", err)
+	}
+}
