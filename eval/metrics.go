@@ -339,6 +339,7 @@ type flowAcc struct {
 
 type linkAcc struct {
 	index        int32
+	info         LinkInfo // as configured (RunInfo.Links), or just the index
 	qlen, qbytes twAcc
 	sojourn      sampleAcc
 	enqueued     int64
@@ -485,8 +486,8 @@ func (c *Collector) link(i int32) *linkAcc {
 	}
 	l := c.links[i]
 	if l == nil {
-		l = &linkAcc{index: i, drops: map[uint8]int64{}}
 		info, _ := c.linkInfo(i)
+		l = &linkAcc{index: i, info: info, drops: map[uint8]int64{}}
 		frac := info.EpochThreshold
 		if frac <= 0 {
 			frac = DefaultEpochThreshold
@@ -683,8 +684,7 @@ func (c *Collector) recordLink(k int, e event.Event) {
 // lossEvent counts loss events: a drop or mark more than one base RTT after
 // the previous one starts a new loss event (RFC 5348 §5.2).
 func (c *Collector) lossEvent(l *linkAcc, t clock.Time) {
-	info, _ := c.linkInfo(l.index)
-	rtt := info.BaseRTT
+	rtt := l.info.BaseRTT
 	if rtt <= 0 {
 		rtt = defaultLossEventRTT
 	}
