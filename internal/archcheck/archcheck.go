@@ -29,7 +29,7 @@ const Module = "cclab"
 
 // CorePackages are the directories (relative to the module root) held to the
 // sans-I/O rule.
-var CorePackages = []string{"transport", "ccalgo", "link", "qdisc", "traffic", "sim", "event", "clock"}
+var CorePackages = []string{"transport", "ccalgo", "link", "qdisc", "traffic", "sim", "event", "clock", "ippkt"}
 
 // Exempt lists directories below core packages that are drivers and may do I/O.
 var Exempt = []string{"transport/udp"}
@@ -305,10 +305,10 @@ type Layer struct {
 // A package may import only packages of lower layers: not one above it, and
 // not another of its own layer.
 var Layers = []Layer{
-	{"base", []string{"clock", "ecn", "internal/mix", "internal/spec", "internal/units", "internal/archcheck", "experiments"}},
+	{"base", []string{"clock", "ecn", "internal/mix", "internal/spec", "internal/units", "internal/archcheck", "internal/testenv", "experiments"}},
 	{"vocabulary and edge", []string{"event", "netio", "internal/cli"}},
 	{"components", []string{"qdisc", "ccalgo", "traffic", "internal/qlog"}},
-	{"path and protocol", []string{"link", "transport"}},
+	{"path and protocol", []string{"link", "transport", "ippkt"}},
 	{"drivers", []string{"sim", "relay", "transport/udp"}},
 	{"applications and harness", []string{"perf", "eval"}},
 	{"plan", []string{"plan"}},
