@@ -7,13 +7,16 @@ import (
 	"os"
 	"time"
 
+	"cclab/ippkt"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // pcapFile writes relayed datagrams as raw IP (LINKTYPE_RAW) packets with
-// synthesized IPv4 or IPv6 and UDP headers, so tshark/wireshark decode them.
+// synthesized IPv4 or IPv6 and UDP headers, so tshark/wireshark decode them;
+// in packet mode it writes the IP packets as they are (writeRaw).
 type pcapFile struct {
 	f       *os.File
 	bw      *bufio.Writer
@@ -23,16 +26,28 @@ type pcapFile struct {
 	err     error
 }
 
-func newPcap(name string, snap int) (*pcapFile, error) {
+// maxRawHeaders is the most header bytes writeRaw keeps before the
+// snapshot's payload bytes: an IPv6 header with extension headers and a
+// TCP header with options (60 bytes, RFC 9293 §3.1), bytes.
+const maxRawHeaders = 256
+
+// newPcap creates a capture file keeping snap payload bytes per packet (0:
+// all) after the headers: the synthesized IP and UDP headers (48 bytes at
+// most), or in packet mode (raw) the packet's own headers.
+func newPcap(name string, snap int, raw bool) (*pcapFile, error) {
 	f, err := os.Create(name)
 	if err != nil {
 		return nil, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := pcapgo.NewWriterNanos(bw)
-	capLen := 65535 + 48
+	headers := 48
+	if raw {
+		headers = maxRawHeaders
+	}
+	capLen := 65535 + headers
 	if snap > 0 {
-		capLen = snap + 48
+		capLen = snap + headers
 	}
 	if err := w.WriteFileHeader(uint32(capLen), layers.LinkTypeRaw); err != nil {
 		f.Close()
@@ -105,6 +120,40 @@ func (p *pcapFile) write(ts time.Time, src, dst netip.AddrPort, tos uint8, paylo
 	}
 	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: capt, Length: total}
 	p.err = p.w.WritePacket(ci, b[:capt])
+}
+
+// writeRaw records IP packet b as it is, keeping its headers and snap
+// bytes of its transport payload (all if snap is 0).
+func (p *pcapFile) writeRaw(ts time.Time, b []byte) {
+	if p == nil || p.err != nil {
+		return
+	}
+	capt := len(b)
+	if p.snap > 0 {
+		capt = min(capt, payloadStart(b)+p.snap)
+	}
+	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: capt, Length: len(b)}
+	p.err = p.w.WritePacket(ci, b[:capt])
+}
+
+// payloadStart returns the offset of IP packet b's transport payload: after
+// the IP header (with options or extension headers) and the TCP (data
+// offset, RFC 9293 §3.1) or UDP header, at most maxRawHeaders; len(b) if b
+// does not parse.
+func payloadStart(b []byte) int {
+	in, err := ippkt.Parse(b)
+	if err != nil {
+		return len(b)
+	}
+	off := in.Offset
+	switch {
+	case in.Fragment:
+	case in.Proto == ippkt.ProtoTCP && off+13 <= len(b):
+		off += int(b[off+12]>>4) * 4
+	case in.Proto == ippkt.ProtoUDP || in.Proto == ippkt.ProtoUDPLite:
+		off += 8
+	}
+	return min(off, len(b), maxRawHeaders)
 }
 
 func sumBytes(sum uint32, b []byte) uint32 {

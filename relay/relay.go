@@ -50,6 +50,7 @@ type Counters struct {
 	Clients       int64    `json:"clients"`        // client sessions opened
 	Expired       int64    `json:"expired"`        // client sessions closed after ClientTimeout
 	Orphans       int64    `json:"orphans"`        // packets whose client session ended while they were in the links
+	Malformed     int64    `json:"malformed"`      // packet mode: packets that are not IPv4 or IPv6 (dropped)
 	// Lateness of writes against the modelled instants (write time minus
 	// modelled arrival at the far end of the last hop): a histogram with
 	// bucket upper bounds LateBuckets, and the maximum.
@@ -128,6 +129,11 @@ type Relay struct {
 	lastStat clock.Time
 	// serviceNow is the instant service was called with, for lateness.
 	serviceNow clock.Time
+	// Packet mode (NewPacket): the one fixed session whose up is the
+	// outer device, and the flow table for per-flow statistics.
+	packet bool
+	fixed  *client
+	flows  flowTable
 
 	kick   chan struct{}
 	timer  *time.Timer // the scheduler's coarse timer, reused
@@ -139,6 +145,43 @@ type Relay struct {
 
 // New opens the listening socket and builds the links; Run starts relaying.
 func New(cfg Config) (*Relay, error) {
+	tua, err := net.ResolveUDPAddr("udp", cfg.Target)
+	if err != nil {
+		return nil, fmt.Errorf("target %q: %v (want host:port)", cfg.Target, err)
+	}
+	target := tua.AddrPort()
+	r, err := build(cfg, link.UDPOverhead(target.Addr()), false)
+	if err != nil {
+		return nil, err
+	}
+	r.target = target
+	ln, err := r.net.ListenPacket(cfg.Listen)
+	if err != nil {
+		r.closeCaptures()
+		return nil, fmt.Errorf("listen %q: %v", cfg.Listen, err)
+	}
+	r.ln = ln
+	bigBuffers(ln)
+	r.lnOut = make([][]netio.Message, 1+len(cfg.Entries))
+	r.lnPkts = make([][]*qdisc.Packet, 1+len(cfg.Entries))
+	for i, en := range cfg.Entries {
+		c, err := r.net.ListenPacket(en.Listen)
+		if err != nil {
+			r.closeSockets()
+			r.closeCaptures()
+			return nil, fmt.Errorf("entry %d: listen %q: %v", i, en.Listen, err)
+		}
+		bigBuffers(c)
+		r.entries = append(r.entries, c)
+	}
+	return r, nil
+}
+
+// build applies cfg's defaults and builds the links, the cross-traffic
+// sources and the capture files of a relay (in packet mode if packet) whose
+// per-packet overhead is auto when cfg.Overhead is 0; the caller attaches
+// the endpoints.
+func build(cfg Config, auto int, packet bool) (*Relay, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
 	}
@@ -160,18 +203,14 @@ func New(cfg Config) (*Relay, error) {
 	if cfg.Overhead < 0 || cfg.Overhead > 65535 {
 		return nil, fmt.Errorf("overhead %d: must be 0..65535 bytes", cfg.Overhead)
 	}
-	tua, err := net.ResolveUDPAddr("udp", cfg.Target)
-	if err != nil {
-		return nil, fmt.Errorf("target %q: %v (want host:port)", cfg.Target, err)
-	}
 	r := &Relay{
-		cfg: cfg, net: cfg.Network, target: tua.AddrPort(), clients: map[netip.AddrPort]*client{},
+		cfg: cfg, net: cfg.Network, clients: map[netip.AddrPort]*client{},
 		kick: make(chan struct{}, 1), done: make(chan struct{}), timer: time.NewTimer(time.Hour),
-		start: time.Now(), base: clock.Start,
+		start: time.Now(), base: clock.Start, packet: packet,
 	}
 	r.overhead = cfg.Overhead
 	if r.overhead == 0 {
-		r.overhead = link.UDPOverhead(r.target.Addr())
+		r.overhead = auto
 	}
 	if cfg.PayloadOnly {
 		r.overhead = 0
@@ -254,32 +293,26 @@ func New(cfg Config) (*Relay, error) {
 			return nil, fmt.Errorf("entry %d: hops %d-%d outside 0..%d", i, en.First, en.Last, len(r.paths[Fwd])-1)
 		}
 	}
+	if packet && len(cfg.Entries) > 0 {
+		return nil, fmt.Errorf("entries: a packet-mode relay has no listening sockets")
+	}
 	if cfg.Pcap != "" {
-		if r.pcapOut, err = newPcap(cfg.Pcap, cfg.PcapSnap); err != nil {
+		var err error
+		if r.pcapOut, err = newPcap(cfg.Pcap, cfg.PcapSnap, packet); err != nil {
 			return nil, fmt.Errorf("pcap: %v", err)
 		}
-		if r.pcapDrop, err = newPcap(DropsPcapName(cfg.Pcap), cfg.PcapSnap); err != nil {
+		if r.pcapDrop, err = newPcap(DropsPcapName(cfg.Pcap), cfg.PcapSnap, packet); err != nil {
+			r.closeCaptures()
 			return nil, fmt.Errorf("pcap: %v", err)
 		}
-	}
-	ln, err := r.net.ListenPacket(cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("listen %q: %v", cfg.Listen, err)
-	}
-	r.ln = ln
-	bigBuffers(ln)
-	r.lnOut = make([][]netio.Message, 1+len(cfg.Entries))
-	r.lnPkts = make([][]*qdisc.Packet, 1+len(cfg.Entries))
-	for i, en := range cfg.Entries {
-		c, err := r.net.ListenPacket(en.Listen)
-		if err != nil {
-			r.closeSockets()
-			return nil, fmt.Errorf("entry %d: listen %q: %v", i, en.Listen, err)
-		}
-		bigBuffers(c)
-		r.entries = append(r.entries, c)
 	}
 	return r, nil
+}
+
+// closeCaptures closes the capture files of a relay that will not run.
+func (r *Relay) closeCaptures() {
+	_ = r.pcapOut.close()
+	_ = r.pcapDrop.close()
 }
 
 // closeSockets closes the listening sockets (a failed New).
@@ -352,6 +385,10 @@ func (r *Relay) Start() {
 		go r.readLoop(c, nil, i)
 	}
 	go r.schedule()
+	if r.packet {
+		r.wg.Add(1)
+		go r.readLoop(r.fixed.up, r.fixed, -1)
+	}
 }
 
 // NewBatch returns n messages with size-byte buffers, ready for ReadBatch.
@@ -467,15 +504,25 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int) {
 			if size >= len(ms[i].Buf) {
 				r.cnt.Truncated++
 			}
+			r.cnt.Received[dir]++
+			r.cnt.ReceivedBytes[dir] += int64(size)
+			var key uint64
+			if r.packet {
+				var ok bool
+				if key, ok = r.classify(ms[i].Buf[:size], dir, now); !ok {
+					r.cnt.Malformed++
+					continue
+				}
+			}
 			p := r.getPkt(size)
 			p.Buf = p.Buf[:size]
 			copy(p.Buf, ms[i].Buf[:size])
-			r.cnt.Received[dir]++
-			r.cnt.ReceivedBytes[dir] += int64(size)
 			p.Size = size + r.overhead
 			p.ECN = ms[i].ECN
 			p.Flow = cl.flow[dir]
-			if r.cfg.ClassifyCID {
+			if r.packet {
+				p.Flow = key
+			} else if r.cfg.ClassifyCID {
 				if k, ok := cidFlow(p.Buf); ok {
 					p.Flow = k
 				}
@@ -504,6 +551,9 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int) {
 // clientFor finds or opens the session for a client address that sent to
 // the listening socket of entry (-1: Listen). Called with mu held.
 func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *client {
+	if r.packet {
+		return r.fixed
+	}
 	if c, ok := r.clients[addr]; ok {
 		return c
 	}
@@ -610,8 +660,14 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 	fs.departures++
 	fs.bytes += int64(p.Size)
 	m := netio.Message{Buf: p.Buf, N: len(p.Buf), ECN: p.ECN}
-	if dir == Fwd {
+	if r.packet {
+		r.outputPacket(p, at)
+	} else if dir == Fwd {
 		r.pcapOut.write(r.wall(at), c.addr, r.target, uint8(p.ECN), p.Buf)
+	} else {
+		r.pcapOut.write(r.wall(at), r.target, c.addr, uint8(p.ECN), p.Buf)
+	}
+	if dir == Fwd {
 		c.out = append(c.out, m)
 		c.outPkts = append(c.outPkts, p)
 		if !c.dirty {
@@ -620,7 +676,6 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 		}
 		return
 	}
-	r.pcapOut.write(r.wall(at), r.target, c.addr, uint8(p.ECN), p.Buf)
 	m.Addr = c.addr
 	r.lnOut[c.entry+1] = append(r.lnOut[c.entry+1], m)
 	r.lnPkts[c.entry+1] = append(r.lnPkts[c.entry+1], p)
@@ -678,7 +733,9 @@ func (r *Relay) dropped(h *hop, p *qdisc.Packet) {
 	if p.Ctx != 0 {
 		if c, dir := r.clientOf(p.Ctx); c != nil {
 			c.fs[dir].drops++
-			if r.pcapDrop != nil {
+			if r.packet {
+				r.droppedPacket(h, p)
+			} else if r.pcapDrop != nil {
 				src, dst := c.addr, r.target
 				if dir == Rev {
 					src, dst = dst, src
@@ -779,8 +836,10 @@ func (r *Relay) wait(d clock.Time) {
 	}
 }
 
-// expire closes client sessions idle for ClientTimeout. Called with mu held.
+// expire closes client sessions idle for ClientTimeout (in packet mode:
+// forgets flows idle that long). Called with mu held.
 func (r *Relay) expire(now clock.Time) {
+	r.flows.expire(now, r.cfg.ClientTimeout)
 	for addr, c := range r.clients {
 		if now.Sub(c.lastSeen) < r.cfg.ClientTimeout {
 			continue
@@ -826,6 +885,9 @@ func (r *Relay) Close() error {
 		if c.up != nil {
 			c.up.Close()
 		}
+	}
+	if r.fixed != nil {
+		r.fixed.up.Close()
 	}
 	r.mu.Unlock()
 	r.wg.Wait()

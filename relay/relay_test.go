@@ -874,7 +874,7 @@ func TestPcapIPv6Checksums(t *testing.T) {
 	// Synthesized IPv6/UDP and IPv4/UDP headers decode and carry valid checksums.
 	for _, pair := range [][2]string{{"[2001:db8::1]:5000", "[2001:db8::2]:6000"}, {"10.0.0.1:5000", "10.0.0.2:6000"}} {
 		name := filepath.Join(t.TempDir(), "x.pcap")
-		pf, err := newPcap(name, 0)
+		pf, err := newPcap(name, 0, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,8 +31,11 @@ type HopLine struct {
 
 // FlowLine is one flow's departures over one interval.
 type FlowLine struct {
-	Flow       string  `json:"flow"`   // flow key, hex
-	Client     string  `json:"client"` // client address
+	Flow       string  `json:"flow"`             // flow key, hex
+	Client     string  `json:"client,omitempty"` // client address (UDP relay)
+	Src        string  `json:"src,omitempty"`    // source address:port (packet mode)
+	Dst        string  `json:"dst,omitempty"`    // destination address:port (packet mode)
+	Proto      string  `json:"proto,omitempty"`  // transport protocol (packet mode): tcp, udp, icmp, ... or its number
 	Dir        string  `json:"dir"`
 	Departures int64   `json:"departures"`
 	Bytes      int64   `json:"bytes"`
@@ -99,6 +102,7 @@ func (r *Relay) writeStats(now clock.Time, final bool) {
 			line.Flows = append(line.Flows, fl)
 		}
 	}
+	line.Flows = r.flows.lines(line.Flows, iv)
 	r.lastStat = now
 	if r.cfg.Stats == nil {
 		return
@@ -118,7 +122,11 @@ func (r *Relay) writeSummary(now clock.Time) {
 		return
 	}
 	el := now.Sub(r.base)
-	fmt.Fprintf(w, "bottleneck summary after %.3fs: %d clients\n", el.Seconds(), r.cnt.Clients)
+	if r.packet {
+		fmt.Fprintf(w, "bottleneck summary after %.3fs: %d flows\n", el.Seconds(), r.flows.seen)
+	} else {
+		fmt.Fprintf(w, "bottleneck summary after %.3fs: %d clients\n", el.Seconds(), r.cnt.Clients)
+	}
 	for dir := 0; dir < 2; dir++ {
 		fmt.Fprintf(w, "  %s: received %d datagrams (%s), sent %d (%s)\n", dirNames[dir],
 			r.cnt.Received[dir], units.FormatBytes(r.cnt.ReceivedBytes[dir]), r.cnt.Sent[dir], units.FormatBytes(r.cnt.SentBytes[dir]))
@@ -141,6 +149,10 @@ func (r *Relay) writeSummary(now clock.Time) {
 		}
 	}
 	c := r.cnt
-	fmt.Fprintf(w, "  send errors %d, read errors %d, truncated %d, client-limit drops %d, expired sessions %d, orphans %d\n",
+	fmt.Fprintf(w, "  send errors %d, read errors %d, truncated %d, client-limit drops %d, expired sessions %d, orphans %d",
 		c.SendErrors, c.ReadErrors, c.Truncated, c.ClientLimit, c.Expired, c.Orphans)
+	if r.packet {
+		fmt.Fprintf(w, ", malformed %d", c.Malformed)
+	}
+	fmt.Fprintln(w)
 }
