@@ -127,9 +127,13 @@ func (r *Relay) writeSummary(now clock.Time) {
 	} else {
 		fmt.Fprintf(w, "bottleneck summary after %.3fs: %d clients\n", el.Seconds(), r.cnt.Clients)
 	}
+	unit := "datagrams"
+	if r.packet {
+		unit = "packets"
+	}
 	for dir := 0; dir < 2; dir++ {
-		fmt.Fprintf(w, "  %s: received %d datagrams (%s), sent %d (%s)\n", dirNames[dir],
-			r.cnt.Received[dir], units.FormatBytes(r.cnt.ReceivedBytes[dir]), r.cnt.Sent[dir], units.FormatBytes(r.cnt.SentBytes[dir]))
+		fmt.Fprintf(w, "  %s: received %d %s (%s), sent %d (%s)\n", dirNames[dir],
+			r.cnt.Received[dir], unit, units.FormatBytes(r.cnt.ReceivedBytes[dir]), r.cnt.Sent[dir], units.FormatBytes(r.cnt.SentBytes[dir]))
 		for _, h := range r.paths[dir] {
 			st := h.l.Stats()
 			var meanQ time.Duration
