@@ -3,6 +3,11 @@
 // through a model of the forward path (rate, delay, jitter, loss, queue
 // discipline, several hops, cross traffic) and relays replies back through a
 // separately configured reverse path. See docs/bottleneck.md.
+//
+// With -tun it is a link shell instead (docs/shell.md): it runs a program
+// (or an interactive shell) in a network namespace whose traffic crosses the
+// same link model as whole IP packets, uplink = forward path, downlink =
+// reverse path.
 package main
 
 import (
@@ -10,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -19,6 +25,7 @@ import (
 	"cclab/internal/units"
 	"cclab/link"
 	"cclab/relay"
+	"cclab/tunshell"
 )
 
 func main() {
@@ -141,6 +148,31 @@ func (o overheadFlag) Set(s string) error {
 	return nil
 }
 
+// udpOnlyFlags are the flags of the UDP relay that a link shell (-tun)
+// refuses.
+var udpOnlyFlags = []string{"listen", "target", "entry", "max-clients", "client-timeout", "buf"}
+
+// prefixFlag is an IP prefix such as 100.64.0.0/10.
+type prefixFlag struct{ p *netip.Prefix }
+
+// String formats the prefix ("" if unset).
+func (f prefixFlag) String() string {
+	if f.p == nil || !f.p.IsValid() {
+		return ""
+	}
+	return f.p.String()
+}
+
+// Set parses a prefix.
+func (f prefixFlag) Set(s string) error {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return fmt.Errorf("%q is not an IP prefix (example: 100.64.0.0/10)", s)
+	}
+	*f.p = p
+	return nil
+}
+
 var hopFields = []struct{ key, help string }{
 	{"rate", "link rate, e.g. 16Mbit, 1.5Gbit, 500kbit; 0 = unlimited (default 0)"},
 	{"delay", "one-way propagation delay, e.g. 7.5ms (default 0)"},
@@ -191,8 +223,12 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	var duration time.Duration
 	fs.Var(durFlag{&duration}, "duration", "stop after this long (0 = until SIGINT/SIGTERM)")
 	quiet := fs.Bool("quiet", false, "do not print the summary at exit")
+	tun := fs.Bool("tun", false, "link shell: run the command after the flags (default: $SHELL) in a network namespace whose traffic crosses the link model through TUN devices; forward path = uplink, reverse = downlink (docs/shell.md)")
+	var sh tunshell.Config
+	fs.IntVar(&sh.MTU, "tun-mtu", tunshell.DefaultMTU, fmt.Sprintf("with -tun: MTU of the TUN devices, bytes (%d..%d)", tunshell.MinMTU, tunshell.MaxMTU))
+	fs.Var(prefixFlag{&sh.Subnet}, "tun-net", "with -tun: IPv4 range the shell's /30 comes from (default "+tunshell.DefaultSubnet.String()+")")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: bottleneck -listen ADDR -target ADDR [flags]; bottleneck -h lists every flag\n")
+		fmt.Fprintf(stderr, "usage: bottleneck -listen ADDR -target ADDR [flags]\n       bottleneck -tun [flags] [--] [command [args...]]\nbottleneck -h lists every flag\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -202,11 +238,28 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bottleneck: unexpected argument %q (all settings are flags; see -h)\n", fs.Arg(0))
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *tun {
+		for _, f := range udpOnlyFlags {
+			if set[f] {
+				fmt.Fprintf(stderr, "bottleneck: -%s does not apply with -tun (the link shell has no UDP sockets; see docs/shell.md)\n", f)
+				return 2
+			}
+		}
+	} else {
+		for _, f := range []string{"tun-mtu", "tun-net"} {
+			if set[f] {
+				fmt.Fprintf(stderr, "bottleneck: -%s needs -tun\n", f)
+				return 2
+			}
+		}
+	}
+	if fs.NArg() > 0 && !*tun {
+		fmt.Fprintf(stderr, "bottleneck: unexpected argument %q (all settings are flags; a command to run needs -tun; see -h)\n", fs.Arg(0))
 		return 2
 	}
-	if cfg.Target == "" {
+	if cfg.Target == "" && !*tun {
 		fmt.Fprintf(stderr, "bottleneck: -target is required (host:port to relay to)\n")
 		return 2
 	}
@@ -222,8 +275,6 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 		fmt.Fprintf(stderr, "bottleneck: -max-clients must be >= 1\n")
 		return 2
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	build := func(prefix string, single link.Config, hops *listFlag) ([]link.Config, error) {
 		if len(hops.vals) == 0 {
 			if err := relay.ValidateHop(single); err != nil {
@@ -279,6 +330,10 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	}
 	if !*quiet {
 		cfg.Summary = stderr
+	}
+	if *tun {
+		sh.Relay = cfg
+		return tunshell.Run(sh, fs.Args(), tunshell.Stdio{In: os.Stdin, Out: stdout, Err: stderr}, duration, stop)
 	}
 	r, err := relay.New(cfg)
 	if err != nil {

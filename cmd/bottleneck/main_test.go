@@ -39,6 +39,13 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-target", "127.0.0.1:9", "-entry", "127.0.0.1:0"}, "ADDR=FIRST-LAST"},
 		{[]string{"-target", "127.0.0.1:9", "-entry", "127.0.0.1:0=2-1"}, "FIRST <= LAST"},
 		{[]string{"-target", "127.0.0.1:9", "-hop", "delay=1ms", "-entry", "127.0.0.1:0=1"}, "entry 0"},
+		{[]string{"-tun", "-target", "127.0.0.1:9"}, "-target does not apply with -tun"},
+		{[]string{"-tun", "-buf", "2000"}, "-buf does not apply with -tun"},
+		{[]string{"-tun", "-entry", "127.0.0.1:0=0-0"}, "-entry does not apply with -tun"},
+		{[]string{"-target", "127.0.0.1:9", "-tun-mtu", "9000"}, "-tun-mtu needs -tun"},
+		{[]string{"-tun", "-tun-mtu", "100"}, "1280..65535"},
+		{[]string{"-tun", "-tun-net", "nonsense"}, "not an IP prefix"},
+		{[]string{"-tun", "-tun-net", "fd00::/64"}, "IPv4 prefix"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
