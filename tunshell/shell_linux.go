@@ -19,10 +19,14 @@ import (
 	"cclab/relay"
 )
 
-// Supported reports whether link shells can be built here: Linux, and
-// /dev/net/tun can be opened (which needs CAP_NET_ADMIN, as creating a
-// network namespace does). The error says what is missing.
+// Supported reports whether link shells can be built here: Linux, root
+// (creating a network namespace needs CAP_SYS_ADMIN, configuring devices
+// CAP_NET_ADMIN), and /dev/net/tun can be opened. The error says what is
+// missing.
 func Supported() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("the link shell needs root (network namespaces and TUN devices need CAP_SYS_ADMIN and CAP_NET_ADMIN)")
+	}
 	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("cannot open /dev/net/tun (%v): the link shell needs the tun module and root (CAP_NET_ADMIN)", err)

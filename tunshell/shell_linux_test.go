@@ -19,6 +19,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"cclab/internal/testenv"
 	"cclab/link"
 	"cclab/relay"
 )
@@ -38,21 +39,10 @@ func TestMain(m *testing.M) {
 }
 
 // NeedShell skips the test, printing why, if link shells cannot be built
-// here (not root, no /dev/net/tun); with CI=true it fails instead, since CI
-// machines have both.
+// here (not root, no /dev/net/tun); with CI=true it fails instead.
 func NeedShell(t testing.TB) {
 	t.Helper()
-	err := Supported()
-	if err == nil && os.Geteuid() != 0 {
-		err = fmt.Errorf("not root: network namespaces need CAP_SYS_ADMIN")
-	}
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and the link shell cannot run: %v", err)
-	}
-	t.Skipf("link shell unavailable: %v", err)
+	testenv.Need(t, "the link shell", Supported())
 }
 
 func startShell(t *testing.T, cfg Config) *Shell {

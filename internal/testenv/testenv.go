@@ -1,0 +1,37 @@
+// Package testenv decides what a test does when a component it needs (a
+// device, a privilege, an external program) is missing: outside CI it skips
+// with the reason printed; in CI (CI=true), where .ci/run installs every
+// component the tests need, it fails.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// CI reports whether the tests run in CI (the environment variable CI is
+// "true").
+func CI() bool { return os.Getenv("CI") == "true" }
+
+// Need stops t if err is not nil: it fails with CI=true and skips
+// otherwise, in both cases saying that what is missing and why.
+func Need(t testing.TB, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if CI() {
+		t.Fatalf("CI=true but %s is missing: %v", what, err)
+	}
+	t.Skipf("%s is missing: %v", what, err)
+}
+
+// Program returns an error if the executable name is not on PATH.
+func Program(name string) error {
+	if _, err := exec.LookPath(name); err != nil {
+		return fmt.Errorf("%s not on PATH (install it, e.g. apt-get install %s)", name, name)
+	}
+	return nil
+}
