@@ -59,39 +59,50 @@ type Shell struct {
 // Start builds a link shell: the namespace, the two TUN devices with their
 // addresses and routes (the namespace's default routes point into its
 // device), and the relay, already forwarding. Close tears it all down.
-func Start(cfg Config) (s *Shell, err error) {
+func Start(cfg Config) (*Shell, error) {
+	s, err := build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if s.relay, err = relay.NewPacket(s.cfg.Relay, s.inner, s.outer); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.relay.Start()
+	return s, nil
+}
+
+// build makes a shell's namespace and configured devices, without the
+// relay; on error it has undone what it made.
+func build(cfg Config) (_ *Shell, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	if err := Supported(); err != nil {
 		return nil, err
 	}
-	s = &Shell{cfg: cfg}
+	s := &Shell{cfg: cfg}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
 	if s.ns, err = NewNamespace(); err != nil {
-		return s, err
+		return nil, err
 	}
 	if err = s.ns.Do(func() error {
 		var err error
 		s.inner, err = OpenTUN(innerName)
 		return err
 	}); err != nil {
-		return s, err
+		return nil, err
 	}
 	if s.outer, err = OpenTUN(fmt.Sprintf("cc%dt%%d", os.Getpid()%10000000)); err != nil {
-		return s, err
+		return nil, err
 	}
 	if err = s.configure(); err != nil {
-		return s, err
+		return nil, err
 	}
-	if s.relay, err = relay.NewPacket(cfg.Relay, s.inner, s.outer); err != nil {
-		return s, err
-	}
-	s.relay.Start()
 	return s, nil
 }
 
