@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -152,7 +151,7 @@ func TestShellCloseLeavesNothing(t *testing.T) {
 	NeedShell(t)
 	s := startShell(t, Config{})
 	cmd := s.Command("sh", "-c", "sleep 300 & echo $!; exec sleep 300")
-	var out syncBuffer
+	var out testenv.Buffer
 	cmd.Stdout = &out
 	if err := s.StartCommand(cmd); err != nil {
 		t.Fatal(err)
@@ -187,24 +186,6 @@ func TestShellCloseLeavesNothing(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitGone waits until process pid has ended (gone or a zombie).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
@@ -233,7 +214,7 @@ func TestRunEndsOnSIGINT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testenv.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -10,35 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"cclab/internal/testenv"
 	"cclab/perf"
 )
 
-// syncBuf is a goroutine-safe bytes.Buffer.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // start runs the receiver with args (plus -listen 127.0.0.1:0) and returns
 // its address and a channel with its exit code.
-func start(t *testing.T, args ...string) (string, *syncBuf, <-chan int) {
+func start(t *testing.T, args ...string) (string, *testenv.Buffer, <-chan int) {
 	t.Helper()
-	out := &syncBuf{}
+	out := &testenv.Buffer{}
 	ready := make(chan string, 1)
 	code := make(chan int, 1)
-	go func() { code <- run(append([]string{"-listen", "127.0.0.1:0", "-q"}, args...), out, &syncBuf{}, ready) }()
+	go func() {
+		code <- run(append([]string{"-listen", "127.0.0.1:0", "-q"}, args...), out, &testenv.Buffer{}, ready)
+	}()
 	select {
 	case addr := <-ready:
 		return addr, out, code

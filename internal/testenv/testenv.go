@@ -5,9 +5,11 @@
 package testenv
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 )
 
@@ -34,4 +36,25 @@ func Program(name string) error {
 		return fmt.Errorf("%s not on PATH (install it, e.g. apt-get install %s)", name, name)
 	}
 	return nil
+}
+
+// Buffer is a bytes.Buffer that one writer (e.g. a command's output
+// copier) and concurrent readers may share.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
