@@ -26,7 +26,7 @@ go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ./...
 
 # Core (sans-I/O) and driver packages run under the race detector; the rest
 # (tools, harness) without it, to keep the suite within a few minutes.
-race_re='^cclab/(transport|ccalgo|link|qdisc|traffic|sim|netio|relay|perf)(/|$)'
+race_re='^cclab/(transport|ccalgo|link|qdisc|traffic|sim|netio|relay|perf|ippkt|tunshell)(/|$)'
 race_pkgs=$(go list ./... | grep -E "$race_re" || true)
 other_pkgs=$(go list ./... | grep -vE "$race_re" || true)
 
