@@ -310,7 +310,7 @@ var Layers = []Layer{
 	{"components", []string{"qdisc", "ccalgo", "traffic", "internal/qlog"}},
 	{"path and protocol", []string{"link", "transport", "ippkt"}},
 	{"drivers", []string{"sim", "relay", "transport/udp"}},
-	{"applications and harness", []string{"perf", "eval"}},
+	{"applications and harness", []string{"perf", "eval", "tunshell"}},
 	{"plan", []string{"plan"}},
 	{"harness backends", []string{"eval/simrun", "eval/liverun"}},
 	{"commands", []string{"cmd/..."}},
