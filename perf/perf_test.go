@@ -250,9 +250,17 @@ func TestDurationModes(t *testing.T) {
 		if !e.Verified || e.Bytes <= 0 {
 			t.Errorf("reverse=%v: verified %v bytes %d, want true and > 0", reverse, e.Verified, e.Bytes)
 		}
-		// The sender stops at 300 ms; the transfer ends after the queued data drains.
-		if e.Seconds < 0.3 {
-			t.Errorf("reverse=%v: seconds %v, want ≥ 0.3 (the requested duration)", reverse, e.Seconds)
+		// The sender stops at 300 ms of its own clock; the transfer ends after
+		// the queued data drains. Forward, the client is the sender, so its
+		// measured time covers the whole duration. Reverse, the client's clock
+		// starts at the first byte it receives, after the server's did, so only
+		// a loose lower bound is a property (a tight one fails on a loaded host).
+		min := 0.3
+		if reverse {
+			min = 0.15
+		}
+		if e.Seconds < min {
+			t.Errorf("reverse=%v: seconds %v, want ≥ %v (the requested duration is 0.3 s)", reverse, e.Seconds, min)
 		}
 		if res.Start.Seconds != 0.3 || !res.Start.ECN {
 			t.Errorf("reverse=%v: start seconds %v ecn %v, want 0.3 true", reverse, res.Start.Seconds, res.Start.ECN)
