@@ -255,12 +255,12 @@ func TestDurationModes(t *testing.T) {
 		// measured time covers the whole duration. Reverse, the client's clock
 		// starts at the first byte it receives, after the server's did, so only
 		// a loose lower bound is a property (a tight one fails on a loaded host).
-		min := 0.3
+		lo := 0.3
 		if reverse {
-			min = 0.15
+			lo = 0.15
 		}
-		if e.Seconds < min {
-			t.Errorf("reverse=%v: seconds %v, want ≥ %v (the requested duration is 0.3 s)", reverse, e.Seconds, min)
+		if e.Seconds < lo {
+			t.Errorf("reverse=%v: seconds %v, want ≥ %v (the requested duration is 0.3 s)", reverse, e.Seconds, lo)
 		}
 		if res.Start.Seconds != 0.3 || !res.Start.ECN {
 			t.Errorf("reverse=%v: start seconds %v ecn %v, want 0.3 true", reverse, res.Start.Seconds, res.Start.ECN)
