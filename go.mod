@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/gopacket/gopacket v1.7.7
-	github.com/montanaflynn/stats v0.14.0
 	github.com/quic-go/quic-go v0.65.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/vishvananda/netlink v1.3.1

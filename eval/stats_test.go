@@ -2,6 +2,8 @@ package eval
 
 import (
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -76,5 +78,110 @@ func TestPairedChange(t *testing.T) {
 	}
 	if !math.IsNaN(PercentChange(0, 5)) {
 		t.Errorf("PercentChange with a zero baseline: want NaN")
+	}
+}
+
+// bruteBootstrap enumerates all n^n ordered resamples of xs (the bootstrap's
+// definition) and returns the (1−conf)/2 and (1+conf)/2 quantiles of their
+// means, each resample weighing n^−n.
+func bruteBootstrap(xs []float64, conf float64) (float64, float64) {
+	n := len(xs)
+	total := 1
+	for i := 0; i < n; i++ {
+		total *= n
+	}
+	means := make([]float64, 0, total)
+	for k := 0; k < total; k++ {
+		rest, sum := k, 0.0
+		for i := 0; i < n; i++ {
+			sum += xs[rest%n]
+			rest /= n
+		}
+		means = append(means, sum/float64(n))
+	}
+	sort.Float64s(means)
+	q := func(p float64) float64 {
+		// smallest mean whose cumulative weight reaches p
+		i := int(math.Ceil(p*float64(total)-1e-9)) - 1
+		if i < 0 {
+			i = 0
+		}
+		return means[i]
+	}
+	return q((1 - conf) / 2), q((1 + conf) / 2)
+}
+
+// TestBootstrapExact checks the multinomial enumeration against the
+// definition (every ordered resample) for small samples.
+func TestBootstrapExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for n := 1; n <= 6; n++ {
+		for trial := 0; trial < 3; trial++ {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = math.Round(r.Float64()*100) / 4
+			}
+			gotLo, gotHi := Bootstrap(xs, Confidence)
+			wantLo, wantHi := bruteBootstrap(xs, Confidence)
+			if !near(gotLo, wantLo) || !near(gotHi, wantHi) {
+				t.Errorf("Bootstrap(%v): got [%v, %v], want [%v, %v]", xs, gotLo, gotHi, wantLo, wantHi)
+			}
+		}
+	}
+	// Two values {0, 10}: resample means 0 (1/4), 5 (1/2), 10 (1/4).
+	if lo, hi := Bootstrap([]float64{0, 10}, 0.95); lo != 0 || hi != 10 {
+		t.Errorf("Bootstrap({0, 10}): got [%v, %v], want [0, 10]", lo, hi)
+	}
+	if lo, hi := Bootstrap([]float64{0, 10}, 0.4); lo != 5 || hi != 5 {
+		t.Errorf("Bootstrap({0, 10}) at 40 %%: got [%v, %v], want [5, 5]", lo, hi)
+	}
+}
+
+// TestBootstrapSampled checks the sampled bootstrap (n > 10) against the
+// normal approximation of the mean's distribution: for 40 values the
+// percentile interval is close to mean ± 1.96·sd/√n.
+func TestBootstrapSampled(t *testing.T) {
+	xs := make([]float64, 40)
+	for i := range xs {
+		xs[i] = float64(i)
+	}
+	lo, hi := Bootstrap(xs, Confidence)
+	s := Summarize(xs)
+	// The bootstrap uses the plug-in sd (divisor n).
+	half := 1.96 * s.SD * math.Sqrt(39.0/40) / math.Sqrt(40)
+	if math.Abs(lo-(s.Mean-half)) > 0.1*half || math.Abs(hi-(s.Mean+half)) > 0.1*half {
+		t.Errorf("Bootstrap of 0..39: got [%.3f, %.3f], want about [%.3f, %.3f]", lo, hi, s.Mean-half, s.Mean+half)
+	}
+	lo2, hi2 := Bootstrap(xs, Confidence)
+	if lo2 != lo || hi2 != hi {
+		t.Errorf("Bootstrap is not reproducible: [%v, %v] then [%v, %v]", lo, hi, lo2, hi2)
+	}
+}
+
+// TestSummarizeInDomain: intervals stay inside the metric's domain.
+func TestSummarizeInDomain(t *testing.T) {
+	cases := []struct {
+		name   string
+		xs     []float64
+		dom    Domain
+		method string
+	}{
+		{"count near 0", []float64{0, 0, 12}, NonNegative, MethodBootstrap},
+		{"count far from 0", []float64{100, 110, 120}, NonNegative, MethodT},
+		{"fraction near 1", []float64{0.97, 0.99, 1}, Fraction, MethodBootstrap},
+		{"fraction inside", []float64{0.5, 0.52, 0.51}, Fraction, MethodT},
+		{"unbounded", []float64{0, 0, 12}, Unbounded, MethodT},
+	}
+	for _, c := range cases {
+		s := SummarizeIn(c.xs, c.dom)
+		if s.Method != c.method {
+			t.Errorf("%s: method got %q, want %q", c.name, s.Method, c.method)
+		}
+		if s.Low < c.dom.Min || s.High > c.dom.Max || s.Low > s.Mean || s.High < s.Mean {
+			t.Errorf("%s: interval [%v, %v] around mean %v leaves the domain [%v, %v]", c.name, s.Low, s.High, s.Mean, c.dom.Min, c.dom.Max)
+		}
+		if c.method == MethodT && (!near(s.Low, s.Mean-s.CI) || !near(s.High, s.Mean+s.CI)) {
+			t.Errorf("%s: t interval got [%v, %v], want mean ± %v", c.name, s.Low, s.High, s.CI)
+		}
 	}
 }
