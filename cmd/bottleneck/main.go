@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"cclab/internal/cli"
 	"cclab/internal/units"
 	"cclab/link"
 	"cclab/relay"
@@ -230,6 +231,7 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: bottleneck -listen ADDR -target ADDR [flags]\n       bottleneck -tun [flags] [--] [command [args...]]\nbottleneck -h lists every flag\n")
 	}
+	cli.AddVersion(fs, stdout)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "\nFlags (see docs/bottleneck.md):\n")
@@ -237,6 +239,9 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 			return 0
 		}
 		return 2
+	}
+	if cli.Version(fs) {
+		return 0
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

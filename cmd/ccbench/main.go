@@ -22,6 +22,7 @@ import (
 	"runtime/pprof"
 	"sort"
 
+	"cclab/internal/cli"
 	"cclab/internal/units"
 	"cclab/perf"
 	"cclab/transport/udp"
@@ -54,11 +55,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		top      = fs.Int("top", 25, "functions to print from the profile")
 		only     = fs.String("only", "", "run only one stack: cclab or quic")
 	)
+	cli.AddVersion(fs, stdout)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if cli.Version(fs) {
+		return 0
 	}
 	n, err := units.ParseBytes(*nStr)
 	if err != nil || n <= 0 {

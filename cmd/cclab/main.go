@@ -1,6 +1,8 @@
 // Command cclab is cclab's experiment driver. Subcommands:
 //
 //	cclab sim [flags]    run a dumbbell or chain in the discrete-event simulator (docs/sim.md)
+//	cclab run, report, list   experiments, reports and the results database (docs/eval.md)
+//	cclab -version       print the version (module version, VCS commit, Go version, OS/kernel)
 //
 // Each subcommand registers itself in its own file (see simcmd.go); run
 // "cclab <subcommand> -h" for its flags.
@@ -10,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+
+	"cclab/internal/buildinfo"
 )
 
 // command is one subcommand.
@@ -28,7 +32,7 @@ func register(name, summary string, run func(args []string) int) {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: cclab <subcommand> [flags]\n\nsubcommands:")
+	fmt.Fprintln(os.Stderr, "usage: cclab <subcommand> [flags] | cclab -version\n\nsubcommands:")
 	var names []string
 	for n := range commands {
 		names = append(names, n)
@@ -43,6 +47,11 @@ func main() {
 	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "help" || os.Args[1] == "--help" {
 		usage()
 		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "-version", "--version", "version":
+		fmt.Println(buildinfo.Read().Line("cclab"))
+		os.Exit(0)
 	}
 	c, ok := commands[os.Args[1]]
 	if !ok {

@@ -39,6 +39,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 		qlogDir      = fs.String("qlog", "", "write a qlog JSON-SEQ trace per flow into this directory")
 		quiet        = fs.Bool("q", false, "do not print progress messages on stderr")
 	)
+	cli.AddVersion(fs, stdout)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: receiver [-listen ADDR] [-1] [-J] [-allow-reverse] [-qlog DIR]\n\nflags:\n")
 		fs.PrintDefaults()

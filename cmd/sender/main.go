@@ -107,6 +107,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&interval, "i", "print an interval line every INTERVAL (e.g. 1s, 0.5); 0: none")
 	fs.Var(&minRTO, "min-rto", "minimum retransmission timeout, e.g. 200ms (default: transport's 200ms)")
 	fs.Var(&timeout, "connect-timeout", "give up if the receiver does not answer within this time (default 10s)")
+	cli.AddVersion(fs, stdout)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: sender -c HOST[:PORT] [-n BYTES | -t DURATION] [flags]\n\nflags:\n")
 		fs.PrintDefaults()

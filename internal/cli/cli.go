@@ -11,13 +11,17 @@ import (
 // positional arguments. ok is false when the command should exit at once
 // with code: 0 after -h or -help (fs.Usage has run), 2 on a bad flag (fs has
 // reported it) or on a positional argument, which it reports on fs.Output() as
-// "NAME: unexpected arguments [...]".
+// "NAME: unexpected arguments [...]"; 0 after -version (AddVersion), once
+// the version line is printed.
 func Parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, false
 		}
 		return 2, false
+	}
+	if Version(fs) {
+		return 0, false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,25 @@ func TestRateValue(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"-rate", "fast"}); err == nil {
 		t.Errorf("-rate fast: got no error, want one")
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	var out, errs strings.Builder
+	fs := flag.NewFlagSet("tool", flag.ContinueOnError)
+	fs.SetOutput(&errs)
+	AddVersion(fs, &out)
+	code, ok := Parse(fs, []string{"-version"})
+	if code != 0 || ok {
+		t.Errorf("Parse(-version): got (%d, %v), want (0, false)", code, ok)
+	}
+	if got := out.String(); !strings.HasPrefix(got, "tool: ") || !strings.Contains(got, runtime.Version()) {
+		t.Errorf("-version output: got %q, want \"tool: ...\" with %s", got, runtime.Version())
+	}
+	out.Reset()
+	fs2 := flag.NewFlagSet("tool", flag.ContinueOnError)
+	AddVersion(fs2, &out)
+	if code, ok := Parse(fs2, nil); code != 0 || !ok || out.Len() != 0 {
+		t.Errorf("Parse without -version: got (%d, %v) and output %q, want (0, true) and none", code, ok, out.String())
 	}
 }

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package buildinfo
+
+// kernel is unknown on systems without uname(2).
+func kernel() string { return "" }
