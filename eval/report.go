@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -56,8 +57,10 @@ func (g *Group) param(axis string) string {
 // ReportData is an experiment's results grouped for a report.
 type ReportData struct {
 	Experiment string
-	Source     string      // scenario YAML
-	Exp        *Experiment // parsed scenario; nil if it no longer parses
+	Version    *VersionRecord  // the version reported on; nil for a store without versions
+	Versions   []VersionRecord // every version of the experiment, newest first
+	Source     string          // scenario YAML of the version ("" if it was not kept)
+	Exp        *Experiment     // parsed scenario; nil if it no longer parses
 	Axes       []Axis
 	Baseline   []Param
 	Groups     []*Group    // by point, then backend
@@ -65,8 +68,10 @@ type ReportData struct {
 	Backends   []string    // backends with results
 }
 
-// LoadReport reads an experiment's runs from the store and groups them.
-func LoadReport(ctx context.Context, st Store, experiment string) (*ReportData, error) {
+// LoadReport reads the runs of an experiment's version from the store and
+// groups them: version is a sequence number (VersionRecord.Seq), 0 for the
+// newest (last run) version. Runs of other versions are never included.
+func LoadReport(ctx context.Context, st Store, experiment string, version int) (*ReportData, error) {
 	exps, err := st.Experiments(ctx)
 	if err != nil {
 		return nil, err
@@ -85,11 +90,32 @@ func LoadReport(ctx context.Context, st Store, experiment string) (*ReportData, 
 		}
 		return nil, fmt.Errorf("no experiment %q in the store (stored: %s)", experiment, strings.Join(names, ", "))
 	}
-	if exp, err := ParseScenario(experiment+".yaml", []byte(d.Source)); err == nil {
-		d.Exp, d.Axes = exp, exp.Axes
-		d.Baseline = exp.Base.Baseline
+	if d.Versions, err = st.Versions(ctx, experiment); err != nil {
+		return nil, err
 	}
-	runs, err := st.Runs(ctx, experiment)
+	for i := range d.Versions {
+		if (version == 0 && i == 0) || d.Versions[i].Seq == version {
+			d.Version = &d.Versions[i]
+		}
+	}
+	if d.Version == nil && (version != 0 || len(d.Versions) > 0) {
+		var have []string
+		for _, v := range d.Versions {
+			have = append(have, v.Label())
+		}
+		return nil, fmt.Errorf("experiment %q has no version v%d (stored: %s)", experiment, version, strings.Join(have, ", "))
+	}
+	var vid int64
+	if d.Version != nil {
+		vid, d.Source = d.Version.ID, d.Version.Scenario
+	}
+	if d.Source != "" {
+		if exp, err := ParseScenario(experiment+".yaml", []byte(d.Source)); err == nil {
+			d.Exp, d.Axes = exp, exp.Axes
+			d.Baseline = exp.Base.Baseline
+		}
+	}
+	runs, err := st.Runs(ctx, experiment, vid)
 	if err != nil {
 		return nil, err
 	}
@@ -820,28 +846,43 @@ func writeAggregate(dir string, rows []AggregateRow) error {
 	return os.WriteFile(filepath.Join(dir, "aggregate.json"), b, 0o644)
 }
 
-// WriteReport writes the experiment's report into outDir/<experiment>/:
-// index.html (offline: inline SVG, no scripts or external resources),
-// runs.json and runs.csv (every run's summaries), aggregate.json and
-// aggregate.csv (summaries over seeds). It returns the HTML file's path.
+// WriteReport writes the report of the experiment's newest version into
+// outDir/<experiment>/ (WriteVersionReport).
 func WriteReport(ctx context.Context, st Store, experiment, outDir string) (string, error) {
-	d, err := LoadReport(ctx, st, experiment)
+	return WriteVersionReport(ctx, st, experiment, 0, outDir)
+}
+
+// WriteVersionReport writes the report of one version of the experiment
+// (VersionRecord.Seq; 0: the newest) into outDir/<experiment>/ for the
+// newest and outDir/<experiment>/v<seq>/ for another: index.html (offline:
+// inline SVG, no scripts or external resources), runs.json and runs.csv
+// (every run's summaries), aggregate.json and aggregate.csv (summaries over
+// seeds). It returns the HTML file's path.
+func WriteVersionReport(ctx context.Context, st Store, experiment string, version int, outDir string) (string, error) {
+	d, err := LoadReport(ctx, st, experiment, version)
 	if err != nil {
 		return "", err
 	}
 	dir := filepath.Join(outDir, experiment)
+	var vid int64
+	if d.Version != nil {
+		vid = d.Version.ID
+		if version != 0 {
+			dir = filepath.Join(dir, d.Version.Label())
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	for name, export := range map[string]func(context.Context, Store, string, *os.File) error{
-		"runs.json": func(ctx context.Context, st Store, e string, f *os.File) error { return ExportJSON(ctx, st, e, f) },
-		"runs.csv":  func(ctx context.Context, st Store, e string, f *os.File) error { return ExportCSV(ctx, st, e, f) },
+	for name, export := range map[string]func(context.Context, Store, string, int64, io.Writer) error{
+		"runs.json": ExportJSON,
+		"runs.csv":  ExportCSV,
 	} {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return "", err
 		}
-		if err := export(ctx, st, experiment, f); err != nil {
+		if err := export(ctx, st, experiment, vid, f); err != nil {
 			f.Close()
 			return "", err
 		}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"cclab/internal/buildinfo"
 )
 
 // RunSpec is one run to execute: a point of an experiment on one backend
@@ -103,6 +105,7 @@ type SweepStats struct {
 	Ran      int      // completed now
 	Failed   int      // failed now (stored with status failed; retried by the next sweep)
 	Missing  []string // backends with no runner
+	Version  int      // the experiment version's sequence number (VersionRecord.Seq)
 	Duration time.Duration
 }
 
@@ -122,6 +125,11 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 	if err != nil {
 		return st, err
 	}
+	ver := exp.VersionRecord()
+	if err := opt.Store.Version(ctx, expID, ver); err != nil {
+		return st, err
+	}
+	st.Version = ver.Seq
 	specs := Specs(exp, opt.Backends)
 	st.Total = len(specs)
 	byBackend := map[string][]RunSpec{}
@@ -234,7 +242,8 @@ func missingSpecs(specs []RunSpec, missing []string) []RunSpec {
 // execute runs one spec and turns the outcome into a record.
 func execute(ctx context.Context, r Runner, s RunSpec) (rec *RunRecord) {
 	rec = &RunRecord{Experiment: s.Experiment, Key: s.Key, Point: s.Point.Index, Params: s.Point.Params,
-		ScenarioHash: s.Point.Hash(), Backend: s.Backend, Seed: s.Seed, Version: Version, Started: time.Now()}
+		ScenarioHash: s.Point.Hash(), Backend: s.Backend, Seed: s.Seed, Version: Version, Started: time.Now(),
+		Provenance: buildinfo.Read(), Settings: s.Point.Settings(s.Backend, s.Seed)}
 	defer func() {
 		if p := recover(); p != nil {
 			rec.Status, rec.Error = StatusFailed, fmt.Sprintf("panic: %v", p)

@@ -1,9 +1,6 @@
 package eval
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -259,16 +256,6 @@ func (p Point) Get(axis string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// Hash identifies the point's configuration (everything but seeds and
-// backends), hex-encoded SHA-256 of its canonical JSON.
-func (p Point) Hash() string {
-	s := p.Scenario
-	s.Seeds, s.Backends, s.Description, s.LiveRuns = nil, nil, "", 0
-	b, _ := json.Marshal(s)
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }
 
 // Experiment is a parsed scenario file: its sweep axes and grid points.

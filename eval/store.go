@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver (pure Go)
+
+	"cclab/internal/buildinfo"
 )
 
 // DefaultDB is the store file used when none is named.
@@ -23,13 +25,21 @@ const (
 	StatusFailed = "failed"
 )
 
-// Store keeps experiments, runs and their metrics. SQLStore implements it
-// on SQLite; the SQL is kept portable (plain types, no SQLite-only syntax
-// but the driver's placeholders) so a PostgreSQL store can implement it too.
+// Store keeps experiments, their versions, runs and metrics. SQLStore
+// implements it on SQLite; the SQL is kept portable (plain types, no
+// SQLite-only syntax but the driver's placeholders) so a PostgreSQL store can
+// implement it too.
 type Store interface {
 	// Experiment returns the ID of the named experiment, creating it (with
 	// the scenario source) on first use.
 	Experiment(ctx context.Context, name string, source []byte) (int64, error)
+	// Version registers the experiment version v (found by v.Hash, created
+	// with its points on first use), marks it the newest and sets v.ID,
+	// v.Seq and v.Created.
+	Version(ctx context.Context, experiment int64, v *VersionRecord) error
+	// Versions lists the named experiment's versions, newest (last used)
+	// first, with their points and run counts.
+	Versions(ctx context.Context, experiment string) ([]VersionRecord, error)
 	// Done reports whether the run with this key completed before.
 	Done(ctx context.Context, experiment int64, key string) (bool, error)
 	// SaveRun writes a run and all its rows in one transaction, replacing a
@@ -37,14 +47,43 @@ type Store interface {
 	SaveRun(ctx context.Context, experiment int64, r *RunRecord) error
 	// Experiments lists the stored experiments.
 	Experiments(ctx context.Context) ([]ExperimentRecord, error)
-	// Runs returns the runs of an experiment with their summaries, in point,
-	// backend, seed order.
-	Runs(ctx context.Context, experiment string) ([]RunRecord, error)
+	// Runs returns runs of an experiment with their summaries, in point,
+	// backend, seed order: those of the version with this ID (Point and
+	// Params as in that version), or every run for version 0.
+	Runs(ctx context.Context, experiment string, version int64) ([]RunRecord, error)
 	// Series returns the time series of a run.
 	Series(ctx context.Context, run int64) ([]SeriesRecord, error)
 	// Close releases the store.
 	Close() error
 }
+
+// VersionRecord is one version of an experiment: the set of resolved points
+// a scenario file (with a given build of cclab) defines. Runs belong to the
+// versions whose points have their point hash (RunRecord.ScenarioHash).
+type VersionRecord struct {
+	ID           int64          `json:"id"`
+	Experiment   string         `json:"experiment"`
+	Seq          int            `json:"seq"`           // 1, 2, ... in order of creation: "v2"
+	Hash         string         `json:"hash"`          // Experiment.VersionHash
+	Scenario     string         `json:"scenario"`      // YAML source last run as this version; "" if unknown
+	Build        string         `json:"build"`         // cclab build identity; "" if unknown
+	CclabVersion string         `json:"cclab_version"` // cclab's version, for people
+	Created      string         `json:"created"`       // RFC 3339, UTC
+	LastUsed     string         `json:"last_used"`     // RFC 3339, UTC: last registered by a sweep
+	Note         string         `json:"note,omitempty"`
+	Points       []VersionPoint `json:"points"`
+	Done, Failed int            `json:"-"` // runs of the version by status (Versions fills them)
+}
+
+// VersionPoint is one point of a version.
+type VersionPoint struct {
+	Index  int     `json:"point"`
+	Params []Param `json:"params"`
+	Hash   string  `json:"hash"` // Point.Hash
+}
+
+// Label returns "v<seq>".
+func (v *VersionRecord) Label() string { return "v" + strconv.Itoa(v.Seq) }
 
 // ExperimentRecord is one stored experiment.
 type ExperimentRecord struct {
@@ -64,13 +103,18 @@ type RunRecord struct {
 	ScenarioHash string             `json:"scenario_hash"`
 	Backend      string             `json:"backend"`
 	Seed         uint64             `json:"seed"`
-	Version      string             `json:"version"` // software version that produced it
+	Version      string             `json:"version"` // cclab's version that produced it (buildinfo.Info.Short)
 	Status       string             `json:"status"`
 	Error        string             `json:"error,omitempty"`
 	Started      time.Time          `json:"started"`
 	Finished     time.Time          `json:"finished"`
 	WallSeconds  float64            `json:"wall_seconds"`    // wall-clock time the run took
 	Notes        map[string]float64 `json:"notes,omitempty"` // run conditions (RunResult.Notes)
+	// Provenance is the build and host that produced the run.
+	Provenance buildinfo.Info `json:"provenance"`
+	// Settings are the run's resolved settings (Point.Settings): the point's
+	// scenario after defaults and sweep expansion, backend and seed.
+	Settings json.RawMessage `json:"settings,omitempty"`
 	Flows        []ScopeRecord      `json:"flows,omitempty"`
 	Links        []ScopeRecord      `json:"links,omitempty"`
 	Summaries    []SummaryRecord    `json:"summaries,omitempty"`
@@ -148,25 +192,19 @@ func appendScope(list []ScopeRecord, res Result) []ScopeRecord {
 	return append(list, ScopeRecord{ID: res.ID, Name: res.Name})
 }
 
-// Version is the software version recorded with each run: the main module's
-// version from the build information, else "devel".
-var Version = func() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v := bi.Main.Version
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v = s.Value[:12]
-			}
-		}
-		if v != "" && v != "(devel)" {
-			return v
-		}
-	}
-	return "devel"
-}()
+// Version is cclab's version recorded with each run and shown in reports
+// (buildinfo.Info.Short: module version, commit).
+var Version = buildinfo.Read().Short()
 
-// schema creates the tables; see docs/store.md.
-var schema = []string{
+// SchemaVersion is the version of the database layout this build writes
+// (docs/store.md, "Schema versions"). OpenSQLite migrates older databases to
+// it and refuses newer ones.
+const SchemaVersion = 2
+
+// schema1 creates the tables of schema version 1 (the layout before
+// versions and provenance); OpenSQLite creates them when absent and then
+// migrates, so a new database and an old one take the same path.
+var schema1 = []string{
 	`CREATE TABLE IF NOT EXISTS experiments (
 		id INTEGER PRIMARY KEY,
 		name TEXT NOT NULL UNIQUE,
@@ -226,11 +264,15 @@ type SQLStore struct {
 	// hook, if set (tests), is called between the inserts of SaveRun with
 	// the stage name; an error aborts the transaction.
 	hook func(stage string) error
+	// Migrated is the schema version the database had when opened, if
+	// OpenSQLite migrated it (0: created now or already current).
+	Migrated int
 }
 
 var _ Store = (*SQLStore)(nil)
 
-// OpenSQLite opens (creating on first use) the SQLite store in file path.
+// OpenSQLite opens (creating on first use) the SQLite store in file path,
+// migrating a database of an older schema version in one transaction.
 func OpenSQLite(path string) (*SQLStore, error) {
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
@@ -238,20 +280,12 @@ func OpenSQLite(path string) (*SQLStore, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1) // one writer; SQLite serializes anyway
-	for _, q := range schema {
-		if _, err := db.Exec(q); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("store %s: creating schema: %w", path, err)
-		}
+	st := &SQLStore{db: db}
+	if err := st.migrate(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	// Databases from before the notes column gain it.
-	if _, err := db.Exec(`SELECT notes FROM runs LIMIT 0`); err != nil {
-		if _, err := db.Exec(`ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT '{}'`); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("store %s: adding runs.notes: %w", path, err)
-		}
-	}
-	return &SQLStore{db: db}, nil
+	return st, nil
 }
 
 // Close closes the database.
@@ -261,6 +295,10 @@ func (s *SQLStore) Close() error { return s.db.Close() }
 func (s *SQLStore) DB() *sql.DB { return s.db }
 
 func now() string { return time.Now().UTC().Format(time.RFC3339) }
+
+// sortableTime is RFC 3339 with a fixed number of decimals, so that times
+// sort as strings (versions.created, versions.last_used).
+const sortableTime = "2006-01-02T15:04:05.000000Z07:00"
 
 // Experiment returns the named experiment's ID, creating it on first use. A
 // changed scenario source replaces the stored one (runs are keyed by their
@@ -282,6 +320,119 @@ func (s *SQLStore) Experiment(ctx context.Context, name string, source []byte) (
 		_, err = s.db.ExecContext(ctx, `UPDATE experiments SET scenario = ? WHERE id = ?`, string(source), id)
 	}
 	return id, err
+}
+
+// Version registers v (by v.Hash) for the experiment: a new version gets the
+// next sequence number and its points; a known one its latest scenario
+// source. Either becomes the newest (last used). It sets v.ID, v.Seq and
+// v.Created.
+func (s *SQLStore) Version(ctx context.Context, experiment int64, v *VersionRecord) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	t := time.Now().UTC().Format(sortableTime)
+	v.LastUsed = t
+	switch e := tx.QueryRowContext(ctx, `SELECT id, seq, created FROM versions WHERE experiment_id = ? AND hash = ?`, experiment, v.Hash).Scan(&v.ID, &v.Seq, &v.Created); {
+	case e == nil:
+		if _, err = tx.ExecContext(ctx, `UPDATE versions SET scenario = ?, last_used = ? WHERE id = ?`, v.Scenario, t, v.ID); err != nil {
+			return err
+		}
+	case errors.Is(e, sql.ErrNoRows):
+		if err = tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM versions WHERE experiment_id = ?`, experiment).Scan(&v.Seq); err != nil {
+			return err
+		}
+		v.Created = t
+		res, err := tx.ExecContext(ctx, `INSERT INTO versions (experiment_id, seq, hash, scenario, build, cclab_version, created, last_used, note)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, experiment, v.Seq, v.Hash, v.Scenario, v.Build, v.CclabVersion, t, t, v.Note)
+		if err != nil {
+			return err
+		}
+		if v.ID, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		for _, p := range v.Points {
+			params, _ := json.Marshal(p.Params)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO version_points (version_id, point, params, point_hash) VALUES (?, ?, ?, ?)`,
+				v.ID, p.Index, string(params), p.Hash); err != nil {
+				return err
+			}
+		}
+	default:
+		return e
+	}
+	return tx.Commit()
+}
+
+// Versions lists the experiment's versions, newest (last used) first.
+func (s *SQLStore) Versions(ctx context.Context, experiment string) ([]VersionRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT v.id, v.seq, v.hash, v.scenario, v.build, v.cclab_version, v.created, v.last_used, v.note
+		FROM versions v JOIN experiments e ON v.experiment_id = e.id WHERE e.name = ? ORDER BY v.last_used DESC, v.seq DESC`, experiment)
+	if err != nil {
+		return nil, err
+	}
+	var out []VersionRecord
+	for rows.Next() {
+		v := VersionRecord{Experiment: experiment}
+		if err := rows.Scan(&v.ID, &v.Seq, &v.Hash, &v.Scenario, &v.Build, &v.CclabVersion, &v.Created, &v.LastUsed, &v.Note); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		v := &out[i]
+		prow, err := s.db.QueryContext(ctx, `SELECT point, params, point_hash FROM version_points WHERE version_id = ? ORDER BY point`, v.ID)
+		if err != nil {
+			return nil, err
+		}
+		for prow.Next() {
+			var p VersionPoint
+			var params string
+			if err := prow.Scan(&p.Index, &params, &p.Hash); err != nil {
+				prow.Close()
+				return nil, err
+			}
+			_ = json.Unmarshal([]byte(params), &p.Params)
+			v.Points = append(v.Points, p)
+		}
+		prow.Close()
+		if err := prow.Err(); err != nil {
+			return nil, err
+		}
+		crow, err := s.db.QueryContext(ctx, `SELECT r.status, COUNT(*) FROM runs r JOIN version_points vp ON vp.point_hash = r.scenario_hash
+			JOIN versions v ON v.id = vp.version_id AND v.experiment_id = r.experiment_id WHERE vp.version_id = ? GROUP BY r.status`, v.ID)
+		if err != nil {
+			return nil, err
+		}
+		for crow.Next() {
+			var status string
+			var n int
+			if err := crow.Scan(&status, &n); err != nil {
+				crow.Close()
+				return nil, err
+			}
+			if status == StatusDone {
+				v.Done += n
+			} else {
+				v.Failed += n
+			}
+		}
+		crow.Close()
+		if err := crow.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Done reports whether the run completed.
@@ -339,10 +490,15 @@ func (s *SQLStore) SaveRun(ctx context.Context, experiment int64, r *RunRecord) 
 	if r.Version == "" {
 		r.Version = Version
 	}
+	prov, _ := json.Marshal(r.Provenance)
+	settings := "{}"
+	if len(r.Settings) > 0 {
+		settings = string(r.Settings)
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs (experiment_id, run_key, point, params, scenario_hash, backend, seed,
-		version, status, error, started, finished, wall_seconds, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		version, status, error, started, finished, wall_seconds, notes, provenance, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		experiment, r.Key, r.Point, string(params), r.ScenarioHash, r.Backend, int64(r.Seed), r.Version, r.Status, r.Error,
-		r.Started.UTC().Format(time.RFC3339Nano), r.Finished.UTC().Format(time.RFC3339Nano), r.WallSeconds, string(notes))
+		r.Started.UTC().Format(time.RFC3339Nano), r.Finished.UTC().Format(time.RFC3339Nano), r.WallSeconds, string(notes), string(prov), settings)
 	if err != nil {
 		return err
 	}
@@ -423,23 +579,40 @@ func (s *SQLStore) Experiments(ctx context.Context) ([]ExperimentRecord, error) 
 	return out, rows.Err()
 }
 
-// Runs returns an experiment's runs with flows, links and summaries.
-func (s *SQLStore) Runs(ctx context.Context, experiment string) ([]RunRecord, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT r.id, r.run_key, r.point, r.params, r.scenario_hash, r.backend, r.seed,
-		r.version, r.status, r.error, r.started, r.finished, r.wall_seconds, r.notes
-		FROM runs r JOIN experiments e ON r.experiment_id = e.id WHERE e.name = ?
-		ORDER BY r.point, r.backend, r.seed, r.id`, experiment)
+// Runs returns an experiment's runs with flows, links and summaries: every
+// run for version 0, else the runs of the version with that ID, each with the
+// point index and parameters it has in that version.
+func (s *SQLStore) Runs(ctx context.Context, experiment string, version int64) ([]RunRecord, error) {
+	cols := `r.id, r.run_key, r.point, r.params, r.scenario_hash, r.backend, r.seed,
+		r.version, r.status, r.error, r.started, r.finished, r.wall_seconds, r.notes, r.provenance, r.settings`
+	var rows *sql.Rows
+	var err error
+	if version == 0 {
+		rows, err = s.db.QueryContext(ctx, `SELECT `+cols+`
+			FROM runs r JOIN experiments e ON r.experiment_id = e.id WHERE e.name = ?
+			ORDER BY r.point, r.backend, r.seed, r.id`, experiment)
+	} else {
+		rows, err = s.db.QueryContext(ctx, `SELECT `+cols+`, vp.point, vp.params
+			FROM runs r JOIN experiments e ON r.experiment_id = e.id
+			JOIN versions v ON v.experiment_id = e.id AND v.id = ?
+			JOIN version_points vp ON vp.version_id = v.id AND vp.point_hash = r.scenario_hash
+			WHERE e.name = ? ORDER BY vp.point, r.backend, r.seed, r.id`, version, experiment)
+	}
 	if err != nil {
 		return nil, err
 	}
 	var out []RunRecord
-	byID := map[int64]int{}
+	byID := map[int64][]int{}
 	for rows.Next() {
 		var r RunRecord
-		var params, started, finished, notes string
+		var params, started, finished, notes, prov, settings string
 		var seed int64
-		if err := rows.Scan(&r.ID, &r.Key, &r.Point, &params, &r.ScenarioHash, &r.Backend, &seed,
-			&r.Version, &r.Status, &r.Error, &started, &finished, &r.WallSeconds, &notes); err != nil {
+		dest := []any{&r.ID, &r.Key, &r.Point, &params, &r.ScenarioHash, &r.Backend, &seed,
+			&r.Version, &r.Status, &r.Error, &started, &finished, &r.WallSeconds, &notes, &prov, &settings}
+		if version != 0 {
+			dest = append(dest, &r.Point, &params)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -449,9 +622,13 @@ func (s *SQLStore) Runs(ctx context.Context, experiment string) ([]RunRecord, er
 		if notes != "" && notes != "{}" {
 			_ = json.Unmarshal([]byte(notes), &r.Notes)
 		}
+		_ = json.Unmarshal([]byte(prov), &r.Provenance)
+		if settings != "" && settings != "{}" {
+			r.Settings = json.RawMessage(settings)
+		}
 		r.Started, _ = time.Parse(time.RFC3339Nano, started)
 		r.Finished, _ = time.Parse(time.RFC3339Nano, finished)
-		byID[r.ID] = len(out)
+		byID[r.ID] = append(byID[r.ID], len(out))
 		out = append(out, r)
 	}
 	rows.Close()
@@ -460,6 +637,11 @@ func (s *SQLStore) Runs(ctx context.Context, experiment string) ([]RunRecord, er
 	}
 	if len(out) == 0 {
 		return out, nil
+	}
+	each := func(run int64, f func(r *RunRecord)) {
+		for _, i := range byID[run] {
+			f(&out[i])
+		}
 	}
 	join := ` r JOIN experiments e ON r.experiment_id = e.id WHERE e.name = ?`
 	scopes := func(table, idcol string, set func(*RunRecord, ScopeRecord)) error {
@@ -475,7 +657,7 @@ func (s *SQLStore) Runs(ctx context.Context, experiment string) ([]RunRecord, er
 			if err := rows.Scan(&run, &sc.ID, &sc.Name, &sc.Info); err != nil {
 				return err
 			}
-			set(&out[byID[run]], sc)
+			each(run, func(r *RunRecord) { set(r, sc) })
 		}
 		return rows.Err()
 	}
@@ -499,8 +681,7 @@ func (s *SQLStore) Runs(ctx context.Context, experiment string) ([]RunRecord, er
 			return nil, err
 		}
 		m.Scope = Scope(scope)
-		r := &out[byID[run]]
-		r.Summaries = append(r.Summaries, m)
+		each(run, func(r *RunRecord) { r.Summaries = append(r.Summaries, m) })
 	}
 	return out, srows.Err()
 }

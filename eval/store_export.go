@@ -12,10 +12,11 @@ import (
 var CSVHeader = []string{"experiment", "run_id", "run_key", "point", "params", "backend", "seed", "status",
 	"scope", "scope_id", "scope_name", "metric", "unit", "value"}
 
-// ExportCSV writes every summary of the experiment's runs as CSV (header
-// CSVHeader; params as "axis=value;axis=value").
-func ExportCSV(ctx context.Context, st Store, experiment string, w io.Writer) error {
-	runs, err := st.Runs(ctx, experiment)
+// ExportCSV writes every summary of the runs of the experiment's version
+// with ID version (0: every run) as CSV (header CSVHeader; params as
+// "axis=value;axis=value").
+func ExportCSV(ctx context.Context, st Store, experiment string, version int64, w io.Writer) error {
+	runs, err := st.Runs(ctx, experiment, version)
 	if err != nil {
 		return err
 	}
@@ -48,10 +49,11 @@ func ExportCSV(ctx context.Context, st Store, experiment string, w io.Writer) er
 	return cw.Error()
 }
 
-// ExportJSON writes the experiment's runs (with flows, links and summaries,
-// without time series) as a JSON array of RunRecord.
-func ExportJSON(ctx context.Context, st Store, experiment string, w io.Writer) error {
-	runs, err := st.Runs(ctx, experiment)
+// ExportJSON writes the runs of the experiment's version with ID version (0:
+// every run; with flows, links, summaries, provenance and settings, without
+// time series) as a JSON array of RunRecord.
+func ExportJSON(ctx context.Context, st Store, experiment string, version int64, w io.Writer) error {
+	runs, err := st.Runs(ctx, experiment, version)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -120,7 +121,7 @@ func TestStoreReadBack(t *testing.T) {
 	if err := st.SaveRun(ctx, exp, want); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := st.Runs(ctx, "e")
+	runs, err := st.Runs(ctx, "e", 0)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("Runs: got %d runs, err %v", len(runs), err)
 	}
@@ -171,10 +172,10 @@ func TestExportRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stored, _ := st.Runs(ctx, "e")
+	stored, _ := st.Runs(ctx, "e", 0)
 
 	var jb bytes.Buffer
-	if err := ExportJSON(ctx, st, "e", &jb); err != nil {
+	if err := ExportJSON(ctx, st, "e", 0, &jb); err != nil {
 		t.Fatal(err)
 	}
 	var back []RunRecord
@@ -198,7 +199,7 @@ func TestExportRoundTrip(t *testing.T) {
 	}
 
 	var cb bytes.Buffer
-	if err := ExportCSV(ctx, st, "e", &cb); err != nil {
+	if err := ExportCSV(ctx, st, "e", 0, &cb); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&cb).ReadAll()
@@ -231,16 +232,22 @@ func TestExportRoundTrip(t *testing.T) {
 	}
 }
 
-// TestStoreMigratesNotes opens a database whose runs table predates the
-// notes column.
+// TestStoreMigratesNotes opens a schema-1 database whose runs table
+// predates the notes column.
 func TestStoreMigratesNotes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`CREATE TABLE runs (id INTEGER PRIMARY KEY, experiment_id INTEGER)`); err != nil {
-		t.Fatal(err)
+	for _, q := range schema1 {
+		q = strings.Replace(q, ",\n\t\tnotes TEXT NOT NULL DEFAULT '{}'", "", 1)
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`SELECT notes FROM runs`); err == nil {
+		t.Fatal("the test's old runs table has a notes column")
 	}
 	db.Close()
 	st, err := OpenSQLite(path)
@@ -248,7 +255,7 @@ func TestStoreMigratesNotes(t *testing.T) {
 		t.Fatalf("OpenSQLite on an old database: %v", err)
 	}
 	defer st.Close()
-	if _, err := st.DB().Exec(`SELECT notes FROM runs`); err != nil {
-		t.Errorf("notes column not added: %v", err)
+	if _, err := st.DB().Exec(`SELECT notes, provenance, settings FROM runs`); err != nil {
+		t.Errorf("columns not added: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"cclab/eval"
 	"cclab/experiments"
@@ -48,23 +49,56 @@ func runList(args []string) int {
 			return 1
 		}
 		defer st.Close()
+		noteMigration(os.Stdout, st, *db)
 		ctx := context.Background()
 		exps, err := st.Experiments(ctx)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab list:", err)
 			return 1
 		}
-		fmt.Printf("\nstored in %s:\n", *db)
+		fmt.Printf("\nstored in %s (versions newest first; cclab report -experiment NAME -version N):\n", *db)
 		for _, e := range exps {
-			runs, _ := st.Runs(ctx, e.Name)
-			done := 0
-			for _, r := range runs {
-				if r.Status == eval.StatusDone {
-					done++
+			vers, err := st.Versions(ctx, e.Name)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "cclab list:", err)
+				return 1
+			}
+			fmt.Printf("  %s\n", e.Name)
+			for i, v := range vers {
+				newest := ""
+				if i == 0 {
+					newest = " (newest: the default report)"
+				}
+				fmt.Printf("    %-4s %s  %d points, %d runs done, %d failed; cclab %s%s\n", v.Label(), shortTime(v.LastUsed),
+					len(v.Points), v.Done, v.Failed, orUnknown(v.CclabVersion), newest)
+				if v.Note != "" {
+					fmt.Printf("         %s\n", v.Note)
 				}
 			}
-			fmt.Printf("  %s: %d runs done, %d failed\n", e.Name, done, len(runs)-done)
+			if len(vers) == 0 {
+				runs, _ := st.Runs(ctx, e.Name, 0)
+				fmt.Printf("    no versions; %d runs\n", len(runs))
+			}
 		}
 	}
 	return 0
+}
+
+// shortTime formats an RFC 3339 time as "2006-01-02 15:04 UTC".
+func shortTime(s string) string {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t, err = time.Parse(time.RFC3339Nano, s)
+	}
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"cclab/eval"
 )
@@ -19,8 +21,22 @@ func runReport(args []string) int {
 	db := fs.String("db", eval.DefaultDB, "result database (SQLite file)")
 	out := fs.String("out", "report", "directory for the reports (a subdirectory per experiment)")
 	name := fs.String("experiment", "", "experiment to report on; default: every experiment in the database")
+	version := fs.String("version", "", "experiment version to report on (N or vN, as cclab list shows; needs -experiment); default: the newest, the one last run")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	seq := 0
+	if *version != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(*version, "v"))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "cclab report: -version %q: want a version number such as 2 or v2 (cclab list shows them)\n", *version)
+			return 2
+		}
+		if *name == "" {
+			fmt.Fprintln(os.Stderr, "cclab report: -version needs -experiment NAME")
+			return 2
+		}
+		seq = n
 	}
 	if _, err := os.Stat(*db); err != nil {
 		fmt.Fprintf(os.Stderr, "cclab report: database %s: %v\n", *db, err)
@@ -32,6 +48,7 @@ func runReport(args []string) int {
 		return 1
 	}
 	defer st.Close()
+	noteMigration(os.Stdout, st, *db)
 	ctx := context.Background()
 	names := []string{*name}
 	if *name == "" {
@@ -50,7 +67,7 @@ func runReport(args []string) int {
 		}
 	}
 	for _, n := range names {
-		path, err := eval.WriteReport(ctx, st, n, *out)
+		path, err := eval.WriteVersionReport(ctx, st, n, seq, *out)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "cclab report: %s: %v\n", n, err)
 			return 1

@@ -102,6 +102,7 @@ func runRun(args []string) int {
 		return 1
 	}
 	defer st.Close()
+	noteMigration(os.Stdout, st, *db)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -139,8 +140,8 @@ func runRun(args []string) int {
 	if bar != nil {
 		bar.Finish()
 	}
-	fmt.Printf("%s: %d runs: %d done now, %d already done, %d failed (%.1fs); database %s\n",
-		exp.Name, stats.Total, stats.Ran, stats.Skipped, stats.Failed, stats.Duration.Seconds(), *db)
+	fmt.Printf("%s v%d: %d runs: %d done now, %d already done, %d failed (%.1fs); database %s\n",
+		exp.Name, stats.Version, stats.Total, stats.Ran, stats.Skipped, stats.Failed, stats.Duration.Seconds(), *db)
 	if errors.Is(err, context.Canceled) {
 		fmt.Println("interrupted: completed runs are stored; run the same command again to resume")
 		return 130
@@ -174,4 +175,13 @@ func (m missingOnly) Write(p []byte) (int, error) {
 		return m.w.Write(p)
 	}
 	return len(p), nil
+}
+
+// noteMigration says when opening the database migrated it to the current
+// schema (docs/store.md, "Schema versions").
+func noteMigration(w io.Writer, st *eval.SQLStore, db string) {
+	if st.Migrated > 0 {
+		fmt.Fprintf(w, "database %s: migrated from schema %d to %d (its runs are sorted into experiment versions: cclab list shows them)\n",
+			db, st.Migrated, eval.SchemaVersion)
+	}
 }

@@ -124,7 +124,8 @@ func TestRunQuickBuiltin(t *testing.T) {
 		}
 	}
 	list, err := exec.Command(bin, "list", "-db", db).CombinedOutput()
-	if err != nil || !strings.Contains(string(list), "loss-resilience") || !strings.Contains(string(list), "loss-resilience-quick: ") {
+	if err != nil || !strings.Contains(string(list), "loss-resilience") || !strings.Contains(string(list), "  loss-resilience-quick\n") ||
+		!strings.Contains(string(list), "v1 ") || !strings.Contains(string(list), "18 points, 54 runs done, 0 failed") {
 		t.Errorf("cclab list: %v\n%s", err, list)
 	}
 	bad := filepath.Join(dir, "bad.yaml")
