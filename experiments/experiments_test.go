@@ -1,6 +1,8 @@
 package experiments_test
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"cclab/eval"
@@ -50,5 +52,38 @@ func TestLossResilience(t *testing.T) {
 	}
 	if len(s.Flows) != 1 || s.Flows[0].Count != 1 || s.Flows[0].Traffic != "greedy" {
 		t.Errorf("flows: got %+v, want one greedy flow", s.Flows)
+	}
+}
+
+// TestDocExamplesOwnNames: a scenario example in docs/scenarios.md must not
+// reuse a built-in experiment's name (a reader who copies it would file its
+// results under the built-in experiment).
+func TestDocExamplesOwnNames(t *testing.T) {
+	b, err := os.ReadFile("../docs/scenarios.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin := map[string]bool{}
+	for _, n := range experiments.Names() {
+		builtin[n] = true
+	}
+	found := 0
+	for _, block := range strings.Split(string(b), "```yaml")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		for _, line := range strings.Split(block, "\n") {
+			name, ok := strings.CutPrefix(line, "name:")
+			if !ok {
+				continue
+			}
+			name, _, _ = strings.Cut(name, "#")
+			name = strings.TrimSpace(name)
+			found++
+			if builtin[name] {
+				t.Errorf("docs/scenarios.md: an example is named %q, a built-in experiment's name", name)
+			}
+		}
+	}
+	if found == 0 {
+		t.Errorf("docs/scenarios.md: no example with a name found")
 	}
 }
