@@ -215,6 +215,11 @@ func runSim(args []string) int {
 		return 1
 	}
 	sum := newSimOutput(p, res)
+	if sum.Window <= 0 {
+		fmt.Fprintf(os.Stderr, "cclab sim: the run ended after %.3g s, within the %.3g s warm-up: nothing was measured (use a shorter -warmup)\n",
+			sum.Duration, sum.Warmup)
+		return 1
+	}
 	sum.TraceHash, sum.HashedEvents = s.TraceHash()
 	w := io.Writer(os.Stdout)
 	if out != "" {
@@ -273,6 +278,9 @@ func simpleScenario(sc eval.Simple, cc, rtts string, seed uint64, revUnlimited b
 	}
 	if sc.Warmup < 0 {
 		sc.Warmup = sc.Duration / 4
+		if sc.UntilDone {
+			sc.Warmup = 0 // the run ends with the transfers: measure them whole
+		}
 	}
 	return sc.Scenario()
 }
