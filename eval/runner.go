@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +75,29 @@ func Specs(exp *Experiment, backends []string) []RunSpec {
 	return out
 }
 
+// CheckBackends returns an error when one of backends (a -backends
+// selection) is not a backend of any point of exp: the selection would run
+// nothing on it, which is a mistake, not "0 runs".
+func CheckBackends(exp *Experiment, backends []string) error {
+	for _, b := range backends {
+		if b != BackendSim && b != BackendLive {
+			return fmt.Errorf("unknown backend %q (allowed: %s, %s)", b, BackendSim, BackendLive)
+		}
+		found := false
+		for _, p := range exp.Points {
+			if contains(p.Scenario.Backends, b) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("%s has no %s runs (its backends: %s): add %s to the scenario's backends to run it there",
+				exp.Name, b, strings.Join(exp.Base.Backends, ", "), b)
+		}
+	}
+	return nil
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -116,6 +140,9 @@ type SweepStats struct {
 func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, error) {
 	start := time.Now()
 	var st SweepStats
+	if err := CheckBackends(exp, opt.Backends); err != nil {
+		return st, err
+	}
 	logf := func(format string, args ...any) {
 		if opt.Log != nil {
 			fmt.Fprintf(opt.Log, format+"\n", args...)

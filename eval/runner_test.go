@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -137,5 +138,26 @@ func TestRunKeys(t *testing.T) {
 	}
 	if got := len(Specs(exp, []string{BackendSim})); got != 18 {
 		t.Errorf("sim specs with live_runs 1: got %d, want 18", got)
+	}
+}
+
+// TestSweepBackendWithoutRuns: selecting a backend the scenario does not run
+// on is an error, not a sweep of 0 runs.
+func TestSweepBackendWithoutRuns(t *testing.T) {
+	exp, err := ParseScenario("simonly.yaml", []byte(strings.Replace(sweepScenario, "backends: [sim, live]", "backends: [sim]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &eventRunner{}
+	_, err = Sweep(context.Background(), exp, SweepOptions{Store: openTestStore(t), Runners: map[string]Runner{BackendSim: r, BackendLive: r},
+		Backends: []string{BackendLive}})
+	if err == nil || !strings.Contains(err.Error(), "no live runs") || r.calls.Load() != 0 {
+		t.Errorf("-backends live on a sim-only scenario: got %v after %d runs, want an error saying it has no live runs", err, r.calls.Load())
+	}
+	if err := CheckBackends(exp, []string{"ns3"}); err == nil || !strings.Contains(err.Error(), "allowed") {
+		t.Errorf("unknown backend: got %v, want an error listing the allowed ones", err)
+	}
+	if err := CheckBackends(exp, []string{BackendSim}); err != nil {
+		t.Errorf("sim on a sim scenario: %v", err)
 	}
 }

@@ -596,7 +596,7 @@ func (d *decoder) size(n *yaml.Node, path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	b, err := units.ParseBytes(v)
+	b, err := units.ParseSize(v) // a unit is required: "1500B"
 	if err != nil {
 		return 0, d.errAt(s, path, "%v", err)
 	}
@@ -876,6 +876,7 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 
 func (d *decoder) hop(n *yaml.Node, path string) (Hop, error) {
 	h := Hop{Queue: "droptail:100p"}
+	var queueNode *yaml.Node
 	err := d.mapping(n, path, map[string]fieldFn{
 		"rate": func(n *yaml.Node, p string) (err error) {
 			h.Rate, err = d.rate(n, p)
@@ -884,8 +885,12 @@ func (d *decoder) hop(n *yaml.Node, path string) (Hop, error) {
 			}
 			return err
 		},
-		"delay":  func(n *yaml.Node, p string) (err error) { h.Delay, err = d.duration(n, p); return },
-		"queue":  func(n *yaml.Node, p string) (err error) { h.Queue, err = d.spec(n, p, qdisc.Registry.Validate); return },
+		"delay": func(n *yaml.Node, p string) (err error) { h.Delay, err = d.duration(n, p); return },
+		"queue": func(n *yaml.Node, p string) (err error) {
+			queueNode = n
+			h.Queue, err = d.spec(n, p, qdisc.Registry.Validate)
+			return
+		},
 		"loss":   func(n *yaml.Node, p string) (err error) { h.Loss, err = d.spec(n, p, validateLoss); return },
 		"trace":  func(n *yaml.Node, p string) (err error) { h.Trace, err = d.spec(n, p, validateTrace); return },
 		"jitter": func(n *yaml.Node, p string) (err error) { h.Jitter, err = d.duration(n, p); return },
@@ -909,6 +914,9 @@ func (d *decoder) hop(n *yaml.Node, path string) (Hop, error) {
 			return err
 		},
 	}, "rate")
+	if err == nil && queueNode != nil {
+		err = d.buildQueue(queueNode, path+".queue", h.Queue, h.Rate)
+	}
 	return h, err
 }
 
@@ -937,6 +945,20 @@ func ValidateCrossTraffic(spec string) error {
 	}
 	if _, ok := g.(traffic.DatagramGen); !ok {
 		return fmt.Errorf("traffic %q is not a datagram generator (cross traffic: cbr, udponoff, layered)", spec)
+	}
+	return nil
+}
+
+// buildQueue builds the queue of spec for a link of rate bits/s, so that
+// errors only a built queue finds (RED's min ≥ max, thresholds in mixed
+// units) are reported at the field's line, not when a run starts.
+func (d *decoder) buildQueue(n *yaml.Node, path, spec string, rate float64) error {
+	if _, err := qdisc.New(spec, qdisc.Env{Rate: rate}); err != nil {
+		s, serr := d.scalar(n, path)
+		if serr != nil {
+			s = resolve(n)
+		}
+		return d.errAt(s, path, "%v", err)
 	}
 	return nil
 }
@@ -993,7 +1015,9 @@ func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 				"rate":  func(n *yaml.Node, p string) (err error) { t.Access.Rate, err = d.rate(n, p); return },
 				"delay": func(n *yaml.Node, p string) (err error) { t.Access.Delay, err = d.duration(n, p); return },
 				"queue": func(n *yaml.Node, p string) (err error) {
-					t.Access.Queue, err = d.spec(n, p, qdisc.Registry.Validate)
+					if t.Access.Queue, err = d.spec(n, p, qdisc.Registry.Validate); err == nil {
+						err = d.buildQueue(n, p, t.Access.Queue, 0)
+					}
 					return
 				},
 			})

@@ -204,6 +204,44 @@ backends: [sim, ns3]
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows: [{cc: reno}]
 `, 3, "backends", []string{"ns3", "allowed: sim, live"}},
+		{"rate without a unit", `name: x
+duration: 1s
+topology:
+  kind: dumbbell
+  bottleneck:
+    rate: 10
+flows: [{cc: reno}]
+`, 6, "topology.bottleneck.rate", []string{"without a unit", "10Mbit"}},
+		{"rate in bytes per second", `name: x
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 10MBps}}
+flows: [{cc: reno}]
+`, 3, "topology.bottleneck.rate", []string{"bytes per second", "80Mbit"}},
+		{"size without a unit", `name: x
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}, mtu: 1500}
+flows: [{cc: reno}]
+`, 3, "topology.mtu", []string{"without a unit", "1500B"}},
+		{"RED min above max", `name: x
+duration: 1s
+topology:
+  kind: chain
+  hops:
+    - {rate: 20Mbit}
+    - {rate: 8Mbit, queue: "red:min=15,max=5"}
+flows: [{cc: reno}]
+`, 7, "topology.hops[1].queue", []string{"max=5p must exceed min=15p"}},
+		{"RED min above max in a sweep", `name: x
+duration: 1s
+topology:
+  kind: dumbbell
+  bottleneck:
+    rate: 8Mbit
+    queue:
+      - droptail:20p
+      - "red:min=20,max=10"
+flows: [{cc: reno}]
+`, 9, "topology.bottleneck.queue", []string{"must exceed"}},
 		{"bad duration", `name: x
 duration: 15 seconds
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}

@@ -109,11 +109,9 @@ func runRun(args []string) int {
 	opt := eval.SweepOptions{Store: st, Runners: runners(), Parallel: map[string]int{eval.BackendSim: *parallel}}
 	if *backends != "" {
 		opt.Backends = strings.Split(*backends, ",")
-		for _, b := range opt.Backends {
-			if b != eval.BackendSim && b != eval.BackendLive {
-				fmt.Fprintf(os.Stderr, "cclab run: -backends: unknown backend %q (allowed: sim, live)\n", b)
-				return 2
-			}
+		if err := eval.CheckBackends(exp, opt.Backends); err != nil {
+			fmt.Fprintf(os.Stderr, "cclab run: -backends %s: %v\n", *backends, err)
+			return 2
 		}
 	}
 	if len(exp.Skipped) > 0 {

@@ -45,7 +45,7 @@ flows: [{cc: reno, count: 2}]
 	if strings.Contains(html, "Comparison across the sweep") {
 		t.Errorf("a scenario without sweep axes has comparison plots")
 	}
-	runs, _ := st.Runs(context.Background(), "single")
+	runs, _ := st.Runs(context.Background(), "single", 0)
 	bl := int64(-1)
 	for _, l := range runs[0].Links {
 		if strings.HasPrefix(l.Info, "bottleneck") {

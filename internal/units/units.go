@@ -4,7 +4,10 @@
 //
 // Prefixes k/K, M, G, T are decimal (10^3, 10^6, 10^9, 10^12) and Ki, Mi, Gi,
 // Ti binary (2^10 ..), as iperf3 and tc users expect. Rates are in bits per
-// second unless the unit names bytes with a capital B ("MB/s", "MBps").
+// second and need a unit or a prefix ("10Mbit", "10M"): a bare number such as
+// "10" is an error (10 bit/s is almost never meant), and so are byte units
+// ("10MBps", "10MB/s"), which a reader easily takes for bits (docs/scenarios.md,
+// "Units").
 package units
 
 import (
@@ -72,35 +75,40 @@ func splitPrefix(unit string) (mult float64, rest string) {
 	return 1, unit
 }
 
-const rateHelp = "examples: 16Mbit, 1.5Gbit, 500kbit, 10M (bits/s), 2MB/s (bytes/s), 0 for unlimited"
+const rateHelp = "bits/s with a unit: 16Mbit, 1.5Gbit, 500kbit, 10M (= 10Mbit), 0 for none or unlimited"
 
-// ParseRate parses a rate and returns it in bits per second. A bare number or
-// a prefix alone ("10M") means bits/s, as in iperf3 -b. Bit units: bit, bits,
-// bit/s, bps, b/s. Byte units (capital B): B/s, Bps, byte/s, bytes/s.
-// Negative rates are rejected.
+// ParseRate parses a rate and returns it in bits per second. Bit units: bit,
+// bits, bit/s, bps, b/s, after an optional prefix; a prefix alone ("10M")
+// means bits/s, as in iperf3 -b. Rejected, with an error that suggests the
+// unit: a bare number other than 0 ("10": which unit?) and byte units ("10MBps",
+// "10MB/s", "10B": a capital B reads as bits too easily; the error gives the
+// value in bits). Negative rates are rejected.
 func ParseRate(s string) (float64, error) {
 	num, unit, err := splitQuantity(s, "rate", rateHelp)
 	if err != nil {
 		return 0, err
 	}
 	mult, u := splitPrefix(unit)
-	var per float64
 	switch u {
-	case "", "bit", "bits", "bit/s", "bits/s", "bps", "b/s", "b":
-		per = 1
-	case "B/s", "Bps", "byte/s", "bytes/s", "B":
-		per = 8
+	case "":
+		if unit == "" && num != 0 {
+			return 0, fmt.Errorf("rate %q: a number without a unit: write %sMbit, %skbit or %sbit (%s)", s, trim(num), trim(num), trim(num), rateHelp)
+		}
+	case "bit", "bits", "bit/s", "bits/s", "bps", "b/s", "b":
+	case "B/s", "Bps", "byte/s", "bytes/s", "B", "Byte/s", "Bytes/s":
+		return 0, fmt.Errorf("rate %q: bytes per second are not accepted (B is bytes): write %s for %s, or %sbit if you meant bits",
+			s, FormatRate(num*mult*8), strings.TrimSpace(s), trim(num)+strings.TrimSuffix(strings.TrimSpace(unit), u))
 	default:
 		return 0, fmt.Errorf("rate %q: unknown unit %q (%s)", s, unit, rateHelp)
 	}
-	v := num * mult * per
+	v := num * mult
 	if math.IsInf(v, 0) || v > 1e18 {
 		return 0, fmt.Errorf("rate %q: too large", s)
 	}
 	return v, nil
 }
 
-const bytesHelp = "examples: 1500, 64KiB, 100M, 1G, 30kB; K/M/G = 10^3/10^6/10^9, KiB/MiB/GiB = 2^10/2^20/2^30"
+const bytesHelp = "examples: 1500B, 64KiB, 100M, 1G, 30kB; K/M/G = 10^3/10^6/10^9, KiB/MiB/GiB = 2^10/2^20/2^30"
 
 // ParseBytes parses a size in bytes: a bare integer, or a number with a
 // decimal (K, M, G, T; optionally followed by B) or binary (Ki, Mi, Gi, Ti;
@@ -122,6 +130,20 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q: too large", s)
 	}
 	return int64(v), nil
+}
+
+// ParseSize is ParseBytes for places where a number alone is ambiguous (a
+// scenario file's sizes, next to packet counts): it also requires a unit or
+// a prefix ("1500B", "1.5kB", "64KiB"); only 0 may stand alone.
+func ParseSize(s string) (int64, error) {
+	n, err := ParseBytes(s)
+	if err != nil {
+		return 0, err
+	}
+	if _, unit, _ := splitNumber(strings.TrimSpace(s)); unit == "" && n != 0 {
+		return 0, fmt.Errorf("size %q: a number without a unit: write %sB for bytes (%s)", s, strings.TrimSpace(s), bytesHelp)
+	}
+	return n, nil
 }
 
 // ParseDuration parses a Go duration ("7.5ms", "1s", "250us"); a bare "0" is

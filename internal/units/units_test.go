@@ -1,6 +1,7 @@
 package units
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,12 +16,12 @@ func TestParseRate(t *testing.T) {
 		{"500kbit", 500e3},
 		{"500Kbit", 500e3},
 		{"10M", 10e6},
-		{"10", 10},
+		{"10bit", 10},
 		{"0", 0},
+		{"0bit", 0},
 		{"100mbit", 100e6},
 		{"2Mbps", 2e6},
-		{"2MB/s", 16e6},
-		{"2MBps", 16e6},
+		{"2mbps", 2e6},
 		{"1Kibit", 1024},
 		{"1Mibit/s", 1 << 20},
 		{" 7.5 Mbit ", 7.5e6},
@@ -43,6 +44,39 @@ func TestParseRateErrors(t *testing.T) {
 		if _, err := ParseRate(in); err == nil {
 			t.Errorf("ParseRate(%q) got nil error, want an error", in)
 		}
+	}
+}
+
+// TestParseRateFootguns: a bare number and byte units are errors whose
+// message names the unit to write (issue #15: "rate: 10" was 10 bit/s and
+// "10MBps" silently 80 Mbit/s).
+func TestParseRateFootguns(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"10", "write 10Mbit, 10kbit or 10bit"},
+		{"1.5", "write 1.5Mbit"},
+		{"10MBps", "write 80Mbit for 10MBps, or 10Mbit if you meant bits"},
+		{"2MB/s", "write 16Mbit"},
+		{"100B", "write 800bit"},
+		{"1GiB/s", "bytes per second are not accepted"},
+	} {
+		_, err := ParseRate(tc.in)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseRate(%q): got %v, want an error containing %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{{"1500B", 1500}, {"1.5kB", 1500}, {"64KiB", 64 << 10}, {"1M", 1e6}, {"0", 0}} {
+		if got, err := ParseSize(tc.in); err != nil || got != tc.want {
+			t.Errorf("ParseSize(%q): got %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := ParseSize("1500"); err == nil || !strings.Contains(err.Error(), "write 1500B") {
+		t.Errorf("ParseSize(\"1500\"): got %v, want an error suggesting 1500B", err)
 	}
 }
 
