@@ -114,10 +114,10 @@ type RunRecord struct {
 	Provenance buildinfo.Info `json:"provenance"`
 	// Settings are the run's resolved settings (Point.Settings): the point's
 	// scenario after defaults and sweep expansion, backend and seed.
-	Settings json.RawMessage `json:"settings,omitempty"`
-	Flows        []ScopeRecord      `json:"flows,omitempty"`
-	Links        []ScopeRecord      `json:"links,omitempty"`
-	Summaries    []SummaryRecord    `json:"summaries,omitempty"`
+	Settings  json.RawMessage `json:"settings,omitempty"`
+	Flows     []ScopeRecord   `json:"flows,omitempty"`
+	Links     []ScopeRecord   `json:"links,omitempty"`
+	Summaries []SummaryRecord `json:"summaries,omitempty"`
 	// Series is written with the run; Runs does not load it (see Store.Series).
 	Series []SeriesRecord `json:"-"`
 }
