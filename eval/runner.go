@@ -116,9 +116,12 @@ type SweepOptions struct {
 	// runtime.NumCPU() for sim, 1 for live (live runs share the machine's
 	// real time and must not disturb each other).
 	Parallel map[string]int
-	// Progress, if set, is called after each run with the counts so far.
-	Progress func(done, total int)
-	// Log receives one line per run; nil discards.
+	// Progress, if set, receives the plan, then every run's start and end
+	// (ProgressMeter turns them into a truthful display). Calls are
+	// serialized.
+	Progress func(ProgressEvent)
+	// Log receives notes about the sweep (backends without a runner,
+	// resumption); nil discards.
 	Log io.Writer
 }
 
@@ -189,17 +192,21 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 		logf("resuming: %d of %d runs already done", st.Skipped, st.Total)
 	}
 	var mu sync.Mutex // guards st, progress and the store writes
-	progress := func() {
+	progress := func(ev ProgressEvent) {
 		if opt.Progress != nil {
-			opt.Progress(st.Skipped+st.Ran+st.Failed, st.Total-len(missingSpecs(specs, st.Missing)))
+			ev.At = time.Now()
+			opt.Progress(ev)
 		}
 	}
-	progress()
+	var todo []RunSpec
+	for _, b := range order {
+		todo = append(todo, byBackend[b]...)
+	}
+	progress(ProgressEvent{Kind: ProgressPlan, Todo: todo, Skipped: st.Skipped})
 	var firstErr error
 	// Backends run one after another (a live run must not compete with a
 	// parallel sim sweep for the CPU); runs within a backend in parallel.
 	for _, b := range order {
-		todo := byBackend[b]
 		par := opt.Parallel[b]
 		if par <= 0 {
 			par = 1
@@ -214,6 +221,10 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 			go func() {
 				defer wg.Done()
 				for s := range ch {
+					label := s.Point.Label(exp.Axes)
+					mu.Lock()
+					progress(ProgressEvent{Kind: ProgressStart, Spec: s, Label: label})
+					mu.Unlock()
 					rec := execute(ctx, opt.Runners[b], s)
 					if ctx.Err() != nil {
 						return // interrupted: store nothing of this run
@@ -225,18 +236,17 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 					}
 					if rec.Status == StatusDone {
 						st.Ran++
-						logf("done   %s %s seed %d (%.1fs)", s.Backend, s.Point.Label(exp.Axes), s.Seed, rec.WallSeconds)
 					} else {
 						st.Failed++
-						logf("FAILED %s %s seed %d: %s", s.Backend, s.Point.Label(exp.Axes), s.Seed, rec.Error)
 					}
-					progress()
+					progress(ProgressEvent{Kind: ProgressDone, Spec: s, Label: label, Status: rec.Status, Error: rec.Error,
+						Wall: rec.Finished.Sub(rec.Started)})
 					mu.Unlock()
 				}
 			}()
 		}
 	feed:
-		for _, s := range todo {
+		for _, s := range byBackend[b] {
 			select {
 			case ch <- s:
 			case <-ctx.Done():
@@ -254,16 +264,6 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 		return st, ctx.Err()
 	}
 	return st, firstErr
-}
-
-func missingSpecs(specs []RunSpec, missing []string) []RunSpec {
-	var out []RunSpec
-	for _, s := range specs {
-		if contains(missing, s.Backend) {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // execute runs one spec and turns the outcome into a record.

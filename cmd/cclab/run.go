@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"cclab/eval"
@@ -72,7 +71,7 @@ func runRun(args []string) int {
 	backends := fs.String("backends", "", "comma-separated backends to run (sim, live); default: the scenario's")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "concurrent simulator runs")
 	noReport := fs.Bool("no-report", false, "do not write the report after the sweep")
-	verbose := fs.Bool("v", false, "print a line per run")
+	verbose := fs.Bool("v", false, "print a line per finished run (on stderr) instead of the progress bar")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: cclab run NAME|FILE.yaml [flags]\n\nbuilt-in experiments: %s\n\nflags:\n", strings.Join(experiments.Names(), ", "))
 		fs.PrintDefaults()
@@ -117,27 +116,15 @@ func runRun(args []string) int {
 	if len(exp.Skipped) > 0 {
 		fmt.Printf("not in this build, left out: %s\n", strings.Join(exp.Skipped, ", "))
 	}
-	interactive := term.IsTerminal(int(os.Stdout.Fd()))
-	var bar *progressbar.ProgressBar
-	if interactive && !*verbose {
-		opt.Progress = func(done, total int) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetDescription(exp.Name),
-					progressbar.OptionSetWriter(os.Stdout), progressbar.OptionShowCount(),
-					progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
-			}
-			bar.Set(done)
-		}
-	}
-	if *verbose {
-		opt.Log = os.Stdout
-	} else {
-		opt.Log = missingOnly{os.Stdout}
-	}
+	// Progress goes to stderr: a bar on a terminal, else (or with -v) one
+	// line per finished run.
+	meter := eval.NewProgressMeter(opt.Parallel)
+	view := newProgressView(os.Stderr, meter, term.IsTerminal(int(os.Stderr.Fd())) && !*verbose)
+	opt.Progress = view.event
+	opt.Log = os.Stdout
+	view.start()
 	stats, err := eval.Sweep(ctx, exp, opt)
-	if bar != nil {
-		bar.Finish()
-	}
+	view.stop()
 	fmt.Printf("%s v%d: %d runs: %d done now, %d already done, %d failed (%.1fs); database %s\n",
 		exp.Name, stats.Version, stats.Total, stats.Ran, stats.Skipped, stats.Failed, stats.Duration.Seconds(), *db)
 	if errors.Is(err, context.Canceled) {
@@ -161,18 +148,6 @@ func runRun(args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// missingOnly passes through only the sweep's notes about missing backends
-// and resumption (not the per-run lines).
-type missingOnly struct{ w io.Writer }
-
-func (m missingOnly) Write(p []byte) (int, error) {
-	s := string(p)
-	if strings.HasPrefix(s, "backend ") || strings.HasPrefix(s, "resuming") || strings.HasPrefix(s, "FAILED") {
-		return m.w.Write(p)
-	}
-	return len(p), nil
 }
 
 // noteMigration says when opening the database migrated it to the current
