@@ -114,3 +114,22 @@ func putPercentiles(v map[string]float64, name string, sk *DDSketch) {
 	v["p95_"+name] = sk.Quantile(0.95)
 	v["p99_"+name] = sk.Quantile(0.99)
 }
+
+// addSample adds x to sk, creating the sketch on first use.
+func addSample(sk *DDSketch, x float64) *DDSketch {
+	if sk == nil {
+		sk = NewDDSketch(sketchAlpha)
+	}
+	sk.Add(x)
+	return sk
+}
+
+// pooledRTTs merges the RTT samples of every flow (the network's delay
+// percentiles weigh each sample once, so busier flows weigh more).
+func (c *Collector) pooledRTTs() *DDSketch {
+	all := NewDDSketch(sketchAlpha)
+	for _, f := range c.flows {
+		all.Merge(f.rtts)
+	}
+	return all
+}

@@ -5,6 +5,9 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"time"
+
+	"cclab/event"
 )
 
 // TestDDSketchRelativeError checks the sketch's guarantee (Masson et al.
@@ -54,5 +57,52 @@ func TestDDSketchZerosAndEmpty(t *testing.T) {
 	}
 	if got := s.Quantile(1); math.Abs(got-5) > 5*sketchAlpha {
 		t.Errorf("max of 0,0,0,5: got %v, want 5 ± %.1f %%", got, 100*sketchAlpha)
+	}
+}
+
+// TestDelayPercentiles: the collector's p50/p95/p99 of RTT samples (per flow
+// and pooled over the flows) and of queue sojourn times (per link and for the
+// network's bottleneck) match the sample percentiles within the sketch's
+// accuracy.
+func TestDelayPercentiles(t *testing.T) {
+	info := RunInfo{Start: at(0), End: at(10), Interval: time.Second, Bottleneck: 0,
+		Links: []LinkInfo{{Index: 0, Name: "bottleneck", Rate: 1e6}}}
+	var ev []event.Event
+	var f1, f2, pooled, soj []float64
+	for i := 0; i < 100; i++ {
+		r1 := time.Duration(10+i) * time.Millisecond // flow 1: 10..109 ms
+		r2 := time.Duration(200+2*i) * time.Millisecond
+		ev = append(ev,
+			event.Event{Time: at(0.05 * float64(i)), Kind: event.MetricsUpdated, Flow: 1, Link: -1, SRTT: r1, RTT: r1, MinRTT: 10 * time.Millisecond},
+			event.Event{Time: at(0.05 * float64(i)), Kind: event.MetricsUpdated, Flow: 2, Link: -1, SRTT: r2, RTT: r2, MinRTT: 200 * time.Millisecond},
+			event.Event{Time: at(0.05 * float64(i)), Kind: event.Dequeue, Flow: 1, Link: 0, Sojourn: time.Duration(i) * time.Millisecond})
+		f1, f2, soj = append(f1, r1.Seconds()), append(f2, r2.Seconds()), append(soj, (time.Duration(i) * time.Millisecond).Seconds())
+	}
+	pooled = append(append(pooled, f1...), f2...)
+	m := Compute(info, ev)
+	exact := func(xs []float64, q float64) float64 {
+		s := append([]float64(nil), xs...)
+		sort.Float64s(s)
+		return s[int(math.Floor(q*float64(len(s)-1)))]
+	}
+	check := func(what string, got float64, ok bool, want float64) {
+		if !ok || math.Abs(got-want) > sketchAlpha*want+1e-12 {
+			t.Errorf("%s: got %v (present %v), want %v within %.1f %%", what, got, ok, want, 100*sketchAlpha)
+		}
+	}
+	for _, q := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.5}, {"p95", 0.95}, {"p99", 0.99}} {
+		v, ok := m.Flows[0].Get(q.name + "_rtt")
+		check("flow 1 "+q.name+"_rtt", v, ok, exact(f1, q.q))
+		v, ok = m.Flows[1].Get(q.name + "_rtt")
+		check("flow 2 "+q.name+"_rtt", v, ok, exact(f2, q.q))
+		v, ok = m.Network.Get(q.name + "_rtt")
+		check("network "+q.name+"_rtt", v, ok, exact(pooled, q.q))
+		v, ok = m.Links[0].Get(q.name + "_queue_delay")
+		check("link "+q.name+"_queue_delay", v, ok, exact(soj, q.q))
+		v, ok = m.Network.Get(q.name + "_queue_delay")
+		check("network "+q.name+"_queue_delay", v, ok, exact(soj, q.q))
 	}
 }

@@ -335,6 +335,7 @@ type flowAcc struct {
 	ackedS              counterSeries
 	lostS, retransS     counterSeries
 	rtoS                counterSeries
+	rtts                *DDSketch // RTT samples, for p50/p95/p99_rtt (ddsketch.go)
 }
 
 type linkAcc struct {
@@ -351,6 +352,7 @@ type linkAcc struct {
 	lastCong     clock.Time
 	lossEvents   int64
 	epochs       epochCounter
+	sojourns     *DDSketch // sojourn times, for p50/p95/p99_queue_delay (ddsketch.go)
 }
 
 // epochCounter counts congestion epochs (docs/metrics.md): an epoch starts
@@ -605,6 +607,9 @@ func (c *Collector) senderState(f *flowAcc, e event.Event) {
 	if e.MinRTT > 0 && (f.minRTT == 0 || e.MinRTT < f.minRTT) {
 		f.minRTT = e.MinRTT
 	}
+	if e.RTT > 0 {
+		f.rtts = addSample(f.rtts, e.RTT.Seconds())
+	}
 }
 
 // hold takes an event from before the window: only the state variables it
@@ -660,6 +665,7 @@ func (c *Collector) recordLink(k int, e event.Event) {
 		l.enqueued++
 	case event.Dequeue:
 		l.sojourn.add(k, e.Sojourn.Seconds())
+		l.sojourns = addSample(l.sojourns, e.Sojourn.Seconds())
 	case event.Drop:
 		l.drops[e.Reason]++
 		l.dropS.add(k, 1)
@@ -792,6 +798,7 @@ func (c *Collector) Finish() Metrics {
 		m.Flows = append(m.Flows, c.finishFlow(c.flows[id], end, nbins, bneck))
 	}
 	m.Network = c.finishNetwork(m.Flows, m.Links, bneck, bneckResult)
+	putPercentiles(m.Network.Values, "rtt", c.pooledRTTs())
 	return m
 }
 
@@ -899,6 +906,7 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 			v["mean_qdelay_est"] = max(srtt-f.minRTT.Seconds(), 0)
 		}
 	}
+	putPercentiles(v, "rtt", f.rtts)
 	v["total_lost"] = float64(f.lost)
 	v["total_link_drops"] = float64(f.linkDrops)
 	if f.packetsSent > 0 {
@@ -994,6 +1002,7 @@ func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
 	if l.sojourn.n > 0 {
 		v["mean_queue_delay"] = l.sojourn.mean
 		putSpread(v, "queue_delay", l.sojourn.mean, l.sojourn.variance())
+		putPercentiles(v, "queue_delay", l.sojourns)
 	}
 	v["total_enqueued"] = float64(l.enqueued)
 	var drops int64
@@ -1093,7 +1102,7 @@ func (c *Collector) finishNetwork(flows, links []Result, bneck LinkInfo, bl *Res
 	v["total_drops"] = linkDrops
 	v["total_marks"] = marks
 	if bl != nil {
-		for _, name := range []string{"utilization", "mean_queue_delay", "mean_queue_len"} {
+		for _, name := range []string{"utilization", "mean_queue_delay", "mean_queue_len", "p50_queue_delay", "p95_queue_delay", "p99_queue_delay"} {
 			if x, ok := bl.Values[name]; ok {
 				v[name] = x
 			}

@@ -42,6 +42,9 @@ var Catalog = []MetricDef{
 	{"cov_srtt", ScopeFlow, "1", "coefficient of variation of the smoothed RTT"},
 	{"min_rtt", ScopeFlow, "s", "minimum RTT seen by the flow (smallest MinRTT of its MetricsUpdated events, the warm-up included)"},
 	{"mean_qdelay_est", ScopeFlow, "s", "the sender's estimate of the queueing delay it sees: mean_srtt − min_rtt"},
+	{"p50_rtt", ScopeFlow, "s", "median of the RTT samples (latest RTT of each MetricsUpdated, i.e. per ACK processed); DDSketch, within 0.5 %"},
+	{"p95_rtt", ScopeFlow, "s", "95th percentile of the RTT samples (as p50_rtt)"},
+	{"p99_rtt", ScopeFlow, "s", "99th percentile of the RTT samples (as p50_rtt)"},
 	{"total_lost", ScopeFlow, "packet", "packets declared lost by the sender's loss recovery (PacketLost; an RTO declares its whole window)"},
 	{"declared_loss_rate", ScopeFlow, "1", "total_lost / total_packets_sent: losses as the sender saw them"},
 	{"total_link_drops", ScopeFlow, "packet", "packets of this flow dropped in the network: Drop events at the plan's hops carrying the flow (loss stage or queue)"},
@@ -66,6 +69,9 @@ var Catalog = []MetricDef{
 	{"mean_queue_delay", ScopeLink, "s", "mean sojourn time of dequeued packets (Dequeue.Sojourn)"},
 	{"var_queue_delay", ScopeLink, "s^2", "variance of the sojourn times"},
 	{"cov_queue_delay", ScopeLink, "1", "coefficient of variation of the sojourn times"},
+	{"p50_queue_delay", ScopeLink, "s", "median sojourn time of dequeued packets; DDSketch, within 0.5 %"},
+	{"p95_queue_delay", ScopeLink, "s", "95th percentile of the sojourn times (as p50_queue_delay)"},
+	{"p99_queue_delay", ScopeLink, "s", "99th percentile of the sojourn times (as p50_queue_delay)"},
 	{"total_enqueued", ScopeLink, "packet", "packets accepted by the queue (Enqueue)"},
 	{"total_drops", ScopeLink, "packet", "packets dropped by the link (loss stage or queue); total_drops_<reason> split them by qdisc.DropReason"},
 	{"total_marks", ScopeLink, "packet", "packets CE-marked by the queue (Mark)"},
@@ -93,6 +99,12 @@ var Catalog = []MetricDef{
 	{"utilization", ScopeNetwork, "1", "utilization of the bottleneck link"},
 	{"mean_queue_delay", ScopeNetwork, "s", "mean_queue_delay of the bottleneck link"},
 	{"mean_queue_len", ScopeNetwork, "packet", "mean_queue_len of the bottleneck link"},
+	{"p50_rtt", ScopeNetwork, "s", "median of every flow's RTT samples pooled"},
+	{"p95_rtt", ScopeNetwork, "s", "95th percentile of every flow's RTT samples pooled (the delay axis of the report's throughput–delay plot)"},
+	{"p99_rtt", ScopeNetwork, "s", "99th percentile of every flow's RTT samples pooled"},
+	{"p50_queue_delay", ScopeNetwork, "s", "p50_queue_delay of the bottleneck link"},
+	{"p95_queue_delay", ScopeNetwork, "s", "p95_queue_delay of the bottleneck link"},
+	{"p99_queue_delay", ScopeNetwork, "s", "p99_queue_delay of the bottleneck link"},
 }
 
 // SeriesDef describes one time series, sampled at the run's metric interval.
