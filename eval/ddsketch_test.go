@@ -76,7 +76,7 @@ func TestDelayPercentiles(t *testing.T) {
 			event.Event{Time: at(0.05 * float64(i)), Kind: event.MetricsUpdated, Flow: 1, Link: -1, SRTT: r1, RTT: r1, MinRTT: 10 * time.Millisecond},
 			event.Event{Time: at(0.05 * float64(i)), Kind: event.MetricsUpdated, Flow: 2, Link: -1, SRTT: r2, RTT: r2, MinRTT: 200 * time.Millisecond},
 			event.Event{Time: at(0.05 * float64(i)), Kind: event.Dequeue, Flow: 1, Link: 0, Sojourn: time.Duration(i) * time.Millisecond})
-		f1, f2, soj = append(f1, r1.Seconds()), append(f2, r2.Seconds()), append(soj, (time.Duration(i) * time.Millisecond).Seconds())
+		f1, f2, soj = append(f1, r1.Seconds()), append(f2, r2.Seconds()), append(soj, (time.Duration(i)*time.Millisecond).Seconds())
 	}
 	pooled = append(append(pooled, f1...), f2...)
 	m := Compute(info, ev)
