@@ -21,7 +21,7 @@ func TestReportComparesLinks(t *testing.T) {
 	}
 	table := html[i:]
 	table = table[:strings.Index(table, "</table>")]
-	const points = 6 // 3 losses × 2 controllers
+	const points = 12 // 4 losses × 3 controllers
 	for _, km := range linkCompareMetrics {
 		if got := strings.Count(table, "<td>bottleneck: "+km.Title+"</td>"); got != points {
 			t.Errorf("sim-vs-live rows for link metric %s: got %d, want one per point (%d)", km.Metric, got, points)

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -291,4 +292,333 @@ func cdfSVG(title, xlabel string, scale float64, curves []cdfCurve) (string, err
 		}
 	}
 	return svgOf(p, 16*vg.Centimeter, 9*vg.Centimeter)
+}
+
+// Kinds of x axis (xScale.Kind).
+const (
+	xNominal = "nominal" // categories, equally spaced
+	xLinear  = "linear"  // numbers on a linear axis
+	xLog     = "log"     // a geometric sweep on a logarithmic axis
+)
+
+// xScale places a swept axis's values on a plot's x axis.
+type xScale struct {
+	Axis     Axis
+	Kind     string
+	Pos      map[string]float64 // plotted position of each value
+	Ticks    []plot.Tick
+	Min, Max float64
+	ZeroAt   float64 // log axis: where the value 0 is drawn; NaN if the sweep has no 0
+}
+
+// newXScale chooses how to draw axis a: a logarithmic axis when its values
+// are a geometric sweep (geometric), a linear one for other numbers, equally
+// spaced categories otherwise.
+func newXScale(a Axis) xScale {
+	s := xScale{Axis: a, Kind: xNominal, Pos: map[string]float64{}, ZeroAt: math.NaN()}
+	nums := make([]float64, len(a.Values))
+	numeric := len(a.Values) > 0
+	for i, v := range a.Values {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			numeric = false
+			break
+		}
+		nums[i] = f
+	}
+	switch {
+	case !numeric:
+		for i, v := range a.Values {
+			s.Pos[v] = float64(i)
+			s.Ticks = append(s.Ticks, plot.Tick{Value: float64(i), Label: v})
+		}
+		s.Min, s.Max = -0.3, float64(len(a.Values)-1)+0.3
+	case geometric(nums):
+		s.Kind = xLog
+		lo, hi := math.Inf(1), 0.0
+		for _, f := range nums {
+			if f > 0 {
+				lo, hi = math.Min(lo, f), math.Max(hi, f)
+			}
+		}
+		nonzero := 0
+		for _, f := range nums {
+			if f > 0 {
+				nonzero++
+			}
+		}
+		// The mean ratio of neighbouring values, at least 2: one step left
+		// of the smallest value is where 0 goes.
+		step := math.Max(2, math.Pow(hi/lo, 1/float64(nonzero-1)))
+		few := len(a.Values) <= 5
+		for i, v := range a.Values {
+			f := nums[i]
+			pos := f
+			label := v
+			if f == 0 {
+				pos = lo / step
+				s.ZeroAt = pos
+			} else if !few && !decade(f) {
+				label = "" // minor tick: label the decades (and 0) only
+			}
+			s.Pos[v] = pos
+			s.Ticks = append(s.Ticks, plot.Tick{Value: pos, Label: label})
+		}
+		left := lo
+		if !math.IsNaN(s.ZeroAt) {
+			left = s.ZeroAt
+		}
+		s.Min, s.Max = left/1.4, hi*1.4
+	default:
+		s.Kind = xLinear
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for i, v := range a.Values {
+			s.Pos[v] = nums[i]
+			s.Ticks = append(s.Ticks, plot.Tick{Value: nums[i], Label: v})
+			lo, hi = math.Min(lo, nums[i]), math.Max(hi, nums[i])
+		}
+		pad := 0.05 * (hi - lo)
+		if pad == 0 {
+			pad = 1
+		}
+		s.Min, s.Max = lo-pad, hi+pad
+	}
+	return s
+}
+
+// decade reports whether f is a power of ten.
+func decade(f float64) bool {
+	e := math.Round(math.Log10(f))
+	return math.Abs(f/math.Pow(10, e)-1) < 1e-9
+}
+
+// geometric reports whether a numeric sweep is geometric: at least three
+// positive values (plus at most one 0) spanning a factor of 10 or more, whose
+// logarithms are more evenly spaced than the values themselves (1, 2, 5, 10,
+// 20, 50 … is; 10, 20, 30 … is not).
+func geometric(nums []float64) bool {
+	var pos []float64
+	zeros := 0
+	for _, f := range nums {
+		switch {
+		case f < 0:
+			return false
+		case f == 0:
+			zeros++
+		default:
+			pos = append(pos, f)
+		}
+	}
+	if zeros > 1 || len(pos) < 3 {
+		return false
+	}
+	sort.Float64s(pos)
+	if pos[len(pos)-1]/pos[0] < 10 {
+		return false
+	}
+	var lin, lg []float64
+	for i := 1; i < len(pos); i++ {
+		lin = append(lin, pos[i]-pos[i-1])
+		lg = append(lg, math.Log(pos[i]/pos[i-1]))
+	}
+	return spread(lg) < spread(lin)
+}
+
+// spread is the coefficient of variation of xs.
+func spread(xs []float64) float64 {
+	s := Summarize(xs)
+	if s.Mean == 0 {
+		return math.Inf(1)
+	}
+	return s.SD / s.Mean
+}
+
+// label returns the axis label: the axis's name, with the scale when
+// logarithmic.
+func (s xScale) label() string {
+	if s.Kind == xLog {
+		l := s.Axis.Short + " (log scale"
+		if !math.IsNaN(s.ZeroAt) {
+			l += "; 0 drawn at the left"
+		}
+		return l + ")"
+	}
+	return s.Axis.Short
+}
+
+// apply sets p's x axis to s.
+func (s xScale) apply(p *plot.Plot) {
+	p.X.Label.Text = s.label()
+	p.X.Min, p.X.Max = s.Min, s.Max
+	if s.Kind == xLog {
+		p.X.Scale = plot.LogScale{}
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(s.Ticks)
+}
+
+// panelCurve is one line of a small-multiple panel, with its interval.
+type panelCurve struct {
+	Label     string
+	Color     int
+	Dashed    bool // live: dashed line and square marks
+	X, Y      []float64
+	Low, High []float64 // interval ends; NaN: no interval
+}
+
+// modelCurve is a reference line (a throughput model).
+type modelCurve struct {
+	Label  string
+	X, Y   []float64
+	Dashes []vg.Length
+	Color  color.Color
+}
+
+// panelSpec is one panel of a small-multiple figure.
+type panelSpec struct {
+	Title, YLabel string
+	X             xScale
+	YMin, YMax    float64
+	Curves        []panelCurve
+	Models        []modelCurve
+}
+
+// panel sizes of small multiples.
+const (
+	panelW = 8.6 * vg.Centimeter
+	panelH = 6.4 * vg.Centimeter
+)
+
+// panelSVG draws one small-multiple panel.
+func panelSVG(ps panelSpec) (string, error) {
+	p := newPlot(ps.Title, "", ps.YLabel)
+	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p.X.Label.TextStyle.Font.Size = vg.Points(9)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(9)
+	ps.X.apply(p)
+	p.Y.Min, p.Y.Max = ps.YMin, ps.YMax
+	for _, m := range ps.Models {
+		var pts plotter.XYs
+		for i := range m.X {
+			if !math.IsNaN(m.Y[i]) {
+				pts = append(pts, plotter.XY{X: m.X[i], Y: m.Y[i]})
+			}
+		}
+		if len(pts) < 2 {
+			continue
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return "", err
+		}
+		l.Color, l.Width, l.Dashes = m.Color, vg.Points(1.2), m.Dashes
+		p.Add(l)
+	}
+	for _, c := range ps.Curves {
+		var pts plotter.XYs
+		var errs plotter.YErrors
+		for i := range c.X {
+			if math.IsNaN(c.Y[i]) {
+				continue
+			}
+			pts = append(pts, plotter.XY{X: c.X[i], Y: c.Y[i]})
+			lo, hi := 0.0, 0.0
+			if i < len(c.Low) && !math.IsNaN(c.Low[i]) && !math.IsNaN(c.High[i]) {
+				lo, hi = c.Y[i]-c.Low[i], c.High[i]-c.Y[i]
+			}
+			errs = append(errs, struct{ Low, High float64 }{lo, hi})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, s, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return "", err
+		}
+		l.Color, s.Color = colorAt(c.Color), colorAt(c.Color)
+		l.Width = vg.Points(1.4)
+		s.Shape, s.Radius = draw.CircleGlyph{}, vg.Points(2.3)
+		if c.Dashed {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			s.Shape = draw.BoxGlyph{}
+		}
+		eb, err := plotter.NewYErrorBars(xyErr{pts, errs})
+		if err != nil {
+			return "", err
+		}
+		eb.Color = colorAt(c.Color)
+		p.Add(l, s, eb)
+	}
+	return svgOf(p, panelW, panelH)
+}
+
+// scatterPoint is one point of a throughput–delay panel.
+type scatterPoint struct {
+	X, Y  float64
+	Color int
+	Box   bool   // live: square
+	Label string // the mean's label; "" for a run's point
+}
+
+// invertedScale draws an axis right to left (Pantheon's delay axis: better,
+// lower delay, to the right).
+type invertedScale struct{}
+
+// Normalize maps x in [min, max] to [1, 0].
+func (invertedScale) Normalize(min, max, x float64) float64 { return (max - x) / (max - min) }
+
+// scatterSVG draws runs (small, pale) and means (large, labelled) on a
+// throughput–delay panel with the delay axis reversed.
+func scatterSVG(title, xlabel, ylabel string, xmin, xmax, ymin, ymax float64, runs, means []scatterPoint) (string, error) {
+	p := newPlot(title, xlabel, ylabel)
+	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p.X.Label.TextStyle.Font.Size = vg.Points(9)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(9)
+	p.X.Scale = invertedScale{}
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
+	add := func(pts []scatterPoint, radius vg.Length, alpha uint8) error {
+		for _, pt := range pts {
+			s, err := plotter.NewScatter(plotter.XYs{{X: pt.X, Y: pt.Y}})
+			if err != nil {
+				return err
+			}
+			r, g, b, _ := colorAt(pt.Color).RGBA()
+			s.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), alpha}
+			s.Radius = radius
+			s.Shape = draw.CircleGlyph{}
+			if pt.Box {
+				s.Shape = draw.BoxGlyph{}
+			}
+			p.Add(s)
+		}
+		return nil
+	}
+	if err := add(runs, vg.Points(2), 110); err != nil {
+		return "", err
+	}
+	if err := add(means, vg.Points(4), 255); err != nil {
+		return "", err
+	}
+	var xys plotter.XYs
+	var labels []string
+	var colors []int
+	for _, m := range means {
+		if m.Label != "" {
+			xys = append(xys, plotter.XY{X: m.X, Y: m.Y})
+			labels = append(labels, m.Label)
+			colors = append(colors, m.Color)
+		}
+	}
+	if len(xys) > 0 {
+		l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+		if err != nil {
+			return "", err
+		}
+		for i := range l.TextStyle {
+			l.TextStyle[i].Font.Size = vg.Points(7.5)
+			l.TextStyle[i].Color = colorAt(colors[i])
+		}
+		l.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(2)}
+		p.Add(l)
+	}
+	return svgOf(p, panelW, panelH)
 }

@@ -6,8 +6,7 @@ import (
 	"sort"
 
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
+	"gonum.org/v1/gonum/mathext"
 )
 
 // Confidence is the level of the confidence intervals the harness reports.
@@ -70,9 +69,22 @@ func (s Summary) Lo() float64 { return s.Low }
 func (s Summary) Hi() float64 { return s.High }
 
 // TQuantile returns the p-quantile of Student's t distribution with df degrees
-// of freedom (e.g. TQuantile(0.975, 4) = 2.776).
+// of freedom (e.g. TQuantile(0.975, 4) = 2.776), from the regularized
+// incomplete beta function: for t > 0, P(T > t) = ½·I_x(ν/2, ½) with
+// x = ν/(ν + t²) (Abramowitz and Stegun 26.7.1, 26.5.27), so
+// t = √(ν(1 − x)/x) with x = I⁻¹(ν/2, ½; 2·(1 − p)).
+// (gonum's mathext; gonum/stat would add gonum/mat, LAPACK and BLAS to every
+// build of cclab for this one function.)
 func TQuantile(p float64, df int) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(p)
+	nu := float64(df)
+	switch {
+	case p == 0.5:
+		return 0
+	case p > 0.5:
+		x := mathext.InvRegIncBeta(nu/2, 0.5, 2*(1-p))
+		return math.Sqrt(nu * (1 - x) / x)
+	}
+	return -TQuantile(1-p, df)
 }
 
 // Summarize returns the mean, sample standard deviation and the 95 %
@@ -97,7 +109,7 @@ func SummarizeIn(xs []float64, dom Domain) Summary {
 		s.Mean, s.SD, s.Min, s.Max, s.Median = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		return s
 	}
-	s.Mean = stat.Mean(data, nil)
+	s.Mean = floats.Sum(data) / float64(s.N)
 	s.Min, s.Max = floats.Min(data), floats.Max(data)
 	sorted := append([]float64(nil), data...)
 	sort.Float64s(sorted)
@@ -109,7 +121,11 @@ func SummarizeIn(xs []float64, dom Domain) Summary {
 	if s.N < 2 {
 		return s
 	}
-	s.SD = stat.StdDev(data, nil) // unbiased: n−1
+	var ss float64
+	for _, x := range data {
+		ss += (x - s.Mean) * (x - s.Mean)
+	}
+	s.SD = math.Sqrt(ss / float64(s.N-1)) // sample standard deviation (n−1)
 	s.CI = TQuantile(1-(1-Confidence)/2, s.N-1) * s.SD / math.Sqrt(float64(s.N))
 	s.Low, s.High, s.Method = s.Mean-s.CI, s.Mean+s.CI, MethodT
 	if s.Low < dom.Min || s.High > dom.Max {

@@ -185,3 +185,19 @@ func TestSummarizeInDomain(t *testing.T) {
 		}
 	}
 }
+
+// TestTQuantileSymmetry: the lower quantiles mirror the upper ones and the
+// median is 0; with many degrees of freedom t approaches the normal 1.960.
+func TestTQuantileSymmetry(t *testing.T) {
+	for _, df := range []int{1, 3, 10} {
+		if got, want := TQuantile(0.025, df), -TQuantile(0.975, df); got != want {
+			t.Errorf("TQuantile(0.025, %d): got %v, want %v", df, got, want)
+		}
+		if got := TQuantile(0.5, df); got != 0 {
+			t.Errorf("TQuantile(0.5, %d): got %v, want 0", df, got)
+		}
+	}
+	if got := TQuantile(0.975, 100000); math.Abs(got-1.95996) > 0.0001 {
+		t.Errorf("TQuantile(0.975, 1e5): got %v, want the normal 1.95996", got)
+	}
+}
