@@ -87,3 +87,22 @@ func TestDocExamplesOwnNames(t *testing.T) {
 		t.Errorf("docs/scenarios.md: no example with a name found")
 	}
 }
+
+// TestFullFormsHaveLiveIntervals: the full form of every built-in experiment
+// that runs live gives each point at least 3 live seeds, so its live results
+// have confidence intervals (quick forms may run one).
+func TestFullFormsHaveLiveIntervals(t *testing.T) {
+	for _, n := range experiments.Names() {
+		if strings.HasSuffix(n, "-quick") {
+			continue
+		}
+		src, _ := experiments.Source(n)
+		exp, err := eval.ParseScenario(n+".yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(eval.Specs(exp, []string{eval.BackendLive})); got > 0 && got < 3*len(exp.Points) {
+			t.Errorf("%s: %d live runs for %d points, want at least 3 seeds per point", n, got, len(exp.Points))
+		}
+	}
+}
