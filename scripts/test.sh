@@ -2,7 +2,9 @@
 # The project's test command (README "Run the tests"): formatting, vet,
 # staticcheck, the sans-I/O architecture check, all tests (with the race
 # detector on the core and driver packages), and a bounded fuzz run of every
-# decoder. FUZZTIME bounds each fuzz target by execution count (default
+# decoder. Tests run with -json through scripts/testfilter, which prints what
+# plain go test prints and then every skipped test with its reason; the
+# script ends with the list of all skips, so none is silent. FUZZTIME bounds each fuzz target by execution count (default
 # 3000x): a count, unlike a wall-clock bound, does not depend on how loaded
 # the machine is, and avoids Go's fuzz-deadline race ("context deadline
 # exceeded") that a 5 s bound hit on a loaded 2-core machine.
@@ -30,12 +32,18 @@ race_re='^cclab/(transport|ccalgo|link|qdisc|traffic|sim|netio|relay|perf|ippkt|
 race_pkgs=$(go list ./... | grep -E "$race_re" || true)
 other_pkgs=$(go list ./... | grep -vE "$race_re" || true)
 
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/testfilter" ./scripts/testfilter
+skips="$tmp/skips"
+: >"$skips"
+
 echo "== go test -race (core and drivers)"
 # shellcheck disable=SC2086
-[ -z "$race_pkgs" ] || go test -race -timeout 15m $race_pkgs
+[ -z "$race_pkgs" ] || go test -json -race -timeout 15m $race_pkgs | "$tmp/testfilter" -skips "$skips"
 echo "== go test (tools and harness)"
 # shellcheck disable=SC2086
-[ -z "$other_pkgs" ] || go test -timeout 15m $other_pkgs
+[ -z "$other_pkgs" ] || go test -json -timeout 15m $other_pkgs | "$tmp/testfilter" -skips "$skips"
 
 echo "== fuzz (each target for $FUZZTIME)"
 grep -rlE '^func Fuzz[A-Za-z0-9_]+\(' --include='*_test.go' . | sort | while read -r f; do
@@ -50,4 +58,6 @@ grep -rlE '^func Fuzz[A-Za-z0-9_]+\(' --include='*_test.go' . | sort | while rea
     echo "$out" | tail -n 3
   done
 done
+echo "== skipped tests: $(wc -l <"$skips")"
+cat "$skips"
 echo "== all checks passed"
