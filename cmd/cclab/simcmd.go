@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -379,16 +379,16 @@ func trimInfo(s string) string {
 	return s
 }
 
-// writeSeriesCSV writes every time series in long format:
-// t_s,scope,id,name,series,unit,value.
+// writeSeriesCSV writes every time series in long format through
+// encoding/csv: t_s,scope,id,name,series,unit,value.
 func writeSeriesCSV(w io.Writer, m eval.Metrics) error {
-	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "t_s,scope,id,name,series,unit,value")
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"t_s", "scope", "id", "name", "series", "unit", "value"})
 	put := func(r eval.Result) {
 		for _, s := range r.Series {
 			for i := range s.T {
-				fmt.Fprintf(bw, "%s,%s,%d,%s,%s,%s,%s\n", strconv.FormatFloat(s.T[i], 'f', -1, 64), r.Scope, r.ID,
-					csvField(r.Name), s.Name, s.Unit, strconv.FormatFloat(s.V[i], 'g', -1, 64))
+				cw.Write([]string{strconv.FormatFloat(s.T[i], 'f', -1, 64), string(r.Scope), strconv.FormatInt(r.ID, 10),
+					r.Name, s.Name, s.Unit, strconv.FormatFloat(s.V[i], 'g', -1, 64)})
 			}
 		}
 	}
@@ -398,13 +398,6 @@ func writeSeriesCSV(w io.Writer, m eval.Metrics) error {
 	for _, l := range m.Links {
 		put(l)
 	}
-	return bw.Flush()
-}
-
-// csvField quotes a field that holds a comma or a quote.
-func csvField(s string) string {
-	if strings.ContainsAny(s, ",\"\n") {
-		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-	}
-	return s
+	cw.Flush()
+	return cw.Error()
 }
