@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cclab/clock"
+	"cclab/internal/docgen"
 	"cclab/traffic"
 	"cclab/transport"
 )
@@ -145,7 +146,11 @@ func TestCCID2RenoShare(t *testing.T) {
 			bufSpread = math.Max(bufSpread, hi-lo)
 		}
 	}
-	t.Logf("incumbent advantage at %d of %d points (largest %.3f); largest change with the buffer %.3f", wins, n, maxOrder, bufSpread)
+	summary := fmt.Sprintf("incumbent advantage at %d of %d points (largest %.3f); largest change with the buffer %.3f", wins, n, maxOrder, bufSpread)
+	t.Log(summary)
+	if !testing.Short() {
+		docgen.Check(t, "../docs/dccp.md", "ccid2-reno-share", tab.String()+summary)
+	}
 	if 4*wins < 3*n {
 		t.Errorf("CCID2's early share is larger as incumbent at only %d of %d points, want >= 3/4 (start-order dependence)", wins, n)
 	}
@@ -159,6 +164,7 @@ func TestCCID2RenoShare(t *testing.T) {
 // TestCCID2Fairness: two CCID2 flows, the second starting 10 s later,
 // converge to a fair share: Jain's index over the last 20 s >= 0.95.
 func TestCCID2Fairness(t *testing.T) {
+	var doc strings.Builder
 	for _, dl := range []time.Duration{10 * time.Millisecond, 30 * time.Millisecond} {
 		e := NewEngine()
 		// Buffer of one BDP at the 60 ms RTT (10 Mbit/s x 60 ms / 1228 B).
@@ -176,8 +182,10 @@ func TestCCID2Fairness(t *testing.T) {
 		e.RunUntilTime(t0.Add(60 * time.Second))
 		x := []float64{float64(a.Meter.Bytes-ab) * 8 / 20, float64(b.Meter.Bytes-bb) * 8 / 20}
 		j := jain(x)
-		t.Logf("delay %v: goodputs %.2f and %.2f Mbit/s, Jain %.4f, Ack Ratios %d %d", dl, x[0]/1e6, x[1]/1e6, j,
+		line := fmt.Sprintf("delay %v: goodputs %.2f and %.2f Mbit/s, Jain %.4f, Ack Ratios %d %d", dl, x[0]/1e6, x[1]/1e6, j,
 			a.Conn.Stats().AckRatio, b.Conn.Stats().AckRatio)
+		t.Log(line)
+		doc.WriteString(line + "\n")
 		if j < 0.95 {
 			t.Errorf("delay %v: Jain's index %.4f, want >= 0.95", dl, j)
 		}
@@ -185,6 +193,7 @@ func TestCCID2Fairness(t *testing.T) {
 			t.Errorf("delay %v: total %.2f Mbit/s, want >= 8.5", dl, (x[0]+x[1])/1e6)
 		}
 	}
+	docgen.Check(t, "../docs/dccp.md", "ccid2-fairness", doc.String())
 }
 
 // TestCCID2VsUncontrolledSim: over the same bottleneck an uncontrolled
@@ -206,7 +215,9 @@ func TestCCID2VsUncontrolledSim(t *testing.T) {
 	cb, ub, us := c.Meter.Bytes, u.Meter.Bytes, u.Conn.Stats().BytesSent
 	e.RunUntilTime(t0.Add(30 * time.Second))
 	cr, ur, usr := float64(c.Meter.Bytes-cb)*8/20, float64(u.Meter.Bytes-ub)*8/20, float64(u.Conn.Stats().BytesSent-us)*8/20
-	t.Logf("ccid2 alone %.2f Mbit/s; with UDP: ccid2 %.2f, udp sent %.2f delivered %.2f Mbit/s", alone/1e6, cr/1e6, usr/1e6, ur/1e6)
+	line := fmt.Sprintf("ccid2 alone %.2f Mbit/s; with UDP: ccid2 %.2f, udp sent %.2f delivered %.2f Mbit/s", alone/1e6, cr/1e6, usr/1e6, ur/1e6)
+	t.Log(line)
+	docgen.Check(t, "../docs/dccp.md", "ccid2-vs-uncontrolled", line)
 	if usr < 0.98*8e6 || usr > 1.02*8e6 {
 		t.Errorf("uncontrolled flow sent %.2f Mbit/s, want its 8", usr/1e6)
 	}
