@@ -29,15 +29,6 @@ var palette = []color.Color{
 
 func colorAt(i int) color.Color { return palette[i%len(palette)] }
 
-// curve is one line of a comparison plot: y (with CI half-widths) at x.
-type curve struct {
-	Label  string
-	Color  int  // palette index
-	Dashed bool // live runs are dashed, sim solid
-	X, Y   []float64
-	CI     []float64 // NaN: no error bar
-}
-
 // svgOf renders p as an SVG document without the XML prolog, for inlining.
 func svgOf(p *plot.Plot, w, h vg.Length) (string, error) {
 	wt, err := p.WriterTo(w, h, "svg")
@@ -69,61 +60,6 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 type xyErr struct {
 	plotter.XYs
 	plotter.YErrors
-}
-
-// comparisonSVG plots curves over nominal x positions labelled ticks.
-func comparisonSVG(title, xlabel, ylabel string, ticks []string, curves []curve) (string, error) {
-	p := newPlot(title, xlabel, ylabel)
-	if len(ticks) > 0 {
-		p.NominalX(ticks...)
-		// Room on the right for the legend, so it covers no data.
-		p.X.Min = -0.3
-		p.X.Max = float64(len(ticks)-1) + 0.3 + 0.5*float64(len(ticks))
-	}
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	legend := map[string]bool{}
-	for _, c := range curves {
-		var pts plotter.XYs
-		var errs plotter.YErrors
-		for i := range c.X {
-			if math.IsNaN(c.Y[i]) {
-				continue
-			}
-			pts = append(pts, plotter.XY{X: c.X[i], Y: c.Y[i]})
-			e := 0.0
-			if i < len(c.CI) && !math.IsNaN(c.CI[i]) {
-				e = c.CI[i]
-			}
-			errs = append(errs, struct{ Low, High float64 }{e, e})
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		l, s, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return "", err
-		}
-		l.Color, s.Color = colorAt(c.Color), colorAt(c.Color)
-		l.Width = vg.Points(1.5)
-		if c.Dashed {
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-			s.Shape = draw.BoxGlyph{}
-		} else {
-			s.Shape = draw.CircleGlyph{}
-		}
-		s.Radius = vg.Points(2.5)
-		eb, err := plotter.NewYErrorBars(xyErr{pts, errs})
-		if err != nil {
-			return "", err
-		}
-		eb.Color = colorAt(c.Color)
-		p.Add(l, s, eb)
-		if !legend[c.Label] {
-			legend[c.Label] = true
-			p.Legend.Add(c.Label, l, s)
-		}
-	}
-	return svgOf(p, 18*vg.Centimeter, 10*vg.Centimeter)
 }
 
 // panel is one time-series panel: lines, and optional marks (e.g. losses)

@@ -109,7 +109,14 @@ func SummarizeIn(xs []float64, dom Domain) Summary {
 		s.Mean, s.SD, s.Min, s.Max, s.Median = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		return s
 	}
+	// Two-pass mean: the second pass corrects the first's rounding (equal
+	// values give exactly their value).
 	s.Mean = floats.Sum(data) / float64(s.N)
+	var corr float64
+	for _, x := range data {
+		corr += x - s.Mean
+	}
+	s.Mean += corr / float64(s.N)
 	s.Min, s.Max = floats.Min(data), floats.Max(data)
 	sorted := append([]float64(nil), data...)
 	sort.Float64s(sorted)

@@ -326,16 +326,11 @@ func (s *SQLStore) Experiment(ctx context.Context, name string, source []byte) (
 // next sequence number and its points; a known one its latest scenario
 // source. Either becomes the newest (last used). It sets v.ID, v.Seq and
 // v.Created.
-func (s *SQLStore) Version(ctx context.Context, experiment int64, v *VersionRecord) (err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
+func (s *SQLStore) Version(ctx context.Context, experiment int64, v *VersionRecord) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return s.version(ctx, tx, experiment, v) })
+}
+
+func (s *SQLStore) version(ctx context.Context, tx *sql.Tx, experiment int64, v *VersionRecord) (err error) {
 	t := time.Now().UTC().Format(sortableTime)
 	v.LastUsed = t
 	switch e := tx.QueryRowContext(ctx, `SELECT id, seq, created FROM versions WHERE experiment_id = ? AND hash = ?`, experiment, v.Hash).Scan(&v.ID, &v.Seq, &v.Created); {
@@ -365,6 +360,20 @@ func (s *SQLStore) Version(ctx context.Context, experiment int64, v *VersionReco
 		}
 	default:
 		return e
+	}
+	return nil
+}
+
+// inTx runs f in one transaction: committed if f succeeds, rolled back (and
+// nothing of it stored) if it fails.
+func (s *SQLStore) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
 	}
 	return tx.Commit()
 }
@@ -451,30 +460,30 @@ func (s *SQLStore) step(stage string) error {
 }
 
 // SaveRun writes r in one transaction; on any error nothing of r is stored.
-func (s *SQLStore) SaveRun(ctx context.Context, experiment int64, r *RunRecord) (err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
+func (s *SQLStore) SaveRun(ctx context.Context, experiment int64, r *RunRecord) error {
+	var id int64
+	if err := s.inTx(ctx, func(tx *sql.Tx) (err error) { id, err = s.saveRun(ctx, tx, experiment, r); return err }); err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
+	r.ID = id
+	return nil
+}
+
+func (s *SQLStore) saveRun(ctx context.Context, tx *sql.Tx, experiment int64, r *RunRecord) (id int64, err error) {
 	// Replace an earlier attempt (a failed run being retried).
 	var old int64
 	switch e := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE experiment_id = ? AND run_key = ?`, experiment, r.Key).Scan(&old); {
 	case e == nil:
 		for _, t := range []string{"timeseries", "summaries", "links", "flows"} {
 			if _, err = tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE run_id = ?`, old); err != nil {
-				return err
+				return 0, err
 			}
 		}
 		if _, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, old); err != nil {
-			return err
+			return 0, err
 		}
 	case !errors.Is(e, sql.ErrNoRows):
-		return e
+		return 0, e
 	}
 	params, _ := json.Marshal(r.Params)
 	notes := []byte("{}")
@@ -500,44 +509,44 @@ func (s *SQLStore) SaveRun(ctx context.Context, experiment int64, r *RunRecord) 
 		experiment, r.Key, r.Point, string(params), r.ScenarioHash, r.Backend, int64(r.Seed), r.Version, r.Status, r.Error,
 		r.Started.UTC().Format(time.RFC3339Nano), r.Finished.UTC().Format(time.RFC3339Nano), r.WallSeconds, string(notes), string(prov), settings)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	id, err := res.LastInsertId()
+	id, err = res.LastInsertId()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err = s.step("run"); err != nil {
-		return err
+		return 0, err
 	}
 	for _, f := range r.Flows {
 		if _, err = tx.ExecContext(ctx, `INSERT INTO flows (run_id, flow_id, name, info) VALUES (?, ?, ?, ?)`, id, f.ID, f.Name, f.Info); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	for _, l := range r.Links {
 		if _, err = tx.ExecContext(ctx, `INSERT INTO links (run_id, link_id, name, info) VALUES (?, ?, ?, ?)`, id, l.ID, l.Name, l.Info); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err = s.step("scopes"); err != nil {
-		return err
+		return 0, err
 	}
 	sum, err := tx.PrepareContext(ctx, `INSERT INTO summaries (run_id, scope, scope_id, metric, unit, value) VALUES (?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer sum.Close()
 	for _, m := range r.Summaries {
 		if _, err = sum.ExecContext(ctx, id, string(m.Scope), m.ScopeID, m.Metric, m.Unit, m.Value); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err = s.step("summaries"); err != nil {
-		return err
+		return 0, err
 	}
 	ts, err := tx.PrepareContext(ctx, `INSERT INTO timeseries (run_id, scope, scope_id, metric, t, value) VALUES (?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer ts.Close()
 	for _, se := range r.Series {
@@ -547,18 +556,14 @@ func (s *SQLStore) SaveRun(ctx context.Context, experiment int64, r *RunRecord) 
 				continue
 			}
 			if _, err = ts.ExecContext(ctx, id, string(se.Scope), se.ScopeID, se.Metric, se.T[i], v); err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
 	if err = s.step("series"); err != nil {
-		return err
+		return 0, err
 	}
-	if err = tx.Commit(); err != nil {
-		return err
-	}
-	r.ID = id
-	return nil
+	return id, nil
 }
 
 // Experiments lists the stored experiments by name.
