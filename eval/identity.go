@@ -82,8 +82,7 @@ func (e *Experiment) VersionHash() string {
 // VersionRecord returns the store record of the experiment's version (the
 // store assigns ID and Seq).
 func (e *Experiment) VersionRecord() *VersionRecord {
-	bi := buildinfo.Read()
-	v := &VersionRecord{Hash: e.VersionHash(), Scenario: string(e.Source), Build: buildIdentity(), CclabVersion: bi.Short()}
+	v := &VersionRecord{Hash: e.VersionHash(), Scenario: string(e.Source), Build: buildIdentity(), CclabVersion: buildinfo.Short()}
 	for _, p := range e.Points {
 		v.Points = append(v.Points, VersionPoint{Index: p.Index, Params: p.Params, Hash: p.Hash()})
 	}

@@ -194,7 +194,7 @@ func appendScope(list []ScopeRecord, res Result) []ScopeRecord {
 
 // Version is cclab's version recorded with each run and shown in reports
 // (buildinfo.Info.Short: module version, commit).
-var Version = buildinfo.Read().Short()
+var Version = buildinfo.Short()
 
 // SchemaVersion is the version of the database layout this build writes
 // (docs/store.md, "Schema versions"). OpenSQLite migrates older databases to

@@ -31,7 +31,8 @@ type Info struct {
 	Build    string `json:"build"`              // the build's identity (Identity)
 }
 
-var read = sync.OnceValue(func() Info {
+// base is the build information without the identity (no file is read).
+var base = sync.OnceValue(func() Info {
 	i := Info{Module: "cclab", Version: "(devel)", Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: kernel()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Path != "" {
@@ -51,12 +52,22 @@ var read = sync.OnceValue(func() Info {
 			}
 		}
 	}
-	i.Build = identity(i, executableHash)
 	return i
 })
 
+// build is the identity; it hashes the executable when the build has no
+// clean commit, so it is computed only when asked for.
+var build = sync.OnceValue(func() string { return identity(base(), executableHash) })
+
 // Read returns the running build's information (computed once).
-func Read() Info { return read() }
+func Read() Info {
+	i := base()
+	i.Build = build()
+	return i
+}
+
+// Short returns Read().Short() without computing the build identity.
+func Short() string { return base().Short() }
 
 // identity is the build's identity: "commit:<revision>" for a build of a
 // clean checkout stamped by the go command, else "exe:<SHA-256 of the
