@@ -83,7 +83,7 @@ func block(doc, name string) (begin, end int, err error) {
 	open := "<!-- begin generated " + name + ":"
 	i := strings.Index(doc, open)
 	if i < 0 {
-		return 0, 0, fmt.Errorf("no line %q...", open)
+		return 0, 0, fmt.Errorf("no begin marker %q", open)
 	}
 	nl := strings.Index(doc[i:], "\n")
 	if nl < 0 {
