@@ -88,7 +88,7 @@ func (s Scenario) YAML() []byte {
 		}
 	}
 	if t.MTU > 0 {
-		w("  mtu: %d\n", t.MTU)
+		w("  mtu: %dB\n", t.MTU)
 	}
 	if t.PayloadOnly {
 		w("  payload_only: true\n")
@@ -110,7 +110,7 @@ func (s Scenario) YAML() []byte {
 			w("    stop: %s\n", dur(f.Stop))
 		}
 		if f.Datagram > 0 {
-			w("    datagram: %d\n", f.Datagram)
+			w("    datagram: %dB\n", f.Datagram)
 		}
 		if f.Path != nil {
 			w("    path: %d-%d\n", f.Path[0], f.Path[1])

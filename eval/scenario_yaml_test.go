@@ -40,7 +40,7 @@ topology:
        cross: ["cbr:rate=2Mbit,size=1000", {traffic: "udponoff:rate=1Mbit,on=exp(1s),off=exp(1s)", dir: rev}]}
     - {rate: 8Mbit, delay: 3ms, queue: "red:min=5,max=15,maxp=0.1", loss: "ge:p=0.01,r=0.3"}
   access: {rate: 1Gbit, delay: 1ms}
-  mtu: 1500
+  mtu: 1500B
 flows:
   - {name: a, cc: cubic, recovery: prr, count: 2, start: 1s, stop: 4s, stagger: 100ms, access_delay: 5ms}
   - {name: b, cc: ccid2, traffic: "cbr:rate=1Mbit", path: 1}

@@ -108,10 +108,10 @@ topology:
     - {rate: 10Mbit, delay: 10ms, queue: "droptail:limit=20p"}
     - {rate: 10Mbit, delay: 10ms, queue: "droptail:limit=20p"}
 flows:
-  - {name: flow0, cc: reno, recovery: sack, datagram: 1200, stagger: 500ms}
-  - {name: flow1, cc: cubic, recovery: sack, datagram: 1200, stagger: 500ms}
-  - {name: cross0, cc: reno, recovery: sack, datagram: 1200, stagger: 500ms, path: 0}
-  - {name: cross1, cc: cubic, recovery: sack, datagram: 1200, stagger: 500ms, path: 1}
+  - {name: flow0, cc: reno, recovery: sack, datagram: 1200B, stagger: 500ms}
+  - {name: flow1, cc: cubic, recovery: sack, datagram: 1200B, stagger: 500ms}
+  - {name: cross0, cc: reno, recovery: sack, datagram: 1200B, stagger: 500ms, path: 0}
+  - {name: cross1, cc: cubic, recovery: sack, datagram: 1200B, stagger: 500ms, path: 1}
   - {name: udp0, mode: udp, traffic: "cbr:rate=1Mbit", stagger: 500ms}
 `), 0o644); err != nil {
 		t.Fatal(err)

@@ -305,7 +305,7 @@ type Layer struct {
 // A package may import only packages of lower layers: not one above it, and
 // not another of its own layer.
 var Layers = []Layer{
-	{"base", []string{"clock", "ecn", "internal/mix", "internal/spec", "internal/units", "internal/archcheck", "internal/testenv", "experiments"}},
+	{"base", []string{"clock", "ecn", "internal/mix", "internal/spec", "internal/units", "internal/archcheck", "internal/testenv", "internal/buildinfo", "internal/docgen", "experiments"}},
 	{"vocabulary and edge", []string{"event", "netio", "internal/cli"}},
 	{"components", []string{"qdisc", "ccalgo", "traffic", "internal/qlog"}},
 	{"path and protocol", []string{"link", "transport", "ippkt"}},
@@ -313,7 +313,7 @@ var Layers = []Layer{
 	{"applications and harness", []string{"perf", "eval", "tunshell"}},
 	{"plan", []string{"plan"}},
 	{"harness backends", []string{"eval/simrun", "eval/liverun"}},
-	{"commands", []string{"cmd/..."}},
+	{"commands", []string{"cmd/...", "scripts/..."}},
 }
 
 // LayerOf returns the index in Layers of the layer of a module-relative
