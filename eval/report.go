@@ -480,7 +480,7 @@ var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <style>
 body { font-family: sans-serif; margin: 2em auto; max-width: 86em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; display: block; overflow-x: auto; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
 th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }
 table.ranking td:nth-child(2) { text-align: left; font-weight: bold; }

@@ -51,6 +51,7 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
+	p.Y.Tick.Marker = shortTicks{}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	p.Legend.Left = false
@@ -557,4 +558,19 @@ func scatterSVG(title, xlabel, ylabel string, xmin, xmax, ymin, ymax float64, ru
 		p.Add(l)
 	}
 	return svgOf(p, panelW, panelH)
+}
+
+// shortTicks are gonum/plot's default ticks labelled without trailing
+// zeros ("25", not "25.00").
+type shortTicks struct{}
+
+// Ticks returns the default ticks between min and max, relabelled.
+func (shortTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 6, 64)
+		}
+	}
+	return ts
 }
