@@ -8,16 +8,10 @@ import (
 	"time"
 
 	"cclab/ippkt"
-)
 
-// The libpcap file format (https://www.tcpdump.org/manpages/pcap-savefile.5.html):
-// a 24-byte file header, then per packet a 16-byte record header and the
-// captured bytes, all little-endian here. Written directly: a library for it
-// would compile a packet-decoding package into every tool that links the
-// relay (cclab run among them).
-const (
-	pcapMagicNanos = 0xa1b23c4d // nanosecond timestamps
-	pcapLinkRaw    = 101        // LINKTYPE_RAW: packets begin with an IPv4 or IPv6 header
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // pcapFile writes relayed datagrams as raw IP (LINKTYPE_RAW) packets with
@@ -26,7 +20,7 @@ const (
 type pcapFile struct {
 	f       *os.File
 	bw      *bufio.Writer
-	rec     [16]byte // a record header
+	w       *pcapgo.Writer
 	snap    int
 	scratch []byte
 	err     error
@@ -46,6 +40,7 @@ func newPcap(name string, snap int, raw bool) (*pcapFile, error) {
 		return nil, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
+	w := pcapgo.NewWriterNanos(bw)
 	headers := 48
 	if raw {
 		headers = maxRawHeaders
@@ -54,18 +49,11 @@ func newPcap(name string, snap int, raw bool) (*pcapFile, error) {
 	if snap > 0 {
 		capLen = snap + headers
 	}
-	var h [24]byte
-	binary.LittleEndian.PutUint32(h[0:], pcapMagicNanos)
-	binary.LittleEndian.PutUint16(h[4:], 2) // version 2.4
-	binary.LittleEndian.PutUint16(h[6:], 4)
-	// thiszone, sigfigs: 0
-	binary.LittleEndian.PutUint32(h[16:], uint32(capLen)) // snaplen
-	binary.LittleEndian.PutUint32(h[20:], pcapLinkRaw)
-	if _, err := bw.Write(h[:]); err != nil {
+	if err := w.WriteFileHeader(uint32(capLen), layers.LinkTypeRaw); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &pcapFile{f: f, bw: bw, snap: snap, scratch: make([]byte, 65535+48)}, nil
+	return &pcapFile{f: f, bw: bw, w: w, snap: snap, scratch: make([]byte, 65535+48)}, nil
 }
 
 // write records one UDP datagram from src to dst with the given IP ECN bits.
@@ -130,7 +118,8 @@ func (p *pcapFile) write(ts time.Time, src, dst netip.AddrPort, tos uint8, paylo
 	if p.snap > 0 && capt > hl+p.snap {
 		capt = hl + p.snap
 	}
-	p.record(ts, b[:capt], total)
+	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: capt, Length: total}
+	p.err = p.w.WritePacket(ci, b[:capt])
 }
 
 // writeRaw records IP packet b as it is, keeping its headers and snap
@@ -143,7 +132,8 @@ func (p *pcapFile) writeRaw(ts time.Time, b []byte) {
 	if p.snap > 0 {
 		capt = min(capt, payloadStart(b)+p.snap)
 	}
-	p.record(ts, b[:capt], len(b))
+	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: capt, Length: len(b)}
+	p.err = p.w.WritePacket(ci, b[:capt])
 }
 
 // payloadStart returns the offset of IP packet b's transport payload: after
@@ -196,17 +186,4 @@ func (p *pcapFile) close() error {
 		return p.err
 	}
 	return err
-}
-
-// record writes one packet record: its header (time, captured and original
-// lengths) and the captured bytes.
-func (p *pcapFile) record(ts time.Time, captured []byte, length int) {
-	ns := ts.UnixNano()
-	binary.LittleEndian.PutUint32(p.rec[0:], uint32(ns/1e9))
-	binary.LittleEndian.PutUint32(p.rec[4:], uint32(ns%1e9))
-	binary.LittleEndian.PutUint32(p.rec[8:], uint32(len(captured)))
-	binary.LittleEndian.PutUint32(p.rec[12:], uint32(length))
-	if _, p.err = p.bw.Write(p.rec[:]); p.err == nil {
-		_, p.err = p.bw.Write(captured)
-	}
 }
