@@ -5,11 +5,14 @@
 //
 // The engine is single-threaded and deterministic: events fire in time order
 // and events scheduled for the same instant fire in the order they were
-// scheduled. In steady state it does not allocate: events are values in a
-// slice-backed 4-ary heap and handlers are small interface values.
+// scheduled. In steady state it does not allocate: events are 16-byte values
+// (instant, sequence number, payload slot) in a two-level calendar queue
+// (queue.go) with the payloads (handler, argument) in a slot table, and
+// handlers are small interface values.
 package sim
 
 import (
+	"math"
 	"time"
 
 	"cclab/clock"
@@ -30,37 +33,33 @@ type HandlerFunc func(now clock.Time, arg uint64)
 // Fire calls f(now, arg).
 func (f HandlerFunc) Fire(now clock.Time, arg uint64) { f(now, arg) }
 
-// entry is one scheduled event.
-type entry struct {
-	at  clock.Time
-	seq uint64 // insertion order, breaks ties deterministically
+// payload is the rest of a scheduled event, in a slot that stays put while
+// its node moves through the heap.
+type payload struct {
 	h   Handler
 	arg uint64
-}
-
-func (a *entry) less(b *entry) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
 // Engine is a virtual clock and an event queue.
 type Engine struct {
 	now   clock.Time
-	seq   uint64
-	heap  []entry
-	fired uint64 // events fired so far
-	late  uint64 // events scheduled in the past (run at now instead)
+	q     queue
+	slots []payload // by node.slot
+	free  []uint32  // unused slots, reused last-freed first (warm in cache)
+	fired uint64    // events fired so far
+	late  uint64    // events scheduled in the past (run at now instead)
 }
 
 // NewEngine returns an engine whose clock reads clock.Start.
 func NewEngine() *Engine {
-	return &Engine{now: clock.Start, heap: make([]entry, 0, 1024)}
+	return &Engine{now: clock.Start, q: newQueue(math.MaxUint32), slots: make([]payload, 0, 1024)}
 }
 
 // Now returns the current virtual time.
 func (e *Engine) Now() clock.Time { return e.now }
 
 // Pending returns the number of scheduled events (including stale timer events).
-func (e *Engine) Pending() int { return len(e.heap) }
+func (e *Engine) Pending() int { return e.q.len() }
 
 // Fired returns the number of events fired so far.
 func (e *Engine) Fired() uint64 { return e.fired }
@@ -79,9 +78,16 @@ func (e *Engine) Schedule(at clock.Time, h Handler, arg uint64) {
 		at = e.now
 		e.late++
 	}
-	e.seq++
-	e.heap = append(e.heap, entry{at: at, seq: e.seq, h: h, arg: arg})
-	e.up(len(e.heap) - 1)
+	var slot uint32
+	if k := len(e.free); k > 0 {
+		slot = e.free[k-1]
+		e.free = e.free[:k-1]
+		e.slots[slot] = payload{h: h, arg: arg}
+	} else {
+		slot = uint32(len(e.slots))
+		e.slots = append(e.slots, payload{h: h, arg: arg})
+	}
+	e.q.push(at, slot)
 }
 
 // After schedules h.Fire after d has elapsed from Now.
@@ -91,28 +97,26 @@ func (e *Engine) After(d time.Duration, h Handler, arg uint64) {
 
 // Next returns the time of the earliest scheduled event, or clock.Never.
 func (e *Engine) Next() clock.Time {
-	if len(e.heap) == 0 {
+	x, ok := e.q.peek()
+	if !ok {
 		return clock.Never
 	}
-	return e.heap[0].at
+	return x.at
 }
 
 // Step fires the earliest event and reports whether there was one.
 func (e *Engine) Step() bool {
-	if len(e.heap) == 0 {
+	top, ok := e.q.pop()
+	if !ok {
 		return false
 	}
-	ev := e.heap[0]
-	last := len(e.heap) - 1
-	e.heap[0] = e.heap[last]
-	e.heap[last] = entry{} // drop the handler reference
-	e.heap = e.heap[:last]
-	if last > 0 {
-		e.down(0)
-	}
-	e.now = ev.at
+	p := &e.slots[top.slot]
+	h, arg := p.h, p.arg
+	p.h = nil // drop the handler reference
+	e.free = append(e.free, top.slot)
+	e.now = top.at
 	e.fired++
-	ev.h.Fire(ev.at, ev.arg)
+	h.Fire(top.at, arg)
 	return true
 }
 
@@ -125,7 +129,11 @@ func (e *Engine) RunFor(d time.Duration) {
 // RunUntilTime fires every event due at or before t, then sets the clock to t
 // (if t is later than Now).
 func (e *Engine) RunUntilTime(t clock.Time) {
-	for len(e.heap) > 0 && e.heap[0].at <= t {
+	for {
+		x, ok := e.q.peek()
+		if !ok || x.at > t {
+			break
+		}
 		e.Step()
 	}
 	if t > e.now {
@@ -150,7 +158,7 @@ func (e *Engine) RunUntil(pred func() bool) bool {
 // remains, the clock advances to deadline and it reports false.
 func (e *Engine) RunUntilOrTimeout(pred func() bool, deadline clock.Time) bool {
 	for !pred() {
-		if len(e.heap) == 0 || e.heap[0].at > deadline {
+		if x, ok := e.q.peek(); !ok || x.at > deadline {
 			if deadline > e.now {
 				e.now = deadline
 			}
@@ -159,48 +167,6 @@ func (e *Engine) RunUntilOrTimeout(pred func() bool, deadline clock.Time) bool {
 		e.Step()
 	}
 	return true
-}
-
-// 4-ary heap: shallower than binary, fewer cache misses on sift-down.
-const arity = 4
-
-func (e *Engine) up(i int) {
-	h := e.heap
-	x := h[i]
-	for i > 0 {
-		p := (i - 1) / arity
-		if !x.less(&h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = x
-}
-
-func (e *Engine) down(i int) {
-	h := e.heap
-	n := len(h)
-	x := h[i]
-	for {
-		c := arity*i + 1
-		if c >= n {
-			break
-		}
-		best := c
-		end := min(c+arity, n)
-		for j := c + 1; j < end; j++ {
-			if h[j].less(&h[best]) {
-				best = j
-			}
-		}
-		if !h[best].less(&x) {
-			break
-		}
-		h[i] = h[best]
-		i = best
-	}
-	h[i] = x
 }
 
 // Timer is a re-armable deadline for one handler, the simulator's side of

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -202,8 +203,15 @@ func TestTimerBoundedQueue(t *testing.T) {
 	}
 }
 
+// scheduler is what BenchmarkEngine and TestEngineMatchesReference need of
+// an event queue: the engine and refQueue.
+type scheduler interface {
+	Schedule(at clock.Time, h Handler, arg uint64)
+	Step() bool
+}
+
 type chain struct {
-	e *Engine
+	e scheduler
 	n int
 }
 
@@ -213,19 +221,31 @@ func (c *chain) Fire(now clock.Time, arg uint64) {
 	c.e.Schedule(now.Add(time.Duration(1+(arg*2654435761)%1000)*time.Microsecond), c, arg+1)
 }
 
-// BenchmarkEngine measures one fire+schedule with 10,000 pending events.
+// BenchmarkEngine measures one fire+schedule with 10,000 pending events, in
+// the engine and in the engine's former queue (refQueue, "ref") side by
+// side: compare events/s within one run.
 func BenchmarkEngine(b *testing.B) {
-	e := NewEngine()
-	c := &chain{e: e}
-	for i := range 10000 {
-		e.Schedule(clock.Start.Add(time.Duration(i)*time.Microsecond), c, uint64(i))
+	for _, q := range []struct {
+		name string
+		new  func() scheduler
+	}{
+		{"engine", func() scheduler { return NewEngine() }},
+		{"ref", func() scheduler { return &refQueue{now: clock.Start} }},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			e := q.new()
+			c := &chain{e: e}
+			for i := range 10000 {
+				e.Schedule(clock.Start.Add(time.Duration(i)*time.Microsecond), c, uint64(i))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				e.Step()
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		e.Step()
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
 // BenchmarkTimer measures re-arming a timer and firing it.
@@ -239,5 +259,148 @@ func BenchmarkTimer(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		e.Step()
+	}
+}
+
+// spawner records each firing and schedules 0–3 new events at offsets from
+// a mix of scales: the same instant, nanoseconds, microseconds, seconds,
+// far future, and the past (run at now).
+type spawner struct {
+	e    scheduler
+	now  func() clock.Time
+	rng  *rand.Rand
+	next uint64
+	log  []ev
+	dist int // which offset mix
+	live int // events scheduled and not yet fired
+}
+
+type ev struct {
+	at  clock.Time
+	arg uint64
+}
+
+func (s *spawner) offset() time.Duration {
+	r := s.rng
+	switch s.dist {
+	case 1: // ties: a handful of instants
+		return time.Duration(r.IntN(3)) * time.Microsecond
+	case 2: // bimodal: near link events and far flow timers
+		if r.IntN(10) == 0 {
+			return time.Duration(r.Int64N(int64(30 * time.Second)))
+		}
+		return time.Duration(r.Int64N(int64(200 * time.Microsecond)))
+	case 3: // dense: nanoseconds apart, with ties
+		return time.Duration(r.IntN(1000))
+	case 4: // on a power-of-two grid and next to it: instants at bucket edges
+		return time.Duration(1024*r.IntN(64) + r.IntN(3) - 1)
+	case 5: // powers of two: ties at bucket edges of every width
+		return time.Duration(1) << r.IntN(24)
+	}
+	switch r.IntN(8) {
+	case 0:
+		return 0
+	case 1:
+		return -time.Duration(r.IntN(1000)) // the past: runs at now
+	case 2:
+		return time.Duration(r.IntN(100))
+	case 3:
+		return time.Duration(r.IntN(1000)) * time.Microsecond
+	case 4:
+		return time.Duration(r.Int64N(int64(10 * time.Second)))
+	case 5:
+		return time.Duration(r.Int64N(1 << 50)) // days
+	default:
+		return time.Duration(r.IntN(20)) * time.Millisecond
+	}
+}
+
+// Fire logs the event and schedules 0–2 more, keeping about 100–400 pending.
+func (s *spawner) Fire(now clock.Time, arg uint64) {
+	s.log = append(s.log, ev{now, arg})
+	s.live--
+	n := 1 + s.rng.IntN(2)
+	if s.live > 400 {
+		n = s.rng.IntN(2)
+	}
+	for range n {
+		s.next++
+		s.live++
+		s.e.Schedule(now.Add(s.offset()), s, s.next)
+	}
+}
+
+// TestEngineMatchesReference: the engine fires exactly the events of the
+// former single-heap queue, in the same order, for random workloads mixing
+// ties, the past, near and far future, with the sequence numbers renumbered
+// often (a small maxSeq) and the clock moved by RunUntilTime between steps.
+func TestEngineMatchesReference(t *testing.T) {
+	for dist := range 6 {
+		for _, maxSeq := range []uint32{math.MaxUint32, 1000} {
+			e := NewEngine()
+			e.q.maxSeq = maxSeq
+			ref := &refQueue{now: clock.Start}
+			a := &spawner{e: e, now: e.Now, rng: rand.New(rand.NewPCG(uint64(dist), 7)), dist: dist}
+			b := &spawner{e: ref, now: ref.Now, rng: rand.New(rand.NewPCG(uint64(dist), 7)), dist: dist}
+			for i := range 200 {
+				a.next, b.next = uint64(i+1)<<32, uint64(i+1)<<32
+				at := clock.Start.Add(time.Duration(i) * 37 * time.Microsecond)
+				e.Schedule(at, a, uint64(i))
+				ref.Schedule(at, b, uint64(i))
+				a.live++
+				b.live++
+			}
+			for step := 0; step < 200000; step++ {
+				if step%1000 == 999 { // move the clock past the next event's instant, then schedule at it
+					t0 := e.Next()
+					if t0 == clock.Never {
+						break
+					}
+					for ref.heap[0].at <= t0 {
+						ref.Step()
+					}
+					e.RunUntilTime(t0)
+					a.live++ // Fire counts itself as fired
+					b.live++
+					a.Fire(e.Now(), 0)
+					b.Fire(ref.Now(), 0)
+					continue
+				}
+				okA, okB := e.Step(), ref.Step()
+				if okA != okB {
+					t.Fatalf("dist %d maxSeq %d step %d: engine had an event %v, reference %v", dist, maxSeq, step, okA, okB)
+				}
+				if !okA {
+					break
+				}
+			}
+			if len(a.log) != len(b.log) {
+				t.Fatalf("dist %d maxSeq %d: fired got %d events, want %d", dist, maxSeq, len(a.log), len(b.log))
+			}
+			for i := range a.log {
+				if a.log[i] != b.log[i] {
+					t.Fatalf("dist %d maxSeq %d: event %d got %+v, want %+v", dist, maxSeq, i, a.log[i], b.log[i])
+				}
+			}
+			if len(a.log) < 10000 {
+				t.Errorf("dist %d maxSeq %d: only %d events fired, want a long run", dist, maxSeq, len(a.log))
+			}
+		}
+	}
+}
+
+// TestEngineSteadyStateNoAlloc: once warmed up, firing and scheduling
+// allocate nothing.
+func TestEngineSteadyStateNoAlloc(t *testing.T) {
+	e := NewEngine()
+	c := &chain{e: e}
+	for i := range 10000 {
+		e.Schedule(clock.Start.Add(time.Duration(i)*time.Microsecond), c, uint64(i))
+	}
+	for range 200000 {
+		e.Step()
+	}
+	if got := testing.AllocsPerRun(100000, func() { e.Step() }); got != 0 {
+		t.Errorf("allocations per event got %v, want 0", got)
 	}
 }

@@ -1,0 +1,334 @@
+package sim
+
+import (
+	"math/bits"
+	"slices"
+
+	"cclab/clock"
+)
+
+// node is one scheduled event in the queue: its instant, its insertion
+// order and the slot of its payload (Engine.slots). Nodes are 16 bytes, so
+// four siblings of the near heap share one 64-byte cache line.
+type node struct {
+	at   clock.Time
+	seq  uint32 // insertion order, breaks ties; renumbered before it wraps (queue.renumber)
+	slot uint32
+}
+
+func (a node) less(b node) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+// queue is the engine's event queue, a ladder queue (Tang, Goh and Thng,
+// "Ladder Queue: An O(1) Priority Queue Structure for Large-Scale Discrete
+// Event Simulation", ACM TOMACS 15(3), 2005; after Brown's calendar queue,
+// CACM 31(10), 1988). Events due before nearEnd are in a small heap ordered
+// by (at, seq) (the ladder queue's Bottom); later events wait unsorted in
+// the buckets of a few rungs, each rung an array of buckets of 2^shift ns
+// covering a range of time; events beyond the outermost rung wait unsorted
+// in far (Top). When the near heap runs dry, the next non-empty bucket of
+// the innermost rung moves into it, or, if it holds more than rungSplit
+// events, is spread over a new, finer rung; when the outermost rung is used
+// up it is rebuilt from far, about two events per bucket. Every event is
+// moved O(1) times and the heap stays small, so push and pop cost O(1) on
+// average for any distribution of instants, where one heap of everything
+// costs O(log n).
+//
+// The ranges are contiguous while the near heap holds events: near
+// (-∞, nearEnd), then the innermost rung's unread buckets, then each outer
+// rung's, then far. (refill only ever ends by moving a bucket into the near
+// heap, which sets nearEnd to the end of that bucket.) Order is exact: buckets
+// cover disjoint ranges and the near heap breaks ties by sequence number,
+// so events fire by (at, seq) exactly as from a single heap
+// (TestEngineMatchesReference).
+type queue struct {
+	near    []node // 4-ary min-heap on (at, seq); the root is at index heapBase
+	nearEnd clock.Time
+
+	rungs []rung // rungs[0] is the outermost; rungs[:nr] are in use
+	nr    int
+	far   []node // at >= the outermost rung's end, unsorted
+	n     int    // events in rungs
+
+	seq    uint32 // sequence number of the latest event pushed
+	maxSeq uint32 // renumber when seq reaches it (math.MaxUint32; lower in tests)
+}
+
+// rung is an array of buckets: bucket i holds the events in
+// [base + i<<shift, base + (i+1)<<shift), unsorted; buckets below cur have
+// been read.
+type rung struct {
+	buckets [][]node
+	cur     int
+	base    clock.Time
+	shift   uint
+	end     clock.Time // base + len(buckets)<<shift (saturated)
+	n       int        // events in the unread buckets
+}
+
+// heapBase is the index of the near heap's root. With the root at 3 the
+// children of index j are 4j-8 … 4j-5: every group of siblings starts at a
+// multiple of four nodes (64 bytes), one cache line when the array is
+// 64-byte aligned.
+const heapBase = 3
+
+// Ladder parameters: a rung has about one bucket per two events, a power of
+// two within [minBuckets, maxBuckets]; a bucket of more than rungSplit
+// events becomes a new rung (the ladder queue's THRES, 50 in the paper),
+// at most maxRungs deep.
+const (
+	minBuckets = 64
+	maxBuckets = 1 << 16
+	rungSplit  = 64
+	maxRungs   = 8
+)
+
+func newQueue(maxSeq uint32) queue {
+	return queue{near: make([]node, heapBase, 1024), maxSeq: maxSeq, nearEnd: clock.Time(-1 << 63),
+		rungs: make([]rung, maxRungs)}
+}
+
+// len returns the number of queued events.
+func (q *queue) len() int { return len(q.near) - heapBase + q.n + len(q.far) }
+
+// push queues an event; at must not be earlier than the last popped event.
+func (q *queue) push(at clock.Time, slot uint32) {
+	if q.seq >= q.maxSeq {
+		q.renumber()
+	}
+	q.seq++
+	x := node{at: at, seq: q.seq, slot: slot}
+	if at < q.nearEnd {
+		q.near = append(q.near, x)
+		q.up(len(q.near)-1, x)
+		return
+	}
+	for k := q.nr - 1; k >= 0; k-- {
+		r := &q.rungs[k]
+		if at < r.end {
+			i := int(uint64(at-r.base) >> r.shift)
+			r.buckets[i] = append(r.buckets[i], x)
+			r.n++
+			q.n++
+			return
+		}
+	}
+	q.far = append(q.far, x)
+}
+
+// peek returns the earliest event, filling the near heap if needed; ok is
+// false if the queue is empty.
+func (q *queue) peek() (node, bool) {
+	if len(q.near) == heapBase && !q.refill() {
+		return node{}, false
+	}
+	return q.near[heapBase], true
+}
+
+// pop removes and returns the earliest event; ok is false if the queue is
+// empty.
+func (q *queue) pop() (node, bool) {
+	if len(q.near) == heapBase && !q.refill() {
+		return node{}, false
+	}
+	top := q.near[heapBase]
+	last := len(q.near) - 1
+	if last > heapBase {
+		q.down(q.near[last], last)
+	}
+	q.near = q.near[:last]
+	return top, true
+}
+
+// refill moves the next non-empty bucket into the empty near heap,
+// splitting crowded buckets into finer rungs and rebuilding the outermost
+// rung from far when the rungs are used up. It reports whether there is an
+// event.
+func (q *queue) refill() bool {
+	for {
+		if q.nr == 0 {
+			if len(q.far) == 0 {
+				return false
+			}
+			q.rebuild()
+		}
+		r := &q.rungs[q.nr-1]
+		if r.n == 0 { // used up
+			q.nr--
+			continue
+		}
+		for len(r.buckets[r.cur]) == 0 {
+			r.cur++
+		}
+		b := r.buckets[r.cur]
+		start := r.base + clock.Time(r.cur)<<r.shift
+		r.cur++
+		r.n -= len(b)
+		q.n -= len(b)
+		r.buckets[r.cur-1] = b[:0]
+		if len(b) > rungSplit && r.shift > 0 && q.nr < maxRungs {
+			q.spawn(b, start, r.shift)
+			continue
+		}
+		q.nearEnd = start + clock.Time(1)<<r.shift
+		for _, x := range b {
+			q.near = append(q.near, x)
+			q.up(len(q.near)-1, x)
+		}
+		return true
+	}
+}
+
+// spawn spreads the events of a bucket [start, start+1<<shift) over a new
+// innermost rung covering the same range.
+func (q *queue) spawn(b []node, start clock.Time, shift uint) {
+	nb := bucketsFor(len(b))
+	lg := uint(bits.Len(uint(nb)) - 1)
+	if lg > shift {
+		lg = shift
+	}
+	q.nr++
+	r := q.setRung(q.nr-1, start, shift-lg, 1<<lg)
+	for _, x := range b {
+		i := int(uint64(x.at-start) >> r.shift)
+		r.buckets[i] = append(r.buckets[i], x)
+	}
+	r.n = len(b)
+	q.n += len(b)
+}
+
+// rebuild makes far the outermost rung: buckets from far's earliest instant
+// that just cover its latest one.
+func (q *queue) rebuild() {
+	lo, hi := q.far[0].at, q.far[0].at
+	for _, x := range q.far[1:] {
+		lo, hi = min(lo, x.at), max(hi, x.at)
+	}
+	nb := bucketsFor(len(q.far))
+	span := uint64(hi - lo)
+	shift := uint(0)
+	for span>>shift >= uint64(nb) {
+		shift++
+	}
+	q.nr = 1
+	r := q.setRung(0, lo, shift, nb)
+	for _, x := range q.far {
+		i := int(uint64(x.at-lo) >> shift)
+		r.buckets[i] = append(r.buckets[i], x)
+	}
+	r.n = len(q.far)
+	q.n += len(q.far)
+	q.far = q.far[:0]
+}
+
+// setRung prepares rung k, with nb empty buckets of 2^shift ns from base.
+func (q *queue) setRung(k int, base clock.Time, shift uint, nb int) *rung {
+	r := &q.rungs[k]
+	for len(r.buckets) < nb {
+		r.buckets = append(r.buckets, nil)
+	}
+	r.buckets = r.buckets[:nb]
+	r.base, r.shift, r.cur, r.n = base, shift, 0, 0
+	r.end = addSat(base, uint64(nb), shift)
+	return r
+}
+
+// bucketsFor returns the bucket count for a rung of n events.
+func bucketsFor(n int) int {
+	return min(max(1<<bits.Len(uint(n/2)), minBuckets), maxBuckets)
+}
+
+// up places x, which is at index i of the near heap, on its path to the root.
+func (q *queue) up(i int, x node) {
+	h := q.near
+	for i > heapBase {
+		p := (i + 8) / 4 // parent: children of j are 4j-8 … 4j-5
+		if !x.less(h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+}
+
+// down fills the root's place with x, the node at index last, which is
+// about to be removed from the end: the hole left by the root sinks along
+// the smaller children while they are smaller than x.
+func (q *queue) down(x node, last int) {
+	h := q.near[:last]
+	n := len(h)
+	i := heapBase
+	for {
+		c := 4*i - 8
+		if c >= n {
+			break
+		}
+		best := c
+		if c+3 < n { // a full group: the common case
+			if h[c+1].less(h[best]) {
+				best = c + 1
+			}
+			if h[c+2].less(h[best]) {
+				best = c + 2
+			}
+			if h[c+3].less(h[best]) {
+				best = c + 3
+			}
+		} else {
+			for j := c + 1; j < n; j++ {
+				if h[j].less(h[best]) {
+					best = j
+				}
+			}
+		}
+		if !h[best].less(x) {
+			break
+		}
+		h[i] = h[best]
+		i = best
+	}
+	h[i] = x
+}
+
+// renumber gives the queued events the sequence numbers 1…n in their
+// current order, so that 32-bit sequence numbers never wrap: once every 2³²
+// events, an O(n log n) sort. Relabelling preserves every comparison, so
+// the heap stays valid.
+func (q *queue) renumber() {
+	var seqs []uint32
+	each := func(f func(x *node)) {
+		for i := heapBase; i < len(q.near); i++ {
+			f(&q.near[i])
+		}
+		for k := range q.nr {
+			for _, b := range q.rungs[k].buckets {
+				for i := range b {
+					f(&b[i])
+				}
+			}
+		}
+		for i := range q.far {
+			f(&q.far[i])
+		}
+	}
+	each(func(x *node) { seqs = append(seqs, x.seq) })
+	slices.Sort(seqs)
+	each(func(x *node) {
+		r, _ := slices.BinarySearch(seqs, x.seq)
+		x.seq = uint32(r + 1)
+	})
+	q.seq = uint32(len(seqs))
+}
+
+// addSat returns t + n<<shift, or the largest Time if that overflows.
+func addSat(t clock.Time, n uint64, shift uint) clock.Time {
+	if shift >= 64 || n > (1<<63-1)>>shift {
+		return 1<<63 - 1
+	}
+	if sum := int64(t) + int64(n<<shift); sum >= int64(t) {
+		return clock.Time(sum)
+	}
+	return 1<<63 - 1
+}
