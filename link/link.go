@@ -108,6 +108,7 @@ type Link struct {
 	cur      *qdisc.Packet
 	curStart clock.Time
 	txEnd    clock.Time
+	curArr   clock.Time // far-end arrival instant of cur (drawn when its service begins)
 	lastArr  clock.Time // latest arrival instant scheduled (no-reorder clamp)
 	stalled  bool       // queue reported packets but returned none
 	st       Stats
@@ -286,13 +287,8 @@ func (l *Link) begin(s clock.Time, p *qdisc.Packet) {
 	l.cur = p
 	l.curStart = s
 	l.txEnd = l.ser.finish(s, p.Size)
-}
-
-func (l *Link) complete() {
-	p := l.cur
-	l.cur = nil
-	l.freeAt = l.txEnd
-	l.st.BusyTime += l.txEnd.Sub(l.curStart)
+	// The arrival instant is known once service begins: propagation
+	// (and jitter) follow the serialization that has just been decided.
 	d := l.cfg.Delay
 	if l.cfg.Jitter > 0 {
 		d += time.Duration((l.jitterRand.Float64()*2 - 1) * float64(l.cfg.Jitter))
@@ -307,7 +303,15 @@ func (l *Link) complete() {
 	if at > l.lastArr {
 		l.lastArr = at
 	}
-	l.dl.push(p, at)
+	l.curArr = at
+}
+
+func (l *Link) complete() {
+	p := l.cur
+	l.cur = nil
+	l.freeAt = l.txEnd
+	l.st.BusyTime += l.txEnd.Sub(l.curStart)
+	l.dl.push(p, l.curArr)
 }
 
 // Deadline returns the next instant at which the link needs control: a
@@ -326,6 +330,47 @@ func (l *Link) Deadline() clock.Time {
 	}
 	return d
 }
+
+// DeliveryDeadline returns the next instant at which the link must be
+// called for every packet to leave at its modelled instant, for a driver
+// that does not need the queue's dequeues reported at their own instants:
+// the earliest far-end arrival among the packets in flight and in service
+// (a packet still queued arrives later; with Reorder and Jitter, the end
+// of the current serialization too, since the next packet may overtake),
+// or, with nothing in service, the instant a queued packet can begin
+// service (a trace's next opportunity). It returns clock.Never when the
+// link is idle.
+//
+// Dequeues between calls are modelled at their exact instants all the
+// same: every call (Send, Inject, Deliver, Advance) first runs the link up
+// to its now, in order, so the link's state, its random draws and the
+// sequence of its events are those of a driver following Deadline; only
+// the dequeues' events (and the Stats counters) are reported at the next
+// call rather than at their instants. A simulator driving a link this way
+// needs one event per packet (its arrival) instead of two (docs/link.md).
+func (l *Link) DeliveryDeadline() clock.Time {
+	d := clock.Never
+	if l.dl.len() > 0 {
+		d = l.dl.peek()
+	}
+	switch {
+	case l.cur != nil:
+		d = clock.Earliest(d, l.curArr)
+		if l.cfg.Reorder && l.cfg.Jitter > 0 && l.q.Len() > 0 {
+			d = clock.Earliest(d, l.txEnd)
+		}
+	case l.q.Len() > 0 && !l.stalled && l.started:
+		d = clock.Earliest(d, l.ser.startAt(l.freeAt))
+	}
+	return d
+}
+
+// Advance runs the link up to now: serializations that completed and
+// dequeues that happened by now take place (at their modelled instants)
+// and emit their events. A driver following DeliveryDeadline calls it
+// before reading Stats or when the events up to now must have been
+// reported (at the end of a measurement).
+func (l *Link) Advance(now clock.Time) { l.advance(now) }
 
 // Deliver advances the link to now and returns the next packet whose
 // arrival instant at the far end is <= now, in arrival order, or nil. Call it

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cclab/clock"
+	"cclab/ecn"
 	"cclab/event"
 	"cclab/qdisc"
 )
@@ -527,6 +528,104 @@ func TestConservationWithEveryQueue(t *testing.T) {
 			}
 			if got := log.Count(event.Drop); int64(got) != st.TotalDrops() {
 				t.Errorf("Drop events %d, want %d", got, st.TotalDrops())
+			}
+		})
+	}
+}
+
+// TestDeliveryDeadlineMatchesDeadline: a driver that calls the link only at
+// DeliveryDeadline (one call per arrival) sees exactly what a driver
+// following Deadline sees: the same packets at the same arrival instants
+// and the same events in the same order, for every kind of link.
+func TestDeliveryDeadlineMatchesDeadline(t *testing.T) {
+	configs := []struct {
+		name string
+		cfg  Config
+	}{
+		{"droptail", Config{Rate: 2e6, Delay: 5 * time.Millisecond, Queue: "droptail:20p"}},
+		{"no delay", Config{Rate: 2e6, Queue: "droptail:20p"}},
+		{"jitter", Config{Rate: 2e6, Delay: 5 * time.Millisecond, Jitter: 3 * time.Millisecond, Queue: "droptail:20p"}},
+		{"jitter reorder", Config{Rate: 2e6, Delay: 5 * time.Millisecond, Jitter: 4 * time.Millisecond, Reorder: true, Queue: "droptail:20p"}},
+		{"trace", Config{Trace: "1\n1\n3\n4\n7\n10\n", Delay: 2 * time.Millisecond, MTU: 1500, Queue: "droptail:30p"}},
+		{"loss ge", Config{Rate: 2e6, Delay: time.Millisecond, Loss: "ge:p=0.05,r=0.3", Queue: "droptail:20p"}},
+		{"unlimited", Config{Delay: time.Millisecond}},
+	}
+	for _, q := range qdisc.Registry.Names() {
+		configs = append(configs, struct {
+			name string
+			cfg  Config
+		}{q, Config{Rate: 2e6, Delay: 3 * time.Millisecond, Queue: q, Loss: "0.01"}})
+	}
+	configs = append(configs, struct {
+		name string
+		cfg  Config
+	}{"red ecn", Config{Rate: 2e6, Delay: 3 * time.Millisecond, Queue: "red:min=3,max=10,maxp=0.2,ecn,limit=30p"}})
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			type result struct {
+				got    []arrival
+				events []event.Event
+				stats  Stats
+			}
+			run := func(lazy bool) result {
+				log := &event.Log{}
+				l, err := New(c.cfg, Env{Rand: rand.New(rand.NewPCG(3, 4)), Sink: log})
+				if err != nil {
+					t.Fatal(err)
+				}
+				next := l.Deadline
+				if lazy {
+					next = l.DeliveryDeadline
+				}
+				var r result
+				deliver := func(until clock.Time) {
+					for d := next(); d != clock.Never && d <= until; d = next() {
+						for p, at := l.DeliverAt(d); p != nil; p, at = l.DeliverAt(d) {
+							r.got = append(r.got, arrival{p.ID, at})
+						}
+					}
+				}
+				rng := rand.New(rand.NewPCG(5, 6))
+				now := t0
+				for i := range 3000 {
+					if rng.IntN(20) == 0 {
+						now = now.Add(time.Duration(rng.IntN(50)) * time.Millisecond) // idle gaps
+					}
+					now = now.Add(time.Duration(rng.IntN(6000)) * time.Microsecond / 2) // about 2x overload
+					deliver(now)
+					p := pkt(uint64(i), 200+rng.IntN(1300))
+					p.Flow = uint64(1 + i%5)
+					p.ECN = ecn.ECT0
+					if i%7 == 0 {
+						l.Inject(now, p)
+					} else {
+						l.Send(now, p)
+					}
+				}
+				deliver(clock.Time(math.MaxInt64))
+				l.Advance(now.Add(time.Hour))
+				r.events, r.stats = log.Events, l.Stats()
+				return r
+			}
+			a, b := run(false), run(true)
+			if len(a.got) != len(b.got) || len(a.got) == 0 {
+				t.Fatalf("delivered got %d packets, want %d (> 0)", len(b.got), len(a.got))
+			}
+			for i := range a.got {
+				if a.got[i] != b.got[i] {
+					t.Fatalf("delivery %d got %+v, want %+v", i, b.got[i], a.got[i])
+				}
+			}
+			if len(a.events) != len(b.events) {
+				t.Fatalf("events got %d, want %d", len(b.events), len(a.events))
+			}
+			for i := range a.events {
+				if a.events[i] != b.events[i] {
+					t.Fatalf("event %d got %+v, want %+v", i, b.events[i], a.events[i])
+				}
+			}
+			if a.stats != b.stats {
+				t.Errorf("stats got %+v, want %+v", b.stats, a.stats)
 			}
 		})
 	}
