@@ -86,7 +86,10 @@ type Node struct {
 	Dropped  int64      // packets discarded here: no route onward, addressed to a router, no receiver for the port, or sent to a non-simulated address
 }
 
-// Link is one direction of a link in a built Network.
+// Link is one direction of a link in a built Network. The simulator drives
+// it by its DeliveryDeadline: one event per packet, at its arrival at the
+// far end; dequeues in between happen at their modelled instants and are
+// reported (events, Stats) when the link is next called (docs/sim.md).
 type Link struct {
 	*link.Link
 	Name     string
@@ -108,20 +111,28 @@ func (l *Link) Fire(now clock.Time, _ uint64) {
 		l.net.arrive(now, l.To, p)
 	}
 	l.firing = false
-	l.timer.Set(l.Deadline())
+	l.timer.Set(l.DeliveryDeadline())
 }
 
 // send offers p to the link and re-arms its timer. A link that needs
 // control at once (an unlimited-rate, zero-delay access link) is served
 // right away instead of through the event queue: the same instants, one
-// heap operation less per packet.
+// queue operation less per packet.
 func (l *Link) send(now clock.Time, p *qdisc.Packet) {
 	l.Link.Send(now, p)
-	if d := l.Deadline(); d != clock.Never && d <= now && !l.firing {
+	d := l.DeliveryDeadline()
+	if d != clock.Never && d <= now && !l.firing {
 		l.Fire(now, 0)
 		return
 	}
-	l.timer.Set(l.Deadline())
+	l.timer.Set(d)
+}
+
+// Stats returns the link's counters as of the engine's current instant
+// (it runs the link up to now first, see link.Link.Advance).
+func (l *Link) Stats() link.Stats {
+	l.Link.Advance(l.net.E.Now())
+	return l.Link.Stats()
 }
 
 // Inject offers cross traffic p directly to the link's queue at now (it
@@ -130,7 +141,7 @@ func (l *Link) send(now clock.Time, p *qdisc.Packet) {
 // far end (a router), where the packet leaves the network.
 func (l *Link) Inject(now clock.Time, p *qdisc.Packet) {
 	l.Link.Inject(now, p)
-	l.timer.Set(l.Deadline())
+	l.timer.Set(l.DeliveryDeadline())
 }
 
 // Options configure Build.
@@ -288,6 +299,15 @@ func (node *Node) route(dst int32) int32 {
 		return node.defRoute
 	}
 	return node.routes[dst]
+}
+
+// Advance runs every link up to now, so that every queue event up to now
+// has been emitted (link.Link.Advance): before a measurement window opens
+// and when it closes.
+func (n *Network) Advance(now clock.Time) {
+	for _, l := range n.Links {
+		l.Link.Advance(now)
+	}
 }
 
 // Node returns the node called name, or nil.

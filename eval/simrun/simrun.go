@@ -151,6 +151,14 @@ func Build(p *plan.Plan, opt Options) (*Sim, error) {
 			}
 		}
 	}
+	if p.Warmup > 0 {
+		// The simulator reports a link's dequeues when the link is next
+		// called (sim.Link): run every link up to the last instant before
+		// the window, so that the collector has every queue event from
+		// before the window when the window opens (the queue length held
+		// into it).
+		e.Schedule(info.Start-1, sim.HandlerFunc(func(now clock.Time, _ uint64) { net.Advance(now) }), 0)
+	}
 	return s, nil
 }
 
@@ -329,6 +337,7 @@ func (s *Sim) Run(ctx context.Context) (eval.RunResult, error) {
 		}
 		s.E.RunUntilTime(t)
 	}
+	s.Net.Advance(s.E.Now()) // the queue events up to the end of the window (sim.Link)
 	if err := s.close(); err != nil {
 		return eval.RunResult{}, err
 	}
