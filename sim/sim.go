@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -30,15 +31,20 @@ type Sim struct {
 	TCP       []*TCPFlow
 	UDP       []*UDPFlow
 	// Integrity counts finished connections whose stream was checked end to
-	// end: the sender's digest of what it sent against the receiver's digest
-	// of what it delivered (transport.ConnStats), and the byte counts.
+	// end: every byte the receiving application read is compared with the
+	// sender's pattern stream at its offset (transport.PatternSource), and
+	// the byte count the receiver delivered with the one the sender sent.
+	// The check is exact, so the transport computes no digest in the
+	// simulator (Transport.Digest "none").
 	Integrity struct {
 		Verified, Mismatched int
 	}
-	pending map[uint64]digest // the first side's digest, by connection ID
+	pending  map[uint64]streamCheck // the first side's check, by connection ID
+	patterns map[uint64]uint64      // the seed of each open connection's pattern stream, by connection ID
 
 	stacks  []*Stack
 	readBuf []byte
+	wantBuf []byte // the expected bytes of a read
 }
 
 // New returns a simulator driving n (which must have been built on e). The
@@ -48,8 +54,11 @@ func New(n *Network, sink event.Sink) *Sim {
 	if sink == nil {
 		sink = event.Discard
 	}
-	return &Sim{E: n.E, Net: n, Sink: sink, Transport: transport.DefaultConfig(),
-		stacks: make([]*Stack, len(n.Nodes)), readBuf: make([]byte, 64<<10)}
+	tc := transport.DefaultConfig()
+	tc.Digest = "none" // the simulator checks every byte (Sim.Integrity)
+	return &Sim{E: n.E, Net: n, Sink: sink, Transport: tc, stacks: make([]*Stack, len(n.Nodes)),
+		readBuf: make([]byte, 64<<10), wantBuf: make([]byte, 64<<10), pending: map[uint64]streamCheck{},
+		patterns: map[uint64]uint64{}}
 }
 
 // Stack is a host's protocol stack: one transport endpoint on
@@ -127,7 +136,11 @@ func (st *Stack) Fire(now clock.Time, _ uint64) {
 func (st *Stack) service(now clock.Time) {
 	ep := st.ep
 	for c := ep.Accept(); c != nil; c = ep.Accept() {
-		st.accepted = append(st.accepted, acceptedConn{c: c})
+		a := acceptedConn{c: c}
+		if seed, ok := st.sim.patterns[c.ID()]; ok {
+			a.want = transport.NewPatternSource(seed)
+		}
+		st.accepted = append(st.accepted, a)
 	}
 	if len(st.accepted) > 0 {
 		st.readAll(now)
@@ -144,14 +157,24 @@ func (st *Stack) service(now clock.Time) {
 	st.timer.Set(ep.Deadline())
 }
 
-// readAll drains every accepted conn (a reader that never falls behind) and
-// closes our direction once the peer's FIN has been read.
+// readAll drains every accepted conn (a reader that never falls behind),
+// checking each byte against the sender's pattern stream, and closes our
+// direction once the peer's FIN has been read.
 func (st *Stack) readAll(now clock.Time) {
-	buf := st.sim.readBuf
+	buf, want := st.sim.readBuf, st.sim.wantBuf
 	k := 0
 	for _, a := range st.accepted {
 		c := a.c
-		for c.Read(buf) > 0 {
+		for {
+			n := c.Read(buf)
+			if n == 0 {
+				break
+			}
+			if a.want != nil && !a.bad {
+				a.want.Fill(a.off, want[:n])
+				a.bad = !bytes.Equal(buf[:n], want[:n])
+			}
+			a.off += int64(n)
 		}
 		if c.EOF() && !a.closed {
 			c.CloseWrite(now)
@@ -162,16 +185,21 @@ func (st *Stack) readAll(now clock.Time) {
 			k++
 		} else if c.Err() == nil {
 			cs := c.Stats()
-			st.sim.verify(c.ID(), digest{cs.RecvDigest, cs.BytesDelivered})
+			ok := a.want != nil && !a.bad && uint64(a.off) == cs.BytesDelivered
+			st.sim.verify(c.ID(), streamCheck{cs.BytesDelivered, ok})
 		}
 	}
 	clear(st.accepted[k:])
 	st.accepted = st.accepted[:k]
 }
 
-// acceptedConn is an incoming conn and whether we closed our side.
+// acceptedConn is an incoming conn, how far its stream has been read and
+// checked, and whether we closed our side.
 type acceptedConn struct {
 	c      *transport.Conn
+	want   *transport.PatternSource // the sender's stream; nil if unknown (cannot be verified)
+	off    int64                    // bytes read so far
+	bad    bool                     // a byte read differed from the pattern
 	closed bool
 }
 
@@ -331,6 +359,7 @@ func (f *TCPFlow) Fire(now clock.Time, _ uint64) {
 		length = -1 // unlimited until CloseWrite
 	}
 	c.SetSource(transport.NewPatternSource(f.seed), length)
+	f.sim.patterns[c.ID()] = f.seed
 	f.conn, f.active, f.started, f.closeAt = c, true, now, clock.Never
 	if f.cur.Duration > 0 {
 		f.closeAt = now.Add(f.cur.Duration)
@@ -346,11 +375,12 @@ func (f *TCPFlow) Fire(now clock.Time, _ uint64) {
 func (f *TCPFlow) finish(now clock.Time) {
 	c := f.conn
 	f.conn = nil
+	delete(f.sim.patterns, c.ID()) // the receiver took it when it accepted the conn
 	if c.Err() != nil {
 		f.Stats.Failed++
 	} else {
 		cs := c.Stats()
-		f.sim.verify(c.ID(), digest{cs.SentDigest, cs.BytesSent})
+		f.sim.verify(c.ID(), streamCheck{cs.BytesSent, true})
 		f.Stats.Completed++
 		if f.cur.Bytes > 0 {
 			f.Stats.FCTSum += now.Sub(f.started)
@@ -360,17 +390,16 @@ func (f *TCPFlow) finish(now clock.Time) {
 	f.next(now)
 }
 
-// digest is one side's integrity record of a connection's stream.
-type digest struct {
-	sum   [32]byte
+// streamCheck is one side's integrity record of a connection's stream:
+// the bytes it sent or delivered and, for the receiver, whether every byte
+// matched the sender's pattern.
+type streamCheck struct {
 	bytes uint64
+	ok    bool
 }
 
-// verify matches the two sides' digests of connection id.
-func (s *Sim) verify(id uint64, d digest) {
-	if s.pending == nil {
-		s.pending = map[uint64]digest{}
-	}
+// verify matches the two sides' records of connection id.
+func (s *Sim) verify(id uint64, d streamCheck) {
 	p, ok := s.pending[id]
 	if !ok {
 		s.pending[id] = d
