@@ -42,8 +42,9 @@ func ScaleScenario() eval.Simple {
 // runScale runs ScaleScenario (with -duration, -seed, -rate, -cc, -traffic
 // overriding it if given) through the plan and the simulator's runner, as
 // any scenario, and prints wall time, events/s, peak memory and the
-// speed-up over real time.
-func runScale(fs *flag.FlagSet) int {
+// speed-up over real time; with hash, also the run's trace hash (which
+// costs time: compare speed figures of runs without it).
+func runScale(fs *flag.FlagSet, hash bool) int {
 	sc := ScaleScenario()
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -74,7 +75,7 @@ func runScale(fs *flag.FlagSet) int {
 		fmt.Fprintln(os.Stderr, "cclab sim -bench-scale:", err)
 		return 2
 	}
-	s, err := simrun.Build(p, simrun.Options{NoSeries: true})
+	s, err := simrun.Build(p, simrun.Options{NoSeries: true, Hash: hash})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab sim -bench-scale:", err)
 		return 2
@@ -128,5 +129,9 @@ func runScale(fs *flag.FlagSet) int {
 		float64(ev)/wall.Seconds(), float64(ev)/cpu.Seconds(), sc.Duration.Seconds()/wall.Seconds(), sc.Duration.Seconds()/cpu.Seconds())
 	fmt.Printf("peak heap in use %.1f MiB, max RSS %.1f MiB, GOMAXPROCS %d\n",
 		float64(peak)/(1<<20), maxRSS()/(1<<20), runtime.GOMAXPROCS(0))
+	if hash {
+		h, n := s.TraceHash()
+		fmt.Printf("trace hash %s (%d events)\n", h, n)
+	}
 	return 0
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -75,7 +76,7 @@ var simFlags = map[string]bool{"topology": true, "flows": true, "cc": true, "rec
 func runSim(args []string) int {
 	fs := flag.NewFlagSet("cclab sim", flag.ContinueOnError)
 	var sc eval.Simple
-	var cc, rtts, out, series, scenario, emit, cpuprofile string
+	var cc, rtts, out, series, scenario, emit, cpuprofile, memprofile string
 	var jsonOut, benchScale, hash bool
 	var seed uint64
 	var point int
@@ -116,6 +117,7 @@ func runSim(args []string) int {
 	fs.StringVar(&out, "o", "", "write the result to this file instead of stdout")
 	fs.BoolVar(&benchScale, "bench-scale", false, "run the scale benchmark (2-hop chain, 2,000 ON/OFF flows + UDP, 500 s) and print speed figures")
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile to this file")
+	fs.StringVar(&memprofile, "memprofile", "", "write an allocation profile (every allocation since the start) to this file at the end")
 	fs.StringVar(&scenario, "scenario", "", "a scenario file (.yaml, as cclab run takes; one point) or a JSON file of flag values, e.g. {\"topology\": \"chain\", \"rate\": \"20Mbit\"} (command-line flags override it)")
 	fs.IntVar(&point, "point", 0, "with a swept YAML scenario: the point to run (0-based)")
 	fs.StringVar(&emit, "emit-scenario", "", "write the scenario the flags describe as a YAML scenario file (\"-\": stdout) and exit")
@@ -190,8 +192,21 @@ func runSim(args []string) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if memprofile != "" {
+		runtime.MemProfileRate = 64 << 10
+		defer func() {
+			f, err := os.Create(memprofile)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "cclab sim: -memprofile:", err)
+			}
+		}()
+	}
 	if benchScale {
-		return runScale(fs)
+		return runScale(fs, hash)
 	}
 	if qlogDir != "" {
 		if err := os.MkdirAll(qlogDir, 0o755); err != nil {
