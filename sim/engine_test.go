@@ -333,7 +333,8 @@ func (s *spawner) Fire(now clock.Time, arg uint64) {
 // TestEngineMatchesReference: the engine fires exactly the events of the
 // former single-heap queue, in the same order, for random workloads mixing
 // ties, the past, near and far future, with the sequence numbers renumbered
-// often (a small maxSeq) and the clock moved by RunUntilTime between steps.
+// often (a small maxSeq) and the clock moved by RunUntilTime between steps;
+// and its memory stays within the most events ever pending.
 func TestEngineMatchesReference(t *testing.T) {
 	for dist := range 6 {
 		for _, maxSeq := range []uint32{math.MaxUint32, 1000} {
@@ -350,7 +351,9 @@ func TestEngineMatchesReference(t *testing.T) {
 				a.live++
 				b.live++
 			}
+			maxPending := 0
 			for step := 0; step < 200000; step++ {
+				maxPending = max(maxPending, e.Pending())
 				if step%1000 == 999 { // move the clock past the next event's instant, then schedule at it
 					t0 := e.Next()
 					if t0 == clock.Never {
@@ -381,6 +384,10 @@ func TestEngineMatchesReference(t *testing.T) {
 				if a.log[i] != b.log[i] {
 					t.Fatalf("dist %d maxSeq %d: event %d got %+v, want %+v", dist, maxSeq, i, a.log[i], b.log[i])
 				}
+			}
+			if len(e.q.arena) > maxPending {
+				t.Errorf("dist %d maxSeq %d: queue arena got %d entries, want at most the %d events ever pending",
+					dist, maxSeq, len(e.q.arena), maxPending)
 			}
 			if len(a.log) < 10000 {
 				t.Errorf("dist %d maxSeq %d: only %d events fired, want a long run", dist, maxSeq, len(a.log))

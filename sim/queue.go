@@ -35,12 +35,16 @@ func (a node) less(b node) bool {
 // average for any distribution of instants, where one heap of everything
 // costs O(log n).
 //
+// Buckets and far are linked lists through one arena of entries, so the
+// queue's memory is proportional to the most events ever pending, and
+// moving events between rungs relinks them without copying.
+//
 // The ranges are contiguous while the near heap holds events: near
 // (-∞, nearEnd), then the innermost rung's unread buckets, then each outer
 // rung's, then far. (refill only ever ends by moving a bucket into the near
-// heap, which sets nearEnd to the end of that bucket.) Order is exact: buckets
-// cover disjoint ranges and the near heap breaks ties by sequence number,
-// so events fire by (at, seq) exactly as from a single heap
+// heap, which sets nearEnd to the end of that bucket.) Order is exact:
+// buckets cover disjoint ranges and the near heap breaks ties by sequence
+// number, so events fire by (at, seq) exactly as from a single heap
 // (TestEngineMatchesReference).
 type queue struct {
 	near    []node // 4-ary min-heap on (at, seq); the root is at index heapBase
@@ -48,18 +52,32 @@ type queue struct {
 
 	rungs []rung // rungs[0] is the outermost; rungs[:nr] are in use
 	nr    int
-	far   []node // at >= the outermost rung's end, unsorted
-	n     int    // events in rungs
+	far   list // at >= the outermost rung's end
+	n     int  // events in rungs and far
+
+	arena []entry // bucket and far entries
+	free  int32   // first unused arena entry, chained by next; -1 if none
 
 	seq    uint32 // sequence number of the latest event pushed
 	maxSeq uint32 // renumber when seq reaches it (math.MaxUint32; lower in tests)
 }
 
+// entry is an event waiting in a bucket or in far.
+type entry struct {
+	node
+	next int32 // next entry of the same list (or of the free list); -1 ends it
+}
+
+// list is a singly linked list of arena entries, in insertion order.
+type list struct{ head, tail int32 }
+
+var emptyList = list{-1, -1}
+
 // rung is an array of buckets: bucket i holds the events in
 // [base + i<<shift, base + (i+1)<<shift), unsorted; buckets below cur have
 // been read.
 type rung struct {
-	buckets [][]node
+	buckets []list
 	cur     int
 	base    clock.Time
 	shift   uint
@@ -86,11 +104,11 @@ const (
 
 func newQueue(maxSeq uint32) queue {
 	return queue{near: make([]node, heapBase, 1024), maxSeq: maxSeq, nearEnd: clock.Time(-1 << 63),
-		rungs: make([]rung, maxRungs)}
+		rungs: make([]rung, maxRungs), far: emptyList, free: -1}
 }
 
 // len returns the number of queued events.
-func (q *queue) len() int { return len(q.near) - heapBase + q.n + len(q.far) }
+func (q *queue) len() int { return len(q.near) - heapBase + q.n }
 
 // push queues an event; at must not be earlier than the last popped event.
 func (q *queue) push(at clock.Time, slot uint32) {
@@ -104,17 +122,40 @@ func (q *queue) push(at clock.Time, slot uint32) {
 		q.up(len(q.near)-1, x)
 		return
 	}
+	q.n++
 	for k := q.nr - 1; k >= 0; k-- {
 		r := &q.rungs[k]
 		if at < r.end {
-			i := int(uint64(at-r.base) >> r.shift)
-			r.buckets[i] = append(r.buckets[i], x)
+			q.add(&r.buckets[uint64(at-r.base)>>r.shift], x)
 			r.n++
-			q.n++
 			return
 		}
 	}
-	q.far = append(q.far, x)
+	q.add(&q.far, x)
+}
+
+// add appends x to l in a new arena entry.
+func (q *queue) add(l *list, x node) {
+	i := q.free
+	if i >= 0 {
+		q.free = q.arena[i].next
+		q.arena[i] = entry{x, -1}
+	} else {
+		i = int32(len(q.arena))
+		q.arena = append(q.arena, entry{x, -1})
+	}
+	q.link(l, i)
+}
+
+// link appends arena entry i to l.
+func (q *queue) link(l *list, i int32) {
+	q.arena[i].next = -1
+	if l.tail >= 0 {
+		q.arena[l.tail].next = i
+	} else {
+		l.head = i
+	}
+	l.tail = i
 }
 
 // peek returns the earliest event, filling the near heap if needed; ok is
@@ -148,7 +189,7 @@ func (q *queue) pop() (node, bool) {
 func (q *queue) refill() bool {
 	for {
 		if q.nr == 0 {
-			if len(q.far) == 0 {
+			if q.far.head < 0 {
 				return false
 			}
 			q.rebuild()
@@ -158,54 +199,61 @@ func (q *queue) refill() bool {
 			q.nr--
 			continue
 		}
-		for len(r.buckets[r.cur]) == 0 {
+		for r.buckets[r.cur].head < 0 {
 			r.cur++
 		}
 		b := r.buckets[r.cur]
+		r.buckets[r.cur] = emptyList
 		start := r.base + clock.Time(r.cur)<<r.shift
 		r.cur++
-		r.n -= len(b)
-		q.n -= len(b)
-		r.buckets[r.cur-1] = b[:0]
-		if len(b) > rungSplit && r.shift > 0 && q.nr < maxRungs {
-			q.spawn(b, start, r.shift)
+		k := 0
+		for i := b.head; i >= 0; i = q.arena[i].next {
+			k++
+		}
+		r.n -= k
+		if k > rungSplit && r.shift > 0 && q.nr < maxRungs {
+			q.spawn(b, k, start, r.shift)
 			continue
 		}
+		q.n -= k
 		q.nearEnd = start + clock.Time(1)<<r.shift
-		for _, x := range b {
-			q.near = append(q.near, x)
-			q.up(len(q.near)-1, x)
+		for i := b.head; i >= 0; {
+			e := &q.arena[i]
+			q.near = append(q.near, e.node)
+			q.up(len(q.near)-1, e.node)
+			next := e.next
+			e.next = q.free
+			q.free = i
+			i = next
 		}
 		return true
 	}
 }
 
-// spawn spreads the events of a bucket [start, start+1<<shift) over a new
-// innermost rung covering the same range.
-func (q *queue) spawn(b []node, start clock.Time, shift uint) {
-	nb := bucketsFor(len(b))
-	lg := uint(bits.Len(uint(nb)) - 1)
+// spawn spreads the k events of bucket b, [start, start+1<<shift), over a
+// new innermost rung covering the same range.
+func (q *queue) spawn(b list, k int, start clock.Time, shift uint) {
+	lg := uint(bits.Len(uint(bucketsFor(k))) - 1)
 	if lg > shift {
 		lg = shift
 	}
 	q.nr++
 	r := q.setRung(q.nr-1, start, shift-lg, 1<<lg)
-	for _, x := range b {
-		i := int(uint64(x.at-start) >> r.shift)
-		r.buckets[i] = append(r.buckets[i], x)
-	}
-	r.n = len(b)
-	q.n += len(b)
+	q.spread(r, b)
+	r.n = k
 }
 
 // rebuild makes far the outermost rung: buckets from far's earliest instant
 // that just cover its latest one.
 func (q *queue) rebuild() {
-	lo, hi := q.far[0].at, q.far[0].at
-	for _, x := range q.far[1:] {
-		lo, hi = min(lo, x.at), max(hi, x.at)
+	lo, hi := q.arena[q.far.head].at, q.arena[q.far.head].at
+	k := 0
+	for i := q.far.head; i >= 0; i = q.arena[i].next {
+		at := q.arena[i].at
+		lo, hi = min(lo, at), max(hi, at)
+		k++
 	}
-	nb := bucketsFor(len(q.far))
+	nb := bucketsFor(k)
 	span := uint64(hi - lo)
 	shift := uint(0)
 	for span>>shift >= uint64(nb) {
@@ -213,20 +261,25 @@ func (q *queue) rebuild() {
 	}
 	q.nr = 1
 	r := q.setRung(0, lo, shift, nb)
-	for _, x := range q.far {
-		i := int(uint64(x.at-lo) >> shift)
-		r.buckets[i] = append(r.buckets[i], x)
+	q.spread(r, q.far)
+	r.n = k
+	q.far = emptyList
+}
+
+// spread relinks the entries of l into r's buckets.
+func (q *queue) spread(r *rung, l list) {
+	for i := l.head; i >= 0; {
+		next := q.arena[i].next
+		q.link(&r.buckets[uint64(q.arena[i].at-r.base)>>r.shift], i)
+		i = next
 	}
-	r.n = len(q.far)
-	q.n += len(q.far)
-	q.far = q.far[:0]
 }
 
 // setRung prepares rung k, with nb empty buckets of 2^shift ns from base.
 func (q *queue) setRung(k int, base clock.Time, shift uint, nb int) *rung {
 	r := &q.rungs[k]
 	for len(r.buckets) < nb {
-		r.buckets = append(r.buckets, nil)
+		r.buckets = append(r.buckets, emptyList)
 	}
 	r.buckets = r.buckets[:nb]
 	r.base, r.shift, r.cur, r.n = base, shift, 0, 0
@@ -304,13 +357,13 @@ func (q *queue) renumber() {
 		}
 		for k := range q.nr {
 			for _, b := range q.rungs[k].buckets {
-				for i := range b {
-					f(&b[i])
+				for i := b.head; i >= 0; i = q.arena[i].next {
+					f(&q.arena[i].node)
 				}
 			}
 		}
-		for i := range q.far {
-			f(&q.far[i])
+		for i := q.far.head; i >= 0; i = q.arena[i].next {
+			f(&q.arena[i].node)
 		}
 	}
 	each(func(x *node) { seqs = append(seqs, x.seq) })
