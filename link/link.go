@@ -94,6 +94,7 @@ type Link struct {
 	cfg   Config
 	env   Env
 	sink  event.Sink
+	quiet bool // no sink: events are not even built
 	q     qdisc.Queue
 	loss  lossModel
 	ser   serializer
@@ -152,7 +153,7 @@ func New(cfg Config, env Env) (*Link, error) {
 	if sink == nil {
 		sink = event.Discard
 	}
-	l := &Link{cfg: cfg, env: env, sink: sink, loss: lm}
+	l := &Link{cfg: cfg, env: env, sink: sink, quiet: env.Sink == nil, loss: lm}
 	// Separate streams, drawn in a fixed order, so that e.g. enabling jitter
 	// does not shift the loss stage's draws.
 	l.lossRand = rand.New(rand.NewPCG(env.Rand.Uint64(), env.Rand.Uint64()))
@@ -227,8 +228,10 @@ func (l *Link) enqueue(now clock.Time, p *qdisc.Packet) {
 	}
 	l.st.Enqueued++
 	l.stalled = false
-	l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
-		Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+	if !l.quiet {
+		l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+	}
 	if idle && l.freeAt < now {
 		l.freeAt = now
 	}
@@ -282,8 +285,10 @@ func (l *Link) begin(s clock.Time, p *qdisc.Packet) {
 	if soj > l.st.QueueDelayMax {
 		l.st.QueueDelayMax = soj
 	}
-	l.sink.Record(event.Event{Time: s, Kind: event.Dequeue, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
-		Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes(), Sojourn: soj})
+	if !l.quiet {
+		l.sink.Record(event.Event{Time: s, Kind: event.Dequeue, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes(), Sojourn: soj})
+	}
 	l.cur = p
 	l.curStart = s
 	l.txEnd = l.ser.finish(s, p.Size)
@@ -391,8 +396,10 @@ func (l *Link) DeliverAt(now clock.Time) (*qdisc.Packet, clock.Time) {
 	p := it.p
 	l.st.Departures++
 	l.st.DepartureBytes += int64(p.Size)
-	l.sink.Record(event.Event{Time: it.at, Kind: event.Departure, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
-		Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+	if !l.quiet {
+		l.sink.Record(event.Event{Time: it.at, Kind: event.Departure, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+	}
 	return p, it.at
 }
 
@@ -422,8 +429,10 @@ func (h *handler) Dropped(now clock.Time, p *qdisc.Packet, reason qdisc.DropReas
 	if p.Enqueued != clock.Never && reason == qdisc.DropCoDel {
 		soj = now.Sub(p.Enqueued)
 	}
-	l.sink.Record(event.Event{Time: now, Kind: event.Drop, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
-		Bytes: p.Size, Reason: uint8(reason), QueueLen: l.q.Len(), QueueBytes: l.q.Bytes(), Sojourn: soj})
+	if !l.quiet {
+		l.sink.Record(event.Event{Time: now, Kind: event.Drop, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+			Bytes: p.Size, Reason: uint8(reason), QueueLen: l.q.Len(), QueueBytes: l.q.Bytes(), Sojourn: soj})
+	}
 	if l.env.Free != nil {
 		l.env.Free(p)
 	}
@@ -433,6 +442,8 @@ func (h *handler) Dropped(now clock.Time, p *qdisc.Packet, reason qdisc.DropReas
 func (h *handler) Marked(now clock.Time, p *qdisc.Packet) {
 	l := (*Link)(h)
 	l.st.Marks++
-	l.sink.Record(event.Event{Time: now, Kind: event.Mark, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
-		Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+	if !l.quiet {
+		l.sink.Record(event.Event{Time: now, Kind: event.Mark, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+	}
 }

@@ -116,8 +116,9 @@ func Build(p *plan.Plan, opt Options) (*Sim, error) {
 	if opt.Sink != nil {
 		s.out = event.Tee{s.col, opt.Sink}
 	}
-	net, err := sim.Build(e, Description(p), sim.Options{Seed: p.Seed, Sink: linkSink{s}, PayloadOnly: p.PayloadOnly,
-		BufSize: max(2048, p.MaxDatagram())})
+	quiet := func(id int32) bool { return !opt.Hash && id >= s.hops } // access links: not measured, only hashed
+	net, err := sim.Build(e, Description(p), sim.Options{Seed: p.Seed, Sink: linkSink{s}, Quiet: quiet,
+		PayloadOnly: p.PayloadOnly, BufSize: max(2048, p.MaxDatagram())})
 	if err != nil {
 		return nil, err
 	}
