@@ -212,18 +212,20 @@ func (st *Stack) transmit(now clock.Time) { st.sim.Net.transmit(now, st.ep, st.n
 func (n *Network) transmit(now clock.Time, ep *transport.Endpoint, node *Node, srcPort uint16) {
 	pool := &n.pool
 	for {
-		p := pool.Get()
+		if n.spare == nil {
+			n.spare = pool.Get()
+		}
+		p := n.spare
 		size, to, cp := ep.Transmit(now, p.Buf[:cap(p.Buf)])
 		if size == 0 {
-			pool.Free(p)
-			return
+			return // p stays the spare for the next call
 		}
 		dst := NodeID(to)
 		if dst < 0 || int(dst) >= len(n.Nodes) {
 			node.Dropped++ // not a simulated address: nowhere to route it
-			pool.Free(p)
 			continue
 		}
+		n.spare = nil
 		p.Buf = p.Buf[:size]
 		p.Size = size + n.Overhead
 		p.ECN = cp
