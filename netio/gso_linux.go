@@ -46,7 +46,8 @@ type GSOWriter struct {
 	iovs  [batchMax]unix.Iovec
 	names [batchMax]unix.RawSockaddrInet6
 	oob   []byte
-	first int // first entry of the current sendmmsg call
+	segs  []unix.Iovec // WriteMessages: one iovec per datagram
+	first int          // first entry of the current sendmmsg call
 	count int
 	n     int
 	err   error
@@ -146,14 +147,85 @@ func (g *GSOWriter) WriteBatch(ms []Message, offs []int) (sent, calls int, err e
 	return sent, calls, nil
 }
 
-// entry fills sendmmsg entry e.
+// WriteMessages sends ms, each datagram in its own buffer, coalescing runs
+// of consecutive datagrams to the same destination with the same ECN
+// codepoint, all of one size but the last, which may be shorter, into GSO
+// entries of one iovec per datagram (the kernel concatenates them and cuts
+// the result at the segment size, so no copy is needed). It returns the
+// number of datagrams sent and the system calls made; an error wrapping
+// ErrGSOUnsupported means the kernel or the device refused GSO and the
+// caller should fall back to Conn.WriteBatch. It does not allocate once its
+// iovec table has grown to the largest batch.
+func (g *GSOWriter) WriteMessages(ms []Message) (sent, calls int, err error) {
+	if cap(g.segs) < len(ms) {
+		g.segs = make([]unix.Iovec, len(ms))
+	}
+	segs := g.segs[:len(ms)]
+	var firsts [batchMax + 1]int // firsts[e]: index in ms of entry e's first datagram
+	i := 0
+	for i < len(ms) {
+		e := 0
+		for i < len(ms) && e < batchMax {
+			seg := ms[i].N
+			j := i + 1
+			total := seg
+			for j < len(ms) && j-i < gsoMaxSegments && ms[j].Addr == ms[i].Addr && ms[j].ECN == ms[i].ECN &&
+				ms[j].N <= seg && ms[j].N > 0 && total+ms[j].N <= gsoMaxBytes {
+				total += ms[j].N
+				j++
+				if ms[j-1].N < seg {
+					break // a shorter datagram ends a run
+				}
+			}
+			for k := i; k < j; k++ {
+				segs[k] = unix.Iovec{}
+				if ms[k].N > 0 {
+					segs[k].Base = unsafe.SliceData(ms[k].Buf)
+				}
+				segs[k].SetLen(ms[k].N)
+			}
+			g.header(e, &segs[i], j-i, ms[i].Addr, ms[i].ECN, seg, j-i > 1)
+			firsts[e] = i
+			e++
+			i = j
+		}
+		firsts[e] = i
+		for done := 0; done < e; {
+			g.first, g.count = done, e-done
+			if werr := g.rc.Write(g.call); werr != nil {
+				return sent, calls, werr
+			}
+			calls++
+			if g.err != nil {
+				if g.err == unix.EIO || g.err == unix.EINVAL || g.err == unix.EOPNOTSUPP {
+					return sent, calls, ErrGSOUnsupported
+				}
+				return sent, calls, g.err
+			}
+			if g.n <= 0 {
+				return sent, calls, errors.New("netio: sendmmsg sent nothing")
+			}
+			done += g.n
+			sent = firsts[done]
+		}
+	}
+	return sent, calls, nil
+}
+
+// entry fills sendmmsg entry e with one buffer.
 func (g *GSOWriter) entry(e int, b []byte, to netip.AddrPort, cp ecn.Codepoint, seg int, gso bool) {
 	g.iovs[e] = unix.Iovec{Base: unsafe.SliceData(b)}
 	g.iovs[e].SetLen(len(b))
+	g.header(e, &g.iovs[e], 1, to, cp, seg, gso)
+}
+
+// header fills sendmmsg entry e: niov iovecs from iov to to, with the
+// segment size seg if gso, and the ECN codepoint cp.
+func (g *GSOWriter) header(e int, iov *unix.Iovec, niov int, to netip.AddrPort, cp ecn.Codepoint, seg int, gso bool) {
 	g.hdrs[e] = unix.Mmsghdr{}
 	h := &g.hdrs[e].Hdr
-	h.Iov = &g.iovs[e]
-	h.SetIovlen(1)
+	h.Iov = iov
+	h.SetIovlen(niov)
 	if !g.connected {
 		h.Name = (*byte)(unsafe.Pointer(&g.names[e]))
 		h.Namelen = putSockaddr(&g.names[e], to, g.v6)

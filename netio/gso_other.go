@@ -12,3 +12,8 @@ func NewGSOWriter(Conn) *GSOWriter { return nil }
 func (*GSOWriter) WriteBatch(ms []Message, offs []int) (int, int, error) {
 	return 0, 0, ErrGSOUnsupported
 }
+
+// WriteMessages is never called (NewGSOWriter returns nil).
+func (*GSOWriter) WriteMessages(ms []Message) (int, int, error) {
+	return 0, 0, ErrGSOUnsupported
+}

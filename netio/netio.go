@@ -12,12 +12,39 @@ import (
 	"cclab/ecn"
 )
 
-// Message is one datagram in a batch.
+// Message is one datagram in a batch; on a read from a socket with receive
+// offload (EnableGRO), possibly several datagrams of one sender coalesced by
+// the kernel.
 type Message struct {
 	Buf  []byte         // on read: buffer to fill (capacity used); on write: the datagram is Buf[:N]
-	N    int            // datagram length, bytes
+	N    int            // datagram length, bytes (on read with GRO: all the coalesced datagrams)
 	Addr netip.AddrPort // on read: the sender; on write: the destination (ignored on a connected socket)
-	ECN  ecn.Codepoint  // on read: received ECN field; on write: ECN field to send
+	ECN  ecn.Codepoint  // on read: received ECN field (the same for every coalesced datagram); on write: ECN field to send
+	// Seg, on read from a socket with GRO, is the size of the coalesced
+	// datagrams in Buf[:N], bytes: each is Seg bytes but the last, which
+	// may be shorter. 0 means Buf[:N] is one datagram. Count and Datagram
+	// split a message either way.
+	Seg int
+}
+
+// Count returns the number of datagrams in a received message: 1, or with
+// GRO (Seg > 0) the number of Seg-byte pieces of N, the last possibly
+// shorter.
+func (m *Message) Count() int {
+	if m.Seg <= 0 || m.N <= m.Seg {
+		return 1
+	}
+	return (m.N + m.Seg - 1) / m.Seg
+}
+
+// Datagram returns the i-th datagram (0 <= i < Count()) of a received
+// message, a slice of Buf.
+func (m *Message) Datagram(i int) []byte {
+	if m.Seg <= 0 || m.N <= m.Seg {
+		return m.Buf[:m.N]
+	}
+	lo := i * m.Seg
+	return m.Buf[lo:min(lo+m.Seg, m.N)]
 }
 
 // Conn sends and receives batches of datagrams.

@@ -273,3 +273,41 @@ func TestMemNet(t *testing.T) {
 		t.Errorf("address of a closed socket: %v, want it free", err)
 	}
 }
+
+// TestMessageSplit: Count and Datagram cut a received message into its
+// datagrams.
+func TestMessageSplit(t *testing.T) {
+	buf := make([]byte, 100)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	for _, tc := range []struct {
+		name string
+		n    int
+		seg  int
+		want []int // lengths
+	}{
+		{"one datagram", 40, 0, []int{40}},
+		{"empty datagram", 0, 0, []int{0}},
+		{"segment larger than message", 40, 50, []int{40}},
+		{"segment equal to message", 40, 40, []int{40}},
+		{"exact multiple", 90, 30, []int{30, 30, 30}},
+		{"short last", 100, 30, []int{30, 30, 30, 10}},
+		{"negative segment", 40, -5, []int{40}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := Message{Buf: buf, N: tc.n, Seg: tc.seg}
+			if got := m.Count(); got != len(tc.want) {
+				t.Fatalf("Count: got %d, want %d", got, len(tc.want))
+			}
+			off := 0
+			for i, w := range tc.want {
+				d := m.Datagram(i)
+				if len(d) != w || (w > 0 && d[0] != byte(off)) {
+					t.Errorf("Datagram(%d): got len %d first %v, want len %d first %d", i, len(d), d[:min(1, len(d))], w, off)
+				}
+				off += w
+			}
+		})
+	}
+}

@@ -14,8 +14,9 @@ import (
 // batchMax is the largest batch handed to one recvmmsg/sendmmsg call.
 const batchMax = 64
 
-// oobSize is the control-message space per datagram: one TOS/TCLASS cmsg.
-var oobSize = unix.CmsgSpace(4)
+// oobSize is the control-message space per datagram: one TOS/TCLASS cmsg
+// and, on a socket with GRO, one UDP_GRO cmsg (an int).
+var oobSize = 2 * unix.CmsgSpace(4)
 
 // mmsgState is the preallocated scratch of one direction (read or write).
 type mmsgState struct {
@@ -134,7 +135,7 @@ func (u *UDPConn) ReadBatch(ms []Message) (int, error) {
 		h := &st.hdrs[i]
 		ms[i].N = int(h.Len)
 		ms[i].Addr = sockaddrToAddrPort(&st.names[i], h.Hdr.Namelen)
-		ms[i].ECN = parseTOS(st.oob[i*oobSize : i*oobSize+int(h.Hdr.Controllen)])
+		ms[i].ECN, ms[i].Seg = parseCmsgs(st.oob[i*oobSize : i*oobSize+int(h.Hdr.Controllen)])
 	}
 	return st.n, nil
 }
@@ -173,9 +174,8 @@ func (u *UDPConn) writeSome(ms []Message) (int, error) {
 		}
 		if ms[i].ECN != ecn.NotECT {
 			oob := st.oob[i*oobSize : (i+1)*oobSize]
-			u.putTOS(oob, ms[i].Addr, ms[i].ECN)
 			h.Control = &oob[0]
-			h.SetControllen(oobSize)
+			h.SetControllen(u.putTOS(oob, ms[i].Addr, ms[i].ECN))
 		}
 	}
 	st.count = k
@@ -190,12 +190,13 @@ func (u *UDPConn) writeSome(ms []Message) (int, error) {
 	return st.n, nil
 }
 
-// putTOS writes the ECN control message of a datagram to to (the peer, if connected).
-func (u *UDPConn) putTOS(oob []byte, to netip.AddrPort, cp ecn.Codepoint) {
+// putTOS writes the ECN control message of a datagram to to (the peer, if
+// connected) and returns its length, bytes.
+func (u *UDPConn) putTOS(oob []byte, to netip.AddrPort, cp ecn.Codepoint) int {
 	if u.connected {
 		to = u.remote
 	}
-	putTOS(oob, to, u.v6, cp)
+	return putTOS(oob, to, u.v6, cp)
 }
 
 // putTOS writes into oob (at least unix.CmsgSpace(4) bytes) one IP_TOS
@@ -216,27 +217,40 @@ func putTOS(oob []byte, to netip.AddrPort, v6 bool, cp ecn.Codepoint) int {
 
 // parseTOS finds the IP_TOS or IPV6_TCLASS control message and returns its ECN bits.
 func parseTOS(oob []byte) ecn.Codepoint {
+	cp, _ := parseCmsgs(oob)
+	return cp
+}
+
+// parseCmsgs reads the control messages of a received datagram: the ECN
+// bits of its IP_TOS or IPV6_TCLASS message (Not-ECT if there is none) and
+// the segment size of its UDP_GRO message (0 if there is none: one
+// datagram). Malformed messages end the parse; it never reads out of range.
+func parseCmsgs(oob []byte) (cp ecn.Codepoint, seg int) {
 	hl := unix.CmsgLen(0)
 	for len(oob) >= hl {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 		l := int(h.Len)
 		if l < hl || l > len(oob) {
-			return ecn.NotECT
+			return cp, seg
 		}
 		data := oob[hl:l]
 		switch {
 		case h.Level == unix.IPPROTO_IP && (h.Type == unix.IP_TOS || h.Type == unix.IP_RECVTOS) && len(data) >= 1:
-			return ecn.FromTOS(int(data[0]))
+			cp = ecn.FromTOS(int(data[0]))
 		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS && len(data) >= 4:
-			return ecn.FromTOS(int(binary.NativeEndian.Uint32(data)))
+			cp = ecn.FromTOS(int(binary.NativeEndian.Uint32(data)))
+		case h.Level == unix.IPPROTO_UDP && h.Type == unix.UDP_GRO && len(data) >= 4:
+			seg = max(int(int32(binary.NativeEndian.Uint32(data))), 0) // the kernel's int gso_size
+		case h.Level == unix.IPPROTO_UDP && h.Type == unix.UDP_GRO && len(data) >= 2:
+			seg = int(binary.NativeEndian.Uint16(data))
 		}
 		sp := unix.CmsgSpace(l - hl)
 		if sp > len(oob) {
-			return ecn.NotECT
+			return cp, seg
 		}
 		oob = oob[sp:]
 	}
-	return ecn.NotECT
+	return cp, seg
 }
 
 func sockaddrToAddrPort(sa *unix.RawSockaddrInet6, n uint32) netip.AddrPort {
