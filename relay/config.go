@@ -75,6 +75,12 @@ type Config struct {
 	// timer slack (Linux). It helps on an otherwise idle machine and hurts
 	// when CPUs are contended; off by default.
 	LockThread bool
+	// NoOffload turns off UDP receive offload (GRO: a read may hold several
+	// datagrams of one sender) and segmentation offload on writes (GSO: one
+	// write entry per run of equal-sized datagrams to one destination),
+	// which the relay otherwise uses where the kernel has them
+	// (docs/bottleneck.md); CCLAB_NO_GRO and CCLAB_NO_GSO turn off either.
+	NoOffload bool
 	// ClassifyCID keys flows of cclab datagrams (docs/wire.md) by their
 	// destination connection ID instead of the UDP 5-tuple; other datagrams
 	// keep the 5-tuple key.

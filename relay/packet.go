@@ -43,6 +43,7 @@ func NewPacket(cfg Config, inner, outer netio.Conn) (*Relay, error) {
 	r.ln = inner
 	r.lnOut = make([][]netio.Message, 1)
 	r.lnPkts = make([][]*qdisc.Packet, 1)
+	r.lnGSO = make([]*netio.GSOWriter, 1) // devices, not UDP sockets: plain batches
 	r.fixed = &client{up: outer, entry: -1, last: [2]int{len(r.paths[Fwd]) - 1, len(r.paths[Rev]) - 1}}
 	r.byIdx = append(r.byIdx, r.fixed)
 	r.flows.m = map[uint64]*ipFlow{}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"cclab/clock"
+	"cclab/ecn"
 	"cclab/event"
 	"cclab/internal/mix"
 	"cclab/link"
@@ -51,6 +52,9 @@ type Counters struct {
 	Expired       int64    `json:"expired"`        // client sessions closed after ClientTimeout
 	Orphans       int64    `json:"orphans"`        // packets whose client session ended while they were in the links
 	Malformed     int64    `json:"malformed"`      // packet mode: packets that are not IPv4 or IPv6 (dropped)
+	ReadCalls     int64    `json:"read_calls"`     // batched reads that returned datagrams (recvmmsg calls on UDP sockets)
+	WriteCalls    int64    `json:"write_calls"`    // batched writes (sendmmsg calls on UDP sockets: up to 64 entries, each a datagram or a GSO run)
+	GROReads      int64    `json:"gro_reads"`      // reads that held several datagrams coalesced by the kernel (UDP GRO)
 	// Lateness of writes against the modelled instants (write time minus
 	// modelled arrival at the far end of the last hop): a histogram with
 	// bucket upper bounds LateBuckets, and the maximum.
@@ -85,9 +89,10 @@ type client struct {
 	idx, gen int
 	addr     netip.AddrPort
 	up       netio.Conn
-	entry    int    // the listening socket it sends to: -1 Listen, else its index in Config.Entries
-	first    [2]int // first hop of its path per direction
-	last     [2]int // last hop of its path per direction
+	gso      *netio.GSOWriter // GSO writes on up; nil: plain batches
+	entry    int              // the listening socket it sends to: -1 Listen, else its index in Config.Entries
+	first    [2]int           // first hop of its path per direction
+	last     [2]int           // last hop of its path per direction
 	flow     [2]uint64
 	lastSeen clock.Time
 	out      []netio.Message // pending forward writes on up
@@ -122,6 +127,7 @@ type Relay struct {
 	nextID   uint64
 	lnOut    [][]netio.Message // pending reverse writes per listening socket (0: Listen, 1+i: Entries[i])
 	lnPkts   [][]*qdisc.Packet
+	lnGSO    []*netio.GSOWriter // GSO writes per listening socket; nil: plain batches
 	cnt      Counters
 	pcapOut  *pcapFile
 	pcapDrop *pcapFile
@@ -164,6 +170,8 @@ func New(cfg Config) (*Relay, error) {
 	bigBuffers(ln)
 	r.lnOut = make([][]netio.Message, 1+len(cfg.Entries))
 	r.lnPkts = make([][]*qdisc.Packet, 1+len(cfg.Entries))
+	r.lnGSO = make([]*netio.GSOWriter, 1+len(cfg.Entries))
+	r.lnGSO[0] = r.gsoWriter(ln)
 	for i, en := range cfg.Entries {
 		c, err := r.net.ListenPacket(en.Listen)
 		if err != nil {
@@ -173,8 +181,18 @@ func New(cfg Config) (*Relay, error) {
 		}
 		bigBuffers(c)
 		r.entries = append(r.entries, c)
+		r.lnGSO[1+i] = r.gsoWriter(c)
 	}
 	return r, nil
+}
+
+// gsoWriter returns a GSO writer for c, or nil (not a UDP socket, no kernel
+// support, Config.NoOffload or CCLAB_NO_GSO).
+func (r *Relay) gsoWriter(c netio.Conn) *netio.GSOWriter {
+	if r.cfg.NoOffload {
+		return nil
+	}
+	return netio.NewGSOWriter(c)
 }
 
 // build applies cfg's defaults and builds the links, the cross-traffic
@@ -473,8 +491,15 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int) {
 		dir = Rev
 	}
 	// The read buffers belong to this reader; each datagram is copied into
-	// a pooled packet of the right size class.
-	ms := NewBatch(batchSize, r.cfg.BufSize)
+	// a pooled packet of the right size class. With GRO a read may hold
+	// several datagrams of one sender (netio.Message.Count): fewer, larger
+	// buffers.
+	n, size := batchSize, r.cfg.BufSize
+	gro := !r.cfg.NoOffload && netio.EnableGRO(conn)
+	if gro {
+		n, size = groBatch, netio.GROBufSize
+	}
+	ms := NewBatch(n, size)
 	for {
 		n, err := conn.ReadBatch(ms)
 		if err != nil {
@@ -488,10 +513,12 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int) {
 		}
 		now := r.now()
 		r.mu.Lock()
+		r.cnt.ReadCalls++
 		for i := 0; i < n; i++ {
+			m := &ms[i]
 			cl := c
 			if cl == nil {
-				cl = r.clientFor(ms[i].Addr, now, entry)
+				cl = r.clientFor(m.Addr, now, entry)
 				if cl == nil {
 					continue
 				}
@@ -500,39 +527,16 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int) {
 				continue
 			}
 			cl.lastSeen = now
-			size := ms[i].N
-			if size >= len(ms[i].Buf) {
+			if m.N >= len(m.Buf) {
 				r.cnt.Truncated++
 			}
-			r.cnt.Received[dir]++
-			r.cnt.ReceivedBytes[dir] += int64(size)
-			var key uint64
-			if r.packet {
-				var ok bool
-				if key, ok = r.classify(ms[i].Buf[:size], dir, now); !ok {
-					r.cnt.Malformed++
-					continue
-				}
+			k := m.Count()
+			if k > 1 {
+				r.cnt.GROReads++
 			}
-			p := r.getPkt(size)
-			p.Buf = p.Buf[:size]
-			copy(p.Buf, ms[i].Buf[:size])
-			p.Size = size + r.overhead
-			p.ECN = ms[i].ECN
-			p.Flow = cl.flow[dir]
-			if r.packet {
-				p.Flow = key
-			} else if r.cfg.ClassifyCID {
-				if k, ok := cidFlow(p.Buf); ok {
-					p.Flow = k
-				}
+			for j := 0; j < k; j++ {
+				r.receive(cl, dir, m.Datagram(j), m.ECN, now)
 			}
-			p.Ctx = ctxOf(cl, dir)
-			p.Enqueued = clock.Never
-			p.Label = 0
-			r.nextID++
-			p.ID = r.nextID
-			r.sendHop(r.paths[dir][cl.first[dir]], now, p)
 		}
 		r.service(now)
 		d := r.deadline()
@@ -546,6 +550,45 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int) {
 			}
 		}
 	}
+}
+
+// groBatch is the number of messages per read on a socket with GRO: each
+// buffer holds up to 64 datagrams (netio.GROBufSize).
+const groBatch = 16
+
+// receive offers datagram b of client cl, read at now in direction dir, to
+// the first hop of its path. Called with mu held.
+func (r *Relay) receive(cl *client, dir int, b []byte, cp ecn.Codepoint, now clock.Time) {
+	size := len(b)
+	r.cnt.Received[dir]++
+	r.cnt.ReceivedBytes[dir] += int64(size)
+	var key uint64
+	if r.packet {
+		var ok bool
+		if key, ok = r.classify(b, dir, now); !ok {
+			r.cnt.Malformed++
+			return
+		}
+	}
+	p := r.getPkt(size)
+	p.Buf = p.Buf[:size]
+	copy(p.Buf, b)
+	p.Size = size + r.overhead
+	p.ECN = cp
+	p.Flow = cl.flow[dir]
+	if r.packet {
+		p.Flow = key
+	} else if r.cfg.ClassifyCID {
+		if k, ok := cidFlow(p.Buf); ok {
+			p.Flow = k
+		}
+	}
+	p.Ctx = ctxOf(cl, dir)
+	p.Enqueued = clock.Never
+	p.Label = 0
+	r.nextID++
+	p.ID = r.nextID
+	r.sendHop(r.paths[dir][cl.first[dir]], now, p)
 }
 
 // clientFor finds or opens the session for a client address that sent to
@@ -567,12 +610,13 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 		return nil
 	}
 	bigBuffers(up)
+	gso := r.gsoWriter(up)
 	idx, ok := pop(&r.freeIdx)
 	if !ok {
 		idx = len(r.byIdx)
 		r.byIdx = append(r.byIdx, nil)
 	}
-	c := &client{idx: idx, addr: addr, up: up, lastSeen: now, gen: int(r.cnt.Clients & 0x7fffffff)}
+	c := &client{idx: idx, addr: addr, up: up, gso: gso, lastSeen: now, gen: int(r.cnt.Clients & 0x7fffffff)}
 	c.entry = entry
 	c.last = [2]int{len(r.paths[Fwd]) - 1, len(r.paths[Rev]) - 1}
 	if entry >= 0 {
@@ -684,7 +728,7 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 // flush writes pending batches. Called with mu held.
 func (r *Relay) flush() {
 	for _, c := range r.dirty {
-		r.write(c.up, Fwd, c.out, c.outPkts)
+		r.write(c.up, &c.gso, Fwd, c.out, c.outPkts)
 		clear(c.out)
 		c.out = c.out[:0]
 		c.outPkts = c.outPkts[:0]
@@ -700,17 +744,34 @@ func (r *Relay) flush() {
 		if i > 0 {
 			ln = r.entries[i-1]
 		}
-		r.write(ln, Rev, out, r.lnPkts[i])
+		r.write(ln, &r.lnGSO[i], Rev, out, r.lnPkts[i])
 		clear(out)
 		r.lnOut[i] = out[:0]
 		r.lnPkts[i] = r.lnPkts[i][:0]
 	}
 }
 
-func (r *Relay) write(conn netio.Conn, dir int, ms []netio.Message, pk []*qdisc.Packet) {
+// write sends ms on conn, with GSO runs if *gso is not nil (falling back to
+// plain batches for good if the kernel refuses GSO), and recycles their
+// packets. Called with mu held.
+func (r *Relay) write(conn netio.Conn, gso **netio.GSOWriter, dir int, ms []netio.Message, pk []*qdisc.Packet) {
 	sent := 0
 	for sent < len(ms) {
-		n, err := conn.WriteBatch(ms[sent:])
+		var n, calls int
+		var err error
+		if *gso != nil {
+			n, calls, err = (*gso).WriteMessages(ms[sent:])
+			if errors.Is(err, netio.ErrGSOUnsupported) {
+				*gso, err = nil, nil // plain batches from now on, starting with the rest of these
+				if n == 0 {
+					continue
+				}
+			}
+		} else {
+			n, err = conn.WriteBatch(ms[sent:])
+			calls = (n + batchSize - 1) / batchSize // netio writes up to 64 datagrams per sendmmsg
+		}
+		r.cnt.WriteCalls += int64(calls)
 		for _, m := range ms[sent : sent+n] {
 			r.cnt.SentBytes[dir] += int64(m.N)
 		}

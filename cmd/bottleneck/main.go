@@ -219,6 +219,7 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs.Var(durFlag{&cfg.ClientTimeout}, "client-timeout", "close a client's upstream socket after this long idle")
 	cfg.Spin = 150 * time.Microsecond
 	fs.Var(durFlag{&cfg.Spin}, "spin", "poll the clock for this long before each deadline instead of sleeping")
+	fs.BoolVar(&cfg.NoOffload, "no-offload", false, "no UDP GRO on reads and no GSO on writes (by default used where the kernel has them)")
 	fs.BoolVar(&cfg.LockThread, "lock-thread", false, "run the scheduler on a locked OS thread with 1ns timer slack (Linux; best on an idle machine)")
 	classify := fs.String("classify", "5tuple", "flow classification for flow-aware queues: 5tuple, or cid (cclab connection ID, falling back to the 5-tuple)")
 	var duration time.Duration

@@ -1,0 +1,142 @@
+package relay
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+
+	"cclab/ecn"
+	"cclab/internal/testenv"
+	"cclab/link"
+	"cclab/netio"
+)
+
+// offloadDG is one datagram of TestRelayOffload: size and ECN codepoint.
+type offloadDG struct {
+	n  int
+	cp ecn.Codepoint
+}
+
+// offloadMix: GSO runs of several lengths (one longer than a GSO send's 64
+// segments), short last segments, ECN changes and single datagrams.
+func offloadMix() []offloadDG {
+	var s []offloadDG
+	for range 80 {
+		s = append(s, offloadDG{1400, ecn.ECT0})
+	}
+	s = append(s, offloadDG{700, ecn.ECT0}, offloadDG{1400, ecn.NotECT}, offloadDG{1400, ecn.NotECT},
+		offloadDG{300, ecn.ECT1}, offloadDG{1200, ecn.CE}, offloadDG{1200, ecn.CE}, offloadDG{1300, ecn.CE})
+	for i := range 40 {
+		s = append(s, offloadDG{1000 + i%3, ecn.ECT0}) // sizes that never make a run longer than 2
+	}
+	return s
+}
+
+// TestRelayOffload: over real loopback sockets, a client's GSO runs cross
+// the relay (GRO reads, GSO writes) as the same datagrams, in order, with
+// their ECN codepoints, to a receiver with and without GRO, through an
+// unshaped hop and through a rate-limited, delayed, queued one; and the
+// relay's reads and writes were coalesced (fewer system calls than
+// datagrams). With NoOffload the same arrives, without coalescing.
+func TestRelayOffload(t *testing.T) {
+	probe, err := netio.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gro := netio.EnableGRO(probe)
+	probe.Close()
+	if !gro {
+		testenv.Need(t, "UDP GRO (UDP_GRO, Linux >= 5.0)", errors.New("netio.EnableGRO returned false"))
+	}
+	for _, tc := range []struct {
+		name    string
+		hop     string
+		noOff   bool
+		sinkGRO bool
+	}{
+		{"unshaped", "", false, true},
+		{"unshaped, plain receiver", "", false, false},
+		{"rate delay queue", "rate=200Mbit,delay=2ms,queue=droptail:1000p", false, true},
+		{"no offload", "rate=200Mbit,delay=2ms,queue=droptail:1000p", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst, err := netio.ListenUDP("127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dst.Close()
+			if tc.sinkGRO && !netio.EnableGRO(dst) {
+				t.Fatal("EnableGRO on the receiver: got false")
+			}
+			var hops [2][]link.Config
+			if tc.hop != "" {
+				hops[Fwd] = []link.Config{mkHop(t, tc.hop)}
+			}
+			r := startRelay(t, udpNet(), Config{Target: dst.LocalAddr().String(), Hops: hops, NoOffload: tc.noOff})
+			src, err := netio.DialUDP("127.0.0.1:0", r.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			g := netio.NewGSOWriter(src)
+			if g == nil {
+				testenv.Need(t, "UDP GSO (UDP_SEGMENT, Linux >= 4.18)", errors.New("netio.NewGSOWriter returned nil"))
+			}
+			want := offloadMix()
+			ms := make([]netio.Message, len(want))
+			for i, w := range want {
+				b := make([]byte, w.n)
+				binary.BigEndian.PutUint32(b, uint32(i))
+				for j := 4; j < len(b); j++ {
+					b[j] = byte(i * j)
+				}
+				ms[i] = netio.Message{Buf: b, N: w.n, ECN: w.cp}
+			}
+			if sent, _, err := g.WriteMessages(ms); err != nil || sent != len(ms) {
+				t.Fatalf("client GSO send: got %d, %v; want %d, nil", sent, err, len(ms))
+			}
+			rm := NewBatch(8, netio.GROBufSize)
+			_ = dst.Raw().SetReadDeadline(time.Now().Add(10 * time.Second))
+			got := 0
+			for got < len(want) {
+				n, err := dst.ReadBatch(rm)
+				if err != nil {
+					t.Fatalf("received %d of %d datagrams: %v", got, len(want), err)
+				}
+				for _, m := range rm[:n] {
+					for k := range m.Count() {
+						d := m.Datagram(k)
+						w := want[got]
+						if len(d) != w.n || binary.BigEndian.Uint32(d) != uint32(got) || m.ECN != w.cp {
+							t.Fatalf("datagram %d: got len %d seq %d ECN %v, want %d %d %v",
+								got, len(d), binary.BigEndian.Uint32(d), m.ECN, w.n, got, w.cp)
+						}
+						for j := 4; j < len(d); j++ {
+							if d[j] != byte(got*j) {
+								t.Fatalf("datagram %d byte %d: got %d, want %d", got, j, d[j], byte(got*j))
+							}
+						}
+						got++
+					}
+				}
+			}
+			c := r.Counters()
+			if c.Sent[Fwd] != int64(len(want)) || c.Received[Fwd] != int64(len(want)) {
+				t.Errorf("relay received %d, sent %d datagrams, want %d each", c.Received[Fwd], c.Sent[Fwd], len(want))
+			}
+			if tc.noOff {
+				if c.GROReads != 0 {
+					t.Errorf("GRO reads with NoOffload: got %d, want 0", c.GROReads)
+				}
+				return
+			}
+			if c.GROReads == 0 || c.ReadCalls >= c.Received[Fwd] {
+				t.Errorf("relay reads: %d calls, %d coalesced, for %d datagrams; want coalesced reads", c.ReadCalls, c.GROReads, c.Received[Fwd])
+			}
+			if tc.hop == "" && c.WriteCalls >= c.Sent[Fwd] {
+				t.Errorf("relay writes: %d calls for %d datagrams, want fewer (GSO runs)", c.WriteCalls, c.Sent[Fwd])
+			}
+		})
+	}
+}
