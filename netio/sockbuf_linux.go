@@ -1,0 +1,30 @@
+package netio
+
+import "golang.org/x/sys/unix"
+
+// RaiseReceiveBuffer asks for a socket receive buffer of at least want
+// bytes: first SO_RCVBUF (capped by net.core.rmem_max), then, if that fell
+// short, SO_RCVBUFFORCE (needs CAP_NET_ADMIN), as quic-go does. It returns
+// the buffer the kernel reports (which counts per-datagram overhead, and is
+// twice what was granted), or 0 if c is not a UDP socket.
+func RaiseReceiveBuffer(c Conn, want int) int {
+	u, ok := c.(*UDPConn)
+	if !ok {
+		return 0
+	}
+	got := 0
+	_ = u.sys.rc.Control(func(fd uintptr) {
+		cur, _ := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF)
+		if cur >= 2*want {
+			got = cur
+			return
+		}
+		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, want)
+		if cur, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF); cur < 2*want {
+			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, want)
+			cur, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF)
+		}
+		got = cur
+	})
+	return got
+}
