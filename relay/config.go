@@ -71,6 +71,14 @@ type Config struct {
 	// Spin is how long before a deadline the scheduler stops sleeping and
 	// polls the clock; 0 = 150µs. Larger is more accurate and burns more CPU.
 	Spin time.Duration
+	// Coalesce is the least time between two writes of the scheduler,
+	// which releases the packets of delayed or rate-limited hops: packets
+	// due sooner after a write wait for the next one, so that at high
+	// packet rates each write carries several datagrams (GSO runs, fewer
+	// system calls and wake-ups) at the price of up to Coalesce of
+	// lateness; packets further apart than Coalesce are written at their
+	// instants as before. 0 means DefaultCoalesce; negative turns it off.
+	Coalesce time.Duration
 	// LockThread runs the scheduler on its own locked OS thread with 1 ns
 	// timer slack (Linux). It helps on an otherwise idle machine and hurts
 	// when CPUs are contended; off by default.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"cclab/clock"
 	"cclab/ecn"
 	"cclab/internal/testenv"
 	"cclab/link"
@@ -138,5 +139,30 @@ func TestRelayOffload(t *testing.T) {
 				t.Errorf("relay writes: %d calls for %d datagrams, want fewer (GSO runs)", c.WriteCalls, c.Sent[Fwd])
 			}
 		})
+	}
+}
+
+// TestCoalesce: the scheduler wakes no sooner than Coalesce after its last
+// write, and at the deadline otherwise.
+func TestCoalesce(t *testing.T) {
+	const us = clock.Time(time.Microsecond)
+	last := clock.Start
+	for _, tc := range []struct {
+		name string
+		d    clock.Time
+		c    time.Duration
+		want clock.Time
+	}{
+		{"no deadline", clock.Never, 50 * time.Microsecond, clock.Never},
+		{"off", last + 10*us, -1, last + 10*us},
+		{"zero", last + 10*us, 0, last + 10*us},
+		{"due soon after a write: waits", last + 10*us, 50 * time.Microsecond, last + 50*us},
+		{"due long after: at its instant", last + 80*us, 50 * time.Microsecond, last + 80*us},
+		{"exactly at the bound", last + 50*us, 50 * time.Microsecond, last + 50*us},
+		{"overdue: waits for the bound", last - 5*us, 50 * time.Microsecond, last + 50*us},
+	} {
+		if got := coalesce(tc.d, last, tc.c); got != tc.want {
+			t.Errorf("%s: coalesce(%v, %v, %v) got %v, want %v", tc.name, tc.d, last, tc.c, got, tc.want)
+		}
 	}
 }

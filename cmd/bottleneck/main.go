@@ -151,7 +151,7 @@ func (o overheadFlag) Set(s string) error {
 
 // udpOnlyFlags are the flags of the UDP relay that a link shell (-tun)
 // refuses.
-var udpOnlyFlags = []string{"listen", "target", "entry", "max-clients", "client-timeout", "buf"}
+var udpOnlyFlags = []string{"listen", "target", "entry", "max-clients", "client-timeout", "buf", "no-offload"}
 
 // prefixFlag is an IP prefix such as 100.64.0.0/10.
 type prefixFlag struct{ p *netip.Prefix }
@@ -219,6 +219,8 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs.Var(durFlag{&cfg.ClientTimeout}, "client-timeout", "close a client's upstream socket after this long idle")
 	cfg.Spin = 150 * time.Microsecond
 	fs.Var(durFlag{&cfg.Spin}, "spin", "poll the clock for this long before each deadline instead of sleeping")
+	coalesce := relay.DefaultCoalesce
+	fs.Var(durFlag{&coalesce}, "coalesce", "least time between two writes of delayed or rate-limited packets: packets due sooner wait for the next write, up to this late, so that fast links write several per system call (0 = write each at its instant)")
 	fs.BoolVar(&cfg.NoOffload, "no-offload", false, "no UDP GRO on reads and no GSO on writes (by default used where the kernel has them)")
 	fs.BoolVar(&cfg.LockThread, "lock-thread", false, "run the scheduler on a locked OS thread with 1ns timer slack (Linux; best on an idle machine)")
 	classify := fs.String("classify", "5tuple", "flow classification for flow-aware queues: 5tuple, or cid (cclab connection ID, falling back to the 5-tuple)")
@@ -243,6 +245,10 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	}
 	if cli.Version(fs) {
 		return 0
+	}
+	cfg.Coalesce = coalesce
+	if coalesce == 0 {
+		cfg.Coalesce = -1 // off
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
