@@ -4,9 +4,14 @@
 //	(a) delivered-rate error at 10, 100 and 500 Mbit/s configured,
 //	(b) added-delay error (median, p99) against the configured delay,
 //	(c) the relay's maximum forwarding rate (packets/s) against a bare
-//	    batched UDP forwarder, and their ratio.
+//	    batched UDP forwarder, and their ratio,
+//	(d) with 1500-byte datagrams from a GSO sender and the kernel's
+//	    offloads (GRO reads, GSO writes) on both: the maximum forwarding
+//	    rate against a bare GRO/GSO forwarder, and the relay with full
+//	    emulation (rate, delay, queue) at 1 Gbit/s: delivered rate and
+//	    each datagram's receive time against its modelled arrival.
 //
-// Usage: go run ./cmd/bottleneck/bench [-rates 10Mbit,100Mbit,500Mbit] [-delay 10ms] [-dur 2s]
+// Usage: go run ./cmd/bottleneck/bench [-rates 10Mbit,100Mbit,500Mbit] [-delay 10ms] [-dur 2s] [-only c,d]
 package main
 
 import (
@@ -15,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -43,29 +49,75 @@ func main() {
 	fwdSize := flag.Int("fwd-size", 100, "datagram size for (c), bytes")
 	spin := flag.Duration("spin", 0, "relay -spin (0 = default)")
 	lock := flag.Bool("lock", false, "relay -lock-thread")
-	rounds := flag.Int("rounds", 3, "interleaved rounds of (c)")
+	rounds := flag.Int("rounds", 3, "interleaved rounds of (c) and (d)")
+	bigSize := flag.Int("big-size", 1500, "datagram size for (d), bytes")
+	fullRate := flag.String("full-rate", "1Gbit", "link rate of (d)'s full emulation")
+	fullQueue := flag.String("full-queue", "droptail:1000p", "queue of (d)'s full emulation")
+	offered := flag.Float64("offered", 1.05, "(d): offered load, times the link rate")
+	only := flag.String("only", "a,b,c,d", "sections to run, comma-separated")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (every goroutine: blaster, relay, receiver) to this file")
+	if len(os.Args) > 2 && os.Args[1] == "-child" { // internal: (d)'s blaster or receiver process
+		runChild(os.Args[2], os.Args[3:])
+		return
+	}
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	run := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		run[strings.TrimSpace(s)] = true
+	}
 	lockThread = *lock
 	la, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("bottleneck benchmark (loopback, GOMAXPROCS=%d, %v per measurement, load average %s)\n\n", numCPU(), *dur, strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "))
 
-	fmt.Printf("(a) delivered rate vs configured (queue droptail:100000p, offered 1.2x, %d-byte datagrams + IP/UDP headers)\n", *size)
+	if run["a"] {
+		sectionA(*rates, *size, *dur, *spin)
+	}
+	if run["b"] {
+		sectionB(*delay, *size, *dur, *spin)
+	}
+	if run["c"] {
+		sectionC(*fwdSize, *dur, *spin, *rounds)
+	}
+	if run["d"] {
+		fr, err := units.ParseRate(*fullRate)
+		if err != nil {
+			fatal(fmt.Errorf("-full-rate: %v", err))
+		}
+		runOffload(*bigSize, fr, *offered, *delay, *fullQueue, *dur, *spin, *rounds)
+	}
+}
+
+func sectionA(rates string, size int, dur, spin time.Duration) {
+	fmt.Printf("(a) delivered rate vs configured (queue droptail:100000p, offered 1.2x, %d-byte datagrams + IP/UDP headers)\n", size)
 	fmt.Printf("    %-10s %-14s %-10s\n", "configured", "delivered", "error")
-	for _, s := range strings.Split(*rates, ",") {
+	for _, s := range strings.Split(rates, ",") {
 		r, err := units.ParseRate(s)
 		if err != nil {
 			fatal(err)
 		}
-		got, diag, err := measureRate(r, *size, *dur, *spin)
+		got, diag, err := measureRate(r, size, dur, spin)
 		if err != nil {
 			fatal(err)
 		}
 		fmt.Printf("    %-10s %-14s %+8.3f%%   (%s)\n", units.FormatRate(r), units.FormatRate(got), 100*(got/r-1), diag)
 	}
 
-	fmt.Printf("\n(b) added one-way delay vs configured %v (unlimited rate, 1 datagram/ms)\n", *delay)
-	for _, d := range []time.Duration{0, *delay} {
-		med, p99, min, n, err := measureDelay(d, *size, *dur, *spin)
+}
+
+func sectionB(delay time.Duration, size int, dur, spin time.Duration) {
+	fmt.Printf("\n(b) added one-way delay vs configured %v (unlimited rate, 1 datagram/ms)\n", delay)
+	for _, d := range []time.Duration{0, delay} {
+		med, p99, min, n, err := measureDelay(d, size, dur, spin)
 		if err != nil {
 			fatal(err)
 		}
@@ -77,23 +129,26 @@ func main() {
 		fmt.Printf("    %-40s relay write lateness vs modelled instant: %s\n", "", lateHist)
 	}
 
-	fmt.Printf("\n(c) maximum forwarding rate, %d-byte datagrams, blaster as fast as possible, delivered packets/s at the receiver\n", *fwdSize)
+}
+
+func sectionC(fwdSize int, dur, spin time.Duration, rounds int) {
+	fmt.Printf("\n(c) maximum forwarding rate, %d-byte datagrams, blaster as fast as possible (plain sendmmsg), delivered packets/s at the receiver\n", fwdSize)
 	// Interleave rounds so that changes in machine load hit both alike; report medians.
 	var bares, rels []float64
-	for i := 0; i < *rounds; i++ {
-		bare, err := measureForward(true, *fwdSize, *dur, *spin)
+	for i := 0; i < rounds; i++ {
+		bare, err := measureForward(true, fwdSize, dur, spin)
 		if err != nil {
 			fatal(err)
 		}
-		rel, err := measureForward(false, *fwdSize, *dur, *spin)
+		rel, err := measureForward(false, fwdSize, dur, spin)
 		if err != nil {
 			fatal(err)
 		}
 		bares, rels = append(bares, bare), append(rels, rel)
 	}
 	bare, rel := median(bares), median(rels)
-	fmt.Printf("    bare batched forwarder: %10.0f packets/s  (median of %d: %s)\n", bare, *rounds, list(bares))
-	fmt.Printf("    relay (unlimited link): %10.0f packets/s  (median of %d: %s)\n", rel, *rounds, list(rels))
+	fmt.Printf("    bare batched forwarder: %10.0f packets/s  (median of %d: %s)\n", bare, rounds, list(bares))
+	fmt.Printf("    relay (unlimited link): %10.0f packets/s  (median of %d: %s)\n", rel, rounds, list(rels))
 	fmt.Printf("    ratio relay/bare:       %10.3f\n", rel/bare)
 }
 
@@ -344,7 +399,7 @@ func bareForward(target string) (addr string, stop func(), err error) {
 		ln.Close()
 		return "", nil, err
 	}
-	ln.Raw().SetReadBuffer(relay.SocketBuffer)
+	netio.RaiseReceiveBuffer(ln, relay.ReceiveBuffer) // as the relay does
 	up.Raw().SetWriteBuffer(relay.SocketBuffer)
 	done := make(chan struct{})
 	go func() {

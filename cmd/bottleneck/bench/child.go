@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"cclab/netio"
+	"cclab/relay"
+)
+
+// The full-emulation measurement of (d) runs its blaster and its receiver
+// as child processes of the benchmark (bench -child blast|receive ...), as
+// a sender and a receiver are programs of their own, with their own
+// threads, next to the relay.
+
+// child is a running child process of the benchmark.
+type child struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	addr string // receive: the address it listens on
+}
+
+// startChild runs this program with -child role and args; a receiver's
+// first output line is its address.
+func startChild(role string, args ...string) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, append([]string{"-child", role}, args...)...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	if role == "receive" {
+		line, err := c.out.ReadString('\n')
+		if err != nil {
+			c.kill()
+			return nil, fmt.Errorf("receiver: %v", err)
+		}
+		c.addr = strings.TrimSpace(line)
+	}
+	return c, nil
+}
+
+// result closes the child's input (a receiver then stops), reads all it
+// writes and waits for it to exit.
+func (c *child) result() ([]byte, error) {
+	c.in.Close()
+	b, err := io.ReadAll(c.out)
+	if werr := c.cmd.Wait(); werr != nil {
+		return b, werr
+	}
+	return b, err
+}
+
+func (c *child) kill() {
+	if c.cmd.ProcessState == nil {
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+	}
+}
+
+// runChild is the main function of a child process.
+func runChild(role string, args []string) {
+	fs := flag.NewFlagSet("bench -child "+role, flag.ExitOnError)
+	to := fs.String("to", "", "blast: destination")
+	rate := fs.Float64("rate", 0, "blast: bits/s (0: as fast as possible)")
+	size := fs.Int("size", 1500, "datagram size, bytes")
+	dur := fs.Duration("dur", 2*time.Second, "blast: how long")
+	fs.Parse(args)
+	switch role {
+	case "blast":
+		stop := make(chan struct{})
+		time.AfterFunc(*dur, func() { close(stop) })
+		n, err := blastGSO(*to, *rate, *size, stop)
+		if err != nil {
+			fatal(err)
+		}
+		fmt.Println(n)
+	case "receive":
+		receiveChild(*size)
+	default:
+		fatal(fmt.Errorf("-child %q: want blast or receive", role))
+	}
+}
+
+// receiveChild listens with GRO, prints its address, and records each
+// datagram's arrival (CLOCK_MONOTONIC) and sequence number until its input
+// closes; then it writes them: a count, then (arrival ns, seq) pairs, as
+// little-endian uint64s.
+func receiveChild(size int) {
+	c, err := netio.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		fatal(err)
+	}
+	netio.RaiseReceiveBuffer(c, relay.ReceiveBuffer)
+	n, bufSize := 64, 2048
+	if netio.EnableGRO(c) {
+		n, bufSize = 16, netio.GROBufSize
+	}
+	fmt.Println(c.LocalAddr())
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		c.Close()
+	}()
+	var rec []uint64
+	ms := relay.NewBatch(n, bufSize)
+	for {
+		k, err := c.ReadBatch(ms)
+		if err != nil {
+			break
+		}
+		now := uint64(monotonic())
+		for i := range ms[:k] {
+			m := &ms[i]
+			for j := range m.Count() {
+				if d := m.Datagram(j); len(d) >= 16 {
+					rec = append(rec, now, binary.BigEndian.Uint64(d[8:]))
+				}
+			}
+		}
+	}
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	binary.Write(w, binary.LittleEndian, uint64(len(rec)/2))
+	binary.Write(w, binary.LittleEndian, rec)
+	if err := w.Flush(); err != nil {
+		fatal(err)
+	}
+}
+
+// decodeArrivals parses a receiver child's output.
+func decodeArrivals(b []byte) (recv []time.Duration, seqs []uint64, err error) {
+	r := bytes.NewReader(b)
+	var n uint64
+	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
+		return nil, nil, fmt.Errorf("receiver output: %v", err)
+	}
+	if n > uint64(len(b))/16 {
+		return nil, nil, errors.New("receiver output: count larger than the data")
+	}
+	rec := make([]uint64, 2*n)
+	if err := binary.Read(r, binary.LittleEndian, rec); err != nil {
+		return nil, nil, fmt.Errorf("receiver output: %v", err)
+	}
+	recv, seqs = make([]time.Duration, n), make([]uint64, n)
+	for i := range recv {
+		recv[i], seqs[i] = time.Duration(rec[2*i]), rec[2*i+1]
+	}
+	return recv, seqs, nil
+}

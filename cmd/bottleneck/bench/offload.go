@@ -1,0 +1,402 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
+	"cclab/internal/units"
+	"cclab/link"
+	"cclab/netio"
+	"cclab/relay"
+)
+
+// Section (d): large datagrams with the kernel's offloads, as a GSO sender
+// (cclab's transport, quic-go) produces them: the blaster sends GSO runs,
+// the relay reads with GRO and writes with GSO, the receiver reads with GRO.
+
+// gsoRun is the number of datagrams the blaster hands the kernel per GSO
+// run (the kernel's limit is 64 segments and 64 KiB).
+const gsoRun = 32
+
+// groSink receives with GRO and records, per datagram, the receive time and
+// the sequence number and send stamp the blaster wrote into it.
+type groSink struct {
+	conn    *netio.UDPConn
+	packets atomic.Int64
+	mu      sync.Mutex
+	recv    []time.Duration // receive time of datagram i (in arrival order)
+	seqs    []uint64
+	sent    []time.Duration
+	gro     bool
+	done    chan struct{}
+}
+
+func newGROSink(capacity int) (*groSink, error) {
+	c, err := netio.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	netio.RaiseReceiveBuffer(c, relay.ReceiveBuffer)
+	s := &groSink{conn: c, done: make(chan struct{}), gro: netio.EnableGRO(c),
+		recv: make([]time.Duration, 0, capacity), seqs: make([]uint64, 0, capacity), sent: make([]time.Duration, 0, capacity)}
+	go func() {
+		defer close(s.done)
+		n, size := 64, 2048
+		if s.gro {
+			n, size = 16, netio.GROBufSize
+		}
+		ms := relay.NewBatch(n, size)
+		for {
+			k, err := c.ReadBatch(ms)
+			if err != nil {
+				return
+			}
+			now := since()
+			s.mu.Lock()
+			for i := range ms[:k] {
+				m := &ms[i]
+				for j := range m.Count() {
+					d := m.Datagram(j)
+					if len(d) < 16 {
+						continue
+					}
+					s.recv = append(s.recv, now)
+					s.sent = append(s.sent, time.Duration(binary.BigEndian.Uint64(d)))
+					s.seqs = append(s.seqs, binary.BigEndian.Uint64(d[8:]))
+					s.packets.Add(1)
+				}
+			}
+			s.mu.Unlock()
+		}
+	}()
+	return s, nil
+}
+
+func (s *groSink) close() { s.conn.Close(); <-s.done }
+
+// blastGSO sends size-byte datagrams to addr in GSO runs at rate bits/s
+// (0: as fast as possible) until stop, each stamped with its send time and
+// a sequence number. It returns the datagrams sent.
+func blastGSO(addr string, rate float64, size int, stop <-chan struct{}) (int64, error) {
+	c, err := netio.DialUDP("127.0.0.1:0", addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	c.Raw().SetWriteBuffer(relay.SocketBuffer)
+	g := netio.NewGSOWriter(c)
+	if g == nil {
+		return 0, errors.New("no UDP GSO on this system (needed by the GSO blaster)")
+	}
+	ms := make([]netio.Message, gsoRun)
+	for i := range ms {
+		ms[i] = netio.Message{Buf: make([]byte, size), N: size}
+	}
+	start := since()
+	var sent int64
+	for {
+		select {
+		case <-stop:
+			return sent, nil
+		default:
+		}
+		k := gsoRun
+		if rate > 0 {
+			due := int64((since() - start).Seconds() * rate / 8 / float64(size))
+			if due <= sent {
+				time.Sleep(50 * time.Microsecond)
+				continue
+			}
+			k = int(min(due-sent, gsoRun))
+		}
+		now := uint64(since())
+		for i := 0; i < k; i++ {
+			binary.BigEndian.PutUint64(ms[i].Buf, now)
+			binary.BigEndian.PutUint64(ms[i].Buf[8:], uint64(sent)+uint64(i))
+		}
+		n, _, err := g.WriteMessages(ms[:k])
+		sent += int64(n)
+		if err != nil && !errors.Is(err, netio.ErrClosed) {
+			continue // ECONNREFUSED etc. from ICMP: keep going
+		}
+	}
+}
+
+// bareOffloadForward is the reference with the relay's batching: one
+// goroutine reading with GRO from the listening socket and writing the
+// datagrams to the target with GSO, no model.
+func bareOffloadForward(target string) (addr string, stop func(), err error) {
+	ln, err := netio.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	up, err := netio.DialUDP("", target)
+	if err != nil {
+		ln.Close()
+		return "", nil, err
+	}
+	netio.RaiseReceiveBuffer(ln, relay.ReceiveBuffer) // as the relay does
+	up.Raw().SetWriteBuffer(relay.SocketBuffer)
+	gro := netio.EnableGRO(ln)
+	g := netio.NewGSOWriter(up)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n, size := 64, 9216
+		if gro {
+			n, size = 16, netio.GROBufSize
+		}
+		ms := relay.NewBatch(n, size)
+		out := make([]netio.Message, 0, 16*64)
+		for {
+			k, err := ln.ReadBatch(ms)
+			if err != nil {
+				return
+			}
+			out = out[:0]
+			for i := range ms[:k] {
+				for j := range ms[i].Count() {
+					d := ms[i].Datagram(j)
+					out = append(out, netio.Message{Buf: d, N: len(d), ECN: ms[i].ECN})
+				}
+			}
+			if g != nil {
+				if _, _, err := g.WriteMessages(out); errors.Is(err, netio.ErrGSOUnsupported) {
+					g = nil
+				}
+				continue
+			}
+			up.WriteBatch(out)
+		}
+	}()
+	return ln.LocalAddr().String(), func() { ln.Close(); up.Close(); <-done }, nil
+}
+
+// measureForwardGSO is (c) with large datagrams and offloads: the GSO
+// blaster as fast as possible through the bare offload forwarder or the
+// relay with an unlimited link; delivered packets/s.
+func measureForwardGSO(bare bool, size int, dur, spin time.Duration) (float64, error) {
+	s, err := newGROSink(0)
+	if err != nil {
+		return 0, err
+	}
+	s.recv = nil // count only
+	defer s.close()
+	var addr string
+	if bare {
+		a, stop, err := bareOffloadForward(s.conn.LocalAddr().String())
+		if err != nil {
+			return 0, err
+		}
+		defer stop()
+		addr = a
+	} else {
+		r, err := startRelay(s.conn.LocalAddr().String(), link.Config{Queue: "droptail:100000p"}, spin)
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		addr = r.Addr().String()
+	}
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { _, err := blastGSO(addr, 0, size, stop); errc <- err }()
+	time.Sleep(dur / 4) // warm up
+	s.mu.Lock()
+	s.recv, s.seqs, s.sent = s.recv[:0], s.seqs[:0], s.sent[:0]
+	s.mu.Unlock()
+	p0, t0 := s.packets.Load(), time.Now()
+	time.Sleep(dur)
+	p1, t1 := s.packets.Load(), time.Now()
+	close(stop)
+	if err := <-errc; err != nil {
+		return 0, err
+	}
+	return float64(p1-p0) / t1.Sub(t0).Seconds(), nil
+}
+
+// fullResult is one run of (d2).
+type fullResult struct {
+	delivered      float64       // bits/s (UDP payload + the relay's overhead, as the link counts)
+	errP50, errP99 time.Duration // receive time minus the modelled arrival instant
+	errMax, errMin time.Duration
+	matched        int
+	late           string // the relay's write lateness (histogram buckets)
+	perRead        float64
+	perWrite       float64
+	drops          int64 // at the link (queue overflow)
+	lostAfter      int64 // written by the relay, not received (the receiver's socket buffer overflowed)
+	lostBefore     int64 // sent by the blaster, not read by the relay (its socket buffer overflowed)
+}
+
+// measureFull runs the relay with full emulation (rate, delay, queue)
+// in this process, the GSO blaster offering offered bits/s and the GRO
+// receiver each in a process of its own (as a sender, a relay and a
+// receiver are on one host), and compares every delivered datagram's
+// receive time with the instant the link model gave it (the hop's
+// Departure event: its arrival at the far end): the emulation error as the
+// receiver sees it, loopback and wake-ups included. The receiver stamps
+// arrivals with CLOCK_MONOTONIC, which the relay's clock is mapped to.
+// Departures and receptions are matched in order (the path does not
+// reorder; checked with the sequence numbers).
+func measureFull(rate, offered float64, delay time.Duration, queue string, size int, dur, spin time.Duration) (fullResult, error) {
+	var res fullResult
+	capacity := int(offered/8/float64(size)*(dur.Seconds()+1)) + 1024
+	rcv, err := startChild("receive", "-size", fmt.Sprint(size))
+	if err != nil {
+		return res, err
+	}
+	defer rcv.kill()
+	// deps[id] is the modelled arrival of the relay's packet id (the
+	// relay numbers datagrams from 1 in the order it reads them).
+	var depMu sync.Mutex
+	deps := make([]clock.Time, capacity)
+	var drops atomic.Int64
+	sinkEv := event.Func(func(e event.Event) {
+		switch e.Kind {
+		case event.Departure:
+			depMu.Lock()
+			for uint64(len(deps)) <= e.Seq {
+				deps = append(deps, 0)
+			}
+			deps[e.Seq] = e.Time
+			depMu.Unlock()
+		case event.Drop:
+			drops.Add(1)
+		}
+	})
+	r, err := relay.New(relay.Config{Listen: "127.0.0.1:0", Target: rcv.addr, Spin: spin,
+		LockThread: lockThread, Sink: sinkEv,
+		Hops: [2][]link.Config{{{Rate: rate, Delay: delay, Queue: queue}}}})
+	if err != nil {
+		return res, err
+	}
+	r.Start()
+	// The relay's clock against CLOCK_MONOTONIC, read back to back.
+	a := monotonic()
+	rc := r.Now()
+	b := monotonic()
+	offset := time.Duration(rc) - (a+b)/2 // relay clock = monotonic + offset
+	bl, err := startChild("blast", "-to", r.Addr().String(), "-rate", fmt.Sprint(offered), "-size", fmt.Sprint(size), "-dur", dur.String())
+	if err != nil {
+		r.Close()
+		return res, err
+	}
+	blOut, err := bl.result()
+	if err != nil {
+		r.Close()
+		return res, fmt.Errorf("blaster: %v", err)
+	}
+	var blasted int64
+	fmt.Sscan(string(blOut), &blasted)
+	time.Sleep(delay + 200*time.Millisecond) // the last datagrams leave the link
+	cn := r.Counters()
+	r.Close()
+	out, err := rcv.result()
+	if err != nil {
+		return res, fmt.Errorf("receiver: %v", err)
+	}
+	recv, seqs, err := decodeArrivals(out)
+	if err != nil {
+		return res, err
+	}
+	res.late = lateSummary(cn)
+	res.drops = drops.Load()
+	if cn.ReadCalls > 0 {
+		res.perRead = float64(cn.Received[relay.Fwd]) / float64(cn.ReadCalls)
+	}
+	if cn.WriteCalls > 0 {
+		res.perWrite = float64(cn.Sent[relay.Fwd]) / float64(cn.WriteCalls)
+	}
+	depMu.Lock()
+	defer depMu.Unlock()
+	n := len(recv)
+	if n < 100 {
+		return res, fmt.Errorf("full emulation: %d datagrams received: too few", n)
+	}
+	for i := 1; i < n; i++ {
+		if seqs[i] <= seqs[i-1] {
+			return res, fmt.Errorf("full emulation: datagrams reordered (seq %d after %d)", seqs[i], seqs[i-1])
+		}
+	}
+	// Match each received datagram with its departure from the link: by
+	// number if the relay read every datagram the blaster sent (it numbers
+	// them from 1 in the order it reads them, so datagram seq is its packet
+	// seq+1), else in order if the receiver got every datagram the relay
+	// wrote.
+	res.lostBefore = blasted - cn.Received[relay.Fwd]
+	res.lostAfter = cn.Sent[relay.Fwd] - int64(n)
+	var order []clock.Time // departures in order, for the second case
+	if res.lostBefore != 0 {
+		if res.lostAfter != 0 {
+			return res, fmt.Errorf("full emulation: %d datagrams lost before the relay and %d after it: cannot match receptions with departures", res.lostBefore, res.lostAfter)
+		}
+		for _, d := range deps {
+			if d != 0 {
+				order = append(order, d)
+			}
+		}
+		if len(order) != n {
+			return res, fmt.Errorf("full emulation: %d departures, %d received", len(order), n)
+		}
+	}
+	errs := make([]time.Duration, 0, n)
+	for i := range n {
+		var dep clock.Time
+		if order != nil {
+			dep = order[i]
+		} else if id := seqs[i] + 1; id < uint64(len(deps)) {
+			dep = deps[id]
+		}
+		if dep == 0 {
+			return res, fmt.Errorf("full emulation: datagram %d received but never departed the link", seqs[i])
+		}
+		errs = append(errs, recv[i]-(time.Duration(dep)-offset))
+	}
+	// Delivered rate over the saturated middle half of the run.
+	lo, hi := n/4, 3*n/4
+	res.delivered = float64(hi-lo) * float64(size+r.Overhead()) * 8 / (recv[hi] - recv[lo]).Seconds()
+	res.matched = n
+	sort.Slice(errs, func(i, j int) bool { return errs[i] < errs[j] })
+	res.errMin, res.errP50, res.errP99, res.errMax = errs[0], errs[n/2], errs[n*99/100], errs[n-1]
+	return res, nil
+}
+
+// runOffload prints section (d).
+func runOffload(size int, rate, offeredX float64, delay time.Duration, queue string, dur, spin time.Duration, rounds int) {
+	fmt.Printf("\n(d) %d-byte datagrams from a GSO sender (runs of %d); relay and bare forwarder read with GRO and write with GSO, the receiver reads with GRO\n", size, gsoRun)
+	var bares, rels []float64
+	for i := 0; i < rounds; i++ {
+		bare, err := measureForwardGSO(true, size, dur, spin)
+		if err != nil {
+			fatal(err)
+		}
+		rel, err := measureForwardGSO(false, size, dur, spin)
+		if err != nil {
+			fatal(err)
+		}
+		bares, rels = append(bares, bare), append(rels, rel)
+	}
+	bare, rel := median(bares), median(rels)
+	bits := func(pps float64) string { return units.FormatRate(pps * float64(size) * 8) }
+	fmt.Printf("    bare GRO/GSO forwarder: %10.0f packets/s = %s of payload  (median of %d: %s)\n", bare, bits(bare), rounds, list(bares))
+	fmt.Printf("    relay (unlimited link): %10.0f packets/s = %s of payload  (median of %d: %s)\n", rel, bits(rel), rounds, list(rels))
+	fmt.Printf("    ratio relay/bare:       %10.3f\n", rel/bare)
+	fmt.Printf("    full emulation: rate %s, delay %v, queue %s, offered %.2fx the rate:\n", units.FormatRate(rate), delay, queue, offeredX)
+	for i := 0; i < rounds; i++ {
+		f, err := measureFull(rate, rate*offeredX, delay, queue, size, dur, spin)
+		if err != nil {
+			fatal(err)
+		}
+		fmt.Printf("      delivered %s; receive time - modelled arrival: median %v, p99 %v, min %v, max %v (n=%d); link drops %d, lost before/after the relay %d/%d; %.1f datagrams per read, %.1f per write\n",
+			units.FormatRate(f.delivered), f.errP50, f.errP99, f.errMin, f.errMax, f.matched, f.drops, f.lostBefore, f.lostAfter, f.perRead, f.perWrite)
+		fmt.Printf("      relay write lateness vs modelled instant: %s\n", f.late)
+	}
+}
