@@ -132,7 +132,7 @@ func sectionB(delay time.Duration, size int, dur, spin time.Duration) {
 }
 
 func sectionC(fwdSize int, dur, spin time.Duration, rounds int) {
-	fmt.Printf("\n(c) maximum forwarding rate, %d-byte datagrams, blaster as fast as possible (plain sendmmsg), delivered packets/s at the receiver\n", fwdSize)
+	fmt.Printf("\n(c) maximum forwarding rate, %d-byte datagrams, blaster as fast as possible (plain sendmmsg), delivered packets/s at the receiver;\n    relay and bare forwarder with the same batching (recvmmsg with GRO, sendmmsg with GSO runs)\n", fwdSize)
 	// Interleave rounds so that changes in machine load hit both alike; report medians.
 	var bares, rels []float64
 	for i := 0; i < rounds; i++ {
@@ -386,36 +386,6 @@ func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, 
 	return ds[len(ds)/2], ds[len(ds)*99/100], ds[0], len(ds), nil
 }
 
-// bareForward is the reference: a batched UDP forwarder with no model, one
-// goroutine reading batches from the listening socket and writing them to
-// the target on a connected socket.
-func bareForward(target string) (addr string, stop func(), err error) {
-	ln, err := netio.ListenUDP("127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	up, err := netio.DialUDP("", target)
-	if err != nil {
-		ln.Close()
-		return "", nil, err
-	}
-	netio.RaiseReceiveBuffer(ln, relay.ReceiveBuffer) // as the relay does
-	up.Raw().SetWriteBuffer(relay.SocketBuffer)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ms := relay.NewBatch(64, 9216)
-		for {
-			n, err := ln.ReadBatch(ms)
-			if err != nil {
-				return
-			}
-			up.WriteBatch(ms[:n])
-		}
-	}()
-	return ln.LocalAddr().String(), func() { ln.Close(); up.Close(); <-done }, nil
-}
-
 func measureForward(bare bool, size int, dur, spin time.Duration) (float64, error) {
 	s, err := newSink(false)
 	if err != nil {
@@ -424,7 +394,7 @@ func measureForward(bare bool, size int, dur, spin time.Duration) (float64, erro
 	defer s.close()
 	var addr string
 	if bare {
-		a, stop, err := bareForward(s.conn.LocalAddr().String())
+		a, stop, err := bareOffloadForward(s.conn.LocalAddr().String())
 		if err != nil {
 			return 0, err
 		}

@@ -129,9 +129,10 @@ func blastGSO(addr string, rate float64, size int, stop <-chan struct{}) (int64,
 	}
 }
 
-// bareOffloadForward is the reference with the relay's batching: one
-// goroutine reading with GRO from the listening socket and writing the
-// datagrams to the target with GSO, no model.
+// bareOffloadForward is the reference of (c) and (d), with the relay's
+// batching: one goroutine reading batches (with GRO where the kernel has
+// it) from the listening socket and writing them to the target on a
+// connected socket (with GSO runs where the kernel has it), no model.
 func bareOffloadForward(target string) (addr string, stop func(), err error) {
 	ln, err := netio.ListenUDP("127.0.0.1:0")
 	if err != nil {
