@@ -146,12 +146,14 @@ func (st *Stack) service(now clock.Time) {
 		st.readAll(now)
 	}
 	st.transmit(now)
-	if len(st.senders) > 0 {
-		for _, f := range st.senders {
-			if f.conn != nil && f.conn.Done() {
-				f.finish(now)
-			}
+	finished := false
+	for _, f := range st.senders {
+		if f.conn != nil && f.conn.Done() {
+			f.finish(now)
+			finished = true
 		}
+	}
+	if finished {
 		st.transmit(now)
 	}
 	st.timer.Set(ep.Deadline())

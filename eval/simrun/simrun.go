@@ -94,11 +94,14 @@ type Sim struct {
 	// keys map the simulator flow key of a flow's data packets to its
 	// number: keys[src node ID] holds the key and the number (each flow
 	// has a sender host of its own).
-	keys    []flowKey
-	conns   map[uint64]uint64 // receiving connection ID → flow number
-	hops    int32             // link IDs below hops are the plan's hops
-	hash    hasher
-	closers []interface{ Close() error }
+	keys  []flowKey
+	conns map[uint64]uint64 // receiving connection ID → flow number
+	// lastConn and lastNum are the latest connection looked up in conns
+	// and its flow number.
+	lastConn, lastNum uint64
+	hops              int32 // link IDs below hops are the plan's hops
+	hash              hasher
+	closers           []interface{ Close() error }
 }
 
 // Build builds p on a new engine: the plan's routers and hops (link IDs and
@@ -417,14 +420,19 @@ func (es endpointSink) Record(e event.Event) {
 	s := es.s
 	s.hash.add(&e)
 	if e.Flow != 0 {
-		n, ok := s.conns[e.Flow]
-		if !ok {
-			if n, ok = s.dgramFlow(e.Flow); !ok {
-				return // a connection that is not a measured flow
+		if e.Flow == s.lastConn { // a connection's events come in runs
+			e.Flow = s.lastNum
+		} else {
+			n, ok := s.conns[e.Flow]
+			if !ok {
+				if n, ok = s.dgramFlow(e.Flow); !ok {
+					return // a connection that is not a measured flow
+				}
+				s.conns[e.Flow] = n
 			}
-			s.conns[e.Flow] = n
+			s.lastConn, s.lastNum = e.Flow, n
+			e.Flow = n
 		}
-		e.Flow = n
 	}
 	s.out.Record(e)
 }
