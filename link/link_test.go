@@ -630,3 +630,90 @@ func TestDeliveryDeadlineMatchesDeadline(t *testing.T) {
 		})
 	}
 }
+
+// TestThroughMatchesSend: on a transparent link Through passes every packet
+// with the same counters, events (in order) and packet fields as Send
+// followed by Deliver; it refuses packets the queue would drop and links
+// that are not transparent, where the caller's Send does the work.
+func TestThroughMatchesSend(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		cfg         Config
+		transparent bool
+	}{
+		{"unlimited droptail", Config{}, true},
+		{"byte limit below some packets", Config{Queue: "droptail:1000b"}, true},
+		{"rate", Config{Rate: 1e9}, false},
+		{"delay", Config{Delay: time.Microsecond}, false},
+		{"loss", Config{Loss: "0.1"}, false},
+		{"red", Config{Queue: "red:min=5,max=15,maxp=0.1"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type out struct {
+				events []event.Event
+				got    []arrival
+				enq    []clock.Time
+				stats  Stats
+				passed int
+			}
+			run := func(through bool) out {
+				var o out
+				log := &event.Log{}
+				l, err := New(tc.cfg, Env{Rand: rand.New(rand.NewPCG(1, 1)), Sink: log})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(2, 2))
+				now := t0
+				for i := range 500 {
+					now = now.Add(time.Duration(rng.IntN(3)) * time.Microsecond) // ties included
+					p := pkt(uint64(i), 100+rng.IntN(1400))
+					if through && l.Through(now, p) {
+						o.passed++
+						o.got = append(o.got, arrival{p.ID, now})
+						o.enq = append(o.enq, p.Enqueued)
+						continue
+					}
+					l.Send(now, p)
+					for d := l.Deadline(); d != clock.Never && d <= now; d = l.Deadline() {
+						for q, at := l.DeliverAt(d); q != nil; q, at = l.DeliverAt(d) {
+							o.got = append(o.got, arrival{q.ID, at})
+							o.enq = append(o.enq, q.Enqueued)
+						}
+					}
+				}
+				for d := l.Deadline(); d != clock.Never; d = l.Deadline() {
+					for q, at := l.DeliverAt(d); q != nil; q, at = l.DeliverAt(d) {
+						o.got = append(o.got, arrival{q.ID, at})
+						o.enq = append(o.enq, q.Enqueued)
+					}
+				}
+				o.events, o.stats = log.Events, l.Stats()
+				return o
+			}
+			want, got := run(false), run(true)
+			if tc.transparent != (got.passed > 0) {
+				t.Fatalf("packets passed by Through got %d, want some: %v", got.passed, tc.transparent)
+			}
+			if tc.name == "byte limit below some packets" && (got.passed == 500 || want.stats.TotalDrops() == 0) {
+				t.Fatalf("passed %d, dropped %d: want both some drops (refused by Through) and passes", got.passed, want.stats.TotalDrops())
+			}
+			if len(got.got) != len(want.got) || len(got.events) != len(want.events) {
+				t.Fatalf("deliveries, events got %d, %d, want %d, %d", len(got.got), len(got.events), len(want.got), len(want.events))
+			}
+			for i := range want.got {
+				if got.got[i] != want.got[i] || got.enq[i] != want.enq[i] {
+					t.Fatalf("delivery %d got %+v (enqueued %v), want %+v (%v)", i, got.got[i], got.enq[i], want.got[i], want.enq[i])
+				}
+			}
+			for i := range want.events {
+				if got.events[i] != want.events[i] {
+					t.Fatalf("event %d got %+v, want %+v", i, got.events[i], want.events[i])
+				}
+			}
+			if got.stats != want.stats {
+				t.Errorf("stats got %+v, want %+v", got.stats, want.stats)
+			}
+		})
+	}
+}

@@ -96,6 +96,11 @@ func (d *DropTail) Dequeue(clock.Time) *Packet { return d.q.pop() }
 // Len returns the number of queued packets.
 func (d *DropTail) Len() int { return d.q.n }
 
+// AdmitsEmpty reports whether the queue, when empty, accepts a packet of
+// size bytes (Transparent): enqueuing it and dequeuing it at once leaves no
+// trace but the packet's Enqueued.
+func (d *DropTail) AdmitsEmpty(size int) bool { return !d.cfg.Limit.full(0, 0, size) }
+
 // Bytes returns the number of queued bytes.
 func (d *DropTail) Bytes() int { return d.q.bytes }
 

@@ -74,6 +74,15 @@ type Queue interface {
 	Bytes() int
 }
 
+// Transparent is implemented by queues whose only state is the packets they
+// hold (DropTail): a packet that arrives at the empty queue and is dequeued
+// at once changes nothing but its own Enqueued, so a link may pass it
+// without calling the queue (link.Link.Through). AdmitsEmpty reports
+// whether the empty queue accepts a packet of size bytes.
+type Transparent interface {
+	AdmitsEmpty(size int) bool
+}
+
 // Env is what a queue may need from its surroundings when built from a spec.
 type Env struct {
 	Handler Handler    // receives drops and marks; nil means NopHandler

@@ -356,7 +356,12 @@ func (n *Network) forward(now clock.Time, at *Node, p *qdisc.Packet) {
 		n.pool.Free(p)
 		return
 	}
-	n.Links[id].send(now, p)
+	l := n.Links[id]
+	if !l.firing && l.Link.Through(now, p) { // an idle access link: straight to its far end
+		n.arrive(now, l.To, p)
+		return
+	}
+	l.send(now, p)
 }
 
 func (n *Network) arrive(now clock.Time, at *Node, p *qdisc.Packet) {
