@@ -468,6 +468,12 @@ func TestGarbageFloodDoesNotStopRelaying(t *testing.T) {
 	r := startRelay(t, tn, Config{Target: dst.conn.LocalAddr().String(), MaxClients: 8, Sink: cnt,
 		Hops: [2][]link.Config{{mkHop(t, "rate=50Mbit,delay=1ms,queue=droptail:1000p")}}})
 	real := dial(t, tn, r.Addr())
+	// The real client's session exists before the flood (else the flooders
+	// may take every one of the MaxClients sessions first).
+	real.WriteBatch(datagrams(5000, 1, 100, ecn.NotECT))
+	if got := dst.waitFor(1, 5*time.Second); len(got) != 1 {
+		t.Fatalf("first real datagram: %d arrived, want 1", len(got))
+	}
 	// 12 flooders (more than MaxClients) send 10 batches of 32 random
 	// datagrams each, interleaved with the real flow's first 200.
 	var wg sync.WaitGroup
@@ -502,7 +508,7 @@ func TestGarbageFloodDoesNotStopRelaying(t *testing.T) {
 	wg.Wait()
 	// Wait until the relay has read all 12×10×32 + 200 datagrams (those over
 	// the client limit are counted, not relayed) and its queue has drained.
-	const offered = 12*10*32 + 200
+	const offered = 12*10*32 + 200 + 1
 	drained := func() bool {
 		c := r.Counters()
 		return c.Received[Fwd]+c.ClientLimit == offered && cnt.get(0, event.Departure) == cnt.get(0, event.Enqueue)
