@@ -246,12 +246,7 @@ func TestWriteMessagesAllocs(t *testing.T) {
 // FuzzParseCmsgs: any control-message bytes parse without panicking, to a
 // non-negative segment size.
 func FuzzParseCmsgs(f *testing.F) {
-	oob := make([]byte, oobSize)
-	h := (*unix.Cmsghdr)(unsafeCmsg(oob))
-	h.Level, h.Type = unix.IPPROTO_UDP, unix.UDP_GRO
-	h.SetLen(unix.CmsgLen(4))
-	binary.NativeEndian.PutUint32(oob[unix.CmsgLen(0):], 1200)
-	putTOS(oob[unix.CmsgSpace(4):], netip.MustParseAddrPort("127.0.0.1:1"), false, ecn.CE)
+	oob := groOOB(1200, ecn.CE)
 	f.Add(oob)
 	f.Add([]byte{})
 	f.Add(make([]byte, 16))
@@ -264,12 +259,7 @@ func FuzzParseCmsgs(f *testing.F) {
 
 // TestParseCmsgs: the segment size and the ECN codepoint of a GRO read.
 func TestParseCmsgs(t *testing.T) {
-	oob := make([]byte, oobSize)
-	h := (*unix.Cmsghdr)(unsafeCmsg(oob))
-	h.Level, h.Type = unix.IPPROTO_UDP, unix.UDP_GRO
-	h.SetLen(unix.CmsgLen(4))
-	binary.NativeEndian.PutUint32(oob[unix.CmsgLen(0):], 1200)
-	putTOS(oob[unix.CmsgSpace(4):], netip.MustParseAddrPort("127.0.0.1:1"), false, ecn.CE)
+	oob := groOOB(1200, ecn.CE)
 	if cp, seg := parseCmsgs(oob); cp != ecn.CE || seg != 1200 {
 		t.Errorf("parseCmsgs: got %v, %d; want CE, 1200", cp, seg)
 	}
@@ -278,4 +268,14 @@ func TestParseCmsgs(t *testing.T) {
 	}
 }
 
-func unsafeCmsg(b []byte) unsafe.Pointer { return unsafe.Pointer(&b[0]) }
+// groOOB is the control data of a GRO read: a UDP_GRO message with segment
+// size seg, then an IP_TOS message with cp.
+func groOOB(seg int, cp ecn.Codepoint) []byte {
+	oob := make([]byte, oobSize)
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+	h.Level, h.Type = unix.IPPROTO_UDP, unix.UDP_GRO
+	h.SetLen(unix.CmsgLen(4))
+	binary.NativeEndian.PutUint32(oob[unix.CmsgLen(0):], uint32(seg))
+	putTOS(oob[unix.CmsgSpace(4):], netip.MustParseAddrPort("127.0.0.1:1"), false, cp)
+	return oob
+}

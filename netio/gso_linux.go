@@ -103,48 +103,7 @@ func (g *GSOWriter) sendF(fd uintptr) bool {
 // made; an error wrapping ErrGSOUnsupported means the kernel or the device
 // refused GSO and the caller should fall back to Conn.WriteBatch.
 func (g *GSOWriter) WriteBatch(ms []Message, offs []int) (sent, calls int, err error) {
-	var firsts [batchMax + 1]int // firsts[e]: index in ms of entry e's first datagram
-	i := 0
-	for i < len(ms) {
-		e := 0
-		for i < len(ms) && e < batchMax {
-			seg := ms[i].N
-			j := i + 1
-			total := seg
-			for j < len(ms) && j-i < gsoMaxSegments && ms[j].Addr == ms[i].Addr && ms[j].ECN == ms[i].ECN &&
-				ms[j].N <= seg && total+ms[j].N <= gsoMaxBytes && offs[j] == offs[j-1]+ms[j-1].N {
-				total += ms[j].N
-				j++
-				if ms[j-1].N < seg {
-					break // a shorter datagram ends a run
-				}
-			}
-			g.entry(e, ms[i].Buf[:total], ms[i].Addr, ms[i].ECN, seg, j-i > 1)
-			firsts[e] = i
-			e++
-			i = j
-		}
-		firsts[e] = i
-		for done := 0; done < e; {
-			g.first, g.count = done, e-done
-			if werr := g.rc.Write(g.call); werr != nil {
-				return sent, calls, werr
-			}
-			calls++
-			if g.err != nil {
-				if g.err == unix.EIO || g.err == unix.EINVAL || g.err == unix.EOPNOTSUPP {
-					return sent, calls, ErrGSOUnsupported
-				}
-				return sent, calls, g.err
-			}
-			if g.n <= 0 {
-				return sent, calls, errors.New("netio: sendmmsg sent nothing")
-			}
-			done += g.n
-			sent = firsts[done]
-		}
-	}
-	return sent, calls, nil
+	return g.write(ms, offs)
 }
 
 // WriteMessages sends ms, each datagram in its own buffer, coalescing runs
@@ -160,7 +119,15 @@ func (g *GSOWriter) WriteMessages(ms []Message) (sent, calls int, err error) {
 	if cap(g.segs) < len(ms) {
 		g.segs = make([]unix.Iovec, len(ms))
 	}
-	segs := g.segs[:len(ms)]
+	return g.write(ms, nil)
+}
+
+// write sends ms in GSO runs: with offs, runs of datagrams contiguous in
+// one arena, one iovec per run; without, one iovec per datagram (g.segs).
+// A run is consecutive non-empty datagrams to one destination with one ECN
+// codepoint, all of the first one's size but the last, which may be
+// shorter, at most gsoMaxSegments and gsoMaxBytes.
+func (g *GSOWriter) write(ms []Message, offs []int) (sent, calls int, err error) {
 	var firsts [batchMax + 1]int // firsts[e]: index in ms of entry e's first datagram
 	i := 0
 	for i < len(ms) {
@@ -170,21 +137,26 @@ func (g *GSOWriter) WriteMessages(ms []Message) (sent, calls int, err error) {
 			j := i + 1
 			total := seg
 			for j < len(ms) && j-i < gsoMaxSegments && ms[j].Addr == ms[i].Addr && ms[j].ECN == ms[i].ECN &&
-				ms[j].N <= seg && ms[j].N > 0 && total+ms[j].N <= gsoMaxBytes {
+				ms[j].N <= seg && ms[j].N > 0 && total+ms[j].N <= gsoMaxBytes &&
+				(offs == nil || offs[j] == offs[j-1]+ms[j-1].N) {
 				total += ms[j].N
 				j++
 				if ms[j-1].N < seg {
 					break // a shorter datagram ends a run
 				}
 			}
-			for k := i; k < j; k++ {
-				segs[k] = unix.Iovec{}
-				if ms[k].N > 0 {
-					segs[k].Base = unsafe.SliceData(ms[k].Buf)
+			if offs != nil {
+				g.entry(e, ms[i].Buf[:total], ms[i].Addr, ms[i].ECN, seg, j-i > 1)
+			} else {
+				for k := i; k < j; k++ {
+					g.segs[k] = unix.Iovec{}
+					if ms[k].N > 0 {
+						g.segs[k].Base = unsafe.SliceData(ms[k].Buf)
+					}
+					g.segs[k].SetLen(ms[k].N)
 				}
-				segs[k].SetLen(ms[k].N)
+				g.header(e, &g.segs[i], j-i, ms[i].Addr, ms[i].ECN, seg, j-i > 1)
 			}
-			g.header(e, &segs[i], j-i, ms[i].Addr, ms[i].ECN, seg, j-i > 1)
 			firsts[e] = i
 			e++
 			i = j

@@ -92,7 +92,7 @@ func runChild(role string, args []string) {
 	case "blast":
 		stop := make(chan struct{})
 		time.AfterFunc(*dur, func() { close(stop) })
-		n, err := blastGSO(*to, *rate, *size, stop)
+		n, err := blast(*to, *rate, *size, stop, true)
 		if err != nil {
 			fatal(err)
 		}

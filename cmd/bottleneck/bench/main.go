@@ -136,11 +136,11 @@ func sectionC(fwdSize int, dur, spin time.Duration, rounds int) {
 	// Interleave rounds so that changes in machine load hit both alike; report medians.
 	var bares, rels []float64
 	for i := 0; i < rounds; i++ {
-		bare, err := measureForward(true, fwdSize, dur, spin)
+		bare, err := measureForward(true, fwdSize, dur, spin, false)
 		if err != nil {
 			fatal(err)
 		}
-		rel, err := measureForward(false, fwdSize, dur, spin)
+		rel, err := measureForward(false, fwdSize, dur, spin, false)
 		if err != nil {
 			fatal(err)
 		}
@@ -188,16 +188,22 @@ type sink struct {
 	done    chan struct{}
 }
 
+// newSink listens on loopback, with GRO where the kernel has it (the relay
+// writes GSO runs), and counts (and with record, timestamps) every datagram.
 func newSink(record bool) (*sink, error) {
 	c, err := netio.ListenUDP("127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	c.Raw().SetReadBuffer(4 << 20)
+	netio.RaiseReceiveBuffer(c, relay.ReceiveBuffer)
 	s := &sink{conn: c, record: record, done: make(chan struct{})}
+	n, size := 64, 2048
+	if netio.EnableGRO(c) {
+		n, size = 16, netio.GROBufSize
+	}
 	go func() {
 		defer close(s.done)
-		ms := relay.NewBatch(64, 2048)
+		ms := relay.NewBatch(n, size)
 		for {
 			n, err := c.ReadBatch(ms)
 			if err != nil {
@@ -205,20 +211,9 @@ func newSink(record bool) (*sink, error) {
 			}
 			now := since()
 			s.mu.Lock()
-			for _, m := range ms[:n] {
-				if s.packets.Load() == 0 {
-					s.first = now
-				} else {
-					s.lastB += int64(m.N)
-				}
-				s.last = now
-				if s.times != nil {
-					s.times = append(s.times, now)
-				}
-				s.packets.Add(1)
-				s.bytes.Add(int64(m.N))
-				if s.record && m.N >= 8 {
-					s.delays = append(s.delays, now-time.Duration(binary.BigEndian.Uint64(m.Buf)))
+			for i := range ms[:n] {
+				for k := range ms[i].Count() {
+					s.add(ms[i].Datagram(k), now)
 				}
 			}
 			s.mu.Unlock()
@@ -227,17 +222,43 @@ func newSink(record bool) (*sink, error) {
 	return s, nil
 }
 
+// add counts datagram d received at now. Called with mu held.
+func (s *sink) add(d []byte, now time.Duration) {
+	if s.packets.Load() == 0 {
+		s.first = now
+	} else {
+		s.lastB += int64(len(d))
+	}
+	s.last = now
+	if s.times != nil {
+		s.times = append(s.times, now)
+	}
+	s.packets.Add(1)
+	s.bytes.Add(int64(len(d)))
+	if s.record && len(d) >= 8 {
+		s.delays = append(s.delays, now-time.Duration(binary.BigEndian.Uint64(d)))
+	}
+}
+
 func (s *sink) close() { s.conn.Close(); <-s.done }
 
 // blast sends size-byte datagrams to addr at rate bits/s (0 = as fast as
-// possible) until stop, stamping each with the send time.
-func blast(addr string, rate float64, size int, stop <-chan struct{}) error {
+// possible) until stop, in batches of plain sendmmsg or, with gso, in GSO
+// runs, each datagram stamped with its send time and a sequence number. It
+// returns the datagrams sent.
+func blast(addr string, rate float64, size int, stop <-chan struct{}, gso bool) (int64, error) {
 	c, err := netio.DialUDP("127.0.0.1:0", addr)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer c.Close()
-	c.Raw().SetWriteBuffer(4 << 20)
+	c.Raw().SetWriteBuffer(relay.SocketBuffer)
+	var g *netio.GSOWriter
+	if gso {
+		if g = netio.NewGSOWriter(c); g == nil {
+			return 0, errors.New("no UDP GSO on this system (needed by the GSO blaster)")
+		}
+	}
 	const batch = 32
 	ms := make([]netio.Message, batch)
 	for i := range ms {
@@ -248,14 +269,14 @@ func blast(addr string, rate float64, size int, stop <-chan struct{}) error {
 	for {
 		select {
 		case <-stop:
-			return nil
+			return sent, nil
 		default:
 		}
 		k := batch
 		if rate > 0 {
 			due := int64((since() - start).Seconds() * rate / 8 / float64(size))
 			if due <= sent {
-				time.Sleep(100 * time.Microsecond)
+				time.Sleep(50 * time.Microsecond)
 				continue
 			}
 			k = int(min(due-sent, batch))
@@ -263,12 +284,19 @@ func blast(addr string, rate float64, size int, stop <-chan struct{}) error {
 		now := uint64(since())
 		for i := 0; i < k; i++ {
 			binary.BigEndian.PutUint64(ms[i].Buf, now)
+			if size >= 16 {
+				binary.BigEndian.PutUint64(ms[i].Buf[8:], uint64(sent)+uint64(i))
+			}
 		}
-		n, err := c.WriteBatch(ms[:k])
+		var n int
+		if g != nil {
+			n, _, err = g.WriteMessages(ms[:k])
+		} else {
+			n, err = c.WriteBatch(ms[:k])
+		}
 		sent += int64(n)
 		if err != nil && !errors.Is(err, netio.ErrClosed) {
-			// ECONNREFUSED etc. from ICMP: keep going.
-			continue
+			continue // ECONNREFUSED etc. from ICMP: keep going
 		}
 	}
 }
@@ -300,7 +328,7 @@ func measureRate(rate float64, size int, dur, spin time.Duration) (float64, stri
 	stop := make(chan struct{})
 	errc := make(chan error, 1)
 	t0 := time.Now()
-	go func() { errc <- blast(r.Addr().String(), rate*1.2, size, stop) }()
+	go func() { _, err := blast(r.Addr().String(), rate*1.2, size, stop, false); errc <- err }()
 	time.Sleep(dur)
 	st := r.HopStats(relay.Fwd)[0]
 	el := time.Since(t0).Seconds()
@@ -365,7 +393,7 @@ func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, 
 	defer func() { lateHist = lateSummary(r.Counters()); r.Close() }()
 	stop := make(chan struct{})
 	errc := make(chan error, 1)
-	go func() { errc <- blast(r.Addr().String(), float64(size)*8*1000, size, stop) }()
+	go func() { _, err := blast(r.Addr().String(), float64(size)*8*1000, size, stop, false); errc <- err }()
 	time.Sleep(dur)
 	close(stop)
 	if err = <-errc; err != nil {
@@ -386,7 +414,10 @@ func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, 
 	return ds[len(ds)/2], ds[len(ds)*99/100], ds[0], len(ds), nil
 }
 
-func measureForward(bare bool, size int, dur, spin time.Duration) (float64, error) {
+// measureForward runs a blaster as fast as possible (plain sendmmsg, or GSO
+// runs with gso) through the bare forwarder or the relay with an unlimited
+// link and returns the packets/s the receiver got.
+func measureForward(bare bool, size int, dur, spin time.Duration, gso bool) (float64, error) {
 	s, err := newSink(false)
 	if err != nil {
 		return 0, err
@@ -410,7 +441,7 @@ func measureForward(bare bool, size int, dur, spin time.Duration) (float64, erro
 	}
 	stop := make(chan struct{})
 	errc := make(chan error, 1)
-	go func() { errc <- blast(addr, 0, size, stop) }()
+	go func() { _, err := blast(addr, 0, size, stop, gso); errc <- err }()
 	time.Sleep(dur / 4) // warm up
 	p0, t0 := s.packets.Load(), time.Now()
 	time.Sleep(dur)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -20,114 +19,6 @@ import (
 // Section (d): large datagrams with the kernel's offloads, as a GSO sender
 // (cclab's transport, quic-go) produces them: the blaster sends GSO runs,
 // the relay reads with GRO and writes with GSO, the receiver reads with GRO.
-
-// gsoRun is the number of datagrams the blaster hands the kernel per GSO
-// run (the kernel's limit is 64 segments and 64 KiB).
-const gsoRun = 32
-
-// groSink receives with GRO and records, per datagram, the receive time and
-// the sequence number and send stamp the blaster wrote into it.
-type groSink struct {
-	conn    *netio.UDPConn
-	packets atomic.Int64
-	mu      sync.Mutex
-	recv    []time.Duration // receive time of datagram i (in arrival order)
-	seqs    []uint64
-	sent    []time.Duration
-	gro     bool
-	done    chan struct{}
-}
-
-func newGROSink(capacity int) (*groSink, error) {
-	c, err := netio.ListenUDP("127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	netio.RaiseReceiveBuffer(c, relay.ReceiveBuffer)
-	s := &groSink{conn: c, done: make(chan struct{}), gro: netio.EnableGRO(c),
-		recv: make([]time.Duration, 0, capacity), seqs: make([]uint64, 0, capacity), sent: make([]time.Duration, 0, capacity)}
-	go func() {
-		defer close(s.done)
-		n, size := 64, 2048
-		if s.gro {
-			n, size = 16, netio.GROBufSize
-		}
-		ms := relay.NewBatch(n, size)
-		for {
-			k, err := c.ReadBatch(ms)
-			if err != nil {
-				return
-			}
-			now := since()
-			s.mu.Lock()
-			for i := range ms[:k] {
-				m := &ms[i]
-				for j := range m.Count() {
-					d := m.Datagram(j)
-					if len(d) < 16 {
-						continue
-					}
-					s.recv = append(s.recv, now)
-					s.sent = append(s.sent, time.Duration(binary.BigEndian.Uint64(d)))
-					s.seqs = append(s.seqs, binary.BigEndian.Uint64(d[8:]))
-					s.packets.Add(1)
-				}
-			}
-			s.mu.Unlock()
-		}
-	}()
-	return s, nil
-}
-
-func (s *groSink) close() { s.conn.Close(); <-s.done }
-
-// blastGSO sends size-byte datagrams to addr in GSO runs at rate bits/s
-// (0: as fast as possible) until stop, each stamped with its send time and
-// a sequence number. It returns the datagrams sent.
-func blastGSO(addr string, rate float64, size int, stop <-chan struct{}) (int64, error) {
-	c, err := netio.DialUDP("127.0.0.1:0", addr)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	c.Raw().SetWriteBuffer(relay.SocketBuffer)
-	g := netio.NewGSOWriter(c)
-	if g == nil {
-		return 0, errors.New("no UDP GSO on this system (needed by the GSO blaster)")
-	}
-	ms := make([]netio.Message, gsoRun)
-	for i := range ms {
-		ms[i] = netio.Message{Buf: make([]byte, size), N: size}
-	}
-	start := since()
-	var sent int64
-	for {
-		select {
-		case <-stop:
-			return sent, nil
-		default:
-		}
-		k := gsoRun
-		if rate > 0 {
-			due := int64((since() - start).Seconds() * rate / 8 / float64(size))
-			if due <= sent {
-				time.Sleep(50 * time.Microsecond)
-				continue
-			}
-			k = int(min(due-sent, gsoRun))
-		}
-		now := uint64(since())
-		for i := 0; i < k; i++ {
-			binary.BigEndian.PutUint64(ms[i].Buf, now)
-			binary.BigEndian.PutUint64(ms[i].Buf[8:], uint64(sent)+uint64(i))
-		}
-		n, _, err := g.WriteMessages(ms[:k])
-		sent += int64(n)
-		if err != nil && !errors.Is(err, netio.ErrClosed) {
-			continue // ECONNREFUSED etc. from ICMP: keep going
-		}
-	}
-}
 
 // bareOffloadForward is the reference of (c) and (d), with the relay's
 // batching: one goroutine reading batches (with GRO where the kernel has
@@ -178,49 +69,6 @@ func bareOffloadForward(target string) (addr string, stop func(), err error) {
 		}
 	}()
 	return ln.LocalAddr().String(), func() { ln.Close(); up.Close(); <-done }, nil
-}
-
-// measureForwardGSO is (c) with large datagrams and offloads: the GSO
-// blaster as fast as possible through the bare offload forwarder or the
-// relay with an unlimited link; delivered packets/s.
-func measureForwardGSO(bare bool, size int, dur, spin time.Duration) (float64, error) {
-	s, err := newGROSink(0)
-	if err != nil {
-		return 0, err
-	}
-	s.recv = nil // count only
-	defer s.close()
-	var addr string
-	if bare {
-		a, stop, err := bareOffloadForward(s.conn.LocalAddr().String())
-		if err != nil {
-			return 0, err
-		}
-		defer stop()
-		addr = a
-	} else {
-		r, err := startRelay(s.conn.LocalAddr().String(), link.Config{Queue: "droptail:100000p"}, spin)
-		if err != nil {
-			return 0, err
-		}
-		defer r.Close()
-		addr = r.Addr().String()
-	}
-	stop := make(chan struct{})
-	errc := make(chan error, 1)
-	go func() { _, err := blastGSO(addr, 0, size, stop); errc <- err }()
-	time.Sleep(dur / 4) // warm up
-	s.mu.Lock()
-	s.recv, s.seqs, s.sent = s.recv[:0], s.seqs[:0], s.sent[:0]
-	s.mu.Unlock()
-	p0, t0 := s.packets.Load(), time.Now()
-	time.Sleep(dur)
-	p1, t1 := s.packets.Load(), time.Now()
-	close(stop)
-	if err := <-errc; err != nil {
-		return 0, err
-	}
-	return float64(p1-p0) / t1.Sub(t0).Seconds(), nil
 }
 
 // fullResult is one run of (d2).
@@ -372,14 +220,14 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 
 // runOffload prints section (d).
 func runOffload(size int, rate, offeredX float64, delay time.Duration, queue string, dur, spin time.Duration, rounds int) {
-	fmt.Printf("\n(d) %d-byte datagrams from a GSO sender (runs of %d); relay and bare forwarder read with GRO and write with GSO, the receiver reads with GRO\n", size, gsoRun)
+	fmt.Printf("\n(d) %d-byte datagrams from a GSO sender (runs of 32); relay and bare forwarder read with GRO and write with GSO, the receiver reads with GRO\n", size)
 	var bares, rels []float64
 	for i := 0; i < rounds; i++ {
-		bare, err := measureForwardGSO(true, size, dur, spin)
+		bare, err := measureForward(true, size, dur, spin, true)
 		if err != nil {
 			fatal(err)
 		}
-		rel, err := measureForwardGSO(false, size, dur, spin)
+		rel, err := measureForward(false, size, dur, spin, true)
 		if err != nil {
 			fatal(err)
 		}
