@@ -100,6 +100,9 @@ const (
 	maxBuckets = 1 << 16
 	rungSplit  = 64
 	maxRungs   = 8
+	// smallQueue: while no more events are pending than this, they all
+	// stay in the near heap (a heap of a few is cheaper than any rung).
+	smallQueue = 32
 )
 
 func newQueue(maxSeq uint32) queue {
@@ -117,6 +120,12 @@ func (q *queue) push(at clock.Time, slot uint32) {
 	}
 	q.seq++
 	x := node{at: at, seq: q.seq, slot: slot}
+	if at >= q.nearEnd && q.n == 0 && len(q.near)-heapBase < smallQueue && at < 1<<63-1 {
+		// Nothing waits beyond the near heap and it is small: let it take
+		// this event too rather than build a rung for a handful of events.
+		q.nr = 0 // every rung is empty
+		q.nearEnd = at + 1
+	}
 	if at < q.nearEnd {
 		q.near = append(q.near, x)
 		q.up(len(q.near)-1, x)
