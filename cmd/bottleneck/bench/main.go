@@ -136,11 +136,11 @@ func sectionC(fwdSize int, dur, spin time.Duration, rounds int) {
 	// Interleave rounds so that changes in machine load hit both alike; report medians.
 	var bares, rels []float64
 	for i := 0; i < rounds; i++ {
-		bare, err := measureForward(true, fwdSize, dur, spin, false)
+		bare, err := measureForward(fwdBare, fwdSize, dur, spin, false)
 		if err != nil {
 			fatal(err)
 		}
-		rel, err := measureForward(false, fwdSize, dur, spin, false)
+		rel, err := measureForward(fwdRelay, fwdSize, dur, spin, false)
 		if err != nil {
 			fatal(err)
 		}
@@ -302,13 +302,25 @@ func blast(addr string, rate float64, size int, stop <-chan struct{}, gso bool) 
 }
 
 func startRelay(target string, hop link.Config, spin time.Duration) (*relay.Relay, error) {
-	r, err := relay.New(relay.Config{Listen: "127.0.0.1:0", Target: target, Spin: spin, LockThread: lockThread,
-		Hops: [2][]link.Config{{hop}}})
+	return startRelayConfig(relay.Config{Target: target, Spin: spin, Hops: [2][]link.Config{{hop}}})
+}
+
+// startRelayConfig starts a relay with cfg on loopback.
+func startRelayConfig(cfg relay.Config) (*relay.Relay, error) {
+	cfg.Listen, cfg.LockThread = "127.0.0.1:0", lockThread
+	r, err := relay.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	r.Start()
 	return r, nil
+}
+
+// plain turns off what the relay gained for high rates (GRO, GSO, write
+// coalescing), as it was before them: the "before" of (d).
+func plain(cfg relay.Config) relay.Config {
+	cfg.NoOffload, cfg.Coalesce = true, -1
+	return cfg
 }
 
 func measureRate(rate float64, size int, dur, spin time.Duration) (float64, string, error) {
@@ -414,17 +426,24 @@ func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, 
 	return ds[len(ds)/2], ds[len(ds)*99/100], ds[0], len(ds), nil
 }
 
+// Forwarders measured by measureForward.
+const (
+	fwdBare       = iota // bareOffloadForward
+	fwdRelay             // the relay, unlimited link
+	fwdRelayPlain        // the relay without offloads or coalescing (plain)
+)
+
 // measureForward runs a blaster as fast as possible (plain sendmmsg, or GSO
-// runs with gso) through the bare forwarder or the relay with an unlimited
-// link and returns the packets/s the receiver got.
-func measureForward(bare bool, size int, dur, spin time.Duration, gso bool) (float64, error) {
+// runs with gso) through a forwarder (fwdBare, fwdRelay, fwdRelayPlain) and
+// returns the packets/s the receiver got.
+func measureForward(fwd int, size int, dur, spin time.Duration, gso bool) (float64, error) {
 	s, err := newSink(false)
 	if err != nil {
 		return 0, err
 	}
 	defer s.close()
 	var addr string
-	if bare {
+	if fwd == fwdBare {
 		a, stop, err := bareOffloadForward(s.conn.LocalAddr().String())
 		if err != nil {
 			return 0, err
@@ -432,7 +451,12 @@ func measureForward(bare bool, size int, dur, spin time.Duration, gso bool) (flo
 		defer stop()
 		addr = a
 	} else {
-		r, err := startRelay(s.conn.LocalAddr().String(), link.Config{Queue: "droptail:100000p"}, spin)
+		cfg := relay.Config{Target: s.conn.LocalAddr().String(), Spin: spin,
+			Hops: [2][]link.Config{{{Queue: "droptail:100000p"}}}}
+		if fwd == fwdRelayPlain {
+			cfg = plain(cfg)
+		}
+		r, err := startRelayConfig(cfg)
 		if err != nil {
 			return 0, err
 		}

@@ -95,7 +95,7 @@ type fullResult struct {
 // arrivals with CLOCK_MONOTONIC, which the relay's clock is mapped to.
 // Departures and receptions are matched in order (the path does not
 // reorder; checked with the sequence numbers).
-func measureFull(rate, offered float64, delay time.Duration, queue string, size int, dur, spin time.Duration) (fullResult, error) {
+func measureFull(rate, offered float64, delay time.Duration, queue string, size int, dur, spin time.Duration, isPlain bool) (fullResult, error) {
 	var res fullResult
 	capacity := int(offered/8/float64(size)*(dur.Seconds()+1)) + 1024
 	rcv, err := startChild("receive", "-size", fmt.Sprint(size))
@@ -121,13 +121,15 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 			drops.Add(1)
 		}
 	})
-	r, err := relay.New(relay.Config{Listen: "127.0.0.1:0", Target: rcv.addr, Spin: spin,
-		LockThread: lockThread, Sink: sinkEv,
-		Hops: [2][]link.Config{{{Rate: rate, Delay: delay, Queue: queue}}}})
+	cfg := relay.Config{Target: rcv.addr, Spin: spin, Sink: sinkEv,
+		Hops: [2][]link.Config{{{Rate: rate, Delay: delay, Queue: queue}}}}
+	if isPlain {
+		cfg = plain(cfg)
+	}
+	r, err := startRelayConfig(cfg)
 	if err != nil {
 		return res, err
 	}
-	r.Start()
 	// The relay's clock against CLOCK_MONOTONIC, read back to back.
 	a := monotonic()
 	rc := r.Now()
@@ -220,32 +222,40 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 
 // runOffload prints section (d).
 func runOffload(size int, rate, offeredX float64, delay time.Duration, queue string, dur, spin time.Duration, rounds int) {
-	fmt.Printf("\n(d) %d-byte datagrams from a GSO sender (runs of 32); relay and bare forwarder read with GRO and write with GSO, the receiver reads with GRO\n", size)
-	var bares, rels []float64
+	fmt.Printf("\n(d) %d-byte datagrams from a GSO sender (runs of 32); relay and bare forwarder read with GRO and write with GSO, the receiver reads with GRO;\n", size)
+	fmt.Printf("    \"relay, plain\" is the relay without GRO, GSO and write coalescing (as before them), for comparison\n")
+	var bares, rels, plains []float64
 	for i := 0; i < rounds; i++ {
-		bare, err := measureForward(true, size, dur, spin, true)
-		if err != nil {
-			fatal(err)
+		for fwd, out := range []*[]float64{&bares, &rels, &plains} {
+			pps, err := measureForward(fwd, size, dur, spin, true)
+			if err != nil {
+				fatal(err)
+			}
+			*out = append(*out, pps)
 		}
-		rel, err := measureForward(false, size, dur, spin, true)
-		if err != nil {
-			fatal(err)
-		}
-		bares, rels = append(bares, bare), append(rels, rel)
 	}
-	bare, rel := median(bares), median(rels)
+	bare, rel, pl := median(bares), median(rels), median(plains)
 	bits := func(pps float64) string { return units.FormatRate(pps * float64(size) * 8) }
-	fmt.Printf("    bare GRO/GSO forwarder: %10.0f packets/s = %s of payload  (median of %d: %s)\n", bare, bits(bare), rounds, list(bares))
-	fmt.Printf("    relay (unlimited link): %10.0f packets/s = %s of payload  (median of %d: %s)\n", rel, bits(rel), rounds, list(rels))
-	fmt.Printf("    ratio relay/bare:       %10.3f\n", rel/bare)
+	fmt.Printf("    bare GRO/GSO forwarder:        %10.0f packets/s = %s of payload  (median of %d: %s)\n", bare, bits(bare), rounds, list(bares))
+	fmt.Printf("    relay (unlimited link):        %10.0f packets/s = %s of payload  (median of %d: %s)\n", rel, bits(rel), rounds, list(rels))
+	fmt.Printf("    relay, plain (unlimited link): %10.0f packets/s = %s of payload  (median of %d: %s)\n", pl, bits(pl), rounds, list(plains))
+	fmt.Printf("    ratio relay/bare:              %10.3f   relay/plain relay: %.3f\n", rel/bare, rel/pl)
 	fmt.Printf("    full emulation: rate %s, delay %v, queue %s, offered %.2fx the rate:\n", units.FormatRate(rate), delay, queue, offeredX)
 	for i := 0; i < rounds; i++ {
-		f, err := measureFull(rate, rate*offeredX, delay, queue, size, dur, spin)
-		if err != nil {
-			fatal(err)
+		for _, isPlain := range []bool{false, true} {
+			f, err := measureFull(rate, rate*offeredX, delay, queue, size, dur, spin, isPlain)
+			name := "relay"
+			if isPlain {
+				name = "relay, plain"
+			}
+			if err != nil {
+				fmt.Printf("      %-12s %v\n", name+":", err)
+				continue
+			}
+			fmt.Printf("      %-12s delivered %s; receive time - modelled arrival: median %v, p99 %v, min %v, max %v (n=%d);\n",
+				name+":", units.FormatRate(f.delivered), f.errP50, f.errP99, f.errMin, f.errMax, f.matched)
+			fmt.Printf("      %-12s link drops %d, lost before/after the relay %d/%d; %.1f datagrams per read, %.1f per write; relay write lateness vs modelled instant: %s\n",
+				"", f.drops, f.lostBefore, f.lostAfter, f.perRead, f.perWrite, f.late)
 		}
-		fmt.Printf("      delivered %s; receive time - modelled arrival: median %v, p99 %v, min %v, max %v (n=%d); link drops %d, lost before/after the relay %d/%d; %.1f datagrams per read, %.1f per write\n",
-			units.FormatRate(f.delivered), f.errP50, f.errP99, f.errMin, f.errMax, f.matched, f.drops, f.lostBefore, f.lostAfter, f.perRead, f.perWrite)
-		fmt.Printf("      relay write lateness vs modelled instant: %s\n", f.late)
 	}
 }
