@@ -414,14 +414,16 @@ func (r *Relay) Start() {
 	r.nextStat = now.Add(r.cfg.Interval)
 	r.mu.Unlock()
 	r.wg.Add(2 + len(r.entries))
-	go r.readLoop(r.ln, nil, -1)
+	// Offloads are switched on before any reader runs: a datagram the
+	// kernel queues before UDP_GRO is set arrives segmented.
+	go r.readLoop(r.ln, nil, -1, r.offload(r.ln))
 	for i, c := range r.entries {
-		go r.readLoop(c, nil, i)
+		go r.readLoop(c, nil, i, r.offload(c))
 	}
 	go r.schedule()
 	if r.packet {
 		r.wg.Add(1)
-		go r.readLoop(r.fixed.up, r.fixed, -1)
+		go r.readLoop(r.fixed.up, r.fixed, -1, r.offload(r.fixed.up))
 	}
 }
 
@@ -497,10 +499,17 @@ func (r *Relay) clientOf(ctx uintptr) (*client, int) {
 	return c, int(v & 1)
 }
 
+// offload switches receive offload (UDP GRO) on for conn unless the
+// configuration forbids it, and says whether it is on.
+func (r *Relay) offload(conn netio.Conn) bool {
+	return !r.cfg.NoOffload && netio.EnableGRO(conn)
+}
+
 // readLoop reads batches from conn: a listening socket (c == nil, forward
 // direction; entry is its index in Config.Entries, -1 for Listen) or client
-// c's upstream socket (reverse direction).
-func (r *Relay) readLoop(conn netio.Conn, c *client, entry int) {
+// c's upstream socket (reverse direction). gro says whether conn has receive
+// offload on (offload).
+func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 	defer r.wg.Done()
 	dir := Fwd
 	if c != nil {
@@ -511,7 +520,6 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int) {
 	// several datagrams of one sender (netio.Message.Count): fewer, larger
 	// buffers.
 	n, size := batchSize, r.cfg.BufSize
-	gro := !r.cfg.NoOffload && netio.EnableGRO(conn)
 	if gro {
 		n, size = groBatch, netio.GROBufSize
 	}
@@ -646,7 +654,7 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 	r.clients[addr] = c
 	r.cnt.Clients++
 	r.wg.Add(1)
-	go r.readLoop(up, c, -1)
+	go r.readLoop(up, c, -1, r.offload(up))
 	return c
 }
 
