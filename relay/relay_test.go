@@ -407,13 +407,10 @@ func TestAddedDelay(t *testing.T) {
 		lat = append(lat, d)
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	if raceEnabled {
-		t.Logf("median one-way delay %v (configured %v): not checked under -race, which slows the real-time scheduler about tenfold", lat[n/2], delay)
-		return
-	}
-	if med := lat[n/2]; med > delay+3*time.Millisecond {
-		t.Errorf("median one-way delay %v, want within 3ms of %v", med, delay)
-	}
+	// How close to the configured delay datagrams arrive is a timing figure
+	// that depends on the machine's load: cmd/bottleneck/bench measures it
+	// (docs/bottleneck.md). Here only "never early" is a property.
+	t.Logf("median one-way delay %v (configured %v)", lat[n/2], delay)
 }
 
 func TestReversePathAndECN(t *testing.T) {
