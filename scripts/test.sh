@@ -20,6 +20,12 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would reformat:"; echo "$unformatted"; exit 1
 fi
 
+echo "== tracked files (none over 2 MB: binaries and data dumps stay out of the history)"
+big=$(git ls-files -z 2>/dev/null | xargs -0 -r du -k 2>/dev/null | awk '$1 > 2048 {print $2 " (" $1 " KiB)"}')
+if [ -n "$big" ]; then
+  echo "tracked files over 2 MB:"; echo "$big"; exit 1
+fi
+
 echo "== go vet"
 go vet ./...
 
