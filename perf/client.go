@@ -17,6 +17,7 @@ import (
 
 	"cclab/ccalgo"
 	"cclab/clock"
+	"cclab/ecn"
 	"cclab/event"
 	"cclab/internal/qlog"
 	"cclab/transport"
@@ -165,8 +166,8 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		}
 		req.CC, req.Recovery = cfg.CC, cfg.Recovery
 		req.MinRTOms = ms(cfg.MinRTO)
-		req.ECN = cfg.ECN
 	}
+	req.ECN = cfg.ECN
 
 	// Events go to cfg.Sink and, with -qlog, to a qlog file named after the
 	// connection ID, which is known only after Dial: the sink is set then,
@@ -377,8 +378,15 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 	if err := conn.Wait(wctx); err != nil {
 		return fmt.Errorf("closing: %w", err)
 	}
-	s := snapshot(conn.Stats())
+	cs := conn.Stats()
+	s := snapshot(cs)
 	e := &res.End
+	e.ECN = &ECNResult{Requested: cfg.ECN}
+	ecnSending(cs, e.ECN)
+	if rep.ECN != nil {
+		e.ECN.ECTRecv, e.ECN.CERecv = rep.ECN.ECTRecv, rep.ECN.CERecv
+	}
+	validateECN(e.ECN)
 	e.Bytes = min(rep.Bytes, s.ackedBytes)
 	e.SenderBytes = s.sentBytes
 	e.Seconds = elapsed.Seconds()
@@ -437,7 +445,8 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 	if err := conn.Wait(wctx); err != nil {
 		return fmt.Errorf("closing: %w", err)
 	}
-	s := snapshot(conn.Stats())
+	cs := conn.Stats()
+	s := snapshot(cs)
 
 	// Fetch the sending side's report on a second connection.
 	rq := Request{V: Version, Results: conn.ID()}
@@ -460,6 +469,15 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 		return fmt.Errorf("receiver: %s", rep.Error)
 	}
 	e := &res.End
+	e.ECN = &ECNResult{Requested: cfg.ECN}
+	if rep.ECN != nil {
+		*e.ECN = *rep.ECN
+		e.ECN.Requested = cfg.ECN
+	} else {
+		e.ECN.Codepoint = ecn.NotECT.String()
+	}
+	ecnReceiving(cs, e.ECN)
+	validateECN(e.ECN)
 	e.Bytes = s.recvBytes
 	e.SenderBytes = rep.Bytes
 	e.MSS = s.mss

@@ -60,7 +60,7 @@ type Request struct {
 	CC       string  `json:"cc,omitempty"`         // reverse: the server's controller spec
 	Recovery string  `json:"recovery,omitempty"`   // reverse: the server's recovery strategy
 	MinRTOms float64 `json:"min_rto_ms,omitempty"` // reverse: the server's minimum RTO, ms
-	ECN      bool    `json:"ecn,omitempty"`        // reverse: the server negotiates ECN
+	ECN      bool    `json:"ecn,omitempty"`        // the client asked for ECN (informational: the transport handshake negotiates it)
 	Seed     uint64  `json:"seed"`                 // pattern seed of the stream
 	Results  uint64  `json:"results,omitempty"`    // ask for the Report of this earlier reverse connection ID
 	Mode     string  `json:"mode,omitempty"`       // "datagram" on a datagram-mode connection (dgram.go); "" stream
@@ -81,6 +81,7 @@ type Report struct {
 	CC          string           `json:"cc,omitempty"`
 	Recovery    string           `json:"recovery,omitempty"`
 	Dgram       *DgramReport     `json:"dgram,omitempty"` // a datagram-mode flow's receiver account (dgram.go)
+	ECN         *ECNResult       `json:"ecn,omitempty"`   // the reporting side's half of the ECN account (ecn.go)
 }
 
 // maxMessage bounds a Report read from the peer, bytes.

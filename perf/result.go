@@ -63,6 +63,7 @@ type End struct {
 	ReceiverDigest string           `json:"receiver_digest"`
 	SenderBytes    int64            `json:"sender_bytes"` // bytes the sender put in the stream
 	MSS            int              `json:"mss"`          // payload bytes per full segment, as negotiated
+	ECN            *ECNResult       `json:"ecn"`          // the ECN account (ecn.go)
 	Error          string           `json:"error,omitempty"`
 }
 
@@ -90,4 +91,8 @@ func WriteSummary(w io.Writer, e End) {
 	fmt.Fprintf(w, "%s %s (%d bytes) in %.3f s = %.2f Mbit/s  cc=%s recovery=%s retransmits=%d rtos=%d min_rtt=%.3f ms mean_srtt=%.3f ms verified=%v\n",
 		dir, units.FormatBytes(e.Bytes), e.Bytes, e.Seconds, e.ThroughputBps/1e6, e.CC, e.Recovery,
 		e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
+	if x := e.ECN; x != nil && x.Requested {
+		fmt.Fprintf(w, "ecn: negotiated=%v validated=%v codepoint=%s ect0_sent=%d ce_received=%d ece_acks=%d reductions=%d\n",
+			x.Negotiated, x.Validated, x.Codepoint, x.ECTSent, x.CERecv, x.ECEAcks, x.Reductions)
+	}
 }

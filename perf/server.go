@@ -48,6 +48,7 @@ type FlowSummary struct {
 	Error         string       `json:"error,omitempty"`
 	Mode          string       `json:"mode,omitempty"`  // "datagram" for a datagram-mode flow (dgram.go)
 	Dgram         *DgramReport `json:"dgram,omitempty"` // its receiver account
+	ECN           *ECNResult   `json:"ecn,omitempty"`   // this side's half of the ECN account, when negotiated
 }
 
 // Server is a running receiver.
@@ -127,6 +128,10 @@ func (s *Server) configure(request []byte, cfg *transport.Config) {
 		// Each connection gets its own sink; serve attaches the qlog file.
 		cfg.Sink = &flowSink{}
 	}
+	// The receiver agrees to ECN whenever the client's Initial asks for it
+	// (the transport negotiates it only then), in both directions: forward,
+	// it echoes CE; reverse, it sends ECT(0) and reacts to ECN-Echo.
+	cfg.ECN = true
 	req, err := parseRequest(request)
 	if err != nil || !req.Reverse || !s.cfg.AllowReverse {
 		return
@@ -137,7 +142,6 @@ func (s *Server) configure(request []byte, cfg *transport.Config) {
 	if req.Recovery != "" && validateRecovery(req.Recovery) == nil {
 		cfg.Recovery = req.Recovery
 	}
-	cfg.ECN = cfg.ECN || req.ECN
 	if req.MinRTOms > 0 {
 		cfg.MinRTO = time.Duration(req.MinRTOms * float64(time.Millisecond))
 	}
@@ -316,7 +320,12 @@ func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary
 	if t0.IsZero() {
 		elapsed = 0
 	}
-	st := snapshot(c.Stats())
+	cs := c.Stats()
+	st := snapshot(cs)
+	if cs.ECN {
+		sum.ECN = &ECNResult{Negotiated: true}
+		ecnReceiving(cs, sum.ECN)
+	}
 	sum.Bytes, sum.Seconds = got, elapsed.Seconds()
 	sum.Digest = hex.EncodeToString(st.recvDigest)
 	if sum.Seconds > 0 {
@@ -326,7 +335,7 @@ func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary
 		sum.Error = rerr.Error()
 		return
 	}
-	rep := Report{V: Version, Bytes: got, Digest: sum.Digest, Seconds: sum.Seconds}
+	rep := Report{V: Version, Bytes: got, Digest: sum.Digest, Seconds: sum.Seconds, ECN: sum.ECN}
 	if _, err := c.Write(mustJSON(rep)); err != nil {
 		sum.Error = err.Error()
 		return
@@ -394,7 +403,12 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum
 	defer cancel()
 	err := c.Wait(wctx)
 	elapsed := time.Since(t0)
-	st := snapshot(c.Stats())
+	cs := c.Stats()
+	st := snapshot(cs)
+	if cs.ECN {
+		sum.ECN = &ECNResult{}
+		ecnSending(cs, sum.ECN)
+	}
 	sum.Bytes = min(st.sentBytes, st.ackedBytes)
 	sum.Seconds = elapsed.Seconds()
 	if sum.Seconds > 0 {
@@ -406,7 +420,7 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum
 	sum.MeanSRTTms = ms(st.meanSRTT)
 	p.rep = Report{V: Version, Bytes: sum.Bytes, Digest: sum.Digest, Seconds: sum.Seconds,
 		Retransmits: sum.Retransmits, RTOs: sum.RTOs, MinRTTms: sum.MinRTTms, MeanSRTTms: sum.MeanSRTTms,
-		CC: cc, Recovery: rec, RTOCauses: st.rtoCauses}
+		CC: cc, Recovery: rec, RTOCauses: st.rtoCauses, ECN: sum.ECN}
 	if err != nil {
 		sum.Error = err.Error()
 		p.rep.Error = "transfer failed at the receiver: " + err.Error()

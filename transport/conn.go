@@ -404,9 +404,14 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 	if c.peerFin && end > c.peerFinOff {
 		return RejectFinalSize
 	}
-	if c.ecnOn && ce == ecn.CE {
-		c.eceOn = true
-		c.stats.CEReceived++
+	if c.ecnOn {
+		switch ce {
+		case ecn.CE:
+			c.eceOn = true
+			c.stats.CEReceived++
+		case ecn.ECT0, ecn.ECT1:
+			c.stats.ECTReceived++
+		}
 	}
 	// RFC 7323 §4.3: TS.Recent <- SEG.TSval if SEG.SEQ <= Last.ACK.sent.
 	if p.off <= c.lastAckSent && int32(p.ts-c.tsRecent) >= 0 {
@@ -1073,6 +1078,7 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 	cp := ecn.NotECT
 	if c.ecnOn && !retx {
 		cp = ecn.ECT0 // RFC 3168 §6.1.5: retransmissions are sent Not-ECT
+		c.stats.ECTSent++
 	}
 	return n + s.Len, cp
 }

@@ -27,6 +27,8 @@ type ConnStats struct {
 	AcksReceived        uint64               // ACK sections received
 	ECEReceived         uint64               // ACKs with ECN-Echo
 	ECNReductions       uint64               // window reductions for ECN (at most one per RTT)
+	ECTSent             uint64               // data packets sent ECN-capable, ECT(0) (RFC 3168 §6.1.5: never retransmissions)
+	ECN                 bool                 // ECN negotiated in the handshake (both sides asked for it)
 
 	// Receiving (the peer's direction).
 	BytesReceived       uint64 // payload bytes stored (duplicates excluded, out-of-order included)
@@ -37,6 +39,7 @@ type ConnStats struct {
 	DupSegments         uint64 // segments received entirely below the cumulative point
 	DroppedBeyondWindow uint64 // segments (partly) beyond the advertised window
 	CEReceived          uint64 // data packets received with CE
+	ECTReceived         uint64 // data packets received with ECT(0) or ECT(1) (counted when ECN was negotiated)
 	Rebinds             uint64 // peer address changes followed (NAT rebinding)
 
 	// RTT, congestion state.
@@ -78,6 +81,7 @@ func (c *Conn) Stats() ConnStats {
 		s.PeerWindow = int(min(c.peerRight-c.sb.nxt, 1<<31-1))
 	}
 	s.MSS = c.mss
+	s.ECN = c.ecnOn
 	if c.hashSent != nil {
 		copy(s.SentDigest[:], c.hashSent.Sum(nil))
 		copy(s.RecvDigest[:], c.hashRecv.Sum(nil))
