@@ -344,8 +344,12 @@ func (c *Conn) onShort(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, p 
 	if c.err != nil {
 		return RejectOldPacket
 	}
+	if p.flags&flagACK != 0 && p.cumAck > c.maxAck() {
+		// RFC 9293 §3.10.7.4: an ACK of something not yet sent is dropped
+		// (before it can change anything, the idle timer included).
+		return RejectAckUnsent
+	}
 	c.lastNow = now
-	c.lastRecv = now
 	c.stats.PacketsReceived++
 	if !c.validated {
 		// Only a client that received our Accept knows our CID: its
@@ -388,8 +392,20 @@ func (c *Conn) onShort(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, p 
 		c.ackNow = true
 		c.ackPending = true
 	}
+	// Only a packet that passed every check counts as hearing from the
+	// peer (a forged or corrupt one must not keep a dead connection alive).
+	c.lastRecv = now
 	c.checkDone(now)
 	return RejectNone
+}
+
+// maxAck is the highest cumulative ACK the peer may send: SND.NXT, plus one
+// for a FIN sent.
+func (c *Conn) maxAck() uint64 {
+	if c.finSent {
+		return c.finOff + 1
+	}
+	return c.sb.nxt
 }
 
 // onData handles the DATA section (RFC 5681 §4.2 ACK generation, RFC 7323
@@ -397,8 +413,15 @@ func (c *Conn) onShort(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, p 
 func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason {
 	end := p.off + uint64(len(p.data))
 	if p.flags&flagFIN != 0 {
-		if (c.peerFin && c.peerFinOff != end) || end < c.rcvHigh {
+		if (c.peerFin && c.peerFinOff != end) || end < c.rcvNxt {
 			return RejectFinalSize
+		}
+		if end < c.rcvHigh {
+			// Out-of-order data beyond the final size cannot be part of the
+			// stream (a forged or corrupt segment): drop it, counted. (A
+			// forged FIN gains nothing: one at rcvHigh would end the stream
+			// there just as well.)
+			c.trimOOO(end)
 		}
 	}
 	if c.peerFin && end > c.peerFinOff {
@@ -477,6 +500,25 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 		c.ackNow = true // the FIN (now or once it becomes in order) is acknowledged at once
 	}
 	return RejectNone
+}
+
+// trimOOO forgets out-of-order data at and beyond off (> rcvNxt).
+func (c *Conn) trimOOO(off uint64) {
+	j := 0
+	for _, b := range c.ooo {
+		if b.Start >= off {
+			c.stats.OOOBytesDropped += b.End - b.Start
+			continue
+		}
+		if b.End > off {
+			c.stats.OOOBytesDropped += b.End - off
+			b.End = off
+		}
+		c.ooo[j] = b
+		j++
+	}
+	c.ooo = c.ooo[:j]
+	c.rcvHigh = off
 }
 
 // storeData copies data at off into the receive ring.
@@ -599,20 +641,20 @@ func (c *Conn) ackSent(p *packet) {
 
 // onAck processes an ACK section (RFC 5681, RFC 6298 §5, RFC 7323, RFC 3168).
 func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
-	maxAck := c.sb.nxt
-	if c.finSent {
-		maxAck = c.finOff + 1
-	}
-	if p.cumAck > maxAck {
-		return RejectAckUnsent
-	}
-	for i := 0; i < p.nBlocks; i++ {
-		if p.blocks[i].End > maxAck {
-			return RejectAckUnsent
-		}
-	}
 	if c.cc == nil {
 		return RejectNone
+	}
+	// A SACK block beyond SND.NXT reports data we never sent (a forged or
+	// corrupt segment at the peer): ignore that block, as TCP does, and use
+	// the rest of the ACK (rejecting it whole would stall the connection).
+	maxAck := c.maxAck()
+	for i := 0; i < p.nBlocks; i++ {
+		if p.blocks[i].End > maxAck {
+			c.stats.SACKBlocksIgnored++
+			p.nBlocks--
+			copy(p.blocks[i:], p.blocks[i+1:p.nBlocks+1])
+			i--
+		}
 	}
 	c.stats.AcksReceived++
 	prevUna := c.sb.una

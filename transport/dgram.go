@@ -598,6 +598,9 @@ func (c *DgramConn) onPacket(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 		}
 		return RejectOldPacket
 	}
+	if p.flags&dflagACK != 0 && p.ackNo >= c.seq {
+		return RejectAckUnsent // before it changes anything, the idle timer included
+	}
 	c.lastNow = now
 	c.lastRecv = now
 	if !c.validated {
@@ -605,9 +608,6 @@ func (c *DgramConn) onPacket(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 		if p.tsecr == c.acceptTS && p.tsecr != 0 {
 			c.rtt.sample(time.Duration(c.tsNow(now)-p.tsecr) * time.Microsecond)
 		}
-	}
-	if p.flags&dflagACK != 0 && p.ackNo >= c.seq {
-		return RejectAckUnsent
 	}
 	// Peer sequence: NAT rebinding on the newest packet, ACK loss from gaps.
 	newest := !c.peerAny || p.seq > c.peerHigh

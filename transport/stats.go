@@ -29,6 +29,7 @@ type ConnStats struct {
 	ECNReductions       uint64               // window reductions for ECN (at most one per RTT)
 	ECTSent             uint64               // data packets sent ECN-capable, ECT(0) (RFC 3168 §6.1.5: never retransmissions)
 	ECN                 bool                 // ECN negotiated in the handshake (both sides asked for it)
+	SACKBlocksIgnored   uint64               // SACK blocks beyond SND.NXT ignored (forged or corrupt; the rest of the ACK is used)
 
 	// Receiving (the peer's direction).
 	BytesReceived       uint64 // payload bytes stored (duplicates excluded, out-of-order included)
@@ -38,6 +39,7 @@ type ConnStats struct {
 	AcksSent            uint64 // ACK sections sent
 	DupSegments         uint64 // segments received entirely below the cumulative point
 	DroppedBeyondWindow uint64 // segments (partly) beyond the advertised window
+	OOOBytesDropped     uint64 // out-of-order bytes dropped after being stored (beyond the final size, or over the endpoint's out-of-order budget)
 	CEReceived          uint64 // data packets received with CE
 	ECTReceived         uint64 // data packets received with ECT(0) or ECT(1) (counted when ECN was negotiated)
 	Rebinds             uint64 // peer address changes followed (NAT rebinding)
