@@ -127,3 +127,12 @@ var Registry = spec.NewRegistry[Controller, Env]("congestion controller")
 
 // New builds a controller from a spec such as "reno" or "dca:x=6,w=20".
 func New(s string, env Env) (Controller, error) { return Registry.New(s, env) }
+
+// SendQuantum is implemented by pacing controllers that let the transport
+// send a burst of back-to-back packets per pacing step (BBR's send quantum,
+// as Linux's TSO autosizing): the paced schedule may run ahead of the clock
+// by at most the quantum.
+type SendQuantum interface {
+	// SendQuantum returns the largest burst, bytes.
+	SendQuantum() int
+}

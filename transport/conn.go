@@ -81,8 +81,7 @@ type Conn struct {
 	cc         ccalgo.Controller
 	rec        Recovery
 	recTimer   RecoveryTimer
-	pacer      ccalgo.Pacer
-	nextSend   clock.Time
+	pace       pacing
 	rtt        rttEstimator
 	rtoAt      clock.Time
 	persistAt  clock.Time
@@ -150,7 +149,7 @@ func (c *Conn) establish(now clock.Time) error {
 	}
 	c.cc, c.rec = cc, rec
 	_, c.sackBlind = rec.(SACKBlind)
-	c.pacer, _ = cc.(ccalgo.Pacer)
+	c.pace.set(cc, c.mss)
 	c.recTimer, _ = rec.(RecoveryTimer)
 	c.ctx.CC = cc
 	c.ctx.MSS = c.mss
@@ -820,8 +819,8 @@ func (c *Conn) deadline() clock.Time {
 	if c.recTimer != nil {
 		d = clock.Earliest(d, c.recTimer.Deadline())
 	}
-	if c.pacer != nil && c.nextSend > c.lastNow && c.hasWork() {
-		d = clock.Earliest(d, c.nextSend)
+	if at := c.pace.at(); at > c.lastNow && c.hasWork() {
+		d = clock.Earliest(d, at)
 	}
 	timeout := c.cfg.IdleTimeout
 	if c.state == stInitial {
@@ -910,7 +909,7 @@ func (c *Conn) onRTO(now clock.Time) {
 	c.rtoAt = now.Add(c.rtt.current())
 	c.stats.RTOs++
 	c.stats.RTOCauses[cause]++
-	c.nextSend = now
+	c.pace.reset(now)
 	c.emit(event.Event{Time: now, Kind: event.RTO, Seq: c.sb.una, Reason: uint8(cause)})
 	c.emitMetrics(now)
 }
@@ -993,7 +992,7 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 
 // transmitData sends one retransmission, new segment or FIN if allowed.
 func (c *Conn) transmitData(now clock.Time, buf []byte) (int, ecn.Codepoint) {
-	if c.pacer != nil && now.Before(c.nextSend) {
+	if c.pace.blocked(now) {
 		return 0, ecn.NotECT
 	}
 	c.ctx.Now = now
@@ -1112,11 +1111,7 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 	if c.rtoAt == clock.Never {
 		c.rtoAt = now.Add(c.rtt.current()) // RFC 6298 §5.1
 	}
-	if c.pacer != nil {
-		if rate := c.pacer.PacingRate(); rate > 0 {
-			c.nextSend = max(c.nextSend, now).Add(time.Duration(float64(n+s.Len) * 8 / rate * 1e9))
-		}
-	}
+	c.pace.sent(now, n+s.Len)
 	cp := ecn.NotECT
 	if c.ecnOn && !retx {
 		cp = ecn.ECT0 // RFC 3168 §6.1.5: retransmissions are sent Not-ECT

@@ -170,35 +170,37 @@ type DgramStats struct {
 	Start, Established, Finished clock.Time
 
 	// Sending.
-	Generated     uint64 // datagrams produced by the Source or Send
-	QueueDropped  uint64 // datagrams dropped by the full send queue (DropPolicy)
-	DataSent      uint64 // data packets sent
-	BytesSent     uint64 // payload bytes sent
-	PacketsSent   uint64 // all packets sent after the handshake (data, ACK, ping, close)
-	Acked         uint64 // data packets acknowledged as received (ECN-marked included)
-	AckedECN      uint64 // data packets acknowledged as received ECN-marked
-	Lost          uint64 // data packets declared lost (three later packets acknowledged)
-	LostRTO       uint64 // data packets given up at a timeout
-	LateAcked     uint64 // packets acknowledged after being declared lost
-	Untracked     uint64 // packets forgotten because the sent-packet ring overflowed
-	Congestion    uint64 // congestion events passed to the controller (loss or CE, at most one per window)
-	RTOs          uint64 // timeouts (handshake included)
-	AcksReceived  uint64 // packets with an ACK section received
-	AckLoss       uint64 // ACK-carrying packets of the peer missing from its sequence (ack congestion)
-	AckRatio      int    // Ack Ratio currently sent to the peer, packets
-	InFlight      int    // data packets in flight
-	CwndPackets   int    // congestion window, packets (0 for none)
-	PeerAckRatio  int    // Ack Ratio the peer asked us to use, packets
-	RecvDelivered uint64 // datagrams put in the receive queue
-	RecvRead      uint64 // datagrams read by the application
-	RecvDropped   uint64 // datagrams dropped because the receive queue was full
-	RecvBytes     uint64 // payload bytes received (queued)
-	RecvDup       uint64 // duplicate or too-late packets
-	RecvCE        uint64 // data packets received CE-marked
-	RecvLost      uint64 // peer packets missing from its sequence so far (gaps not filled by reordering): loss in the network
-	AcksSent      uint64 // packets with an ACK section sent
-	VecForgot     uint64 // receive state dropped because the Ack Vector span exceeded its bound
-	VecSpan       int    // packets of receive state kept now
+	Generated     uint64  // datagrams produced by the Source or Send
+	QueueDropped  uint64  // datagrams dropped by the full send queue (DropPolicy)
+	DataSent      uint64  // data packets sent
+	BytesSent     uint64  // payload bytes sent
+	PacketsSent   uint64  // all packets sent after the handshake (data, ACK, ping, close)
+	Acked         uint64  // data packets acknowledged as received (ECN-marked included)
+	AckedECN      uint64  // data packets acknowledged as received ECN-marked
+	Lost          uint64  // data packets declared lost (three later packets acknowledged)
+	LostRTO       uint64  // data packets given up at a timeout
+	LateAcked     uint64  // packets acknowledged after being declared lost
+	Untracked     uint64  // packets forgotten because the sent-packet ring overflowed
+	Congestion    uint64  // congestion events passed to the controller (loss or CE, at most one per window)
+	RTOs          uint64  // timeouts (handshake included)
+	AcksReceived  uint64  // packets with an ACK section received
+	AckLoss       uint64  // ACK-carrying packets of the peer missing from its sequence (ack congestion)
+	AckRatio      int     // Ack Ratio currently sent to the peer, packets
+	InFlight      int     // data packets in flight
+	CwndPackets   int     // congestion window, packets (0 for none)
+	PeerAckRatio  int     // Ack Ratio the peer asked us to use, packets
+	RecvDelivered uint64  // datagrams put in the receive queue
+	RecvRead      uint64  // datagrams read by the application
+	RecvDropped   uint64  // datagrams dropped because the receive queue was full
+	RecvBytes     uint64  // payload bytes received (queued)
+	RecvDup       uint64  // duplicate or too-late packets
+	RecvCE        uint64  // data packets received CE-marked
+	RecvLost      uint64  // peer packets missing from its sequence so far (gaps not filled by reordering): loss in the network
+	AcksSent      uint64  // packets with an ACK section sent
+	VecForgot     uint64  // receive state dropped because the Ack Vector span exceeded its bound
+	VecSpan       int     // packets of receive state kept now
+	LossEvents    uint64  // TFRC receiver: loss events detected (RFC 5348 §5.2; 0 without a TFRC peer)
+	LossEventRate float64 // TFRC receiver: the loss event rate p last computed (RFC 5348 §5.4)
 
 	SRTT, MinRTT, LastRTT, RTO time.Duration
 	RTTSamples                 int
@@ -270,6 +272,9 @@ type DgramConn struct {
 	ackAt     clock.Time
 	hiArrive  clock.Time // arrival of the packet vec.hi
 	tsHi      uint32     // its ts (echoed)
+
+	pace pacing    // the controller's pacing schedule
+	tf   dgramTFRC // rate-based control (dgram_tfrc.go)
 
 	out    dgramPacket
 	vecBuf [MaxAckVector]byte
@@ -343,6 +348,8 @@ func (c *DgramConn) establish(now clock.Time, seedA, seedB uint64) error {
 		}
 		c.cc = cc
 		c.arc, _ = cc.(ccalgo.AckRatioController)
+		c.tf.tx, _ = cc.(ccalgo.TFRCSender)
+		c.pace.set(cc, c.mss)
 	}
 	c.sq.init(c.cfg.SendQueue, c.mss)
 	c.scratch = make([]byte, c.mss)
@@ -386,6 +393,9 @@ func (c *DgramConn) Stats() DgramStats {
 	s.SRTT, s.MinRTT, s.LastRTT, s.RTO, s.RTTSamples = c.rtt.srtt, c.rtt.min, c.rtt.latest, c.rtt.current(), c.rtt.samples
 	s.VecForgot = c.vec.forgot
 	s.VecSpan = c.vec.span()
+	if c.tf.rx != nil {
+		s.LossEvents, s.LossEventRate = c.tf.rx.LossEvents(), c.tf.rx.LossEventRate()
+	}
 	return s
 }
 
@@ -653,6 +663,7 @@ func (c *DgramConn) onPacket(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 	if p.flags&dflagACK != 0 {
 		c.onAck(now, p)
 	}
+	c.tfrcOnFeedback(now, p)
 	if p.flags&dflagRESET != 0 {
 		if c.closeWanted {
 			c.finish(now, nil)
@@ -687,6 +698,9 @@ func (c *DgramConn) onData(now clock.Time, ce bool, p *dgramPacket) {
 		c.stats.RecvDelivered++
 		c.stats.RecvBytes += uint64(len(p.data))
 		c.emit(event.Event{Time: now, Kind: event.Delivered, Seq: p.seq, Bytes: len(p.data)})
+	}
+	if c.tfrcOnData(now, ce, p) {
+		return // a TFRC receiver acknowledges with its reports
 	}
 	c.ackDue = true
 	c.sinceAck++
@@ -841,6 +855,9 @@ func (c *DgramConn) deadline() clock.Time {
 	}
 	d = clock.Earliest(d, c.closeAt)
 	d = clock.Earliest(d, c.genAt)
+	if c.established {
+		d = clock.Earliest(d, c.tfrcDeadline())
+	}
 	return clock.Earliest(d, c.lastRecv.Add(timeout))
 }
 
@@ -869,6 +886,9 @@ func (c *DgramConn) onDeadline(now clock.Time) {
 	}
 	if c.rtoAt != clock.Never && !now.Before(c.rtoAt) {
 		c.onRTO(now)
+	}
+	if c.established {
+		c.tfrcTimers(now)
 	}
 	c.generate(now)
 }
@@ -908,9 +928,12 @@ func (c *DgramConn) onRTO(now clock.Time) {
 // --- sending ---------------------------------------------------------------
 
 // canSend reports whether the window allows one more data packet.
-func (c *DgramConn) canSend() bool {
-	if c.cc == nil {
-		return true
+func (c *DgramConn) canSend(now clock.Time) bool {
+	if c.pace.blocked(now) {
+		return false
+	}
+	if c.cc == nil || c.tf.tx != nil {
+		return true // no window: no controller, or a rate-based one
 	}
 	return c.pipe < max(1, c.cc.Cwnd()/c.mss)
 }
@@ -1019,11 +1042,13 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	}
 	c.generate(now)
 	// Data, with a piggybacked ACK if one is due.
-	if c.canSend() && !(c.closeWanted && c.closeSent > 0) {
+	if c.canSend(now) && !(c.closeWanted && c.closeSent > 0) {
 		var n int
 		if c.sq.n > 0 || (c.src != nil && c.cfg.Rate == 0) {
 			c.header(now, dflagDATA|dflagRATIO)
 			c.out.ackRatio = uint64(c.ratio)
+			c.tfrcDataSection()
+			c.tfrcReport(now)
 			if c.ackDue {
 				c.addAck(now, c.maxDatagram-dgramHeaderLen(&c.out)-c.mss-12)
 			}
@@ -1055,6 +1080,7 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 				if c.cc != nil {
 					c.cc.OnSent(now, c.mss, c.pipe*c.mss)
 				}
+				c.tfrcSent(now, hn+n)
 				if c.rtoAt == clock.Never {
 					c.rtoAt = now.Add(c.rtt.current())
 				}
@@ -1088,6 +1114,7 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 			c.pingDue = false
 		}
 		c.header(now, flags)
+		c.tfrcReport(now)
 		if c.ackDue || c.ackNow {
 			c.addAck(now, c.maxDatagram-dgramHeaderLen(&c.out)-12)
 		}

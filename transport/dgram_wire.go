@@ -18,7 +18,8 @@ const (
 	dflagPING   = 0x10 // ack-eliciting, no data (address validation)
 	dflagCLOSE  = 0x20 // close request (RFC 4340 §8.3 Close)
 	dflagRESET  = 0x40 // connection ended (RFC 4340 §8.3 Reset): answers CLOSE, or aborts
-	dflagsKnown = 0x7f
+	dflagTFRC   = 0x80 // TFRC section (CCID3): the sender's RTT estimate, and the receiver's report if its low bit is set
+	dflagsKnown = 0xff
 )
 
 const (
@@ -49,6 +50,13 @@ type dgramPacket struct {
 
 	ackAck   uint64 // ACKACK section
 	ackRatio uint64 // RATIO section, packets
+
+	// TFRC section (RFC 5348 §3.2, as RFC 4342 §8 options): a varint
+	// rtt<<1 | fb, then, if fb, the report's two varints.
+	tfrcRTT uint64 // the sender's RTT estimate R, µs (RFC 5348 §3.2.1; 0: none yet)
+	tfrcFb  bool   // a receiver report follows (RFC 5348 §3.2.2)
+	xRecv   uint64 // receive rate X_recv since the last report, bytes/s (RFC 4342 §8.3)
+	invP    uint64 // ceil(1/p), the Loss Event Rate option of RFC 4342 §8.5; 0: no loss event yet
 
 	data []byte // DATA: the application datagram (may be empty)
 }
@@ -103,6 +111,14 @@ func decodeDgram(b []byte, p *dgramPacket) RejectReason {
 			return RejectParams
 		}
 	}
+	if p.flags&dflagTFRC != 0 {
+		v := r.varint()
+		p.tfrcRTT, p.tfrcFb = v>>1, v&1 != 0
+		if p.tfrcFb {
+			p.xRecv = r.varint()
+			p.invP = r.varint()
+		}
+	}
 	if r.bad {
 		return RejectTruncated
 	}
@@ -128,7 +144,22 @@ func dgramHeaderLen(p *dgramPacket) int {
 	if p.flags&dflagRATIO != 0 {
 		n += varintLen(p.ackRatio)
 	}
+	if p.flags&dflagTFRC != 0 {
+		n += varintLen(tfrcWord(p))
+		if p.tfrcFb {
+			n += varintLen(p.xRecv) + varintLen(p.invP)
+		}
+	}
 	return n
+}
+
+// tfrcWord is the first varint of the TFRC section: rtt<<1 | fb.
+func tfrcWord(p *dgramPacket) uint64 {
+	w := p.tfrcRTT << 1
+	if p.tfrcFb {
+		w |= 1
+	}
+	return w
 }
 
 // encodeDgramHeader writes p's header and sections (copying p.vec, not
@@ -146,6 +177,13 @@ func encodeDgramHeader(b []byte, p *dgramPacket) int {
 	}
 	if p.flags&dflagRATIO != 0 {
 		n += putVarint(b[n:], p.ackRatio)
+	}
+	if p.flags&dflagTFRC != 0 {
+		n += putVarint(b[n:], tfrcWord(p))
+		if p.tfrcFb {
+			n += putVarint(b[n:], p.xRecv)
+			n += putVarint(b[n:], p.invP)
+		}
 	}
 	return n
 }

@@ -19,12 +19,15 @@ func dgramSeeds() [][]byte {
 	enc(&dgramPacket{dcid: 9, flags: dflagCLOSE | dflagACK, seq: 3, ackNo: 0, vec: []byte{0}})
 	enc(&dgramPacket{dcid: 9, flags: dflagRESET, seq: 4})
 	enc(&dgramPacket{dcid: 9, flags: dflagDATA, seq: 5})
+	enc(&dgramPacket{dcid: 9, flags: dflagDATA | dflagTFRC, seq: 6, tfrcRTT: 20000, data: []byte("tfrc")})
+	enc(&dgramPacket{dcid: 9, flags: dflagACK | dflagTFRC, seq: 7, ackNo: 6, vec: []byte{6}, tfrcFb: true, xRecv: 1250000, invP: 137})
 	return out
 }
 
 func TestDecodeDgramRejects(t *testing.T) {
 	good := dgramSeeds()[0]
 	ack := dgramSeeds()[1]
+	tfrc := dgramSeeds()[7]
 	mut := func(b []byte, f func([]byte) []byte) []byte { return f(append([]byte(nil), b...)) }
 	for _, tc := range []struct {
 		name string
@@ -36,7 +39,8 @@ func TestDecodeDgramRejects(t *testing.T) {
 		{"version", mut(good, func(b []byte) []byte { b[0] = 2; return b }), RejectVersion},
 		{"type", mut(good, func(b []byte) []byte { b[1] = 3; return b }), RejectType},
 		{"truncated header", good[:14], RejectTruncated},
-		{"reserved flag", mut(good, func(b []byte) []byte { b[10] |= 0x80; return b }), RejectFlags},
+		{"tfrc truncated", mut(tfrc, func(b []byte) []byte { return b[:len(b)-1] }), RejectTruncated},
+		{"tfrc trailing", append(append([]byte(nil), tfrc...), 0), RejectTrailing},
 		{"ack truncated", ack[:len(ack)-1], RejectTruncated},
 		{"ack trailing", append(append([]byte(nil), ack...), 0), RejectTrailing},
 		{"ack reserved state", mut(ack, func(b []byte) []byte { b[len(b)-1] = 2 << 6; return b }), RejectSACK},
