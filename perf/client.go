@@ -2,6 +2,7 @@ package perf
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -45,6 +46,7 @@ type ClientConfig struct {
 	Endpoint   *udp.Endpoint        // use this endpoint instead of opening a socket (may be nil)
 	Driver     udp.Config           // socket driver options when Endpoint is nil
 	Logf       func(string, ...any) // progress messages (may be nil)
+	Keys       *Keys                // -psk-file: authenticate reverse requests with the first key (may be nil)
 }
 
 // Validate checks the names and values of cfg and fills defaults. Unknown
@@ -169,6 +171,14 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	}
 	req.ECN = cfg.ECN
 
+	// With a key, a reverse request answers a server nonce (auth.go).
+	var macLine []byte
+	if cfg.Reverse && cfg.Keys != nil {
+		if macLine, err = authenticate(ctx, ep, peer, &cfg, &req); err != nil {
+			return nil, err
+		}
+	}
+
 	// Events go to cfg.Sink and, with -qlog, to a qlog file named after the
 	// connection ID, which is known only after Dial: the sink is set then,
 	// under the driver's lock (sinks are called under it).
@@ -184,6 +194,11 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		return nil, err
 	}
 	id := conn.ID()
+	if macLine != nil {
+		if _, err := conn.Write(macLine); err != nil {
+			return nil, fmt.Errorf("sending the MAC: %w", err)
+		}
+	}
 	if cfg.QlogDir != "" {
 		ql, err := openQlog(cfg.QlogDir, id, "client", &cfg, ep.Now())
 		if err != nil {
@@ -234,6 +249,42 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// authenticate fetches a server nonce on a hello connection, checks the
+// server's proof of the key, and completes req (Key, Nonce); it returns the
+// MAC line the data connection's stream starts with.
+func authenticate(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, cfg *ClientConfig, req *Request) ([]byte, error) {
+	name := cfg.Keys.First()
+	key, _ := cfg.Keys.key(name)
+	cn := newNonce()
+	hc, err := ep.Dial(ctx, peer, cfg.transportConfig(Request{V: Version, Hello: hex.EncodeToString(cn), Key: name}, nil))
+	if err != nil {
+		return nil, err
+	}
+	hc.CloseWrite()
+	msg, err := readAll(hc, maxMessage)
+	if err != nil {
+		return nil, fmt.Errorf("authenticating: %w", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_ = hc.Wait(wctx)
+	cancel()
+	rep, err := parseReport(msg)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Error != "" {
+		return nil, fmt.Errorf("receiver refused: %s", rep.Error)
+	}
+	sn, ok := decodeNonce(rep.Challenge)
+	proof, perr := hex.DecodeString(rep.Proof)
+	if !ok || perr != nil || !hmac.Equal(proof, authMAC(key, labelServer, cn, sn)) {
+		return nil, fmt.Errorf("authentication failed: the receiver does not hold key %q (wrong -psk-file, or not the receiver you meant)", name)
+	}
+	req.Key, req.Nonce = name, rep.Challenge
+	line := mustJSON(authLine{MAC: hex.EncodeToString(authMAC(key, labelReverse, sn, req.encode()))})
+	return append(line, '\n'), nil
 }
 
 func short(d string) string {

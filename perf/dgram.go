@@ -340,7 +340,8 @@ func (s *Server) serveDgram(ctx context.Context, c *udp.DgramConn) *pending {
 		s.finish(sum)
 		return nil
 	}
-	p := &pending{done: make(chan struct{}), fetched: make(chan struct{})}
+	p := &pending{done: make(chan struct{}), fetched: make(chan struct{}), peer: c.Peer().Addr().Unmap()}
+	s.expireReports()
 	s.mu.Lock()
 	s.reports[id] = p
 	s.mu.Unlock()

@@ -24,6 +24,12 @@
 //     the first connection is done. Verified: that SentDigest equals the
 //     client's RecvDigest. A server not started with -allow-reverse answers
 //     a reverse request with a Report whose Error says so, and sends nothing.
+//   - Authentication (auth.go): with a pre-shared key, a reverse request is
+//     preceded by a hello connection that fetches a server nonce, and the
+//     data connection's stream from the client starts with an HMAC line; a
+//     server sends nothing before it checks out. A server without a key
+//     serves reverse flows only to loopback clients. Server-side caps
+//     (ServerConfig's MaxReverse fields) bound what a request may ask for.
 //
 // Request and Report carry a protocol version, V; a server refuses a
 // request of another version with an error Report.
@@ -36,7 +42,7 @@ import (
 )
 
 // Version is the perf protocol version carried in Request.V and Report.V.
-const Version = 1
+const Version = 2
 
 // DefaultPort is the receiver's default UDP port. It is not iperf3's 5201,
 // so both tools can run on one host.
@@ -47,8 +53,8 @@ const DefaultPort = 5301
 // picks the size of a connection.
 const MaxSize = 9000
 
-// MaxReverseSeconds caps the duration of a reverse transfer a server
-// accepts, seconds.
+// MaxReverseSeconds is the hard upper bound of a reverse transfer's
+// duration, seconds: no server accepts more, whatever its -max-reverse-seconds.
 const MaxReverseSeconds = 3600
 
 // Request is the client's test description, JSON in transport.Config.Request.
@@ -64,6 +70,9 @@ type Request struct {
 	Seed     uint64  `json:"seed"`                 // pattern seed of the stream
 	Results  uint64  `json:"results,omitempty"`    // ask for the Report of this earlier reverse connection ID
 	Mode     string  `json:"mode,omitempty"`       // "datagram" on a datagram-mode connection (dgram.go); "" stream
+	Hello    string  `json:"hello,omitempty"`      // auth: the client's nonce, hex; asks for a server nonce (auth.go)
+	Key      string  `json:"key,omitempty"`        // auth: the name of the client's pre-shared key
+	Nonce    string  `json:"nonce,omitempty"`      // auth: the server nonce this reverse request answers, hex
 }
 
 // Report is one side's account of a transfer, written by the server.
@@ -80,8 +89,10 @@ type Report struct {
 	MeanSRTTms  float64          `json:"mean_srtt_ms,omitempty"`
 	CC          string           `json:"cc,omitempty"`
 	Recovery    string           `json:"recovery,omitempty"`
-	Dgram       *DgramReport     `json:"dgram,omitempty"` // a datagram-mode flow's receiver account (dgram.go)
-	ECN         *ECNResult       `json:"ecn,omitempty"`   // the reporting side's half of the ECN account (ecn.go)
+	Dgram       *DgramReport     `json:"dgram,omitempty"`     // a datagram-mode flow's receiver account (dgram.go)
+	ECN         *ECNResult       `json:"ecn,omitempty"`       // the reporting side's half of the ECN account (ecn.go)
+	Challenge   string           `json:"challenge,omitempty"` // auth: the server nonce, hex (answer to a hello)
+	Proof       string           `json:"proof,omitempty"`     // auth: the server's HMAC over both nonces, hex
 }
 
 // maxMessage bounds a Report read from the peer, bytes.

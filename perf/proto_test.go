@@ -18,13 +18,13 @@ func TestParseRequest(t *testing.T) {
 		in      string
 		wantErr bool
 	}{
-		{`{"v":1,"seed":5}`, false},
-		{`{"v":1,"reverse":true,"bytes":100,"cc":"reno","seed":1}`, false},
+		{`{"v":2,"seed":5}`, false},
+		{`{"v":2,"reverse":true,"bytes":100,"cc":"reno","seed":1}`, false},
 		{``, true},
 		{`{`, true},
-		{`{"v":2,"seed":1}`, true},
-		{`{"v":1,"bytes":-1}`, true},
-		{`{"v":1,"seconds":1e9}`, true},
+		{`{"v":1,"seed":1}`, true},
+		{`{"v":2,"bytes":-1}`, true},
+		{`{"v":2,"seconds":1e9}`, true},
 		{`[1,2]`, true},
 	} {
 		_, err := parseRequest([]byte(tc.in))
@@ -38,9 +38,9 @@ func TestParseRequest(t *testing.T) {
 }
 
 func FuzzParseRequest(f *testing.F) {
-	f.Add([]byte(`{"v":1,"seed":5}`))
-	f.Add([]byte(`{"v":1,"reverse":true,"seconds":2.5,"cc":"dca:x=2","recovery":"reno","ecn":true,"seed":9}`))
-	f.Add([]byte(`{"v":1,"results":12345}`))
+	f.Add([]byte(`{"v":2,"seed":5}`))
+	f.Add([]byte(`{"v":2,"reverse":true,"seconds":2.5,"cc":"dca:x=2","recovery":"reno","ecn":true,"seed":9}`))
+	f.Add([]byte(`{"v":2,"results":12345}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseRequest(b)
 		if err != nil {
@@ -53,8 +53,8 @@ func FuzzParseRequest(f *testing.F) {
 }
 
 func FuzzParseReport(f *testing.F) {
-	f.Add([]byte(`{"v":1,"bytes":100,"digest":"00ff","seconds":1}`))
-	f.Add([]byte(`{"v":1,"error":"reverse mode (-R) refused"}`))
+	f.Add([]byte(`{"v":2,"bytes":100,"digest":"00ff","seconds":1}`))
+	f.Add([]byte(`{"v":2,"error":"reverse mode (-R) refused"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseReport(b)
 		if err == nil && r.V != Version {
@@ -96,9 +96,9 @@ func TestServerRefusalsAreCounted(t *testing.T) {
 	}{
 		{`garbage`, "bad request", func(s ServerStats) uint64 { return s.BadRequests }},
 		{`{"v":7}`, "version", func(s ServerStats) uint64 { return s.BadRequests }},
-		{`{"v":1,"reverse":true,"bytes":1000,"cc":"nosuchcc","seed":1}`, "registered controllers",
+		{`{"v":2,"reverse":true,"bytes":1000,"cc":"nosuchcc","seed":1}`, "registered controllers",
 			func(s ServerStats) uint64 { return s.BadParameters }},
-		{`{"v":1,"results":99}`, "no reverse flow", func(s ServerStats) uint64 { return s.Reports }},
+		{`{"v":2,"results":99}`, "no reverse flow", func(s ServerStats) uint64 { return s.Reports }},
 	} {
 		before := tc.counter(srv.Stats())
 		ans := rawDial(t, srv, []byte(tc.req))

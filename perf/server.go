@@ -2,17 +2,22 @@ package perf
 
 import (
 	"context"
+	"crypto/hmac"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cclab/ccalgo"
 	"cclab/clock"
+	"cclab/internal/spec"
 	"cclab/transport"
 	"cclab/transport/udp"
 )
@@ -27,6 +32,61 @@ type ServerConfig struct {
 	Driver       udp.Config       // socket driver options (its Endpoint field is ignored)
 	OnFlow       func(FlowSummary)
 	Logf         func(string, ...any) // progress messages (may be nil)
+
+	// Keys, if not nil, are the pre-shared keys a reverse request must
+	// prove (auth.go). Without keys, reverse flows are served only to
+	// loopback clients.
+	Keys *Keys
+	// Caps on reverse requests (docs/security.md); zero means the default.
+	MaxReverseBytes    int64         // largest Request.Bytes, bytes (default DefaultMaxReverseBytes)
+	MaxReverseDuration time.Duration // longest reverse flow, by request or by the clock (default DefaultMaxReverseDuration; at most MaxReverseSeconds)
+	MaxReverseFlows    int           // reverse flows at once (default DefaultMaxReverseFlows)
+	ReverseCC          []string      // controllers a request may name (nil: every registered one)
+	ReverseCCParams    bool          // a request may set controller parameters (off: names only)
+}
+
+// ErrConfig is wrapped by NewServer's errors about its configuration.
+var ErrConfig = errors.New("bad configuration")
+
+// Defaults of the reverse-request caps (receiver flags -max-reverse-bytes,
+// -max-reverse-seconds, -max-reverse-flows).
+const (
+	DefaultMaxReverseBytes    = 1 << 30          // 1 GiB
+	DefaultMaxReverseDuration = 60 * time.Second // also bounds a bytes request's duration
+	DefaultMaxReverseFlows    = 4
+	// MinRTO bounds of a reverse request's min_rto_ms, ms.
+	minReverseRTOms = 1
+	maxReverseRTOms = 60000
+	// maxReports bounds the reverse flows' reports kept for fetching.
+	maxReports = 1024
+)
+
+// withDefaults fills the caps' zero values and checks them.
+func (c *ServerConfig) withDefaults() error {
+	if c.MaxReverseBytes == 0 {
+		c.MaxReverseBytes = DefaultMaxReverseBytes
+	}
+	if c.MaxReverseDuration == 0 {
+		c.MaxReverseDuration = DefaultMaxReverseDuration
+	}
+	if c.MaxReverseFlows == 0 {
+		c.MaxReverseFlows = DefaultMaxReverseFlows
+	}
+	switch {
+	case c.MaxReverseBytes < 0:
+		return fmt.Errorf("-max-reverse-bytes %d: must be positive", c.MaxReverseBytes)
+	case c.MaxReverseDuration < 0 || c.MaxReverseDuration > MaxReverseSeconds*time.Second:
+		return fmt.Errorf("-max-reverse-seconds %v: must be between 0 and %ds", c.MaxReverseDuration, MaxReverseSeconds)
+	case c.MaxReverseFlows < 0 || c.MaxReverseFlows > 1024:
+		return fmt.Errorf("-max-reverse-flows %d: must be between 1 and 1024", c.MaxReverseFlows)
+	}
+	for i, name := range c.ReverseCC {
+		c.ReverseCC[i] = strings.ToLower(strings.TrimSpace(name))
+		if _, ok := ccalgo.Registry.Lookup(c.ReverseCC[i]); !ok {
+			return fmt.Errorf("-reverse-cc %q: not a controller (registered controllers: %s)", name, strings.Join(ccalgo.Registry.Names(), ", "))
+		}
+	}
+	return nil
 }
 
 // FlowSummary is the receiver's account of one finished flow (receiver -J
@@ -60,6 +120,9 @@ type Server struct {
 	reports map[uint64]*pending // reverse flows' reports, by connection ID
 	stats   ServerStats
 	wg      sync.WaitGroup
+
+	chal    challenges    // server nonces handed out (auth.go)
+	revSlot chan struct{} // one token per running reverse flow
 }
 
 // ServerStats counts what a Server did with the connections it accepted.
@@ -68,8 +131,10 @@ type ServerStats struct {
 	Reverse         uint64 // reverse test flows served
 	Reports         uint64 // report fetches answered
 	BadRequests     uint64 // requests refused as malformed or of another protocol version
-	ReverseRefused  uint64 // reverse requests refused (no -allow-reverse)
-	BadParameters   uint64 // reverse requests refused for an unknown controller or strategy
+	ReverseRefused  uint64 // reverse requests refused (no -allow-reverse, not loopback without a key, too many at once)
+	AuthFailed      uint64 // hellos and reverse requests refused for an unknown key, a bad MAC or a stale nonce
+	Challenges      uint64 // server nonces handed out
+	BadParameters   uint64 // reverse requests refused for an unknown, disallowed or out-of-range controller, strategy, size or duration
 	FailedTransfers uint64 // test flows that ended with an error (refusals included)
 }
 
@@ -90,6 +155,7 @@ type pending struct {
 	done    chan struct{} // closed when rep is final
 	fetched chan struct{} // closed when the client fetched rep
 	once    sync.Once
+	peer    netip.Addr // the flow's client; only it may fetch the report
 	rep     Report
 	at      time.Time
 }
@@ -102,7 +168,10 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Listen == "" {
 		cfg.Listen = fmt.Sprintf(":%d", DefaultPort)
 	}
-	s := &Server{cfg: cfg, reports: map[uint64]*pending{}}
+	if err := cfg.withDefaults(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	s := &Server{cfg: cfg, reports: map[uint64]*pending{}, revSlot: make(chan struct{}, cfg.MaxReverseFlows)}
 	d := cfg.Defaults
 	if d.MaxDatagram == 0 {
 		d = transport.DefaultConfig()
@@ -133,18 +202,53 @@ func (s *Server) configure(request []byte, cfg *transport.Config) {
 	// it echoes CE; reverse, it sends ECT(0) and reacts to ECN-Echo.
 	cfg.ECN = true
 	req, err := parseRequest(request)
-	if err != nil || !req.Reverse || !s.cfg.AllowReverse {
+	if err != nil || !req.Reverse || !s.cfg.AllowReverse || s.checkReverse(req) != nil {
+		// Nothing is sent before serve checked the request (and its MAC),
+		// but a refused request does not even get its controller.
 		return
 	}
-	if req.CC != "" && validateCC(req.CC) == nil {
+	if req.CC != "" {
 		cfg.CC = req.CC
 	}
-	if req.Recovery != "" && validateRecovery(req.Recovery) == nil {
+	if req.Recovery != "" {
 		cfg.Recovery = req.Recovery
 	}
 	if req.MinRTOms > 0 {
 		cfg.MinRTO = time.Duration(req.MinRTOms * float64(time.Millisecond))
 	}
+}
+
+// checkReverse checks a reverse request against the server's caps; the
+// error names the cap's flag and the allowed values.
+func (s *Server) checkReverse(req Request) error {
+	c := &s.cfg
+	maxS := c.MaxReverseDuration.Seconds()
+	switch {
+	case req.Bytes > c.MaxReverseBytes:
+		return fmt.Errorf("requested %d bytes, this receiver sends at most %d (-max-reverse-bytes)", req.Bytes, c.MaxReverseBytes)
+	case req.Bytes == 0 && req.Seconds > maxS:
+		return fmt.Errorf("requested %gs, this receiver sends for at most %gs (-max-reverse-seconds)", req.Seconds, maxS)
+	case req.MinRTOms != 0 && (req.MinRTOms < minReverseRTOms || req.MinRTOms > maxReverseRTOms):
+		return fmt.Errorf("min_rto_ms %g: must be between %d and %d", req.MinRTOms, minReverseRTOms, maxReverseRTOms)
+	}
+	cc, rec := req.CC, req.Recovery
+	if cc == "" {
+		cc = "reno"
+	}
+	if rec == "" {
+		rec = "newreno"
+	}
+	if err := errors.Join(validateCC(cc), validateRecovery(rec)); err != nil {
+		return errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	name, params, _ := spec.Split(cc)
+	if c.ReverseCC != nil && !slices.Contains(c.ReverseCC, name) {
+		return fmt.Errorf("cc %q: this receiver sends reverse flows only with %s (-reverse-cc)", name, strings.Join(c.ReverseCC, ", "))
+	}
+	if len(params) > 0 && !c.ReverseCCParams {
+		return fmt.Errorf("cc %q: this receiver does not take controller parameters from a request (-reverse-cc-params)", cc)
+	}
+	return nil
 }
 
 // Addr returns the bound address.
@@ -227,6 +331,10 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 		s.serveReport(ctx, c, req.Results)
 		return false, nil
 	}
+	if req.Hello != "" {
+		s.serveHello(ctx, c, req)
+		return false, nil
+	}
 	var fs *flowSink
 	c.Do(func(_ clock.Time, tc *transport.Conn) { fs, _ = tc.Config().Sink.(*flowSink) })
 	if fs != nil {
@@ -242,14 +350,14 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 	}
 	if req.Reverse {
 		sum.Reverse = true
-		if !s.cfg.AllowReverse {
-			s.count(func(st *ServerStats) { st.ReverseRefused++ })
-			msg := "reverse mode (-R) refused: this receiver was not started with -allow-reverse"
+		if msg, counter := s.admitReverse(c, req); msg != "" {
+			s.count(counter)
 			s.refuse(ctx, c, msg)
 			sum.Error = msg
 			s.finish(sum)
 			return true, nil
 		}
+		defer func() { <-s.revSlot }()
 		p := s.serveReverse(ctx, c, req, &sum)
 		s.finish(sum)
 		return true, p
@@ -348,10 +456,134 @@ func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary
 	}
 }
 
+// serveHello answers a hello (auth.go) with a fresh server nonce and the
+// server's proof of the key.
+func (s *Server) serveHello(ctx context.Context, c *udp.Conn, req Request) {
+	var rep Report
+	cn, okNonce := decodeNonce(req.Hello)
+	key, okKey := []byte(nil), false
+	if s.cfg.Keys != nil {
+		key, okKey = s.cfg.Keys.key(req.Key)
+	}
+	switch {
+	case !okNonce:
+		s.count(func(st *ServerStats) { st.BadRequests++ })
+		rep = Report{V: Version, Error: fmt.Sprintf("bad request: hello must be %d bytes in hex", nonceBytes)}
+	case s.cfg.Keys == nil:
+		s.count(func(st *ServerStats) { st.AuthFailed++ })
+		rep = Report{V: Version, Error: "this receiver has no pre-shared key (receiver -psk-file): it cannot authenticate"}
+	case !okKey:
+		s.count(func(st *ServerStats) { st.AuthFailed++ })
+		rep = Report{V: Version, Error: fmt.Sprintf("authentication failed: unknown key %q (not in this receiver's -psk-file)", req.Key)}
+	default:
+		s.count(func(st *ServerStats) { st.Challenges++ })
+		sn := s.chal.issue(c.Peer().Addr(), time.Now())
+		rep = Report{V: Version, Challenge: hex.EncodeToString(sn), Proof: hex.EncodeToString(authMAC(key, labelServer, cn, sn))}
+	}
+	if rep.Error != "" {
+		s.logf("%016x from %v: refused: %s", c.ID(), c.Peer(), rep.Error)
+	}
+	_, _ = c.Write(mustJSON(rep))
+	c.CloseWrite()
+	s.drain(ctx, c)
+}
+
+// admitReverse decides whether a reverse request is served: -allow-reverse,
+// then the key (or, without keys, a loopback client), the caps, and a free
+// reverse-flow slot (taken on success; the caller gives it back). It returns
+// the refusal message and the counter to bump, or "".
+func (s *Server) admitReverse(c *udp.Conn, req Request) (string, func(*ServerStats)) {
+	refused := func(st *ServerStats) { st.ReverseRefused++ }
+	authFailed := func(st *ServerStats) { st.AuthFailed++ }
+	badParams := func(st *ServerStats) { st.BadParameters++ }
+	if !s.cfg.AllowReverse {
+		return "reverse mode (-R) refused: this receiver was not started with -allow-reverse", refused
+	}
+	if s.cfg.Keys == nil {
+		if req.Nonce != "" {
+			return "reverse mode (-R) refused: this receiver has no pre-shared key (receiver -psk-file)", authFailed
+		}
+		if !c.Peer().Addr().Unmap().IsLoopback() {
+			return "reverse mode (-R) refused: without a pre-shared key (receiver -psk-file) this receiver serves reverse flows only to loopback clients", refused
+		}
+	} else if msg := s.authenticate(c, req); msg != "" {
+		s.logf("%016x from %v: refused unknown peer: %s", c.ID(), c.Peer(), msg)
+		return "reverse mode (-R) refused: " + msg, authFailed
+	}
+	if err := s.checkReverse(req); err != nil {
+		return "reverse mode (-R) refused: " + err.Error(), badParams
+	}
+	select {
+	case s.revSlot <- struct{}{}:
+	default:
+		return fmt.Sprintf("reverse mode (-R) refused: %d reverse flows already running (-max-reverse-flows)", s.cfg.MaxReverseFlows), refused
+	}
+	return "", nil
+}
+
+// authTimeout bounds the wait for a client's MAC line.
+const authTimeout = 10 * time.Second
+
+// authenticate checks a reverse request against the server's keys: the
+// nonce must be one this server handed to the client's address and not
+// used yet, and the client's first stream line must carry the MAC of the
+// nonce and the request. It returns "" when it checks out.
+func (s *Server) authenticate(c *udp.Conn, req Request) string {
+	if req.Nonce == "" {
+		return "this receiver requires a pre-shared key for reverse mode (sender -psk-file)"
+	}
+	key, ok := s.cfg.Keys.key(req.Key)
+	if !ok {
+		return fmt.Sprintf("authentication failed: unknown key %q (not in this receiver's -psk-file)", req.Key)
+	}
+	sn, ok := decodeNonce(req.Nonce)
+	if !ok || !s.chal.take(sn, c.Peer().Addr(), time.Now()) {
+		return "authentication failed: unknown, used or expired challenge"
+	}
+	// Read the MAC line; a client that does not send it within authTimeout
+	// is cut off.
+	timer := time.AfterFunc(authTimeout, func() { c.Do(func(now clock.Time, tc *transport.Conn) { tc.Abort(now) }) })
+	line, err := readLine(c, maxAuthLine)
+	timer.Stop()
+	if err != nil {
+		return "authentication failed: no MAC line from the client: " + err.Error()
+	}
+	var al authLine
+	if json.Unmarshal(line, &al) != nil {
+		return "authentication failed: malformed MAC line"
+	}
+	mac, herr := hex.DecodeString(al.MAC)
+	if herr != nil || !hmac.Equal(mac, authMAC(key, labelReverse, sn, c.Request())) {
+		return "authentication failed: wrong key"
+	}
+	return ""
+}
+
+// readLine reads c up to and including the first newline, at most max
+// bytes. Reads go one byte at a time so nothing after the line is consumed.
+func readLine(c *udp.Conn, max int) ([]byte, error) {
+	var out []byte
+	var b [1]byte
+	for len(out) < max {
+		n, err := c.Read(b[:])
+		if n == 1 {
+			if b[0] == '\n' {
+				return out, nil
+			}
+			out = append(out, b[0])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("line longer than %d bytes", max)
+}
+
 // serveReverse sends the pattern as the client asked and keeps the report
 // for the client to fetch.
 func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum *FlowSummary) *pending {
-	p := &pending{done: make(chan struct{}), fetched: make(chan struct{})}
+	p := &pending{done: make(chan struct{}), fetched: make(chan struct{}), peer: c.Peer().Addr().Unmap()}
+	s.expireReports()
 	s.mu.Lock()
 	s.reports[c.ID()] = p
 	s.mu.Unlock()
@@ -369,15 +601,7 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum
 	}
 	sum.CC, sum.Recovery = cc, rec
 	// The controller and recovery were set from the request by configure
-	// when the connection was built; an invalid spec left the defaults.
-	if err := errors.Join(validateCC(cc), validateRecovery(rec)); err != nil {
-		s.count(func(st *ServerStats) { st.BadParameters++ })
-		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
-		p.rep = Report{V: Version, Error: msg}
-		s.refuse(ctx, c, msg)
-		sum.Error = msg
-		return nil
-	}
+	// when the connection was built (admitReverse checked them).
 	length := req.Bytes
 	if length == 0 {
 		length = -1
@@ -387,11 +611,20 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum
 	if req.Bytes == 0 {
 		d := time.Duration(req.Seconds * float64(time.Second))
 		if d <= 0 {
-			d = 10 * time.Second
+			d = min(10*time.Second, s.cfg.MaxReverseDuration)
 		}
 		timer := time.AfterFunc(d, c.CloseWrite)
 		defer timer.Stop()
 	}
+	// Whatever was asked, the flow ends by the clock: a bytes request that
+	// has not finished after -max-reverse-seconds (plus the time a duration
+	// request may take to drain) is aborted.
+	var overtime atomic.Bool
+	limit := time.AfterFunc(s.cfg.MaxReverseDuration+reverseGrace, func() {
+		overtime.Store(true)
+		c.Do(func(now clock.Time, tc *transport.Conn) { tc.Abort(now) })
+	})
+	defer limit.Stop()
 	// The client sends nothing but its FIN.
 	buf := make([]byte, 4096)
 	for {
@@ -421,6 +654,9 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum
 	p.rep = Report{V: Version, Bytes: sum.Bytes, Digest: sum.Digest, Seconds: sum.Seconds,
 		Retransmits: sum.Retransmits, RTOs: sum.RTOs, MinRTTms: sum.MinRTTms, MeanSRTTms: sum.MeanSRTTms,
 		CC: cc, Recovery: rec, RTOCauses: st.rtoCauses, ECN: sum.ECN}
+	if overtime.Load() {
+		err = fmt.Errorf("reverse flow aborted after %v (-max-reverse-seconds)", s.cfg.MaxReverseDuration+reverseGrace)
+	}
 	if err != nil {
 		sum.Error = err.Error()
 		p.rep.Error = "transfer failed at the receiver: " + err.Error()
@@ -428,13 +664,17 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum
 	return p
 }
 
+// reverseGrace is how long past -max-reverse-seconds a reverse flow may take
+// to deliver what it sent before it is aborted.
+const reverseGrace = 10 * time.Second
+
 // serveReport answers a report fetch for an earlier reverse connection.
 func (s *Server) serveReport(ctx context.Context, c *udp.Conn, id uint64) {
 	s.mu.Lock()
 	p := s.reports[id]
 	s.mu.Unlock()
 	var rep Report
-	if p == nil {
+	if p == nil || p.peer != c.Peer().Addr().Unmap() {
 		rep = Report{V: Version, Error: fmt.Sprintf("no reverse flow %016x here", id)}
 	} else {
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -455,14 +695,22 @@ func (s *Server) serveReport(ctx context.Context, c *udp.Conn, id uint64) {
 func (s *Server) expireReports() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var oldest uint64
+	var oldestAt time.Time
 	for id, p := range s.reports {
 		select {
 		case <-p.done:
 			if time.Since(p.at) > reportTTL {
 				delete(s.reports, id)
+			} else if oldestAt.IsZero() || p.at.Before(oldestAt) {
+				oldest, oldestAt = id, p.at
 			}
 		default:
 		}
+	}
+	// At most maxReports are kept: the oldest finished one goes first.
+	if len(s.reports) >= maxReports && !oldestAt.IsZero() {
+		delete(s.reports, oldest)
 	}
 }
 

@@ -9,13 +9,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"cclab/internal/cli"
 	"cclab/internal/units"
@@ -38,19 +41,53 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 		allowReverse = fs.Bool("allow-reverse", false, "serve reverse (-R) requests, i.e. send to clients that ask")
 		qlogDir      = fs.String("qlog", "", "write a qlog JSON-SEQ trace per flow into this directory")
 		quiet        = fs.Bool("q", false, "do not print progress messages on stderr")
+		pskFile      = fs.String("psk-file", "", "pre-shared keys a reverse request must prove (HMAC-SHA256 challenge); without it, reverse flows are served only to loopback clients")
+		maxRevBytes  = int64(perf.DefaultMaxReverseBytes)
+		maxRevDur    = perf.DefaultMaxReverseDuration
+		maxRevFlows  = fs.Int("max-reverse-flows", perf.DefaultMaxReverseFlows, "reverse flows served at once, 1..1024")
+		reverseCC    = fs.String("reverse-cc", "", "comma-separated controllers a reverse request may name (default: every registered one)")
+		reverseCCP   = fs.Bool("reverse-cc-params", false, "let a reverse request set controller parameters (e.g. reno:iw=20); off: names only")
 	)
+	fs.Var(cli.Bytes(&maxRevBytes), "max-reverse-bytes", "largest reverse transfer a request may ask for, bytes with units (1GiB)")
+	fs.Var(cli.Duration(&maxRevDur), "max-reverse-seconds", "longest reverse flow, a duration (60s) up to 3600s; a bytes request running longer is aborted")
 	cli.AddVersion(fs, stdout)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: receiver [-listen ADDR] [-1] [-J] [-allow-reverse] [-qlog DIR]\n\nflags:\n")
+		fmt.Fprintf(stderr, "usage: receiver [-listen ADDR] [-1] [-J] [-allow-reverse [-psk-file FILE]] [-qlog DIR]\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
 	}
+	if maxRevBytes <= 0 {
+		fmt.Fprintf(stderr, "receiver: -max-reverse-bytes %d: must be positive\n", maxRevBytes)
+		return 2
+	}
+	if d := maxRevDur; d <= 0 || d > perf.MaxReverseSeconds*time.Second {
+		fmt.Fprintf(stderr, "receiver: -max-reverse-seconds %v: must be between 1ns and %ds\n", d, perf.MaxReverseSeconds)
+		return 2
+	}
+	if *maxRevFlows < 1 || *maxRevFlows > 1024 {
+		fmt.Fprintf(stderr, "receiver: -max-reverse-flows %d: must be between 1 and 1024\n", *maxRevFlows)
+		return 2
+	}
+	var keys *perf.Keys
+	if *pskFile != "" {
+		var err error
+		if keys, err = perf.LoadKeyFile(*pskFile); err != nil {
+			fmt.Fprintf(stderr, "receiver: %v\n", err)
+			return 2
+		}
+	}
+	var ccList []string
+	if *reverseCC != "" {
+		ccList = strings.Split(*reverseCC, ",")
+	}
 	var outMu sync.Mutex
 	enc := json.NewEncoder(stdout)
 	cfg := perf.ServerConfig{
 		Listen: *listen, AllowReverse: *allowReverse, Once: *once, QlogDir: *qlogDir,
+		Keys: keys, MaxReverseBytes: maxRevBytes, MaxReverseDuration: maxRevDur, MaxReverseFlows: *maxRevFlows,
+		ReverseCC: ccList, ReverseCCParams: *reverseCCP,
 		OnFlow: func(s perf.FlowSummary) {
 			outMu.Lock()
 			defer outMu.Unlock()
@@ -71,13 +108,19 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	srv, err := perf.NewServer(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver: %v\n", err)
+		if errors.Is(err, perf.ErrConfig) {
+			return 2
+		}
 		return 1
 	}
 	defer srv.Close()
 	if !*quiet {
 		rev := ""
-		if *allowReverse {
-			rev = " (reverse mode allowed)"
+		switch {
+		case *allowReverse && keys != nil:
+			rev = fmt.Sprintf(" (reverse mode allowed to holders of %d pre-shared key(s))", keys.Len())
+		case *allowReverse:
+			rev = " (reverse mode allowed to loopback clients only: no -psk-file)"
 		}
 		fmt.Fprintf(stderr, "receiver: listening on %v%s\n", srv.Addr(), rev)
 	}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -117,5 +119,57 @@ func TestBadFlag(t *testing.T) {
 	var out, errb bytes.Buffer
 	if c := run([]string{"-nosuch"}, &out, &errb, nil); c != 2 {
 		t.Errorf("exit %d, want 2", c)
+	}
+}
+
+func TestBadReverseFlags(t *testing.T) {
+	dir := t.TempDir()
+	open := filepath.Join(dir, "open")
+	if err := os.WriteFile(open, []byte(strings.Repeat("ab", 32)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string // in stderr
+	}{
+		{[]string{"-max-reverse-bytes", "0"}, "-max-reverse-bytes"},
+		{[]string{"-max-reverse-bytes", "lots"}, "-max-reverse-bytes"},
+		{[]string{"-max-reverse-seconds", "2h"}, "-max-reverse-seconds"},
+		{[]string{"-max-reverse-seconds", "-1s"}, "-max-reverse-seconds"},
+		{[]string{"-max-reverse-flows", "0"}, "-max-reverse-flows"},
+		{[]string{"-reverse-cc", "reno,nosuch"}, "-reverse-cc"},
+		{[]string{"-psk-file", filepath.Join(dir, "missing")}, "-psk-file"},
+		{[]string{"-psk-file", open}, "chmod 600"},
+	} {
+		var out, errb bytes.Buffer
+		if c := run(append([]string{"-listen", "127.0.0.1:0"}, tc.args...), &out, &errb, nil); c != 2 {
+			t.Errorf("run(%q): exit %d, want 2 (stderr %q)", tc.args, c, errb.String())
+		}
+		if !strings.Contains(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("run(%q): stderr %q, want one line naming %s", tc.args, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestReverseWithKeyFile: a receiver with -psk-file serves a reverse flow
+// to a client with the same key and refuses one without.
+func TestReverseWithKeyFile(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "psk")
+	if err := os.WriteFile(key, []byte("lab "+strings.Repeat("5a", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, _, _ := start(t, "-allow-reverse", "-psk-file", key)
+	keys, err := perf.LoadKeyFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := perf.Run(context.Background(), perf.ClientConfig{Addr: addr, Bytes: 1 << 20, Reverse: true, Keys: keys})
+	if err != nil || !res.End.Verified {
+		t.Fatalf("sender -R -psk-file: got %v, want a verified transfer", err)
+	}
+	_, err = perf.Run(context.Background(), perf.ClientConfig{Addr: addr, Bytes: 1 << 20, Reverse: true})
+	if err == nil || !strings.Contains(err.Error(), "-psk-file") {
+		t.Errorf("sender -R without a key: got %v, want a refusal naming -psk-file", err)
 	}
 }

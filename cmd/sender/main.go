@@ -87,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		interval durFlag
 		jsonOut  = fs.Bool("J", false, "print the result as JSON (start, intervals, end)")
 		qlogDir  = fs.String("qlog", "", "write a qlog JSON-SEQ trace of the flow into this directory")
-		reverse  = fs.Bool("R", false, "reverse mode: the receiver sends (it must run with -allow-reverse)")
+		reverse  = fs.Bool("R", false, "reverse mode: the receiver sends (it must run with -allow-reverse, and -psk-file unless on loopback)")
 		ecnOn    = fs.Bool("ecn", false, "negotiate ECN: send ECT(0) and react to ECN-Echo (RFC 3168)")
 		size     = fs.Int("size", 0, "max datagram (UDP payload) size, bytes (default 1200)")
 		minRTO   durFlag
@@ -98,6 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		on, off  durFlag
 		queue    = fs.Int("queue", 0, "datagram mode: send queue limit, datagrams (default 64)")
 		drop     = fs.String("drop", "newest", "datagram mode: which datagram a full send queue drops, newest or oldest")
+		pskFile  = fs.String("psk-file", "", "reverse mode: pre-shared key file; the first key answers the receiver's challenge (see docs/security.md)")
 	)
 	fs.Var(cli.Rate(&rate), "rate", "datagram mode: application rate, payload bits/s with units (10Mbit); 0: greedy; needed by -cc none")
 	fs.Var(&on, "on", "datagram mode: ON period of an ON/OFF source (with -off)")
@@ -138,6 +139,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "sender: %v\n", err)
 		return 2
+	}
+	if *pskFile != "" {
+		keys, err := perf.LoadKeyFile(*pskFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "sender: %v\n", err)
+			return 2
+		}
+		cfg.Keys = keys
 	}
 	if !*jsonOut && cfg.Interval > 0 {
 		header := false

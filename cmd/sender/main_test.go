@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -99,5 +102,38 @@ func TestJSONAgainstReceiver(t *testing.T) {
 	}
 	if res.End["verified"] != true || res.End["bytes"] != float64(4<<20) {
 		t.Errorf("end: verified %v bytes %v, want true %d", res.End["verified"], res.End["bytes"], 4<<20)
+	}
+}
+
+// TestReversePSKFile runs sender -R -psk-file against a receiver with the
+// same key, and checks that a key file others may read is refused (exit 2).
+func TestReversePSKFile(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "psk")
+	if err := os.WriteFile(key, []byte(strings.Repeat("c3", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := perf.LoadKeyFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := perf.NewServer(perf.ServerConfig{Listen: "127.0.0.1:0", AllowReverse: true, Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	var out, errb bytes.Buffer
+	if code := run([]string{"-c", srv.Addr().String(), "-R", "-n", "1MiB", "-psk-file", key}, &out, &errb); code != 0 {
+		t.Errorf("sender -R -psk-file: exit %d, want 0 (stderr %q)", code, errb.String())
+	}
+	if err := os.Chmod(key, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := run([]string{"-c", srv.Addr().String(), "-R", "-n", "1MiB", "-psk-file", key}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "chmod 600") {
+		t.Errorf("sender with a group-readable key: exit %d stderr %q, want 2 and a chmod hint", code, errb.String())
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"time"
 
 	"cclab/internal/units"
 )
@@ -36,4 +37,15 @@ func (v Value[T]) Set(s string) error {
 // Rate is a flag.Value for a rate in bits/s written with units ("20Mbit").
 func Rate(p *float64) flag.Value {
 	return Value[float64]{P: p, Parse: units.ParseRate, Format: units.FormatRate}
+}
+
+// Bytes is a flag.Value for a byte count written with units ("100M",
+// "1GiB", "64KiB", or a bare integer).
+func Bytes(p *int64) flag.Value {
+	return Value[int64]{P: p, Parse: units.ParseBytes, Format: units.FormatBytes}
+}
+
+// Duration is a flag.Value for a Go duration ("30s", "1m", "250ms").
+func Duration(p *time.Duration) flag.Value {
+	return Value[time.Duration]{P: p, Parse: units.ParseDuration, Format: time.Duration.String}
 }

@@ -1,0 +1,285 @@
+package perf
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"cclab/transport"
+	"cclab/transport/udp"
+)
+
+const (
+	hexKeyA = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	hexKeyB = "ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+)
+
+func mustKeys(t *testing.T, s string) *Keys {
+	t.Helper()
+	k, err := ParseKeys([]byte(s))
+	if err != nil {
+		t.Fatalf("ParseKeys(%q): %v", s, err)
+	}
+	return k
+}
+
+func TestParseKeys(t *testing.T) {
+	for _, tc := range []struct {
+		in        string
+		wantErr   string // substring; "" for success
+		wantFirst string
+		wantLen   int
+	}{
+		{hexKeyA + "\n", "", "default", 1},
+		{"# campaign keys\n\neth " + hexKeyA + "\nmit " + hexKeyB + "\n", "", "eth", 2},
+		{"", "no key", "", 0},
+		{"zz" + hexKeyA[2:], "not hexadecimal", "", 0},
+		{"0011", "want 16..64", "", 0},
+		{"a b c", "fields", "", 0},
+		{"bad/name " + hexKeyA, "key name", "", 0},
+		{"x " + hexKeyA + "\nx " + hexKeyB, "twice", "", 0},
+		{strings.Repeat("ab", 65), "want 16..64", "", 0},
+	} {
+		k, err := ParseKeys([]byte(tc.in))
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseKeys(%q): got error %v, want one containing %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseKeys(%q): %v", tc.in, err)
+			continue
+		}
+		if got, want := k.First(), tc.wantFirst; got != want {
+			t.Errorf("ParseKeys(%q).First(): got %q, want %q", tc.in, got, want)
+		}
+		if got, want := k.Len(), tc.wantLen; got != want {
+			t.Errorf("ParseKeys(%q).Len(): got %d, want %d", tc.in, got, want)
+		}
+	}
+}
+
+func FuzzParseKeys(f *testing.F) {
+	f.Add([]byte(hexKeyA))
+	f.Add([]byte("eth " + hexKeyA + "\n# c\nmit " + hexKeyB))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		k, err := ParseKeys(b)
+		if err != nil {
+			return
+		}
+		if k.Len() < 1 || k.Len() > MaxKeys {
+			t.Errorf("ParseKeys(%q): %d keys", b, k.Len())
+		}
+		for name, key := range k.byName {
+			if !validKeyName(name) || len(key) < MinKeyBytes || len(key) > MaxKeyBytes {
+				t.Errorf("ParseKeys(%q) accepted key %q of %d bytes", b, name, len(key))
+			}
+		}
+	})
+}
+
+func TestLoadKeyFilePermissions(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		mode    os.FileMode
+		wantErr string
+	}{
+		{0o600, ""},
+		{0o400, ""},
+		{0o640, "chmod 600"},
+		{0o604, "chmod 600"},
+	} {
+		name := filepath.Join(dir, "key"+tc.mode.String())
+		if err := os.WriteFile(name, []byte(hexKeyA+"\n"), tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(name, tc.mode) // past the umask
+		_, err := LoadKeyFile(name)
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("LoadKeyFile with mode %04o: got %v, want error containing %q", tc.mode, err, tc.wantErr)
+		}
+	}
+	if _, err := LoadKeyFile(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "-psk-file") {
+		t.Errorf("LoadKeyFile of a missing file: got %v, want an error naming -psk-file", err)
+	}
+}
+
+// TestReverseAuth runs reverse flows against a receiver with a key: only a
+// client that holds it is served, and each side says why it refused.
+func TestReverseAuth(t *testing.T) {
+	keyed, _ := startServer(t, ServerConfig{AllowReverse: true, Keys: mustKeys(t, "eth "+hexKeyA)})
+	open, _ := startServer(t, ServerConfig{AllowReverse: true})
+	for _, tc := range []struct {
+		name    string
+		srv     *Server
+		keys    string // client's key file; "" none
+		wantErr string // "" for a verified transfer
+		counter func(ServerStats) uint64
+	}{
+		{"right key", keyed, "eth " + hexKeyA, "", func(s ServerStats) uint64 { return s.Reverse }},
+		{"no key", keyed, "", "requires a pre-shared key", func(s ServerStats) uint64 { return s.AuthFailed }},
+		{"unknown key name", keyed, "mit " + hexKeyA, `unknown key "mit"`, func(s ServerStats) uint64 { return s.AuthFailed }},
+		{"wrong key", keyed, "eth " + hexKeyB, "does not hold key", func(s ServerStats) uint64 { return s.Challenges }},
+		{"key, receiver without", open, "eth " + hexKeyA, "no pre-shared key", func(s ServerStats) uint64 { return s.AuthFailed }},
+		{"loopback without keys", open, "", "", func(s ServerStats) uint64 { return s.Reverse }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ClientConfig{Addr: tc.srv.Addr().String(), Bytes: 1 << 20, Reverse: true}
+			if tc.keys != "" {
+				cfg.Keys = mustKeys(t, tc.keys)
+			}
+			before := tc.counter(tc.srv.Stats())
+			res, err := Run(context.Background(), cfg)
+			if tc.wantErr == "" {
+				if err != nil || !res.End.Verified || res.End.Bytes != 1<<20 {
+					t.Fatalf("Run: got %v (result %+v), want a verified 1 MiB transfer", err, res)
+				}
+			} else if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Run: got error %v, want one containing %q", err, tc.wantErr)
+			}
+			// The server's counter moves once the refused flow is finished.
+			deadline := time.Now().Add(10 * time.Second)
+			for tc.counter(tc.srv.Stats()) == before && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got, want := tc.counter(tc.srv.Stats()), before+1; got != want {
+				t.Errorf("server counter: got %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+// authDial opens a connection with request and writes line on it, then
+// closes its direction and returns what the server sends.
+func authDial(t *testing.T, ep *udp.Endpoint, srv *Server, request, line []byte) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := ep.Dial(ctx, srv.Addr(), transport.Config{Request: request})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line != nil {
+		c.Write(line)
+	}
+	b, _ := readAll(c, 1<<20)
+	c.CloseWrite()
+	_ = c.Wait(ctx)
+	return string(b)
+}
+
+// TestReverseAuthReplayAndForgery: a nonce works once; a replayed request
+// and a request whose MAC is wrong get nothing but a refusal.
+func TestReverseAuthReplayAndForgery(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{AllowReverse: true, Keys: mustKeys(t, hexKeyA)})
+	ep, err := udp.DialSocket(srv.Addr().String(), udp.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	cfg := ClientConfig{Addr: srv.Addr().String(), Bytes: 1000, Reverse: true, Keys: mustKeys(t, hexKeyA)}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	peer := srv.Addr()
+	ctx := context.Background()
+	req := Request{V: Version, Reverse: true, Bytes: 1000, Seed: 7}
+	line, err := authenticate(ctx, ep, peer, &cfg, &req)
+	if err != nil {
+		t.Fatalf("authenticate: %v", err)
+	}
+	// The genuine request is served: 1000 pattern bytes.
+	if got := authDial(t, ep, srv, req.encode(), line); len(got) != 1000 || strings.HasPrefix(got, "{") {
+		t.Fatalf("first use of the nonce: got %d bytes %.60q, want the 1000-byte stream", len(got), got)
+	}
+	// Replayed: the nonce is gone.
+	if got := authDial(t, ep, srv, req.encode(), line); !strings.Contains(got, "used or expired challenge") {
+		t.Errorf("replayed request: got %.200q, want a refusal naming the challenge", got)
+	}
+	// A fresh nonce with a MAC made with another key, and with the request
+	// altered after the MAC was made (more bytes).
+	for _, tamper := range []string{"key", "request"} {
+		req := Request{V: Version, Reverse: true, Bytes: 1000, Seed: 7}
+		line, err := authenticate(ctx, ep, peer, &cfg, &req)
+		if err != nil {
+			t.Fatalf("authenticate: %v", err)
+		}
+		switch tamper {
+		case "key":
+			sn, _ := decodeNonce(req.Nonce)
+			other, _ := hex.DecodeString(hexKeyB)
+			line = append(mustJSON(authLine{MAC: hex.EncodeToString(authMAC(other, labelReverse, sn, req.encode()))}), '\n')
+		case "request":
+			req.Bytes = 100000
+		}
+		got := authDial(t, ep, srv, req.encode(), line)
+		var rep Report
+		if json.Unmarshal([]byte(got), &rep) != nil || !strings.Contains(rep.Error, "wrong key") {
+			t.Errorf("tampered %s: got %.200q, want a refusal saying wrong key", tamper, got)
+		}
+	}
+}
+
+// TestReverseCaps: requests beyond the server's caps are refused with the
+// cap's flag named, before anything is sent.
+func TestReverseCaps(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{AllowReverse: true, MaxReverseBytes: 1 << 20,
+		MaxReverseDuration: 2 * time.Second, ReverseCC: []string{"reno", "cubic"}})
+	for _, tc := range []struct {
+		req  string
+		want string
+	}{
+		{`{"v":2,"reverse":true,"bytes":2000000,"seed":1}`, "-max-reverse-bytes"},
+		{`{"v":2,"reverse":true,"seconds":3,"seed":1}`, "-max-reverse-seconds"},
+		{`{"v":2,"reverse":true,"bytes":1000,"cc":"vegas","seed":1}`, "-reverse-cc"},
+		{`{"v":2,"reverse":true,"bytes":1000,"cc":"reno:iw=100000","seed":1}`, "-reverse-cc-params"},
+		{`{"v":2,"reverse":true,"bytes":1000,"min_rto_ms":0.001,"seed":1}`, "min_rto_ms"},
+		{`{"v":2,"reverse":true,"bytes":1000,"nonce":"00","seed":1}`, "no pre-shared key"},
+	} {
+		before := srv.Stats()
+		got := rawDial(t, srv, []byte(tc.req))
+		var rep Report
+		if err := json.Unmarshal([]byte(got), &rep); err != nil || !strings.Contains(rep.Error, tc.want) {
+			t.Errorf("request %s: got %.200q, want a refusal naming %s", tc.req, got, tc.want)
+		}
+		after := srv.Stats()
+		if after.BadParameters+after.AuthFailed != before.BadParameters+before.AuthFailed+1 {
+			t.Errorf("request %s: refusal counters %+v -> %+v, want one more", tc.req, before, after)
+		}
+	}
+	// Within the caps it is served.
+	if got := rawDial(t, srv, []byte(`{"v":2,"reverse":true,"bytes":1000,"cc":"cubic","seed":1}`)); len(got) != 1000 {
+		t.Errorf("request within the caps: got %d bytes %.80q, want 1000", len(got), got)
+	}
+}
+
+func TestChallengeTable(t *testing.T) {
+	var tab challenges
+	now := time.Unix(1000, 0)
+	a, b := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
+	n1 := tab.issue(a, now)
+	if tab.take(n1, b, now) {
+		t.Errorf("take from another address: got true, want false")
+	}
+	n2 := tab.issue(a, now)
+	if !tab.take(n2, a, now.Add(time.Second)) || tab.take(n2, a, now.Add(time.Second)) {
+		t.Errorf("take twice: want true then false")
+	}
+	n3 := tab.issue(a, now)
+	if tab.take(n3, a, now.Add(challengeTTL+time.Second)) {
+		t.Errorf("take after the TTL: got true, want false")
+	}
+	for range 3 * maxChallenges {
+		tab.issue(a, now)
+	}
+	if got := len(tab.m); got > maxChallenges {
+		t.Errorf("table size after %d issues: got %d, want ≤ %d", 3*maxChallenges, got, maxChallenges)
+	}
+}
