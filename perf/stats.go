@@ -20,8 +20,6 @@ type snap struct {
 	minRTT      time.Duration
 	meanSRTT    time.Duration
 	mss         int
-	sentDigest  []byte
-	recvDigest  []byte
 }
 
 func snapshot(s transport.ConnStats) snap {
@@ -29,7 +27,7 @@ func snapshot(s transport.ConnStats) snap {
 		sentBytes: int64(s.BytesSent), ackedBytes: int64(min(s.BytesAcked, s.BytesSent)),
 		recvBytes: int64(s.BytesDelivered), retransmits: int64(s.Retransmits), rtos: int64(s.RTOs),
 		mss: s.MSS, cwnd: s.Cwnd, srtt: s.SRTT, minRTT: s.MinRTT, meanSRTT: s.MeanSRTT,
-		sentDigest: s.SentDigest[:], recvDigest: s.RecvDigest[:], rtoCauses: RTOCauses(s.RTOCauses),
+		rtoCauses: RTOCauses(s.RTOCauses),
 	}
 }
 

@@ -92,6 +92,8 @@ type LoopStats struct {
 	TimerFires   uint64 // wake-ups of the real timer
 	Deadlines    uint64 // OnDeadline calls
 	GSO          bool   // the writer sends with UDP GSO
+	GRO          bool   // the socket receives with UDP GRO (coalesced reads)
+	GROReads     uint64 // reads that held several datagrams coalesced by the kernel
 	GSODisabled  bool   // the kernel refused GSO and the writer fell back to plain batches
 	RecvBuffer   int    // socket receive buffer as the kernel reports it, bytes (0: unknown)
 }
@@ -179,20 +181,41 @@ func (l *loop) reader() {
 		l.mu.Lock()
 		now := l.now()
 		nout, off := 0, 0
+		dgrams := 0
 		for i := 0; i < n; i++ {
 			m := &ms[i]
-			l.eng.Receive(now, m.Addr, m.ECN, m.Buf[:m.N])
-			if l.perBatch && i < n-1 {
-				continue
+			// A GRO read holds several datagrams back to back: split it
+			// and drive them one at a time, so the engine sees exactly
+			// what it would without GRO.
+			k := m.Count()
+			if k > 1 {
+				l.stats.GROReads++
 			}
-			// The transport's driver rule: Transmit after every input, so
-			// that an ACK goes out every second segment and each ACK
-			// releases data at once (ACK clocking), even within a batch.
-			// (perBatch: once per batch, like a receiver behind GRO.)
-			nout, off = l.transmit(now, out, offs, arena, nout, off)
+			for j := 0; j < k; j++ {
+				l.eng.Receive(now, m.Addr, m.ECN, m.Datagram(j))
+				if l.perBatch && (i < n-1 || j < k-1) {
+					continue
+				}
+				// The transport's driver rule: Transmit after every input
+				// datagram, so that an ACK goes out every second segment
+				// and each ACK releases data at once (ACK clocking), even
+				// within a batch or a coalesced read. (perBatch: once per
+				// batch, stretch ACKs.)
+				nout, off = l.transmit(now, out, offs, arena, nout, off)
+				if nout == len(out) {
+					// The answer batch is full: send it and go on.
+					ticket := l.takeTicket()
+					l.mu.Unlock()
+					l.sendBatch(ticket, out[:nout], offs[:nout])
+					l.mu.Lock()
+					nout, off = 0, 0
+					now = l.now()
+				}
+			}
+			dgrams += k
 		}
 		l.stats.ReadBatches++
-		l.stats.DatagramsIn += uint64(n)
+		l.stats.DatagramsIn += uint64(dgrams)
 		l.cond.Broadcast()
 		var ticket uint64
 		if nout > 0 {

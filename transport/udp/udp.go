@@ -77,6 +77,13 @@ type Config struct {
 	// NoGSO disables the UDP GSO write path (Linux); the environment
 	// variable CCLAB_NO_GSO=1 does the same for every Endpoint.
 	NoGSO bool
+	// NoGRO leaves UDP receive offload off (Linux): each read returns one
+	// datagram. With GRO on (the default) the kernel may coalesce a burst of
+	// one sender's datagrams into one read; the driver splits it and feeds
+	// the datagrams to the transport one by one, so the transport's ACK
+	// rule is unchanged. The environment variable CCLAB_NO_GRO=1 does the
+	// same for every Endpoint (netio.EnableGRO).
+	NoGRO bool
 }
 
 // Endpoint is a transport.Endpoint running on a socket.
@@ -130,8 +137,13 @@ func New(c netio.Conn, cfg Config) *Endpoint {
 		rb = DefaultRecvBuffer
 	}
 	got := raiseRecvBuffer(c, rb)
+	// GRO goes on before the reader starts: a datagram queued before
+	// UDP_GRO is set would arrive segmented (harmless, but not coalesced).
+	// Every read buffer holds netio.GROBufSize bytes (DefaultRecvBuf).
+	gro := !cfg.NoGRO && netio.EnableGRO(c)
 	e.l = newLoop(ep, c, cfg.Batch, DefaultRecvBuf, cfg.SendBuf, !cfg.NoGSO)
 	e.l.stats.RecvBuffer = got
+	e.l.stats.GRO = gro
 	e.l.perBatch = cfg.TransmitPerBatch
 	e.l.run()
 	return e
