@@ -54,6 +54,31 @@ func loadExperiment(arg string, quick bool) (*eval.Experiment, error) {
 	return eval.LoadScenarioFile(arg)
 }
 
+// parseNameAndFlags parses args into fs and returns the one positional
+// argument, which may stand before, between or after the flags ("run NAME
+// -quick", "run -quick NAME", "run -db F NAME -quick"): the flag package
+// stops at the first positional argument, so the flags after it are parsed
+// in a second pass.
+func parseNameAndFlags(fs *flag.FlagSet, args []string) (string, error) {
+	rest, name := splitArgs(args)
+	if err := fs.Parse(rest); err != nil {
+		return "", err
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return "", err
+		}
+	}
+	if fs.NArg() > 0 {
+		return "", fmt.Errorf("%w %v", errExtraArgs, fs.Args())
+	}
+	return name, nil
+}
+
+// errExtraArgs reports positional arguments beyond the one name.
+var errExtraArgs = errors.New("unexpected arguments")
+
 // splitArgs moves a leading positional argument behind the flags so that
 // both "run NAME -quick" and "run -quick NAME" work.
 func splitArgs(args []string) (flags []string, positional string) {
@@ -76,14 +101,11 @@ func runRun(args []string) int {
 		fmt.Fprintf(fs.Output(), "usage: cclab run NAME|FILE.yaml [flags]\n\nbuilt-in experiments: %s\n\nflags:\n", strings.Join(experiments.Names(), ", "))
 		fs.PrintDefaults()
 	}
-	rest, name := splitArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return 2
-	}
-	if name == "" {
-		name = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "cclab run: unexpected arguments %v\n", fs.Args())
+	name, err := parseNameAndFlags(fs, args)
+	if err != nil {
+		if errors.Is(err, errExtraArgs) { // the flag package has printed its own errors
+			fmt.Fprintln(os.Stderr, "cclab run:", err)
+		}
 		return 2
 	}
 	if name == "" {

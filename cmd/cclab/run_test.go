@@ -2,6 +2,8 @@ package main
 
 import (
 	"database/sql"
+	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,5 +135,32 @@ func TestRunQuickBuiltin(t *testing.T) {
 	out, err = exec.Command(bin, "run", bad, "-db", db).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "bad.yaml:3:") || !strings.Contains(string(out), "topology.kind") {
 		t.Errorf("malformed scenario: got %v\n%s\nwant an error naming bad.yaml:3 and topology.kind", err, out)
+	}
+}
+
+// TestRunArgs checks that flags after the experiment's name count wherever
+// the name stands (a sweep once ignored -quick in "run -db F NAME -quick").
+func TestRunArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		name, db  string
+		quick, ok bool
+	}{
+		{[]string{"dca-vs-reno", "-quick"}, "dca-vs-reno", "d", true, true},
+		{[]string{"-quick", "dca-vs-reno"}, "dca-vs-reno", "d", true, true},
+		{[]string{"-db", "F", "dca-vs-reno", "-quick"}, "dca-vs-reno", "F", true, true},
+		{[]string{"-db", "F", "dca-vs-reno"}, "dca-vs-reno", "F", false, true},
+		{[]string{"dca-vs-reno", "-db", "F", "-quick"}, "dca-vs-reno", "F", true, true},
+		{[]string{"-db", "F", "a", "b"}, "", "F", false, false},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		quick := fs.Bool("quick", false, "")
+		db := fs.String("db", "d", "")
+		name, err := parseNameAndFlags(fs, tc.args)
+		if (err == nil) != tc.ok || (tc.ok && (name != tc.name || *quick != tc.quick || *db != tc.db)) {
+			t.Errorf("%v: got name %q quick %v db %q err %v, want name %q quick %v db %q ok %v",
+				tc.args, name, *quick, *db, err, tc.name, tc.quick, tc.db, tc.ok)
+		}
 	}
 }
