@@ -45,7 +45,19 @@ const (
 	Loss CongestionKind = iota + 1
 	// ECN: an ECN-Echo (RFC 3168 §6.1.2); at most once per RTT; no recovery episode.
 	ECN
+	// Delay: a delay-based decision reduced the window (DCA). Controllers
+	// signal it themselves (DelayReactor); it is never passed to
+	// OnCongestion.
+	Delay
 )
+
+// DelayReactor is a controller that reduces its window on its own
+// delay-based congestion decisions (DCA). DelayReductions counts the
+// reductions so far, so a connection can report each one as a congestion
+// signal (event.CongestionSignal with Reason Delay).
+type DelayReactor interface {
+	DelayReductions() uint64
+}
 
 // String names the kind.
 func (k CongestionKind) String() string {
@@ -54,6 +66,8 @@ func (k CongestionKind) String() string {
 		return "loss"
 	case ECN:
 		return "ecn"
+	case Delay:
+		return "delay"
 	}
 	return "unknown"
 }

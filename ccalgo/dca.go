@@ -224,6 +224,10 @@ func (d *DCA) Counts() (decisions, congested, reactions, epochs uint64) {
 	return d.decisions, d.congested, d.reactions, d.epochs
 }
 
+// DelayReductions returns the number of reactions (window reductions on a
+// congestion decision): ccalgo.DelayReactor.
+func (d *DCA) DelayReductions() uint64 { return d.reactions }
+
 // addSample appends one tcprtt sample (ns) to the ring, keeping exact
 // running sums so each decision costs O(1) whatever w is.
 func (d *DCA) addSample(ns int64) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"cclab/ccalgo"
 	"cclab/clock"
 	"cclab/event"
 	"cclab/qdisc"
@@ -327,6 +328,7 @@ type flowAcc struct {
 	recoveryTime        float64
 	recoveriesEnded     int64
 	congestionSignals   int64
+	delayReductions     int64 // congestion signals of Reason ccalgo.Delay
 	minRTT              time.Duration
 	cwnd, inflight      twAcc
 	srtt                twAcc         // seconds
@@ -586,6 +588,9 @@ func (c *Collector) Record(e event.Event) {
 		}
 	case event.CongestionSignal:
 		f.congestionSignals++
+		if e.Reason == uint8(ccalgo.Delay) {
+			f.delayReductions++
+		}
 	case event.Delivered:
 		f.delivered += int64(e.Bytes)
 		f.lastDelivered = e.Time
@@ -926,6 +931,7 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 		v["mean_recovery_time"] = f.recoveryTime / float64(f.recoveriesEnded)
 	}
 	v["total_congestion_signals"] = float64(f.congestionSignals)
+	v["total_delay_reductions"] = float64(f.delayReductions)
 	rate := info.BottleneckRate
 	if rate <= 0 {
 		rate = c.bottleneckRate(bneck)

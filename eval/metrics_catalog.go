@@ -55,6 +55,7 @@ var Catalog = []MetricDef{
 	{"total_recoveries", ScopeFlow, "1", "loss-recovery episodes (RecoveryStart)"},
 	{"mean_recovery_time", ScopeFlow, "s", "mean duration of the recovery episodes that ended (RecoveryStart → RecoveryEnd)"},
 	{"total_congestion_signals", ScopeFlow, "1", "ECN-Echo or delay-based window reductions (CongestionSignal)"},
+	{"total_delay_reductions", ScopeFlow, "1", "delay-based window reductions: CongestionSignal with Reason delay (a DCA reaction)"},
 	{"fct", ScopeFlow, "s", "flow completion time: first PacketSent → last Delivered, for a sized flow that delivered all its bytes; absent otherwise"},
 	{"bw_utilization", ScopeFlow, "1", "mean_throughput / bottleneck rate"},
 	{"bdp_utilization", ScopeFlow, "1", "mean_inflight / BDP, BDP = bottleneck rate × base RTT / 8"},

@@ -47,10 +47,14 @@ type Config struct {
 	DelayedAck  time.Duration // delayed-ACK timer (default 40 ms)
 	AckEvery    int           // ACK at once after this many full-sized in-order segments, packets (default 2; 1 disables delayed ACKs)
 	RecvWindow  int           // receive buffer = largest advertised window, bytes (default 8 MiB)
-	SendBuffer  int           // Write buffer, bytes (default 4 MiB)
-	ECN         bool          // negotiate ECN: send ECT(0), echo CE (RFC 3168)
-	Digest      string        // stream integrity digest: "sha256" (default), "crc32c" (fast, not cryptographic) or "none"
-	Request     []byte        // client: opaque application request carried in the Initial (<= MaxRequest bytes)
+	// MaxWindow caps the data the sender has outstanding beyond snd.una,
+	// bytes, whatever cwnd and the peer's window allow (a per-flow maximum
+	// window as ns-2's window_); 0: no cap. At least 2 MaxDatagram.
+	MaxWindow  int
+	SendBuffer int    // Write buffer, bytes (default 4 MiB)
+	ECN        bool   // negotiate ECN: send ECT(0), echo CE (RFC 3168)
+	Digest     string // stream integrity digest: "sha256" (default), "crc32c" (fast, not cryptographic) or "none"
+	Request    []byte // client: opaque application request carried in the Initial (<= MaxRequest bytes)
 
 	IdleTimeout      time.Duration // fail with ErrIdleTimeout after this long without a datagram (default 2 min; keep it above MaxRTO)
 	HandshakeTimeout time.Duration // fail with ErrHandshakeTimeout if no Accept arrives (default 10 s)
@@ -110,6 +114,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("transport: DelayedAck=%v AckEvery=%d: need DelayedAck >= 0, AckEvery >= 1", c.DelayedAck, c.AckEvery)
 	case c.RecvWindow < 2*c.MaxDatagram || c.SendBuffer < 1:
 		return fmt.Errorf("transport: RecvWindow=%d SendBuffer=%d: RecvWindow must hold 2 datagrams, SendBuffer > 0 bytes", c.RecvWindow, c.SendBuffer)
+	case c.MaxWindow != 0 && c.MaxWindow < 2*c.MaxDatagram:
+		return fmt.Errorf("transport: MaxWindow=%d: must hold 2 datagrams (%d bytes), or 0 for no cap", c.MaxWindow, 2*c.MaxDatagram)
 	case c.Digest != "sha256" && c.Digest != "crc32c" && c.Digest != "none":
 		return fmt.Errorf("transport: Digest=%q: want sha256, crc32c or none", c.Digest)
 	case len(c.Request) > MaxRequest:

@@ -79,6 +79,8 @@ type Conn struct {
 	finAcked   bool
 	sb         Scoreboard
 	cc         ccalgo.Controller
+	delayCC    ccalgo.DelayReactor // cc, if it reduces its window on delay
+	delayN     uint64              // delayCC's reductions already signalled
 	rec        Recovery
 	recTimer   RecoveryTimer
 	pace       pacing
@@ -148,6 +150,7 @@ func (c *Conn) establish(now clock.Time) error {
 		return err
 	}
 	c.cc, c.rec = cc, rec
+	c.delayCC, _ = cc.(ccalgo.DelayReactor)
 	_, c.sackBlind = rec.(SACKBlind)
 	c.pace.set(cc, c.mss)
 	c.recTimer, _ = rec.(RecoveryTimer)
@@ -735,6 +738,13 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 		c.cc.OnAck(ccalgo.Ack{Now: now, Acked: acked + sacked, AckedPackets: packets, RTT: sample,
 			SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.sb.pipe, CumAck: cum, SndNxt: c.sb.nxt,
 			InRecovery: c.rec.InRecovery(), AppLimited: c.appLimited})
+		if c.delayCC != nil {
+			if n := c.delayCC.DelayReductions(); n != c.delayN { // a delay-based decision reduced the window
+				c.delayN = n
+				c.emit(event.Event{Time: now, Kind: event.CongestionSignal, Seq: c.sb.nxt, Reason: uint8(ccalgo.Delay),
+					Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
+			}
+		}
 	}
 	c.ctx.Now = now
 	c.ctx.RestartRTO = advanced
@@ -1002,8 +1012,12 @@ func (c *Conn) transmitData(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	}
 	avail := c.avail()
 	room := 0
-	if c.peerRight > c.sb.nxt {
-		room = int(min(c.peerRight-c.sb.nxt, math.MaxInt32))
+	right := c.peerRight
+	if c.cfg.MaxWindow > 0 { // the sender's own cap (ns-2's window_): at most MaxWindow bytes beyond snd.una
+		right = min(right, c.sb.una+uint64(c.cfg.MaxWindow))
+	}
+	if right > c.sb.nxt {
+		room = int(min(right-c.sb.nxt, math.MaxInt32))
 	}
 	segLen := min(c.mss, avail)
 	if segLen > 0 {
