@@ -1,8 +1,10 @@
 package eval
 
 import (
+	"cmp"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,7 +123,23 @@ type Scenario struct {
 	// as a fraction of each hop's packet limit (docs/metrics.md); 0 means
 	// DefaultEpochThreshold.
 	EpochThreshold float64 `json:"epoch_threshold,omitempty"`
+	// Case names the case of a scenario with cases (the experiment's "case"
+	// axis): the base document with that case's fields in place.
+	Case string `json:"case,omitempty"`
+	// Study names a built-in study whose report sections the report adds
+	// (StudyDCA).
+	Study string `json:"study,omitempty"`
 }
+
+// Studies with report sections of their own (Scenario.Study).
+const (
+	// StudyDCA is the DCA study of Martin's thesis, chapter 8
+	// (docs/studies/dca.md).
+	StudyDCA = "dca"
+)
+
+// CaseAxis is the axis of the cases of a scenario with cases.
+const CaseAxis = "case"
 
 // DefaultEpochThreshold is the default congestion-epoch threshold: half of
 // a hop's queue limit (docs/metrics.md, total_queue_oscillations).
@@ -156,6 +174,11 @@ type Hop struct {
 	// negative = unlimited.
 	RevRate float64 `json:"rev_rate,omitempty"`
 	Cross   []Cross `json:"cross,omitempty"` // cross traffic entering before this hop and leaving after it
+	// Background lists groups of background flows attached to this hop:
+	// they enter before it and leave after it (Path is this hop). Their
+	// flows are numbered after the scenario's flows and are not measured
+	// one by one: their packets count in the links' metrics only.
+	Background []Flow `json:"background,omitempty"`
 }
 
 // Cross is one source of open-loop cross traffic at a hop: a datagram
@@ -201,6 +224,20 @@ type Flow struct {
 	// [0, Stagger), drawn from the flow's own random stream.
 	Stagger time.Duration `json:"stagger,omitempty"`
 	ECN     bool          `json:"ecn,omitempty"` // negotiate ECN (RFC 3168)
+	// Window is the flow's largest window, bytes: the receiver's advertised
+	// window (the receive buffer), which caps what the sender has in
+	// flight whatever its cwnd; 0: the transport's default.
+	Window int `json:"window,omitempty"`
+	// RTT, if set, is the round-trip propagation delay of the flow's path:
+	// its sender's access delay is chosen to make it so
+	// ((RTT − the hops' delays both ways)/2); AccessDelay must then be
+	// unset.
+	RTT time.Duration `json:"rtt,omitempty"`
+	// AltCC and AltShare split a group between two controllers: the first
+	// round(AltShare × Count) members run AltCC, the others CC (a sweep over
+	// AltShare changes each member's controller, never its traffic draws).
+	AltCC    string  `json:"alt_cc,omitempty"`
+	AltShare float64 `json:"alt_share,omitempty"`
 }
 
 // Param is one swept parameter's value at a point.
@@ -309,7 +346,16 @@ func ParseScenario(file string, src []byte) (*Experiment, error) {
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
 		return nil, &Error{File: file, Msg: "empty scenario"}
 	}
-	doc := root.Content[0]
+	doc := resolve(root.Content[0])
+	if cases := caseNodes(doc); cases != nil {
+		return parseCases(file, src, doc, cases)
+	}
+	return parseDoc(file, src, doc, true)
+}
+
+// parseDoc parses one scenario document into its grid; checkBaseline checks
+// that the baseline names swept fields.
+func parseDoc(file string, src []byte, doc *yaml.Node, checkBaseline bool) (*Experiment, error) {
 	d := &decoder{file: file, pick: map[*yaml.Node]int{}, axisOf: map[*yaml.Node]int{}, optional: map[*yaml.Node]bool{}, collecting: true}
 	// Collect the axes. A first point whose optional value is not available
 	// is retried with that axis's next value.
@@ -406,7 +452,15 @@ func ParseScenario(file string, src []byte) (*Experiment, error) {
 	exp.Name = exp.Points[0].Scenario.Name
 	base := exp.Points[0].Scenario
 	exp.Base = &base
-	for _, b := range base.Baseline {
+	if !checkBaseline {
+		return exp, nil
+	}
+	return exp, checkBaselineAxes(exp)
+}
+
+// checkBaselineAxes checks that every field of the baseline is swept.
+func checkBaselineAxes(exp *Experiment) error {
+	for _, b := range exp.Base.Baseline {
 		found := false
 		for _, a := range exp.Axes {
 			if a.Path == b.Axis || a.Short == b.Axis {
@@ -414,10 +468,124 @@ func ParseScenario(file string, src []byte) (*Experiment, error) {
 			}
 		}
 		if !found {
-			return nil, &Error{File: file, Field: "baseline", Msg: fmt.Sprintf("%q is not a swept field (swept: %s)", b.Axis, axisNames(exp.Axes))}
+			return &Error{File: exp.File, Field: "baseline", Msg: fmt.Sprintf("%q is not a swept field (swept: %s)", b.Axis, axisNames(exp.Axes))}
 		}
 	}
-	return exp, nil
+	return nil
+}
+
+// caseNodes returns the items of the document's "cases" list, or nil.
+func caseNodes(doc *yaml.Node) *yaml.Node {
+	for i := 0; doc.Kind == yaml.MappingNode && i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value == "cases" {
+			return doc.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// parseCases parses a scenario with cases: each case is the document with
+// the case's fields in place of the document's (a field the case does not
+// name keeps the document's value), parsed as a scenario of its own; the
+// experiment's points are every case's grid in case order, each with the
+// parameter case=<name> first (axis CaseAxis), and its axes are CaseAxis
+// and the union of the cases' axes.
+func parseCases(file string, src []byte, doc, casesNode *yaml.Node) (*Experiment, error) {
+	d := &decoder{file: file}
+	items, err := d.list(casesNode, "cases", "cases (each a mapping with a name and the fields it sets)")
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, d.errAt(resolve(casesNode), "cases", "empty list: give at least one case")
+	}
+	exp := &Experiment{File: file, Source: src}
+	caseAxis := Axis{Path: CaseAxis, Short: CaseAxis, Line: resolve(casesNode).Line}
+	skipped := map[string]bool{}
+	for ci, it := range items {
+		path := fmt.Sprintf("cases[%d]", ci)
+		if it.Kind != yaml.MappingNode {
+			return nil, d.errAt(it, path, "want a mapping with a name and the fields the case sets, got %s", kindName(it))
+		}
+		name := ""
+		merged := &yaml.Node{Kind: yaml.MappingNode, Line: it.Line, Column: it.Column}
+		set := map[string]*yaml.Node{}
+		for j := 0; j+1 < len(it.Content); j += 2 {
+			k, v := it.Content[j], it.Content[j+1]
+			switch k.Value {
+			case "name":
+				if v = resolve(v); v.Kind != yaml.ScalarNode || v.Value == "" {
+					return nil, d.errAt(v, path+".name", "want the case's name")
+				}
+				name = v.Value
+			case "cases", "topologies", "defs":
+				return nil, d.errAt(k, path+"."+k.Value, "a case cannot set %s (it belongs to the whole file)", k.Value)
+			default:
+				set[k.Value] = v
+			}
+		}
+		if name == "" {
+			return nil, d.errAt(it, path+".name", "missing required field \"name\"")
+		}
+		if slices.Contains(caseAxis.Values, name) {
+			return nil, d.errAt(it, path+".name", "case %q given twice", name)
+		}
+		caseAxis.Values = append(caseAxis.Values, name)
+		for j := 0; j+1 < len(doc.Content); j += 2 {
+			k := doc.Content[j]
+			if k.Value == "cases" {
+				continue
+			}
+			v := doc.Content[j+1]
+			if cv, ok := set[k.Value]; ok {
+				v = cv
+				delete(set, k.Value)
+			}
+			merged.Content = append(merged.Content, k, v)
+		}
+		for j := 0; j+1 < len(it.Content); j += 2 { // fields the document does not have, in the case's order
+			if v, ok := set[it.Content[j].Value]; ok {
+				merged.Content = append(merged.Content, it.Content[j], v)
+			}
+		}
+		sub, err := parseDoc(file, src, merged, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range sub.Skipped {
+			skipped[k] = true
+		}
+		for _, a := range sub.Axes {
+			i := slices.IndexFunc(exp.Axes, func(b Axis) bool { return b.Path == a.Path })
+			if i < 0 {
+				exp.Axes = append(exp.Axes, a)
+				continue
+			}
+			for _, v := range a.Values {
+				if !slices.Contains(exp.Axes[i].Values, v) {
+					exp.Axes[i].Values = append(exp.Axes[i].Values, v)
+				}
+			}
+		}
+		for _, p := range sub.Points {
+			p.Index = len(exp.Points)
+			p.Scenario.Case = name
+			p.Params = append([]Param{{Axis: CaseAxis, Value: name}}, p.Params...)
+			exp.Points = append(exp.Points, p)
+		}
+		if len(exp.Points) > MaxPoints {
+			return nil, d.errAt(it, path, "the cases have more than %d points; split the experiment", MaxPoints)
+		}
+	}
+	exp.Axes = append([]Axis{caseAxis}, exp.Axes...)
+	for k := range skipped {
+		exp.Skipped = append(exp.Skipped, k)
+	}
+	sort.Strings(exp.Skipped)
+	exp.Name = exp.Points[0].Scenario.Name
+	base := exp.Points[0].Scenario
+	exp.Base = &base
+	return exp, checkBaselineAxes(exp)
 }
 
 func axisNames(axes []Axis) string {
@@ -758,7 +926,11 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 	var runs int
 	var seedsGiven bool
 	var baselineNode *yaml.Node
-	err := d.mapping(doc, "", map[string]fieldFn{
+	topos, err := d.topologies(doc)
+	if err != nil {
+		return s, err
+	}
+	err = d.mapping(doc, "", map[string]fieldFn{
 		"name": func(n *yaml.Node, p string) (err error) {
 			s.Name, err = d.str(n, p)
 			if err == nil && s.Name == "" {
@@ -812,7 +984,35 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 			}
 			return nil
 		},
-		"topology": func(n *yaml.Node, p string) (err error) { s.Topology, err = d.topology(n, p); return },
+		"topology": func(n *yaml.Node, p string) (err error) {
+			if resolve(n).Kind == yaml.MappingNode {
+				s.Topology, err = d.topology(n, p)
+				return err
+			}
+			// A name of the scenario's topologies (a list of names sweeps them).
+			name, at, err := d.value(n, p)
+			if err != nil {
+				return err
+			}
+			tn, ok := topos[name]
+			if !ok {
+				var have []string
+				for k := range topos {
+					have = append(have, k)
+				}
+				sort.Strings(have)
+				return d.errAt(at, p, "no topology named %q in topologies (defined: %s)", name, strings.Join(have, ", "))
+			}
+			s.Topology, err = d.topology(tn, "topologies."+name)
+			return err
+		},
+		"topologies": func(n *yaml.Node, p string) error { return nil }, // read before: topos
+		"defs":       func(n *yaml.Node, p string) error { return nil }, // anchors for the rest of the file
+		"cases":      func(n *yaml.Node, p string) error { return nil }, // expanded by ParseScenario
+		"study": func(n *yaml.Node, p string) (err error) {
+			s.Study, err = d.enum(n, p, StudyDCA)
+			return err
+		},
 		"flows": func(n *yaml.Node, p string) (err error) {
 			if s.Flows, err = listOf(d, n, p, "flows", d.flow); err != nil {
 				return err
@@ -874,6 +1074,26 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 	return s, nil
 }
 
+// topologies returns the scenario's named topologies (the mapping under
+// "topologies"), each decoded only when a point selects it by name.
+func (d *decoder) topologies(doc *yaml.Node) (map[string]*yaml.Node, error) {
+	out := map[string]*yaml.Node{}
+	doc = resolve(doc)
+	for i := 0; doc.Kind == yaml.MappingNode && i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value != "topologies" {
+			continue
+		}
+		m := resolve(doc.Content[i+1])
+		if m.Kind != yaml.MappingNode {
+			return nil, d.errAt(m, "topologies", "want a mapping of name to topology, got %s", kindName(m))
+		}
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			out[m.Content[j].Value] = m.Content[j+1]
+		}
+	}
+	return out, nil
+}
+
 func (d *decoder) hop(n *yaml.Node, path string) (Hop, error) {
 	h := Hop{Queue: "droptail:100p"}
 	var queueNode *yaml.Node
@@ -913,11 +1133,45 @@ func (d *decoder) hop(n *yaml.Node, path string) (Hop, error) {
 				func(n *yaml.Node, p string, _ int) (Cross, error) { return d.cross(n, p) })
 			return err
 		},
+		"background": func(n *yaml.Node, p string) (err error) {
+			h.Background, err = listOf(d, n, p, "background flow groups (each with the keys of a flow but path)", d.background)
+			return err
+		},
 	}, "rate")
 	if err == nil && queueNode != nil {
 		err = d.buildQueue(queueNode, path+".queue", h.Queue, h.Rate)
 	}
 	return h, err
+}
+
+// background decodes one background group of a hop: a flow group without
+// a path (it is the hop's), named bg<i> unless it has a name.
+func (d *decoder) background(n *yaml.Node, path string, i int) (Flow, error) {
+	f, err := d.flow(n, path, i)
+	if err != nil {
+		return f, err
+	}
+	if f.Path != nil {
+		return f, d.errAt(resolve(n), path+".path", "a background group crosses its hop only: no path")
+	}
+	if !hasKey(n, "name") {
+		f.Name = fmt.Sprintf("bg%d", i)
+	}
+	return f, nil
+}
+
+// hasKey reports whether the mapping n has the key.
+func hasKey(n *yaml.Node, key string) bool {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // cross decodes one cross-traffic source: a generator spec, or a mapping
@@ -1052,7 +1306,7 @@ func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 
 func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 	f := Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Recovery: "newreno", Traffic: "greedy"}
-	var ccNode, modeNode, trafficNode, recoveryNode *yaml.Node
+	var ccNode, modeNode, trafficNode, recoveryNode, windowNode, rttNode *yaml.Node
 	err := d.mapping(n, path, map[string]fieldFn{
 		"name":  func(n *yaml.Node, p string) (err error) { f.Name, err = d.str(n, p); return },
 		"count": func(n *yaml.Node, p string) (err error) { f.Count, err = d.integer(n, p, 1); return },
@@ -1087,9 +1341,44 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 		},
 		"stagger": func(n *yaml.Node, p string) (err error) { f.Stagger, err = d.duration(n, p); return },
 		"ecn":     func(n *yaml.Node, p string) (err error) { f.ECN, err = d.boolean(n, p); return },
+		"window": func(n *yaml.Node, p string) (err error) {
+			windowNode = n
+			f.Window, err = d.size(n, p)
+			return
+		},
+		"rtt": func(n *yaml.Node, p string) (err error) {
+			rttNode = n
+			if f.RTT, err = d.duration(n, p); err == nil && f.RTT <= 0 {
+				err = d.errAt(resolve(n), p, "must be positive (the round-trip propagation delay, e.g. 80ms)")
+			}
+			return
+		},
+		"alt_cc": func(n *yaml.Node, p string) (err error) { f.AltCC, err = d.spec(n, p, validateCC); return },
+		"alt_share": func(n *yaml.Node, p string) error {
+			v, s, err := d.value(n, p)
+			if err != nil {
+				return err
+			}
+			x, perr := strconv.ParseFloat(v, 64)
+			if perr != nil || x < 0 || x > 1 {
+				return d.errAt(s, p, "%q is not a share in [0, 1]", v)
+			}
+			f.AltShare = x
+			return nil
+		},
 	})
 	if err != nil {
 		return f, err
+	}
+	if rttNode != nil && f.AccessDelay != nil {
+		return f, d.errAt(resolve(rttNode), path+".rtt", "give either rtt or access_delay, not both (rtt sets the access delay)")
+	}
+	if dg := cmp.Or(f.Datagram, transport.DefaultMaxDatagram); f.Window != 0 && f.Window < 2*dg {
+		s, _ := d.scalar(windowNode, path+".window")
+		return f, d.errAt(s, path+".window", "window %d B must hold at least two datagrams (%d B)", f.Window, 2*dg)
+	}
+	if f.AltShare > 0 && f.AltCC == "" {
+		return f, d.errAt(resolve(n), path+".alt_cc", "alt_share needs alt_cc (the controller of that share of the group)")
 	}
 	if f.Mode == ModeUDP {
 		// Raw datagrams: no transport, so no controller and no recovery.
@@ -1103,6 +1392,9 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 			return f, d.errAt(s, path+field, "mode udp sends raw datagrams without a transport: no cc or recovery")
 		}
 		f.CC, f.Recovery = "", ""
+		if f.Window != 0 || f.AltCC != "" {
+			return f, d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc or alt_share")
+		}
 		if err := ValidateCrossTraffic(f.Traffic); err != nil {
 			at := trafficNode
 			if at == nil {

@@ -11,6 +11,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
@@ -128,6 +129,14 @@ type Flow struct {
 	Traffic  string // traffic generator spec
 	Datagram int    // largest datagram (UDP payload), bytes; 0 = the transport's default
 	ECN      bool   // negotiate ECN
+	// Window is the flow's largest window, bytes: its receiver's advertised
+	// window (transport.Config.RecvWindow); 0 = the transport's default.
+	Window int
+	// Background marks a flow of a hop's background group
+	// (eval.Hop.Background): the backends run it like any flow but measure
+	// it only through the links (its packets carry no flow number, as cross
+	// traffic: RunInfo and Describe leave it out).
+	Background bool
 	// First and Last are the forward hops the flow crosses
 	// (Hops[Fwd][First..Last]); its reverse path is
 	// Hops[Rev][K-1-Last..K-1-First].
@@ -144,6 +153,15 @@ type Flow struct {
 	// Random streams: its traffic generator, its payload pattern, its start
 	// offset (Plan.Rand of each).
 	TrafficStream, DataStream, StartStream string
+}
+
+// MetricID is the flow number its events carry to the metrics: ID, or 0
+// (no flow, as cross traffic) for a background flow.
+func (f *Flow) MetricID() uint64 {
+	if f.Background {
+		return 0
+	}
+	return f.ID
 }
 
 // EndToEnd reports whether the flow crosses every hop.
@@ -258,8 +276,12 @@ func (p *Plan) hops(t eval.Topology) error {
 	return nil
 }
 
-// flows numbers the scenario's flows (groups expanded in order) and gives
-// each its path, timing and random streams.
+// flows numbers the scenario's flows (groups expanded in order), then the
+// hops' background groups (hop by hop, groups in order), and gives each its
+// path, timing and random streams. A background group of mode udp becomes
+// open-loop cross traffic of its hop (one source per member, stream
+// bg/<hop>/<group>.<j>); the others become flows named <hop>/<group>.<j>
+// that cross their hop only.
 func (p *Plan) flows(sc eval.Scenario) error {
 	k := len(p.Hops[Fwd])
 	for g, f := range sc.Flows {
@@ -267,62 +289,109 @@ func (p *Plan) flows(sc eval.Scenario) error {
 		if f.Path != nil {
 			first, last = f.Path[0], f.Path[1]
 		}
-		if first < 0 || last >= k || first > last {
-			return fmt.Errorf("plan: flow %s: path %d-%d outside hops 0..%d", f.Name, first, last, k-1)
+		if err := p.group(sc, g, f, first, last, ""); err != nil {
+			return err
 		}
-		acc := sc.Topology.Access.Delay
-		if f.AccessDelay != nil {
-			acc = *f.AccessDelay
-		}
-		var size int64
-		var rate float64
-		if _, cfg, err := traffic.Registry.Config(f.Traffic); err != nil {
-			return fmt.Errorf("plan: flow %s: %v", f.Name, err)
-		} else if c, ok := cfg.(*traffic.GreedyConfig); ok {
-			size = int64(c.Bytes)
-		}
-		if f.Mode == eval.ModeDatagram {
-			r, err := eval.DatagramRate(f.Traffic)
-			if err != nil {
-				return fmt.Errorf("plan: flow %s: %v", f.Name, err)
-			}
-			rate, size = r, 0
-		}
-		if f.Mode == eval.ModeUDP {
-			size = 0
-		}
-		for j := 0; j < f.Count; j++ {
-			name := f.Name
-			if f.Count > 1 {
-				name = fmt.Sprintf("%s.%d", f.Name, j)
-			}
-			fl := Flow{ID: uint64(len(p.Flows) + 1), Name: name, Group: g, Mode: f.Mode, CC: f.CC, Recovery: f.Recovery,
-				Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, First: first, Last: last, AccessDelay: acc,
-				Start: f.Start, Stop: f.Stop, Size: size, Rate: rate,
-				TrafficStream: "traffic/" + name, DataStream: "data/" + name, StartStream: "start/" + name}
-			if f.Stagger > 0 {
-				fl.Start += time.Duration(p.Rand(fl.StartStream).Float64() * float64(f.Stagger))
-			}
-			if fl.Start >= sc.Duration {
-				return fmt.Errorf("plan: flow %s starts at %v, not before the end of the run (%v)", name, fl.Start, sc.Duration)
-			}
-			if fl.Stop > 0 && fl.Stop <= fl.Start {
-				return fmt.Errorf("plan: flow %s stops at %v, not after its start %v (stagger included)", name, fl.Stop, fl.Start)
-			}
-			fl.BaseRTT = 2 * acc
-			for i := first; i <= last; i++ {
-				h := p.Hops[Fwd][i]
-				fl.Path[Fwd] = append(fl.Path[Fwd], h.ID)
-				fl.BaseRTT += h.Link.Delay + p.Hops[Rev][k-1-i].Link.Delay
-				if i == first || h.Rate < fl.BottleneckRate {
-					fl.BottleneckRate = h.Rate
+	}
+	crossN, groups := 0, len(sc.Flows)
+	for _, h := range p.Links() {
+		crossN += len(h.Cross)
+	}
+	for i, h := range sc.Topology.Hops {
+		hop := &p.Hops[Fwd][i]
+		for _, f := range h.Background {
+			if f.Mode != eval.ModeUDP {
+				if err := p.group(sc, groups, f, i, i, hop.Name+"/"); err != nil {
+					return err
 				}
+				groups++
+				continue
 			}
-			for j := k - 1 - last; j <= k-1-first; j++ {
-				fl.Path[Rev] = append(fl.Path[Rev], p.Hops[Rev][j].ID)
+			for j := 0; j < f.Count; j++ {
+				name := fmt.Sprintf("bg/%s/%s.%d", hop.Name, f.Name, j)
+				hop.Cross = append(hop.Cross, Cross{Name: name, Traffic: f.Traffic, Stream: name, Key: uint64(CrossKeyBase + crossN)})
+				crossN++
 			}
-			p.Flows = append(p.Flows, fl)
 		}
+	}
+	return nil
+}
+
+// group adds the flows of one group crossing hops first..last; prefix
+// names a background group's flows after their hop ("" for the scenario's
+// flows, which are measured).
+func (p *Plan) group(sc eval.Scenario, g int, f eval.Flow, first, last int, prefix string) error {
+	k := len(p.Hops[Fwd])
+	if first < 0 || last >= k || first > last {
+		return fmt.Errorf("plan: flow %s: path %d-%d outside hops 0..%d", f.Name, first, last, k-1)
+	}
+	acc := sc.Topology.Access.Delay
+	if f.AccessDelay != nil {
+		acc = *f.AccessDelay
+	}
+	if f.RTT > 0 {
+		var hops time.Duration
+		for i := first; i <= last; i++ {
+			hops += p.Hops[Fwd][i].Link.Delay + p.Hops[Rev][k-1-i].Link.Delay
+		}
+		if f.RTT < hops {
+			return fmt.Errorf("plan: flow %s: rtt %v is below its hops' delays both ways (%v)", f.Name, f.RTT, hops)
+		}
+		acc = (f.RTT - hops) / 2
+	}
+	alt := int(math.Round(f.AltShare * float64(f.Count)))
+	var size int64
+	var rate float64
+	if _, cfg, err := traffic.Registry.Config(f.Traffic); err != nil {
+		return fmt.Errorf("plan: flow %s: %v", f.Name, err)
+	} else if c, ok := cfg.(*traffic.GreedyConfig); ok {
+		size = int64(c.Bytes)
+	}
+	if f.Mode == eval.ModeDatagram {
+		r, err := eval.DatagramRate(f.Traffic)
+		if err != nil {
+			return fmt.Errorf("plan: flow %s: %v", f.Name, err)
+		}
+		rate, size = r, 0
+	}
+	if f.Mode == eval.ModeUDP {
+		size = 0
+	}
+	for j := 0; j < f.Count; j++ {
+		name := prefix + f.Name
+		if f.Count > 1 {
+			name = fmt.Sprintf("%s%s.%d", prefix, f.Name, j)
+		}
+		cc := f.CC
+		if j < alt {
+			cc = f.AltCC
+		}
+		fl := Flow{ID: uint64(len(p.Flows) + 1), Name: name, Group: g, Mode: f.Mode, CC: cc, Recovery: f.Recovery,
+			Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, Window: f.Window, Background: prefix != "",
+			First: first, Last: last, AccessDelay: acc, Start: f.Start, Stop: f.Stop, Size: size, Rate: rate,
+			TrafficStream: "traffic/" + name, DataStream: "data/" + name, StartStream: "start/" + name}
+		if f.Stagger > 0 {
+			fl.Start += time.Duration(p.Rand(fl.StartStream).Float64() * float64(f.Stagger))
+		}
+		if fl.Start >= sc.Duration {
+			return fmt.Errorf("plan: flow %s starts at %v, not before the end of the run (%v)", name, fl.Start, sc.Duration)
+		}
+		if fl.Stop > 0 && fl.Stop <= fl.Start {
+			return fmt.Errorf("plan: flow %s stops at %v, not after its start %v (stagger included)", name, fl.Stop, fl.Start)
+		}
+		fl.BaseRTT = 2 * acc
+		for i := first; i <= last; i++ {
+			h := p.Hops[Fwd][i]
+			fl.Path[Fwd] = append(fl.Path[Fwd], h.ID)
+			fl.BaseRTT += h.Link.Delay + p.Hops[Rev][k-1-i].Link.Delay
+			if i == first || h.Rate < fl.BottleneckRate {
+				fl.BottleneckRate = h.Rate
+			}
+		}
+		for j := k - 1 - last; j <= k-1-first; j++ {
+			fl.Path[Rev] = append(fl.Path[Rev], p.Hops[Rev][j].ID)
+		}
+		p.Flows = append(p.Flows, fl)
 	}
 	return nil
 }
@@ -358,6 +427,9 @@ func (p *Plan) RunInfo(start clock.Time) eval.RunInfo {
 			BaseRTT: p.BaseRTT, EpochThreshold: p.EpochThreshold})
 	}
 	for _, f := range p.Flows {
+		if f.Background {
+			continue
+		}
 		fi := eval.FlowInfo{ID: f.ID, Name: f.Name, Size: f.Size, BottleneckRate: f.BottleneckRate, BaseRTT: f.BaseRTT}
 		if f.Stop > 0 {
 			fi.Stop = start.Add(f.Stop)
@@ -371,6 +443,9 @@ func (p *Plan) RunInfo(start clock.Time) eval.RunInfo {
 // store (eval.RunResult.Flows and Links), the same text in every backend.
 func (p *Plan) Describe() (flows, links []eval.ScopeRecord) {
 	for _, f := range p.Flows {
+		if f.Background {
+			continue
+		}
 		flows = append(flows, eval.ScopeRecord{ID: int64(f.ID), Name: f.Name, Info: f.Describe(len(p.Hops[Fwd]))})
 	}
 	for _, h := range p.Links() {

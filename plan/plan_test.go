@@ -189,3 +189,103 @@ func TestQueueLimit(t *testing.T) {
 		}
 	}
 }
+
+const background = `name: bg-test
+duration: 10s
+topologies:
+  two:
+    kind: chain
+    hops:
+      - rate: 10Mbit
+        delay: 5ms
+        queue: droptail:200p
+        background:
+          - {name: big, count: 3, cc: reno, traffic: greedy, window: 64KiB, rtt: 60ms}
+          - {name: u, count: 2, mode: udp, traffic: "udponoff:rate=1Mbit"}
+      - rate: 20Mbit
+        delay: 10ms
+        background:
+          - {count: 4, cc: reno, alt_cc: dca, alt_share: [0, 0.5], traffic: "onoff:size=pareto(scale=7200/1.5),off=uniform(2s/6s)", rtt: 100ms}
+topology: two
+flows:
+  - {name: m, cc: [reno, dca], rtt: 80ms, window: 12000B}
+`
+
+// TestPlanBackground checks a hop's background groups: stream groups become
+// flows numbered after the scenario's, crossing their hop only, named after
+// it, with the access delay their rtt asks for, the alternative controller
+// on the first alt_share of the members, and no place in RunInfo or
+// Describe; a udp group becomes one cross-traffic source per member.
+func TestPlanBackground(t *testing.T) {
+	exp, err := eval.ParseScenario("bg.yaml", []byte(background))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(exp.Points), 4; got != want {
+		t.Fatalf("points: got %d, want %d (cc × alt_share)", got, want)
+	}
+	sc := exp.Points[3].Scenario // cc dca, alt_share 0.5
+	p, err := New(sc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type fl struct {
+		name, cc   string
+		first      int
+		acc, rtt   time.Duration
+		window     int
+		background bool
+		metricID   uint64
+	}
+	want := []fl{
+		{"m", "dca", 0, 25 * time.Millisecond, 80 * time.Millisecond, 12000, false, 1},
+		{"q0>q1/big.0", "reno", 0, 25 * time.Millisecond, 60 * time.Millisecond, 64 << 10, true, 0},
+		{"q0>q1/big.1", "reno", 0, 25 * time.Millisecond, 60 * time.Millisecond, 64 << 10, true, 0},
+		{"q0>q1/big.2", "reno", 0, 25 * time.Millisecond, 60 * time.Millisecond, 64 << 10, true, 0},
+		{"q1>q2/bg0.0", "dca", 1, 40 * time.Millisecond, 100 * time.Millisecond, 0, true, 0},
+		{"q1>q2/bg0.1", "dca", 1, 40 * time.Millisecond, 100 * time.Millisecond, 0, true, 0},
+		{"q1>q2/bg0.2", "reno", 1, 40 * time.Millisecond, 100 * time.Millisecond, 0, true, 0},
+		{"q1>q2/bg0.3", "reno", 1, 40 * time.Millisecond, 100 * time.Millisecond, 0, true, 0},
+	}
+	if len(p.Flows) != len(want) {
+		t.Fatalf("flows: got %d, want %d", len(p.Flows), len(want))
+	}
+	for i, w := range want {
+		f := p.Flows[i]
+		got := fl{f.Name, f.CC, f.First, f.AccessDelay, f.BaseRTT, f.Window, f.Background, f.MetricID()}
+		if got != w || f.ID != uint64(i+1) || f.Last != f.First && f.Background {
+			t.Errorf("flow %d: got %+v (ID %d, last %d), want %+v", i, got, f.ID, f.Last, w)
+		}
+	}
+	cross := p.Hops[Fwd][0].Cross
+	if len(cross) != 2 || cross[0].Name != "bg/q0>q1/u.0" || cross[1].Stream != "bg/q0>q1/u.1" ||
+		cross[0].Key != CrossKeyBase || cross[1].Key != CrossKeyBase+1 {
+		t.Errorf("hop 0 cross: got %+v, want two sources bg/q0>q1/u.0 and .1 with keys base, base+1", cross)
+	}
+	if info := p.RunInfo(clock.Start); len(info.Flows) != 1 || info.Flows[0].ID != 1 {
+		t.Errorf("RunInfo flows: got %+v, want the measured flow 1 only", info.Flows)
+	}
+	if flows, _ := p.Describe(); len(flows) != 1 {
+		t.Errorf("Describe: got %d flows, want 1", len(flows))
+	}
+	// Common random numbers: the members' traffic streams do not depend on
+	// their controller.
+	p0, _ := New(exp.Points[1].Scenario, 1) // alt_share 0, cc dca
+	for i := range p.Flows {
+		if p.Flows[i].TrafficStream != p0.Flows[i].TrafficStream || p.Flows[i].Start != p0.Flows[i].Start {
+			t.Errorf("flow %d: streams differ between alt_share 0 and 0.5", i)
+		}
+	}
+	if p0.Flows[4].CC != "reno" {
+		t.Errorf("alt_share 0: got cc %s, want reno", p0.Flows[4].CC)
+	}
+}
+
+// TestPlanBackgroundErrors checks the refusals of an rtt below the hops'
+// delays.
+func TestPlanBackgroundErrors(t *testing.T) {
+	src := strings.Replace(background, "rtt: 60ms", "rtt: 5ms", 1)
+	if _, err := New(parse(t, src), 1); err == nil || !strings.Contains(err.Error(), "rtt 5ms is below") {
+		t.Errorf("got %v, want an error naming rtt 5ms below the hops' delays", err)
+	}
+}

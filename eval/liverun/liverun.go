@@ -64,9 +64,17 @@ type shiftSink struct {
 	pending *[]event.Event    // events of connections not yet mapped (receiver side)
 }
 
+// dropFlow is the flow number of a background flow's connections: their
+// endpoint events are dropped (a background flow is measured through the
+// links only, as in the simulator: plan.Flow.MetricID).
+const dropFlow = ^uint64(0)
+
 func (s *shiftSink) Record(e event.Event) {
 	s.mu.Lock() // off and col are set under mu when the measurement starts
 	defer s.mu.Unlock()
+	if s.fixed == dropFlow {
+		return
+	}
 	e.Time = e.Time.Add(s.off)
 	if e.Flow != 0 && s.fixed != 0 {
 		e.Flow = s.fixed
@@ -76,6 +84,9 @@ func (s *shiftSink) Record(e event.Event) {
 			if s.pending != nil && len(*s.pending) < 1<<16 {
 				*s.pending = append(*s.pending, e)
 			}
+			return
+		}
+		if n == dropFlow {
 			return
 		}
 		e.Flow = n
@@ -274,6 +285,9 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 			s.to = rl.EntryAddr(entries[i])
 		}
 		s.sink = &shiftSink{mu: &mu, fixed: f.ID}
+		if f.Background {
+			s.sink.fixed = dropFlow
+		}
 		ep, err := udp.DialSocket(s.to.String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}})
 		if err != nil {
 			return eval.RunResult{}, fmt.Errorf("liverun: flow %s: %v", f.Name, err)
@@ -281,7 +295,7 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 		defer ep.Close()
 		s.ep = ep
 		mu.Lock()
-		links.flows[rl.FlowKey(ep.LocalAddr(), relay.Fwd)] = f.ID
+		links.flows[rl.FlowKey(ep.LocalAddr(), relay.Fwd)] = f.MetricID()
 		mu.Unlock()
 		senders = append(senders, s)
 	}
@@ -340,6 +354,9 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to netip.AddrPort, ep *udp.Endpoint, f *plan.Flow,
 	seed uint64, mu *sync.Mutex, sendSink, recvSink *shiftSink, pending *[]event.Event) error {
 	num := f.ID
+	if f.Background {
+		num = dropFlow
+	}
 	if err := sleepUntil(ctx, cm, start.Add(f.Start)); err != nil {
 		return err
 	}
@@ -356,7 +373,7 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 	if f.Mode == eval.ModeDatagram {
 		dc, err := ep.DialDgram(dctx, to, transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, Sink: sendSink})
 		if err != nil {
-			return fmt.Errorf("flow %d: %v", num, err)
+			return fmt.Errorf("flow %s: %v", f.Name, err)
 		}
 		mapReceiver(mu, recvSink, pending, dc.ID(), num)
 		dc.Do(func(now clock.Time, tc *transport.DgramConn) { tc.SetSource(now, &transport.StampSource{}) })
@@ -367,14 +384,14 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 		cctx, ccancel := context.WithTimeout(ctx, drain)
 		defer ccancel()
 		if err := dc.Close(cctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("flow %d: %v", num, err)
+			return fmt.Errorf("flow %s: %v", f.Name, err)
 		}
 		return nil
 	}
-	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, Sink: sendSink}
+	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MaxWindow: f.Window, Sink: sendSink}
 	conn, err := ep.Dial(dctx, to, cfg)
 	if err != nil {
-		return fmt.Errorf("flow %d: %v", num, err)
+		return fmt.Errorf("flow %s: %v", f.Name, err)
 	}
 	mapReceiver(mu, recvSink, pending, conn.ID(), num)
 	if f.Size > 0 {
@@ -389,7 +406,7 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 	wctx, wcancel := context.WithTimeout(ctx, drain)
 	defer wcancel()
 	if err := conn.Wait(wctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("flow %d: %v", num, err)
+		return fmt.Errorf("flow %s: %v", f.Name, err)
 	}
 	return nil
 }

@@ -217,18 +217,18 @@ func (s *Sim) addFlow(i int) error {
 		}
 		port := uint16(UDPPort + i)
 		u := s.Sim.AddUDPFlow(f.Name, src, dst, port, dg, start)
-		u.Sink, u.Flow = flowSink{s, f.ID}, f.ID
+		u.Sink, u.Flow = s.flowSink(f), f.MetricID()
 		s.UDP[i] = u
-		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, port), f.ID}
+		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, port), f.MetricID()}
 		stop = u.Stop
 	case eval.ModeDatagram:
 		if s.Dgram == nil {
 			s.Dgram = sim.NewDgram(s.Sim)
 		}
-		cfg := transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, Sink: flowSink{s, f.ID}}
+		cfg := transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, Sink: s.flowSink(f)}
 		df := s.Dgram.AddFlow(f.Name, src, dst, cfg, start)
 		s.DFlow[i] = df
-		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, sim.DgramPort), f.ID}
+		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, sim.DgramPort), f.MetricID()}
 		stop = func(now clock.Time) {
 			if df.Conn != nil {
 				df.Conn.Close(now)
@@ -239,7 +239,7 @@ func (s *Sim) addFlow(i int) error {
 		if !ok {
 			return fmt.Errorf("traffic %q is not a stream generator", f.Traffic)
 		}
-		var sink event.Sink = flowSink{s, f.ID}
+		sink := s.flowSink(f)
 		if s.opt.QlogDir != "" {
 			w, err := s.qlog(f)
 			if err != nil {
@@ -247,7 +247,7 @@ func (s *Sim) addFlow(i int) error {
 			}
 			sink = event.Tee{w, sink}
 		}
-		cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, Sink: sink}
+		cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MaxWindow: f.Window, Sink: sink}
 		full := s.Sim.Transport
 		full.CC, full.Recovery = f.CC, f.Recovery
 		if f.Datagram > 0 {
@@ -257,10 +257,11 @@ func (s *Sim) addFlow(i int) error {
 			return err
 		}
 		tf := s.Sim.AddTCPFlow(f.Name, src, dst, sg, cfg, start)
-		num := f.ID
-		tf.OnConn = func(_ *sim.TCPFlow, c *transport.Conn) { s.conns[c.ID()] = num }
+		if num := f.ID; !f.Background {
+			tf.OnConn = func(_ *sim.TCPFlow, c *transport.Conn) { s.conns[c.ID()] = num }
+		}
 		s.TCP[i] = tf
-		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, sim.TransportPort), f.ID}
+		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, sim.TransportPort), f.MetricID()}
 		stop = tf.Stop
 	}
 	if f.Stop > 0 {
@@ -396,6 +397,21 @@ func (s *Sim) TraceHash() (string, uint64) {
 	h, _ := s.hash.h.Sum()
 	return fmt.Sprintf("%016x", h), s.hash.n
 }
+
+// flowSink returns the sink of flow f's sending side: its events carry its
+// number, or, for a background flow (measured through the links only), are
+// hashed and dropped.
+func (s *Sim) flowSink(f *plan.Flow) event.Sink {
+	if f.Background {
+		return hashSink{s}
+	}
+	return flowSink{s, f.ID}
+}
+
+// hashSink hashes and counts events and drops them.
+type hashSink struct{ s *Sim }
+
+func (h hashSink) Record(e event.Event) { h.s.hash.add(&e) }
 
 // flowSink gives every event of a flow's sending side (and of a raw UDP
 // flow's receiver) the flow's number.
