@@ -23,6 +23,14 @@ const (
 
 var dirNames = [2]string{"fwd", "rev"}
 
+// Defaults of the client table (bottleneck -max-clients,
+// -max-clients-per-host; docs/security.md).
+const (
+	DefaultMaxClients        = 1024
+	DefaultMaxClientsPerHost = 256
+	DefaultEvictIdle         = time.Second
+)
+
 // Config configures a Relay.
 type Config struct {
 	Listen string // address clients send to, e.g. ":9000"
@@ -64,7 +72,15 @@ type Config struct {
 	Pcap       string // file for departing packets; "" = none. Drops go to DropsPcapName(Pcap).
 	PcapSnap   int    // bytes of payload captured per packet; 0 = all
 	BufSize    int    // receive buffer per datagram, bytes; 0 = 9216 (longer datagrams are truncated)
-	MaxClients int    // distinct client addresses served at once; 0 = 1024
+	MaxClients int    // distinct client addresses served at once; 0 = DefaultMaxClients
+	// MaxClientsPerHost bounds the sessions of one source IP address (its
+	// ports); 0 = DefaultMaxClientsPerHost. A new port beyond it replaces
+	// that address's idlest session, so one host cannot fill the table.
+	MaxClientsPerHost int
+	// EvictIdle: when the table is full (MaxClients), a new client replaces
+	// the idlest session if that one has been idle at least this long
+	// (otherwise the datagram is dropped and counted); 0 = DefaultEvictIdle.
+	EvictIdle time.Duration
 	// ClientTimeout closes a client's upstream socket after this long without
 	// traffic in either direction; 0 = 2 minutes.
 	ClientTimeout time.Duration

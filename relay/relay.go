@@ -46,10 +46,11 @@ type Counters struct {
 	SendErrors    int64    `json:"send_errors"`    // datagrams a WriteBatch failed to send
 	ReadErrors    int64    `json:"read_errors"`    // transient read errors (e.g. ICMP port unreachable on an upstream socket)
 	Truncated     int64    `json:"truncated"`      // datagrams that filled the whole receive buffer (probably truncated)
-	ClientLimit   int64    `json:"client_limit"`   // datagrams dropped because MaxClients sessions exist
+	ClientLimit   int64    `json:"client_limit"`   // datagrams dropped because MaxClients sessions exist, none idle for EvictIdle
 	DialErrors    int64    `json:"dial_errors"`    // upstream sockets that could not be opened
 	Clients       int64    `json:"clients"`        // client sessions opened
 	Expired       int64    `json:"expired"`        // client sessions closed after ClientTimeout
+	Evicted       int64    `json:"evicted"`        // client sessions replaced by a new client (MaxClientsPerHost, or MaxClients and EvictIdle)
 	Orphans       int64    `json:"orphans"`        // packets whose client session ended while they were in the links
 	Malformed     int64    `json:"malformed"`      // packet mode: packets that are not IPv4 or IPv6 (dropped)
 	ReadCalls     int64    `json:"read_calls"`     // batched reads that returned datagrams (recvmmsg calls on UDP sockets)
@@ -117,6 +118,7 @@ type Relay struct {
 	mu       sync.Mutex
 	paths    [2][]*hop
 	clients  map[netip.AddrPort]*client
+	perHost  map[netip.Addr]int // sessions per client IP address
 	byIdx    []*client
 	freeIdx  []int
 	dirty    []*client
@@ -212,7 +214,13 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 		cfg.BufSize = netio.MaxDatagram
 	}
 	if cfg.MaxClients <= 0 {
-		cfg.MaxClients = 1024
+		cfg.MaxClients = DefaultMaxClients
+	}
+	if cfg.MaxClientsPerHost <= 0 {
+		cfg.MaxClientsPerHost = DefaultMaxClientsPerHost
+	}
+	if cfg.EvictIdle <= 0 {
+		cfg.EvictIdle = DefaultEvictIdle
 	}
 	if cfg.ClientTimeout <= 0 {
 		cfg.ClientTimeout = 2 * time.Minute
@@ -227,7 +235,7 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 		return nil, fmt.Errorf("overhead %d: must be 0..65535 bytes", cfg.Overhead)
 	}
 	r := &Relay{
-		cfg: cfg, net: cfg.Network, clients: map[netip.AddrPort]*client{},
+		cfg: cfg, net: cfg.Network, clients: map[netip.AddrPort]*client{}, perHost: map[netip.Addr]int{},
 		kick: make(chan struct{}, 1), done: make(chan struct{}), timer: time.NewTimer(time.Hour),
 		start: time.Now(), base: clock.Start, packet: packet,
 	}
@@ -624,9 +632,18 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 	if c, ok := r.clients[addr]; ok {
 		return c
 	}
-	if len(r.clients) >= r.cfg.MaxClients {
-		r.cnt.ClientLimit++
-		return nil
+	host := addr.Addr().Unmap()
+	switch {
+	case r.perHost[host] >= r.cfg.MaxClientsPerHost:
+		// A host's new port replaces its own idlest session.
+		r.evict(r.idlest(func(c *client) bool { return c.addr.Addr().Unmap() == host }))
+	case len(r.clients) >= r.cfg.MaxClients:
+		v := r.idlest(nil)
+		if v == nil || now.Sub(v.lastSeen) < r.cfg.EvictIdle {
+			r.cnt.ClientLimit++
+			return nil
+		}
+		r.evict(v)
 	}
 	up, err := r.net.DialPacket("", r.cfg.Target)
 	if err != nil {
@@ -652,6 +669,7 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 	c.flow[Rev] = r.FlowKey(addr, Rev)
 	r.byIdx[idx] = c
 	r.clients[addr] = c
+	r.perHost[host]++
 	r.cnt.Clients++
 	r.wg.Add(1)
 	go r.readLoop(up, c, -1, r.offload(up))
@@ -943,17 +961,49 @@ func (r *Relay) wait(d clock.Time) {
 // forgets flows idle that long). Called with mu held.
 func (r *Relay) expire(now clock.Time) {
 	r.flows.expire(now, r.cfg.ClientTimeout)
-	for addr, c := range r.clients {
+	for _, c := range r.clients {
 		if now.Sub(c.lastSeen) < r.cfg.ClientTimeout {
 			continue
 		}
-		delete(r.clients, addr)
-		r.byIdx[c.idx] = nil
-		r.freeIdx = append(r.freeIdx, c.idx)
-		up := c.up
-		c.up = nil
-		up.Close()
+		r.closeClient(c)
 		r.cnt.Expired++
+	}
+}
+
+// closeClient ends a client's session: its upstream socket closes (which
+// ends its reader) and its packets still on the links become orphans.
+// Called with mu held.
+func (r *Relay) closeClient(c *client) {
+	delete(r.clients, c.addr)
+	host := c.addr.Addr().Unmap()
+	if r.perHost[host]--; r.perHost[host] <= 0 {
+		delete(r.perHost, host)
+	}
+	r.byIdx[c.idx] = nil
+	r.freeIdx = append(r.freeIdx, c.idx)
+	up := c.up
+	c.up = nil
+	up.Close()
+}
+
+// idlest returns the session seen least recently among those keep accepts
+// (nil: all), or nil if there is none. Called with mu held.
+func (r *Relay) idlest(keep func(*client) bool) *client {
+	var v *client
+	for _, c := range r.clients {
+		if (keep == nil || keep(c)) && (v == nil || c.lastSeen < v.lastSeen) {
+			v = c
+		}
+	}
+	return v
+}
+
+// evict closes session c (if not nil) to make room for a new client.
+// Called with mu held.
+func (r *Relay) evict(c *client) {
+	if c != nil {
+		r.closeClient(c)
+		r.cnt.Evicted++
 	}
 }
 

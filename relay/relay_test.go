@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -1051,6 +1052,105 @@ func TestParseEntry(t *testing.T) {
 	for _, bad := range []string{"127.0.0.1:9001", "=1", "a=x", "a=2-1", "a=-1", "a=1-"} {
 		if _, err := ParseEntry(bad); err == nil {
 			t.Errorf("ParseEntry(%q) got nil error, want an error", bad)
+		}
+	}
+}
+
+// waitCounters polls the relay's counters until ok holds (at most 10 s).
+func waitCounters(r *Relay, ok func(Counters) bool) Counters {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c := r.Counters()
+		if ok(c) || time.Now().After(deadline) {
+			return c
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestManyPortsOfOneHost: 2,000 datagrams from 2,000 ports of one host
+// (more than MaxClients) no longer lock new clients out: that host keeps at
+// most MaxClientsPerHost sessions, each new port replacing its idlest one.
+func TestManyPortsOfOneHost(t *testing.T) {
+	tn := memNet()
+	dst := newSink(t, tn, false)
+	r := startRelay(t, tn, Config{Target: dst.conn.LocalAddr().String(),
+		Hops: [2][]link.Config{{mkHop(t, "rate=1Gbit")}}})
+	attacker := testNet{mem: tn.mem, host: "10.0.0.66"}
+	const ports = 2000
+	for i := range ports {
+		dial(t, attacker, r.Addr()).WriteBatch(datagrams(1000+i, 1, 100, ecn.NotECT))
+	}
+	if c := waitCounters(r, func(c Counters) bool { return c.Received[Fwd] == ports }); c.Received[Fwd] != ports {
+		t.Fatalf("relay read %d of the %d flood datagrams (client-limit drops %d)", c.Received[Fwd], ports, c.ClientLimit)
+	}
+	// New clients, of another host and of the flooding host, get through.
+	for i, h := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.66"} {
+		dial(t, testNet{mem: tn.mem, host: h}, r.Addr()).WriteBatch(datagrams(i, 1, 100, ecn.NotECT))
+	}
+	isNew := func(g []rx) int {
+		n := 0
+		for _, x := range g {
+			if x.seq < 3 {
+				n++
+			}
+		}
+		return n
+	}
+	if got := dst.waitUntil(func(g []rx) bool { return isNew(g) == 3 }, 10*time.Second); isNew(got) != 3 {
+		t.Errorf("new clients after the flood: %d of 3 datagrams arrived, want 3", isNew(got))
+	}
+	c := r.Counters()
+	if got, want := c.Evicted, int64(ports+1-DefaultMaxClientsPerHost); got != want {
+		t.Errorf("evicted sessions: got %d, want %d (the host's ports beyond %d)", got, want, DefaultMaxClientsPerHost)
+	}
+	if c.ClientLimit != 0 {
+		t.Errorf("client-limit drops: got %d, want 0", c.ClientLimit)
+	}
+	r.mu.Lock()
+	hostSessions := r.perHost[netip.MustParseAddr("10.0.0.66")]
+	r.mu.Unlock()
+	if hostSessions != DefaultMaxClientsPerHost {
+		t.Errorf("sessions of the flooding host: got %d, want %d", hostSessions, DefaultMaxClientsPerHost)
+	}
+}
+
+// TestFullTableEvictsIdlest: with MaxClients sessions from as many hosts, a
+// new client is refused while none has been idle for EvictIdle, and
+// otherwise replaces the idlest one.
+func TestFullTableEvictsIdlest(t *testing.T) {
+	for _, tc := range []struct {
+		evictIdle   time.Duration
+		wantEvicted int64
+		wantLimited int64
+	}{
+		{time.Hour, 0, 1},
+		{time.Nanosecond, 1, 0},
+	} {
+		tn := memNet()
+		dst := newSink(t, tn, false)
+		r := startRelay(t, tn, Config{Target: dst.conn.LocalAddr().String(), MaxClients: 4, EvictIdle: tc.evictIdle,
+			Hops: [2][]link.Config{{mkHop(t, "rate=1Gbit")}}})
+		var first netip.AddrPort
+		for i := range 4 {
+			c := dial(t, testNet{mem: tn.mem, host: fmt.Sprintf("10.0.1.%d", i+1)}, r.Addr())
+			if i == 0 {
+				first = c.LocalAddr()
+			}
+			c.WriteBatch(datagrams(i, 1, 100, ecn.NotECT))
+			// Each session exists before the next client sends (so the first is the idlest).
+			waitCounters(r, func(c Counters) bool { return c.Clients == int64(i+1) })
+		}
+		dial(t, testNet{mem: tn.mem, host: "10.0.2.1"}, r.Addr()).WriteBatch(datagrams(4, 1, 100, ecn.NotECT))
+		c := waitCounters(r, func(c Counters) bool { return c.Evicted+c.ClientLimit == 1 })
+		if c.Evicted != tc.wantEvicted || c.ClientLimit != tc.wantLimited {
+			t.Errorf("EvictIdle %v: evicted %d, client-limit drops %d; want %d and %d", tc.evictIdle, c.Evicted, c.ClientLimit, tc.wantEvicted, tc.wantLimited)
+		}
+		r.mu.Lock()
+		_, firstKept := r.clients[first]
+		r.mu.Unlock()
+		if firstKept != (tc.wantEvicted == 0) {
+			t.Errorf("EvictIdle %v: the idlest (first) session kept %v, want %v", tc.evictIdle, firstKept, tc.wantEvicted == 0)
 		}
 	}
 }

@@ -153,8 +153,8 @@ func (r *Relay) writeSummary(now clock.Time) {
 		}
 	}
 	c := r.cnt
-	fmt.Fprintf(w, "  send errors %d, read errors %d, truncated %d, client-limit drops %d, expired sessions %d, orphans %d",
-		c.SendErrors, c.ReadErrors, c.Truncated, c.ClientLimit, c.Expired, c.Orphans)
+	fmt.Fprintf(w, "  send errors %d, read errors %d, truncated %d, client-limit drops %d, expired sessions %d, evicted sessions %d, orphans %d",
+		c.SendErrors, c.ReadErrors, c.Truncated, c.ClientLimit, c.Expired, c.Evicted, c.Orphans)
 	if r.packet {
 		fmt.Fprintf(w, ", malformed %d", c.Malformed)
 	}

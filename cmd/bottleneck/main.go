@@ -151,7 +151,11 @@ func (o overheadFlag) Set(s string) error {
 
 // udpOnlyFlags are the flags of the UDP relay that a link shell (-tun)
 // refuses.
-var udpOnlyFlags = []string{"listen", "target", "entry", "max-clients", "client-timeout", "buf", "no-offload"}
+var udpOnlyFlags = []string{"listen", "target", "entry", "max-clients", "max-clients-per-host", "client-timeout", "buf", "no-offload"}
+
+// maxClients is the upper bound of -max-clients and -max-clients-per-host
+// (each session holds a socket).
+const maxClients = 65536
 
 // prefixFlag is an IP prefix such as 100.64.0.0/10.
 type prefixFlag struct{ p *netip.Prefix }
@@ -214,7 +218,8 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs.Var(bytesFlag{&cfg.PcapSnap}, "pcap-snaplen", "payload bytes captured per packet (0 = all)")
 	cfg.BufSize = 9216
 	fs.Var(bytesFlag{&cfg.BufSize}, "buf", "receive buffer per datagram; longer datagrams are truncated")
-	fs.IntVar(&cfg.MaxClients, "max-clients", 1024, "client addresses served at once (each gets its own upstream socket)")
+	fs.IntVar(&cfg.MaxClients, "max-clients", relay.DefaultMaxClients, "client addresses served at once (each gets its own upstream socket), 1..65536; when full, a new client replaces one idle for 1s")
+	fs.IntVar(&cfg.MaxClientsPerHost, "max-clients-per-host", relay.DefaultMaxClientsPerHost, "client sessions (ports) of one IP address at once, 1..65536; a new port beyond it replaces that address's idlest session")
 	cfg.ClientTimeout = 2 * time.Minute
 	fs.Var(durFlag{&cfg.ClientTimeout}, "client-timeout", "close a client's upstream socket after this long idle")
 	cfg.Spin = 150 * time.Microsecond
@@ -283,8 +288,12 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 		fmt.Fprintf(stderr, "bottleneck: -classify %q: allowed values are 5tuple and cid\n", *classify)
 		return 2
 	}
-	if cfg.MaxClients < 1 {
-		fmt.Fprintf(stderr, "bottleneck: -max-clients must be >= 1\n")
+	if cfg.MaxClients < 1 || cfg.MaxClients > maxClients {
+		fmt.Fprintf(stderr, "bottleneck: -max-clients %d: must be between 1 and %d\n", cfg.MaxClients, maxClients)
+		return 2
+	}
+	if cfg.MaxClientsPerHost < 1 || cfg.MaxClientsPerHost > maxClients {
+		fmt.Fprintf(stderr, "bottleneck: -max-clients-per-host %d: must be between 1 and %d\n", cfg.MaxClientsPerHost, maxClients)
 		return 2
 	}
 	build := func(prefix string, single link.Config, hops *listFlag) ([]link.Config, error) {
