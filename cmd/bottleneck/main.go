@@ -11,7 +11,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -237,19 +236,13 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs.IntVar(&sh.MTU, "tun-mtu", tunshell.DefaultMTU, fmt.Sprintf("with -tun: MTU of the TUN devices, bytes (%d..%d)", tunshell.MinMTU, tunshell.MaxMTU))
 	fs.Var(prefixFlag{&sh.Subnet}, "tun-net", "with -tun: IPv4 range the shell's /30 comes from (default "+tunshell.DefaultSubnet.String()+")")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: bottleneck -listen ADDR -target ADDR [flags]\n       bottleneck -tun [flags] [--] [command [args...]]\nbottleneck -h lists every flag\n")
+		fmt.Fprintf(stderr, "usage: bottleneck -listen ADDR -target ADDR [flags]\n       bottleneck -tun [flags] [--] [command [args...]]\n")
+		fmt.Fprintf(stderr, "\nFlags (see docs/bottleneck.md):\n")
+		fs.PrintDefaults()
 	}
 	cli.AddVersion(fs, stdout)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stderr, "\nFlags (see docs/bottleneck.md):\n")
-			fs.PrintDefaults()
-			return 0
-		}
-		return 2
-	}
-	if cli.Version(fs) {
-		return 0
+	if code, ok := cli.ParseArgs(fs, args); !ok {
+		return code
 	}
 	cfg.Coalesce = coalesce
 	if coalesce == 0 {

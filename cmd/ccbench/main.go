@@ -11,7 +11,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -56,14 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		only     = fs.String("only", "", "run only one stack: cclab or quic")
 	)
 	cli.AddVersion(fs, stdout)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if cli.Version(fs) {
-		return 0
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	n, err := units.ParseBytes(*nStr)
 	if err != nil || n <= 0 {

@@ -10,6 +10,7 @@ import (
 
 	"cclab/eval"
 	"cclab/experiments"
+	"cclab/internal/cli"
 )
 
 func init() {
@@ -19,8 +20,8 @@ func init() {
 func runList(args []string) int {
 	fs := flag.NewFlagSet("cclab list", flag.ContinueOnError)
 	db := fs.String("db", eval.DefaultDB, "also list the experiments stored in this database, if it exists")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	fmt.Println("built-in experiments (cclab run NAME):")
 	for _, n := range experiments.Names() {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"cclab/eval"
+	"cclab/internal/cli"
 )
 
 func init() {
@@ -22,8 +23,8 @@ func runReport(args []string) int {
 	out := fs.String("out", "report", "directory for the reports (a subdirectory per experiment)")
 	name := fs.String("experiment", "", "experiment to report on; default: every experiment in the database")
 	version := fs.String("version", "", "experiment version to report on (N or vN, as cclab list shows; needs -experiment); default: the newest, the one last run")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	seq := 0
 	if *version != "" {

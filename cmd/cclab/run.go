@@ -19,6 +19,7 @@ import (
 	"cclab/eval/liverun"
 	"cclab/eval/simrun"
 	"cclab/experiments"
+	"cclab/internal/cli"
 )
 
 func init() {
@@ -61,13 +62,13 @@ func loadExperiment(arg string, quick bool) (*eval.Experiment, error) {
 // in a second pass.
 func parseNameAndFlags(fs *flag.FlagSet, args []string) (string, error) {
 	rest, name := splitArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return "", err
+	if code, ok := cli.ParseArgs(fs, rest); !ok {
+		return "", exitCode(code)
 	}
 	if name == "" && fs.NArg() > 0 {
 		name = fs.Arg(0)
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return "", err
+		if code, ok := cli.ParseArgs(fs, fs.Args()[1:]); !ok {
+			return "", exitCode(code)
 		}
 	}
 	if fs.NArg() > 0 {
@@ -75,6 +76,12 @@ func parseNameAndFlags(fs *flag.FlagSet, args []string) (string, error) {
 	}
 	return name, nil
 }
+
+// exitCode is the error of a parse that ends the command at once (cli.ParseArgs
+// has reported it): 0 after -h, 2 after a bad flag.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit %d", int(c)) }
 
 // errExtraArgs reports positional arguments beyond the one name.
 var errExtraArgs = errors.New("unexpected arguments")
@@ -103,9 +110,11 @@ func runRun(args []string) int {
 	}
 	name, err := parseNameAndFlags(fs, args)
 	if err != nil {
-		if errors.Is(err, errExtraArgs) { // the flag package has printed its own errors
-			fmt.Fprintln(os.Stderr, "cclab run:", err)
+		var code exitCode
+		if errors.As(err, &code) { // cli.ParseArgs has reported it
+			return int(code)
 		}
+		fmt.Fprintln(os.Stderr, "cclab run:", err)
 		return 2
 	}
 	if name == "" {

@@ -5,22 +5,38 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 )
 
 // Parse parses args into fs, which must use flag.ContinueOnError, and refuses
 // positional arguments. ok is false when the command should exit at once
-// with code: 0 after -h or -help (fs.Usage has run), 2 on a bad flag (fs has
-// reported it) or on a positional argument, which it reports on fs.Output() as
-// "NAME: unexpected arguments [...]"; a bad flag is one line of output
-// (without the usage text); 0 after -version (AddVersion), once
-// the version line is printed.
+// with code: 0 after -h or -help (fs.Usage has run), 2 on a bad flag or on a
+// positional argument, each reported as one line on fs.Output() (see
+// ParseArgs; "NAME: unexpected arguments [...]"); 0 after -version
+// (AddVersion), once the version line is printed.
 func Parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	// A bad flag is reported on one line (the flag package's message names
-	// the flag and the parser's reason), without the whole usage text after
-	// it; -h still prints the usage.
-	usage := fs.Usage
+	if code, ok := ParseArgs(fs, args); !ok {
+		return code, ok
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
+		return 2, false
+	}
+	return 0, true
+}
+
+// ParseArgs is Parse for commands that take positional arguments after
+// their flags (fs.Args()). A bad flag is reported as one line, "NAME: the
+// flag package's reason (NAME -h lists the flags)", without the usage text,
+// and gives code 2; only -h or -help prints the usage (fs.Usage, or the
+// flag list if it is nil), with code 0.
+func ParseArgs(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	out, usage := fs.Output(), fs.Usage
+	var discard strings.Builder // the flag package's own report and usage
+	fs.SetOutput(&discard)
 	fs.Usage = func() {}
 	err := fs.Parse(args)
+	fs.SetOutput(out)
 	fs.Usage = usage
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -31,14 +47,11 @@ func Parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 			}
 			return 0, false
 		}
+		fmt.Fprintf(out, "%s: %v (%s -h lists the flags)\n", fs.Name(), err, fs.Name())
 		return 2, false
 	}
 	if Version(fs) {
 		return 0, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
-		return 2, false
 	}
 	return 0, true
 }

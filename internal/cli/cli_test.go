@@ -18,8 +18,8 @@ func TestParse(t *testing.T) {
 		{nil, 0, true, ""},
 		{[]string{"-n", "3"}, 0, true, ""},
 		{[]string{"-h"}, 0, false, "usage: tool"},
-		{[]string{"-n", "x"}, 2, false, "invalid value"},
-		{[]string{"-bogus"}, 2, false, "flag provided but not defined"},
+		{[]string{"-n", "x"}, 2, false, `tool: invalid value "x" for flag -n: parse error (tool -h lists the flags)` + "\n"},
+		{[]string{"-bogus"}, 2, false, "tool: flag provided but not defined: -bogus (tool -h lists the flags)\n"},
 		{[]string{"-n", "3", "extra"}, 2, false, `tool: unexpected arguments ["extra"]`},
 	} {
 		var out strings.Builder
@@ -31,8 +31,9 @@ func TestParse(t *testing.T) {
 		if code != tc.wantCode || ok != tc.wantOK {
 			t.Errorf("Parse(%q): got (%d, %v), want (%d, %v)", tc.args, code, ok, tc.wantCode, tc.wantOK)
 		}
-		if tc.wantOut == "" && out.Len() > 0 || !strings.Contains(out.String(), tc.wantOut) {
-			t.Errorf("Parse(%q): output got %q, want it to contain %q", tc.args, out.String(), tc.wantOut)
+		if tc.wantOut == "" && out.Len() > 0 || !strings.Contains(out.String(), tc.wantOut) ||
+			code == 2 && strings.Count(out.String(), "\n") != 1 {
+			t.Errorf("Parse(%q): output got %q, want it to contain %q (one line on an error, usage only with -h)", tc.args, out.String(), tc.wantOut)
 		}
 	}
 }
