@@ -758,7 +758,7 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 			c.ecnRecover = c.sb.nxt
 			c.cwrDue = true
 			c.stats.ECNReductions++
-			c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: ccalgo.ECN, InFlight: c.sb.FlightSize(), SndNxt: c.sb.nxt})
+			c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: ccalgo.ECN, InFlight: c.congestionFlight(), SndNxt: c.sb.nxt})
 			c.emit(event.Event{Time: now, Kind: event.CongestionSignal, Seq: c.sb.nxt, Reason: uint8(ccalgo.ECN),
 				Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
 		}
@@ -783,12 +783,31 @@ func (c *Conn) finOff0() uint64 {
 	return math.MaxUint64
 }
 
+// congestionFlight is the FlightSize a congestion response takes (RFC 5681
+// §3.1 equation (4), §3.2 step 2; RFC 6675 §5 step 4.2; RFC 9438 §4.6),
+// bytes: the data sent and not cumulatively acknowledged, but at most cwnd.
+// Beyond cwnd, FlightSize counts what loss recovery itself let out: NewReno's
+// window inflation (one SMSS per duplicate ACK, i.e. per segment that has
+// left the network, RFC 5681 §3.2 step 4) and, with SACK, data SACKed above
+// holes that recovery has not yet repaired. Counted in, it sets ssthresh
+// above the value the episode's own congestion response chose whenever an
+// RTO ends an episode or a second episode follows at once, and every slow
+// start overshoots the path again (issue #14: NewReno retransmitted 5,620
+// of 31,135 packets with 49 RTOs; CUBIC over NewReno halved its
+// utilization). cwnd is not inflated here (the strategies keep their own
+// window), so the bound never exceeds what the controller allowed; below
+// cwnd (application-limited) FlightSize is used, as the RFC 5681 note on
+// equation (4) asks.
+func (c *Conn) congestionFlight() int {
+	return min(c.sb.FlightSize(), c.cc.Cwnd())
+}
+
 func (c *Conn) enterRecovery(now clock.Time) {
 	c.inRecovery = true
 	c.stats.Recoveries++
 	c.ecnReacted = true
 	c.ecnRecover = c.sb.nxt
-	c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: ccalgo.Loss, InFlight: c.sb.FlightSize(), SndNxt: c.sb.nxt})
+	c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: ccalgo.Loss, InFlight: c.congestionFlight(), SndNxt: c.sb.nxt})
 	c.emit(event.Event{Time: now, Kind: event.RecoveryStart, Seq: c.sb.una, Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
 }
 
@@ -904,7 +923,7 @@ func (c *Conn) onRTO(now clock.Time) {
 		return
 	}
 	cause := ClassifyRTO(&c.sb, c.rtoDupThresh())
-	flight := c.sb.pipe
+	flight := c.congestionFlight()
 	for i := 0; i < c.sb.count; i++ {
 		c.markLost(now, i, LossRTO)
 	}

@@ -126,6 +126,25 @@ func TestNewRenoRules(t *testing.T) {
 				t.Errorf("dupacks below recover started recovery: calls %v", f.tcc().calls)
 			}
 		}},
+		{"RFC5681 eq. (4): an RTO during recovery takes FlightSize without the window inflation", func(t *testing.T, f *fixture) {
+			dupAcks(f, 2, 3) // ssthresh 5 MSS, window 8 MSS
+			f.drain()
+			dupAcks(f, 5, 6) // window 14 MSS: new data up to FlightSize 14 MSS
+			f.drain()
+			if got, want := f.c.sb.FlightSize(), 14*testMSS; got != want {
+				t.Fatalf("FlightSize %d, want %d (inflated window filled)", got, want)
+			}
+			f.now = f.c.rtoAt
+			f.c.onDeadline(f.now)
+			if hasCall(f, "rto") != 1 {
+				t.Fatalf("no RTO: calls %v", f.tcc().calls)
+			}
+			// The controller's cwnd (10 MSS) bounds the flight it sees:
+			// ssthresh stays 5 MSS instead of 14/2 = 7 MSS.
+			if got, want := f.tcc().ssthresh, 5*testMSS; got != want {
+				t.Errorf("ssthresh after the RTO %d, want %d (FlightSize capped at cwnd)", got, want)
+			}
+		}},
 		{"RFC6582 Impatient: only the first partial ACK restarts the RTO timer", func(t *testing.T, f *fixture) {
 			dupAcks(f, 2, 3)
 			f.drain()
@@ -163,11 +182,14 @@ func TestRenoRules(t *testing.T) {
 			if got := f.dataOffsets(); len(got) != 1 || got[0] != seg(1).Start {
 				t.Errorf("after 3 dupacks sent %v, want [%d]", got, seg(1).Start)
 			}
-			// FlightSize at the third dupack: segments 1..12 = 12 MSS.
-			if got, want := f.tcc().ssthresh, 6*testMSS; got != want {
-				t.Errorf("ssthresh %d, want FlightSize/2 = %d", got, want)
+			// FlightSize at the third dupack: segments 1..12 = 12 MSS, of
+			// which 2 were sent by Limited Transmit; RFC 5681 §3.2 step 2:
+			// "additional data sent in limited transmit MUST NOT be
+			// included in this calculation", so ssthresh = 10 MSS / 2.
+			if got, want := f.tcc().ssthresh, 5*testMSS; got != want {
+				t.Errorf("ssthresh %d, want (FlightSize - limited transmit)/2 = %d", got, want)
 			}
-			if got, want := f.c.rec.(*Reno).Window(), 9*testMSS; got != want {
+			if got, want := f.c.rec.(*Reno).Window(), 8*testMSS; got != want {
 				t.Errorf("window %d, want ssthresh+3*SMSS = %d", got, want)
 			}
 		}},
