@@ -96,9 +96,10 @@ func (d *Dgram) host(n *Node) *dgramHost {
 	st := s.stack(n) // the stream stack first, so it does not replace us as the node's receiver
 	h := &dgramHost{d: d, node: n, inner: st, buf: make([]byte, 64<<10)}
 	h.ep = transport.NewEndpoint(transport.EndpointConfig{
-		Server: true,
-		Sink:   s.Sink,
-		Rand:   traffic.Stream(s.Net.Seed, "dgram-endpoint/"+n.Name),
+		Server:  true,
+		Sink:    s.Sink,
+		Rand:    traffic.Stream(s.Net.Seed, "dgram-endpoint/"+n.Name),
+		NoRetry: true, // no attacker on simulated paths: no Retry round trip
 	})
 	s.E.InitTimer(&h.timer, h, 0)
 	n.Receiver = h

@@ -94,6 +94,8 @@ func (st *Stack) endpoint() *transport.Endpoint {
 			Sink:      st.sim.Sink,
 			Rand:      traffic.Stream(st.sim.Net.Seed, "endpoint/"+st.node.Name),
 			Configure: acceptECN,
+			NoRetry:   true, // no attacker on simulated paths: no Retry round trip
+
 		})
 		st.sim.E.InitTimer(&st.timer, st, 0)
 	}

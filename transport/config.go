@@ -2,6 +2,7 @@ package transport
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"time"
 
@@ -33,6 +34,13 @@ const (
 	DefaultHandshakeTimeout = 10 * time.Second
 	// DefaultMaxConns bounds the connections of a server endpoint.
 	DefaultMaxConns = 4096
+	// DefaultMaxHalfOpen bounds a server endpoint's half-open connections:
+	// accepted (the client's address validated by a Retry token) but not
+	// yet confirmed by the client's first packet after the Accept.
+	DefaultMaxHalfOpen = 256
+	// DefaultMaxConnsPerSource bounds the connections (half-open and
+	// established) from one source IP address.
+	DefaultMaxConnsPerSource = 128
 )
 
 // Config configures one connection. Zero fields take the endpoint's
@@ -144,4 +152,22 @@ type EndpointConfig struct {
 	Configure func(request []byte, cfg *Config)
 	// Dgram configures the datagram mode (DialDgram, AcceptDgram).
 	Dgram DgramEndpointConfig
+	// Entropy supplies the Retry-token keys and the path-challenge data,
+	// which must be unpredictable: live drivers pass crypto/rand.Reader.
+	// nil: a ChaCha8 stream seeded from Rand (deterministic, for the
+	// simulator and tests).
+	Entropy io.Reader
+	// NoRetry turns off stateless address validation: an Initial creates a
+	// connection without a Retry round trip (the simulator, whose paths
+	// carry no attacker). Live servers must leave it false.
+	NoRetry bool
+	// TokenLifetime bounds the age of a Retry token (default 10 s); the
+	// token key is replaced every TokenLifetime.
+	TokenLifetime time.Duration
+	// MaxHalfOpen bounds the half-open connections (default 256), apart
+	// from MaxConns.
+	MaxHalfOpen int
+	// MaxConnsPerSource bounds the connections from one source IP address
+	// (default 128).
+	MaxConnsPerSource int
 }

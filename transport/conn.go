@@ -354,9 +354,9 @@ func (c *Conn) onShort(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, p 
 	c.lastNow = now
 	c.stats.PacketsReceived++
 	if !c.validated {
-		// Only a client that received our Accept knows our CID: its
-		// address is validated (the amplification limit is lifted).
-		c.validated = true
+		// Only a client that received our Accept knows our CID: the
+		// handshake is confirmed (the amplification limit is lifted).
+		c.confirm()
 		if p.tsecr == c.acceptTS && p.tsecr != 0 {
 			c.rtt.sample(c.tsRTT(now, p.tsecr))
 		}
@@ -851,10 +851,7 @@ func (c *Conn) deadline() clock.Time {
 	if at := c.pace.at(); at > c.lastNow && c.hasWork() {
 		d = clock.Earliest(d, at)
 	}
-	timeout := c.cfg.IdleTimeout
-	if c.state == stInitial {
-		timeout = c.cfg.HandshakeTimeout
-	}
+	timeout, _ := c.timeout(c.state == stOpen, c.cfg.IdleTimeout, c.cfg.HandshakeTimeout)
 	return clock.Earliest(d, c.lastRecv.Add(timeout))
 }
 
@@ -974,7 +971,7 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		}
 		c.initialDue = false
 		c.out = packet{typ: typeInitial, dcid: c.initialDCID, scid: c.localCID, ts: c.tsNow(now),
-			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvWindow), request: c.request}
+			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvWindow), request: c.request, token: c.token}
 		if c.cfg.ECN {
 			c.out.hsFlags = hsECN
 		}

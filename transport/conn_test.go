@@ -28,6 +28,13 @@ func newSrvFixture(t *testing.T, cfg Config, validate bool) *srvFixture {
 	f.initial = make([]byte, 1200)
 	encodePacket(f.initial, &ini)
 	f.ep.Receive(f.now, f.peer, ecn.NotECT, f.initial)
+	// Stateless address validation: a Retry, then the Initial with its token.
+	if r := f.drain(); len(r) != 1 || r[0].typ != typeRetry || f.ep.Accept() != nil {
+		t.Fatalf("reply to an Initial without a token: %d datagrams, want one Retry and no connection", len(r))
+	}
+	ini.token = f.sent[0].token
+	encodePacket(f.initial, &ini)
+	f.ep.Receive(f.now, f.peer, ecn.NotECT, f.initial)
 	f.srv = f.ep.Accept()
 	if f.srv == nil {
 		t.Fatalf("no conn accepted; rejects %v", f.ep.Stats().Rejects)
@@ -438,10 +445,12 @@ func TestRejectCounters(t *testing.T) {
 	}{
 		{[]byte{1}, RejectTooShort},
 		{[]byte{9, 3, 0, 0, 0, 0, 0, 0, 0, 0}, RejectVersion},
-		{[]byte{1, 9, 0, 0, 0, 0, 0, 0, 0, 0}, RejectType},
-		{[]byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 0}, RejectTruncated},
-		{[]byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectFlags},
-		{[]byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectUnknownCID},
+		{[]byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectVersion}, // version 1 (no Retry)
+		{[]byte{2, 9, 0, 0, 0, 0, 0, 0, 0, 0}, RejectType},
+		{[]byte{2, 3, 0, 0, 0, 0, 0, 0, 0, 0}, RejectTruncated},
+		{[]byte{2, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0}, RejectFlags}, // unknown PATH type
+		{[]byte{2, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectUnknownCID},
+		{[]byte{2, 5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectToken}, // Retry with an empty token
 	}
 	for _, tc := range cases {
 		before := f.ep.Stats().Rejects[tc.want]

@@ -21,7 +21,8 @@ type connCommon struct {
 	peerCID     uint64
 	initialDCID uint64
 	peer        netip.AddrPort
-	validated   bool // server: the client's address is validated; client: true
+	validated   bool       // server: the client confirmed the handshake (its first packet after the Accept); client: true
+	source      netip.Addr // server: the client's address when accepted (per-source limits)
 	err         error
 	done        bool
 	drainAt     clock.Time
@@ -35,6 +36,8 @@ type connCommon struct {
 	ecnOn       bool
 
 	// handshake
+	token      []byte // client: the Retry token to send in the Initial
+	retries    int    // client: Retry packets accepted
 	initialDue bool
 	hsAt       clock.Time
 	sendAccept int
@@ -91,18 +94,27 @@ func (h *connCommon) accept(from netip.AddrPort, p *packet, maxDatagram int, ecn
 	h.localCID = h.ep.newCID()
 	h.initialDCID = p.dcid
 	h.peer = from
+	h.source = from.Addr()
 	h.request = append([]byte(nil), p.request...)
 	h.maxDatagram = min(maxDatagram, int(p.maxDatagram))
 	h.ecnOn = ecn && p.hsFlags&hsECN != 0
 }
 
-// timeoutErr returns ErrHandshakeTimeout (not yet established) or
-// ErrIdleTimeout once nothing has been received for that timeout, else nil.
-func (h *connCommon) timeoutErr(now clock.Time, established bool, idle, handshake time.Duration) error {
-	timeout, err := idle, ErrIdleTimeout
-	if !established {
-		timeout, err = handshake, ErrHandshakeTimeout
+// timeout returns how long the connection may hear nothing and the error
+// it then fails with: the handshake timeout until the handshake is
+// complete (a server's half-open connection included), else the idle
+// timeout.
+func (h *connCommon) timeout(established bool, idle, handshake time.Duration) (time.Duration, error) {
+	if !established || !h.validated {
+		return handshake, ErrHandshakeTimeout
 	}
+	return idle, ErrIdleTimeout
+}
+
+// timeoutErr returns ErrHandshakeTimeout or ErrIdleTimeout (see timeout)
+// once nothing has been received for that long, else nil.
+func (h *connCommon) timeoutErr(now clock.Time, established bool, idle, handshake time.Duration) error {
+	timeout, err := h.timeout(established, idle, handshake)
 	if !now.Before(h.lastRecv.Add(timeout)) {
 		return err
 	}
@@ -124,10 +136,42 @@ func (h *connCommon) handshakeTimer(now clock.Time, rtt *rttEstimator) bool {
 
 // initialAgain handles a retransmitted Initial from `from`: our Accept was
 // lost. One Accept per Initial, each smaller than it, keeps the
-// amplification factor < 1.
-func (h *connCommon) initialAgain(from netip.AddrPort) {
-	if !h.validated && h.sendAccept < 1 {
+// amplification factor < 1. The Accept goes to the address the connection
+// was accepted from, or to a new one only if the Initial carries a valid
+// Retry token for it (tokenOK; the token of a long-retransmitted Initial may
+// have expired, the address it validated stays validated).
+func (h *connCommon) initialAgain(from netip.AddrPort, tokenOK bool) {
+	if !h.validated && h.sendAccept < 1 && (tokenOK || from == h.peer) {
 		h.sendAccept++
 		h.peer = from
+	}
+}
+
+// maxRetries bounds the Retry packets a client accepts per connection (a
+// server rotating its key or a client behind a rebinding NAT may need a
+// second one; more suggest an attack, and the handshake timer decides).
+const maxRetries = 3
+
+// onRetry takes the token of a Retry answering our Initial and sends the
+// Initial again with it at once.
+func (h *connCommon) onRetry(p *packet) RejectReason {
+	if p.odcid != h.initialDCID || h.retries >= maxRetries {
+		return RejectUnexpected
+	}
+	h.retries++
+	h.token = append(h.token[:0], p.token...)
+	h.initialDue = true
+	h.hsAt = clock.Never
+	return RejectNone
+}
+
+// confirm records the client's first packet after the Accept: the
+// handshake is complete and the connection leaves the half-open count.
+func (h *connCommon) confirm() {
+	if !h.validated {
+		h.validated = true
+		if h.server {
+			h.ep.halfOpen--
+		}
 	}
 }

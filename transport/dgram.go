@@ -614,7 +614,7 @@ func (c *DgramConn) onPacket(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 	c.lastNow = now
 	c.lastRecv = now
 	if !c.validated {
-		c.validated = true
+		c.confirm()
 		if p.tsecr == c.acceptTS && p.tsecr != 0 {
 			c.rtt.sample(time.Duration(c.tsNow(now)-p.tsecr) * time.Microsecond)
 		}
@@ -845,10 +845,7 @@ func (c *DgramConn) deadline() clock.Time {
 		}
 		return c.drainAt
 	}
-	timeout := c.cfg.IdleTimeout
-	if !c.established {
-		timeout = c.cfg.HandshakeTimeout
-	}
+	timeout, _ := c.timeout(c.established, c.cfg.IdleTimeout, c.cfg.HandshakeTimeout)
 	d := clock.Earliest(c.hsAt, c.rtoAt)
 	if c.ackDue {
 		d = clock.Earliest(d, c.ackAt)
@@ -1020,7 +1017,7 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		}
 		c.initialDue = false
 		p := packet{typ: typeInitial, dcid: c.initialDCID, scid: c.localCID, ts: c.tsNow(now),
-			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvQueue), hsFlags: hsDgram, request: c.request}
+			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvQueue), hsFlags: hsDgram, request: c.request, token: c.token}
 		if c.cfg.ECN {
 			p.hsFlags |= hsECN
 		}

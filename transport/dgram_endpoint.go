@@ -60,7 +60,7 @@ func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfi
 	c.dial(peer, cfg.Request)
 	e.dg.conns = append(e.dg.conns, c)
 	e.dg.byCID[c.localCID] = c
-	e.stats.ConnsOpened++
+	e.opened(&c.connCommon)
 	return c, nil
 }
 
@@ -79,26 +79,21 @@ func (e *Endpoint) AcceptDgram() *DgramConn {
 func (e *Endpoint) DgramConns() []*DgramConn { return e.dg.conns }
 
 // dgInitial accepts a datagram-mode connection (an Initial with hsDgram).
-func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet) {
-	if !e.cfg.Server {
-		e.reject(RejectNotServer)
-		return
-	}
+func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, size int) {
 	e.dg.init()
 	if c := e.dg.byInitial[p.dcid]; c != nil {
 		if c.id != p.scid || c.done {
 			e.reject(RejectUnexpected)
 			return
 		}
-		c.initialAgain(from)
+		c.initialAgain(from, e.tokenOK(now, from, p))
 		return
 	}
 	if exp, ok := e.dg.tombInit[p.dcid]; ok && now.Before(exp) {
 		e.reject(RejectOldPacket)
 		return
 	}
-	if len(e.conns)+len(e.dg.conns) >= e.cfg.MaxConns {
-		e.reject(RejectTooManyConns)
+	if !e.admit(now, from, p, size) {
 		return
 	}
 	cfg := e.dgramConfig(DgramConfig{})
@@ -122,7 +117,7 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet) {
 	e.dg.byCID[c.localCID] = c
 	e.dg.byInitial[c.initialDCID] = c
 	e.dg.acceptQ = append(e.dg.acceptQ, c)
-	e.stats.ConnsOpened++
+	e.opened(&c.connCommon)
 }
 
 // dgAccept hands an Accept to a datagram connection; false if none has
@@ -190,7 +185,7 @@ func (e *Endpoint) dgOnDeadline(now clock.Time) {
 				delete(e.dg.byInitial, c.initialDCID)
 				e.dg.tombInit[c.initialDCID] = now.Add(c.cfg.IdleTimeout)
 			}
-			e.stats.ConnsClosed++
+			e.closed(&c.connCommon)
 			continue
 		}
 		e.dg.conns[j] = c

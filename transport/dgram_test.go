@@ -329,7 +329,8 @@ func TestDgramCloseAndTimeouts(t *testing.T) {
 }
 
 // TestDgramAmplification: before the client proves its address the
-// server sends one Accept per Initial and nothing else.
+// server sends one Retry (no state) and then one Accept per Initial with a
+// valid token, and nothing else, fewer bytes than it received.
 func TestDgramAmplification(t *testing.T) {
 	cfg := DgramConfig{}
 	fwd := pathModel{Delay: 5 * time.Millisecond}
@@ -341,8 +342,11 @@ func TestDgramAmplification(t *testing.T) {
 	}
 	c.SetSource(n.now, &seqSource{size: 1000})
 	n.run(3*time.Second, nil)
-	if n.paths[1].sent != 1 {
-		t.Errorf("server sent %d datagrams to an unvalidated client, want 1 (the Accept)", n.paths[1].sent)
+	if n.paths[1].sent != 2 {
+		t.Errorf("server sent %d datagrams to an unvalidated client, want 2 (the Retry and the Accept)", n.paths[1].sent)
+	}
+	if st := n.eps[1].Stats(); st.BytesOut > st.BytesIn || st.RetriesSent != 1 {
+		t.Errorf("server sent %d bytes for %d received, %d Retries; want at most 1x and one Retry", st.BytesOut, st.BytesIn, st.RetriesSent)
 	}
 }
 

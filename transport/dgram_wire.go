@@ -68,7 +68,7 @@ func decodeDgram(b []byte, p *dgramPacket) RejectReason {
 	if len(b) < 2+cidLen {
 		return RejectTooShort
 	}
-	if b[0] != Version1 {
+	if b[0] != WireVersion {
 		return RejectVersion
 	}
 	if packetType(b[1]) != typeDgram {

@@ -36,7 +36,7 @@ func TestDecodeDgramRejects(t *testing.T) {
 	}{
 		{"ok", good, RejectNone},
 		{"short", good[:5], RejectTooShort},
-		{"version", mut(good, func(b []byte) []byte { b[0] = 2; return b }), RejectVersion},
+		{"version", mut(good, func(b []byte) []byte { b[0] = 1; return b }), RejectVersion},
 		{"type", mut(good, func(b []byte) []byte { b[1] = 3; return b }), RejectType},
 		{"truncated header", good[:14], RejectTruncated},
 		{"tfrc truncated", mut(tfrc, func(b []byte) []byte { return b[:len(b)-1] }), RejectTruncated},

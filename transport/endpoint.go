@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"encoding/binary"
+	"io"
 	"math/rand/v2"
 	"net/netip"
 	"time"
@@ -23,6 +25,10 @@ type Endpoint struct {
 	tombQ     []tombReply           // pending re-acknowledgements
 	tombInit  map[uint64]clock.Time // removed server conns by Initial DCID: late duplicate Initials are not new conns
 	tombSweep clock.Time
+	tokens    *tokenMinter       // server: Retry tokens (nil with NoRetry)
+	retryQ    []retryReply       // pending Retry packets
+	perSource map[netip.Addr]int // server: live connections per source address
+	halfOpen  int                // server: connections accepted but not yet confirmed by the client
 	rr        int
 	pkt       packet
 	stats     EndpointStats
@@ -37,6 +43,8 @@ type EndpointStats struct {
 	BytesOut     uint64 // transmitted datagram bytes
 	ConnsOpened  uint64 // connections dialed or accepted
 	ConnsClosed  uint64 // connections removed after finishing
+	RetriesSent  uint64 // Retry packets sent (Initials without a valid token: no state created)
+	HalfOpen     int    // connections accepted but not yet confirmed by the client (now)
 	// Rejects counts discarded datagrams per reason (index RejectReason).
 	Rejects [NumRejectReasons]uint64
 }
@@ -55,18 +63,42 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 	d := cfg.Defaults
 	d.fill(DefaultConfig())
 	cfg.Defaults = d
-	if cfg.MaxConns <= 0 {
-		cfg.MaxConns = DefaultMaxConns
-	}
+	fillZero(&cfg.MaxConns, DefaultMaxConns)
+	fillZero(&cfg.MaxHalfOpen, DefaultMaxHalfOpen)
+	fillZero(&cfg.MaxConnsPerSource, DefaultMaxConnsPerSource)
+	fillZero(&cfg.TokenLifetime, DefaultTokenLifetime)
 	r := cfg.Rand
 	if r == nil {
 		r = rand.New(rand.NewPCG(1, 2))
 	}
-	return &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{}, tombs: map[uint64]tombstone{}, tombInit: map[uint64]clock.Time{}}
+	e := &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{}, tombs: map[uint64]tombstone{},
+		tombInit: map[uint64]clock.Time{}, perSource: map[netip.Addr]int{}}
+	if cfg.Server && !cfg.NoRetry {
+		e.tokens = newTokenMinter(e.entropy(), cfg.TokenLifetime, clock.Start)
+	}
+	return e
+}
+
+// entropy returns the source of token keys and path-challenge data:
+// EndpointConfig.Entropy, or a ChaCha8 stream seeded from Rand on first use
+// (so that an endpoint that never needs it draws nothing from Rand).
+func (e *Endpoint) entropy() io.Reader {
+	if e.cfg.Entropy == nil {
+		var seed [32]byte
+		for i := 0; i < len(seed); i += 8 {
+			binary.LittleEndian.PutUint64(seed[i:], e.rand.Uint64())
+		}
+		e.cfg.Entropy = rand.NewChaCha8(seed)
+	}
+	return e.cfg.Entropy
 }
 
 // Stats returns the endpoint's counters.
-func (e *Endpoint) Stats() EndpointStats { return e.stats }
+func (e *Endpoint) Stats() EndpointStats {
+	s := e.stats
+	s.HalfOpen = e.halfOpen
+	return s
+}
 
 // Conns returns the endpoint's live connections (do not modify the slice).
 func (e *Endpoint) Conns() []*Conn { return e.conns }
@@ -109,7 +141,105 @@ func (e *Endpoint) add(c *Conn) {
 	if c.server {
 		e.byInitial[c.initialDCID] = c
 	}
+	e.opened(&c.connCommon)
+}
+
+// opened counts a new connection (stream or datagram mode).
+func (e *Endpoint) opened(h *connCommon) {
 	e.stats.ConnsOpened++
+	if h.server {
+		e.perSource[h.source]++
+		if !h.validated {
+			e.halfOpen++
+		}
+	}
+}
+
+// closed uncounts a removed connection.
+func (e *Endpoint) closed(h *connCommon) {
+	e.stats.ConnsClosed++
+	if h.server {
+		if e.perSource[h.source]--; e.perSource[h.source] <= 0 {
+			delete(e.perSource, h.source)
+		}
+		if !h.validated {
+			e.halfOpen--
+		}
+	}
+}
+
+// admit decides whether an Initial p from `from` that names no existing
+// connection may create one: with address validation on (not NoRetry) it
+// must carry a valid Retry token, or it is answered by one Retry and
+// nothing is kept; then the half-open, per-source and total limits apply.
+func (e *Endpoint) admit(now clock.Time, from netip.AddrPort, p *packet, size int) bool {
+	if !e.cfg.Server {
+		e.reject(RejectNotServer)
+		return false
+	}
+	if e.tokens != nil && !e.tokens.valid(now, from, p.scid, p.dcid, p.token) {
+		if len(p.token) > 0 {
+			e.reject(RejectToken) // expired, forged, or minted for another address: a fresh Retry
+		}
+		e.retry(now, from, p, size)
+		return false
+	}
+	switch {
+	case e.halfOpen >= e.cfg.MaxHalfOpen:
+		e.reject(RejectHalfOpen)
+	case e.perSource[from.Addr()] >= e.cfg.MaxConnsPerSource:
+		e.reject(RejectPerSource)
+	case len(e.conns)+len(e.dg.conns) >= e.cfg.MaxConns:
+		e.reject(RejectTooManyConns)
+	default:
+		return true
+	}
+	return false
+}
+
+// tokenOK reports whether a repeated Initial from `from` may be answered
+// (and move a half-open connection to that address): always without
+// address validation, else only with a valid token for `from`.
+func (e *Endpoint) tokenOK(now clock.Time, from netip.AddrPort, p *packet) bool {
+	return e.tokens == nil || e.tokens.valid(now, from, p.scid, p.dcid, p.token)
+}
+
+// retry queues one Retry answering Initial p (size bytes) from `from`: a
+// fresh token, never more bytes than the Initial.
+func (e *Endpoint) retry(now clock.Time, from netip.AddrPort, p *packet, size int) {
+	if len(e.retryQ) >= maxQueuedReplies {
+		return
+	}
+	r := retryReply{to: from, dcid: p.scid, odcid: p.dcid}
+	e.tokens.mint(now, from, p.scid, p.dcid, r.token[:])
+	if retryLen(r.token[:]) > size {
+		return
+	}
+	e.retryQ = append(e.retryQ, r)
+}
+
+// retryReply is a queued Retry.
+type retryReply struct {
+	to          netip.AddrPort
+	dcid, odcid uint64
+	token       [tokenLen]byte
+}
+
+// onRetry hands a Retry to the client connection it names.
+func (e *Endpoint) onRetry(p *packet) {
+	var h *connCommon
+	if c := e.byCID[p.dcid]; c != nil && c.state == stInitial {
+		h = &c.connCommon
+	} else if d := e.dg.byCID[p.dcid]; d != nil && !d.established {
+		h = &d.connCommon
+	}
+	if h == nil || h.server {
+		e.reject(RejectUnknownCID)
+		return
+	}
+	if r := h.onRetry(p); r != RejectNone {
+		e.reject(r)
+	}
 }
 
 // Accept returns the next newly accepted incoming connection, or nil.
@@ -143,10 +273,12 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 	switch p.typ {
 	case typeInitial:
 		if p.hsFlags&hsDgram != 0 {
-			e.dgInitial(now, from, p)
+			e.dgInitial(now, from, p, len(b))
 			return
 		}
-		e.onInitial(now, from, p)
+		e.onInitial(now, from, p, len(b))
+	case typeRetry:
+		e.onRetry(p)
 	case typeAccept:
 		c := e.byCID[p.dcid]
 		if c == nil {
@@ -164,7 +296,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 		if c == nil {
 			if t, ok := e.tombs[p.dcid]; ok && now.Before(t.expires) {
 				e.reject(RejectOldPacket)
-				if p.flags&(flagDATA|flagFIN|flagPING) != 0 && len(e.tombQ) < maxTombReplies {
+				if p.flags&(flagDATA|flagFIN|flagPING) != 0 && len(e.tombQ) < maxQueuedReplies {
 					e.tombQ = append(e.tombQ, tombReply{to: from, t: t})
 				}
 				return
@@ -178,26 +310,22 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 	}
 }
 
-// onInitial accepts a connection or answers a retransmitted Initial.
-func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet) {
-	if !e.cfg.Server {
-		e.reject(RejectNotServer)
-		return
-	}
+// onInitial accepts a connection or answers a retransmitted Initial (size:
+// the datagram's length, bytes).
+func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, size int) {
 	if c := e.byInitial[p.dcid]; c != nil {
 		if c.id != p.scid || c.state != stOpen {
 			e.reject(RejectUnexpected)
 			return
 		}
-		c.initialAgain(from)
+		c.initialAgain(from, e.tokenOK(now, from, p))
 		return
 	}
 	if exp, ok := e.tombInit[p.dcid]; ok && now.Before(exp) {
 		e.reject(RejectOldPacket) // a delayed or duplicated Initial of a finished conn
 		return
 	}
-	if len(e.conns) >= e.cfg.MaxConns {
-		e.reject(RejectTooManyConns)
+	if !e.admit(now, from, p, size) {
 		return
 	}
 	cfg := e.connConfig(Config{})
@@ -226,6 +354,16 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet) {
 // destination and ECN codepoint; n == 0 means nothing is to be sent now.
 // buf must hold the largest MaxDatagram in use. Connections take turns.
 func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint) {
+	if len(e.retryQ) > 0 {
+		r := &e.retryQ[len(e.retryQ)-1]
+		p := packet{typ: typeRetry, dcid: r.dcid, odcid: r.odcid, token: r.token[:]}
+		n, to = encodeRetry(buf, &p), r.to
+		e.retryQ = e.retryQ[:len(e.retryQ)-1]
+		e.stats.RetriesSent++
+		e.stats.DatagramsOut++
+		e.stats.BytesOut += uint64(n)
+		return n, to, ecn.NotECT
+	}
 	if len(e.tombQ) > 0 {
 		r := e.tombQ[len(e.tombQ)-1]
 		e.tombQ = e.tombQ[:len(e.tombQ)-1]
@@ -281,7 +419,7 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 				delete(e.byInitial, c.initialDCID)
 				e.tombInit[c.initialDCID] = now.Add(c.cfg.IdleTimeout)
 			}
-			e.stats.ConnsClosed++
+			e.closed(&c.connCommon)
 			continue
 		}
 		e.conns[j] = c
@@ -307,8 +445,9 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 	}
 }
 
-// maxTombReplies bounds the queued re-acknowledgements of late FINs.
-const maxTombReplies = 64
+// maxQueuedReplies bounds the queued stateless replies (Retries,
+// re-acknowledgements of late FINs) of each kind.
+const maxQueuedReplies = 64
 
 // tombstone remembers a finished connection for IdleTimeout after its removal
 // (a cheap TIME-WAIT): a FIN retransmitted because our last ACK was lost is

@@ -27,6 +27,9 @@ const (
 	RejectWindow                    // data beyond the advertised receive window (dropped)
 	RejectConfig                    // incoming connection could not be built (bad controller/recovery spec)
 	RejectOldPacket                 // packet for a connection that has finished
+	RejectToken                     // Initial without a valid address-validation token (answered by a Retry), or a malformed token
+	RejectHalfOpen                  // Initial refused: EndpointConfig.MaxHalfOpen handshakes are pending
+	RejectPerSource                 // Initial refused: EndpointConfig.MaxConnsPerSource reached for its source address
 	NumRejectReasons
 )
 
@@ -37,7 +40,8 @@ var rejectNames = [...]string{
 	RejectRange: "out_of_range", RejectTrailing: "trailing_bytes", RejectUnknownCID: "unknown_cid",
 	RejectNotServer: "not_server", RejectTooManyConns: "too_many_conns", RejectUnexpected: "unexpected",
 	RejectAckUnsent: "ack_of_unsent", RejectFinalSize: "final_size", RejectWindow: "beyond_window",
-	RejectConfig: "config", RejectOldPacket: "finished_conn",
+	RejectConfig: "config", RejectOldPacket: "finished_conn", RejectToken: "bad_token",
+	RejectHalfOpen: "half_open_full", RejectPerSource: "per_source_limit",
 }
 
 // String returns the reason's snake_case name.

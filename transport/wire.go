@@ -4,9 +4,10 @@ import "encoding/binary"
 
 // Wire format constants (docs/wire.md).
 const (
-	// Version1 is the only wire version this package speaks; it is the first
-	// byte of every datagram.
-	Version1 = 1
+	// WireVersion is the only wire version this package speaks; it is the
+	// first byte of every datagram. Version 1 had no Retry and no path
+	// validation (docs/wire.md "Versions"); its datagrams are rejected.
+	WireVersion = 2
 	// MaxSACKBlocks is the number of SACK blocks an ACK carries at most
 	// (RFC 2018 allows 3 with TCP timestamps; we have room for 4).
 	MaxSACKBlocks = 4
@@ -18,6 +19,9 @@ const (
 	// MaxRequest is the largest opaque application request an Initial
 	// carries, bytes.
 	MaxRequest = 256
+	// MaxToken is the largest address-validation token an Initial or a
+	// Retry carries, bytes.
+	MaxToken = 64
 	// MaxStreamOffset bounds every stream offset and final size: the varint
 	// maximum 2^62-1 (RFC 9000 §16).
 	MaxStreamOffset = MaxVarint
@@ -33,6 +37,7 @@ const (
 	typeInitial packetType = 1 // client -> server, opens a connection, padded
 	typeAccept  packetType = 2 // server -> client, answers an Initial
 	typeShort   packetType = 3 // everything after the handshake
+	typeRetry   packetType = 5 // server -> client: an address-validation token, answers an Initial without a valid one (4 is typeDgram)
 )
 
 // Short-packet flag bits.
@@ -44,7 +49,17 @@ const (
 	flagECE    = 0x10 // ECN-Echo (RFC 3168 §6.1.3)
 	flagCWR    = 0x20 // Congestion Window Reduced (RFC 3168 §6.1.2)
 	flagCLOSE  = 0x40 // abort: CLOSE section present
-	flagsKnown = 0x7f
+	flagPATH   = 0x80 // PATH section present: a path challenge or response (RFC 9000 §8.2)
+	flagsKnown = 0xff
+)
+
+// PATH section types (the byte after the section's flag; RFC 9000 §19.17-18).
+const (
+	pathChallenge = 1
+	pathResponse  = 2
+	// pathSectionLen is the PATH section's length, bytes: type and 8 bytes
+	// of data.
+	pathSectionLen = 9
 )
 
 // Handshake flag bits (Initial and Accept).
@@ -79,6 +94,8 @@ type packet struct {
 	recvWindow  uint64
 	hsFlags     uint8
 	request     []byte
+	token       []byte // Initial, Retry: address-validation token
+	odcid       uint64 // Retry: the dcid of the Initial it answers
 
 	// ACK section
 	cumAck  uint64
@@ -88,6 +105,10 @@ type packet struct {
 
 	// CLOSE section
 	closeCode uint64
+
+	// PATH section
+	pathType uint8
+	pathData uint64
 
 	// DATA section (present when flags has DATA or FIN)
 	off  uint64
@@ -155,7 +176,7 @@ func (r *reader) head() (flags uint8, pn uint64, ts, tsecr uint32) {
 // (version, type, dcid, flags, packet or sequence number, ts, tsecr) into b
 // and returns its length, bytes.
 func putHead(b []byte, typ packetType, dcid uint64, flags uint8, pn uint64, ts, tsecr uint32) int {
-	b[0] = Version1
+	b[0] = WireVersion
 	b[1] = byte(typ)
 	binary.BigEndian.PutUint64(b[2:], dcid)
 	b[10] = flags
@@ -172,7 +193,7 @@ func decodePacket(b []byte, p *packet) RejectReason {
 	if len(b) < 2+cidLen {
 		return RejectTooShort
 	}
-	if b[0] != Version1 {
+	if b[0] != WireVersion {
 		return RejectVersion
 	}
 	*p = packet{typ: packetType(b[1])}
@@ -191,8 +212,12 @@ func decodePacket(b []byte, p *packet) RejectReason {
 			return RejectRequestSize
 		}
 		p.request = r.bytes(n)
+		p.token = r.token()
 		if r.bad {
 			return RejectTruncated
+		}
+		if p.token == nil {
+			return RejectToken
 		}
 		if rr := checkHandshake(p); rr != RejectNone {
 			return rr
@@ -211,6 +236,19 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		}
 		if rr := checkHandshake(p); rr != RejectNone {
 			return rr
+		}
+		if len(r.b) != 0 {
+			return RejectTrailing
+		}
+		return RejectNone
+	case typeRetry:
+		p.odcid = r.u64()
+		p.token = r.token()
+		if r.bad {
+			return RejectTruncated
+		}
+		if p.token == nil || len(p.token) == 0 {
+			return RejectToken
 		}
 		if len(r.b) != 0 {
 			return RejectTrailing
@@ -260,6 +298,14 @@ func decodePacket(b []byte, p *packet) RejectReason {
 			return RejectTruncated
 		}
 	}
+	if p.flags&flagPATH != 0 {
+		if p.pathType, p.pathData = r.path(); r.bad {
+			return RejectTruncated
+		}
+		if p.pathType != pathChallenge && p.pathType != pathResponse {
+			return RejectFlags
+		}
+	}
 	if p.hasData() {
 		p.off = r.varint()
 		if r.bad {
@@ -298,7 +344,7 @@ func checkHandshake(p *packet) RejectReason {
 // encodeInitial writes an Initial padded with zeros to size bytes into b
 // (len(b) >= size) and returns size.
 func encodeInitial(b []byte, p *packet, size int) int {
-	b[0] = Version1
+	b[0] = WireVersion
 	b[1] = byte(typeInitial)
 	binary.BigEndian.PutUint64(b[2:], p.dcid)
 	binary.BigEndian.PutUint64(b[10:], p.scid)
@@ -310,13 +356,29 @@ func encodeInitial(b []byte, p *packet, size int) int {
 	n++
 	n += putVarint(b[n:], uint64(len(p.request)))
 	n += copy(b[n:], p.request)
+	n += putVarint(b[n:], uint64(len(p.token)))
+	n += copy(b[n:], p.token)
 	clear(b[n:size])
 	return size
 }
 
+// retryLen returns the length of a Retry carrying token, bytes.
+func retryLen(token []byte) int { return 2 + 2*cidLen + varintLen(uint64(len(token))) + len(token) }
+
+// encodeRetry writes a Retry into b and returns its length.
+func encodeRetry(b []byte, p *packet) int {
+	b[0] = WireVersion
+	b[1] = byte(typeRetry)
+	binary.BigEndian.PutUint64(b[2:], p.dcid)
+	binary.BigEndian.PutUint64(b[10:], p.odcid)
+	n := 18
+	n += putVarint(b[n:], uint64(len(p.token)))
+	return n + copy(b[n:], p.token)
+}
+
 // encodeAccept writes an Accept into b and returns its length.
 func encodeAccept(b []byte, p *packet) int {
-	b[0] = Version1
+	b[0] = WireVersion
 	b[1] = byte(typeAccept)
 	binary.BigEndian.PutUint64(b[2:], p.dcid)
 	binary.BigEndian.PutUint64(b[10:], p.scid)
@@ -348,6 +410,9 @@ func shortHeaderLen(p *packet) int {
 	if p.flags&flagCLOSE != 0 {
 		n += varintLen(p.closeCode)
 	}
+	if p.flags&flagPATH != 0 {
+		n += pathSectionLen
+	}
 	if p.hasData() {
 		n += varintLen(p.off)
 	}
@@ -372,10 +437,38 @@ func encodeShortHeader(b []byte, p *packet) int {
 	if p.flags&flagCLOSE != 0 {
 		n += putVarint(b[n:], p.closeCode)
 	}
+	if p.flags&flagPATH != 0 {
+		n += putPath(b[n:], p.pathType, p.pathData)
+	}
 	if p.hasData() {
 		n += putVarint(b[n:], p.off)
 	}
 	return n
+}
+
+// putPath writes a PATH section (type, 8 bytes of data) into b and returns
+// its length.
+func putPath(b []byte, typ uint8, data uint64) int {
+	b[0] = typ
+	binary.BigEndian.PutUint64(b[1:], data)
+	return pathSectionLen
+}
+
+// path reads a PATH section: its type and data.
+func (r *reader) path() (uint8, uint64) { return r.u8(), r.u64() }
+
+// token reads a token (length varint, bytes): nil if truncated or longer
+// than MaxToken (marking r bad only when truncated), else a possibly empty
+// slice.
+func (r *reader) token() []byte {
+	n := r.varint()
+	if r.bad || n > MaxToken {
+		return nil
+	}
+	if t := r.bytes(n); t != nil {
+		return t
+	}
+	return nil
 }
 
 // encodePacket encodes p (any type) into b, copying p.data for short
@@ -387,6 +480,8 @@ func encodePacket(b []byte, p *packet) int {
 		return encodeInitial(b, p, int(p.maxDatagram))
 	case typeAccept:
 		return encodeAccept(b, p)
+	case typeRetry:
+		return encodeRetry(b, p)
 	}
 	n := encodeShortHeader(b, p)
 	return n + copy(b[n:], p.data)

@@ -52,7 +52,8 @@ import (
 // Config configures an Endpoint.
 type Config struct {
 	// Endpoint is passed to transport.NewEndpoint. If Endpoint.Rand is nil it
-	// is seeded from crypto/rand.
+	// is seeded from crypto/rand; if Endpoint.Entropy is nil it is
+	// crypto/rand.Reader.
 	Endpoint transport.EndpointConfig
 	// Batch is the number of datagrams per ReadBatch/WriteBatch (at most
 	// DefaultBatch); 0: DefaultBatch.
@@ -125,6 +126,9 @@ func DialSocket(remote string, cfg Config) (*Endpoint, error) {
 // New runs an Endpoint on c and takes ownership of c.
 func New(c netio.Conn, cfg Config) *Endpoint {
 	ec := cfg.Endpoint
+	if ec.Entropy == nil {
+		ec.Entropy = rand.Reader // Retry-token keys, path challenges
+	}
 	if ec.Rand == nil {
 		var seed [16]byte
 		_, _ = rand.Read(seed[:])
