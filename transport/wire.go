@@ -247,7 +247,7 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		if r.bad {
 			return RejectTruncated
 		}
-		if p.token == nil || len(p.token) == 0 {
+		if len(p.token) == 0 {
 			return RejectToken
 		}
 		if len(r.b) != 0 {
