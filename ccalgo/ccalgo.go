@@ -34,6 +34,7 @@ type Ack struct {
 	SndNxt       uint64        // next stream byte to be sent (end of the highest data sent), bytes
 	InRecovery   bool          // the connection is in loss recovery: no window growth, no delay samples
 	AppLimited   bool          // the sender had nothing to send and did not fill cwnd
+	Rate         RateSample    // delivery-rate sample of this ACK (docs/transport.md "Delivery rate")
 }
 
 // CongestionKind says what signalled congestion.
@@ -149,4 +150,27 @@ func New(s string, env Env) (Controller, error) { return Registry.New(s, env) }
 type SendQuantum interface {
 	// SendQuantum returns the largest burst, bytes.
 	SendQuantum() int
+}
+
+// RateSample is one delivery-rate sample (draft-cheng-iccrg-delivery-rate-
+// estimation §3.3) that the transport computes per ACK for the rate-based
+// controllers (BBR). A zero DeliveryRate means no valid sample on this ACK.
+type RateSample struct {
+	DeliveryRate   float64       // bytes delivered over the interval, as bits/s; 0: none
+	Delivered      uint64        // bytes delivered over the interval
+	Interval       time.Duration // max(send elapsed, ACK elapsed) of the sample
+	PriorDelivered uint64        // C.delivered when the most recently acknowledged packet was sent, bytes
+	TotalDelivered uint64        // C.delivered after this ACK, bytes
+	AppLimited     bool          // the most recently acknowledged packet was sent in an application-limited period
+	RTT            time.Duration // now minus the send time of the most recently sent acknowledged packet
+}
+
+// RecoveryGovernor is implemented by controllers that keep setting cwnd
+// during loss recovery (BBR, as Linux's cong_control hook overrides the
+// window the recovery code computes): the transport's recovery strategy
+// still detects losses and picks retransmissions, but the connection also
+// sends, retransmissions first, within cwnd - pipe.
+type RecoveryGovernor interface {
+	// GovernsRecovery is a marker.
+	GovernsRecovery()
 }

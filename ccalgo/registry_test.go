@@ -11,15 +11,15 @@ import (
 	"cclab/internal/spec"
 )
 
-var allControllers = []string{"cubic", "dca", "newreno", "reno", "vegas"}
+var allControllers = []string{"bbr", "cubic", "dca", "newreno", "reno", "vegas"}
 
 func TestRegistryNames(t *testing.T) {
 	if got, want := strings.Join(Registry.Names(), ","), strings.Join(allControllers, ","); got != want {
 		t.Errorf("registered: got %s, want %s", got, want)
 	}
-	_, err := New("bbr", Env{MSS: testMSS})
+	_, err := New("nosuch", Env{MSS: testMSS})
 	if err == nil {
-		t.Fatal("New(bbr): got nil error")
+		t.Fatal("New(nosuch): got nil error")
 	}
 	for _, n := range allControllers {
 		if !strings.Contains(err.Error(), n) {

@@ -84,6 +84,8 @@ type Conn struct {
 	rec        Recovery
 	recTimer   RecoveryTimer
 	pace       pacing
+	governs    bool        // the controller sets cwnd during recovery (ccalgo.RecoveryGovernor)
+	rsamp      rateSampler // delivery-rate estimation (ratesample.go)
 	rtt        rttEstimator
 	rtoAt      clock.Time
 	persistAt  clock.Time
@@ -153,6 +155,7 @@ func (c *Conn) establish(now clock.Time) error {
 	c.delayCC, _ = cc.(ccalgo.DelayReactor)
 	_, c.sackBlind = rec.(SACKBlind)
 	c.pace.set(cc, c.mss)
+	_, c.governs = cc.(ccalgo.RecoveryGovernor)
 	c.recTimer, _ = rec.(RecoveryTimer)
 	c.ctx.CC = cc
 	c.ctx.MSS = c.mss
@@ -685,6 +688,7 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	nBlocks := p.nBlocks
 	if c.sackBlind {
 		nBlocks = 0 // Reno and NewReno do not use SACK (see SACKBlind)
+		c.sackBlindDelivered(now, p, cum)
 	}
 	for i := 0; i < nBlocks; i++ {
 		b := p.blocks[i]
@@ -693,6 +697,7 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 		}
 		sacked += c.sb.sack(max(b.Start, cum), b.End, func(s *Segment) {
 			packets++
+			c.rsamp.onDelivered(now, &s.rate, s.Len)
 			if s.Retrans == 0 && s.SentAt > sackSent {
 				sackSent = s.SentAt
 			}
@@ -711,6 +716,7 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	acked := c.sb.advance(cum, func(s *Segment) {
 		if !s.Sacked {
 			packets++
+			c.rsamp.onDelivered(now, &s.rate, s.Len)
 			c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
 		}
 		if s.Retrans > 0 && tsecr != 0 && int32(tsecr-s.TS) < 0 {
@@ -737,7 +743,7 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	if acked+sacked > 0 {
 		c.cc.OnAck(ccalgo.Ack{Now: now, Acked: acked + sacked, AckedPackets: packets, RTT: sample,
 			SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.sb.pipe, CumAck: cum, SndNxt: c.sb.nxt,
-			InRecovery: c.rec.InRecovery(), AppLimited: c.appLimited})
+			InRecovery: c.rec.InRecovery(), AppLimited: c.appLimited, Rate: c.rsamp.sample(now, c.rtt.min)})
 		if c.delayCC != nil {
 			if n := c.delayCC.DelayReductions(); n != c.delayN { // a delay-based decision reduced the window
 				c.delayN = n
@@ -1023,6 +1029,9 @@ func (c *Conn) transmitData(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	}
 	c.ctx.Now = now
 	act := c.rec.Next(&c.ctx)
+	if c.governs && act.Retransmit < 0 && c.rec.InRecovery() {
+		act = c.ctx.Normal() // the controller's cwnd governs (BBR)
+	}
 	if act.Retransmit >= 0 && act.Retransmit < c.sb.count {
 		return c.sendSegment(now, buf, act.Retransmit)
 	}
@@ -1058,6 +1067,7 @@ func (c *Conn) transmitData(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	}
 	if act.NewData > 0 && !c.finPending {
 		c.appLimited = true
+		c.rsamp.markAppLimited(c.sb.pipe)
 	}
 	if c.finPending && !c.finSent && c.sb.nxt == c.finOff {
 		return c.sendNew(now, buf, 0)
@@ -1115,6 +1125,7 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 		}
 	}
 	n := encodeShortHeader(buf, p)
+	c.rsamp.onSent(now, &s.rate, c.sb.pipe-s.Len)
 	payload := buf[n : n+s.Len]
 	if c.src != nil {
 		c.src.Fill(int64(s.Off), payload)

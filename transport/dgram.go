@@ -217,7 +217,8 @@ type sentPkt struct {
 	at    clock.Time
 	size  int32
 	data  bool
-	state uint8 // pktOut, pktAcked, pktLost
+	state uint8     // pktOut, pktAcked, pktLost
+	rate  rateStamp // delivery state when sent (ratesample.go)
 }
 
 const (
@@ -273,8 +274,9 @@ type DgramConn struct {
 	hiArrive  clock.Time // arrival of the packet vec.hi
 	tsHi      uint32     // its ts (echoed)
 
-	pace pacing    // the controller's pacing schedule
-	tf   dgramTFRC // rate-based control (dgram_tfrc.go)
+	pace  pacing      // the controller's pacing schedule
+	rsamp rateSampler // delivery-rate estimation (ratesample.go)
+	tf    dgramTFRC   // rate-based control (dgram_tfrc.go)
 
 	out    dgramPacket
 	vecBuf [MaxAckVector]byte
@@ -741,6 +743,7 @@ func (c *DgramConn) onAck(now clock.Time, p *dgramPacket) {
 					acked++
 					c.pipe--
 					c.stats.Acked++
+					c.rsamp.onDelivered(now, &e.rate, c.mss)
 					if r.State == AckReceivedECN {
 						c.stats.AckedECN++
 						if !ecnMarked || s > ceSeq {
@@ -792,7 +795,7 @@ func (c *DgramConn) onAck(now clock.Time, p *dgramPacket) {
 	if c.cc != nil && acked > 0 {
 		c.cc.OnAck(ccalgo.Ack{Now: now, Acked: acked * c.mss, AckedPackets: acked, RTT: c.rtt.latest, SRTT: c.rtt.srtt,
 			MinRTT: c.rtt.min, InFlight: c.pipe * c.mss, CumAck: c.una * uint64(c.mss), SndNxt: c.seq * uint64(c.mss),
-			AppLimited: c.appLimited()})
+			AppLimited: c.appLimited(), Rate: c.rsamp.sample(now, c.rtt.min)})
 	}
 	if c.cc != nil && ((lost && lostSeq >= c.recover) || (ecnMarked && ceSeq >= c.recover)) {
 		// One congestion event per window of data (RFC 4341 §5); CCID2
@@ -1040,6 +1043,9 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	c.generate(now)
 	// Data, with a piggybacked ACK if one is due.
 	if c.canSend(now) && !(c.closeWanted && c.closeSent > 0) {
+		if !c.hasData() {
+			c.rsamp.markAppLimited(c.pipe * c.mss) // room in the window, nothing to send
+		}
 		var n int
 		if c.sq.n > 0 || (c.src != nil && c.cfg.Rate == 0) {
 			c.header(now, dflagDATA|dflagRATIO)
@@ -1070,6 +1076,7 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 					c.ackSent()
 				}
 				c.record(now, n, true)
+				c.rsamp.onSent(now, &c.ring[(c.seq-1)&uint64(len(c.ring)-1)].rate, c.pipe*c.mss)
 				c.pipe++
 				c.stats.DataSent++
 				c.stats.BytesSent += uint64(n)

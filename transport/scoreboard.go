@@ -18,6 +18,7 @@ type Segment struct {
 	Sacked  bool       // selectively acknowledged
 	Lost    bool       // marked lost and not retransmitted since
 	SendSeq uint64     // transmission order of the latest (re)transmission (1, 2, ... per connection)
+	rate    rateStamp  // delivery state when (re)sent (ratesample.go)
 }
 
 // End returns the end of the segment in acknowledgement space (the FIN counts

@@ -64,12 +64,14 @@ flows: [{cc: reno}]
 	}
 }
 
-// TestLiveDgram runs a datagram-mode flow live through the relay with each
-// datagram controller: CCID2 (window, Ack Vectors, Ack Ratio) and CCID3
-// (TFRC: the receiver's once-per-RTT reports reach the sender over real
-// sockets and its paced rate follows them). minUtil is loose: the machine
-// is shared, and CCID3 starts at 1 packet/s until its first report.
-func TestLiveDgram(t *testing.T) {
+// TestLiveControllers runs one flow live through the relay with each of
+// the controllers that need more than a window: CCID2 (datagram mode:
+// Ack Vectors, Ack Ratio), CCID3 (TFRC: the receiver's once-per-RTT
+// reports reach the sender over real sockets and its paced rate follows
+// them) and BBR (stream mode: delivery-rate samples and pacing through the
+// socket driver's timer). minUtil is loose: the machine is shared, and
+// CCID3 starts at 1 packet/s until its first report.
+func TestLiveControllers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live run takes real time")
 	}
@@ -78,7 +80,7 @@ func TestLiveDgram(t *testing.T) {
 		duration string
 		minUtil  float64
 	}{
-		{"ccid2", "2s", 0}, {"ccid3", "3s", 0.2},
+		{"ccid2", "2s", 0}, {"ccid3", "3s", 0.2}, {"bbr", "3s", 0.5},
 	} {
 		exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-`+tc.cc+`
 duration: `+tc.duration+`
