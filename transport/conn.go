@@ -121,8 +121,6 @@ type Conn struct {
 	ackAt        clock.Time
 	fullSinceAck int
 	eceOn        bool
-	highPN       uint64
-	pnSeen       bool
 	hashRecv     hash.Hash
 
 	out   packet // scratch for encoding
@@ -366,16 +364,6 @@ func (c *Conn) onShort(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, p 
 	}
 	c.confirmed = true
 	c.confirmAt = clock.Never
-	// NAT rebinding: follow a new source address, but only on the newest
-	// packet so that a reordered old one cannot move us back.
-	if !c.pnSeen || p.pn > c.highPN {
-		if c.pnSeen && from != c.peer {
-			c.peer = from
-			c.stats.Rebinds++
-		}
-		c.highPN = p.pn
-		c.pnSeen = true
-	}
 	if p.flags&flagCLOSE != 0 {
 		c.fail(now, ErrPeerAborted)
 		return RejectNone
@@ -398,8 +386,11 @@ func (c *Conn) onShort(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, p 
 		c.ackPending = true
 	}
 	// Only a packet that passed every check counts as hearing from the
-	// peer (a forged or corrupt one must not keep a dead connection alive).
+	// peer (a forged or corrupt one must not keep a dead connection alive),
+	// and only such a packet from a new address starts validating it
+	// (path.go: the peer moves once the address answers a challenge).
 	c.lastRecv = now
+	c.fromNewPath(now, from, c.ep.rxLen, c.rtt.current())
 	c.checkDone(now)
 	return RejectNone
 }

@@ -448,7 +448,8 @@ func TestRejectCounters(t *testing.T) {
 		{[]byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectVersion}, // version 1 (no Retry)
 		{[]byte{2, 9, 0, 0, 0, 0, 0, 0, 0, 0}, RejectType},
 		{[]byte{2, 3, 0, 0, 0, 0, 0, 0, 0, 0}, RejectTruncated},
-		{[]byte{2, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0}, RejectFlags}, // unknown PATH type
+		{[]byte{2, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectFlags},
+		{[]byte{2, 6, 0, 0, 0, 0, 0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0, 0, 0}, RejectFlags}, // unknown Path type
 		{[]byte{2, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectUnknownCID},
 		{[]byte{2, 5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, RejectToken}, // Retry with an empty token
 	}

@@ -35,6 +35,8 @@ type connCommon struct {
 	mss         int // payload bytes per packet (largest application datagram in datagram mode)
 	ecnOn       bool
 
+	path pathState // path validation (path.go)
+
 	// handshake
 	token      []byte // client: the Retry token to send in the Initial
 	retries    int    // client: Retry packets accepted

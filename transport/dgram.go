@@ -621,12 +621,11 @@ func (c *DgramConn) onPacket(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 			c.rtt.sample(time.Duration(c.tsNow(now)-p.tsecr) * time.Microsecond)
 		}
 	}
-	// Peer sequence: NAT rebinding on the newest packet, ACK loss from gaps.
+	// A new source address is validated before the peer moves (path.go).
+	c.fromNewPath(now, from, c.ep.rxLen, c.rtt.current())
+	// Peer sequence: ACK loss from gaps.
 	newest := !c.peerAny || p.seq > c.peerHigh
 	if newest {
-		if c.peerAny && from != c.peer {
-			c.peer = from
-		}
 		if c.peerAny && p.seq > c.peerHigh+1 && p.flags&dflagACK != 0 && c.pipe+int(c.seq-c.una) > 0 {
 			// RFC 4341 §6.1.1: lost ACK packets (their sequence numbers
 			// are missing) signal congestion on the acknowledgement path.

@@ -156,6 +156,10 @@ func (e *Endpoint) dgTransmit(now clock.Time, buf []byte) (n int, to netip.AddrP
 	for j := 0; j < k; j++ {
 		i := (e.dg.rr + j) % k
 		c := e.dg.conns[i]
+		if n, to = c.pathTransmit(buf); n > 0 {
+			e.dg.rr = i + 1
+			return n, to, ecn.NotECT
+		}
 		if n, cp = c.transmit(now, buf); n > 0 {
 			e.dg.rr = i + 1
 			return n, c.peer, cp

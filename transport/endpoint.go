@@ -30,6 +30,7 @@ type Endpoint struct {
 	perSource map[netip.Addr]int // server: live connections per source address
 	halfOpen  int                // server: connections accepted but not yet confirmed by the client
 	rr        int
+	rxLen     int // length of the datagram being received, bytes
 	pkt       packet
 	stats     EndpointStats
 	dg        dgramEndpoint // datagram-mode connections (dgram_endpoint.go)
@@ -261,6 +262,7 @@ func (e *Endpoint) reject(r RejectReason) { e.stats.Rejects[r]++ }
 func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, b []byte) {
 	e.stats.DatagramsIn++
 	e.stats.BytesIn += uint64(len(b))
+	e.rxLen = len(b)
 	if len(b) > 1 && packetType(b[1]) == typeDgram {
 		e.dgReceive(now, from, ce, b)
 		return
@@ -271,6 +273,20 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 		return
 	}
 	switch p.typ {
+	case typePath:
+		var h *connCommon
+		if c := e.byCID[p.dcid]; c != nil && c.state == stOpen && !c.done {
+			h = &c.connCommon
+		} else if d := e.dg.byCID[p.dcid]; d != nil && d.established && !d.done {
+			h = &d.connCommon
+		}
+		if h == nil {
+			e.reject(RejectUnknownCID)
+			return
+		}
+		if r := h.onPath(from, p, len(b)); r != RejectNone {
+			e.reject(r)
+		}
 	case typeInitial:
 		if p.hsFlags&hsDgram != 0 {
 			e.dgInitial(now, from, p, len(b))
@@ -377,6 +393,12 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 	for j := 0; j < k; j++ {
 		i := (e.rr + j) % k
 		c := e.conns[i]
+		if n, to = c.pathTransmit(buf); n > 0 {
+			e.rr = i + 1
+			e.stats.DatagramsOut++
+			e.stats.BytesOut += uint64(n)
+			return n, to, ecn.NotECT
+		}
 		if n, cp = c.transmit(now, buf); n > 0 {
 			e.rr = i + 1
 			e.stats.DatagramsOut++

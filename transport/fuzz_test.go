@@ -33,8 +33,8 @@ func seedPackets() [][]byte {
 	enc(&packet{typ: typeShort, dcid: 4, flags: flagPING | flagCLOSE, pn: 1, closeCode: 42})
 	enc(&packet{typ: typeInitial, dcid: 1, scid: 2, ts: 3, maxDatagram: 600, recvWindow: 1 << 20, request: []byte("req"), token: bytes.Repeat([]byte{7}, tokenLen)})
 	enc(&packet{typ: typeRetry, dcid: 2, odcid: 1, token: bytes.Repeat([]byte{7}, tokenLen)})
-	enc(&packet{typ: typeShort, dcid: 4, flags: flagPATH | flagPING, pn: 5, pathType: pathChallenge, pathData: 0x0123456789abcdef})
-	enc(&packet{typ: typeShort, dcid: 4, flags: flagPATH | flagDATA, pn: 6, pathType: pathResponse, pathData: 0x0123456789abcdef, off: 9, data: []byte("x")})
+	enc(&packet{typ: typePath, dcid: 4, pathType: pathChallenge, pathData: 0x0123456789abcdef})
+	enc(&packet{typ: typePath, dcid: 4, pathType: pathResponse, pathData: 0x0123456789abcdef})
 	return out
 }
 

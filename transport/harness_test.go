@@ -79,6 +79,9 @@ type simNet struct {
 	// send hands a datagram that eps[from] transmitted to the network
 	// (checking it and then calling carry).
 	send func(from int, b []byte, cp ecn.Codepoint)
+	// deliver, if set, sees every datagram with its destination address
+	// and may keep it from the network (false: not delivered).
+	deliver func(from int, to netip.AddrPort, b []byte) bool
 }
 
 // newSimNet returns the network without its endpoints; fwd and rev draw
@@ -140,9 +143,12 @@ func (n *simNet) carry(from int, src netip.AddrPort, b []byte, cp ecn.Codepoint)
 func (n *simNet) flush() {
 	for i := range n.eps {
 		for {
-			k, _, cp := n.eps[i].Transmit(n.now, n.buf)
+			k, to, cp := n.eps[i].Transmit(n.now, n.buf)
 			if k == 0 {
 				break
+			}
+			if n.deliver != nil && !n.deliver(i, to, n.buf[:k]) {
+				continue
 			}
 			n.send(i, n.buf[:k], cp)
 		}

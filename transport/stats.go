@@ -42,7 +42,8 @@ type ConnStats struct {
 	OOOBytesDropped     uint64 // out-of-order bytes dropped after being stored (beyond the final size, or over the endpoint's out-of-order budget)
 	CEReceived          uint64 // data packets received with CE
 	ECTReceived         uint64 // data packets received with ECT(0) or ECT(1) (counted when ECN was negotiated)
-	Rebinds             uint64 // peer address changes followed (NAT rebinding)
+	Rebinds             uint64 // peer address changes followed after path validation (NAT rebinding)
+	PathChallenges      uint64 // path challenges sent to a new peer address (path.go)
 
 	// RTT, congestion state.
 	SRTT       time.Duration // smoothed RTT (RFC 6298)
@@ -83,6 +84,7 @@ func (c *Conn) Stats() ConnStats {
 		s.PeerWindow = int(min(c.peerRight-c.sb.nxt, 1<<31-1))
 	}
 	s.MSS = c.mss
+	s.Rebinds, s.PathChallenges = c.path.rebinds, c.path.challenges
 	s.ECN = c.ecnOn
 	if c.hashSent != nil {
 		copy(s.SentDigest[:], c.hashSent.Sum(nil))

@@ -49,17 +49,13 @@ const (
 	flagECE    = 0x10 // ECN-Echo (RFC 3168 §6.1.3)
 	flagCWR    = 0x20 // Congestion Window Reduced (RFC 3168 §6.1.2)
 	flagCLOSE  = 0x40 // abort: CLOSE section present
-	flagPATH   = 0x80 // PATH section present: a path challenge or response (RFC 9000 §8.2)
-	flagsKnown = 0xff
+	flagsKnown = 0x7f
 )
 
-// PATH section types (the byte after the section's flag; RFC 9000 §19.17-18).
+// Path packet types (path.go; RFC 9000 §19.17-18).
 const (
 	pathChallenge = 1
 	pathResponse  = 2
-	// pathSectionLen is the PATH section's length, bytes: type and 8 bytes
-	// of data.
-	pathSectionLen = 9
 )
 
 // Handshake flag bits (Initial and Accept).
@@ -106,7 +102,7 @@ type packet struct {
 	// CLOSE section
 	closeCode uint64
 
-	// PATH section
+	// Path packets
 	pathType uint8
 	pathData uint64
 
@@ -254,6 +250,18 @@ func decodePacket(b []byte, p *packet) RejectReason {
 			return RejectTrailing
 		}
 		return RejectNone
+	case typePath:
+		p.pathType, p.pathData = r.u8(), r.u64()
+		if r.bad {
+			return RejectTruncated
+		}
+		if p.pathType != pathChallenge && p.pathType != pathResponse {
+			return RejectFlags
+		}
+		if len(r.b) != 0 {
+			return RejectTrailing
+		}
+		return RejectNone
 	case typeShort:
 	default:
 		return RejectType
@@ -296,14 +304,6 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		p.closeCode = r.varint()
 		if r.bad {
 			return RejectTruncated
-		}
-	}
-	if p.flags&flagPATH != 0 {
-		if p.pathType, p.pathData = r.path(); r.bad {
-			return RejectTruncated
-		}
-		if p.pathType != pathChallenge && p.pathType != pathResponse {
-			return RejectFlags
 		}
 	}
 	if p.hasData() {
@@ -410,9 +410,6 @@ func shortHeaderLen(p *packet) int {
 	if p.flags&flagCLOSE != 0 {
 		n += varintLen(p.closeCode)
 	}
-	if p.flags&flagPATH != 0 {
-		n += pathSectionLen
-	}
 	if p.hasData() {
 		n += varintLen(p.off)
 	}
@@ -437,25 +434,11 @@ func encodeShortHeader(b []byte, p *packet) int {
 	if p.flags&flagCLOSE != 0 {
 		n += putVarint(b[n:], p.closeCode)
 	}
-	if p.flags&flagPATH != 0 {
-		n += putPath(b[n:], p.pathType, p.pathData)
-	}
 	if p.hasData() {
 		n += putVarint(b[n:], p.off)
 	}
 	return n
 }
-
-// putPath writes a PATH section (type, 8 bytes of data) into b and returns
-// its length.
-func putPath(b []byte, typ uint8, data uint64) int {
-	b[0] = typ
-	binary.BigEndian.PutUint64(b[1:], data)
-	return pathSectionLen
-}
-
-// path reads a PATH section: its type and data.
-func (r *reader) path() (uint8, uint64) { return r.u8(), r.u64() }
 
 // token reads a token (length varint, bytes): nil if truncated or longer
 // than MaxToken (marking r bad only when truncated), else a possibly empty
@@ -482,6 +465,8 @@ func encodePacket(b []byte, p *packet) int {
 		return encodeAccept(b, p)
 	case typeRetry:
 		return encodeRetry(b, p)
+	case typePath:
+		return encodePath(b, p.dcid, p.pathType, p.pathData)
 	}
 	n := encodeShortHeader(b, p)
 	return n + copy(b[n:], p.data)
