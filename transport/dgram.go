@@ -605,8 +605,10 @@ func (c *DgramConn) onPacket(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 		return RejectUnexpected
 	}
 	if c.done {
-		if p.flags&dflagCLOSE != 0 && c.err == nil {
-			c.resetDue = true // our RESET was lost
+		// Our RESET was lost: send it again, but only to the validated
+		// peer and no larger than the CLOSE (no reflection).
+		if p.flags&dflagCLOSE != 0 && c.err == nil && from == c.peer && dgramFixed+varintLen(c.seq) <= c.ep.rxLen {
+			c.resetDue = true
 		}
 		return RejectOldPacket
 	}

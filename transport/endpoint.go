@@ -312,7 +312,9 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 		if c == nil {
 			if t, ok := e.tombs[p.dcid]; ok && now.Before(t.expires) {
 				e.reject(RejectOldPacket)
-				if p.flags&(flagDATA|flagFIN|flagPING) != 0 && len(e.tombQ) < maxQueuedReplies {
+				// Re-acknowledge only to the connection's validated address
+				// and with no more bytes than the packet (no reflection).
+				if p.flags&(flagDATA|flagFIN|flagPING) != 0 && from == t.peer && t.ackLen() <= len(b) && len(e.tombQ) < maxQueuedReplies {
 					e.tombQ = append(e.tombQ, tombReply{to: from, t: t})
 				}
 				return
@@ -383,7 +385,7 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 	if len(e.tombQ) > 0 {
 		r := e.tombQ[len(e.tombQ)-1]
 		e.tombQ = e.tombQ[:len(e.tombQ)-1]
-		p := packet{typ: typeShort, dcid: r.t.peerCID, flags: flagACK, cumAck: r.t.cum}
+		p := r.t.ack()
 		n = encodeShortHeader(buf, &p)
 		e.stats.DatagramsOut++
 		e.stats.BytesOut += uint64(n)
@@ -435,7 +437,7 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 		if c.done && !c.abortDue && !now.Before(c.drainAt) {
 			delete(e.byCID, c.localCID)
 			if c.err == nil {
-				e.tombs[c.localCID] = tombstone{peerCID: c.peerCID, cum: c.peerFinOff + 1, expires: now.Add(c.cfg.IdleTimeout)}
+				e.tombs[c.localCID] = tombstone{peerCID: c.peerCID, peer: c.peer, cum: c.peerFinOff + 1, expires: now.Add(c.cfg.IdleTimeout)}
 			}
 			if c.server {
 				delete(e.byInitial, c.initialDCID)
@@ -476,8 +478,20 @@ const maxQueuedReplies = 64
 // acknowledged again, so the peer can finish too.
 type tombstone struct {
 	peerCID uint64
-	cum     uint64 // cumulative ACK covering the peer's FIN
+	peer    netip.AddrPort // the connection's last validated peer address
+	cum     uint64         // cumulative ACK covering the peer's FIN
 	expires clock.Time
+}
+
+// ack returns the re-acknowledgement.
+func (t tombstone) ack() packet {
+	return packet{typ: typeShort, dcid: t.peerCID, flags: flagACK, cumAck: t.cum}
+}
+
+// ackLen returns the re-acknowledgement's length, bytes.
+func (t tombstone) ackLen() int {
+	p := t.ack()
+	return shortHeaderLen(&p)
 }
 
 type tombReply struct {

@@ -125,3 +125,43 @@ func TestPathChallengeAmplification(t *testing.T) {
 		t.Errorf("valid response: peer %v rebinds %d, want %v and 1", f.srv.Peer(), f.srv.Stats().Rebinds, victim)
 	}
 }
+
+// TestTombstoneReplies: after a connection is removed, a late FIN naming
+// its CID is re-acknowledged only when it comes from the connection's
+// validated address, never larger than it; from a spoofed source it gets
+// nothing (before, any source got an ACK 1.3x its size).
+func TestTombstoneReplies(t *testing.T) {
+	h := newHarness(t, 41, pathModel{Delay: 5 * time.Millisecond}, pathModel{Delay: 5 * time.Millisecond}, Config{})
+	cli, srv, ok := h.transfer(20_000, time.Minute)
+	if !ok {
+		t.Fatal("transfer did not finish")
+	}
+	h.run(10*time.Second, func() bool { return len(h.eps[0].Conns()) == 0 })
+	if len(h.eps[0].Conns()) != 0 {
+		t.Fatal("client conn not removed")
+	}
+	buf := make([]byte, 2048)
+	// As the server sends it: a FIN with the ACK of the client's FIN.
+	fin := packet{typ: typeShort, dcid: cli.localCID, flags: flagFIN | flagACK, pn: 1000, ts: 1, off: srv.finOff, cumAck: 20_001, window: 1 << 20}
+	n := encodePacket(buf, &fin)
+	for _, tc := range []struct {
+		from netip.AddrPort
+		want int
+	}{{netip.MustParseAddrPort("192.0.2.66:9"), 0}, {h.addrs[1], 1}} {
+		h.eps[0].Receive(h.now, tc.from, ecn.NotECT, buf[:n])
+		got := 0
+		for {
+			k, to, _ := h.eps[0].Transmit(h.now, h.buf)
+			if k == 0 {
+				break
+			}
+			got++
+			if to != tc.from || k > n {
+				t.Errorf("re-ACK of %d bytes to %v for a %d-byte FIN from %v", k, to, n, tc.from)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("late FIN from %v: %d replies, want %d", tc.from, got, tc.want)
+		}
+	}
+}
