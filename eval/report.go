@@ -246,6 +246,9 @@ type reportPage struct {
 	Backends    string
 	Axes        []Axis
 	Ranking     []table
+	StudyTitle  string   // the study's section (Scenario.Study), laid out as the publication's tables and figures
+	Study       []table  // its tables
+	StudyFigs   []figure // its figures
 	Figures     []figure
 	FigNote     string // what the comparison figures share
 	Delay       []figure
@@ -437,6 +440,13 @@ func WriteVersionReport(ctx context.Context, st Store, experiment string, versio
 		page.Runs += len(g.Runs)
 	}
 	page.Ranking = d.rankingTables()
+	if d.Exp != nil {
+		if sr, ok := studyReports[d.Exp.Base.Study]; ok {
+			if page.StudyTitle, page.Study, page.StudyFigs, err = sr(d); err != nil {
+				return "", err
+			}
+		}
+	}
 	if page.Figures, page.FigNote, err = d.comparisonFigures(); err != nil {
 		return "", err
 	}
@@ -515,6 +525,22 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 <tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}
 </tbody>
 </table>
+{{end}}{{end}}
+
+{{if .StudyTitle}}<h2>{{.StudyTitle}}</h2>
+{{range .Study}}<h3>{{.Title}}</h3>
+<p class="meta">{{.Caption}}</p>
+<table>
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}
+<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}
+</tbody>
+</table>
+{{end}}{{range .StudyFigs}}<figure>
+<h3>{{.Title}}</h3>
+<div class="grid">{{range .Panels}}<div>{{.}}</div>{{end}}</div>
+<figcaption>{{.Caption}}</figcaption>
+</figure>
 {{end}}{{end}}
 
 {{if .Figures}}<h2>Comparison across the sweep</h2>

@@ -296,23 +296,11 @@ func (d *ReportData) perFlowTable() (table, bool) {
 			continue
 		}
 		for _, f := range g.Runs[0].Flows {
-			var shares []float64
-			for _, r := range g.Runs {
-				tp, ok1 := r.Value(ScopeFlow, f.ID, "mean_throughput")
-				agg, ok2 := r.Value(ScopeNetwork, 0, "agg_throughput")
-				if ok1 && ok2 && agg > 0 {
-					shares = append(shares, tp/agg)
-				}
-			}
 			row := append(d.paramCells(g), g.Backend, f.Name, f.Info, strconv.Itoa(len(g.present(ScopeFlow, f.ID, "mean_throughput"))))
 			for _, m := range []string{"mean_throughput"} {
 				row = append(row, summaryCell(UnitOf(ScopeFlow, m), g.summary(ScopeFlow, f.ID, m)))
 			}
-			share := "–"
-			if len(shares) > 0 {
-				share = fmt.Sprintf("%.1f %%", 100*Summarize(shares).Mean)
-			}
-			row = append(row, share)
+			row = append(row, shareCell(g.flowShares(f.ID)))
 			for _, m := range []string{"mean_srtt", "p95_rtt", "total_retransmissions", "total_rtos"} {
 				row = append(row, summaryCell(UnitOf(ScopeFlow, m), g.summary(ScopeFlow, f.ID, m)))
 			}

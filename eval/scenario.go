@@ -136,6 +136,12 @@ const (
 	// StudyDCA is the DCA study of Martin's thesis, chapter 8
 	// (docs/studies/dca.md).
 	StudyDCA = "dca"
+	// StudyDCCPTCP is the DCCP-vs-TCP study (SAINT 2005, CCID2 with CCID3
+	// added; docs/studies/dccp-tcp.md).
+	StudyDCCPTCP = "dccp-tcp"
+	// StudyFairQueueing is the CSFQ paper's comparison of DRR, CSFQ, FRED,
+	// RED and FIFO (docs/studies/fair-queueing.md).
+	StudyFairQueueing = "fair-queueing"
 )
 
 // CaseAxis is the axis of the cases of a scenario with cases.
@@ -1010,7 +1016,7 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 		"defs":       func(n *yaml.Node, p string) error { return nil }, // anchors for the rest of the file
 		"cases":      func(n *yaml.Node, p string) error { return nil }, // expanded by ParseScenario
 		"study": func(n *yaml.Node, p string) (err error) {
-			s.Study, err = d.enum(n, p, StudyDCA)
+			s.Study, err = d.enum(n, p, StudyDCA, StudyDCCPTCP, StudyFairQueueing)
 			return err
 		},
 		"flows": func(n *yaml.Node, p string) (err error) {

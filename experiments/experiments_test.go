@@ -106,3 +106,37 @@ func TestFullFormsHaveLiveIntervals(t *testing.T) {
 		}
 	}
 }
+
+// TestDCCPTCP checks the dccp-tcp study against the SAINT 2005 setup of
+// issue #13: its cases, the 10 Mbit/s bottleneck, 60 s runs with the last
+// 55 s measured, and CCID3 next to CCID2 in every comparison.
+func TestDCCPTCP(t *testing.T) {
+	for _, name := range []string{"dccp-tcp", "dccp-tcp-quick"} {
+		src, ok := experiments.Source(name)
+		if !ok {
+			t.Fatalf("%s: not embedded", name)
+		}
+		exp, err := eval.ParseScenario(name+".yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := map[string]int{}
+		for _, p := range exp.Points {
+			s := p.Scenario
+			cases[s.Case]++
+			if s.Study != eval.StudyDCCPTCP || s.Duration != 60e9 || s.Warmup != 5e9 || s.Topology.Hops[0].Rate != 10e6 {
+				t.Errorf("%s %s: study %q duration %v warmup %v rate %v, want dccp-tcp, 60 s, 5 s, 10 Mbit/s",
+					name, p.Label(exp.Axes), s.Study, s.Duration, s.Warmup, s.Topology.Hops[0].Rate)
+			}
+		}
+		want := map[string]int{"udp-vs-dccp": 3, "tcp-first": 6, "dccp-first": 6, "ack-ratio": 1, "delay": 8, "buffer": 8}
+		for c, n := range want {
+			if cases[c] != n {
+				t.Errorf("%s: case %s has %d points, want %d", name, c, cases[c], n)
+			}
+		}
+		if len(cases) != len(want) {
+			t.Errorf("%s: cases %v, want %v", name, cases, want)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package eval
+
+import (
+	"strings"
+	"testing"
+)
+
+// studyGroup is a point of case c with params, one run per throughput set
+// (flow ID -> bits/s).
+func studyGroup(c string, params map[string]string, runs ...map[int64]float64) *Group {
+	g := &Group{Backend: "sim", Params: []Param{{Axis: "case", Value: c}}}
+	for k, v := range params {
+		g.Params = append(g.Params, Param{Axis: k, Value: v})
+	}
+	for i, tp := range runs {
+		r := RunRecord{Seed: uint64(i + 1)}
+		agg := 0.0
+		for id, v := range tp {
+			r.Summaries = append(r.Summaries, SummaryRecord{Scope: ScopeFlow, ScopeID: id, Metric: "mean_throughput", Value: v})
+			agg += v
+		}
+		r.Summaries = append(r.Summaries, SummaryRecord{Scope: ScopeNetwork, Metric: "agg_throughput", Value: agg},
+			SummaryRecord{Scope: ScopeNetwork, Metric: "bw_utilization", Value: agg / 10e6})
+		g.Runs = append(g.Runs, r)
+	}
+	return g
+}
+
+// TestDCCPTCPReport: the study's tables take each case's points, name the
+// swept axes as the study does and put the right flows in each column.
+func TestDCCPTCPReport(t *testing.T) {
+	d := &ReportData{Groups: []*Group{
+		studyGroup("udp-vs-dccp", map[string]string{"flows[1].cc": "none"}, map[int64]float64{1: 0.1e6, 2: 0.2e6, 3: 4.5e6, 4: 4.9e6}),
+		studyGroup("delay", map[string]string{"topology.bottleneck.delay": "20ms", "flows[1].cc": "ccid3"},
+			map[int64]float64{1: 4e6, 2: 6e6}, map[int64]float64{1: 6e6, 2: 4e6}),
+	}}
+	title, tables, _, err := dccpTCPReport(d)
+	if err != nil || !strings.Contains(title, "SAINT") {
+		t.Fatalf("title %q err %v", title, err)
+	}
+	if len(tables) != 2 {
+		t.Fatalf("tables: got %d, want 2 (only cases with points)", len(tables))
+	}
+	u := tables[0]
+	if got, want := strings.Join(u.Head, "|"), "real-time flows|backend|n|real-time 1|real-time 2|TCP 1|TCP 2|utilization"; got != want {
+		t.Errorf("udp-vs-dccp head: got %s, want %s", got, want)
+	}
+	if got := u.Rows[0]; got[0] != "none" || !strings.HasPrefix(got[3], "4.5") || !strings.HasPrefix(got[6], "0.2") {
+		t.Errorf("udp-vs-dccp row: got %v, want none, real-time 1 = flow 3 (4.5 Mbit/s), TCP 2 = flow 2 (0.2)", got)
+	}
+	dl := tables[1]
+	if got := dl.Rows[0]; got[0] != "20ms" || got[1] != "ccid3" || got[3] != "2" || got[6] != "50.0 %" {
+		t.Errorf("delay row: got %v, want γ 20ms, ccid3, n 2, DCCP share 50.0 %%", got)
+	}
+}
