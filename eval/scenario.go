@@ -765,6 +765,16 @@ func (d *decoder) integer(n *yaml.Node, path string, min int) (int, error) {
 	return i, nil
 }
 
+// integerIn is integer with an upper bound as well.
+func (d *decoder) integerIn(n *yaml.Node, path string, min, max int) (int, error) {
+	i, err := d.integer(n, path, min)
+	if err == nil && i > max {
+		_, s, _ := d.value(n, path)
+		return 0, d.errAt(s, path, "%d is above the maximum %d (allowed %d..%d)", i, max, min, max)
+	}
+	return i, err
+}
+
 func (d *decoder) size(n *yaml.Node, path string) (int, error) {
 	v, s, err := d.value(n, path)
 	if err != nil {
@@ -947,8 +957,8 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 		"description": func(n *yaml.Node, p string) (err error) { s.Description, err = d.str(n, p); return },
 		"duration": func(n *yaml.Node, p string) (err error) {
 			s.Duration, err = d.duration(n, p)
-			if err == nil && s.Duration <= 0 {
-				err = d.errAt(n, p, "must be positive (e.g. 15s)")
+			if err == nil && (s.Duration <= 0 || s.Duration > MaxDuration) {
+				err = d.errAt(n, p, "%v: must be positive (e.g. 15s) and at most %v", s.Duration, MaxDuration)
 			}
 			return err
 		},
@@ -959,8 +969,8 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 			}
 			return err
 		},
-		"runs":      func(n *yaml.Node, p string) (err error) { runs, err = d.integer(n, p, 1); return },
-		"live_runs": func(n *yaml.Node, p string) (err error) { s.LiveRuns, err = d.integer(n, p, 1); return },
+		"runs":      func(n *yaml.Node, p string) (err error) { runs, err = d.integerIn(n, p, 1, MaxRuns); return },
+		"live_runs": func(n *yaml.Node, p string) (err error) { s.LiveRuns, err = d.integerIn(n, p, 1, MaxRuns); return },
 		"seeds": func(n *yaml.Node, p string) error {
 			items, err := d.list(n, p, "seeds (non-negative integers)")
 			if err != nil {
@@ -1055,6 +1065,9 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 	}
 	if s.Warmup >= s.Duration {
 		return s, d.errAt(doc, "warmup", "warm-up %v must be shorter than the run (%v)", s.Warmup, s.Duration)
+	}
+	if err := s.checkLimits(false); err != nil {
+		return s, d.errAt(doc, "", "%v", err)
 	}
 	for i, f := range s.Flows {
 		if f.Path != nil && f.Path[1] >= len(s.Topology.Hops) {
@@ -1315,7 +1328,7 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 	var ccNode, modeNode, trafficNode, recoveryNode, windowNode, rttNode *yaml.Node
 	err := d.mapping(n, path, map[string]fieldFn{
 		"name":  func(n *yaml.Node, p string) (err error) { f.Name, err = d.str(n, p); return },
-		"count": func(n *yaml.Node, p string) (err error) { f.Count, err = d.integer(n, p, 1); return },
+		"count": func(n *yaml.Node, p string) (err error) { f.Count, err = d.integerIn(n, p, 1, MaxFlows); return },
 		"mode": func(n *yaml.Node, p string) (err error) {
 			modeNode = n
 			f.Mode, err = d.enum(n, p, ModeStream, ModeDatagram, ModeUDP)

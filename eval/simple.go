@@ -152,6 +152,9 @@ func (s Simple) QueueSpec(rtt time.Duration) (string, error) {
 // order), controllers cycled over the flows and cross flows.
 func (s Simple) Scenario() (Scenario, error) {
 	s.defaults()
+	if err := s.checkFlags(); err != nil {
+		return Scenario{}, err
+	}
 	sc := Scenario{Name: s.Name, Duration: s.Duration, Seeds: []uint64{s.Seed}, Interval: s.Interval,
 		Backends: []string{BackendSim}, Warmup: s.Warmup, UntilDone: s.UntilDone}
 	t := &sc.Topology
@@ -266,7 +269,48 @@ func (s Simple) Scenario() (Scenario, error) {
 		sc.Flows = append(sc.Flows, Flow{Name: fmt.Sprintf("udp%d", i), Count: 1, Mode: ModeUDP, Traffic: s.UDP,
 			Stagger: s.Stagger})
 	}
-	return sc, nil
+	return sc, sc.checkLimits(true)
+}
+
+// checkFlags checks the counts, duration and rates of s (after defaults)
+// against the limits (limits.go, link's bounds) before anything is built;
+// errors name cclab sim's flags.
+func (s Simple) checkFlags() error {
+	for _, c := range []struct {
+		flag      string
+		v, lo, hi int
+	}{
+		{"-flows", s.Flows, 1, MaxFlows},
+		{"-hops", s.Hops, 1, MaxHops},
+		{"-cross", s.Cross, 0, MaxFlows},
+		{"-udp-flows", s.UDPFlows, 0, MaxFlows},
+	} {
+		if c.v < c.lo || c.v > c.hi {
+			return fmt.Errorf("%s %d: must be between %d and %d", c.flag, c.v, c.lo, c.hi)
+		}
+	}
+	cross := 0
+	if s.Topology == KindChain {
+		cross = s.Hops * s.Cross
+	}
+	if n := s.Flows + cross + s.UDPFlows; n > MaxFlows {
+		return fmt.Errorf("-flows, -cross, -udp-flows: %d flows in all, at most %d", n, MaxFlows)
+	}
+	if s.Stagger < 0 {
+		return fmt.Errorf("-stagger %v: must not be negative", s.Stagger)
+	}
+	if s.Duration <= 0 || s.Duration > MaxDuration {
+		return fmt.Errorf("-duration %v: must be positive and at most %v", s.Duration, MaxDuration)
+	}
+	for _, r := range []struct {
+		flag string
+		bps  float64
+	}{{"-rate", s.Rate}, {"-access-rate", s.AccessRate}, {"-rev-rate", s.ReverseRate}} {
+		if r.bps != 0 && !(r.bps < 0 && r.flag == "-rev-rate") && (r.bps < link.MinRate || r.bps > link.MaxRate) {
+			return fmt.Errorf("%s %g bit/s: must be between %s and %s", r.flag, r.bps, units.FormatRate(link.MinRate), units.FormatRate(link.MaxRate))
+		}
+	}
+	return nil
 }
 
 // validateStreamTraffic checks that spec is a stream generator.

@@ -118,16 +118,25 @@ type Link struct {
 	st       Stats
 }
 
+// Bounds of a link's parameters (docs/link.md). Below MinRate a datagram's
+// serialization time overflows no clock but is no model of a network; the
+// bounds keep every instant computed from them far inside clock.Time.
+const (
+	MinRate  = 1e3       // slowest rate, bits/s (1 kbit/s)
+	MaxRate  = 1e13      // fastest rate, bits/s (10 Tbit/s)
+	MaxDelay = time.Hour // longest propagation delay and jitter
+)
+
 // New builds a link. Errors name the offending field and its allowed values.
 func New(cfg Config, env Env) (*Link, error) {
-	if math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) || cfg.Rate < 0 {
-		return nil, fmt.Errorf("link: Rate %v: must be a finite number of bits/s >= 0 (0 = unlimited)", cfg.Rate)
+	if math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) || cfg.Rate < 0 || cfg.Rate > 0 && (cfg.Rate < MinRate || cfg.Rate > MaxRate) {
+		return nil, fmt.Errorf("link: Rate %v: must be 0 (unlimited) or between %g and %g bits/s (1kbit..10Tbit)", cfg.Rate, float64(MinRate), float64(MaxRate))
 	}
-	if cfg.Delay < 0 {
-		return nil, fmt.Errorf("link: Delay %v: must be >= 0", cfg.Delay)
+	if cfg.Delay < 0 || cfg.Delay > MaxDelay {
+		return nil, fmt.Errorf("link: Delay %v: must be between 0 and %v", cfg.Delay, MaxDelay)
 	}
-	if cfg.Jitter < 0 {
-		return nil, fmt.Errorf("link: Jitter %v: must be >= 0", cfg.Jitter)
+	if cfg.Jitter < 0 || cfg.Jitter > MaxDelay {
+		return nil, fmt.Errorf("link: Jitter %v: must be between 0 and %v", cfg.Jitter, MaxDelay)
 	}
 	if cfg.MTU < 0 || cfg.MTU > 1<<16 {
 		return nil, fmt.Errorf("link: MTU %d: must be 1..65536 bytes (0 = %d)", cfg.MTU, DefaultMTU)

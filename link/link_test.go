@@ -369,6 +369,10 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{Config{Rate: -1}, "Rate"},
 		{Config{Rate: math.NaN()}, "Rate"},
+		{Config{Rate: 1e-9}, "between 1000 and"},
+		{Config{Rate: 1e14}, "Rate"},
+		{Config{Delay: 1000000 * time.Hour}, "Delay"},
+		{Config{Jitter: 2 * time.Hour}, "Jitter"},
 		{Config{Delay: -time.Millisecond}, "Delay"},
 		{Config{Jitter: -time.Millisecond}, "Jitter"},
 		{Config{MTU: -5}, "MTU"},

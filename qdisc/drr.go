@@ -2,6 +2,7 @@ package qdisc
 
 import (
 	"fmt"
+	"strconv"
 
 	"cclab/clock"
 	"cclab/internal/spec"
@@ -10,8 +11,36 @@ import (
 // DRRConfig configures a Deficit Round Robin scheduler. Example spec:
 // "drr:quantum=1500,limit=200p".
 type DRRConfig struct {
-	Quantum int   `param:"quantum" help:"bytes added to a flow's deficit per round; 0 means Env.MTU (1500 if unset)"`
-	Limit   Limit `param:"limit" help:"shared buffer: 100p (packets) or 150kb (bytes); when full, the longest queue (bytes) loses its tail"`
+	Quantum Quantum `param:"quantum" help:"bytes added to a flow's deficit per round, 1..1048576; unset: Env.MTU (1500 if unset)"`
+	Limit   Limit   `param:"limit" help:"shared buffer: 100p (packets) or 150kb (bytes); when full, the longest queue (bytes) loses its tail"`
+}
+
+// Quantum is a DRR quantum in bytes, 1..MaxQuantum; the zero value (not
+// settable from a spec: quantum=0 is an error) means the MTU.
+type Quantum int
+
+// MaxQuantum is the largest DRR quantum, bytes.
+const MaxQuantum = 1 << 20
+
+// UnmarshalText parses a quantum in bytes.
+func (q *Quantum) UnmarshalText(b []byte) error {
+	n, err := strconv.Atoi(string(b))
+	if err != nil {
+		return fmt.Errorf("not an integer (bytes, 1..%d)", MaxQuantum)
+	}
+	if n < 1 || n > MaxQuantum {
+		return fmt.Errorf("must be between 1 and %d bytes (omit it for the MTU)", MaxQuantum)
+	}
+	*q = Quantum(n)
+	return nil
+}
+
+// String formats the quantum ("mtu" for the zero value).
+func (q Quantum) String() string {
+	if q == 0 {
+		return "mtu"
+	}
+	return strconv.Itoa(int(q))
 }
 
 // DefaultDRRConfig returns quantum = MTU and a 100-packet shared buffer.
@@ -248,7 +277,7 @@ func (d *DRR) down(i int) {
 func init() {
 	spec.Add(Registry, "drr", "Deficit Round Robin over per-flow queues (Shreedhar & Varghese 1995), drop from the longest queue",
 		DefaultDRRConfig, func(c DRRConfig, env Env) (Queue, error) {
-			q := c.Quantum
+			q := int(c.Quantum)
 			if q == 0 {
 				q = env.mtu()
 			}

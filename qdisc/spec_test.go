@@ -101,6 +101,8 @@ func TestSpecErrors(t *testing.T) {
 		{"fred:limit=0", Env{}, "limit"},
 		{"fred:limit=10kb", Env{}, "limit"},
 		{"drr:quantum=-1", Env{}, "quantum"},
+		{"drr:quantum=0", Env{}, "quantum"},
+		{"drr:quantum=2000000", Env{}, "quantum"},
 		{"drr:quantum=big", Env{}, "quantum"},
 		{"drr:limit=0b", Env{}, "limit"},
 		{"csfq:k=0s", Env{Rate: 1e6}, "k="},

@@ -188,6 +188,18 @@ var hopFields = []struct{ key, help string }{
 	{"mtu", "bytes per trace delivery opportunity and mean packet size for the queue (default 1500)"},
 }
 
+// hopFlagName names the hop flag a link error is about ("link: Rate ..." with
+// prefix "rev-" is -rev-rate), or the flag group when it names no field.
+func hopFlagName(prefix string, err error) string {
+	msg := strings.ToLower(strings.TrimPrefix(err.Error(), "link: "))
+	for _, f := range hopFields {
+		if strings.HasPrefix(msg, f.key) {
+			return "-" + prefix + f.key
+		}
+	}
+	return "-" + prefix + "rate/delay/jitter/loss/queue/trace/mtu"
+}
+
 // run is main with injectable streams; stop (if non-nil) ends the run like a signal.
 func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs := flag.NewFlagSet("bottleneck", flag.ContinueOnError)
@@ -292,7 +304,7 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	build := func(prefix string, single link.Config, hops *listFlag) ([]link.Config, error) {
 		if len(hops.vals) == 0 {
 			if err := relay.ValidateHop(single); err != nil {
-				return nil, fmt.Errorf("-%s*: %v", prefix, err)
+				return nil, fmt.Errorf("%s: %v", hopFlagName(prefix, err), err)
 			}
 			return []link.Config{single}, nil
 		}

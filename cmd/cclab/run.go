@@ -86,6 +86,9 @@ func (c exitCode) Error() string { return fmt.Sprintf("exit %d", int(c)) }
 // errExtraArgs reports positional arguments beyond the one name.
 var errExtraArgs = errors.New("unexpected arguments")
 
+// maxParallel is the upper bound of cclab run -parallel.
+const maxParallel = 1024
+
 // splitArgs moves a leading positional argument behind the flags so that
 // both "run NAME -quick" and "run -quick NAME" work.
 func splitArgs(args []string) (flags []string, positional string) {
@@ -101,7 +104,7 @@ func runRun(args []string) int {
 	db := fs.String("db", eval.DefaultDB, "result database (SQLite file, created on first use)")
 	out := fs.String("out", "report", "directory for the HTML report (a subdirectory per experiment)")
 	backends := fs.String("backends", "", "comma-separated backends to run (sim, live); default: the scenario's")
-	parallel := fs.Int("parallel", runtime.NumCPU(), "concurrent simulator runs")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "concurrent simulator runs, 1..1024")
 	noReport := fs.Bool("no-report", false, "do not write the report after the sweep")
 	verbose := fs.Bool("v", false, "print a line per finished run (on stderr) instead of the progress bar")
 	fs.Usage = func() {
@@ -121,9 +124,17 @@ func runRun(args []string) int {
 		fs.Usage()
 		return 2
 	}
+	if *parallel < 1 || *parallel > maxParallel {
+		fmt.Fprintf(os.Stderr, "cclab run: -parallel %d: must be between 1 and %d\n", *parallel, maxParallel)
+		return 2
+	}
 	exp, err := loadExperiment(name, *quick)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab run:", err)
+		var se *eval.Error
+		if errors.As(err, &se) {
+			return 2 // the scenario file is wrong (the message names the field)
+		}
 		return 1
 	}
 	st, err := eval.OpenSQLite(*db)

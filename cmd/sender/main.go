@@ -116,6 +116,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
 	}
+	if err := checkFlags(fs, dur.d, timeout.d, interval.d, minRTO.d, *queue); err != nil {
+		fmt.Fprintf(stderr, "sender: %v\n", err)
+		return 2
+	}
 	switch *mode {
 	case "stream":
 	case "datagram":
@@ -191,4 +195,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// Bounds of the sender's durations and counts (docs/sender.md).
+const (
+	maxDuration       = 24 * time.Hour   // -t
+	maxConnectTimeout = 10 * time.Minute // -connect-timeout
+	maxMinRTO         = time.Minute      // -min-rto
+	maxQueue          = 1 << 16          // -queue, datagrams
+)
+
+// checkFlags refuses durations and counts out of their ranges, including
+// explicit zeros that would otherwise mean the default (-t 0 is not 10 s).
+func checkFlags(fs *flag.FlagSet, t, connect, interval, minRTO time.Duration, queue int) error {
+	switch {
+	case flagSet(fs, "t") && (t <= 0 || t > maxDuration):
+		return fmt.Errorf("-t %v: must be positive and at most %v", t, maxDuration)
+	case flagSet(fs, "connect-timeout") && (connect <= 0 || connect > maxConnectTimeout):
+		return fmt.Errorf("-connect-timeout %v: must be positive and at most %v", connect, maxConnectTimeout)
+	case interval < 0 || interval > maxDuration:
+		return fmt.Errorf("-i %v: must be between 0 (off) and %v", interval, maxDuration)
+	case flagSet(fs, "min-rto") && (minRTO <= 0 || minRTO > maxMinRTO):
+		return fmt.Errorf("-min-rto %v: must be positive and at most %v", minRTO, maxMinRTO)
+	case flagSet(fs, "queue") && (queue < 1 || queue > maxQueue):
+		return fmt.Errorf("-queue %d: must be between 1 and %d datagrams", queue, maxQueue)
+	}
+	return nil
 }

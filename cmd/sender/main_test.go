@@ -29,7 +29,7 @@ func TestBadFlags(t *testing.T) {
 		// -mode, and flags of -mode datagram
 		{[]string{"-c", "127.0.0.1", "-mode", "bulk"}, []string{"-mode", "datagram"}},
 		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-cc", "none"}, []string{"Rate"}},
-		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-cc", "ccid3"}, []string{"ccid3", "ccid2", "none"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-cc", "ccid9"}, []string{"ccid9", "ccid2", "none"}},
 		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-drop", "middle"}, []string{"-drop"}},
 		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-rate", "fast"}, []string{"-rate"}},
 		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-on", "1s"}, []string{"On"}},
