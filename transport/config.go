@@ -32,6 +32,15 @@ const (
 	DefaultIdleTimeout = 2 * time.Minute
 	// DefaultHandshakeTimeout ends a Dial that gets no Accept for this long.
 	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultGiveUp ends a connection whose retransmissions have gone
+	// unanswered this long after the first unanswered RTO: 15 min, about
+	// Linux's tcp_retries2 = 15 (924.6 s with a 200 ms RTO; RFC 1122
+	// §4.2.3.5 asks for at least 100 s). It also bounds how long a receiver
+	// waits in silence for the rest of the peer's stream.
+	DefaultGiveUp = 15 * time.Minute
+	// MinGiveUp and MaxGiveUp bound Config.GiveUp.
+	MinGiveUp = time.Second
+	MaxGiveUp = 24 * time.Hour
 	// DefaultMaxConns bounds the connections of a server endpoint.
 	DefaultMaxConns = 4096
 	// DefaultMaxHalfOpen bounds a server endpoint's half-open connections:
@@ -66,6 +75,12 @@ type Config struct {
 
 	IdleTimeout      time.Duration // fail with ErrIdleTimeout after this long without a datagram (default 2 min; keep it above MaxRTO)
 	HandshakeTimeout time.Duration // fail with ErrHandshakeTimeout if no Accept arrives (default 10 s)
+	// GiveUp ends a connection with ErrGiveUp once its retransmissions
+	// have gone unanswered this long after the first unanswered RTO
+	// (default 15 min, MinGiveUp..MaxGiveUp). A connection still
+	// retransmitting is never ended by IdleTimeout, and one waiting for the
+	// rest of the peer's stream waits max(IdleTimeout, GiveUp).
+	GiveUp time.Duration
 
 	Sink event.Sink // receives this connection's events; nil: the endpoint's Sink
 }
@@ -77,7 +92,7 @@ func DefaultConfig() Config {
 		MinRTO: DefaultMinRTO, InitialRTO: DefaultInitialRTO, MaxRTO: DefaultMaxRTO,
 		DelayedAck: DefaultDelayedAck, AckEvery: DefaultAckEvery,
 		RecvWindow: DefaultRecvWindow, SendBuffer: DefaultSendBuffer,
-		IdleTimeout: DefaultIdleTimeout, HandshakeTimeout: DefaultHandshakeTimeout,
+		IdleTimeout: DefaultIdleTimeout, HandshakeTimeout: DefaultHandshakeTimeout, GiveUp: DefaultGiveUp,
 	}
 }
 
@@ -97,6 +112,7 @@ func (c *Config) fill(d Config) {
 	fillZero(&c.ECN, d.ECN)
 	fillZero(&c.IdleTimeout, d.IdleTimeout)
 	fillZero(&c.HandshakeTimeout, d.HandshakeTimeout)
+	fillZero(&c.GiveUp, d.GiveUp)
 	fillZero(&c.Sink, d.Sink)
 }
 
@@ -126,6 +142,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("transport: MaxWindow=%d: must hold 2 datagrams (%d bytes), or 0 for no cap", c.MaxWindow, 2*c.MaxDatagram)
 	case c.Digest != "sha256" && c.Digest != "crc32c" && c.Digest != "none":
 		return fmt.Errorf("transport: Digest=%q: want sha256, crc32c or none", c.Digest)
+	case c.GiveUp < MinGiveUp || c.GiveUp > MaxGiveUp:
+		return fmt.Errorf("transport: GiveUp=%v: must be %v..%v", c.GiveUp, MinGiveUp, MaxGiveUp)
 	case len(c.Request) > MaxRequest:
 		return fmt.Errorf("transport: Request is %d bytes, at most %d", len(c.Request), MaxRequest)
 	}

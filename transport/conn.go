@@ -22,6 +22,7 @@ var (
 	ErrIdleTimeout      = errors.New("transport: idle timeout: nothing heard from the peer")
 	ErrPeerAborted      = errors.New("transport: connection aborted by the peer")
 	ErrAborted          = errors.New("transport: connection aborted")
+	ErrGiveUp           = errors.New("transport: gave up: retransmissions unanswered for Config.GiveUp (peer gone or path down?)")
 )
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
@@ -88,6 +89,7 @@ type Conn struct {
 	rsamp      rateSampler // delivery-rate estimation (ratesample.go)
 	rtt        rttEstimator
 	rtoAt      clock.Time
+	rtoSince   clock.Time // first RTO not followed by an ACK of new data (Never: none): the give-up clock
 	persistAt  clock.Time
 	persistN   int
 	peerRight  uint64
@@ -656,6 +658,9 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	prevUna := c.sb.una
 	cum := max(p.cumAck, prevUna)
 	advanced := p.cumAck > prevUna
+	if advanced {
+		c.rtoSince = clock.Never // the peer answers: the give-up clock stops
+	}
 	// Flow control: the peer's right edge never moves left.
 	prevRight := c.peerRight
 	if p.cumAck >= prevUna {
@@ -848,8 +853,31 @@ func (c *Conn) deadline() clock.Time {
 	if at := c.pace.at(); at > c.lastNow && c.hasWork() {
 		d = clock.Earliest(d, at)
 	}
-	timeout, _ := c.timeout(c.state == stOpen, c.cfg.IdleTimeout, c.cfg.HandshakeTimeout)
-	return clock.Earliest(d, c.lastRecv.Add(timeout))
+	at, _ := c.silenceLimit()
+	return clock.Earliest(d, at)
+}
+
+// silenceLimit returns when the connection gives up on its peer and the
+// error it then fails with (the give-up rule, Config.GiveUp): during the
+// handshake after HandshakeTimeout of silence; while retransmitting (data
+// outstanding) GiveUp after the first unanswered RTO, however long ago the
+// last packet arrived (the idle timer does not apply: a lossy path with a
+// backed-off RTO may be silent for minutes); while waiting for the rest of
+// the peer's stream after max(IdleTimeout, GiveUp) of silence; otherwise
+// after IdleTimeout of silence.
+func (c *Conn) silenceLimit() (clock.Time, error) {
+	timeout, err := c.timeout(c.state == stOpen, c.cfg.IdleTimeout, c.cfg.HandshakeTimeout)
+	switch {
+	case err == ErrHandshakeTimeout:
+	case c.sb.count > 0:
+		if c.rtoSince == clock.Never {
+			return clock.Never, nil // the RTO timer runs; it starts the give-up clock
+		}
+		return c.rtoSince.Add(c.cfg.GiveUp), ErrGiveUp
+	case !c.peerFin || c.rcvNxt < c.peerFinOff:
+		timeout = max(timeout, c.cfg.GiveUp)
+	}
+	return c.lastRecv.Add(timeout), err
 }
 
 func (c *Conn) ackDeadline() clock.Time {
@@ -873,7 +901,7 @@ func (c *Conn) onDeadline(now clock.Time) {
 		}
 		return
 	}
-	if err := c.timeoutErr(now, c.state == stOpen, c.cfg.IdleTimeout, c.cfg.HandshakeTimeout); err != nil {
+	if at, err := c.silenceLimit(); at != clock.Never && !now.Before(at) {
 		c.fail(now, err)
 		return
 	}
@@ -930,6 +958,9 @@ func (c *Conn) onRTO(now clock.Time) {
 	c.rec.OnRTO(&c.ctx)
 	c.rtt.backOff()
 	c.rtoAt = now.Add(c.rtt.current())
+	if c.rtoSince == clock.Never {
+		c.rtoSince = now
+	}
 	c.stats.RTOs++
 	c.stats.RTOCauses[cause]++
 	c.pace.reset(now)

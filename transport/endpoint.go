@@ -368,6 +368,27 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 	e.acceptQ = append(e.acceptQ, c)
 }
 
+// Unreachable ends every connection (stream or datagram mode) whose peer is
+// peer (any peer if peer is the zero AddrPort) with err, at once: a driver
+// calls it when the network reports the peer unreachable (ICMP port
+// unreachable on a connected socket). It returns how many it ended.
+func (e *Endpoint) Unreachable(now clock.Time, peer netip.AddrPort, err error) int {
+	n := 0
+	for _, c := range e.conns {
+		if !c.done && (!peer.IsValid() || c.peer == peer) {
+			c.fail(now, err)
+			n++
+		}
+	}
+	for _, c := range e.dg.conns {
+		if !c.done && (!peer.IsValid() || c.peer == peer) {
+			c.finish(now, err)
+			n++
+		}
+	}
+	return n
+}
+
 // Transmit writes the next datagram to send into buf and returns its length,
 // destination and ECN codepoint; n == 0 means nothing is to be sent now.
 // buf must hold the largest MaxDatagram in use. Connections take turns.

@@ -21,6 +21,15 @@ type engine interface {
 	OnDeadline(now clock.Time)
 }
 
+// UnreachableErrors is the number of consecutive ICMP port-unreachable
+// reports (ECONNREFUSED on a connected socket, with no datagram received in
+// between) after which an established connection ends with
+// ErrPeerUnreachable. One report can be stale or forged (an off-path host
+// can send ICMP), three in a row while we keep retransmitting mean nothing
+// listens any more; RFC 1122 §4.2.3.9 lets a port unreachable abort a
+// connection.
+const UnreachableErrors = 3
+
 // DefaultBatch is the number of datagrams moved per ReadBatch/WriteBatch
 // call (the Linux UDPConn moves up to 64 per recvmmsg/sendmmsg).
 const DefaultBatch = 64
@@ -75,8 +84,12 @@ type loop struct {
 	shut    bool  // Close was called
 	readErr error // last socket read error other than ErrClosed (e.g. ECONNREFUSED)
 	refused bool  // an ICMP port unreachable was reported on a connected socket
-	sendErr error // last socket write error
-	stats   LoopStats
+	// unreach counts ICMP port-unreachable reports since the last datagram
+	// received; at UnreachableErrors, onUnreachable runs (if set).
+	unreach       int
+	onUnreachable func(now clock.Time)
+	sendErr       error // last socket write error
+	stats         LoopStats
 	// nextTicket numbers produced batches (guarded by mu).
 	nextTicket uint64
 }
@@ -91,6 +104,7 @@ type LoopStats struct {
 	ReadErrors   uint64 // ReadBatch errors other than close
 	TimerFires   uint64 // wake-ups of the real timer
 	Deadlines    uint64 // OnDeadline calls
+	Unreachable  uint64 // times UnreachableErrors consecutive ICMP port-unreachable reports ended the connections
 	GSO          bool   // the writer sends with UDP GSO
 	GRO          bool   // the socket receives with UDP GRO (coalesced reads)
 	GROReads     uint64 // reads that held several datagrams coalesced by the kernel
@@ -166,6 +180,10 @@ func (l *loop) reader() {
 			l.stats.ReadErrors++
 			if errors.Is(err, syscall.ECONNREFUSED) {
 				l.refused = true
+				if l.unreach++; l.unreach == UnreachableErrors && l.onUnreachable != nil {
+					l.onUnreachable(l.now())
+					l.stats.Unreachable++
+				}
 			}
 			l.cond.Broadcast()
 			l.mu.Unlock()
@@ -180,6 +198,7 @@ func (l *loop) reader() {
 		}
 		l.mu.Lock()
 		now := l.now()
+		l.unreach = 0
 		nout, off := 0, 0
 		dgrams := 0
 		for i := 0; i < n; i++ {

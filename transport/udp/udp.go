@@ -120,7 +120,15 @@ func DialSocket(remote string, cfg Config) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(c, cfg), nil
+	e := New(c, cfg)
+	e.l.mu.Lock()
+	e.l.onUnreachable = func(now clock.Time) {
+		// A connected socket has one peer: every connection ends.
+		e.ep.Unreachable(now, netip.AddrPort{}, ErrPeerUnreachable)
+		e.l.kick()
+	}
+	e.l.mu.Unlock()
+	return e, nil
 }
 
 // New runs an Endpoint on c and takes ownership of c.
@@ -210,6 +218,11 @@ func (e *Endpoint) wait(ctx context.Context, cond func() bool) error {
 	}
 	return nil
 }
+
+// ErrPeerUnreachable ends an established connection after
+// UnreachableErrors consecutive ICMP port-unreachable reports from the
+// peer's host (a connected socket, DialSocket): the receiver has gone.
+var ErrPeerUnreachable = errors.New("peer unreachable (ICMP port unreachable, repeatedly): the receiver is no longer listening")
 
 // ErrRefused reports that the peer's host answered with ICMP port
 // unreachable: nothing listens on that port.

@@ -2,6 +2,7 @@ package udp
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/netip"
 	"testing"
@@ -262,5 +263,51 @@ func TestWriteReadEcho(t *testing.T) {
 	}
 	if err := c.Wait(ctx); err != nil {
 		t.Errorf("Wait: %v", err)
+	}
+}
+
+// TestPeerUnreachable: the receiver goes away mid-transfer; the sender's
+// retransmissions draw ICMP port unreachable on its connected socket, and
+// after UnreachableErrors of them the connection ends with
+// ErrPeerUnreachable (before, only the 2-minute idle timer ended it). The
+// 60 s bound is far above the expected ~1.5 s (three backed-off RTOs) and
+// far below the idle timeout and the 15-minute give-up time.
+func TestPeerUnreachable(t *testing.T) {
+	srv, err := Listen("127.0.0.1:0", Config{Endpoint: transport.EndpointConfig{Server: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := srv.LocalAddr()
+	cli, err := DialSocket(addr.String(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := cli.Dial(ctx, addr, transport.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetSource(transport.NewPatternSource(1), -1)
+	s, err := srv.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	got := 0
+	for got < 1<<20 {
+		n, err := s.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += n
+	}
+	srv.Close() // the receiver goes away
+	if err := c.Wait(ctx); !errors.Is(err, ErrPeerUnreachable) {
+		t.Fatalf("sender after the receiver closed: %v, want ErrPeerUnreachable", err)
+	}
+	if st := cli.LoopStats(); st.Unreachable != 1 {
+		t.Errorf("LoopStats.Unreachable = %d, want 1", st.Unreachable)
 	}
 }
