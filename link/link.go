@@ -43,7 +43,7 @@ type Config struct {
 	Delay     time.Duration // one-way propagation delay
 	Jitter    time.Duration // each packet's delay is Delay + uniform(-Jitter, +Jitter), at least 0
 	Reorder   bool          // if false (default), jitter never reorders: a packet never arrives before its predecessor
-	Loss      string        // "" | "none" | "0.02" | "bernoulli:p=0.02" | "ge:p=..,r=..,h=..,k=.."
+	Loss      string        // "" | "none" | "0.02" | "bernoulli:p=0.02" | "ge:p=..,r=..,h=..,k=.." | "getime:good=..,bad=..,h=..,k=.."
 	Queue     string        // qdisc spec, e.g. "droptail:20p", "red:min=5,max=15,maxp=0.1,ecn"; "" = DefaultQueue
 	MTU       int           // bytes per trace delivery opportunity and the queue's mean packet size; 0 = DefaultMTU
 	Start     clock.Time    // origin of the trace's timestamps; Never = the first instant the link is called with
@@ -216,7 +216,7 @@ func (l *Link) Send(now clock.Time, p *qdisc.Packet) {
 	now = l.advance(now)
 	l.st.Arrivals++
 	l.st.ArrivalBytes += int64(p.Size)
-	if l.loss != nil && l.loss.lose(l.lossRand) {
+	if l.loss != nil && l.loss.lose(l.lossRand, now) {
 		(*handler)(l).Dropped(now, p, qdisc.DropRandom)
 		return
 	}

@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"strings"
 
+	"cclab/clock"
 	"cclab/internal/spec"
 )
 
-// lossModel decides, packet by packet, whether the loss stage discards a packet.
+// lossModel decides, packet by packet, whether the loss stage discards a
+// packet arriving at now.
 type lossModel interface {
-	lose(r *rand.Rand) bool
+	lose(r *rand.Rand, now clock.Time) bool
 }
 
 // BernoulliConfig configures independent random loss.
@@ -21,7 +23,7 @@ type BernoulliConfig struct {
 
 type bernoulli struct{ p float64 }
 
-func (b *bernoulli) lose(r *rand.Rand) bool { return b.p > 0 && r.Float64() < b.p }
+func (b *bernoulli) lose(r *rand.Rand, _ clock.Time) bool { return b.p > 0 && r.Float64() < b.p }
 
 // GEConfig configures a Gilbert-Elliott two-state loss model with the four
 // parameters of Hasslinger & Hohlfeld, "The Gilbert-Elliott Model for Packet
@@ -42,7 +44,7 @@ type gilbertElliott struct {
 	bad bool
 }
 
-func (g *gilbertElliott) lose(r *rand.Rand) bool {
+func (g *gilbertElliott) lose(r *rand.Rand, _ clock.Time) bool {
 	// As netem's loss_gilb_ell: the loss draw uses the state the packet
 	// finds, and the transition applies to the next packet.
 	var lost bool
@@ -60,7 +62,7 @@ func (g *gilbertElliott) lose(r *rand.Rand) bool {
 	return lost
 }
 
-const lossHelp = `allowed: "" or "none", a probability such as "0.02", "bernoulli:p=0.02", "ge:p=0.01,r=0.3,h=0,k=1"`
+const lossHelp = `allowed: "" or "none", a probability such as "0.02", "bernoulli:p=0.02", "ge:p=0.01,r=0.3,h=0,k=1", "getime:good=1s,bad=20ms,h=0,k=1"`
 
 // parseLoss parses a loss spec. A nil model means no loss.
 func parseLoss(s string) (lossModel, error) {
@@ -111,6 +113,23 @@ func parseLoss(s string) (lossModel, error) {
 			}
 		}
 		return &gilbertElliott{cfg: c}, nil
+	case "getime", "ge-time":
+		c := GETimeConfig{H: 0, K: 1}
+		if err := spec.Apply("loss getime", &c, params); err != nil {
+			return nil, fmt.Errorf("link: Loss: %v", err)
+		}
+		if c.Good <= 0 || c.Bad <= 0 {
+			return nil, fmt.Errorf("link: Loss %q: good=%v and bad=%v must be positive durations (mean sojourn in each state, e.g. good=1s,bad=20ms)", s, c.Good, c.Bad)
+		}
+		for _, kv := range []struct {
+			k string
+			v float64
+		}{{"h", c.H}, {"k", c.K}} {
+			if err := check(kv.k, kv.v); err != nil {
+				return nil, err
+			}
+		}
+		return &geTime{cfg: c, next: clock.Never}, nil
 	}
 	return nil, fmt.Errorf("link: Loss %q: unknown loss model %q (%s)", s, name, lossHelp)
 }
