@@ -175,7 +175,13 @@ type Hop struct {
 	// forward direction (docs/link.md); it replaces Rate there, and Rate
 	// stays the reverse direction's rate and the rate used for utilization.
 	Trace  string        `json:"trace,omitempty"`
-	Jitter time.Duration `json:"jitter,omitempty"` // forward: each packet's delay is Delay ± uniform(Jitter), never reordering
+	Jitter time.Duration `json:"jitter,omitempty"` // forward: each packet's delay is Delay ± uniform(Jitter), never reordering unless Reorder
+	// Reorder lets the forward direction's jitter reorder packets (a
+	// packet may overtake its predecessor), as bottleneck -reorder.
+	Reorder bool `json:"reorder,omitempty"`
+	// RevLoss is the reverse (ACK-path) direction's loss spec (as Loss), as
+	// bottleneck -rev-loss.
+	RevLoss string `json:"rev_loss,omitempty"`
 	// RevRate is the reverse (ACK-path) direction's rate, bits/s: 0 = Rate,
 	// negative = unlimited.
 	RevRate float64 `json:"rev_rate,omitempty"`
@@ -1130,9 +1136,14 @@ func (d *decoder) hop(n *yaml.Node, path string) (Hop, error) {
 			h.Queue, err = d.spec(n, p, qdisc.Registry.Validate)
 			return
 		},
-		"loss":   func(n *yaml.Node, p string) (err error) { h.Loss, err = d.spec(n, p, validateLoss); return },
-		"trace":  func(n *yaml.Node, p string) (err error) { h.Trace, err = d.spec(n, p, validateTrace); return },
-		"jitter": func(n *yaml.Node, p string) (err error) { h.Jitter, err = d.duration(n, p); return },
+		"loss":    func(n *yaml.Node, p string) (err error) { h.Loss, err = d.spec(n, p, validateLoss); return },
+		"trace":   func(n *yaml.Node, p string) (err error) { h.Trace, err = d.spec(n, p, validateTrace); return },
+		"jitter":  func(n *yaml.Node, p string) (err error) { h.Jitter, err = d.duration(n, p); return },
+		"reorder": func(n *yaml.Node, p string) (err error) { h.Reorder, err = d.boolean(n, p); return },
+		"rev_loss": func(n *yaml.Node, p string) (err error) {
+			h.RevLoss, err = d.spec(n, p, validateLoss)
+			return
+		},
 		"rev_rate": func(n *yaml.Node, p string) error {
 			v, s, err := d.value(n, p)
 			if err != nil {

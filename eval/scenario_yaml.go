@@ -56,6 +56,12 @@ func (s Scenario) YAML() []byte {
 		if h.Jitter > 0 {
 			w("%sjitter: %s\n", indent, dur(h.Jitter))
 		}
+		if h.Reorder {
+			w("%sreorder: true\n", indent)
+		}
+		if h.RevLoss != "" {
+			w("%srev_loss: %s\n", indent, quote(h.RevLoss))
+		}
 		switch {
 		case h.RevRate < 0:
 			w("%srev_rate: unlimited\n", indent)

@@ -229,9 +229,9 @@ func (p *Plan) hops(t eval.Topology) error {
 	for i, h := range t.Hops {
 		from, to := p.Routers[i], p.Routers[i+1]
 		fwd := Hop{ID: int32(2 * i), Name: from + ">" + to, Dir: Fwd, Index: i, Span: i, From: from, To: to,
-			Link: link.Config{Rate: h.Rate, Delay: h.Delay, Jitter: h.Jitter, Queue: h.Queue, Loss: h.Loss, MTU: t.MTU}}
+			Link: link.Config{Rate: h.Rate, Delay: h.Delay, Jitter: h.Jitter, Reorder: h.Reorder, Queue: h.Queue, Loss: h.Loss, MTU: t.MTU}}
 		rev := Hop{ID: int32(2*i + 1), Name: to + ">" + from, Dir: Rev, Index: k - 1 - i, Span: i, From: to, To: from,
-			Link: link.Config{Rate: h.Rate, Delay: h.Delay, Queue: h.Queue, MTU: t.MTU}}
+			Link: link.Config{Rate: h.Rate, Delay: h.Delay, Queue: h.Queue, Loss: h.RevLoss, MTU: t.MTU}}
 		switch {
 		case h.RevRate < 0:
 			rev.Link.Rate = 0 // unlimited
@@ -489,6 +489,9 @@ func (h *Hop) Describe() string {
 	s := fmt.Sprintf("rate=%s delay=%v queue=%s loss=%s", rate, h.Link.Delay, h.Link.Queue, loss)
 	if h.Link.Jitter > 0 {
 		s += fmt.Sprintf(" jitter=%v", h.Link.Jitter)
+		if h.Link.Reorder {
+			s += " reorder"
+		}
 	}
 	for _, c := range h.Cross {
 		s += " cross=" + c.Traffic
