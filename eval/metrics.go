@@ -577,6 +577,9 @@ func (c *Collector) Record(e event.Event) {
 	case event.RTO:
 		f.rtos[e.Reason]++
 		f.rtoS.add(sk, 1)
+	case event.SpuriousRTO:
+		f.rtos[e.Reason]--
+		f.rtos[rtoSpurious]++
 	case event.RecoveryStart:
 		f.recoveries++
 		f.recoveryOpen = e.Time
@@ -708,8 +711,12 @@ func (c *Collector) lossEvent(l *linkAcc, t clock.Time) {
 // rtoCauseNames names RTO causes (event.Event.Reason of RTO events) in metric
 // names total_rtos_<cause>; see the transport's RTOCause.
 var rtoCauseNames = map[uint8]string{
-	0: "unknown", 1: "lost_retransmission", 2: "too_few_dupacks", 3: "burst_loss", 4: "handshake",
+	0: "unknown", 1: "lost_retransmission", 2: "too_few_dupacks", 3: "burst_loss", 4: "handshake", rtoSpurious: "spurious",
 }
+
+// rtoSpurious is the RTO cause "spurious" (transport.RTOSpurious): an RTO
+// counted under another cause moves there on a SpuriousRTO event.
+const rtoSpurious = 5
 
 func rtoCauseName(r uint8) string {
 	if n, ok := rtoCauseNames[r]; ok {

@@ -50,6 +50,9 @@ const (
 	Dequeue
 	// Departure: a packet finished serialization and propagation and left the link.
 	Departure
+	// SpuriousRTO: an earlier RTO was found spurious (Reason is the RTOCause
+	// it was counted under; it now counts as cause "spurious").
+	SpuriousRTO
 	kindCount
 )
 
@@ -59,6 +62,7 @@ var kindNames = [...]string{
 	RTO: "rto", MetricsUpdated: "metrics_updated", RecoveryStart: "recovery_start",
 	RecoveryEnd: "recovery_end", CongestionSignal: "congestion_signal", Delivered: "delivered",
 	Enqueue: "enqueue", Drop: "drop", Mark: "mark", Dequeue: "dequeue", Departure: "departure",
+	SpuriousRTO: "spurious_rto",
 }
 
 // String returns the kind's snake_case name, used in JSON traces.

@@ -55,7 +55,7 @@ type End struct {
 	ThroughputBps  float64          `json:"throughput_bps"` // Bytes*8/Seconds, bits/s (goodput)
 	Retransmits    int64            `json:"retransmits"`    // retransmitted data packets
 	RTOs           int64            `json:"rtos"`           // retransmission timer expiries
-	RTOCauses      map[string]int64 `json:"rto_causes"`     // RTOs by cause: burst_loss, too_few_dupacks, lost_retransmission, other, handshake
+	RTOCauses      map[string]int64 `json:"rto_causes"`     // RTOs by cause: burst_loss, too_few_dupacks, lost_retransmission, other, handshake, spurious
 	MinRTTms       float64          `json:"min_rtt_ms"`     // minimum RTT sample, ms
 	MeanSRTTms     float64          `json:"mean_srtt_ms"`   // mean of the smoothed RTT over all ACKs, ms
 	Verified       bool             `json:"verified"`       // receiver's digest == sender's digest and byte counts agree

@@ -33,7 +33,7 @@ func snapshot(s transport.ConnStats) snap {
 
 // RTOCauses names the per-cause RTO counts of transport.ConnStats.RTOCauses
 // for JSON: burst_loss, too_few_dupacks, lost_retransmission, other (the
-// transport's RTOOther), handshake.
+// transport's RTOOther), handshake, spurious.
 func RTOCauses(c [transport.NumRTOCauses]uint64) map[string]int64 {
 	return map[string]int64{
 		"burst_loss":          int64(c[transport.RTOBurstLoss]),
@@ -41,6 +41,7 @@ func RTOCauses(c [transport.NumRTOCauses]uint64) map[string]int64 {
 		"lost_retransmission": int64(c[transport.RTOLostRetransmission]),
 		"other":               int64(c[transport.RTOOther]),
 		"handshake":           int64(c[transport.RTOHandshake]),
+		"spurious":            int64(c[transport.RTOSpurious]),
 	}
 }
 

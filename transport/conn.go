@@ -104,6 +104,10 @@ type Conn struct {
 	hashSent   hash.Hash
 	ctx        Ctx
 	ai         AckInfo
+	scan       ackScan    // what an ACK newly delivered (reorder.go)
+	dsk        dsackState // D-SACK use at the sender (dsack.go)
+	undo       undoState  // the latest loss episode, for undo (undo.go)
+	rtoW       rtoWatch   // timeouts not yet known spurious or not (rtocause.go)
 
 	// receive side
 	rbuf         byteRing
@@ -111,6 +115,9 @@ type Conn struct {
 	rcvNxt       uint64
 	rcvHigh      uint64 // highest received payload end
 	ooo          []sackBlock
+	dsack        sackBlock // duplicate range to report in the next ACK (RFC 2883), if dsackDue
+	dsackDue     bool
+	peerDSACK    bool // the peer asked for D-SACK blocks in its handshake (hsDSACK)
 	recent       [MaxSACKBlocks]uint64
 	nRecent      int
 	peerFin      bool
@@ -324,6 +331,7 @@ func (c *Conn) onAccept(now clock.Time, p *packet) RejectReason {
 	c.peerCID = p.scid
 	c.maxDatagram = min(c.cfg.MaxDatagram, int(p.maxDatagram))
 	c.ecnOn = c.cfg.ECN && p.hsFlags&hsECN != 0
+	c.peerDSACK = p.hsFlags&hsDSACK != 0
 	c.peerRight = p.recvWindow
 	if p.tsecr != 0 {
 		c.rtt.sample(c.tsRTT(now, p.tsecr))
@@ -459,6 +467,9 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 		data = data[:right-off]
 		end = right
 	}
+	if len(data) > 0 {
+		c.noteDuplicate(off, end)
+	}
 	if end <= c.rcvNxt {
 		if len(data) > 0 {
 			c.stats.DupSegments++
@@ -591,6 +602,7 @@ func (c *Conn) buildAck(p *packet) {
 		p.flags |= flagECE
 	}
 	p.nBlocks = 0
+	c.addDSACK(p)
 	// Most recently reported blocks first (RFC 2018 §4), then the lowest others.
 	for k := 0; k < c.nRecent; k++ {
 		if b, ok := c.oooContaining(c.recent[k]); ok && !hasBlock(p, b) {
@@ -627,6 +639,9 @@ func (c *Conn) oooContaining(off uint64) (sackBlock, bool) {
 // ackSent records that an ACK section went out.
 func (c *Conn) ackSent(p *packet) {
 	c.ackPending, c.ackNow = false, false
+	if p.hasDSACK {
+		c.dsackDue = false
+	}
 	c.ackAt = clock.Never
 	c.fullSinceAck = 0
 	c.lastAckSent = c.rcvNxt
@@ -671,6 +686,7 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	if c.peerRight > c.sb.nxt {
 		c.persistAt, c.persistN = clock.Never, 0
 	}
+	minRTT := c.rtt.min // before this ACK's sample (RACK_update compares with it)
 	// One RTT sample per ACK that acknowledges new data, from the echoed
 	// timestamp (RFC 7323 §4; Karn's ambiguity does not arise).
 	var sample time.Duration
@@ -680,6 +696,7 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	}
 	sacked := 0
 	packets := 0
+	c.scan.begin(now, p.tsecr, minRTT, c.mss, max(c.sb.highSck, prevUna))
 	var sackSent clock.Time // latest send time of a newly SACKed, never retransmitted segment
 	nBlocks := p.nBlocks
 	if c.sackBlind {
@@ -691,12 +708,14 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 		if b.End <= cum {
 			continue
 		}
+		c.scan.fresh = i == 0
 		sacked += c.sb.sack(max(b.Start, cum), b.End, func(s *Segment) {
 			packets++
 			c.rsamp.onDelivered(now, &s.rate, s.Len)
 			if s.Retrans == 0 && s.SentAt > sackSent {
 				sackSent = s.SentAt
 			}
+			c.scan.seg(s)
 			c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
 		})
 	}
@@ -709,11 +728,19 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 		c.rtt.sampleInFlight(sample, c.sb.nxt-prevUna, c.mss)
 	}
 	tsecr := p.tsecr
+	dsack := p.hasDSACK
+	dsackRetx := dsack && c.onDSACK(p.dsack, maxAck)
+	c.scan.fresh = true
 	acked := c.sb.advance(cum, func(s *Segment) {
 		if !s.Sacked {
 			packets++
 			c.rsamp.onDelivered(now, &s.rate, s.Len)
 			c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
+			c.scan.seg(s)
+		}
+		c.scan.fresh = false // only the segment at the old cumulative point surely arrived just now
+		if s.Retrans > 0 {
+			c.dsk.rememberRetx(s.Off)
 		}
 		if s.Retrans > 0 && tsecr != 0 && int32(tsecr-s.TS) < 0 {
 			// Eifel (RFC 3522): the ACK echoes a timestamp older than the
@@ -727,7 +754,11 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	})
 	c.stats.BytesAcked = min(c.sb.una, c.finOff0())
 	c.ai = AckInfo{Now: now, CumAck: cum, PrevUna: prevUna, AckedBytes: acked, SackedBytes: sacked,
-		ECE: p.flags&flagECE != 0, RTT: sample}
+		ECE: p.flags&flagECE != 0, RTT: sample, DSACK: dsack && p.dsack.End <= maxAck, DSACKRetx: dsackRetx}
+	if c.ai.DSACK {
+		c.ai.DSACKStart, c.ai.DSACKEnd = p.dsack.Start, p.dsack.End
+	}
+	c.scan.fill(&c.ai)
 	// A duplicate ACK (RFC 5681 §2) reports out-of-order data: newly SACKed
 	// bytes, or for a SACK-blind strategy any SACK block, or else an
 	// unchanged window.
@@ -747,6 +778,15 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 					Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
 			}
 		}
+	}
+	if advanced {
+		c.rtoCheckSpurious(now, tsecr, p.dsack, c.ai.DSACK)
+	}
+	if dsackRetx {
+		c.undoOnDSACK(now, p.dsack)
+	}
+	if advanced {
+		c.undoOnAck(now, tsecr)
 	}
 	c.ctx.Now = now
 	c.ctx.RestartRTO = advanced
@@ -805,6 +845,7 @@ func (c *Conn) congestionFlight() int {
 }
 
 func (c *Conn) enterRecovery(now clock.Time) {
+	c.undoBegin(false)
 	c.inRecovery = true
 	c.stats.Recoveries++
 	c.ecnReacted = true
@@ -945,6 +986,8 @@ func (c *Conn) onRTO(now clock.Time) {
 		return
 	}
 	cause := ClassifyRTO(&c.sb, c.rtoDupThresh())
+	c.undoBegin(true)
+	c.rtoFired(now, cause)
 	flight := c.congestionFlight()
 	for i := 0; i < c.sb.count; i++ {
 		c.markLost(now, i, LossRTO)
@@ -1003,6 +1046,9 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		if c.cfg.ECN {
 			c.out.hsFlags = hsECN
 		}
+		if wantsDSACK(c.cfg.Recovery) {
+			c.out.hsFlags |= hsDSACK
+		}
 		c.hsAt = now.Add(c.rtt.current())
 		return encodeInitial(buf, &c.out, c.cfg.MaxDatagram), ecn.NotECT
 	}
@@ -1013,6 +1059,9 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvWindow)}
 		if c.ecnOn {
 			c.out.hsFlags = hsECN
+		}
+		if u, ok := c.rec.(DSACKUser); ok && u.UsesDSACK() {
+			c.out.hsFlags |= hsDSACK
 		}
 		return encodeAccept(buf, &c.out), ecn.NotECT
 	}
@@ -1114,6 +1163,7 @@ func (c *Conn) sendNew(now clock.Time, buf []byte, n int) (int, ecn.Codepoint) {
 func (c *Conn) sendSegment(now clock.Time, buf []byte, i int) (int, ecn.Codepoint) {
 	c.sb.retransmitted(i, now, c.tsNow(now))
 	s := c.sb.Seg(i)
+	c.undoRetransmitted(s.TS)
 	c.stats.Retransmits++
 	c.stats.BytesRetransmitted += uint64(s.Len)
 	c.emit(event.Event{Time: now, Kind: event.Retransmit, Seq: s.Off, Bytes: s.Len})
@@ -1143,6 +1193,7 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 		c.buildAck(p)
 		if shortHeaderLen(p)+s.Len > c.maxDatagram {
 			p.flags &^= flagACK | flagECE
+			p.hasDSACK = false
 			p.nBlocks = 0
 		}
 	}

@@ -357,6 +357,7 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 	}
 	c := newConn(e, cfg, now)
 	c.accept(from, p, cfg.MaxDatagram, cfg.ECN)
+	c.peerDSACK = p.hsFlags&hsDSACK != 0
 	c.peerRight = p.recvWindow
 	c.tsRecent = p.ts
 	if err := c.establish(now); err != nil {

@@ -63,7 +63,7 @@ func (r *FACK) Awnd(sb *Scoreboard) int {
 // Next sends while awnd < cwnd during recovery (cwnd = ssthresh).
 func (r *FACK) Next(x *Ctx) Action {
 	if !r.inRec {
-		return x.Normal()
+		return r.normal(x)
 	}
 	if act, ok := r.fastRetransmit(x); ok {
 		return act
@@ -81,7 +81,7 @@ func init() {
 	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
 		Name:     "fack",
 		Doc:      "Forward Acknowledgment, Mathis & Mahdavi 1996 (snd.fack drives loss detection and awnd); option lostretx",
-		Defaults: func() any { return &SACKConfig{DupThresh: DupThresh} },
+		Defaults: func() any { return &SACKConfig{DupThresh: DupThresh, TLP: true} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			l, err := buildSACK("fack", *cfg.(*SACKConfig), env)
 			if err != nil {

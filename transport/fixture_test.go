@@ -186,3 +186,11 @@ func init() {
 		},
 	})
 }
+
+// Undo implements ccalgo.Undoer (undo.go): cwnd and ssthresh back to at
+// least their values before the episode.
+func (c *testCC) Undo(_ clock.Time, cwnd, ssthresh int) {
+	c.cwnd = max(c.cwnd, cwnd)
+	c.ssthresh = max(c.ssthresh, ssthresh)
+	c.calls = append(c.calls, "undo")
+}

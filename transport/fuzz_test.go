@@ -35,6 +35,10 @@ func seedPackets() [][]byte {
 	enc(&packet{typ: typeRetry, dcid: 2, odcid: 1, token: bytes.Repeat([]byte{7}, tokenLen)})
 	enc(&packet{typ: typePath, dcid: 4, pathType: pathChallenge, pathData: 0x0123456789abcdef})
 	enc(&packet{typ: typePath, dcid: 4, pathType: pathResponse, pathData: 0x0123456789abcdef})
+	d := packet{typ: typeShort, dcid: 4, flags: flagACK, hasDSACK: true, pn: 9, ts: 1, tsecr: 2, cumAck: 8000, window: 1 << 20, nBlocks: 1, dsack: sackBlock{1000, 2200}}
+	d.blocks[0] = sackBlock{9000, 10000}
+	enc(&d)
+	enc(&packet{typ: typeInitial, dcid: 1, scid: 2, ts: 3, maxDatagram: 1200, recvWindow: 1 << 20, hsFlags: hsDSACK})
 	return out
 }
 

@@ -72,9 +72,7 @@ func PRRSndCnt(ssrb bool, prrDelivered, prrOut, delivered, pipe, ssthresh, recov
 // OnAck runs RFC 6937 §3 per ACK.
 func (r *PRR) OnAck(x *Ctx, a *AckInfo) {
 	if r.update(x, a) {
-		r.delivered, r.out, r.sndcnt = 0, 0, 0
-		r.recoverFS = x.SB.FlightSize()
-		r.enter(x)
+		r.enter(x) // startEpisode runs at its end
 		return
 	}
 	if !r.inRec {
@@ -86,9 +84,16 @@ func (r *PRR) OnAck(x *Ctx, a *AckInfo) {
 }
 
 // Next sends up to sndcnt (rounded up to whole segments), NextSeg choosing what.
+// startEpisode resets the PRR state at the start of an episode (RFC 6937
+// §3 initialization); sackLoss.enter calls it.
+func (r *PRR) startEpisode(x *Ctx) {
+	r.delivered, r.out, r.sndcnt = 0, 0, 0
+	r.recoverFS = x.SB.FlightSize()
+}
+
 func (r *PRR) Next(x *Ctx) Action {
 	if !r.inRec {
-		return x.Normal()
+		return r.normal(x)
 	}
 	if act, ok := r.fastRetransmit(x); ok {
 		return act
@@ -115,17 +120,27 @@ func init() {
 	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
 		Name:     "prr",
 		Doc:      "Proportional Rate Reduction, RFC 6937 (bound=ssrb|crb), RFC 6675 loss detection; option lostretx",
-		Defaults: func() any { return &PRRConfig{SACKConfig: SACKConfig{DupThresh: DupThresh}, Bound: "ssrb"} },
+		Defaults: func() any { return &PRRConfig{SACKConfig: SACKConfig{DupThresh: DupThresh, TLP: true}, Bound: "ssrb"} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
-			c := *cfg.(*PRRConfig)
-			l, err := buildSACK("prr", c.SACKConfig, env)
+			p, err := buildPRR("prr", *cfg.(*PRRConfig), env)
 			if err != nil {
 				return nil, err
 			}
-			if c.Bound != "ssrb" && c.Bound != "crb" {
-				return nil, fmt.Errorf("prr: parameter bound=%q: must be ssrb or crb", c.Bound)
-			}
-			return &PRR{sackLoss: l, ssrb: c.Bound == "ssrb"}, nil
+			p.entered = p.startEpisode
+			return p, nil
 		},
 	})
+}
+
+// buildPRR validates the parameters and builds the strategy (the caller
+// sets sackLoss.entered once the value is in place).
+func buildPRR(name string, c PRRConfig, env RecoveryEnv) (*PRR, error) {
+	l, err := buildSACK(name, c.SACKConfig, env)
+	if err != nil {
+		return nil, err
+	}
+	if c.Bound != "ssrb" && c.Bound != "crb" {
+		return nil, fmt.Errorf("%s: parameter bound=%q: must be ssrb or crb", name, c.Bound)
+	}
+	return &PRR{sackLoss: l, ssrb: c.Bound == "ssrb"}, nil
 }

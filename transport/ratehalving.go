@@ -60,10 +60,7 @@ func (r *RateHalving) Window() int {
 // OnAck reduces the window by half of the data delivered.
 func (r *RateHalving) OnAck(x *Ctx, a *AckInfo) {
 	if r.update(x, a) {
-		r.win = min(x.CC.Cwnd(), x.SB.FlightSize())
-		r.carry = 0
-		r.enter(x)
-		r.bound(x)
+		r.enter(x) // startEpisode runs at its end
 		return
 	}
 	if !r.inRec {
@@ -72,6 +69,14 @@ func (r *RateHalving) OnAck(x *Ctx, a *AckInfo) {
 	d := r.carry + a.AckedBytes + a.SackedBytes
 	r.win -= d / 2
 	r.carry = d % 2
+	r.bound(x)
+}
+
+// startEpisode sets rhcwnd at the start of an episode: the window at the
+// time of the loss, min(cwnd, FlightSize), bounded; sackLoss.enter calls it.
+func (r *RateHalving) startEpisode(x *Ctx) {
+	r.win = min(x.CC.Cwnd(), x.SB.FlightSize())
+	r.carry = 0
 	r.bound(x)
 }
 
@@ -84,7 +89,7 @@ func (r *RateHalving) bound(x *Ctx) {
 // Next sends while pipe < rhcwnd.
 func (r *RateHalving) Next(x *Ctx) Action {
 	if !r.inRec {
-		return x.Normal()
+		return r.normal(x)
 	}
 	if act, ok := r.fastRetransmit(x); ok {
 		return act
@@ -101,7 +106,7 @@ func init() {
 		Name: "ratehalving",
 		Doc:  "Rate-Halving, draft-mathis-tcp-ratehalving 1999 (one segment per two delivered, bounded at ssthresh and pipe+maxburst), RFC 6675 loss detection; option lostretx",
 		Defaults: func() any {
-			return &RateHalvingConfig{SACKConfig: SACKConfig{DupThresh: DupThresh}, MaxBurst: RateHalvingMaxBurst}
+			return &RateHalvingConfig{SACKConfig: SACKConfig{DupThresh: DupThresh, TLP: true}, MaxBurst: RateHalvingMaxBurst}
 		},
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			c := *cfg.(*RateHalvingConfig)
@@ -112,7 +117,9 @@ func init() {
 			if c.MaxBurst < 1 {
 				return nil, fmt.Errorf("ratehalving: parameter maxburst=%d: must be >= 1 packets", c.MaxBurst)
 			}
-			return &RateHalving{sackLoss: l, maxBurst: c.MaxBurst}, nil
+			r := &RateHalving{sackLoss: l, maxBurst: c.MaxBurst}
+			r.entered = r.startEpisode
+			return r, nil
 		},
 	})
 }

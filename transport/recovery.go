@@ -80,6 +80,25 @@ type AckInfo struct {
 	DupAck      bool          // a duplicate ACK in the sense of RFC 5681 §2 (see docs/transport.md)
 	ECE         bool          // ECN-Echo set
 	RTT         time.Duration // RTT sample taken from this ACK (TSecr if cumulative, else newest newly SACKed segment), 0 if none
+
+	// Reorder is the reordering degree this ACK revealed, packets (0:
+	// none): a segment never retransmitted (or whose original arrived, by
+	// its timestamp echo) was delivered that many segments below the
+	// highest one delivered before (reorder.go).
+	Reorder int
+	// The most recently sent segment this ACK newly delivered (RFC 8985
+	// RACK_update; retransmissions whose delivery may be the original's are
+	// skipped): its transmission order (Segment.SendSeq; 0: none), send
+	// time, end (acknowledgement space) and RTT.
+	NewestSendSeq uint64
+	NewestSent    clock.Time
+	NewestEnd     uint64
+	NewestRTT     time.Duration
+	// DSACK: the ACK carried a D-SACK block [DSACKStart, DSACKEnd) (RFC
+	// 2883); DSACKRetx: it reports a retransmission as duplicated (RFC 3708).
+	DSACK                bool
+	DSACKRetx            bool
+	DSACKStart, DSACKEnd uint64
 }
 
 // Advanced reports whether the ACK moved the cumulative acknowledgement point.
@@ -194,6 +213,11 @@ const (
 	RTOBurstLoss
 	// RTOHandshake: the Initial went unanswered.
 	RTOHandshake
+	// RTOSpurious: the timeout was found unnecessary after the fact (the
+	// original transmission or its ACK was only late: RFC 3522 Eifel
+	// detection, or a D-SACK of the timeout's retransmission); the RTO was
+	// first counted under one of the causes above and moved here.
+	RTOSpurious
 	// NumRTOCauses is the number of causes (size of ConnStats.RTOCauses).
 	NumRTOCauses
 )
@@ -209,6 +233,8 @@ func (c RTOCause) String() string {
 		return "burst_loss"
 	case RTOHandshake:
 		return "handshake"
+	case RTOSpurious:
+		return "spurious"
 	}
 	return "unknown"
 }

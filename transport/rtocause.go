@@ -1,5 +1,10 @@
 package transport
 
+import (
+	"cclab/clock"
+	"cclab/event"
+)
+
 // RTOOther is the RTO cause "other": none of the three loss patterns
 // explains the timeout, e.g. a single segment was missing with enough
 // segments SACKed above it (the ACKs were lost or delayed, or the timeout was
@@ -55,4 +60,61 @@ func (c *Conn) rtoDupThresh() int {
 		return r.DupThresh()
 	}
 	return DupThresh
+}
+
+// maxPendingRTOs bounds the timeouts of one series (one outage with
+// backoff) remembered for spurious-timeout detection.
+const maxPendingRTOs = 16
+
+// pendingRTO is a timeout whose spuriousness is not known yet.
+type pendingRTO struct {
+	ts    uint32     // our timestamp at the expiry, µs (every retransmission it caused carries a later one)
+	off   uint64     // the segment retransmitted first (the oldest outstanding)
+	cause RTOCause   // the cause it was counted under
+	at    clock.Time // when it fired
+}
+
+// rtoWatch holds the timeouts since the cumulative point last advanced.
+type rtoWatch struct {
+	pend [maxPendingRTOs]pendingRTO
+	n    int
+}
+
+// rtoFired remembers a timeout for spurious-timeout detection.
+func (c *Conn) rtoFired(now clock.Time, cause RTOCause) {
+	w := &c.rtoW
+	if w.n == maxPendingRTOs {
+		copy(w.pend[:], w.pend[1:])
+		w.n--
+	}
+	w.pend[w.n] = pendingRTO{ts: c.tsNow(now), off: c.sb.una, cause: cause, at: now}
+	w.n++
+}
+
+// rtoCheckSpurious decides the pending timeouts on an ACK that advanced the
+// cumulative point, with echo tsecr and D-SACK block ds (valid if dsack):
+//
+//   - Eifel (RFC 3522 §3): the ACK echoes a timestamp older than the
+//     timeout, so a transmission sent before it arrived (only late): the
+//     timeout was spurious;
+//   - RFC 3708 / RFC 5682 §1: the receiver reports the timeout's
+//     retransmission of the oldest segment as a duplicate (D-SACK): the
+//     original had arrived and only its ACKs were lost or late.
+//
+// A spurious timeout moves from its cause to RTOSpurious (ConnStats.
+// RTOCauses, event SpuriousRTO). Either way the pending list is cleared.
+func (c *Conn) rtoCheckSpurious(now clock.Time, tsecr uint32, ds sackBlock, dsack bool) {
+	w := &c.rtoW
+	for i := 0; i < w.n; i++ {
+		p := w.pend[i]
+		eifel := tsecr != 0 && int32(tsecr-p.ts) < 0
+		dup := dsack && ds.Start <= p.off && p.off < ds.End
+		if !eifel && !dup {
+			continue
+		}
+		c.stats.RTOCauses[p.cause]--
+		c.stats.RTOCauses[RTOSpurious]++
+		c.emit(event.Event{Time: now, Kind: event.SpuriousRTO, Seq: p.off, Reason: uint8(p.cause)})
+	}
+	w.n = 0
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"cclab/clock"
 	"cclab/internal/spec"
 )
 
@@ -35,7 +36,7 @@ func (r *SACK) OnAck(x *Ctx, a *AckInfo) {
 // ssthresh during recovery, step 4.2), send what NextSeg returns.
 func (r *SACK) Next(x *Ctx) Action {
 	if !r.inRec {
-		return x.Normal()
+		return r.normal(x)
 	}
 	if act, ok := r.fastRetransmit(x); ok {
 		return act
@@ -53,10 +54,15 @@ func (r *SACK) Next(x *Ctx) Action {
 // lost-retransmission detection. The embedding strategy decides how much may
 // be sent in recovery.
 type sackLoss struct {
-	dupThresh int  // DupThresh, segments
-	mss       int  // SMSS, bytes
-	fackRule  bool // FACK loss rule: lost if more than DupThresh*SMSS below snd.fack (else RFC 6675 IsLost)
-	lostRetx  bool // lost-retransmission detection on
+	dupThresh int        // DupThresh, segments (adapted to reordering with option adaptive)
+	baseDup   int        // the configured DupThresh, segments
+	mss       int        // SMSS, bytes
+	fackRule  bool       // FACK loss rule: lost if more than DupThresh*SMSS below snd.fack (else RFC 6675 IsLost)
+	lostRetx  bool       // lost-retransmission detection on
+	adaptive  bool       // DupThresh adapts to the reordering seen (reorder.go)
+	undo      bool       // spurious episodes are undone (undo.go)
+	rack      *rackState // RACK-TLP loss detection (rack.go), nil if off
+	entered   func(*Ctx) // the embedding strategy's set-up of a new episode, called at the end of enter
 
 	inRec     bool
 	recPoint  uint64 // RecoveryPoint (RFC 6675 §5 step 4.1): HighData at entry or at the last RTO
@@ -83,6 +89,10 @@ type sackLoss struct {
 type SACKConfig struct {
 	DupThresh int  `param:"dupthresh" help:"duplicate ACKs / SACKed segments above a hole that declare it lost, packets (RFC 6675: 3)"`
 	LostRetx  bool `param:"lostretx" help:"detect lost retransmissions: a retransmitted segment is lost again when a segment sent after it is SACKed"`
+	Adaptive  bool `param:"adaptive" help:"dupthresh grows to the reordering degree measured (Linux tcp_reordering), at most 300 packets"`
+	Undo      bool `param:"undo" help:"undo the window reduction of an episode found spurious (D-SACK, RFC 3708; timestamps, RFC 3522)"`
+	RACK      bool `param:"rack" help:"RACK-TLP time-based loss detection (RFC 8985) instead of IsLost and NextSeg rules 3-4"`
+	TLP       bool `param:"tlp" help:"with rack: tail loss probes (RFC 8985 §7); tlp=false disables them"`
 }
 
 // InRecovery reports whether a loss-recovery episode is in progress.
@@ -202,8 +212,19 @@ func (r *sackLoss) markLosses(x *Ctx) {
 // update runs the per-ACK part of RFC 6675 §5 and reports whether a new
 // recovery episode should start now (the caller then calls enter).
 func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
+	if r.adaptive && a.Reorder > 0 {
+		r.dupThresh = adaptDupThresh(r.dupThresh, a.Reorder)
+	}
 	if r.lostRetx {
 		r.detectLostRetx(x)
+	}
+	newLoss := false
+	if k := r.rack; k != nil {
+		if k.rtoRec && a.CumAck >= r.recPoint {
+			k.rtoRec = false
+			k.onRecoveryExit()
+		}
+		newLoss = k.onAck(x, a, r.inRec, r.dupThresh)
 	}
 	if r.inRec {
 		if a.CumAck >= r.recPoint {
@@ -212,10 +233,25 @@ func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
 			r.dupAcks = 0
 			r.fastRetx = false
 			x.ExitRecovery()
+			if r.rack != nil {
+				r.rack.onRecoveryExit()
+				r.rack.armPTO(x, false)
+				return newLoss && x.SB.Count() > 0
+			}
 			return false
 		}
-		r.markLosses(x)
+		if r.rack == nil {
+			r.markLosses(x)
+		}
 		return false
+	}
+	if r.rack != nil {
+		if a.Advanced() {
+			r.rack.armPTO(x, false)
+		}
+		// RFC 8985: a loss RACK marks starts recovery (after an RTO, not
+		// before the cumulative point reaches RecoveryPoint, RFC 6675 §5.1).
+		return newLoss && x.SB.Count() > 0 && !(r.recSet && a.CumAck < r.recPoint)
 	}
 	if a.Advanced() {
 		r.dupAcks = 0 // a cumulative acknowledgment resets DupAcks
@@ -249,10 +285,20 @@ func (r *sackLoss) enter(x *Ctx) {
 	r.dbl = r.dbl[:0]
 	r.epochSeq = x.SB.sends
 	x.EnterRecovery()
-	r.markLosses(x)
-	if s := x.SB.Seg(0); !s.Sacked {
-		x.MarkLost(0, LossDupAck)
-		r.fastRetx = s.Lost
+	if r.rack != nil {
+		// RACK marked the losses; the first of them is retransmitted at
+		// once (step 4.3 with RACK's loss marks).
+		r.fastRetx = x.SB.NextLost() >= 0
+		r.rack.ptoAt = clock.Never
+	} else {
+		r.markLosses(x)
+		if s := x.SB.Seg(0); !s.Sacked {
+			x.MarkLost(0, LossDupAck)
+			r.fastRetx = s.Lost
+		}
+	}
+	if r.entered != nil {
+		r.entered(x)
 	}
 }
 
@@ -262,9 +308,13 @@ func (r *sackLoss) fastRetransmit(x *Ctx) (Action, bool) {
 	if !r.fastRetx {
 		return NoSend, false
 	}
-	if x.SB.Count() > 0 && x.SB.Seg(0).Lost {
-		r.pendEnd, r.pendRule4, r.pendDbl = x.SB.Seg(0).End(), false, false
-		return Action{Retransmit: 0}, true
+	i := 0
+	if r.rack != nil {
+		i = max(x.SB.NextLost(), 0)
+	}
+	if x.SB.Count() > 0 && x.SB.Seg(i).Lost {
+		r.pendEnd, r.pendRule4, r.pendDbl = x.SB.Seg(i).End(), false, false
+		return Action{Retransmit: i}, true
 	}
 	r.fastRetx = false
 	return NoSend, false
@@ -286,6 +336,9 @@ func (r *sackLoss) nextSeg(x *Ctx, allow int) Action {
 	}
 	if x.NewDataAvailable() > 0 {
 		return Action{Retransmit: -1, NewData: allow}
+	}
+	if r.rack != nil {
+		return NoSend // RACK: only segments it marked lost are retransmitted (rules 3 and 4 would defeat the reordering window)
 	}
 	hs := sb.HighSacked()
 	start := sort.Search(sb.Count(), func(i int) bool { return sb.Seg(i).Off >= r.highRxt })
@@ -321,6 +374,9 @@ func (r *sackLoss) nextSeg(x *Ctx, allow int) Action {
 
 // OnSent records HighRxt (RFC 6675 §5 step C.2; not for rule 4).
 func (r *sackLoss) OnSent(x *Ctx, retransmit bool, bytes int) {
+	if r.rack != nil {
+		r.rack.onSent(x, retransmit, r.inRec)
+	}
 	if !retransmit {
 		return
 	}
@@ -343,12 +399,41 @@ func (r *sackLoss) OnSent(x *Ctx, retransmit bool, bytes int) {
 // and no new one starts until the cumulative ACK reaches RecoveryPoint. SACK
 // marks are kept (the connection marked only un-SACKed segments lost).
 func (r *sackLoss) OnRTO(x *Ctx) {
+	if r.adaptive && !r.inRec && x.SB.SackedBytes() >= r.baseDup*r.mss {
+		// Linux tcp_enter_loss: a timeout outside recovery with DupThresh
+		// segments SACKed means the reordering degree was over-estimated.
+		r.dupThresh = min(r.dupThresh, r.baseDup)
+	}
 	r.inRec = false
 	r.fastRetx = false
 	r.dupAcks = 0
 	r.recPoint = x.SB.Nxt()
 	r.recSet = true
 	r.markedTo = 0
+	if r.rack != nil {
+		r.rack.onRTO()
+	}
+}
+
+// UsesDSACK reports whether an option that uses D-SACK is on (undo, rack,
+// adaptive): the connection then asks the peer for D-SACK blocks.
+func (r *sackLoss) UsesDSACK() bool { return r.undo || r.rack != nil || r.adaptive }
+
+// UndoEnabled reports whether option undo is on (UndoStrategy).
+func (r *sackLoss) UndoEnabled() bool { return r.undo }
+
+// OnUndo leaves a recovery episode found spurious (UndoStrategy): no
+// RecoveryPoint holds back a new episode, DupAcks restart from zero.
+func (r *sackLoss) OnUndo(x *Ctx) {
+	r.inRec = false
+	r.fastRetx = false
+	r.dupAcks = 0
+	r.recSet = false
+	r.markedTo = 0
+	if r.rack != nil {
+		r.rack.rtoRec = false
+		r.rack.armPTO(x, false)
+	}
 }
 
 // buildSACK validates the shared parameters.
@@ -359,14 +444,18 @@ func buildSACK(name string, c SACKConfig, env RecoveryEnv) (sackLoss, error) {
 	if env.MSS <= 0 {
 		return sackLoss{}, fmt.Errorf("%s: RecoveryEnv.MSS=%d: must be a positive segment size in bytes", name, env.MSS)
 	}
-	return sackLoss{dupThresh: c.DupThresh, mss: env.MSS, lostRetx: c.LostRetx}, nil
+	l := sackLoss{dupThresh: c.DupThresh, baseDup: c.DupThresh, mss: env.MSS, lostRetx: c.LostRetx, adaptive: c.Adaptive, undo: c.Undo}
+	if c.RACK {
+		l.rack = newRACKState(c.TLP)
+	}
+	return l, nil
 }
 
 func init() {
 	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
 		Name:     "sack",
 		Doc:      "conservative SACK-based loss recovery, RFC 6675 (IsLost, pipe, NextSeg); option lostretx",
-		Defaults: func() any { return &SACKConfig{DupThresh: DupThresh} },
+		Defaults: func() any { return &SACKConfig{DupThresh: DupThresh, TLP: true} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			l, err := buildSACK("sack", *cfg.(*SACKConfig), env)
 			if err != nil {

@@ -19,6 +19,9 @@ type ConnStats struct {
 	PacketsSent         uint64               // datagrams sent after the handshake (data, ACK, ping)
 	Retransmits         uint64               // segments retransmitted
 	SpuriousRetransmits uint64               // retransmissions found unnecessary by timestamps (RFC 3522)
+	DSACKs              uint64               // D-SACK blocks received (RFC 2883)
+	DSACKSpurious       uint64               // D-SACK blocks reporting a retransmission as duplicated (RFC 3708)
+	Undos               uint64               // loss episodes found spurious and undone (undo.go)
 	Lost                uint64               // segments declared lost
 	RTOs                uint64               // retransmission timeouts (handshake included)
 	RTOCauses           [NumRTOCauses]uint64 // RTOs per RTOCause

@@ -58,11 +58,16 @@ const (
 	pathResponse  = 2
 )
 
+// nBlocksDSACK is the bit of the ACK section's n_blocks byte that says a
+// D-SACK block (RFC 2883) follows the SACK blocks.
+const nBlocksDSACK = 0x80
+
 // Handshake flag bits (Initial and Accept).
 const (
 	hsECN   = 0x01 // the sender is ECN-capable and wants ECN
 	hsDgram = 0x02 // datagram mode (dgram.go): the connection is a DgramConn, not a stream
-	hsKnown = 0x03
+	hsDSACK = 0x04 // the sender of this handshake packet wants D-SACK blocks for the data it sends (RFC 2883)
+	hsKnown = 0x07
 )
 
 // Fixed header sizes, bytes.
@@ -94,10 +99,12 @@ type packet struct {
 	odcid       uint64 // Retry: the dcid of the Initial it answers
 
 	// ACK section
-	cumAck  uint64
-	window  uint64
-	nBlocks int
-	blocks  [MaxSACKBlocks]sackBlock
+	cumAck   uint64
+	window   uint64
+	nBlocks  int
+	blocks   [MaxSACKBlocks]sackBlock
+	dsack    sackBlock // D-SACK block (RFC 2883), valid if hasDSACK
+	hasDSACK bool      // the ACK section carries a D-SACK block (bit nBlocksDSACK of n_blocks)
 
 	// CLOSE section
 	closeCode uint64
@@ -280,6 +287,8 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		if r.bad {
 			return RejectTruncated
 		}
+		p.hasDSACK = nb&nBlocksDSACK != 0
+		nb &^= nBlocksDSACK
 		if nb > MaxSACKBlocks {
 			return RejectSACK
 		}
@@ -298,6 +307,17 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		p.nBlocks = int(nb)
 		if p.window > MaxStreamOffset-p.cumAck {
 			return RejectRange
+		}
+		if p.hasDSACK {
+			s := r.varint()
+			ln := r.varint()
+			if r.bad {
+				return RejectTruncated
+			}
+			if ln == 0 || s > MaxStreamOffset || ln > MaxStreamOffset-s {
+				return RejectSACK
+			}
+			p.dsack = sackBlock{Start: s, End: s + ln}
 		}
 	}
 	if p.flags&flagCLOSE != 0 {
@@ -397,6 +417,9 @@ func ackSectionLen(p *packet) int {
 	for i := 0; i < p.nBlocks; i++ {
 		n += varintLen(p.blocks[i].Start-p.cumAck) + varintLen(p.blocks[i].End-p.blocks[i].Start)
 	}
+	if p.hasDSACK {
+		n += varintLen(p.dsack.Start) + varintLen(p.dsack.End-p.dsack.Start)
+	}
 	return n
 }
 
@@ -425,10 +448,17 @@ func encodeShortHeader(b []byte, p *packet) int {
 		n += putVarint(b[n:], p.cumAck)
 		n += putVarint(b[n:], p.window)
 		b[n] = byte(p.nBlocks)
+		if p.hasDSACK {
+			b[n] |= nBlocksDSACK
+		}
 		n++
 		for i := 0; i < p.nBlocks; i++ {
 			n += putVarint(b[n:], p.blocks[i].Start-p.cumAck)
 			n += putVarint(b[n:], p.blocks[i].End-p.blocks[i].Start)
+		}
+		if p.hasDSACK {
+			n += putVarint(b[n:], p.dsack.Start)
+			n += putVarint(b[n:], p.dsack.End-p.dsack.Start)
 		}
 	}
 	if p.flags&flagCLOSE != 0 {

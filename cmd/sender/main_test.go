@@ -97,8 +97,8 @@ func TestJSONAgainstReceiver(t *testing.T) {
 			t.Errorf("end lacks %q", k)
 		}
 	}
-	if causes, _ := res.End["rto_causes"].(map[string]any); len(causes) != 5 || causes["burst_loss"] == nil || causes["other"] == nil {
-		t.Errorf("end.rto_causes got %v, want burst_loss, too_few_dupacks, lost_retransmission, other, handshake", res.End["rto_causes"])
+	if causes, _ := res.End["rto_causes"].(map[string]any); len(causes) != 6 || causes["burst_loss"] == nil || causes["other"] == nil || causes["spurious"] == nil {
+		t.Errorf("end.rto_causes got %v, want burst_loss, too_few_dupacks, lost_retransmission, other, handshake, spurious", res.End["rto_causes"])
 	}
 	if res.End["verified"] != true || res.End["bytes"] != float64(4<<20) {
 		t.Errorf("end: verified %v bytes %v, want true %d", res.End["verified"], res.End["bytes"], 4<<20)

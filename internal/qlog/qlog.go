@@ -184,7 +184,7 @@ func lossTrigger(r uint8) string {
 }
 
 // rtoCauses names event.RTO reasons (transport.RTOCause values).
-var rtoCauses = [...]string{0: "unknown", 1: "lost_retransmission", 2: "too_few_dupacks", 3: "burst_loss", 4: "handshake"}
+var rtoCauses = [...]string{0: "unknown", 1: "lost_retransmission", 2: "too_few_dupacks", 3: "burst_loss", 4: "handshake", 5: "spurious"}
 
 // appendEvent appends one event record.
 func (q *Writer) appendEvent(b []byte, e event.Event) []byte {
