@@ -50,6 +50,10 @@ const (
 	// DefaultMaxConnsPerSource bounds the connections (half-open and
 	// established) from one source IP address.
 	DefaultMaxConnsPerSource = 128
+	// DefaultMaxOOOBytes bounds an endpoint's out-of-order receive memory,
+	// all connections together: 64 MiB, eight full default receive
+	// windows (docs/security.md).
+	DefaultMaxOOOBytes = 64 << 20
 )
 
 // Config configures one connection. Zero fields take the endpoint's
@@ -188,4 +192,9 @@ type EndpointConfig struct {
 	// MaxConnsPerSource bounds the connections from one source IP address
 	// (default 128).
 	MaxConnsPerSource int
+	// MaxOOOBytes bounds the out-of-order receive memory of all the
+	// endpoint's connections together, bytes (default 64 MiB): beyond it a
+	// connection over its share (MaxOOOBytes / connections) drops the
+	// farthest arriving out-of-order data, counted.
+	MaxOOOBytes int
 }

@@ -114,6 +114,7 @@ type Conn struct {
 	rcvRead      uint64
 	rcvNxt       uint64
 	rcvHigh      uint64 // highest received payload end
+	oooCharge    uint64 // rcvHigh - rcvNxt as charged to the endpoint's out-of-order budget, bytes
 	ooo          []sackBlock
 	dsack        sackBlock // duplicate range to report in the next ACK (RFC 2883), if dsackDue
 	dsackDue     bool
@@ -476,6 +477,16 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 		}
 		c.ackNow = true // duplicate: ACK at once (RFC 9293 §3.10.7.4)
 	} else if off > c.rcvNxt {
+		if lim := c.oooLimit(end); end > lim {
+			// Over the endpoint's out-of-order budget: the farthest data
+			// (this segment's part beyond the limit) is dropped, counted;
+			// the sender retransmits it.
+			drop := end - max(off, lim)
+			c.stats.OOOBytesDropped += drop
+			c.ep.stats.OOOBytesDropped += drop
+			data = data[:len(data)-int(drop)]
+			end -= drop
+		}
 		if len(data) > 0 {
 			c.storeData(off, data)
 			c.insertOOO(off, end)
@@ -508,7 +519,36 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 	if newFin || (c.peerFin && c.rcvNxt == c.peerFinOff) {
 		c.ackNow = true // the FIN (now or once it becomes in order) is acknowledged at once
 	}
+	c.recharge()
 	return RejectNone
+}
+
+// oooLimit returns the stream offset out-of-order data arriving with right
+// edge end may reach. The endpoint's out-of-order memory (the receive-ring
+// span beyond each connection's in-order point, rcvHigh - rcvNxt) is bounded
+// by EndpointConfig.MaxOOOBytes: while the total stays within it any
+// connection may use its whole window; beyond it a connection's span may
+// grow only up to its share, MaxOOOBytes / live connections. Data nearer
+// than rcvHigh never grows the span and is always kept (nothing already
+// SACKed is ever dropped: no reneging).
+func (c *Conn) oooLimit(end uint64) uint64 {
+	if end <= c.rcvHigh {
+		return end
+	}
+	e := c.ep
+	budget := uint64(e.cfg.MaxOOOBytes)
+	if e.oooUsed-c.oooCharge+(end-c.rcvNxt) <= budget {
+		return end
+	}
+	return max(c.rcvHigh, c.rcvNxt+budget/uint64(max(1, len(e.conns))))
+}
+
+// recharge updates the connection's share of the endpoint's out-of-order
+// memory after its in-order point or highest received byte moved.
+func (c *Conn) recharge() {
+	n := c.rcvHigh - c.rcvNxt
+	c.ep.oooUsed += n - c.oooCharge
+	c.oooCharge = n
 }
 
 // trimOOO forgets out-of-order data at and beyond off (> rcvNxt).
@@ -528,6 +568,7 @@ func (c *Conn) trimOOO(off uint64) {
 	}
 	c.ooo = c.ooo[:j]
 	c.rcvHigh = off
+	c.recharge()
 }
 
 // storeData copies data at off into the receive ring.

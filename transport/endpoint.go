@@ -29,6 +29,7 @@ type Endpoint struct {
 	retryQ    []retryReply       // pending Retry packets
 	perSource map[netip.Addr]int // server: live connections per source address
 	halfOpen  int                // server: connections accepted but not yet confirmed by the client
+	oooUsed   uint64             // out-of-order memory charged by all connections, bytes (Conn.recharge)
 	rr        int
 	rxLen     int // length of the datagram being received, bytes
 	pkt       packet
@@ -46,6 +47,10 @@ type EndpointStats struct {
 	ConnsClosed  uint64 // connections removed after finishing
 	RetriesSent  uint64 // Retry packets sent (Initials without a valid token: no state created)
 	HalfOpen     int    // connections accepted but not yet confirmed by the client (now)
+	OOOBytes     uint64 // out-of-order receive memory held by all connections (now), bytes
+	// OOOBytesDropped counts received out-of-order bytes dropped because
+	// the endpoint was over MaxOOOBytes and the connection over its share.
+	OOOBytesDropped uint64
 	// Rejects counts discarded datagrams per reason (index RejectReason).
 	Rejects [NumRejectReasons]uint64
 }
@@ -68,6 +73,7 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 	fillZero(&cfg.MaxHalfOpen, DefaultMaxHalfOpen)
 	fillZero(&cfg.MaxConnsPerSource, DefaultMaxConnsPerSource)
 	fillZero(&cfg.TokenLifetime, DefaultTokenLifetime)
+	fillZero(&cfg.MaxOOOBytes, DefaultMaxOOOBytes)
 	r := cfg.Rand
 	if r == nil {
 		r = rand.New(rand.NewPCG(1, 2))
@@ -98,6 +104,7 @@ func (e *Endpoint) entropy() io.Reader {
 func (e *Endpoint) Stats() EndpointStats {
 	s := e.stats
 	s.HalfOpen = e.halfOpen
+	s.OOOBytes = e.oooUsed
 	return s
 }
 
@@ -465,6 +472,7 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 				delete(e.byInitial, c.initialDCID)
 				e.tombInit[c.initialDCID] = now.Add(c.cfg.IdleTimeout)
 			}
+			e.oooUsed -= c.oooCharge
 			e.closed(&c.connCommon)
 			continue
 		}
