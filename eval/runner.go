@@ -123,11 +123,42 @@ type SweepOptions struct {
 	// Log receives notes about the sweep (backends without a runner,
 	// resumption); nil discards.
 	Log io.Writer
+	// Shard selects this process's share of the sweep's runs when Shards >
+	// 1 (Shard in 0..Shards-1; see ShardSpecs). Every shard registers the
+	// same experiment version, so the shards' runs together are the sweep.
+	Shard, Shards int
+}
+
+// ShardSpecs returns shard i of n of the runs (i in 0..n-1): the runs whose
+// position in Specs' order (point, backend, seed) is i modulo n. The shares
+// are deterministic, disjoint and together the whole sweep, and round-robin
+// spreads every point's seeds and every axis' values over the shards, so
+// they take about equal time.
+func ShardSpecs(specs []RunSpec, i, n int) []RunSpec {
+	if n <= 1 {
+		return specs
+	}
+	var out []RunSpec
+	for k := i; k < len(specs); k += n {
+		out = append(out, specs[k])
+	}
+	return out
+}
+
+// ParseShard parses a -shard value "I/N": shard I (0-based) of N.
+func ParseShard(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("want I/N with N >= 1 and I in 0..N-1 (e.g. 0/4 for the first of 4 shards), got %q", s)
+	}
+	return i, n, nil
 }
 
 // SweepStats summarizes a sweep.
 type SweepStats struct {
-	Total    int      // runs in the sweep
+	Total    int      // runs in the sweep (in this shard, if sharded)
 	Skipped  int      // already done in the store (resumed)
 	Ran      int      // completed now
 	Failed   int      // failed now (stored with status failed; retried by the next sweep)
@@ -160,7 +191,10 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 		return st, err
 	}
 	st.Version = ver.Seq
-	specs := Specs(exp, opt.Backends)
+	if opt.Shards > 1 && (opt.Shard < 0 || opt.Shard >= opt.Shards) {
+		return st, fmt.Errorf("shard %d of %d: want a shard in 0..%d", opt.Shard, opt.Shards, opt.Shards-1)
+	}
+	specs := ShardSpecs(Specs(exp, opt.Backends), opt.Shard, opt.Shards)
 	st.Total = len(specs)
 	byBackend := map[string][]RunSpec{}
 	var order []string

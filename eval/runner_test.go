@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -159,5 +160,47 @@ func TestSweepBackendWithoutRuns(t *testing.T) {
 	}
 	if err := CheckBackends(exp, []string{BackendSim}); err != nil {
 		t.Errorf("sim on a sim scenario: %v", err)
+	}
+}
+
+// TestShardSpecs: the shards of a sweep are disjoint, together the whole
+// sweep in order, and differ in size by at most one run.
+func TestShardSpecs(t *testing.T) {
+	var specs []RunSpec
+	for i := 0; i < 41; i++ {
+		specs = append(specs, RunSpec{Key: strconv.Itoa(i)})
+	}
+	for _, n := range []int{1, 2, 4, 7, 41, 50} {
+		seen := map[string]int{}
+		lo, hi := len(specs), 0
+		for i := 0; i < n; i++ {
+			share := ShardSpecs(specs, i, n)
+			lo, hi = min(lo, len(share)), max(hi, len(share))
+			for _, s := range share {
+				seen[s.Key]++
+			}
+		}
+		if len(seen) != len(specs) || hi-lo > 1 {
+			t.Errorf("%d shards: %d distinct runs (want %d), sizes %d..%d (want within 1)", n, len(seen), len(specs), lo, hi)
+		}
+		for k, c := range seen {
+			if c != 1 {
+				t.Errorf("%d shards: run %s in %d shards, want 1", n, k, c)
+			}
+		}
+	}
+}
+
+func TestParseShard(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		i, n int
+		ok   bool
+	}{{"0/4", 0, 4, true}, {"3/4", 3, 4, true}, {"0/1", 0, 1, true}, {"4/4", 0, 0, false}, {"-1/4", 0, 0, false},
+		{"1/0", 0, 0, false}, {"1", 0, 0, false}, {"a/b", 0, 0, false}, {"", 0, 0, false}} {
+		i, n, err := ParseShard(tc.in)
+		if (err == nil) != tc.ok || i != tc.i || n != tc.n {
+			t.Errorf("ParseShard(%q): got %d, %d, %v; want %d, %d, ok=%v", tc.in, i, n, err, tc.i, tc.n, tc.ok)
+		}
 	}
 }

@@ -26,9 +26,8 @@ const (
 )
 
 // Store keeps experiments, their versions, runs and metrics. SQLStore
-// implements it on SQLite; the SQL is kept portable (plain types, no
-// SQLite-only syntax but the driver's placeholders) so a PostgreSQL store can
-// implement it too.
+// implements it on SQLite and on PostgreSQL with one set of portable
+// statements (store_dialect.go).
 type Store interface {
 	// Experiment returns the ID of the named experiment, creating it (with
 	// the scenario source) on first use.
@@ -258,34 +257,68 @@ var schema1 = []string{
 	`CREATE INDEX IF NOT EXISTS summaries_metric ON summaries (metric)`,
 }
 
-// SQLStore is the SQLite store.
+// SQLStore is the store on an SQL database: SQLite (OpenSQLite) or
+// PostgreSQL (OpenPostgres), with the same schema, statements and
+// transactions; only the dialect (placeholders, catalog queries, locks)
+// differs.
 type SQLStore struct {
 	db *sql.DB
+	d  *dialect
 	// hook, if set (tests), is called between the inserts of SaveRun with
 	// the stage name; an error aborts the transaction.
 	hook func(stage string) error
 	// Migrated is the schema version the database had when opened, if
-	// OpenSQLite migrated it (0: created now or already current).
+	// opening migrated it (0: created now or already current).
 	Migrated int
 }
 
 var _ Store = (*SQLStore)(nil)
 
+// sqliteBusyTimeout is how long (ms) a writer waits for another process's
+// write transaction (concurrent shards writing to one file) before failing
+// with "database is locked".
+const sqliteBusyTimeout = 120000
+
 // OpenSQLite opens (creating on first use) the SQLite store in file path,
 // migrating a database of an older schema version in one transaction.
+// Several processes may write to it at once (sweep shards): transactions
+// take the write lock when they begin (_txlock=immediate), so a writer
+// waits up to the busy timeout instead of failing when another commits
+// first.
 func OpenSQLite(path string) (*SQLStore, error) {
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(" + strconv.Itoa(sqliteBusyTimeout) +
+		")&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1) // one writer; SQLite serializes anyway
-	st := &SQLStore{db: db}
+	return openSQL(db, sqliteDialect, path)
+}
+
+// openSQL wraps an opened database and brings its schema up to date.
+func openSQL(db *sql.DB, d *dialect, name string) (*SQLStore, error) {
+	st := &SQLStore{db: db, d: d}
 	if err := st.migrate(context.Background()); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store %s: %w", path, err)
+		return nil, fmt.Errorf("store %s: %w", name, err)
 	}
 	return st, nil
+}
+
+// IsPostgresURL reports whether a -db argument names a PostgreSQL database
+// (a postgres:// or postgresql:// URL) rather than an SQLite file.
+func IsPostgresURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// Open opens the store a -db argument names: a PostgreSQL URL
+// (postgres://user@host:port/database?sslmode=disable) or an SQLite file.
+func Open(db string) (*SQLStore, error) {
+	if IsPostgresURL(db) {
+		return OpenPostgres(db)
+	}
+	return OpenSQLite(db)
 }
 
 // Close closes the database.
@@ -294,32 +327,38 @@ func (s *SQLStore) Close() error { return s.db.Close() }
 // DB returns the underlying database (for ad-hoc queries).
 func (s *SQLStore) DB() *sql.DB { return s.db }
 
+// Dialect is the database's kind: "sqlite" or "postgres".
+func (s *SQLStore) Dialect() string { return s.d.name }
+
+// x runs statements on the database itself (outside a transaction).
+func (s *SQLStore) x() dq { return dq{s.db, s.d} }
+
 func now() string { return time.Now().UTC().Format(time.RFC3339) }
 
 // sortableTime is RFC 3339 with a fixed number of decimals, so that times
 // sort as strings (versions.created, versions.last_used).
 const sortableTime = "2006-01-02T15:04:05.000000Z07:00"
 
-// Experiment returns the named experiment's ID, creating it on first use. A
-// changed scenario source replaces the stored one (runs are keyed by their
+// Experiment returns the named experiment's ID, creating it on first use
+// (concurrent first uses by several shards create it once). A changed
+// scenario source replaces the stored one (runs are keyed by their
 // configuration hash, so changed points simply have new keys).
 func (s *SQLStore) Experiment(ctx context.Context, name string, source []byte) (int64, error) {
-	var id int64
-	err := s.db.QueryRowContext(ctx, `SELECT id FROM experiments WHERE name = ?`, name).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		res, err := s.db.ExecContext(ctx, `INSERT INTO experiments (name, scenario, created) VALUES (?, ?, ?)`, name, string(source), now())
-		if err != nil {
-			return 0, err
-		}
-		return res.LastInsertId()
+	x := s.x()
+	if _, err := x.exec(ctx, `INSERT INTO experiments (name, scenario, created) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+		name, string(source), now()); err != nil {
+		return 0, err
 	}
-	if err != nil {
+	var id int64
+	if err := x.row(ctx, `SELECT id FROM experiments WHERE name = ?`, name).Scan(&id); err != nil {
 		return 0, err
 	}
 	if source != nil {
-		_, err = s.db.ExecContext(ctx, `UPDATE experiments SET scenario = ? WHERE id = ?`, string(source), id)
+		if _, err := x.exec(ctx, `UPDATE experiments SET scenario = ? WHERE id = ?`, string(source), id); err != nil {
+			return 0, err
+		}
 	}
-	return id, err
+	return id, nil
 }
 
 // Version registers v (by v.Hash) for the experiment: a new version gets the
@@ -327,51 +366,62 @@ func (s *SQLStore) Experiment(ctx context.Context, name string, source []byte) (
 // source. Either becomes the newest (last used). It sets v.ID, v.Seq and
 // v.Created.
 func (s *SQLStore) Version(ctx context.Context, experiment int64, v *VersionRecord) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error { return s.version(ctx, tx, experiment, v) })
+	t := time.Now().UTC().Format(sortableTime)
+	v.Created, v.LastUsed = t, t
+	return s.inTx(ctx, true, func(x dq) error { _, err := version(ctx, x, experiment, v, false); return err })
 }
 
-func (s *SQLStore) version(ctx context.Context, tx *sql.Tx, experiment int64, v *VersionRecord) (err error) {
-	t := time.Now().UTC().Format(sortableTime)
-	v.LastUsed = t
-	switch e := tx.QueryRowContext(ctx, `SELECT id, seq, created FROM versions WHERE experiment_id = ? AND hash = ?`, experiment, v.Hash).Scan(&v.ID, &v.Seq, &v.Created); {
+// version registers v in a transaction and reports whether it is new; keep
+// stores v's Created and LastUsed as they are (a copy), else a known
+// version's LastUsed is updated and its Created read back.
+func version(ctx context.Context, x dq, experiment int64, v *VersionRecord, keep bool) (created bool, err error) {
+	var stored string
+	switch e := x.row(ctx, `SELECT id, seq, created FROM versions WHERE experiment_id = ? AND hash = ?`, experiment, v.Hash).Scan(&v.ID, &v.Seq, &stored); {
 	case e == nil:
-		if _, err = tx.ExecContext(ctx, `UPDATE versions SET scenario = ?, last_used = ? WHERE id = ?`, v.Scenario, t, v.ID); err != nil {
-			return err
+		if keep {
+			_, err = x.exec(ctx, `UPDATE versions SET last_used = ? WHERE id = ? AND last_used < ?`, v.LastUsed, v.ID, v.LastUsed)
+			return false, err
 		}
+		v.Created = stored
+		_, err = x.exec(ctx, `UPDATE versions SET scenario = ?, last_used = ? WHERE id = ?`, v.Scenario, v.LastUsed, v.ID)
+		return false, err
 	case errors.Is(e, sql.ErrNoRows):
-		if err = tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM versions WHERE experiment_id = ?`, experiment).Scan(&v.Seq); err != nil {
-			return err
+		if err = x.row(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM versions WHERE experiment_id = ?`, experiment).Scan(&v.Seq); err != nil {
+			return false, err
 		}
-		v.Created = t
-		res, err := tx.ExecContext(ctx, `INSERT INTO versions (experiment_id, seq, hash, scenario, build, cclab_version, created, last_used, note)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, experiment, v.Seq, v.Hash, v.Scenario, v.Build, v.CclabVersion, t, t, v.Note)
+		v.ID, err = x.insertID(ctx, `INSERT INTO versions (experiment_id, seq, hash, scenario, build, cclab_version, created, last_used, note)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, experiment, v.Seq, v.Hash, v.Scenario, v.Build, v.CclabVersion, v.Created, v.LastUsed, v.Note)
 		if err != nil {
-			return err
+			return false, err
 		}
-		if v.ID, err = res.LastInsertId(); err != nil {
-			return err
-		}
+		rows := make([][]any, 0, len(v.Points))
 		for _, p := range v.Points {
 			params, _ := json.Marshal(p.Params)
-			if _, err := tx.ExecContext(ctx, `INSERT INTO version_points (version_id, point, params, point_hash) VALUES (?, ?, ?, ?)`,
-				v.ID, p.Index, string(params), p.Hash); err != nil {
-				return err
-			}
+			rows = append(rows, []any{v.ID, p.Index, string(params), p.Hash})
 		}
+		return true, x.insertRows(ctx, "version_points", []string{"version_id", "point", "params", "point_hash"}, rows)
 	default:
-		return e
+		return false, e
 	}
-	return nil
 }
 
 // inTx runs f in one transaction: committed if f succeeds, rolled back (and
-// nothing of it stored) if it fails.
-func (s *SQLStore) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+// nothing of it stored) if it fails. With lock, the transaction first takes
+// the dialect's store lock (it reads, then writes what it read: Version and
+// the migration must not interleave across processes).
+func (s *SQLStore) inTx(ctx context.Context, lock bool, f func(dq) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := f(tx); err != nil {
+	x := dq{tx, s.d}
+	if lock && s.d.lock != "" {
+		if _, err := x.exec(ctx, s.d.lock); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if err := f(x); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -380,7 +430,8 @@ func (s *SQLStore) inTx(ctx context.Context, f func(*sql.Tx) error) error {
 
 // Versions lists the experiment's versions, newest (last used) first.
 func (s *SQLStore) Versions(ctx context.Context, experiment string) ([]VersionRecord, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT v.id, v.seq, v.hash, v.scenario, v.build, v.cclab_version, v.created, v.last_used, v.note
+	x := s.x()
+	rows, err := x.query(ctx, `SELECT v.id, v.seq, v.hash, v.scenario, v.build, v.cclab_version, v.created, v.last_used, v.note
 		FROM versions v JOIN experiments e ON v.experiment_id = e.id WHERE e.name = ? ORDER BY v.last_used DESC, v.seq DESC`, experiment)
 	if err != nil {
 		return nil, err
@@ -400,7 +451,7 @@ func (s *SQLStore) Versions(ctx context.Context, experiment string) ([]VersionRe
 	}
 	for i := range out {
 		v := &out[i]
-		prow, err := s.db.QueryContext(ctx, `SELECT point, params, point_hash FROM version_points WHERE version_id = ? ORDER BY point`, v.ID)
+		prow, err := x.query(ctx, `SELECT point, params, point_hash FROM version_points WHERE version_id = ? ORDER BY point`, v.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -418,7 +469,7 @@ func (s *SQLStore) Versions(ctx context.Context, experiment string) ([]VersionRe
 		if err := prow.Err(); err != nil {
 			return nil, err
 		}
-		crow, err := s.db.QueryContext(ctx, `SELECT r.status, COUNT(*) FROM runs r JOIN version_points vp ON vp.point_hash = r.scenario_hash
+		crow, err := x.query(ctx, `SELECT r.status, COUNT(*) FROM runs r JOIN version_points vp ON vp.point_hash = r.scenario_hash
 			JOIN versions v ON v.id = vp.version_id AND v.experiment_id = r.experiment_id WHERE vp.version_id = ? GROUP BY r.status`, v.ID)
 		if err != nil {
 			return nil, err
@@ -447,7 +498,7 @@ func (s *SQLStore) Versions(ctx context.Context, experiment string) ([]VersionRe
 // Done reports whether the run completed.
 func (s *SQLStore) Done(ctx context.Context, experiment int64, key string) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE experiment_id = ? AND run_key = ? AND status = ?`,
+	err := s.x().row(ctx, `SELECT COUNT(*) FROM runs WHERE experiment_id = ? AND run_key = ? AND status = ?`,
 		experiment, key, StatusDone).Scan(&n)
 	return n > 0, err
 }
@@ -462,24 +513,24 @@ func (s *SQLStore) step(stage string) error {
 // SaveRun writes r in one transaction; on any error nothing of r is stored.
 func (s *SQLStore) SaveRun(ctx context.Context, experiment int64, r *RunRecord) error {
 	var id int64
-	if err := s.inTx(ctx, func(tx *sql.Tx) (err error) { id, err = s.saveRun(ctx, tx, experiment, r); return err }); err != nil {
+	if err := s.inTx(ctx, false, func(x dq) (err error) { id, err = s.saveRun(ctx, x, experiment, r); return err }); err != nil {
 		return err
 	}
 	r.ID = id
 	return nil
 }
 
-func (s *SQLStore) saveRun(ctx context.Context, tx *sql.Tx, experiment int64, r *RunRecord) (id int64, err error) {
+func (s *SQLStore) saveRun(ctx context.Context, x dq, experiment int64, r *RunRecord) (id int64, err error) {
 	// Replace an earlier attempt (a failed run being retried).
 	var old int64
-	switch e := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE experiment_id = ? AND run_key = ?`, experiment, r.Key).Scan(&old); {
+	switch e := x.row(ctx, `SELECT id FROM runs WHERE experiment_id = ? AND run_key = ?`, experiment, r.Key).Scan(&old); {
 	case e == nil:
 		for _, t := range []string{"timeseries", "summaries", "links", "flows"} {
-			if _, err = tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE run_id = ?`, old); err != nil {
+			if _, err = x.exec(ctx, `DELETE FROM `+t+` WHERE run_id = ?`, old); err != nil {
 				return 0, err
 			}
 		}
-		if _, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, old); err != nil {
+		if _, err = x.exec(ctx, `DELETE FROM runs WHERE id = ?`, old); err != nil {
 			return 0, err
 		}
 	case !errors.Is(e, sql.ErrNoRows):
@@ -504,61 +555,54 @@ func (s *SQLStore) saveRun(ctx context.Context, tx *sql.Tx, experiment int64, r 
 	if len(r.Settings) > 0 {
 		settings = string(r.Settings)
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (experiment_id, run_key, point, params, scenario_hash, backend, seed,
+	id, err = x.insertID(ctx, `INSERT INTO runs (experiment_id, run_key, point, params, scenario_hash, backend, seed,
 		version, status, error, started, finished, wall_seconds, notes, provenance, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		experiment, r.Key, r.Point, string(params), r.ScenarioHash, r.Backend, int64(r.Seed), r.Version, r.Status, r.Error,
 		r.Started.UTC().Format(time.RFC3339Nano), r.Finished.UTC().Format(time.RFC3339Nano), r.WallSeconds, string(notes), string(prov), settings)
 	if err != nil {
 		return 0, err
 	}
-	id, err = res.LastInsertId()
-	if err != nil {
-		return 0, err
-	}
 	if err = s.step("run"); err != nil {
 		return 0, err
 	}
-	for _, f := range r.Flows {
-		if _, err = tx.ExecContext(ctx, `INSERT INTO flows (run_id, flow_id, name, info) VALUES (?, ?, ?, ?)`, id, f.ID, f.Name, f.Info); err != nil {
-			return 0, err
+	scopes := func(table, idcol string, list []ScopeRecord) error {
+		rows := make([][]any, 0, len(list))
+		for _, f := range list {
+			rows = append(rows, []any{id, f.ID, f.Name, f.Info})
 		}
+		return x.insertRows(ctx, table, []string{"run_id", idcol, "name", "info"}, rows)
 	}
-	for _, l := range r.Links {
-		if _, err = tx.ExecContext(ctx, `INSERT INTO links (run_id, link_id, name, info) VALUES (?, ?, ?, ?)`, id, l.ID, l.Name, l.Info); err != nil {
-			return 0, err
-		}
+	if err = scopes("flows", "flow_id", r.Flows); err != nil {
+		return 0, err
+	}
+	if err = scopes("links", "link_id", r.Links); err != nil {
+		return 0, err
 	}
 	if err = s.step("scopes"); err != nil {
 		return 0, err
 	}
-	sum, err := tx.PrepareContext(ctx, `INSERT INTO summaries (run_id, scope, scope_id, metric, unit, value) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return 0, err
-	}
-	defer sum.Close()
+	rows := make([][]any, 0, len(r.Summaries))
 	for _, m := range r.Summaries {
-		if _, err = sum.ExecContext(ctx, id, string(m.Scope), m.ScopeID, m.Metric, m.Unit, m.Value); err != nil {
-			return 0, err
-		}
+		rows = append(rows, []any{id, string(m.Scope), m.ScopeID, m.Metric, m.Unit, m.Value})
+	}
+	if err = x.insertRows(ctx, "summaries", []string{"run_id", "scope", "scope_id", "metric", "unit", "value"}, rows); err != nil {
+		return 0, err
 	}
 	if err = s.step("summaries"); err != nil {
 		return 0, err
 	}
-	ts, err := tx.PrepareContext(ctx, `INSERT INTO timeseries (run_id, scope, scope_id, metric, t, value) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return 0, err
-	}
-	defer ts.Close()
+	rows = rows[:0]
 	for _, se := range r.Series {
 		for i := range se.T {
 			v := se.V[i]
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
-			if _, err = ts.ExecContext(ctx, id, string(se.Scope), se.ScopeID, se.Metric, se.T[i], v); err != nil {
-				return 0, err
-			}
+			rows = append(rows, []any{id, string(se.Scope), se.ScopeID, se.Metric, se.T[i], v})
 		}
+	}
+	if err = x.insertRows(ctx, "timeseries", []string{"run_id", "scope", "scope_id", "metric", "t", "value"}, rows); err != nil {
+		return 0, err
 	}
 	if err = s.step("series"); err != nil {
 		return 0, err
@@ -568,7 +612,7 @@ func (s *SQLStore) saveRun(ctx context.Context, tx *sql.Tx, experiment int64, r 
 
 // Experiments lists the stored experiments by name.
 func (s *SQLStore) Experiments(ctx context.Context) ([]ExperimentRecord, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, scenario, created FROM experiments ORDER BY name`)
+	rows, err := s.x().query(ctx, `SELECT id, name, scenario, created FROM experiments ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
@@ -593,11 +637,11 @@ func (s *SQLStore) Runs(ctx context.Context, experiment string, version int64) (
 	var rows *sql.Rows
 	var err error
 	if version == 0 {
-		rows, err = s.db.QueryContext(ctx, `SELECT `+cols+`
+		rows, err = s.x().query(ctx, `SELECT `+cols+`
 			FROM runs r JOIN experiments e ON r.experiment_id = e.id WHERE e.name = ?
 			ORDER BY r.point, r.backend, r.seed, r.id`, experiment)
 	} else {
-		rows, err = s.db.QueryContext(ctx, `SELECT `+cols+`, vp.point, vp.params
+		rows, err = s.x().query(ctx, `SELECT `+cols+`, vp.point, vp.params
 			FROM runs r JOIN experiments e ON r.experiment_id = e.id
 			JOIN versions v ON v.experiment_id = e.id AND v.id = ?
 			JOIN version_points vp ON vp.version_id = v.id AND vp.point_hash = r.scenario_hash
@@ -648,10 +692,10 @@ func (s *SQLStore) Runs(ctx context.Context, experiment string, version int64) (
 			f(&out[i])
 		}
 	}
-	join := ` r JOIN experiments e ON r.experiment_id = e.id WHERE e.name = ?`
+	join := ` r ON x.run_id = r.id JOIN experiments e ON r.experiment_id = e.id WHERE e.name = ?`
 	scopes := func(table, idcol string, set func(*RunRecord, ScopeRecord)) error {
-		rows, err := s.db.QueryContext(ctx, `SELECT x.run_id, x.`+idcol+`, x.name, x.info FROM `+table+` x JOIN runs`+join+
-			` AND x.run_id = r.id ORDER BY x.run_id, x.`+idcol, experiment)
+		rows, err := s.x().query(ctx, `SELECT x.run_id, x.`+idcol+`, x.name, x.info FROM `+table+` x JOIN runs`+join+
+			` ORDER BY x.run_id, x.`+idcol, experiment)
 		if err != nil {
 			return err
 		}
@@ -672,8 +716,8 @@ func (s *SQLStore) Runs(ctx context.Context, experiment string, version int64) (
 	if err := scopes("links", "link_id", func(r *RunRecord, sc ScopeRecord) { r.Links = append(r.Links, sc) }); err != nil {
 		return nil, err
 	}
-	srows, err := s.db.QueryContext(ctx, `SELECT x.run_id, x.scope, x.scope_id, x.metric, x.unit, x.value
-		FROM summaries x JOIN runs`+join+` AND x.run_id = r.id ORDER BY x.run_id, x.scope, x.scope_id, x.metric`, experiment)
+	srows, err := s.x().query(ctx, `SELECT x.run_id, x.scope, x.scope_id, x.metric, x.unit, x.value
+		FROM summaries x JOIN runs`+join+` ORDER BY x.run_id, x.scope, x.scope_id, x.metric`, experiment)
 	if err != nil {
 		return nil, err
 	}
@@ -693,7 +737,7 @@ func (s *SQLStore) Runs(ctx context.Context, experiment string, version int64) (
 
 // Series returns a run's time series.
 func (s *SQLStore) Series(ctx context.Context, run int64) ([]SeriesRecord, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT scope, scope_id, metric, t, value FROM timeseries
+	rows, err := s.x().query(ctx, `SELECT scope, scope_id, metric, t, value FROM timeseries
 		WHERE run_id = ? ORDER BY scope, scope_id, metric, t`, run)
 	if err != nil {
 		return nil, err

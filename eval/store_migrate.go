@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -47,67 +48,84 @@ var schema2 = []string{
 }
 
 // migrate brings the database to SchemaVersion: it creates a new database's
-// tables, and converts an older one in one transaction (all of it or none).
+// tables, and converts an older one, in one transaction (all of it or none)
+// that holds the store lock, so shards opening a new database at once
+// create it once.
 func (s *SQLStore) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_info (name TEXT PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
-		return fmt.Errorf("creating schema_info: %w", err)
-	}
-	version := 0
-	var v string
-	switch err := s.db.QueryRowContext(ctx, `SELECT value FROM schema_info WHERE name = 'schema_version'`).Scan(&v); {
-	case err == nil:
-		n, perr := strconv.Atoi(v)
-		if perr != nil {
-			return fmt.Errorf("schema_info: schema_version %q is not a number", v)
-		}
-		version = n
-	case err != sql.ErrNoRows:
+	// A current database needs no write (and no lock): the common case when
+	// many shards open one store.
+	if v, err := s.schemaVersion(ctx, s.x()); err != nil || v == SchemaVersion {
 		return err
 	}
-	if version > SchemaVersion {
-		return fmt.Errorf("the database has schema version %d; this cclab knows versions up to %d: use a newer cclab", version, SchemaVersion)
-	}
-	if version == SchemaVersion {
-		return nil
-	}
-	// Version 0 in schema_info: a new database or one of schema 1, which had
-	// no schema_info. Tell them apart by the runs table.
-	var existing int
-	old := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`).Scan(&existing) == nil
-	for _, q := range schema1 {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("creating schema: %w", err)
+	old := false
+	err := s.inTx(ctx, true, func(x dq) error {
+		if _, err := x.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_info (name TEXT PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
+			return fmt.Errorf("creating schema_info: %w", err)
 		}
-	}
-	// Databases from before the notes column (still schema 1) gain it.
-	if _, err := s.db.ExecContext(ctx, `SELECT notes FROM runs LIMIT 0`); err != nil {
-		if _, err := s.db.ExecContext(ctx, `ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT '{}'`); err != nil {
-			return fmt.Errorf("adding runs.notes: %w", err)
+		version, err := s.schemaVersion(ctx, x)
+		if err != nil || version == SchemaVersion {
+			return err // another process migrated it meanwhile
 		}
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, q := range schema2 {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
+		// Version 0 in schema_info: a new database or one of schema 1, which
+		// had no schema_info. Tell them apart by the runs table.
+		if old, err = x.exists(ctx, s.d.tableExists, "runs"); err != nil {
+			return err
+		}
+		for _, q := range schema1 {
+			if _, err := x.exec(ctx, q); err != nil {
+				return fmt.Errorf("creating schema: %w", err)
+			}
+		}
+		// Databases from before the notes column (still schema 1) gain it.
+		if has, err := x.exists(ctx, s.d.columnExists, "runs", "notes"); err != nil {
+			return err
+		} else if !has {
+			if _, err := x.exec(ctx, `ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT '{}'`); err != nil {
+				return fmt.Errorf("adding runs.notes: %w", err)
+			}
+		}
+		for _, q := range schema2 {
+			if _, err := x.exec(ctx, q); err != nil {
+				return fmt.Errorf("migrating to schema 2: %w", err)
+			}
+		}
+		if err := migrateVersions(ctx, x); err != nil {
 			return fmt.Errorf("migrating to schema 2: %w", err)
 		}
-	}
-	if err := migrateVersions(ctx, tx); err != nil {
-		return fmt.Errorf("migrating to schema 2: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_info (name, value) VALUES ('schema_version', ?)`, strconv.Itoa(SchemaVersion)); err != nil {
+		_, err = x.exec(ctx, `INSERT INTO schema_info (name, value) VALUES ('schema_version', ?)`, strconv.Itoa(SchemaVersion))
 		return err
-	}
-	if err := tx.Commit(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	if old {
 		s.Migrated = 1
 	}
 	return nil
+}
+
+// schemaVersion reads schema_info's schema_version: 0 when the table or the
+// row is missing (a new database or one of schema 1); an error for a newer
+// version than this build knows.
+func (s *SQLStore) schemaVersion(ctx context.Context, x dq) (int, error) {
+	if has, err := x.exists(ctx, s.d.tableExists, "schema_info"); err != nil || !has {
+		return 0, err
+	}
+	var v string
+	switch err := x.row(ctx, `SELECT value FROM schema_info WHERE name = 'schema_version'`).Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("schema_info: schema_version %q is not a number", v)
+	}
+	if n > SchemaVersion {
+		return 0, fmt.Errorf("the database has schema version %d; this cclab knows versions up to %d: use a newer cclab", n, SchemaVersion)
+	}
+	return n, nil
 }
 
 // legacyPoint is the runs of a schema-1 database with one point hash.
@@ -129,14 +147,14 @@ type legacyPoint struct {
 // order of their first run, fill earlier versions (scenario unknown), a new
 // one starting whenever a point's parameters repeat. No run is changed or
 // dropped, and no version holds two points with the same parameters.
-func migrateVersions(ctx context.Context, tx *sql.Tx) error {
+func migrateVersions(ctx context.Context, tx dq) error {
 	type expRow struct {
 		id       int64
 		name     string
 		scenario string
 	}
 	var exps []expRow
-	rows, err := tx.QueryContext(ctx, `SELECT id, name, scenario FROM experiments ORDER BY id`)
+	rows, err := tx.query(ctx, `SELECT id, name, scenario FROM experiments ORDER BY id`)
 	if err != nil {
 		return err
 	}
@@ -155,7 +173,7 @@ func migrateVersions(ctx context.Context, tx *sql.Tx) error {
 	for _, e := range exps {
 		points := map[string]*legacyPoint{}
 		var order []*legacyPoint
-		rows, err := tx.QueryContext(ctx, `SELECT point, params, scenario_hash, version, started, finished FROM runs
+		rows, err := tx.query(ctx, `SELECT point, params, scenario_hash, version, started, finished FROM runs
 			WHERE experiment_id = ? ORDER BY id`, e.id)
 		if err != nil {
 			return err
@@ -254,13 +272,9 @@ func migrateVersions(ctx context.Context, tx *sql.Tx) error {
 			}
 			sort.Strings(hashes)
 			h := sha256.Sum256([]byte("schema1\n" + strings.Join(hashes, "\n")))
-			res, err := tx.ExecContext(ctx, `INSERT INTO versions (experiment_id, seq, hash, scenario, build, cclab_version, created, last_used, note)
+			vid, err := tx.insertID(ctx, `INSERT INTO versions (experiment_id, seq, hash, scenario, build, cclab_version, created, last_used, note)
 				VALUES (?, ?, ?, ?, '', ?, ?, ?, ?)`, e.id, seq+1, hex.EncodeToString(h[:]), g.scenario, strings.Join(versions, ", "),
 				firstOf(g), last, g.note)
-			if err != nil {
-				return err
-			}
-			vid, err := res.LastInsertId()
 			if err != nil {
 				return err
 			}
@@ -269,7 +283,7 @@ func migrateVersions(ctx context.Context, tx *sql.Tx) error {
 				if g != current {
 					idx = i // a migrated group's own order; point indices of different scenarios may collide
 				}
-				if _, err := tx.ExecContext(ctx, `INSERT INTO version_points (version_id, point, params, point_hash) VALUES (?, ?, ?, ?)`,
+				if _, err := tx.exec(ctx, `INSERT INTO version_points (version_id, point, params, point_hash) VALUES (?, ?, ?, ?)`,
 					vid, idx, p.params, p.hash); err != nil {
 					return err
 				}

@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,9 +17,18 @@ import (
 
 func openTestStore(t *testing.T) *SQLStore {
 	t.Helper()
-	st, err := OpenSQLite(filepath.Join(t.TempDir(), "test.db"))
+	return openStore(t, newSQLiteDB(t))
+}
+
+// newSQLiteDB names a new SQLite file.
+func newSQLiteDB(t *testing.T) string { return filepath.Join(t.TempDir(), "test.db") }
+
+// openStore opens the store a -db argument names, closed when the test ends.
+func openStore(t *testing.T, db string) *SQLStore {
+	t.Helper()
+	st, err := Open(db)
 	if err != nil {
-		t.Fatalf("OpenSQLite: %v", err)
+		t.Fatalf("Open(%s): %v", db, err)
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
@@ -45,12 +55,34 @@ func count(t *testing.T, st *SQLStore, table string) int {
 
 var tables = []string{"runs", "flows", "links", "summaries", "timeseries"}
 
+// storeTests run on every database the store supports: SQLite here,
+// PostgreSQL in TestStorePostgres. Each takes a function that names a new,
+// empty database (a -db argument).
+var storeTests = []struct {
+	name string
+	test func(t *testing.T, newDB func(*testing.T) string)
+}{
+	{"SaveRunAtomic", testSaveRunAtomic},
+	{"FailedRunReplaced", testFailedRunReplaced},
+	{"ReadBack", testStoreReadBack},
+	{"ExportRoundTrip", testExportRoundTrip},
+	{"ConcurrentWriters", testConcurrentWriters},
+	{"Copy", testCopy},
+}
+
+// TestStoreSQLite runs storeTests on SQLite files.
+func TestStoreSQLite(t *testing.T) {
+	for _, tc := range storeTests {
+		t.Run(tc.name, func(t *testing.T) { tc.test(t, newSQLiteDB) })
+	}
+}
+
 // TestSaveRunAtomic interrupts a run's write at every stage and checks that
 // nothing of it is left, and that a later complete write succeeds.
-func TestSaveRunAtomic(t *testing.T) {
+func testSaveRunAtomic(t *testing.T, newDB func(*testing.T) string) {
 	ctx := context.Background()
 	for _, stage := range []string{"run", "scopes", "summaries", "series"} {
-		st := openTestStore(t)
+		st := openStore(t, newDB(t))
 		exp, err := st.Experiment(ctx, "e", []byte("name: e"))
 		if err != nil {
 			t.Fatal(err)
@@ -90,9 +122,9 @@ func TestSaveRunAtomic(t *testing.T) {
 	}
 }
 
-func TestFailedRunReplaced(t *testing.T) {
+func testFailedRunReplaced(t *testing.T, newDB func(*testing.T) string) {
 	ctx := context.Background()
-	st := openTestStore(t)
+	st := openStore(t, newDB(t))
 	exp, _ := st.Experiment(ctx, "e", nil)
 	failed := &RunRecord{Key: "k", Backend: BackendSim, Seed: 1, Status: StatusFailed, Error: "boom"}
 	if err := st.SaveRun(ctx, exp, failed); err != nil {
@@ -112,9 +144,9 @@ func TestFailedRunReplaced(t *testing.T) {
 	}
 }
 
-func TestStoreReadBack(t *testing.T) {
+func testStoreReadBack(t *testing.T, newDB func(*testing.T) string) {
 	ctx := context.Background()
-	st := openTestStore(t)
+	st := openStore(t, newDB(t))
 	exp, _ := st.Experiment(ctx, "e", []byte("src"))
 	want := testRun("k1", 1)
 	want.Notes = map[string]float64{"load1": 1.5}
@@ -163,9 +195,9 @@ func TestStoreReadBack(t *testing.T) {
 	}
 }
 
-func TestExportRoundTrip(t *testing.T) {
+func testExportRoundTrip(t *testing.T, newDB func(*testing.T) string) {
 	ctx := context.Background()
-	st := openTestStore(t)
+	st := openStore(t, newDB(t))
 	exp, _ := st.Experiment(ctx, "e", nil)
 	for i := uint64(1); i <= 3; i++ {
 		if err := st.SaveRun(ctx, exp, testRun("k"+strconv.FormatUint(i, 10), i)); err != nil {
@@ -257,5 +289,134 @@ func TestStoreMigratesNotes(t *testing.T) {
 	defer st.Close()
 	if _, err := st.DB().Exec(`SELECT notes, provenance, settings FROM runs`); err != nil {
 		t.Errorf("columns not added: %v", err)
+	}
+}
+
+// testConcurrentWriters opens one new database from several handles at once
+// (as the shards of a sweep do, each its own process): every handle creates
+// the schema, registers the experiment and its version and writes its runs.
+// Nothing may fail ("database is locked", duplicate keys), and the database
+// ends with one experiment, one version and every run.
+func testConcurrentWriters(t *testing.T, newDB func(*testing.T) string) {
+	const writers, runsEach = 4, 5
+	ctx := context.Background()
+	db := newDB(t)
+	start := make(chan struct{})
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		go func() {
+			errs <- func() error {
+				<-start
+				st, err := Open(db)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				exp, err := st.Experiment(ctx, "e", []byte("name: e"))
+				if err != nil {
+					return fmt.Errorf("Experiment: %w", err)
+				}
+				v := &VersionRecord{Hash: "h", Points: []VersionPoint{{Index: 0, Hash: "abc"}, {Index: 1, Hash: "abc"}}}
+				if err := st.Version(ctx, exp, v); err != nil {
+					return fmt.Errorf("Version: %w", err)
+				}
+				if v.Seq != 1 {
+					return fmt.Errorf("version seq %d, want 1 (one version, registered by every writer)", v.Seq)
+				}
+				for i := 0; i < runsEach; i++ {
+					if err := st.SaveRun(ctx, exp, testRun(fmt.Sprintf("w%d-%d", w, i), uint64(i))); err != nil {
+						return fmt.Errorf("SaveRun: %w", err)
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	close(start)
+	for w := 0; w < writers; w++ {
+		if err := <-errs; err != nil {
+			t.Errorf("writer: %v", err)
+		}
+	}
+	st := openStore(t, db)
+	for _, tc := range []struct {
+		table string
+		want  int
+	}{{"experiments", 1}, {"versions", 1}, {"version_points", 2}, {"runs", writers * runsEach}} {
+		if got := count(t, st, tc.table); got != tc.want {
+			t.Errorf("%s: got %d rows, want %d", tc.table, got, tc.want)
+		}
+	}
+}
+
+// testCopy copies a store into SQLite and back into a new database of the
+// kind under test: runs (with series), versions and experiments arrive
+// unchanged, and copying again copies nothing.
+func testCopy(t *testing.T, newDB func(*testing.T) string) {
+	ctx := context.Background()
+	src := openStore(t, newDB(t))
+	exp, _ := src.Experiment(ctx, "e", []byte("name: e"))
+	v := &VersionRecord{Hash: "h1", Scenario: "name: e", Build: "b", CclabVersion: "cv", Note: "n",
+		Points: []VersionPoint{{Index: 0, Params: []Param{{Axis: "a", Value: "1"}}, Hash: "abc"}}}
+	if err := src.Version(ctx, exp, v); err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(1); i <= 3; i++ {
+		r := testRun("k"+strconv.FormatUint(i, 10), i)
+		r.Notes = map[string]float64{"sim_events": float64(100 * i)}
+		if err := src.SaveRun(ctx, exp, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mid := openStore(t, newSQLiteDB(t))
+	dst := openStore(t, newDB(t))
+	for _, hop := range []struct{ from, to *SQLStore }{{src, mid}, {mid, dst}} {
+		cs, err := CopyStore(ctx, hop.to, hop.from, "")
+		if err != nil {
+			t.Fatalf("copy %s to %s: %v", hop.from.Dialect(), hop.to.Dialect(), err)
+		}
+		if want := (CopyStats{Experiments: 1, Versions: 1, Runs: 3}); cs != want {
+			t.Errorf("copy %s to %s: got %+v, want %+v", hop.from.Dialect(), hop.to.Dialect(), cs, want)
+		}
+	}
+	want, err := Digests(ctx, src, "e")
+	if err != nil || len(want) != 3 {
+		t.Fatalf("source digests: %d, %v", len(want), err)
+	}
+	got, err := Digests(ctx, dst, "e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, d := range want {
+		if got[k] != d {
+			t.Errorf("run %s: digest after two copies %q, want %q", k, got[k], d)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("runs after two copies: got %d, want %d", len(got), len(want))
+	}
+	runs, _ := dst.Runs(ctx, "e", 0)
+	srcRuns, _ := src.Runs(ctx, "e", 0)
+	for i := range runs {
+		if !runs[i].Started.Equal(srcRuns[i].Started) || runs[i].WallSeconds != srcRuns[i].WallSeconds || runs[i].Version != srcRuns[i].Version {
+			t.Errorf("run %s: started %v, wall %v, version %q; want %v, %v, %q", runs[i].Key, runs[i].Started, runs[i].WallSeconds,
+				runs[i].Version, srcRuns[i].Started, srcRuns[i].WallSeconds, srcRuns[i].Version)
+		}
+	}
+	vs, err := dst.Versions(ctx, "e")
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("versions after copy: %d, %v; want 1", len(vs), err)
+	}
+	gv := vs[0]
+	if gv.Seq != 1 || gv.Hash != v.Hash || gv.Created != v.Created || gv.LastUsed != v.LastUsed || gv.Note != v.Note ||
+		gv.Build != v.Build || gv.Scenario != v.Scenario || len(gv.Points) != 1 || gv.Points[0].Hash != "abc" || gv.Done != 3 {
+		t.Errorf("version after copy: got %+v, want %+v with 3 runs done", gv, *v)
+	}
+	cs, err := CopyStore(ctx, dst, mid, "e")
+	if want := (CopyStats{Experiments: 1, Skipped: 3}); err != nil || cs != want {
+		t.Errorf("copying again: got %+v, %v; want %+v", cs, err, want)
+	}
+	if _, err := CopyStore(ctx, dst, mid, "nosuch"); err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("copying an unknown experiment: got %v, want an error naming it", err)
 	}
 }
