@@ -19,7 +19,7 @@ func init() {
 
 func runList(args []string) int {
 	fs := flag.NewFlagSet("cclab list", flag.ContinueOnError)
-	db := fs.String("db", eval.DefaultDB, "also list the experiments stored in this database, if it exists")
+	db := fs.String("db", eval.DefaultDB, "also list the experiments stored in this database (an SQLite file, if it exists, or a PostgreSQL URL)")
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
 	}
@@ -43,8 +43,8 @@ func runList(args []string) int {
 		}
 		fmt.Printf("  %s%s (%d points)\n      %s\n", n, quick, points, desc)
 	}
-	if _, err := os.Stat(*db); err == nil {
-		st, err := eval.OpenSQLite(*db)
+	if _, err := os.Stat(*db); err == nil || eval.IsPostgresURL(*db) {
+		st, err := eval.Open(*db)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab list:", err)
 			return 1
@@ -57,7 +57,7 @@ func runList(args []string) int {
 			fmt.Fprintln(os.Stderr, "cclab list:", err)
 			return 1
 		}
-		fmt.Printf("\nstored in %s (versions newest first; cclab report -experiment NAME -version N):\n", *db)
+		fmt.Printf("\nstored in %s (versions newest first; cclab report -experiment NAME -version N):\n", eval.DBName(*db))
 		for _, e := range exps {
 			vers, err := st.Versions(ctx, e.Name)
 			if err != nil {

@@ -19,7 +19,7 @@ func init() {
 
 func runReport(args []string) int {
 	fs := flag.NewFlagSet("cclab report", flag.ContinueOnError)
-	db := fs.String("db", eval.DefaultDB, "result database (SQLite file)")
+	db := fs.String("db", eval.DefaultDB, "result database: an SQLite file or a PostgreSQL URL postgres://user@host/db")
 	out := fs.String("out", "report", "directory for the reports (a subdirectory per experiment)")
 	name := fs.String("experiment", "", "experiment to report on; default: every experiment in the database")
 	version := fs.String("version", "", "experiment version to report on (N or vN, as cclab list shows; needs -experiment); default: the newest, the one last run")
@@ -39,11 +39,11 @@ func runReport(args []string) int {
 		}
 		seq = n
 	}
-	if _, err := os.Stat(*db); err != nil {
+	if _, err := os.Stat(*db); err != nil && !eval.IsPostgresURL(*db) {
 		fmt.Fprintf(os.Stderr, "cclab report: database %s: %v\n", *db, err)
 		return 1
 	}
-	st, err := eval.OpenSQLite(*db)
+	st, err := eval.Open(*db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab report:", err)
 		return 1
@@ -63,7 +63,7 @@ func runReport(args []string) int {
 			names = append(names, e.Name)
 		}
 		if len(names) == 0 {
-			fmt.Fprintf(os.Stderr, "cclab report: no experiments in %s\n", *db)
+			fmt.Fprintf(os.Stderr, "cclab report: no experiments in %s\n", eval.DBName(*db))
 			return 1
 		}
 	}

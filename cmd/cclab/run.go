@@ -89,6 +89,32 @@ var errExtraArgs = errors.New("unexpected arguments")
 // maxParallel is the upper bound of cclab run -parallel.
 const maxParallel = 1024
 
+// parseWithExperiment parses the flags of a command that takes one
+// experiment (NAME or FILE.yaml) anywhere among them (parseNameAndFlags),
+// with a usage naming the built-in experiments. ok is false when the command
+// should exit at once with code: 0 after -h, 2 on a bad flag, extra
+// arguments or no experiment.
+func parseWithExperiment(fs *flag.FlagSet, args []string) (name string, code int, ok bool) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s NAME|FILE.yaml [flags]\n\nbuilt-in experiments: %s\n\nflags:\n", fs.Name(), strings.Join(experiments.Names(), ", "))
+		fs.PrintDefaults()
+	}
+	name, err := parseNameAndFlags(fs, args)
+	if err != nil {
+		var code exitCode
+		if errors.As(err, &code) { // cli.ParseArgs has reported it
+			return "", int(code), false
+		}
+		fmt.Fprintf(os.Stderr, "%s: %v\n", fs.Name(), err)
+		return "", 2, false
+	}
+	if name == "" {
+		fs.Usage()
+		return "", 2, false
+	}
+	return name, 0, true
+}
+
 // splitArgs moves a leading positional argument behind the flags so that
 // both "run NAME -quick" and "run -quick NAME" work.
 func splitArgs(args []string) (flags []string, positional string) {
@@ -101,28 +127,24 @@ func splitArgs(args []string) (flags []string, positional string) {
 func runRun(args []string) int {
 	fs := flag.NewFlagSet("cclab run", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "run the experiment's quick form (NAME-quick: fewer points, shorter runs)")
-	db := fs.String("db", eval.DefaultDB, "result database (SQLite file, created on first use)")
+	db := fs.String("db", eval.DefaultDB, "result database: an SQLite file (created on first use) or a PostgreSQL URL postgres://user@host/db")
 	out := fs.String("out", "report", "directory for the HTML report (a subdirectory per experiment)")
 	backends := fs.String("backends", "", "comma-separated backends to run (sim, live); default: the scenario's")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "concurrent simulator runs, 1..1024")
 	noReport := fs.Bool("no-report", false, "do not write the report after the sweep")
 	verbose := fs.Bool("v", false, "print a line per finished run (on stderr) instead of the progress bar")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: cclab run NAME|FILE.yaml [flags]\n\nbuilt-in experiments: %s\n\nflags:\n", strings.Join(experiments.Names(), ", "))
-		fs.PrintDefaults()
+	shard := fs.String("shard", "", "run only shard I/N of the sweep's runs (I in 0..N-1; no report: run cclab report when every shard is done)")
+	name, code, ok := parseWithExperiment(fs, args)
+	if !ok {
+		return code
 	}
-	name, err := parseNameAndFlags(fs, args)
-	if err != nil {
-		var code exitCode
-		if errors.As(err, &code) { // cli.ParseArgs has reported it
-			return int(code)
+	shardI, shardN := 0, 1
+	if *shard != "" {
+		var err error
+		if shardI, shardN, err = eval.ParseShard(*shard); err != nil {
+			fmt.Fprintf(os.Stderr, "cclab run: -shard: %v\n", err)
+			return 2
 		}
-		fmt.Fprintln(os.Stderr, "cclab run:", err)
-		return 2
-	}
-	if name == "" {
-		fs.Usage()
-		return 2
 	}
 	if *parallel < 1 || *parallel > maxParallel {
 		fmt.Fprintf(os.Stderr, "cclab run: -parallel %d: must be between 1 and %d\n", *parallel, maxParallel)
@@ -137,7 +159,7 @@ func runRun(args []string) int {
 		}
 		return 1
 	}
-	st, err := eval.OpenSQLite(*db)
+	st, err := eval.Open(*db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab run:", err)
 		return 1
@@ -147,7 +169,8 @@ func runRun(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt := eval.SweepOptions{Store: st, Runners: runners(), Parallel: map[string]int{eval.BackendSim: *parallel}}
+	opt := eval.SweepOptions{Store: st, Runners: runners(), Parallel: map[string]int{eval.BackendSim: *parallel},
+		Shard: shardI, Shards: shardN}
 	if *backends != "" {
 		opt.Backends = strings.Split(*backends, ",")
 		if err := eval.CheckBackends(exp, opt.Backends); err != nil {
@@ -167,8 +190,12 @@ func runRun(args []string) int {
 	view.start()
 	stats, err := eval.Sweep(ctx, exp, opt)
 	view.stop()
-	fmt.Printf("%s v%d: %d runs: %d done now, %d already done, %d failed (%.1fs); database %s\n",
-		exp.Name, stats.Version, stats.Total, stats.Ran, stats.Skipped, stats.Failed, stats.Duration.Seconds(), *db)
+	share := ""
+	if shardN > 1 {
+		share = fmt.Sprintf(" (shard %d/%d)", shardI, shardN)
+	}
+	fmt.Printf("%s v%d: %d runs%s: %d done now, %d already done, %d failed (%.1fs); database %s\n",
+		exp.Name, stats.Version, stats.Total, share, stats.Ran, stats.Skipped, stats.Failed, stats.Duration.Seconds(), eval.DBName(*db))
 	if errors.Is(err, context.Canceled) {
 		fmt.Println("interrupted: completed runs are stored; run the same command again to resume")
 		return 130
@@ -177,7 +204,9 @@ func runRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "cclab run:", err)
 		return 1
 	}
-	if !*noReport {
+	if shardN > 1 && !*noReport {
+		fmt.Printf("report: when every shard is done, cclab report -db %s -experiment %s\n", eval.DBName(*db), exp.Name)
+	} else if !*noReport {
 		path, err := eval.WriteReport(context.Background(), st, exp.Name, *out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab run: report:", err)
@@ -197,6 +226,6 @@ func runRun(args []string) int {
 func noteMigration(w io.Writer, st *eval.SQLStore, db string) {
 	if st.Migrated > 0 {
 		fmt.Fprintf(w, "database %s: migrated from schema %d to %d (its runs are sorted into experiment versions: cclab list shows them)\n",
-			db, st.Migrated, eval.SchemaVersion)
+			eval.DBName(db), st.Migrated, eval.SchemaVersion)
 	}
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"database/sql"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,13 +17,37 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// buildCclab builds the cclab binary into a temporary directory.
+// binDir holds the cclab binary the tests build (once) and share; TestMain
+// removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	var err error
+	if binDir, err = os.MkdirTemp("", "cclab-test-"); err != nil {
+		panic(err)
+	}
+	os.Chmod(binDir, 0o755) // Slurm tasks and other users run the binary
+	code := m.Run()
+	os.RemoveAll(binDir)
+	os.Exit(code)
+}
+
+// cclabBinary builds the cclab binary once per test run. The tests that
+// compare stores share it: point hashes include the binary's identity.
+var cclabBinary = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(binDir, "cclab")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// buildCclab returns the cclab binary, building it on first use.
 func buildCclab(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cclab")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := cclabBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+
+	"cclab/eval"
+	"cclab/internal/cli"
+)
+
+func init() {
+	register("db", "copy results between databases (SQLite, PostgreSQL), print run digests", runDB)
+}
+
+func dbUsage() {
+	fmt.Fprint(os.Stderr, `usage:
+  cclab db copy -from DB -to DB [-experiment NAME]   copy experiments, versions and runs (SQLite <-> PostgreSQL)
+  cclab db digest -db DB -experiment NAME            print each run's key and result digest (eval.RunDigest)
+
+DB is an SQLite file or a PostgreSQL URL (postgres://user@host:port/database?sslmode=disable).
+`)
+}
+
+func runDB(args []string) int {
+	if len(args) == 0 {
+		dbUsage()
+		return 2
+	}
+	switch args[0] {
+	case "copy":
+		return runDBCopy(args[1:])
+	case "digest":
+		return runDBDigest(args[1:])
+	}
+	fmt.Fprintf(os.Stderr, "cclab db: unknown command %q (allowed: copy, digest)\n", args[0])
+	dbUsage()
+	return 2
+}
+
+// openExisting opens a store that must already exist (an SQLite file is
+// not created by reading it).
+func openExisting(db string) (*eval.SQLStore, error) {
+	if !eval.IsPostgresURL(db) {
+		if _, err := os.Stat(db); err != nil {
+			return nil, fmt.Errorf("database %s: %w", db, err)
+		}
+	}
+	return eval.Open(db)
+}
+
+func runDBCopy(args []string) int {
+	fs := flag.NewFlagSet("cclab db copy", flag.ContinueOnError)
+	from := fs.String("from", "", "source database (SQLite file or PostgreSQL URL; required)")
+	to := fs.String("to", "", "destination database (created on first use; required)")
+	name := fs.String("experiment", "", "copy only this experiment; default: every experiment")
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
+	}
+	if *from == "" || *to == "" {
+		fmt.Fprintln(os.Stderr, "cclab db copy: -from DB and -to DB are required (cclab db copy -h lists the flags)")
+		return 2
+	}
+	if *from == *to {
+		fmt.Fprintln(os.Stderr, "cclab db copy: -from and -to name the same database")
+		return 2
+	}
+	src, err := openExisting(*from)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab db copy: -from:", err)
+		return 1
+	}
+	defer src.Close()
+	dst, err := eval.Open(*to)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab db copy: -to:", err)
+		return 1
+	}
+	defer dst.Close()
+	st, err := eval.CopyStore(context.Background(), dst, src, *name)
+	fmt.Printf("copied %d experiments, %d new versions, %d runs (%d already there) from %s to %s\n",
+		st.Experiments, st.Versions, st.Runs, st.Skipped, eval.DBName(*from), eval.DBName(*to))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab db copy:", err)
+		return 1
+	}
+	return 0
+}
+
+func runDBDigest(args []string) int {
+	fs := flag.NewFlagSet("cclab db digest", flag.ContinueOnError)
+	db := fs.String("db", eval.DefaultDB, "database (SQLite file or PostgreSQL URL)")
+	name := fs.String("experiment", "", "experiment (required)")
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
+	}
+	if *name == "" {
+		fmt.Fprintln(os.Stderr, "cclab db digest: -experiment NAME is required (cclab db digest -h lists the flags)")
+		return 2
+	}
+	st, err := openExisting(*db)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab db digest:", err)
+		return 1
+	}
+	defer st.Close()
+	d, err := eval.Digests(context.Background(), st, *name)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab db digest:", err)
+		return 1
+	}
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Println(k, d[k])
+	}
+	return 0
+}
