@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -94,6 +95,10 @@ func runSlurm(args []string) int {
 	exp, err := loadExperiment(name, *quick)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab slurm:", err)
+		var se *eval.Error
+		if errors.As(err, &se) {
+			return 2 // the scenario file is wrong (the message names the field)
+		}
 		return 1
 	}
 	job := slurmJob{Name: exp.Name, Shards: *shards, CPUs: *cpus, Partition: *partition, Time: *limit, DB: *db, Scenario: name}
