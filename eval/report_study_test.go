@@ -53,3 +53,35 @@ func TestDCCPTCPReport(t *testing.T) {
 		t.Errorf("delay row: got %v, want γ 20ms, ccid3, n 2, DCCP share 50.0 %%", got)
 	}
 }
+
+// TestFairQueueingReport: Table 3 takes the TCP flows' mean and standard
+// deviation across flows 2.. and the UDP flow's share; Figure 6 puts K in
+// rows and the disciplines in columns, normalized by the fair share.
+func TestFairQueueingReport(t *testing.T) {
+	g := &Group{Backend: "sim", Params: []Param{{Axis: "case", Value: "udp-tcp"}, {Axis: "topology.bottleneck.queue", Value: "drr:limit=64p"}}}
+	r := RunRecord{Seed: 1}
+	for id, bytes := range map[int64]float64{1: 500e3, 2: 400e3, 3: 600e3} {
+		r.Flows = append(r.Flows, ScopeRecord{ID: id})
+		r.Summaries = append(r.Summaries, SummaryRecord{Scope: ScopeFlow, ScopeID: id, Metric: "total_delivered", Value: bytes},
+			SummaryRecord{Scope: ScopeFlow, ScopeID: id, Metric: "mean_throughput", Value: bytes * 8 / 10})
+	}
+	r.Summaries = append(r.Summaries, SummaryRecord{Scope: ScopeNetwork, Metric: "agg_throughput", Value: 1.5e6 * 8 / 10})
+	g.Runs = []RunRecord{r}
+	fair := 10e6 / 11 * 1000 / 1028
+	m := &Group{Backend: "sim", Params: []Param{{Axis: "case", Value: "multihop-udp-csfq"}, {Axis: "topology", Value: "csfq-k3"}},
+		Runs: []RunRecord{{Seed: 1, Summaries: []SummaryRecord{{Scope: ScopeFlow, ScopeID: 1, Metric: "mean_throughput", Value: 0.5 * fair}}}}}
+	_, tables, _, err := fairQueueingReport(&ReportData{Groups: []*Group{g, m}})
+	if err != nil || len(tables) != 2 {
+		t.Fatalf("tables %d, err %v; want Table 3 and Figure 6 (UDP)", len(tables), err)
+	}
+	// 400 and 600 packets: mean 500, sample standard deviation 141.
+	if got, want := strings.Join(tables[0].Rows[0], "|"), "DRR|sim|500|141|0.400 Mbit/s|33.3 %"; got != want {
+		t.Errorf("Table 3 row: got %s, want %s", got, want)
+	}
+	if got := tables[1].Head; len(got) != 2 || got[1] != "CSFQ (sim)" {
+		t.Errorf("Figure 6 head: got %v, want K and CSFQ (sim)", got)
+	}
+	if got := tables[1].Rows[2]; got[0] != "3" || got[1] != "0.50" {
+		t.Errorf("Figure 6 row K=3: got %v, want 3 and 0.50", got)
+	}
+}

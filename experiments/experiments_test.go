@@ -140,3 +140,55 @@ func TestDCCPTCP(t *testing.T) {
 		}
 	}
 }
+
+// TestFairQueueing checks the fair-queueing study against the CSFQ paper's
+// setup of issue #13: every case run with the five disciplines (a 64-packet
+// buffer, CSFQ's K = K_alpha = K_c = 100 ms), 1 UDP or ON/OFF source with 19
+// TCP flows, 60 short transfers, 1-5 congested links, 3 layered flows.
+func TestFairQueueing(t *testing.T) {
+	for _, name := range []string{"fair-queueing", "fair-queueing-quick"} {
+		src, _ := experiments.Source(name)
+		exp, err := eval.ParseScenario(name+".yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := map[string]int{}
+		queues := map[string]bool{}
+		for _, p := range exp.Points {
+			s := p.Scenario
+			cases[s.Case]++
+			if s.Study != eval.StudyFairQueueing {
+				t.Errorf("%s: study %q", name, s.Study)
+			}
+			for _, h := range s.Topology.Hops {
+				queues[h.Queue] = true
+			}
+			n := 0
+			for _, f := range s.Flows {
+				n += f.Count
+			}
+			want := map[string]int{"udp-tcp": 20, "onoff": 20, "short-tcp": 61, "layered": 4}[s.Case]
+			if want > 0 && n != want {
+				t.Errorf("%s %s: %d flows, want %d", name, s.Case, n, want)
+			}
+		}
+		for _, c := range []string{"udp-tcp", "onoff", "short-tcp", "layered"} {
+			if cases[c] != 5 {
+				t.Errorf("%s: case %s has %d points, want 5 (one per discipline)", name, c, cases[c])
+			}
+		}
+		for _, kind := range []string{"udp", "tcp"} {
+			for _, q := range []string{"fifo", "red", "fred", "drr", "csfq"} {
+				if c := "multihop-" + kind + "-" + q; cases[c] != 5 {
+					t.Errorf("%s: case %s has %d points, want 5 (K = 1..5)", name, c, cases[c])
+				}
+			}
+		}
+		for _, q := range []string{"droptail:64p", "red:min=16,max=32,maxp=0.02,wq=0.002,limit=64p", "fred:min=16,max=32,maxp=0.02,wq=0.002,limit=64p",
+			"drr:quantum=1000,limit=64p", "csfq:k=100ms,kalpha=100ms,kc=100ms,limit=64p"} {
+			if !queues[q] {
+				t.Errorf("%s: discipline %s not used", name, q)
+			}
+		}
+	}
+}
