@@ -256,6 +256,10 @@ func (s *Server) checkReverse(req Request) error {
 // Addr returns the bound address.
 func (s *Server) Addr() netip.AddrPort { return s.ep.LocalAddr() }
 
+// EndpointStats returns the counters of the server's transport endpoint
+// (datagrams and bytes in and out, Retries, half-open connections, rejects).
+func (s *Server) EndpointStats() transport.EndpointStats { return s.ep.Stats() }
+
 // Close stops the server at once (running flows fail).
 func (s *Server) Close() error { return s.ep.Close() }
 

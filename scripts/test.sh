@@ -51,6 +51,9 @@ echo "== go test (tools and harness)"
 # shellcheck disable=SC2086
 [ -z "$other_pkgs" ] || go test -json -timeout 15m $other_pkgs | "$tmp/testfilter" -skips "$skips"
 
+echo "== adversarial suite (perf/adversary_test.go: spoofed sources through raw sockets, needs root; docs/security.md)"
+go test -json -tags adversary -run Adversary -count=1 -timeout 10m ./perf/ | "$tmp/testfilter" -skips "$skips"
+
 echo "== fuzz (each target for $FUZZTIME)"
 grep -rlE '^func Fuzz[A-Za-z0-9_]+\(' --include='*_test.go' . | sort | while read -r f; do
   dir=$(dirname "$f")
