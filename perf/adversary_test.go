@@ -123,18 +123,24 @@ func varint(b []byte, v uint64) []byte {
 }
 
 // initial builds a padded wire-version-2 Initial (docs/wire.md) of size
-// bytes carrying request.
+// bytes carrying request, with random connection IDs and no token.
 func initial(rnd *rand.Rand, size int, request []byte) []byte {
+	return initialPacket(rnd.Uint64(), rnd.Uint64(), size, request, nil)
+}
+
+// initialPacket builds an Initial with the given CIDs and Retry token.
+func initialPacket(dcid, scid uint64, size int, request, token []byte) []byte {
 	b := []byte{2, 1}
-	b = binary.BigEndian.AppendUint64(b, rnd.Uint64()) // dcid
-	b = binary.BigEndian.AppendUint64(b, rnd.Uint64()) // scid
-	b = binary.BigEndian.AppendUint32(b, rnd.Uint32()) // ts
-	b = varint(b, uint64(size))                        // max_datagram
-	b = varint(b, 1<<20)                               // recv_window
-	b = append(b, 0)                                   // hs_flags
+	b = binary.BigEndian.AppendUint64(b, dcid)
+	b = binary.BigEndian.AppendUint64(b, scid)
+	b = binary.BigEndian.AppendUint32(b, 1) // ts
+	b = varint(b, uint64(size))             // max_datagram
+	b = varint(b, 1<<20)                    // recv_window
+	b = append(b, 0)                        // hs_flags
 	b = varint(b, uint64(len(request)))
 	b = append(b, request...)
-	b = varint(b, 0) // no token
+	b = varint(b, uint64(len(token)))
+	b = append(b, token...)
 	return append(b, make([]byte, size-len(b))...)
 }
 
@@ -391,4 +397,32 @@ func TestAdversaryForgedSegment(t *testing.T) {
 	}
 	st := srv.EndpointStats()
 	t.Logf("forged segment: the 4 MiB transfer completed verified in %.2f s; receiver rejected %d datagrams (%v)", res.End.Seconds, st.Rejected(), st.Rejects)
+}
+
+// TestAdversaryRelayPorts: 2,000 spoofed datagrams from 2,000 ports of one
+// host at the real bottleneck relay (more than its 1,024 sessions) no longer
+// lock new clients out: a transfer through it right after completes
+// verified (issue 10, item 9).
+func TestAdversaryRelayPorts(t *testing.T) {
+	raw := openRaw(t)
+	srv, _ := startServer(t, ServerConfig{})
+	r := startRelay(t, srv.Addr(), 20e6)
+	host := netip.MustParseAddr("127.0.0.9")
+	const ports = 2000
+	for i := range ports {
+		if err := raw.send(netip.AddrPortFrom(host, uint16(20000+i)), r.Addr(), []byte("hello relay")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for r.Counters().Received[relay.Fwd] < ports && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := transfer(t, r.Addr().String())
+	c := r.Counters()
+	t.Logf("relay after %d ports of one host: %d sessions opened, %d evicted, %d client-limit drops; transfer %.2f Mbit/s verified",
+		ports, c.Clients, c.Evicted, c.ClientLimit, got/1e6)
+	if c.ClientLimit != 0 || c.Evicted < ports-relay.DefaultMaxClientsPerHost {
+		t.Errorf("relay counters: %d client-limit drops, %d evicted; want 0 and at least %d", c.ClientLimit, c.Evicted, ports-relay.DefaultMaxClientsPerHost)
+	}
 }
