@@ -1,6 +1,9 @@
 package spec
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 type addTestConfig struct {
 	Rate  float64 `param:"rate" help:"a rate"`
@@ -45,5 +48,36 @@ func TestAdd(t *testing.T) {
 	}
 	if _, err := r.New("thing:bogus=1", 0); err == nil {
 		t.Errorf("New with an unknown parameter: got nil error")
+	}
+}
+
+// BenchmarkRegistryNew builds a component from a spec as a connection does
+// for its controller: through the registry (fields listed once, at
+// registration) and, side by side, through Apply (fields listed by
+// reflection at every call, as the registry did before).
+func BenchmarkRegistryNew(b *testing.B) {
+	r := NewRegistry[addTestConfig, int]("test component")
+	Add(r, "thing", "a test component",
+		func() addTestConfig { return addTestConfig{Rate: 1, Count: 2} },
+		func(c addTestConfig, env int) (addTestConfig, error) { return c, nil })
+	for _, spec := range []string{"thing", "thing:count=7,rate=0.5"} {
+		b.Run("registry/"+spec, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := r.New(spec, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("apply/"+spec, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				name, params, _ := Split(spec)
+				c := addTestConfig{Rate: 1, Count: 2}
+				if err := apply(name, &c, params, fields(reflect.TypeFor[addTestConfig]())); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
