@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -277,11 +278,13 @@ func TestReceiverShutdownFailsSender(t *testing.T) {
 	served := make(chan struct{})
 	go func() { srv.Serve(ctx); close(served) }()
 	defer func() { cancel(); <-served }()
-	go func() {
-		time.Sleep(100 * time.Millisecond) // stop the receiver while the transfer runs
-		cancel()
-	}()
-	_, err = Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Duration: 20 * time.Second})
+	// Stop the receiver while the transfer runs: at the first interval
+	// report, which the sender makes only once data is flowing (a sleep
+	// instead lost the race on a loaded machine and stopped the receiver
+	// before the sender had dialed).
+	var once sync.Once
+	_, err = Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Duration: 20 * time.Second,
+		Interval: 50 * time.Millisecond, OnInterval: func(Interval) { once.Do(cancel) }})
 	if err == nil {
 		t.Fatal("Run against a receiver that shut down: got nil error, want one")
 	}
@@ -295,11 +298,9 @@ func TestReceiverShutdownFailsSender(t *testing.T) {
 func TestCancelAbortsTransfer(t *testing.T) {
 	srv, flows := startServer(t, ServerConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		time.Sleep(100 * time.Millisecond) // cancel while the transfer runs
-		cancel()
-	}()
-	_, err := Run(ctx, ClientConfig{Addr: srv.Addr().String(), Duration: 30 * time.Second})
+	var once sync.Once // cancel while the transfer runs: at its first interval report
+	_, err := Run(ctx, ClientConfig{Addr: srv.Addr().String(), Duration: 30 * time.Second,
+		Interval: 50 * time.Millisecond, OnInterval: func(Interval) { once.Do(cancel) }})
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("Run with a cancelled context: got %v, want an 'interrupted' error", err)
 	}
