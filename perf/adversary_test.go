@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -409,6 +410,9 @@ func TestAdversaryRelayPorts(t *testing.T) {
 	r := startRelay(t, srv.Addr(), 20e6)
 	host := netip.MustParseAddr("127.0.0.9")
 	const ports = 2000
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
 	for i := range ports {
 		if err := raw.send(netip.AddrPortFrom(host, uint16(20000+i)), r.Addr(), []byte("hello relay")); err != nil {
 			t.Fatal(err)
@@ -418,10 +422,12 @@ func TestAdversaryRelayPorts(t *testing.T) {
 	for r.Counters().Received[relay.Fwd] < ports && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
 	got := transfer(t, r.Addr().String())
 	c := r.Counters()
-	t.Logf("relay after %d ports of one host: %d sessions opened, %d evicted, %d client-limit drops; transfer %.2f Mbit/s verified",
-		ports, c.Clients, c.Evicted, c.ClientLimit, got/1e6)
+	t.Logf("relay after %d ports of one host: %d sessions opened, %d evicted, %d client-limit drops, heap in use +%d KiB (%d sessions open); transfer %.2f Mbit/s verified",
+		ports, c.Clients, c.Evicted, c.ClientLimit, (int64(m1.HeapInuse)-int64(m0.HeapInuse))>>10, relay.DefaultMaxClientsPerHost, got/1e6)
 	if c.ClientLimit != 0 || c.Evicted < ports-relay.DefaultMaxClientsPerHost {
 		t.Errorf("relay counters: %d client-limit drops, %d evicted; want 0 and at least %d", c.ClientLimit, c.Evicted, ports-relay.DefaultMaxClientsPerHost)
 	}

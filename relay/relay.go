@@ -527,13 +527,26 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 	// a pooled packet of the right size class. With GRO a read may hold
 	// several datagrams of one sender (netio.Message.Count): fewer, larger
 	// buffers.
-	n, size := batchSize, r.cfg.BufSize
+	full, size := batchSize, r.cfg.BufSize
 	if gro {
-		n, size = groBatch, netio.GROBufSize
+		full, size = groBatch, netio.GROBufSize
 	}
-	ms := NewBatch(n, size)
+	// A client session's reader starts with one buffer and doubles its
+	// batch whenever a read fills it, up to the full batch: an idle or
+	// one-datagram session (e.g. one of a flood of ports) holds one buffer,
+	// not the full batch (64 × 9 KiB, or 16 × 64 KiB with GRO), so the
+	// sessions' memory stays bounded by their traffic (docs/security.md).
+	ms := NewBatch(full, size)
+	if c != nil {
+		ms = NewBatch(1, size)
+	}
+	grow := false
 	for {
+		if grow {
+			ms = append(ms, NewBatch(min(len(ms), full-len(ms)), size)...)
+		}
 		n, err := conn.ReadBatch(ms)
+		grow = err == nil && n == len(ms) && len(ms) < full
 		if err != nil {
 			if errors.Is(err, netio.ErrClosed) || r.closed.Load() {
 				return
