@@ -9,6 +9,7 @@ import (
 // publication presents its results: its tables (and figures) built from the
 // experiment's cases. studyReports maps a study to its section.
 var studyReports = map[string]func(d *ReportData) (title string, tables []table, figs []figure, err error){
+	StudyDCA:          dcaReport,
 	StudyDCCPTCP:      dccpTCPReport,
 	StudyFairQueueing: fairQueueingReport,
 }
