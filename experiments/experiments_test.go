@@ -2,6 +2,7 @@ package experiments_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,8 +102,79 @@ func TestFullFormsHaveLiveIntervals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := len(eval.Specs(exp, []string{eval.BackendLive})); got > 0 && got < 3*len(exp.Points) {
-			t.Errorf("%s: %d live runs for %d points, want at least 3 seeds per point", n, got, len(exp.Points))
+		live := 0 // points that run live (with cases, not every point does)
+		for _, p := range exp.Points {
+			if slices.Contains(p.Scenario.Backends, eval.BackendLive) {
+				live++
+			}
+		}
+		if got := len(eval.Specs(exp, []string{eval.BackendLive})); got > 0 && got < 3*live {
+			t.Errorf("%s: %d live runs for %d live points, want at least 3 seeds per point", n, got, live)
+		}
+	}
+}
+
+// TestDCAStudy checks dca-vs-reno against issue #12's definition: Table 8-1
+// with 10 seeds of 500 s on both path models, Tables 8-2/8-3 with 5 seeds,
+// the variants, the Fig. 8-4 share sweep at a link of 2,200 flows, 200-packet
+// buffers, and a live case; the quick form has the same cases.
+func TestDCAStudy(t *testing.T) {
+	for _, name := range []string{"dca-vs-reno", "dca-vs-reno-quick"} {
+		src, _ := experiments.Source(name)
+		exp, err := eval.ParseScenario(name+".yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := name == "dca-vs-reno"
+		points := map[string]int{}
+		seeds := map[string]int{}
+		ccs := map[string]bool{}
+		for _, p := range exp.Points {
+			c, _ := p.Get(eval.CaseAxis)
+			points[c]++
+			seeds[c] = len(p.Scenario.Seeds)
+			if cc, ok := p.Get("cc"); ok {
+				ccs[cc] = true
+			}
+			s := p.Scenario
+			if s.Study != eval.StudyDCA {
+				t.Errorf("%s %s: study %q, want dca", name, p.Label(exp.Axes), s.Study)
+			}
+			if c == eval.DCACaseShare {
+				n := len(s.Flows)
+				for _, g := range s.Topology.Hops[0].Background {
+					if g.Mode != eval.ModeUDP {
+						n += g.Count
+					}
+				}
+				if want := map[bool]int{true: 2200, false: 440}[full]; n != want {
+					t.Errorf("%s: the share link has %d TCP flows, want %d", name, n, want)
+				}
+				continue
+			}
+			for i, h := range s.Topology.Hops {
+				if h.Queue != "droptail:200p" || len(h.Background) == 0 {
+					t.Errorf("%s %s hop %d: queue %s, %d background groups; want droptail:200p and a background", name, p.Label(exp.Axes), i, h.Queue, len(h.Background))
+				}
+			}
+			if full && c != eval.DCACaseLive && s.Duration != 500e9 {
+				t.Errorf("%s %s: duration %v, want 500s", name, p.Label(exp.Axes), s.Duration)
+			}
+		}
+		want := map[string]int{eval.DCACaseSingle: 4, eval.DCACasePair: 4, eval.DCACaseVariants: 14, eval.DCACaseShare: 5, eval.DCACaseLive: 2}
+		for c, n := range want {
+			if points[c] != n {
+				t.Errorf("%s case %s: %d points, want %d", name, c, points[c], n)
+			}
+		}
+		if full && (seeds[eval.DCACaseSingle] != 10 || seeds[eval.DCACasePair] != 5 || seeds[eval.DCACaseVariants] != 10) {
+			t.Errorf("%s: seeds %v, want 10 for single and variants, 5 for pair", name, seeds)
+		}
+		for _, cc := range []string{"reno", "dca:tick=10ms", "dca:tick=10ms,reduction=0.25", "dca:tick=10ms,reduction=0.125",
+			"dca:tick=10ms,decision=rtt", "dca:tick=10ms,decision=2rtt", "dca:tick=10ms,x=6,w=20", "dca:tick=10ms,x=2,w=200"} {
+			if !ccs[cc] {
+				t.Errorf("%s: no point with cc %s", name, cc)
+			}
 		}
 	}
 }

@@ -240,7 +240,7 @@ func (s *Sim) addFlow(i int) error {
 			return fmt.Errorf("traffic %q is not a stream generator", f.Traffic)
 		}
 		sink := s.flowSink(f)
-		if s.opt.QlogDir != "" {
+		if s.opt.QlogDir != "" && !f.Background { // background flows are measured through the links only
 			w, err := s.qlog(f)
 			if err != nil {
 				return err
