@@ -1,5 +1,12 @@
 package eval
 
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
 // The dccp-tcp study's report section (docs/studies/dccp-tcp.md): the
 // tables of the SAINT 2005 evaluation of DCCP CCID2, each with CCID3 as
 // well. Flow numbers follow experiments/dccp-tcp.yaml: in udp-vs-dccp the
@@ -37,5 +44,43 @@ func dccpTCPReport(d *ReportData) (string, []table, []figure, error) {
 			Caption: "One TCP SACK flow and one bulk DCCP flow (from 5 s), α = β = 3 ms: fairness against the buffer size.",
 			Params:  []studyParam{{"topology.bottleneck.queue", "b"}, {dccp, "DCCP"}}, Cols: pair},
 	}
-	return "The DCCP-vs-TCP study (SAINT 2005, with CCID3; docs/studies/dccp-tcp.md)", d.caseTables(specs), nil, nil
+	var figs []figure
+	for _, fs := range []struct {
+		c, axis, title, xlabel string
+		x                      func(string) float64
+	}{
+		{"delay", "topology.bottleneck.delay", "Throughput vs propagation delay γ", "γ (ms)", func(v string) float64 {
+			dur, err := time.ParseDuration(v)
+			if err != nil {
+				return math.NaN()
+			}
+			return float64(dur) / 1e6
+		}},
+		{"buffer", "topology.bottleneck.queue", "Throughput vs buffer b", "b (packets)", func(v string) float64 {
+			_, lim, _ := strings.Cut(v, ":")
+			n, err := strconv.ParseFloat(strings.TrimSuffix(lim, "p"), 64)
+			if err != nil {
+				return math.NaN()
+			}
+			return n
+		}},
+	} {
+		for _, be := range d.Backends {
+			x := func(g *Group) float64 { return fs.x(g.param(fs.axis)) }
+			tput := func(id int64) func(*Group) float64 {
+				return func(g *Group) float64 { return g.meanOf(ScopeFlow, id, "mean_throughput") / 1e6 }
+			}
+			lines := append(d.caseLines(fs.c, be, func(g *Group) string { return "TCP next to " + g.param(dccp) }, x, tput(1)),
+				d.caseLines(fs.c, be, func(g *Group) string { return g.param(dccp) }, x, tput(2))...)
+			f, ok, err := studyLineFigure(fs.title+" ("+be+")", "Mean throughput over the seeds of the TCP SACK flow and the DCCP flow "+
+				"(CCID2 or CCID3) sharing the 10 Mbit/s bottleneck.", fs.xlabel, "throughput (Mbit/s)", lines)
+			if err != nil {
+				return "", nil, nil, err
+			}
+			if ok {
+				figs = append(figs, f)
+			}
+		}
+	}
+	return "The DCCP-vs-TCP study (SAINT 2005, with CCID3; docs/studies/dccp-tcp.md)", d.caseTables(specs), figs, nil
 }

@@ -160,6 +160,32 @@ func fairQueueingReport(d *ReportData) (string, []table, []figure, error) {
 			add(t)
 		}
 	}
+	var figs []figure
+	for _, kind := range []string{"udp", "tcp"} {
+		pre := "multihop-" + kind + "-"
+		for _, be := range d.Backends {
+			lines := d.caseLines(pre, be, func(g *Group) string { return fqDiscipline(strings.TrimPrefix(g.param("case"), pre) + ":") },
+				func(g *Group) float64 {
+					k, err := strconv.Atoi(g.param("topology")[strings.LastIndex(g.param("topology"), "-k")+2:])
+					if err != nil {
+						return math.NaN()
+					}
+					return float64(k)
+				},
+				func(g *Group) float64 {
+					return g.meanOf(ScopeFlow, 1, "mean_throughput") / (10e6 / 11 * fqPacket / (fqPacket + 28))
+				})
+			f, ok, err := studyLineFigure("Figure 6: normalized throughput of a "+strings.ToUpper(kind)+" flow vs congested links ("+be+")",
+				"Throughput over the fair share C/11 of the flow crossing K congested links (the table above).",
+				"congested links K", "normalized throughput", lines)
+			if err != nil {
+				return "", nil, nil, err
+			}
+			if ok {
+				figs = append(figs, f)
+			}
+		}
+	}
 	add(table{Title: "Figure 7: one TCP and three layered (RLM-style) flows on a 4 Mbit/s link",
 		Caption: "Mean receiving rate of each flow over the run (7 layers of 2^(i+4) kbit/s, i = 1..7); the rates over 1 s intervals are the time series below.",
 		Head:    []string{"discipline", "backend", "TCP", "layered 1", "layered 2", "layered 3"},
@@ -170,5 +196,5 @@ func fairQueueingReport(d *ReportData) (string, []table, []figure, error) {
 			}
 			return row
 		})})
-	return "The fair-queueing study (Stoica, Shenker, Zhang, SIGCOMM 1998; docs/studies/fair-queueing.md)", tables, nil, nil
+	return "The fair-queueing study (Stoica, Shenker, Zhang, SIGCOMM 1998; docs/studies/fair-queueing.md)", tables, figs, nil
 }

@@ -2,7 +2,13 @@ package eval
 
 import (
 	"fmt"
+	"html/template"
+	"math"
 	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // A study (Scenario.Study) adds a section to the report laid out as the
@@ -110,4 +116,69 @@ type caseTableSpec struct {
 	Case, Title, Caption string
 	Params               []studyParam
 	Cols                 []studyColumn
+}
+
+// studyLine is one line of a study figure: y against x, in point order.
+type studyLine struct {
+	Label string
+	X, Y  []float64
+}
+
+// studyLineFigure draws lines with markers on one panel (a study figure
+// such as throughput against delay); lines without points are left out.
+func studyLineFigure(title, caption, xlabel, ylabel string, lines []studyLine) (figure, bool, error) {
+	p := newPlot("", xlabel, ylabel)
+	n := 0
+	for i, l := range lines {
+		if len(l.X) == 0 {
+			continue
+		}
+		xy := make(plotter.XYs, len(l.X))
+		for j := range l.X {
+			xy[j].X, xy[j].Y = l.X[j], l.Y[j]
+		}
+		ln, pts, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return figure{}, false, err
+		}
+		ln.Color, pts.Color = colorAt(i), colorAt(i)
+		p.Add(ln, pts)
+		p.Legend.Add(l.Label, ln, pts)
+		n++
+	}
+	if n == 0 {
+		return figure{}, false, nil
+	}
+	svg, err := svgOf(p, 6*vg.Inch, 3.5*vg.Inch)
+	if err != nil {
+		return figure{}, false, err
+	}
+	return figure{Title: title, Caption: caption, Panels: []template.HTML{template.HTML(svg)}}, true, nil
+}
+
+// caseLines collects, over the groups of cases with the prefix casePrefix
+// (one backend), one line per key(g) with x(g) and y(g), dropping points
+// where x or y is NaN; lines keep their first-seen order.
+func (d *ReportData) caseLines(casePrefix, backend string, key func(*Group) string, x, y func(*Group) float64) []studyLine {
+	var out []studyLine
+	idx := map[string]int{}
+	for _, g := range d.Groups {
+		if len(g.Runs) == 0 || g.Backend != backend || !strings.HasPrefix(g.param("case"), casePrefix) {
+			continue
+		}
+		xv, yv := x(g), y(g)
+		if math.IsNaN(xv) || math.IsNaN(yv) {
+			continue
+		}
+		k := key(g)
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, studyLine{Label: k})
+		}
+		out[i].X = append(out[i].X, xv)
+		out[i].Y = append(out[i].Y, yv)
+	}
+	return out
 }

@@ -33,13 +33,16 @@ func TestDCCPTCPReport(t *testing.T) {
 		studyGroup("udp-vs-dccp", map[string]string{"flows[1].cc": "none"}, map[int64]float64{1: 0.1e6, 2: 0.2e6, 3: 4.5e6, 4: 4.9e6}),
 		studyGroup("delay", map[string]string{"topology.bottleneck.delay": "20ms", "flows[1].cc": "ccid3"},
 			map[int64]float64{1: 4e6, 2: 6e6}, map[int64]float64{1: 6e6, 2: 4e6}),
-	}}
-	title, tables, _, err := dccpTCPReport(d)
+	}, Backends: []string{"sim"}}
+	title, tables, figs, err := dccpTCPReport(d)
 	if err != nil || !strings.Contains(title, "SAINT") {
 		t.Fatalf("title %q err %v", title, err)
 	}
 	if len(tables) != 2 {
 		t.Fatalf("tables: got %d, want 2 (only cases with points)", len(tables))
+	}
+	if len(figs) != 1 || !strings.Contains(figs[0].Title, "delay") || len(figs[0].Panels) != 1 || !strings.Contains(string(figs[0].Panels[0]), "TCP next to ccid3") {
+		t.Errorf("figures: got %d, want the throughput-vs-delay figure with a line for TCP next to ccid3", len(figs))
 	}
 	u := tables[0]
 	if got, want := strings.Join(u.Head, "|"), "real-time flows|backend|n|real-time 1|real-time 2|TCP 1|TCP 2|utilization"; got != want {
