@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"cclab/internal/cli"
 	"cclab/internal/testenv"
 	"cclab/perf"
 )
@@ -171,5 +172,21 @@ func TestReverseWithKeyFile(t *testing.T) {
 	_, err = perf.Run(context.Background(), perf.ClientConfig{Addr: addr, Bytes: 1 << 20, Reverse: true})
 	if err == nil || !strings.Contains(err.Error(), "-psk-file") {
 		t.Errorf("sender -R without a key: got %v, want a refusal naming -psk-file", err)
+	}
+}
+
+// TestFlagsDocumented: every flag of -h is in docs/receiver.md.
+func TestFlagsDocumented(t *testing.T) {
+	var out, errb bytes.Buffer
+	run([]string{"-h"}, &out, &errb, nil)
+	doc, err := os.ReadFile("../../docs/receiver.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errb.String(), "  -psk-file") {
+		t.Fatalf("-h output lists no flags: %q", errb.String())
+	}
+	if m := cli.Undocumented(errb.String(), string(doc)); len(m) > 0 {
+		t.Errorf("flags missing from docs/receiver.md: %v", m)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"cclab/internal/cli"
 	"cclab/perf"
 )
 
@@ -135,5 +136,21 @@ func TestReversePSKFile(t *testing.T) {
 	errb.Reset()
 	if code := run([]string{"-c", srv.Addr().String(), "-R", "-n", "1MiB", "-psk-file", key}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "chmod 600") {
 		t.Errorf("sender with a group-readable key: exit %d stderr %q, want 2 and a chmod hint", code, errb.String())
+	}
+}
+
+// TestFlagsDocumented: every flag of -h is in docs/sender.md.
+func TestFlagsDocumented(t *testing.T) {
+	var out, errb bytes.Buffer
+	run([]string{"-h"}, &out, &errb)
+	doc, err := os.ReadFile("../../docs/sender.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errb.String(), "  -psk-file") {
+		t.Fatalf("-h output lists no flags: %q", errb.String())
+	}
+	if m := cli.Undocumented(errb.String(), string(doc)); len(m) > 0 {
+		t.Errorf("flags missing from docs/sender.md: %v", m)
 	}
 }

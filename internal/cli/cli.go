@@ -55,3 +55,22 @@ func ParseArgs(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	}
 	return 0, true
 }
+
+// Undocumented returns the flags listed in usage (flag.PrintDefaults'
+// "  -name ..." lines) that doc never names as "`-name" followed by a
+// backquote, space or comma: a tool's tests pass its -h output and its
+// docs/ page.
+func Undocumented(usage, doc string) []string {
+	var missing []string
+	for _, line := range strings.Split(usage, "\n") {
+		f, ok := strings.CutPrefix(line, "  -")
+		if !ok {
+			continue
+		}
+		name := "-" + strings.Fields(f)[0]
+		if !strings.Contains(doc, "`"+name+"`") && !strings.Contains(doc, "`"+name+" ") && !strings.Contains(doc, "`"+name+",") {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}

@@ -73,3 +73,11 @@ func TestVersionFlag(t *testing.T) {
 		t.Errorf("Parse without -version: got (%d, %v) and output %q, want (0, true) and none", code, ok, out.String())
 	}
 }
+
+func TestUndocumented(t *testing.T) {
+	usage := "usage: tool\n  -a\tflag a\n  -bee int\n    \tflag b\n  -c string\n"
+	doc := "| `-a` | x |\n| `-bee N` | y |\n"
+	if got, want := Undocumented(usage, doc), []string{"-c"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("Undocumented: got %v, want %v", got, want)
+	}
+}
