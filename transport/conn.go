@@ -1030,7 +1030,11 @@ func (c *Conn) onRTO(now clock.Time) {
 	c.undoBegin(true)
 	c.rtoFired(now, cause)
 	flight := c.congestionFlight()
-	for i := 0; i < c.sb.count; i++ {
+	deferred := false
+	if f, ok := c.rec.(interface{ DefersRTOMarks() bool }); ok {
+		deferred = f.DefersRTOMarks() // F-RTO (frto.go): the oldest segment only
+	}
+	for i := 0; i < c.sb.count && (!deferred || i == 0); i++ {
 		c.markLost(now, i, LossRTO)
 	}
 	if c.inRecovery {

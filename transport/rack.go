@@ -311,6 +311,9 @@ func (r *sackLoss) OnTimer(x *Ctx) {
 // normal is the send rule outside recovery: a due tail loss probe first
 // (sent whatever cwnd), else Ctx.Normal.
 func (r *sackLoss) normal(x *Ctx) Action {
+	if act, ok := r.frtoNext(x); ok {
+		return act
+	}
 	if r.rack != nil && r.rack.probeDue {
 		act, end := r.rack.probe(x)
 		if act.Retransmit >= 0 {

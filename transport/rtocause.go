@@ -105,6 +105,9 @@ func (c *Conn) rtoFired(now clock.Time, cause RTOCause) {
 // RTOCauses, event SpuriousRTO). Either way the pending list is cleared.
 func (c *Conn) rtoCheckSpurious(now clock.Time, tsecr uint32, ds sackBlock, dsack bool) {
 	w := &c.rtoW
+	if f, ok := c.rec.(interface{ FRTOPending() bool }); ok && f.FRTOPending() {
+		return // F-RTO decides on its second ACK (frto.go)
+	}
 	for i := 0; i < w.n; i++ {
 		p := w.pend[i]
 		eifel := tsecr != 0 && int32(tsecr-p.ts) < 0
@@ -112,9 +115,24 @@ func (c *Conn) rtoCheckSpurious(now clock.Time, tsecr uint32, ds sackBlock, dsac
 		if !eifel && !dup {
 			continue
 		}
-		c.stats.RTOCauses[p.cause]--
-		c.stats.RTOCauses[RTOSpurious]++
-		c.emit(event.Event{Time: now, Kind: event.SpuriousRTO, Seq: p.off, Reason: uint8(p.cause)})
+		c.rtoMoveSpurious(now, p)
+	}
+	w.n = 0
+}
+
+// rtoMoveSpurious counts pending timeout p as spurious instead of its cause.
+func (c *Conn) rtoMoveSpurious(now clock.Time, p pendingRTO) {
+	c.stats.RTOCauses[p.cause]--
+	c.stats.RTOCauses[RTOSpurious]++
+	c.emit(event.Event{Time: now, Kind: event.SpuriousRTO, Seq: p.off, Reason: uint8(p.cause)})
+}
+
+// rtoAllSpurious moves every pending timeout to cause spurious (F-RTO's
+// verdict, frto.go).
+func (c *Conn) rtoAllSpurious(now clock.Time) {
+	w := &c.rtoW
+	for i := 0; i < w.n; i++ {
+		c.rtoMoveSpurious(now, w.pend[i])
 	}
 	w.n = 0
 }

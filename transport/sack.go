@@ -63,6 +63,10 @@ type sackLoss struct {
 	undo      bool       // spurious episodes are undone (undo.go)
 	rack      *rackState // RACK-TLP loss detection (rack.go), nil if off
 	entered   func(*Ctx) // the embedding strategy's set-up of a new episode, called at the end of enter
+	frto      frtoState  // F-RTO (frto.go), if frto.on
+	// rtoRecovery: an RTO fired and the cumulative point has not yet
+	// reached its RecoveryPoint.
+	rtoRecovery bool
 
 	inRec     bool
 	recPoint  uint64 // RecoveryPoint (RFC 6675 §5 step 4.1): HighData at entry or at the last RTO
@@ -93,6 +97,7 @@ type SACKConfig struct {
 	Undo      bool `param:"undo" help:"undo the window reduction of an episode found spurious (D-SACK, RFC 3708; timestamps, RFC 3522)"`
 	RACK      bool `param:"rack" help:"RACK-TLP time-based loss detection (RFC 8985) instead of IsLost and NextSeg rules 3-4"`
 	TLP       bool `param:"tlp" help:"with rack: tail loss probes (RFC 8985 §7); tlp=false disables them"`
+	FRTO      bool `param:"frto" help:"F-RTO (RFC 5682 SACK-enhanced): after a timeout resend only the oldest segment until two ACKs tell whether it was spurious"`
 }
 
 // InRecovery reports whether a loss-recovery episode is in progress.
@@ -212,6 +217,12 @@ func (r *sackLoss) markLosses(x *Ctx) {
 // update runs the per-ACK part of RFC 6675 §5 and reports whether a new
 // recovery episode should start now (the caller then calls enter).
 func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
+	if r.rtoRecovery && a.CumAck >= r.recPoint {
+		r.rtoRecovery = false
+	}
+	if r.frtoOnAck(x, a) {
+		return false
+	}
 	if r.adaptive && a.Reorder > 0 {
 		r.dupThresh = adaptDupThresh(r.dupThresh, a.Reorder)
 	}
@@ -374,6 +385,9 @@ func (r *sackLoss) nextSeg(x *Ctx, allow int) Action {
 
 // OnSent records HighRxt (RFC 6675 §5 step C.2; not for rule 4).
 func (r *sackLoss) OnSent(x *Ctx, retransmit bool, bytes int) {
+	if !retransmit && r.frto.newDue > 0 {
+		r.frto.newDue--
+	}
 	if r.rack != nil {
 		r.rack.onSent(x, retransmit, r.inRec)
 	}
@@ -407,8 +421,10 @@ func (r *sackLoss) OnRTO(x *Ctx) {
 	r.inRec = false
 	r.fastRetx = false
 	r.dupAcks = 0
+	r.frtoOnRTO(x, r.DefersRTOMarks()) // the connection asked the same before marking
 	r.recPoint = x.SB.Nxt()
 	r.recSet = true
+	r.rtoRecovery = true
 	r.markedTo = 0
 	if r.rack != nil {
 		r.rack.onRTO()
@@ -445,6 +461,7 @@ func buildSACK(name string, c SACKConfig, env RecoveryEnv) (sackLoss, error) {
 		return sackLoss{}, fmt.Errorf("%s: RecoveryEnv.MSS=%d: must be a positive segment size in bytes", name, env.MSS)
 	}
 	l := sackLoss{dupThresh: c.DupThresh, baseDup: c.DupThresh, mss: env.MSS, lostRetx: c.LostRetx, adaptive: c.Adaptive, undo: c.Undo}
+	l.frto.on = c.FRTO
 	if c.RACK {
 		l.rack = newRACKState(c.TLP)
 	}
