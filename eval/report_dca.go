@@ -156,6 +156,10 @@ func (d *ReportData) dcaTables() []table {
 	return out
 }
 
+// dcaChangeHead is the head of the tables of dcaChangeRow's rows.
+var dcaChangeHead = []string{"path model", "DCA", "n", "loss change", "std", "95 % CI", "throughput change", "std", "95 % CI",
+	"Reno loss", "DCA loss", "Reno throughput", "DCA throughput", "DCA reactions"}
+
 // dcaTable81 is Table 8-1: per path model, the per-seed paired percent
 // change of the measured flow's loss rate and throughput, DCA against Reno.
 func (d *ReportData) dcaTable81() (table, bool) {
@@ -164,8 +168,7 @@ func (d *ReportData) dcaTable81() (table, bool) {
 			"background generator draws the same sample path). Change: the per-seed paired percent change 100·(DCA − Reno)/Reno, its mean, " +
 			"standard deviation (n−1) and 95 % confidence interval (Student's t, n−1 degrees of freedom). Loss: the flow's network loss rate " +
 			"(loss_rate); throughput: its goodput (mean_throughput); reactions: DCA's window reductions per run (total_delay_reductions)."}
-	t.Head = []string{"path model", "DCA", "n", "loss change", "std", "95 % CI", "throughput change", "std", "95 % CI",
-		"Reno loss", "DCA loss", "Reno throughput", "DCA throughput", "DCA reactions"}
+	t.Head = dcaChangeHead
 	for _, model := range d.axisValues(DCACaseSingle, "topology") {
 		for _, cc := range d.axisValues(DCACaseSingle, "cc") {
 			if isReno(cc) {
@@ -209,8 +212,7 @@ func (d *ReportData) dcaVariantsTable() (table, bool) {
 		Caption: "Each DCA variant against the Reno run of Table 8-1 on the same path model and seeds: per-seed paired percent change of " +
 			"the measured flow's loss rate and throughput, mean, standard deviation and 95 % CI (Student's t). The first rows of each model " +
 			"(from Table 8-1) are the defaults: reduction 50 %, decision once per congestion epoch, (x, w) = (2, 20)."}
-	t.Head = []string{"path model", "DCA", "n", "loss change", "std", "95 % CI", "throughput change", "std", "95 % CI",
-		"Reno loss", "DCA loss", "Reno throughput", "DCA throughput", "DCA reactions"}
+	t.Head = dcaChangeHead
 	models := d.axisValues(DCACaseVariants, "topology")
 	for _, model := range models {
 		for _, cc := range d.axisValues(DCACaseSingle, "cc") {
