@@ -76,22 +76,3 @@ func TestFRTO(t *testing.T) {
 		})
 	}
 }
-
-// TestImpairedTransfersIssue17Options: the options of issue #17 (rack,
-// adaptive, undo, frto) complete byte-for-byte transfers at 0/1/5/20 % loss
-// with reordering and duplication, like every strategy.
-func TestImpairedTransfersIssue17Options(t *testing.T) {
-	for _, rec := range []string{"rack", "rack:tlp=false", "sack:rack", "fack:rack,undo", "ratehalving:rack", "sack:adaptive,undo",
-		"prr:adaptive,undo,lostretx", "sack:frto", "sack:frto,undo,adaptive"} {
-		for _, tc := range lossCases {
-			t.Run(rec+"/"+tc.name, func(t *testing.T) {
-				size := tc.size
-				if testing.Short() {
-					size = min(size, 256<<10)
-				}
-				_, cli, srv := runImpaired(t, 3, tc.loss, size, rec)
-				checkTransfer(t, cli, srv, size, tc.loss)
-			})
-		}
-	}
-}
