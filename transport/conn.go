@@ -192,6 +192,7 @@ func (c *Conn) MSS() int { return c.mss }
 // Write queues stream bytes into the send buffer and returns how many were
 // accepted (0 when the buffer is full, after CloseWrite, or with a Source).
 func (c *Conn) Write(p []byte) int {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	if c.src != nil || c.finPending || c.err != nil {
 		return 0
 	}
@@ -219,6 +220,7 @@ func (c *Conn) sndBase() uint64 {
 // FIN after length bytes, length < 0 is unlimited until CloseWrite. It must
 // be called before any Write; later calls are ignored.
 func (c *Conn) SetSource(src Source, length int64) {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	if c.src != nil || c.writeEnd > 0 || c.finPending || src == nil {
 		return
 	}
@@ -232,6 +234,7 @@ func (c *Conn) SetSource(src Source, length int64) {
 // CloseWrite closes our direction: FIN after the queued data (with an
 // unlimited Source, after the bytes produced so far).
 func (c *Conn) CloseWrite(now clock.Time) {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	if c.finPending {
 		return
 	}
@@ -245,6 +248,7 @@ func (c *Conn) CloseWrite(now clock.Time) {
 
 // Abort ends the connection at once and tells the peer (CLOSE).
 func (c *Conn) Abort(now clock.Time) {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	if c.done {
 		return
 	}
@@ -254,6 +258,7 @@ func (c *Conn) Abort(now clock.Time) {
 
 // Read copies in-order received bytes into p and returns how many.
 func (c *Conn) Read(p []byte) int {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	n := min(len(p), int(c.rcvNxt-c.rcvRead))
 	if n <= 0 {
 		return 0
@@ -540,7 +545,7 @@ func (c *Conn) oooLimit(end uint64) uint64 {
 	if e.oooUsed-c.oooCharge+(end-c.rcvNxt) <= budget {
 		return end
 	}
-	return max(c.rcvHigh, c.rcvNxt+budget/uint64(max(1, len(e.conns))))
+	return max(c.rcvHigh, c.rcvNxt+budget/uint64(max(1, len(e.sch.conns))))
 }
 
 // recharge updates the connection's share of the endpoint's out-of-order

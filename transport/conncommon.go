@@ -25,6 +25,7 @@ type connCommon struct {
 	source      netip.Addr // server: the client's address when accepted (per-source limits)
 	err         error
 	done        bool
+	removed     bool // taken out of the endpoint (after its drain period)
 	drainAt     clock.Time
 	base        clock.Time // timestamp origin
 	lastNow     clock.Time
@@ -35,7 +36,9 @@ type connCommon struct {
 	mss         int // payload bytes per packet (largest application datagram in datagram mode)
 	ecnOn       bool
 
-	path pathState // path validation (path.go)
+	path    pathState  // path validation (path.go)
+	sched   schedState // place in the endpoint's scheduler (sched.go)
+	touchFn func()     // marks the connection in its scheduler (touch)
 
 	// handshake
 	token      []byte // client: the Retry token to send in the Initial
@@ -165,6 +168,15 @@ func (h *connCommon) onRetry(p *packet) RejectReason {
 	h.initialDue = true
 	h.hsAt = clock.Never
 	return RejectNone
+}
+
+// touch tells the endpoint's scheduler that the connection's state changed
+// (what it may send, or when its timers run): every entry point that
+// changes it calls this (sched.go).
+func (h *connCommon) touch() {
+	if h.touchFn != nil {
+		h.touchFn()
+	}
 }
 
 // confirm records the client's first packet after the Accept: the

@@ -404,6 +404,7 @@ func (c *DgramConn) Stats() DgramStats {
 // SetSource makes src the producer of this connection's datagrams (see
 // DgramConfig.Rate for greedy or rate-driven generation).
 func (c *DgramConn) SetSource(now clock.Time, src DgramSource) {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	c.src = src
 	if src == nil {
 		c.genAt = clock.Never // stop generating
@@ -428,6 +429,7 @@ func (c *DgramConn) startGenerator(now clock.Time) {
 // larger than MaxPayload or the connection is not open. A full queue drops
 // by DropPolicy (counted in QueueDropped).
 func (c *DgramConn) Send(now clock.Time, p []byte) bool {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	if !c.established || c.done || c.closeWanted || len(p) > c.mss {
 		return false
 	}
@@ -487,6 +489,7 @@ func (c *DgramConn) generate(now clock.Time) {
 // (repeated RTO apart, up to dgramCloseTries) and the connection ends when
 // the peer's RESET arrives or the tries are used up.
 func (c *DgramConn) Close(now clock.Time) {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	if c.done || c.closeWanted {
 		return
 	}
@@ -497,6 +500,7 @@ func (c *DgramConn) Close(now clock.Time) {
 
 // Abort ends the connection at once, telling the peer with a RESET.
 func (c *DgramConn) Abort(now clock.Time) {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	if c.done {
 		return
 	}
@@ -514,6 +518,7 @@ func (c *DgramConn) Recv(p []byte) (n int, ok bool) {
 
 // RecvAt is Recv that also returns the instant the datagram arrived.
 func (c *DgramConn) RecvAt(p []byte) (n int, at clock.Time, ok bool) {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	if c.rq.n == 0 {
 		return 0, clock.Never, false
 	}

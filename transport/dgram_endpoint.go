@@ -20,12 +20,11 @@ type DgramEndpointConfig struct {
 // kept apart from the stream connections but share the CID space, the
 // handshake and the socket (one receiver port serves both modes).
 type dgramEndpoint struct {
-	conns     []*DgramConn
+	sch       scheduler[*DgramConn] // datagram connections, in creation order, with their timers (sched.go)
 	byCID     map[uint64]*DgramConn
 	byInitial map[uint64]*DgramConn
 	acceptQ   []*DgramConn
 	tombInit  map[uint64]clock.Time
-	rr        int
 	pkt       dgramPacket
 }
 
@@ -58,7 +57,8 @@ func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfi
 	e.dg.init()
 	c := newDgramConn(e, cfg, now)
 	c.dial(peer, cfg.Request)
-	e.dg.conns = append(e.dg.conns, c)
+	c.touchFn = func() { e.dg.sch.touch(c) }
+	e.dg.sch.add(c)
 	e.dg.byCID[c.localCID] = c
 	e.opened(&c.connCommon)
 	return c, nil
@@ -76,7 +76,7 @@ func (e *Endpoint) AcceptDgram() *DgramConn {
 }
 
 // DgramConns returns the live datagram connections (do not modify).
-func (e *Endpoint) DgramConns() []*DgramConn { return e.dg.conns }
+func (e *Endpoint) DgramConns() []*DgramConn { return e.dg.sch.conns }
 
 // dgInitial accepts a datagram-mode connection (an Initial with hsDgram).
 func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, size int) {
@@ -86,6 +86,7 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 			e.reject(RejectUnexpected)
 			return
 		}
+		c.touch()
 		c.initialAgain(from, e.tokenOK(now, from, p))
 		return
 	}
@@ -113,7 +114,8 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		return
 	}
 	c.sendAccept = 1
-	e.dg.conns = append(e.dg.conns, c)
+	c.touchFn = func() { e.dg.sch.touch(c) }
+	e.dg.sch.add(c)
 	e.dg.byCID[c.localCID] = c
 	e.dg.byInitial[c.initialDCID] = c
 	e.dg.acceptQ = append(e.dg.acceptQ, c)
@@ -127,6 +129,7 @@ func (e *Endpoint) dgAccept(now clock.Time, p *packet) bool {
 	if c == nil {
 		return false
 	}
+	c.touch()
 	if r := c.onAccept(now, p); r != RejectNone {
 		e.reject(r)
 	}
@@ -145,6 +148,7 @@ func (e *Endpoint) dgReceive(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 		e.reject(RejectUnknownCID)
 		return
 	}
+	c.touch()
 	if r := c.onPacket(now, from, ce, p); r != RejectNone {
 		e.reject(r)
 	}
@@ -152,53 +156,43 @@ func (e *Endpoint) dgReceive(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 
 // dgTransmit lets the datagram connections take turns at Transmit.
 func (e *Endpoint) dgTransmit(now clock.Time, buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint) {
-	k := len(e.dg.conns)
-	for j := 0; j < k; j++ {
-		i := (e.dg.rr + j) % k
-		c := e.dg.conns[i]
+	s := &e.dg.sch
+	s.markDue(now)
+	for i := s.next(s.rr); i >= 0; i = s.next(i + 1) {
+		c := s.conns[i]
+		s.touch(c)
 		if n, to = c.pathTransmit(buf); n > 0 {
-			e.dg.rr = i + 1
+			s.rr = i + 1
 			return n, to, ecn.NotECT
 		}
 		if n, cp = c.transmit(now, buf); n > 0 {
-			e.dg.rr = i + 1
+			s.rr = i + 1
 			return n, c.peer, cp
 		}
+		s.clearReady(i)
 	}
 	return 0, netip.AddrPort{}, ecn.NotECT
-}
-
-// dgDeadline returns the datagram connections' earliest deadline.
-func (e *Endpoint) dgDeadline() clock.Time {
-	d := clock.Never
-	for _, c := range e.dg.conns {
-		d = clock.Earliest(d, c.deadline())
-	}
-	return d
 }
 
 // dgOnDeadline runs the datagram connections' timers and removes finished
 // ones after their drain period.
 func (e *Endpoint) dgOnDeadline(now clock.Time) {
-	j := 0
-	for _, c := range e.dg.conns {
+	removed := false
+	for _, c := range e.dg.sch.dueNow(now) {
 		c.onDeadline(now)
+		e.dg.sch.touch(c)
 		if c.done && !c.resetDue && !now.Before(c.drainAt) {
+			c.removed, removed = true, true
 			delete(e.dg.byCID, c.localCID)
 			if c.server {
 				delete(e.dg.byInitial, c.initialDCID)
 				e.dg.tombInit[c.initialDCID] = now.Add(c.cfg.IdleTimeout)
 			}
 			e.closed(&c.connCommon)
-			continue
 		}
-		e.dg.conns[j] = c
-		j++
 	}
-	clear(e.dg.conns[j:])
-	e.dg.conns = e.dg.conns[:j]
-	if e.dg.rr > j {
-		e.dg.rr = 0
+	if removed {
+		e.dg.sch.compact(func(c *DgramConn) bool { return c.removed })
 	}
 	for id, exp := range e.dg.tombInit {
 		if !now.Before(exp) {

@@ -17,7 +17,7 @@ import (
 type Endpoint struct {
 	cfg       EndpointConfig
 	rand      *rand.Rand
-	conns     []*Conn          // in creation order (deterministic iteration)
+	sch       scheduler[*Conn] // stream connections, in creation order, with their timers (sched.go)
 	byCID     map[uint64]*Conn // by local CID
 	byInitial map[uint64]*Conn // server: by the client's Initial destination CID
 	acceptQ   []*Conn
@@ -30,8 +30,7 @@ type Endpoint struct {
 	perSource map[netip.Addr]int // server: live connections per source address
 	halfOpen  int                // server: connections accepted but not yet confirmed by the client
 	oooUsed   uint64             // out-of-order memory charged by all connections, bytes (Conn.recharge)
-	rr        int
-	rxLen     int // length of the datagram being received, bytes
+	rxLen     int                // length of the datagram being received, bytes
 	pkt       packet
 	stats     EndpointStats
 	dg        dgramEndpoint // datagram-mode connections (dgram_endpoint.go)
@@ -109,7 +108,7 @@ func (e *Endpoint) Stats() EndpointStats {
 }
 
 // Conns returns the endpoint's live connections (do not modify the slice).
-func (e *Endpoint) Conns() []*Conn { return e.conns }
+func (e *Endpoint) Conns() []*Conn { return e.sch.conns }
 
 // newCID draws a connection ID not in use (and not 0).
 func (e *Endpoint) newCID() uint64 {
@@ -144,7 +143,8 @@ func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn,
 }
 
 func (e *Endpoint) add(c *Conn) {
-	e.conns = append(e.conns, c)
+	c.touchFn = func() { e.sch.touch(c) }
+	e.sch.add(c)
 	e.byCID[c.localCID] = c
 	if c.server {
 		e.byInitial[c.initialDCID] = c
@@ -197,7 +197,7 @@ func (e *Endpoint) admit(now clock.Time, from netip.AddrPort, p *packet, size in
 		e.reject(RejectHalfOpen)
 	case e.perSource[from.Addr()] >= e.cfg.MaxConnsPerSource:
 		e.reject(RejectPerSource)
-	case len(e.conns)+len(e.dg.conns) >= e.cfg.MaxConns:
+	case len(e.sch.conns)+len(e.dg.sch.conns) >= e.cfg.MaxConns:
 		e.reject(RejectTooManyConns)
 	default:
 		return true
@@ -245,6 +245,7 @@ func (e *Endpoint) onRetry(p *packet) {
 		e.reject(RejectUnknownCID)
 		return
 	}
+	h.touch()
 	if r := h.onRetry(p); r != RejectNone {
 		e.reject(r)
 	}
@@ -291,6 +292,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 			e.reject(RejectUnknownCID)
 			return
 		}
+		h.touch()
 		if r := h.onPath(from, p, len(b)); r != RejectNone {
 			e.reject(r)
 		}
@@ -311,6 +313,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 			e.reject(RejectUnknownCID)
 			return
 		}
+		c.touch()
 		if r := c.onAccept(now, p); r != RejectNone {
 			e.reject(r)
 		}
@@ -329,6 +332,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 			e.reject(RejectUnknownCID)
 			return
 		}
+		c.touch()
 		if r := c.onShort(now, from, ce, p); r != RejectNone {
 			e.reject(r)
 		}
@@ -343,6 +347,7 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 			e.reject(RejectUnexpected)
 			return
 		}
+		c.touch()
 		c.initialAgain(from, e.tokenOK(now, from, p))
 		return
 	}
@@ -382,15 +387,17 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 // unreachable on a connected socket). It returns how many it ended.
 func (e *Endpoint) Unreachable(now clock.Time, peer netip.AddrPort, err error) int {
 	n := 0
-	for _, c := range e.conns {
+	for _, c := range e.sch.conns {
 		if !c.done && (!peer.IsValid() || c.peer == peer) {
 			c.fail(now, err)
+			e.sch.touch(c)
 			n++
 		}
 	}
-	for _, c := range e.dg.conns {
+	for _, c := range e.dg.sch.conns {
 		if !c.done && (!peer.IsValid() || c.peer == peer) {
 			c.finish(now, err)
+			e.dg.sch.touch(c)
 			n++
 		}
 	}
@@ -420,22 +427,24 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 		e.stats.BytesOut += uint64(n)
 		return n, r.to, ecn.NotECT
 	}
-	k := len(e.conns)
-	for j := 0; j < k; j++ {
-		i := (e.rr + j) % k
-		c := e.conns[i]
+	s := &e.sch
+	s.markDue(now)
+	for i := s.next(s.rr); i >= 0; i = s.next(i + 1) {
+		c := s.conns[i]
+		s.touch(c) // its deadline may change; it stays ready if it sends
 		if n, to = c.pathTransmit(buf); n > 0 {
-			e.rr = i + 1
+			s.rr = i + 1
 			e.stats.DatagramsOut++
 			e.stats.BytesOut += uint64(n)
 			return n, to, ecn.NotECT
 		}
 		if n, cp = c.transmit(now, buf); n > 0 {
-			e.rr = i + 1
+			s.rr = i + 1
 			e.stats.DatagramsOut++
 			e.stats.BytesOut += uint64(n)
 			return n, c.peer, cp
 		}
+		s.clearReady(i)
 	}
 	if n, to, cp = e.dgTransmit(now, buf); n > 0 {
 		e.stats.DatagramsOut++
@@ -449,21 +458,20 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 // (retransmission, delayed-ACK, persist, pacing, idle or drain timers), or
 // clock.Never.
 func (e *Endpoint) Deadline() clock.Time {
-	d := clock.Never
-	for _, c := range e.conns {
-		d = clock.Earliest(d, c.deadline())
-	}
-	return clock.Earliest(d, e.dgDeadline())
+	return clock.Earliest(e.sch.earliest(), e.dg.sch.earliest())
 }
 
 // OnDeadline runs every expired timer and removes finished connections
 // whose drain period has passed.
 func (e *Endpoint) OnDeadline(now clock.Time) {
 	e.dgOnDeadline(now)
-	j := 0
-	for _, c := range e.conns {
+	removed := false
+	for _, c := range e.sch.dueNow(now) {
 		c.onDeadline(now)
+		e.sch.touch(c)
 		if c.done && !c.abortDue && !now.Before(c.drainAt) {
+			c.removed = true
+			removed = true
 			delete(e.byCID, c.localCID)
 			if c.err == nil {
 				e.tombs[c.localCID] = tombstone{peerCID: c.peerCID, peer: c.peer, cum: c.peerFinOff + 1, expires: now.Add(c.cfg.IdleTimeout)}
@@ -474,10 +482,10 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 			}
 			e.oooUsed -= c.oooCharge
 			e.closed(&c.connCommon)
-			continue
 		}
-		e.conns[j] = c
-		j++
+	}
+	if removed {
+		e.sch.compact(func(c *Conn) bool { return c.removed })
 	}
 	if len(e.tombs)+len(e.tombInit) > 0 && now >= e.tombSweep {
 		e.tombSweep = now.Add(time.Second)
@@ -491,11 +499,6 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 				delete(e.tombInit, id)
 			}
 		}
-	}
-	clear(e.conns[j:])
-	e.conns = e.conns[:j]
-	if e.rr > j {
-		e.rr = 0
 	}
 }
 

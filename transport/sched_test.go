@@ -1,0 +1,107 @@
+package transport
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+	"time"
+
+	"cclab/clock"
+	"cclab/ecn"
+)
+
+// schedEndpoint returns a server endpoint with n established, idle
+// connections (each from its own address).
+func schedEndpoint(tb testing.TB, n int) (*Endpoint, clock.Time) {
+	ep := NewEndpoint(EndpointConfig{Server: true, NoRetry: true, MaxConns: n, MaxHalfOpen: n, MaxConnsPerSource: n, Rand: rand.New(rand.NewPCG(7, 7))})
+	now := clock.Start
+	b := make([]byte, 2048)
+	buf := make([]byte, 65536)
+	for i := 0; i < n; i++ {
+		from := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 1000)
+		ep.Receive(now, from, ecn.NotECT, initialBytes(uint64(i)+1, uint64(i)+1<<32, nil))
+		c := ep.Accept()
+		if c == nil {
+			tb.Fatalf("conn %d not accepted: %v", i, ep.Stats().Rejects)
+		}
+		for k, _, _ := ep.Transmit(now, buf); k > 0; k, _, _ = ep.Transmit(now, buf) {
+		}
+		p := packet{typ: typeShort, dcid: c.localCID, flags: flagPING, ts: 1}
+		ep.Receive(now, from, ecn.NotECT, b[:encodePacket(b, &p)])
+	}
+	for k, _, _ := ep.Transmit(now, buf); k > 0; k, _, _ = ep.Transmit(now, buf) {
+	}
+	return ep, now
+}
+
+// BenchmarkEndpointSched: the driver's work per garbage datagram (Receive,
+// Transmit until nothing is left, Deadline) on an endpoint with 4,096 idle
+// connections. Without the scheduler both Transmit and Deadline visited
+// every connection (issue #10: a garbage flood starved live transfers);
+// with it the cost no longer grows with the connections.
+//
+//	go test ./transport -run '^$' -bench BenchmarkEndpointSched -benchtime 2000x
+func BenchmarkEndpointSched(b *testing.B) {
+	for _, n := range []int{16, 4096} {
+		b.Run(fmt.Sprintf("conns=%d", n), func(b *testing.B) {
+			ep, now := schedEndpoint(b, n)
+			garbage := []byte{WireVersion, byte(typeShort), 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+			from := netip.MustParseAddrPort("192.0.2.99:9")
+			buf := make([]byte, 65536)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ep.Receive(now, from, ecn.NotECT, garbage)
+				for k, _, _ := ep.Transmit(now, buf); k > 0; k, _, _ = ep.Transmit(now, buf) {
+				}
+				if d := ep.Deadline(); d != clock.Never && d <= now {
+					ep.OnDeadline(now)
+				}
+			}
+		})
+	}
+}
+
+// TestSchedMatchesScan: with many connections, some touched, some with
+// timers due, the scheduler's Transmit and Deadline give what a scan of
+// every connection gives (the reference: each conn's own deadline, and the
+// fact that an untouched, not-due conn has nothing to send).
+func TestSchedMatchesScan(t *testing.T) {
+	ep, now := schedEndpoint(t, 300)
+	buf := make([]byte, 65536)
+	r := rand.New(rand.NewPCG(9, 9))
+	for step := 0; step < 2000; step++ {
+		switch r.IntN(4) {
+		case 0: // data to a random conn
+			c := ep.Conns()[r.IntN(len(ep.Conns()))]
+			p := packet{typ: typeShort, dcid: c.localCID, flags: flagDATA, pn: uint64(step + 10), ts: 2, off: c.rcvNxt, data: make([]byte, 100)}
+			b := make([]byte, 2048)
+			ep.Receive(now, c.peer, ecn.NotECT, b[:encodePacket(b, &p)])
+		case 1: // the application writes
+			ep.Conns()[r.IntN(len(ep.Conns()))].Write(make([]byte, 3000))
+		case 2:
+			now = now.Add(time.Duration(r.IntN(50)) * time.Millisecond)
+		case 3:
+			if d := ep.Deadline(); d != clock.Never && d <= now {
+				ep.OnDeadline(now)
+			}
+		}
+		for k, _, _ := ep.Transmit(now, buf); k > 0; k, _, _ = ep.Transmit(now, buf) {
+		}
+		// Reference: the earliest deadline over all conns.
+		want := clock.Never
+		for _, c := range ep.Conns() {
+			want = clock.Earliest(want, c.deadline())
+		}
+		if got := ep.Deadline(); got != want {
+			t.Fatalf("step %d: Deadline %v, scan %v", step, got, want)
+		}
+		// Nothing left to send by any conn (a scan asks every one).
+		for _, c := range ep.Conns() {
+			if n, _ := c.transmit(now, buf); n > 0 {
+				t.Fatalf("step %d: conn %d had a datagram the scheduler did not ask for", step, c.sched.pos)
+			}
+		}
+	}
+}
