@@ -236,12 +236,12 @@ func TestReverseCaps(t *testing.T) {
 		req  string
 		want string
 	}{
-		{`{"v":2,"reverse":true,"bytes":2000000,"seed":1}`, "-max-reverse-bytes"},
-		{`{"v":2,"reverse":true,"seconds":3,"seed":1}`, "-max-reverse-seconds"},
-		{`{"v":2,"reverse":true,"bytes":1000,"cc":"vegas","seed":1}`, "-reverse-cc"},
-		{`{"v":2,"reverse":true,"bytes":1000,"cc":"reno:iw=100000","seed":1}`, "-reverse-cc-params"},
-		{`{"v":2,"reverse":true,"bytes":1000,"min_rto_ms":0.001,"seed":1}`, "min_rto_ms"},
-		{`{"v":2,"reverse":true,"bytes":1000,"nonce":"00","seed":1}`, "no pre-shared key"},
+		{`{"v":3,"reverse":true,"bytes":2000000,"seed":1}`, "-max-reverse-bytes"},
+		{`{"v":3,"reverse":true,"seconds":3,"seed":1}`, "-max-reverse-seconds"},
+		{`{"v":3,"reverse":true,"bytes":1000,"cc":"vegas","seed":1}`, "-reverse-cc"},
+		{`{"v":3,"reverse":true,"bytes":1000,"cc":"reno:iw=100000","seed":1}`, "-reverse-cc-params"},
+		{`{"v":3,"reverse":true,"bytes":1000,"min_rto_ms":0.001,"seed":1}`, "min_rto_ms"},
+		{`{"v":3,"reverse":true,"bytes":1000,"nonce":"00","seed":1}`, "no pre-shared key"},
 	} {
 		before := srv.Stats()
 		got := rawDial(t, srv, []byte(tc.req))
@@ -255,7 +255,7 @@ func TestReverseCaps(t *testing.T) {
 		}
 	}
 	// Within the caps it is served.
-	if got := rawDial(t, srv, []byte(`{"v":2,"reverse":true,"bytes":1000,"cc":"cubic","seed":1}`)); len(got) != 1000 {
+	if got := rawDial(t, srv, []byte(`{"v":3,"reverse":true,"bytes":1000,"cc":"cubic","seed":1}`)); len(got) != 1000 {
 		t.Errorf("request within the caps: got %d bytes %.80q, want 1000", len(got), got)
 	}
 }

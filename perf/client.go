@@ -40,6 +40,10 @@ type ClientConfig struct {
 	Seed     uint64        // pattern seed; 0: random
 
 	Interval   time.Duration        // -i: interval length; 0: no intervals
+	Omit       time.Duration        // -O: leave the first Omit out of the summary's goodput (its intervals are marked omitted)
+	Start      time.Time            // interval origin shared by parallel flows (zero: the flow's own start)
+	Test       string               // test ID shared by the flows of one sender run (hex; "" none)
+	Flows      int                  // flows in the test (-P, times 2 with bidir); 0 or 1: a single flow
 	OnInterval func(iv Interval)    // called for each interval as it ends (may be nil)
 	QlogDir    string               // -qlog: write <dir>/<connid>-client.sqlog; "" none
 	Sink       event.Sink           // extra event sink (may be nil)
@@ -85,6 +89,15 @@ func (c *ClientConfig) Validate() error {
 	}
 	if c.MinRTO < 0 {
 		return fmt.Errorf("-min-rto %v: must not be negative", c.MinRTO)
+	}
+	if c.Interval < 0 {
+		return fmt.Errorf("-i %v: must not be negative (0: no intervals)", c.Interval)
+	}
+	if c.Omit < 0 {
+		return fmt.Errorf("-O %v: must not be negative", c.Omit)
+	}
+	if c.Flows < 0 || c.Flows > MaxFlows {
+		return fmt.Errorf("flows %d: must be between 1 and %d", c.Flows, MaxFlows)
 	}
 	if c.Seed == 0 {
 		var b [8]byte
@@ -162,7 +175,10 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		defer ep.Close()
 	}
 
-	req := Request{V: Version, Reverse: cfg.Reverse, Seed: cfg.Seed}
+	req := Request{V: Version, Reverse: cfg.Reverse, Seed: cfg.Seed, Test: cfg.Test}
+	if cfg.Flows > 1 {
+		req.Flows = cfg.Flows
+	}
 	if cfg.Reverse {
 		req.Bytes, req.Seconds = cfg.Bytes, cfg.Duration.Seconds()
 		if req.Bytes > 0 {
@@ -218,7 +234,8 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		Timestamp: startWall.UTC().Format(time.RFC3339Nano), ConnectTo: peer.String(),
 		Local: ep.LocalAddr().String(), ConnID: fmt.Sprintf("%016x", id), Reverse: cfg.Reverse,
 		CC: cfg.CC, Recovery: cfg.Recovery, Bytes: cfg.Bytes, MaxDatagram: cfg.transportConfig(req, nil).MaxDatagram,
-		MinRTOms: ms(cfg.MinRTO), ECN: cfg.ECN, Seed: cfg.Seed,
+		MinRTOms: ms(cfg.MinRTO), ECN: cfg.ECN, Seed: cfg.Seed, Interval: cfg.Interval.Seconds(),
+		Omit: cfg.Omit.Seconds(), Test: cfg.Test, Flows: max(cfg.Flows, 1),
 	}}
 	if cfg.Bytes == 0 {
 		res.Start.Seconds = cfg.Duration.Seconds()
@@ -353,48 +370,125 @@ func readAll(c *udp.Conn, max int) ([]byte, error) {
 // srtt).
 type sampler func() (bytes, retrans int64, cwnd int, srtt time.Duration)
 
-// startIntervals appends an Interval to *out every cfg.Interval, sampled
-// since t0, in a goroutine of its own until the returned stop is called;
-// stop returns once the goroutine has ended (then *out may be read).
-func startIntervals(cfg *ClientConfig, t0 time.Time, sample sampler, out *[]Interval) (stop func()) {
-	quit := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runIntervals(cfg, t0, sample, quit, out)
-	}()
-	return func() {
-		close(quit)
-		<-done
-	}
+// omitMark is what a flow had done when the omitted period (-O) ended.
+type omitMark struct {
+	reached bool
+	bytes   int64
 }
 
-func runIntervals(cfg *ClientConfig, t0 time.Time, sample sampler, stop <-chan struct{}, out *[]Interval) {
-	if cfg.Interval <= 0 {
-		return
+// intervals samples a flow every cfg.Interval on boundaries k·Interval
+// after the origin (cfg.Start, or the flow's start), so that parallel
+// flows' intervals line up, and once at the end of the omitted period.
+type intervals struct {
+	quit, done chan struct{}
+	out        *[]Interval
+	omit       omitMark
+}
+
+// startIntervals appends an Interval to *out at every interval boundary, in
+// a goroutine of its own until the returned stop is called; stop samples
+// once more and keeps the last, partial interval, then returns once the
+// goroutine has ended (then *out and the omit mark may be read).
+func startIntervals(cfg *ClientConfig, t0 time.Time, sample sampler, out *[]Interval) *intervals {
+	iv := &intervals{quit: make(chan struct{}), done: make(chan struct{}), out: out}
+	origin := t0
+	if !cfg.Start.IsZero() {
+		origin = cfg.Start
 	}
-	tk := time.NewTicker(cfg.Interval)
-	defer tk.Stop()
+	go func() {
+		defer close(iv.done)
+		iv.run(cfg, origin, sample)
+	}()
+	return iv
+}
+
+// stop ends the sampling (once) and waits for it.
+func (iv *intervals) stop() {
+	select {
+	case <-iv.quit:
+	default:
+		close(iv.quit)
+	}
+	<-iv.done
+}
+
+// minPartial is the shortest last, partial interval kept, s.
+const minPartial = 0.001
+
+func (iv *intervals) run(cfg *ClientConfig, origin time.Time, sample sampler) {
 	var lastB, lastR int64
 	last := 0.0
+	emit := func(now time.Time) {
+		b, r, cw, srtt := sample()
+		end := now.Sub(origin).Seconds()
+		x := Interval{Start: last, End: end, Bytes: b - lastB, Retransmits: r - lastR, Cwnd: cw, SRTTms: ms(srtt)}
+		if end > last {
+			x.BitsPerSec = float64(x.Bytes) * 8 / (end - last)
+		}
+		x.Omitted = cfg.Omit > 0 && end <= cfg.Omit.Seconds()+minPartial
+		lastB, lastR, last = b, r, end
+		*iv.out = append(*iv.out, x)
+		if cfg.OnInterval != nil {
+			cfg.OnInterval(x)
+		}
+	}
+	k := 1
+	omitAt := time.Time{}
+	if cfg.Omit > 0 {
+		omitAt = origin.Add(cfg.Omit)
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
-		select {
-		case <-stop:
+		next := time.Time{}
+		if cfg.Interval > 0 {
+			next = origin.Add(time.Duration(k) * cfg.Interval)
+		}
+		if !omitAt.IsZero() && !iv.omit.reached && (next.IsZero() || omitAt.Before(next)) {
+			next = omitAt
+		}
+		if next.IsZero() {
+			<-iv.quit
 			return
-		case now := <-tk.C:
-			b, r, cw, srtt := sample()
-			end := now.Sub(t0).Seconds()
-			iv := Interval{Start: last, End: end, Bytes: b - lastB, Retransmits: r - lastR, Cwnd: cw, SRTTms: ms(srtt)}
-			if end > last {
-				iv.BitsPerSec = float64(iv.Bytes) * 8 / (end - last)
+		}
+		timer.Reset(time.Until(next))
+		select {
+		case <-iv.quit:
+			if now := time.Now(); cfg.Interval > 0 && now.Sub(origin).Seconds()-last >= minPartial {
+				emit(now) // the last, partial interval
 			}
-			lastB, lastR, last = b, r, end
-			*out = append(*out, iv)
-			if cfg.OnInterval != nil {
-				cfg.OnInterval(iv)
+			return
+		case now := <-timer.C:
+			if !omitAt.IsZero() && !iv.omit.reached && !now.Before(omitAt) {
+				iv.omit.reached = true
+				iv.omit.bytes, _, _, _ = sample()
+			}
+			if cfg.Interval > 0 && !now.Before(origin.Add(time.Duration(k)*cfg.Interval)) {
+				emit(now)
+				k++
 			}
 		}
 	}
+}
+
+// applyOmit makes e's goodput leave out the omitted period (-O) if the
+// transfer lasted beyond it.
+func applyOmit(cfg *ClientConfig, e *End, m omitMark, t0 time.Time) {
+	if cfg.Omit <= 0 || !m.reached {
+		return
+	}
+	origin := t0
+	if !cfg.Start.IsZero() {
+		origin = cfg.Start
+	}
+	// The omitted period counts from the flow's origin; the transfer's own
+	// clock (Seconds) from t0.
+	om := cfg.Omit.Seconds() - t0.Sub(origin).Seconds()
+	if om <= 0 || om >= e.Seconds {
+		return
+	}
+	e.OmittedSeconds, e.OmittedBytes = om, m.bytes
+	e.ThroughputBps = float64(max(e.Bytes-m.bytes, 0)) * 8 / (e.Seconds - om)
 }
 
 // runForward: we send, the receiver reports its digest.
@@ -405,7 +499,7 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 	}
 	t0 := time.Now()
 	conn.SetSource(transport.NewPatternSource(cfg.Seed), length)
-	stopIntervals := startIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
+	ivs := startIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
 		s := snapshot(conn.Stats())
 		return s.ackedBytes, s.retransmits, s.cwnd, s.srtt
 	}, &res.Intervals)
@@ -415,7 +509,7 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 	}
 	msg, err := readAll(conn, maxMessage)
 	elapsed := time.Since(t0)
-	stopIntervals()
+	ivs.stop()
 	if err != nil {
 		return fmt.Errorf("transfer failed: %w", err)
 	}
@@ -446,6 +540,7 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 	if e.Seconds > 0 {
 		e.ThroughputBps = float64(e.Bytes) * 8 / e.Seconds
 	}
+	applyOmit(cfg, e, ivs.omit, t0)
 	e.Retransmits, e.RTOs, e.RTOCauses = s.retransmits, s.rtos, s.rtoCauses
 	e.MSS = s.mss
 	e.MinRTTms = ms(s.minRTT)
@@ -460,7 +555,7 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 // a second connection.
 func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn *udp.Conn, cfg *ClientConfig, res *Result) error {
 	t0 := time.Now()
-	stopIntervals := startIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
+	ivs := startIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
 		s := snapshot(conn.Stats())
 		return s.recvBytes, 0, 0, 0
 	}, &res.Intervals)
@@ -485,7 +580,7 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 		}
 	}
 	elapsed := time.Since(t0)
-	stopIntervals()
+	ivs.stop()
 	if rerr != nil {
 		return fmt.Errorf("transfer failed: %w", rerr)
 	}
@@ -540,6 +635,7 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 	if e.Seconds > 0 {
 		e.ThroughputBps = float64(e.Bytes) * 8 / e.Seconds
 	}
+	applyOmit(cfg, e, ivs.omit, t0)
 	e.Retransmits, e.RTOs, e.RTOCauses = rep.Retransmits, rep.RTOs, rep.RTOCauses
 	e.MinRTTms, e.MeanSRTTms = rep.MinRTTms, rep.MeanSRTTms
 	if rep.CC != "" {

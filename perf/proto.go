@@ -39,10 +39,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Version is the perf protocol version carried in Request.V and Report.V.
-const Version = 2
+const Version = 3
 
 // DefaultPort is the receiver's default UDP port. It is not iperf3's 5201,
 // so both tools can run on one host.
@@ -73,7 +74,15 @@ type Request struct {
 	Hello    string  `json:"hello,omitempty"`      // auth: the client's nonce, hex; asks for a server nonce (auth.go)
 	Key      string  `json:"key,omitempty"`        // auth: the name of the client's pre-shared key
 	Nonce    string  `json:"nonce,omitempty"`      // auth: the server nonce this reverse request answers, hex
+	Test     string  `json:"test,omitempty"`       // test ID shared by the flows of one sender run (-P, --bidir), hex
+	Flows    int     `json:"flows,omitempty"`      // flows in that test, 2..MaxFlows (0: a single flow)
 }
+
+// MaxFlows is the most flows one test may have (-P, times 2 with --bidir).
+const MaxFlows = 128
+
+// maxTestID bounds Request.Test, characters.
+const maxTestID = 32
 
 // Report is one side's account of a transfer, written by the server.
 type Report struct {
@@ -119,6 +128,12 @@ func parseRequest(b []byte) (Request, error) {
 	}
 	if r.Bytes < 0 || r.Seconds < 0 || r.Seconds > MaxReverseSeconds {
 		return r, fmt.Errorf("%w: bytes %d / seconds %g out of range (seconds ≤ %d)", ErrBadRequest, r.Bytes, r.Seconds, MaxReverseSeconds)
+	}
+	if r.Flows != 0 && (r.Flows < 2 || r.Flows > MaxFlows) || r.Flows != 0 && r.Test == "" {
+		return r, fmt.Errorf("%w: flows %d out of range (2..%d, with a test ID)", ErrBadRequest, r.Flows, MaxFlows)
+	}
+	if len(r.Test) > maxTestID || strings.Trim(r.Test, "0123456789abcdef") != "" {
+		return r, fmt.Errorf("%w: test ID %q: want at most %d lower-case hex digits", ErrBadRequest, r.Test, maxTestID)
 	}
 	return r, nil
 }

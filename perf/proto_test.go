@@ -18,13 +18,20 @@ func TestParseRequest(t *testing.T) {
 		in      string
 		wantErr bool
 	}{
-		{`{"v":2,"seed":5}`, false},
-		{`{"v":2,"reverse":true,"bytes":100,"cc":"reno","seed":1}`, false},
+		{`{"v":3,"seed":5}`, false},
+		{`{"v":3,"seed":5,"test":"0123abcd","flows":4}`, false},
+		{`{"v":3,"seed":5,"test":"0123abcd"}`, false},
+		{`{"v":3,"seed":5,"flows":4}`, true},
+		{`{"v":3,"seed":5,"test":"ab","flows":1}`, true},
+		{`{"v":3,"seed":5,"test":"ab","flows":129}`, true},
+		{`{"v":3,"seed":5,"test":"XYZ"}`, true},
+		{`{"v":2,"seed":5}`, true},
+		{`{"v":3,"reverse":true,"bytes":100,"cc":"reno","seed":1}`, false},
 		{``, true},
 		{`{`, true},
 		{`{"v":1,"seed":1}`, true},
-		{`{"v":2,"bytes":-1}`, true},
-		{`{"v":2,"seconds":1e9}`, true},
+		{`{"v":3,"bytes":-1}`, true},
+		{`{"v":3,"seconds":1e9}`, true},
 		{`[1,2]`, true},
 	} {
 		_, err := parseRequest([]byte(tc.in))
@@ -38,23 +45,25 @@ func TestParseRequest(t *testing.T) {
 }
 
 func FuzzParseRequest(f *testing.F) {
-	f.Add([]byte(`{"v":2,"seed":5}`))
-	f.Add([]byte(`{"v":2,"reverse":true,"seconds":2.5,"cc":"dca:x=2","recovery":"reno","ecn":true,"seed":9}`))
-	f.Add([]byte(`{"v":2,"results":12345}`))
+	f.Add([]byte(`{"v":3,"seed":5}`))
+	f.Add([]byte(`{"v":3,"reverse":true,"seconds":2.5,"cc":"dca:x=2","recovery":"reno","ecn":true,"seed":9}`))
+	f.Add([]byte(`{"v":3,"results":12345}`))
+	f.Add([]byte(`{"v":3,"seed":1,"test":"00ff00ff00ff00ff","flows":8}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseRequest(b)
 		if err != nil {
 			return
 		}
-		if r.V != Version || r.Bytes < 0 || r.Seconds < 0 || r.Seconds > MaxReverseSeconds {
+		if r.V != Version || r.Bytes < 0 || r.Seconds < 0 || r.Seconds > MaxReverseSeconds ||
+			r.Flows != 0 && (r.Flows < 2 || r.Flows > MaxFlows || r.Test == "") || len(r.Test) > maxTestID {
 			t.Errorf("parseRequest(%q) accepted %+v", b, r)
 		}
 	})
 }
 
 func FuzzParseReport(f *testing.F) {
-	f.Add([]byte(`{"v":2,"bytes":100,"digest":"00ff","seconds":1}`))
-	f.Add([]byte(`{"v":2,"error":"reverse mode (-R) refused"}`))
+	f.Add([]byte(`{"v":3,"bytes":100,"digest":"00ff","seconds":1}`))
+	f.Add([]byte(`{"v":3,"error":"reverse mode (-R) refused"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseReport(b)
 		if err == nil && r.V != Version {
@@ -96,9 +105,9 @@ func TestServerRefusalsAreCounted(t *testing.T) {
 	}{
 		{`garbage`, "bad request", func(s ServerStats) uint64 { return s.BadRequests }},
 		{`{"v":7}`, "version", func(s ServerStats) uint64 { return s.BadRequests }},
-		{`{"v":2,"reverse":true,"bytes":1000,"cc":"nosuchcc","seed":1}`, "registered controllers",
+		{`{"v":3,"reverse":true,"bytes":1000,"cc":"nosuchcc","seed":1}`, "registered controllers",
 			func(s ServerStats) uint64 { return s.BadParameters }},
-		{`{"v":2,"results":99}`, "no reverse flow", func(s ServerStats) uint64 { return s.Reports }},
+		{`{"v":3,"results":99}`, "no reverse flow", func(s ServerStats) uint64 { return s.Reports }},
 	} {
 		before := tc.counter(srv.Stats())
 		ans := rawDial(t, srv, []byte(tc.req))

@@ -8,9 +8,21 @@ import (
 	"cclab/internal/units"
 )
 
-// Result is the client's JSON output (sender -J), in iperf3's spirit.
+// Result is the client's JSON output (sender -J), in iperf3's spirit. With
+// several flows (-P, --bidir), Start describes the test, Intervals and End
+// are sums over the flows of the test's direction (forward, or reverse
+// with -R), Flows holds each flow's own Result, and with --bidir
+// BidirReverse sums the reverse flows.
 type Result struct {
-	Start     Start      `json:"start"`
+	Start        Start      `json:"start"`
+	Intervals    []Interval `json:"intervals"`
+	End          End        `json:"end"`
+	BidirReverse *Sum       `json:"bidir_reverse,omitempty"`
+	Flows        []*Result  `json:"flows,omitempty"`
+}
+
+// Sum is the summed intervals and end of one direction's flows.
+type Sum struct {
 	Intervals []Interval `json:"intervals"`
 	End       End        `json:"end"`
 }
@@ -30,6 +42,11 @@ type Start struct {
 	MinRTOms    float64 `json:"min_rto_ms,omitempty"`
 	ECN         bool    `json:"ecn"`
 	Seed        uint64  `json:"seed"`
+	Interval    float64 `json:"interval"`          // -i, s (0: no intervals)
+	Omit        float64 `json:"omit,omitempty"`    // -O, s
+	Test        string  `json:"test_id,omitempty"` // test ID shared by the flows of one run
+	Flows       int     `json:"flows"`             // flows in the test (-P; twice as many with bidir)
+	Bidir       bool    `json:"bidir,omitempty"`   // --bidir
 }
 
 // Interval is one -i line: what happened during [Start, End) seconds since
@@ -42,24 +59,27 @@ type Interval struct {
 	BitsPerSec  float64 `json:"bits_per_second"` // Bytes*8/(End-Start)
 	Retransmits int64   `json:"retransmits"`     // in the interval
 	Cwnd        int     `json:"cwnd"`            // at the end, bytes
-	SRTTms      float64 `json:"srtt_ms"`         // at the end, ms
+	SRTTms      float64 `json:"srtt_ms"`         // at the end, ms (a sum: the mean over the flows)
+	Omitted     bool    `json:"omitted"`         // within the first -O seconds, left out of the summary's goodput
 }
 
 // End is the summary of the transfer.
 type End struct {
-	CC             string           `json:"cc"`             // controller at the sending side
-	Recovery       string           `json:"recovery"`       // recovery strategy at the sending side
-	Reverse        bool             `json:"reverse"`        // the receiver sent
-	Bytes          int64            `json:"bytes"`          // stream bytes delivered to the receiving application and acknowledged
-	Seconds        float64          `json:"seconds"`        // from the first byte sent to the receiver's confirmation, s
-	ThroughputBps  float64          `json:"throughput_bps"` // Bytes*8/Seconds, bits/s (goodput)
-	Retransmits    int64            `json:"retransmits"`    // retransmitted data packets
-	RTOs           int64            `json:"rtos"`           // retransmission timer expiries
-	RTOCauses      map[string]int64 `json:"rto_causes"`     // RTOs by cause: burst_loss, too_few_dupacks, lost_retransmission, other, handshake, spurious
-	MinRTTms       float64          `json:"min_rtt_ms"`     // minimum RTT sample, ms
-	MeanSRTTms     float64          `json:"mean_srtt_ms"`   // mean of the smoothed RTT over all ACKs, ms
-	Verified       bool             `json:"verified"`       // receiver's digest == sender's digest and byte counts agree
-	SenderDigest   string           `json:"sender_digest"`  // hex SHA-256 of the stream as sent
+	CC             string           `json:"cc"`                        // controller at the sending side
+	Recovery       string           `json:"recovery"`                  // recovery strategy at the sending side
+	Reverse        bool             `json:"reverse"`                   // the receiver sent
+	Bytes          int64            `json:"bytes"`                     // stream bytes delivered to the receiving application and acknowledged
+	Seconds        float64          `json:"seconds"`                   // from the first byte sent to the receiver's confirmation, s
+	ThroughputBps  float64          `json:"throughput_bps"`            // Bytes*8/Seconds, bits/s (goodput); with -O: (Bytes-OmittedBytes)*8/(Seconds-OmittedSeconds)
+	OmittedSeconds float64          `json:"omitted_seconds,omitempty"` // -O: the omitted period within Seconds, s
+	OmittedBytes   int64            `json:"omitted_bytes,omitempty"`   // -O: bytes acknowledged (forward) or delivered (reverse) in it
+	Retransmits    int64            `json:"retransmits"`               // retransmitted data packets
+	RTOs           int64            `json:"rtos"`                      // retransmission timer expiries
+	RTOCauses      map[string]int64 `json:"rto_causes"`                // RTOs by cause: burst_loss, too_few_dupacks, lost_retransmission, other, handshake, spurious
+	MinRTTms       float64          `json:"min_rtt_ms"`                // minimum RTT sample, ms
+	MeanSRTTms     float64          `json:"mean_srtt_ms"`              // mean of the smoothed RTT over all ACKs, ms
+	Verified       bool             `json:"verified"`                  // receiver's digest == sender's digest and byte counts agree
+	SenderDigest   string           `json:"sender_digest"`             // hex SHA-256 of the stream as sent
 	ReceiverDigest string           `json:"receiver_digest"`
 	SenderBytes    int64            `json:"sender_bytes"` // bytes the sender put in the stream
 	MSS            int              `json:"mss"`          // payload bytes per full segment, as negotiated
@@ -70,29 +90,63 @@ type End struct {
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // WriteIntervalHeader writes the column header of the human interval lines.
-func WriteIntervalHeader(w io.Writer) {
-	fmt.Fprintf(w, "%-17s %12s %14s %8s %12s %11s\n", "interval", "transfer", "goodput", "retrans", "cwnd", "srtt")
+func WriteIntervalHeader(w io.Writer) { WriteIntervalHeaderLabel(w, "") }
+
+// WriteIntervalHeaderLabel writes the header for lines with labels as wide
+// as label.
+func WriteIntervalHeaderLabel(w io.Writer, label string) {
+	fmt.Fprintf(w, "%*s%-17s %12s %14s %8s %12s %11s\n", len(label), "", "interval", "transfer", "goodput", "retrans", "cwnd", "srtt")
 }
 
 // WriteInterval writes one human interval line: seconds since the start,
 // bytes acknowledged in the interval, goodput, retransmissions in the
 // interval, and cwnd and srtt at its end.
-func WriteInterval(w io.Writer, iv Interval) {
-	fmt.Fprintf(w, "%7.2f-%-7.2f s %9.2f MB %9.2f Mbit/s %8d %9.1f kB %8.3f ms\n", iv.Start, iv.End,
-		float64(iv.Bytes)/1e6, iv.BitsPerSec/1e6, iv.Retransmits, float64(iv.Cwnd)/1e3, iv.SRTTms)
+func WriteInterval(w io.Writer, iv Interval) { WriteIntervalLabel(w, "", iv) }
+
+// WriteIntervalLabel writes an interval line after a label ("[  1] " for a
+// flow of several, "[SUM] " for their sum; "" for a single flow); an
+// interval within -O ends with "(omitted)".
+func WriteIntervalLabel(w io.Writer, label string, iv Interval) {
+	om := ""
+	if iv.Omitted {
+		om = "  (omitted)"
+	}
+	fmt.Fprintf(w, "%s%7.2f-%-7.2f s %9.2f MB %9.2f Mbit/s %8d %9.1f kB %8.3f ms%s\n", label, iv.Start, iv.End,
+		float64(iv.Bytes)/1e6, iv.BitsPerSec/1e6, iv.Retransmits, float64(iv.Cwnd)/1e3, iv.SRTTms, om)
+}
+
+// FlowLabel is the label of flow i (1-based) of a several-flow test, or of
+// their sum (i == 0; reverse: the sum of a --bidir test's other
+// direction), as iperf3 prints them, all one width.
+func FlowLabel(i int, reverse bool) string {
+	switch {
+	case i == 0 && reverse:
+		return "[SUM-R] "
+	case i == 0:
+		return "[SUM]   "
+	}
+	return fmt.Sprintf("%-8s", fmt.Sprintf("[%3d]", i))
 }
 
 // WriteSummary writes the human end summary.
-func WriteSummary(w io.Writer, e End) {
+func WriteSummary(w io.Writer, e End) { WriteSummaryLabel(w, "", e) }
+
+// WriteSummaryLabel writes the end summary after a label (see
+// WriteIntervalLabel).
+func WriteSummaryLabel(w io.Writer, label string, e End) {
 	dir := "sent"
 	if e.Reverse {
 		dir = "received"
 	}
-	fmt.Fprintf(w, "%s %s (%d bytes) in %.3f s = %.2f Mbit/s  cc=%s recovery=%s retransmits=%d rtos=%d min_rtt=%.3f ms mean_srtt=%.3f ms verified=%v\n",
-		dir, units.FormatBytes(e.Bytes), e.Bytes, e.Seconds, e.ThroughputBps/1e6, e.CC, e.Recovery,
+	om := ""
+	if e.OmittedSeconds > 0 {
+		om = fmt.Sprintf(" (first %.3f s omitted)", e.OmittedSeconds)
+	}
+	fmt.Fprintf(w, "%s%s %s (%d bytes) in %.3f s = %.2f Mbit/s%s  cc=%s recovery=%s retransmits=%d rtos=%d min_rtt=%.3f ms mean_srtt=%.3f ms verified=%v\n",
+		label, dir, units.FormatBytes(e.Bytes), e.Bytes, e.Seconds, e.ThroughputBps/1e6, om, e.CC, e.Recovery,
 		e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
 	if x := e.ECN; x != nil && x.Requested {
-		fmt.Fprintf(w, "ecn: negotiated=%v validated=%v codepoint=%s ect0_sent=%d ce_received=%d ece_acks=%d reductions=%d\n",
-			x.Negotiated, x.Validated, x.Codepoint, x.ECTSent, x.CERecv, x.ECEAcks, x.Reductions)
+		fmt.Fprintf(w, "%secn: negotiated=%v validated=%v codepoint=%s ect0_sent=%d ce_received=%d ece_acks=%d reductions=%d\n",
+			label, x.Negotiated, x.Validated, x.Codepoint, x.ECTSent, x.CERecv, x.ECEAcks, x.Reductions)
 	}
 }

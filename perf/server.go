@@ -32,6 +32,7 @@ type ServerConfig struct {
 	QlogDir      string           // write <dir>/<connid>-server.sqlog per flow; "" none
 	Driver       udp.Config       // socket driver options (its Endpoint field is ignored)
 	OnFlow       func(FlowSummary)
+	OnTest       func(TestSummary)    // called once every flow of a several-flow test (-P, --bidir) has finished (may be nil)
 	Logf         func(string, ...any) // progress messages (may be nil)
 
 	// Keys, if not nil, are the pre-shared keys a reverse request must
@@ -107,9 +108,11 @@ type FlowSummary struct {
 	CC            string       `json:"cc,omitempty"`
 	Recovery      string       `json:"recovery,omitempty"`
 	Error         string       `json:"error,omitempty"`
-	Mode          string       `json:"mode,omitempty"`  // "datagram" for a datagram-mode flow (dgram.go)
-	Dgram         *DgramReport `json:"dgram,omitempty"` // its receiver account
-	ECN           *ECNResult   `json:"ecn,omitempty"`   // this side's half of the ECN account, when negotiated
+	Mode          string       `json:"mode,omitempty"`    // "datagram" for a datagram-mode flow (dgram.go)
+	Dgram         *DgramReport `json:"dgram,omitempty"`   // its receiver account
+	Test          string       `json:"test_id,omitempty"` // the sender's test ID (-P, --bidir)
+	Flows         int          `json:"flows,omitempty"`   // flows in that test
+	ECN           *ECNResult   `json:"ecn,omitempty"`     // this side's half of the ECN account, when negotiated
 }
 
 // Server is a running receiver.
@@ -118,7 +121,8 @@ type Server struct {
 	ep  *udp.Endpoint
 
 	mu      sync.Mutex
-	reports map[uint64]*pending // reverse flows' reports, by connection ID
+	reports map[uint64]*pending     // reverse flows' reports, by connection ID
+	tests   map[string]*TestSummary // several-flow tests still running, by test ID
 	stats   ServerStats
 	wg      sync.WaitGroup
 
@@ -172,7 +176,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if err := cfg.withDefaults(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	s := &Server{cfg: cfg, reports: map[uint64]*pending{}, revSlot: make(chan struct{}, cfg.MaxReverseFlows)}
+	s := &Server{cfg: cfg, reports: map[uint64]*pending{}, tests: map[string]*TestSummary{}, revSlot: make(chan struct{}, cfg.MaxReverseFlows)}
 	d := cfg.Defaults
 	if d.MaxDatagram == 0 {
 		d = transport.DefaultConfig()
@@ -329,9 +333,9 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 		s.count(func(st *ServerStats) { st.BadRequests++ })
 		s.refuse(ctx, c, err.Error())
 		sum.Error = err.Error()
-		s.finish(sum)
-		return true, nil
+		return s.finish(sum), nil
 	}
+	sum.Test, sum.Flows = req.Test, req.Flows
 	if req.Results != 0 {
 		s.count(func(st *ServerStats) { st.Reports++ })
 		s.serveReport(ctx, c, req.Results)
@@ -360,20 +364,20 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 			s.count(counter)
 			s.refuse(ctx, c, msg)
 			sum.Error = msg
-			s.finish(sum)
-			return true, nil
+			return s.finish(sum), nil
 		}
 		defer func() { <-s.revSlot }()
 		p := s.serveReverse(ctx, c, req, &sum)
-		s.finish(sum)
-		return true, p
+		return s.finish(sum), p
 	}
 	s.serveForward(ctx, c, &sum)
-	s.finish(sum)
-	return true, nil
+	return s.finish(sum), nil
 }
 
-func (s *Server) finish(sum FlowSummary) {
+// finish accounts for a finished test flow and reports whether its test is
+// complete: a single flow, or the last of a several-flow test, whose
+// TestSummary then goes to OnTest.
+func (s *Server) finish(sum FlowSummary) bool {
 	s.count(func(st *ServerStats) {
 		switch {
 		case sum.Error != "":
@@ -387,6 +391,63 @@ func (s *Server) finish(sum FlowSummary) {
 	if s.cfg.OnFlow != nil {
 		s.cfg.OnFlow(sum)
 	}
+	return s.finishTest(sum)
+}
+
+// maxTests bounds the several-flow tests tracked at once (a test whose
+// flows never all arrive would otherwise stay).
+const maxTests = 1024
+
+// finishTest adds a finished flow to its test's summary and reports the
+// test once its last flow is in; it reports whether the test is complete.
+func (s *Server) finishTest(sum FlowSummary) bool {
+	if sum.Flows < 2 {
+		return true
+	}
+	s.mu.Lock()
+	t := s.tests[sum.Test]
+	if t == nil {
+		if len(s.tests) >= maxTests {
+			clear(s.tests)
+		}
+		t = &TestSummary{Test: sum.Test, Peer: sum.Peer, Flows: sum.Flows}
+		s.tests[sum.Test] = t
+	}
+	t.Done++
+	if sum.Error != "" {
+		t.Failed++
+	} else if sum.Reverse {
+		t.SentBytes += sum.Bytes
+		t.SentBps += sum.ThroughputBps
+	} else {
+		t.ReceivedBytes += sum.Bytes
+		t.ReceivedBps += sum.ThroughputBps
+	}
+	t.Seconds = max(t.Seconds, sum.Seconds)
+	done := t.Done == t.Flows
+	if done {
+		delete(s.tests, sum.Test)
+	}
+	s.mu.Unlock()
+	if done && s.cfg.OnTest != nil {
+		s.cfg.OnTest(*t)
+	}
+	return done
+}
+
+// TestSummary sums the flows of a several-flow test (sender -P N, --bidir)
+// at the receiver.
+type TestSummary struct {
+	Test          string  `json:"test_id"`
+	Peer          string  `json:"peer"`           // the first flow's peer
+	Flows         int     `json:"flows"`          // flows in the test
+	Done          int     `json:"-"`              // flows finished so far
+	Failed        int     `json:"failed"`         // flows that failed
+	Seconds       float64 `json:"seconds"`        // the longest flow, s
+	ReceivedBytes int64   `json:"received_bytes"` // forward flows' bytes
+	ReceivedBps   float64 `json:"received_bps"`   // forward flows' goodputs added, bit/s
+	SentBytes     int64   `json:"sent_bytes"`     // reverse flows' bytes sent and acknowledged
+	SentBps       float64 `json:"sent_bps"`       // reverse flows' goodputs added, bit/s
 }
 
 // refuse answers with an error report and closes.

@@ -13,8 +13,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,7 +38,8 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	fs.SetOutput(stderr)
 	var (
 		listen       = fs.String("listen", fmt.Sprintf(":%d", perf.DefaultPort), "UDP address to listen on")
-		once         = fs.Bool("1", false, "exit after serving one flow")
+		port         = fs.Int("p", 0, "UDP port to listen on (sets the port of -listen; default 5301)")
+		once         = fs.Bool("1", false, "exit after serving one test (one flow, or every flow of a sender's -P/--bidir test)")
 		jsonOut      = fs.Bool("J", false, "print one JSON object per finished flow")
 		allowReverse = fs.Bool("allow-reverse", false, "serve reverse (-R) requests, i.e. send to clients that ask")
 		qlogDir      = fs.String("qlog", "", "write a qlog JSON-SEQ trace per flow into this directory")
@@ -57,6 +60,17 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	}
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
+	}
+	if cli.IsSet(fs, "p") {
+		if *port < 1 || *port > 65535 {
+			fmt.Fprintf(stderr, "receiver: -p %d: want a port, 1..65535\n", *port)
+			return 2
+		}
+		host := *listen
+		if h, _, err := net.SplitHostPort(*listen); err == nil {
+			host = h
+		}
+		*listen = net.JoinHostPort(host, strconv.Itoa(*port))
 	}
 	if maxRevBytes <= 0 {
 		fmt.Fprintf(stderr, "receiver: -max-reverse-bytes %d: must be positive\n", maxRevBytes)
@@ -96,6 +110,17 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 				return
 			}
 			writeSummary(stdout, s)
+		},
+		OnTest: func(t perf.TestSummary) {
+			outMu.Lock()
+			defer outMu.Unlock()
+			if *jsonOut {
+				_ = enc.Encode(struct {
+					Sum perf.TestSummary `json:"sum"`
+				}{t})
+				return
+			}
+			writeTestSummary(stdout, t)
 		},
 	}
 	if !*quiet {
@@ -160,4 +185,19 @@ func writeSummary(w io.Writer, s perf.FlowSummary) {
 	}
 	fmt.Fprintf(w, "[%s] %s %s %s in %.3fs = %.2f Mbit/s digest=%s%s\n", s.ConnID, s.Peer, dir,
 		units.FormatBytes(s.Bytes), s.Seconds, s.ThroughputBps/1e6, digest, extra)
+}
+
+// writeTestSummary prints the [SUM] line of a sender's several-flow test.
+func writeTestSummary(w io.Writer, t perf.TestSummary) {
+	fmt.Fprintf(w, "[SUM %s] %s %d flows in %.3fs:", t.Test, t.Peer, t.Flows, t.Seconds)
+	if t.ReceivedBytes > 0 || t.SentBytes == 0 {
+		fmt.Fprintf(w, " received %s = %.2f Mbit/s", units.FormatBytes(t.ReceivedBytes), t.ReceivedBps/1e6)
+	}
+	if t.SentBytes > 0 {
+		fmt.Fprintf(w, " sent %s = %.2f Mbit/s", units.FormatBytes(t.SentBytes), t.SentBps/1e6)
+	}
+	if t.Failed > 0 {
+		fmt.Fprintf(w, " failed=%d", t.Failed)
+	}
+	fmt.Fprintln(w)
 }

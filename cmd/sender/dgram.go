@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,17 +11,6 @@ import (
 	"cclab/internal/units"
 	"cclab/perf"
 )
-
-// flagSet reports whether the flag name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == name {
-			set = true
-		}
-	})
-	return set
-}
 
 // runDgram runs a datagram-mode test (-mode datagram).
 func runDgram(cfg perf.DgramClientConfig, jsonOut bool, stdout, stderr io.Writer) int {

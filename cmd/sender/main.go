@@ -15,13 +15,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"time"
 
+	"cclab/ccalgo"
 	"cclab/internal/cli"
 	"cclab/internal/units"
 	"cclab/perf"
+	"cclab/transport"
 )
 
 func main() {
@@ -82,8 +87,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		addr     = fs.String("c", "", "receiver address host[:port] (default port 5301)")
 		nBytes   byteFlag
 		dur      durFlag
-		cc       = fs.String("cc", "reno", "congestion controller spec NAME[:key=value,...] at the sending side")
-		recovery = fs.String("recovery", "newreno", "loss-recovery strategy at the sending side (newreno, reno)")
+		cc       = fs.String("cc", "reno", "congestion controller spec NAME[:key=value,...] at the sending side: "+strings.Join(ccalgo.Registry.Names(), ", "))
+		recovery = fs.String("recovery", "newreno", "loss-recovery strategy NAME[:key=value,...] at the sending side: "+strings.Join(transport.Recoveries.Names(), ", "))
+		port     = fs.Int("p", 0, "receiver port (default 5301, or the port in -c)")
+		parallel = fs.Int("P", 1, "parallel flows, each its own connection (summed and per-flow results)")
+		bidir    = fs.Bool("bidir", false, "also as many flows in the other direction at once (the receiver must allow reverse flows)")
+		omit     durFlag
 		interval durFlag
 		jsonOut  = fs.Bool("J", false, "print the result as JSON (start, intervals, end)")
 		qlogDir  = fs.String("qlog", "", "write a qlog JSON-SEQ trace of the flow into this directory")
@@ -105,7 +114,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&off, "off", "datagram mode: OFF period of an ON/OFF source (with -on)")
 	fs.Var(&nBytes, "n", "bytes to send, with units (100M, 1G, 256MiB); overrides -t")
 	fs.Var(&dur, "t", "seconds (or a duration such as 30s) to send if -n is not given (default 10s)")
-	fs.Var(&interval, "i", "print an interval line every INTERVAL (e.g. 1s, 0.5); 0: none")
+	interval.d = time.Second
+	fs.Var(&interval, "i", "interval report every INTERVAL (e.g. 1s, 0.5); in text and -J; 0: none")
+	fs.Var(&omit, "O", "omit the first N seconds (or a duration) from the summary's goodput; their intervals are marked omitted")
 	fs.Var(&minRTO, "min-rto", "minimum retransmission timeout, e.g. 200ms (default: transport's 200ms)")
 	fs.Var(&timeout, "connect-timeout", "give up if the receiver does not answer within this time (default 10s)")
 	cli.AddVersion(fs, stdout)
@@ -124,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "stream":
 	case "datagram":
 		ccSpec := *cc
-		if !flagSet(fs, "cc") {
+		if !cli.IsSet(fs, "cc") {
 			ccSpec = "ccid2"
 		}
 		return runDgram(perf.DgramClientConfig{Addr: *addr, Duration: dur.d, CC: ccSpec, Size: *size, Rate: rate,
@@ -135,10 +146,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sender: -mode %q: want stream or datagram\n", *mode)
 		return 2
 	}
+	if cli.IsSet(fs, "p") {
+		if *port < 1 || *port > 65535 {
+			fmt.Fprintf(stderr, "sender: -p %d: want a port, 1..65535\n", *port)
+			return 2
+		}
+		*addr = withPort(*addr, *port)
+	}
+	if *parallel < 1 || *parallel > perf.MaxFlows/2 {
+		fmt.Fprintf(stderr, "sender: -P %d: want 1..%d flows\n", *parallel, perf.MaxFlows/2)
+		return 2
+	}
 	cfg := perf.ClientConfig{
 		Addr: *addr, Bytes: nBytes.n, Duration: dur.d, CC: *cc, Recovery: *recovery,
 		MinRTO: minRTO.d, ECN: *ecnOn, Size: *size, Reverse: *reverse, Seed: *seed,
-		Interval: interval.d, QlogDir: *qlogDir, Timeout: timeout.d,
+		Interval: interval.d, Omit: omit.d, QlogDir: *qlogDir, Timeout: timeout.d,
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "sender: %v\n", err)
@@ -152,14 +174,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Keys = keys
 	}
+	tc := perf.TestConfig{Flow: cfg, Parallel: *parallel, Bidir: *bidir}
+	several := *parallel > 1 || *bidir
 	if !*jsonOut && cfg.Interval > 0 {
 		header := false
-		cfg.OnInterval = func(iv perf.Interval) {
+		tc.OnInterval = func(flow int, reverse bool, iv perf.Interval) {
+			label := ""
+			if several {
+				label = perf.FlowLabel(flow, reverse != cfg.Reverse)
+			}
 			if !header {
-				perf.WriteIntervalHeader(stdout)
+				perf.WriteIntervalHeaderLabel(stdout, label)
 				header = true
 			}
-			perf.WriteInterval(stdout, iv)
+			perf.WriteIntervalLabel(stdout, label, iv)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -173,9 +201,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if cfg.Reverse {
 			dir = "receiving (reverse)"
 		}
-		fmt.Fprintf(stdout, "cclab sender: %s %s to %s, cc=%s recovery=%s\n", dir, what, cfg.Addr, cfg.CC, cfg.Recovery)
+		if *bidir {
+			dir += " and the other way (bidir)"
+		}
+		flows := ""
+		if *parallel > 1 {
+			flows = fmt.Sprintf(", %d parallel flows", *parallel)
+		}
+		fmt.Fprintf(stdout, "cclab sender: %s %s to %s, cc=%s recovery=%s%s\n", dir, what, cfg.Addr, cfg.CC, cfg.Recovery, flows)
 	}
-	res, err := perf.Run(ctx, cfg)
+	res, err := perf.RunTest(ctx, tc)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -188,7 +223,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}{err.Error()})
 		}
 	} else if res != nil && err == nil {
-		perf.WriteSummary(stdout, res.End)
+		writeSummaries(stdout, res, several)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sender: %v\n", err)
@@ -209,16 +244,41 @@ const (
 // explicit zeros that would otherwise mean the default (-t 0 is not 10 s).
 func checkFlags(fs *flag.FlagSet, t, connect, interval, minRTO time.Duration, queue int) error {
 	switch {
-	case flagSet(fs, "t") && (t <= 0 || t > maxDuration):
+	case cli.IsSet(fs, "t") && (t <= 0 || t > maxDuration):
 		return fmt.Errorf("-t %v: must be positive and at most %v", t, maxDuration)
-	case flagSet(fs, "connect-timeout") && (connect <= 0 || connect > maxConnectTimeout):
+	case cli.IsSet(fs, "connect-timeout") && (connect <= 0 || connect > maxConnectTimeout):
 		return fmt.Errorf("-connect-timeout %v: must be positive and at most %v", connect, maxConnectTimeout)
 	case interval < 0 || interval > maxDuration:
 		return fmt.Errorf("-i %v: must be between 0 (off) and %v", interval, maxDuration)
-	case flagSet(fs, "min-rto") && (minRTO <= 0 || minRTO > maxMinRTO):
+	case cli.IsSet(fs, "min-rto") && (minRTO <= 0 || minRTO > maxMinRTO):
 		return fmt.Errorf("-min-rto %v: must be positive and at most %v", minRTO, maxMinRTO)
-	case flagSet(fs, "queue") && (queue < 1 || queue > maxQueue):
+	case cli.IsSet(fs, "queue") && (queue < 1 || queue > maxQueue):
 		return fmt.Errorf("-queue %d: must be between 1 and %d datagrams", queue, maxQueue)
 	}
 	return nil
+}
+
+// writeSummaries prints the end summary: per flow and the sums with
+// several flows, as iperf3 does.
+func writeSummaries(w io.Writer, res *perf.Result, several bool) {
+	if !several {
+		perf.WriteSummary(w, res.End)
+		return
+	}
+	for i, f := range res.Flows {
+		perf.WriteSummaryLabel(w, perf.FlowLabel(i+1, false), f.End)
+	}
+	perf.WriteSummaryLabel(w, perf.FlowLabel(0, false), res.End)
+	if res.BidirReverse != nil {
+		perf.WriteSummaryLabel(w, perf.FlowLabel(0, true), res.BidirReverse.End)
+	}
+}
+
+// withPort returns addr ("host" or "host:port") with its port set to port.
+func withPort(addr string, port int) string {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	return net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port))
 }

@@ -58,7 +58,8 @@ func ParseArgs(fs *flag.FlagSet, args []string) (code int, ok bool) {
 
 // Undocumented returns the flags listed in usage (flag.PrintDefaults'
 // "  -name ..." lines) that doc never names as "`-name" followed by a
-// backquote, space or comma: a tool's tests pass its -h output and its
+// backquote, space or comma (or with two dashes, "`--name`", as --bidir is
+// written): a tool's tests pass its -h output and its
 // docs/ page.
 func Undocumented(usage, doc string) []string {
 	var missing []string
@@ -68,9 +69,18 @@ func Undocumented(usage, doc string) []string {
 			continue
 		}
 		name := "-" + strings.Fields(f)[0]
-		if !strings.Contains(doc, "`"+name+"`") && !strings.Contains(doc, "`"+name+" ") && !strings.Contains(doc, "`"+name+",") {
+		if !strings.Contains(doc, "`"+name+"`") && !strings.Contains(doc, "`"+name+" ") && !strings.Contains(doc, "`"+name+",") &&
+			!strings.Contains(doc, "`-"+name+"`") {
 			missing = append(missing, name)
 		}
 	}
 	return missing
+}
+
+// IsSet reports whether the flag name was given on the command line (fs
+// parsed), as opposed to left at its default.
+func IsSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

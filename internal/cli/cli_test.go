@@ -75,8 +75,8 @@ func TestVersionFlag(t *testing.T) {
 }
 
 func TestUndocumented(t *testing.T) {
-	usage := "usage: tool\n  -a\tflag a\n  -bee int\n    \tflag b\n  -c string\n"
-	doc := "| `-a` | x |\n| `-bee N` | y |\n"
+	usage := "usage: tool\n  -a\tflag a\n  -bee int\n    \tflag b\n  -c string\n  -bidir\n"
+	doc := "| `-a` | x |\n| `-bee N` | y |\n| `--bidir` | z |\n"
 	if got, want := Undocumented(usage, doc), []string{"-c"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("Undocumented: got %v, want %v", got, want)
 	}

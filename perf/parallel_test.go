@@ -1,0 +1,113 @@
+package perf
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestParallelFlows: -P 3 runs three verified flows whose sums are the
+// flows' totals, with aligned intervals (per flow and summed, the last one
+// partial), and the receiver reports the test once, with its three flows.
+func TestParallelFlows(t *testing.T) {
+	var mu sync.Mutex
+	var tests []TestSummary
+	srv, _ := startServer(t, ServerConfig{OnTest: func(s TestSummary) { mu.Lock(); tests = append(tests, s); mu.Unlock() }})
+	var lines []int // flow index of each interval line, 0 = sum
+	res, err := RunTest(context.Background(), TestConfig{
+		Flow:     ClientConfig{Addr: srv.Addr().String(), Duration: 1300 * time.Millisecond, Interval: 500 * time.Millisecond},
+		Parallel: 3,
+		OnInterval: func(flow int, reverse bool, iv Interval) {
+			lines = append(lines, flow)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Flows) != 3 || res.Start.Flows != 3 || res.Start.Test == "" {
+		t.Fatalf("got %d flows, start.flows %d, test %q; want 3, 3 and an ID", len(res.Flows), res.Start.Flows, res.Start.Test)
+	}
+	var bytes int64
+	for i, f := range res.Flows {
+		if !f.End.Verified || f.End.Bytes == 0 {
+			t.Errorf("flow %d: verified %v bytes %d, want true and > 0", i+1, f.End.Verified, f.End.Bytes)
+		}
+		if n := len(f.Intervals); n < 3 {
+			t.Errorf("flow %d: %d intervals, want ≥ 3 (0.5 s each over 1.3 s, the last partial)", i+1, n)
+		} else if last := f.Intervals[n-1]; last.End-last.Start >= 0.5 || f.Intervals[0].End < 0.5 {
+			t.Errorf("flow %d: first interval ends at %.3f, last spans %.3f-%.3f; want boundaries on 0.5 s and a partial last", i+1, f.Intervals[0].End, last.Start, last.End)
+		}
+		bytes += f.End.Bytes
+	}
+	if !res.End.Verified || res.End.Bytes != bytes {
+		t.Errorf("sum: verified %v bytes %d, want true and %d (the flows' total)", res.End.Verified, res.End.Bytes, bytes)
+	}
+	var ivBytes int64
+	for _, iv := range res.Intervals {
+		ivBytes += iv.Bytes
+	}
+	if ivBytes != bytes {
+		t.Errorf("summed intervals hold %d bytes, want %d", ivBytes, bytes)
+	}
+	sums := 0
+	for _, f := range lines {
+		if f == 0 {
+			sums++
+		}
+	}
+	if sums != len(res.Intervals) || len(lines) != 4*sums {
+		t.Errorf("interval callbacks %v: want 3 flow lines and one sum per interval (%d intervals)", lines, len(res.Intervals))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(tests)
+		mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(tests) != 1 || tests[0].Flows != 3 || tests[0].Test != res.Start.Test || tests[0].ReceivedBytes != bytes {
+		t.Errorf("receiver's test summaries %+v, want one for test %s with 3 flows and %d bytes", tests, res.Start.Test, bytes)
+	}
+}
+
+// TestBidirAndOmit: --bidir runs one flow each way, both verified, the
+// reverse one summed apart; -O leaves its first period out of the goodput
+// and marks its intervals.
+func TestBidirAndOmit(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{AllowReverse: true})
+	res, err := RunTest(context.Background(), TestConfig{
+		Flow: ClientConfig{Addr: srv.Addr().String(), Duration: 1200 * time.Millisecond, Interval: 200 * time.Millisecond,
+			Omit: 400 * time.Millisecond},
+		Parallel: 1, Bidir: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Flows) != 2 || res.BidirReverse == nil || !res.Start.Bidir {
+		t.Fatalf("got %d flows, bidir_reverse %v; want 2 and a reverse sum", len(res.Flows), res.BidirReverse != nil)
+	}
+	if res.Flows[0].End.Reverse || !res.Flows[1].End.Reverse || !res.BidirReverse.End.Reverse {
+		t.Errorf("directions: flow 1 reverse %v, flow 2 %v, reverse sum %v; want false, true, true",
+			res.Flows[0].End.Reverse, res.Flows[1].End.Reverse, res.BidirReverse.End.Reverse)
+	}
+	for i, f := range res.Flows {
+		e := f.End
+		if !e.Verified || e.OmittedSeconds <= 0 || e.OmittedSeconds >= 0.4 || e.OmittedBytes <= 0 || e.OmittedBytes >= e.Bytes {
+			t.Errorf("flow %d: verified %v, omitted %.3f s / %d of %d bytes; want verified, 0 < omitted < 0.4 s (from the flow's first byte) and some bytes",
+				i+1, e.Verified, e.OmittedSeconds, e.OmittedBytes, e.Bytes)
+		}
+		want := float64(e.Bytes-e.OmittedBytes) * 8 / (e.Seconds - e.OmittedSeconds)
+		if d := e.ThroughputBps - want; d > 1 || d < -1 {
+			t.Errorf("flow %d: throughput %.0f, want (bytes-omitted)*8/(seconds-omitted) = %.0f", i+1, e.ThroughputBps, want)
+		}
+		if len(f.Intervals) < 2 || !f.Intervals[0].Omitted || f.Intervals[len(f.Intervals)-1].Omitted {
+			t.Errorf("flow %d: intervals %+v: want the first ones omitted, the last not", i+1, f.Intervals)
+		}
+	}
+}
