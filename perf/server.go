@@ -32,6 +32,7 @@ type ServerConfig struct {
 	QlogDir      string           // write <dir>/<connid>-server.sqlog per flow; "" none
 	Driver       udp.Config       // socket driver options (its Endpoint field is ignored)
 	OnFlow       func(FlowSummary)
+	CloseTimeout time.Duration        // how long a finished forward flow waits for the closing handshake (0: DefaultCloseTimeout)
 	OnTest       func(TestSummary)    // called once every flow of a several-flow test (-P, --bidir) has finished (may be nil)
 	Logf         func(string, ...any) // progress messages (may be nil)
 
@@ -108,11 +109,12 @@ type FlowSummary struct {
 	CC            string       `json:"cc,omitempty"`
 	Recovery      string       `json:"recovery,omitempty"`
 	Error         string       `json:"error,omitempty"`
-	Mode          string       `json:"mode,omitempty"`    // "datagram" for a datagram-mode flow (dgram.go)
-	Dgram         *DgramReport `json:"dgram,omitempty"`   // its receiver account
-	Test          string       `json:"test_id,omitempty"` // the sender's test ID (-P, --bidir)
-	Flows         int          `json:"flows,omitempty"`   // flows in that test
-	ECN           *ECNResult   `json:"ecn,omitempty"`     // this side's half of the ECN account, when negotiated
+	Mode          string       `json:"mode,omitempty"`       // "datagram" for a datagram-mode flow (dgram.go)
+	Dgram         *DgramReport `json:"dgram,omitempty"`      // its receiver account
+	CloseNote     string       `json:"close_note,omitempty"` // the closing handshake failed after the whole stream arrived and its report went out (not an error)
+	Test          string       `json:"test_id,omitempty"`    // the sender's test ID (-P, --bidir)
+	Flows         int          `json:"flows,omitempty"`      // flows in that test
+	ECN           *ECNResult   `json:"ecn,omitempty"`        // this side's half of the ECN account, when negotiated
 }
 
 // Server is a running receiver.
@@ -516,12 +518,29 @@ func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary
 		return
 	}
 	c.CloseWrite()
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, s.closeTimeout())
 	defer cancel()
 	if err := c.Wait(wctx); err != nil {
-		sum.Error = "closing: " + err.Error()
+		// The whole stream arrived and its report went out: this side's
+		// transfer is complete. Only the closing handshake failed (e.g. a
+		// relay on the path stopped right after the sender had its result,
+		// taking the last ACK with it): a note, not a failed flow.
+		sum.CloseNote = "closing: " + err.Error()
+		c.Do(func(now clock.Time, tc *transport.Conn) { tc.Abort(now) }) // free it; the peer is gone or done
 	}
 }
+
+// closeTimeout is how long a flow waits for the peer to finish the closing
+// handshake.
+func (s *Server) closeTimeout() time.Duration {
+	if s.cfg.CloseTimeout > 0 {
+		return s.cfg.CloseTimeout
+	}
+	return DefaultCloseTimeout
+}
+
+// DefaultCloseTimeout is ServerConfig.CloseTimeout's default.
+const DefaultCloseTimeout = 30 * time.Second
 
 // serveHello answers a hello (auth.go) with a fresh server nonce and the
 // server's proof of the key.

@@ -115,6 +115,11 @@ type Relay struct {
 	overhead int
 	base     clock.Time
 
+	// The active period, for the summary: the first datagram read and the
+	// last one read or sent (guarded by mu; active false until traffic).
+	active              bool
+	firstAt, lastActive clock.Time
+
 	mu       sync.Mutex
 	paths    [2][]*hop
 	clients  map[netip.AddrPort]*client
@@ -605,6 +610,10 @@ const groBatch = 16
 // the first hop of its path. Called with mu held.
 func (r *Relay) receive(cl *client, dir int, b []byte, cp ecn.Codepoint, now clock.Time) {
 	size := len(b)
+	if !r.active {
+		r.active, r.firstAt = true, now
+	}
+	r.lastActive = max(r.lastActive, now)
 	r.cnt.Received[dir]++
 	r.cnt.ReceivedBytes[dir] += int64(size)
 	var key uint64
@@ -747,6 +756,7 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 		r.putPkt(p)
 		return
 	}
+	r.lastActive = max(r.lastActive, at)
 	late := r.serviceNow.Sub(at)
 	b := 0
 	for b < len(LateBuckets) && late > LateBuckets[b] {

@@ -115,17 +115,27 @@ func (r *Relay) writeStats(now clock.Time, final bool) {
 	r.cfg.Stats.Write(b)
 }
 
-// writeSummary prints totals since the start. Called with mu held.
+// writeSummary prints totals since the start; rates and utilization are
+// over the active period, from the first datagram read to the last one
+// read or sent (not the relay's whole lifetime, idle time before and after
+// the traffic included). Called with mu held.
 func (r *Relay) writeSummary(now clock.Time) {
 	w := r.cfg.Summary
 	if w == nil {
 		return
 	}
-	el := now.Sub(r.base)
-	if r.packet {
-		fmt.Fprintf(w, "bottleneck summary after %.3fs: %d flows\n", el.Seconds(), r.flows.seen)
+	life := now.Sub(r.base)
+	el := r.lastActive.Sub(r.firstAt)
+	period := "no traffic"
+	if r.active && el > 0 {
+		period = fmt.Sprintf("active %.3fs, from %.3fs to %.3fs", el.Seconds(), r.firstAt.Sub(r.base).Seconds(), r.lastActive.Sub(r.base).Seconds())
 	} else {
-		fmt.Fprintf(w, "bottleneck summary after %.3fs: %d clients\n", el.Seconds(), r.cnt.Clients)
+		el = max(life, time.Nanosecond) // nothing to rate: avoid 0/0
+	}
+	if r.packet {
+		fmt.Fprintf(w, "bottleneck summary after %.3fs (%s): %d flows\n", life.Seconds(), period, r.flows.seen)
+	} else {
+		fmt.Fprintf(w, "bottleneck summary after %.3fs (%s): %d clients\n", life.Seconds(), period, r.cnt.Clients)
 	}
 	unit := "datagrams"
 	if r.packet {

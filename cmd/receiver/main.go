@@ -179,6 +179,9 @@ func writeSummary(w io.Writer, s perf.FlowSummary) {
 		extra = fmt.Sprintf(" cc=%s recovery=%s retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms",
 			s.CC, s.Recovery, s.Retransmits, s.RTOs, s.MinRTTms, s.MeanSRTTms)
 	}
+	if s.CloseNote != "" {
+		extra += " (" + s.CloseNote + ")"
+	}
 	digest := s.Digest
 	if len(digest) > 16 {
 		digest = digest[:16]
