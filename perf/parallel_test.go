@@ -60,14 +60,17 @@ func TestParallelFlows(t *testing.T) {
 	if ivBytes != bytes {
 		t.Errorf("summed intervals hold %d bytes, want %d", ivBytes, bytes)
 	}
-	sums := 0
+	sums, flowLines := 0, 0
 	for _, f := range lines {
 		if f == 0 {
 			sums++
 		}
 	}
-	if sums != len(res.Intervals) || len(lines) != 4*sums {
-		t.Errorf("interval callbacks %v: want 3 flow lines and one sum per interval (%d intervals)", lines, len(res.Intervals))
+	for _, f := range res.Flows {
+		flowLines += len(f.Intervals)
+	}
+	if sums != len(res.Intervals) || len(lines) != sums+flowLines || len(lines) > 0 && lines[len(lines)-1] != 0 {
+		t.Errorf("interval callbacks %v: want every flow's intervals, each interval's followed by their sum (%d intervals)", lines, len(res.Intervals))
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
