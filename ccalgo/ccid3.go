@@ -94,6 +94,12 @@ type CCID3Config struct {
 	// scheduling longer than 4R and the timer fires spuriously; a bound of
 	// a few milliseconds removes that artefact.
 	NFBMin time.Duration `param:"nfbmin" help:"lower bound on the no-feedback timer; 0 = RFC 5348 max(4R, 2s/X)"`
+	// TGran is t_gran of RFC 5348 §4.6, the sender's scheduling
+	// granularity: the transport may send up to X*t_gran bytes back to back
+	// (the send quantum) instead of one packet per t_ipi. 0 paces packet by
+	// packet (the simulator's exact schedule); on a live host whose timer
+	// wakes late, 1 ms lets the rate exceed one packet per wake-up.
+	TGran time.Duration `param:"tgran" help:"scheduling granularity t_gran (RFC 5348 §4.6): bursts of up to X*t_gran bytes; 0 = one packet per t_ipi"`
 }
 
 // DefaultCCID3Config returns the RFC's behaviour (no bound on the timer).
@@ -148,6 +154,9 @@ func NewCCID3(cfg CCID3Config, env Env) (*CCID3, error) {
 	if cfg.NFBMin < 0 {
 		return nil, fmt.Errorf("ccid3: parameter nfbmin=%v: must be >= 0", cfg.NFBMin)
 	}
+	if cfg.TGran < 0 || cfg.TGran > time.Second {
+		return nil, fmt.Errorf("ccid3: parameter tgran=%v: must be 0..1s", cfg.TGran)
+	}
 	c := &CCID3{cfg: cfg, s: float64(env.MSS), tld: clock.Never, nfbAt: clock.Never}
 	c.x = c.s // RFC 5348 §4.2: 1 packet per second
 	c.xRecvSet[0] = rateEntry{rate: math.Inf(1), at: clock.Never}
@@ -163,6 +172,12 @@ func (c *CCID3) Rate() float64 { return c.x }
 
 // PacingRate returns X in bits/s.
 func (c *CCID3) PacingRate() float64 { return c.x * 8 }
+
+// SendQuantum returns max(s, X*t_gran), bytes (RFC 5348 §4.6; one packet
+// when t_gran is 0).
+func (c *CCID3) SendQuantum() int {
+	return max(int(c.s), int(c.x*c.cfg.TGran.Seconds()))
+}
 
 // SenderRTT returns R (0 before the first feedback).
 func (c *CCID3) SenderRTT() time.Duration { return c.r }

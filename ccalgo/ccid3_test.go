@@ -2,6 +2,7 @@ package ccalgo
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -337,5 +338,22 @@ func TestTFRCFeedbackTimer(t *testing.T) {
 	}
 	if got := f.r.Deadline(); got != clock.Never {
 		t.Errorf("no data since the report: deadline got %v, want none", got)
+	}
+}
+
+// TestCCID3SendQuantum: one packet without t_gran, X*t_gran with it.
+func TestCCID3SendQuantum(t *testing.T) {
+	c := newCCID3(t, "ccid3")
+	c.x = 5e6
+	if got := c.SendQuantum(); got != tfrcS {
+		t.Errorf("tgran 0: quantum got %d, want one packet %d", got, tfrcS)
+	}
+	c = newCCID3(t, "ccid3:tgran=1ms")
+	c.x = 5e6 // bytes/s
+	if got, want := c.SendQuantum(), 5000; got != want {
+		t.Errorf("tgran 1ms at 5 MB/s: quantum got %d, want %d", got, want)
+	}
+	if _, err := NewDgram("ccid3:tgran=-1ms", Env{MSS: tfrcS}); err == nil || !strings.Contains(err.Error(), "tgran") {
+		t.Errorf("tgran=-1ms: got %v, want an error naming tgran", err)
 	}
 }
