@@ -654,6 +654,12 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 	if c, ok := r.clients[addr]; ok {
 		return c
 	}
+	if r.closed.Load() {
+		// Close has already closed every session it found under mu: a
+		// session opened now would never be closed, and Close would wait
+		// for its reader for ever.
+		return nil
+	}
 	host := addr.Addr().Unmap()
 	switch {
 	case r.perHost[host] >= r.cfg.MaxClientsPerHost:
