@@ -535,7 +535,9 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 // connection may use its whole window; beyond it a connection's span may
 // grow only up to its share, MaxOOOBytes / live connections. Data nearer
 // than rcvHigh never grows the span and is always kept (nothing already
-// SACKed is ever dropped: no reneging).
+// SACKed is ever dropped: no reneging). The total thus stays below twice
+// MaxOOOBytes: what connections took while it was under the budget, plus at
+// most a share each.
 func (c *Conn) oooLimit(end uint64) uint64 {
 	if end <= c.rcvHigh {
 		return end

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"runtime"
 	"testing"
 	"time"
 
@@ -79,4 +80,41 @@ func TestOOOBudgetTransfer(t *testing.T) {
 	if srv.Stats().OOOBytesDropped == 0 {
 		t.Errorf("scenario not exercised: nothing dropped")
 	}
+}
+
+// TestOOOBudgetManyConns: 4,096 connections each push 256 KiB out of order
+// (the first segment withheld) at an endpoint with the default 64 MiB
+// budget; the endpoint holds at most twice the budget (a connection may
+// always grow to its share, budget / connections, and nothing SACKed is
+// dropped) and the Go heap grows by about that much (printed; not asserted,
+// the heap depends on the allocator).
+func TestOOOBudgetManyConns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4,096 connections, about 900,000 datagrams: not in -short")
+	}
+	const conns, push = 4096, 256 << 10
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	ep, now := schedEndpoint(t, conns)
+	b := make([]byte, 2048)
+	payload := make([]byte, testMSS)
+	buf := make([]byte, 65536)
+	for k := 1; k*testMSS < push; k++ {
+		for _, c := range ep.Conns() {
+			p := packet{typ: typeShort, dcid: c.localCID, flags: flagDATA, pn: uint64(k + 1), ts: 2, off: uint64(k * testMSS), data: payload}
+			ep.Receive(now, c.peer, ecn.NotECT, b[:encodePacket(b, &p)])
+			for n, _, _ := ep.Transmit(now, buf); n > 0; n, _, _ = ep.Transmit(now, buf) {
+			}
+		}
+	}
+	st := ep.Stats()
+	if st.OOOBytes > 2*DefaultMaxOOOBytes {
+		t.Errorf("endpoint holds %d out-of-order bytes, budget %d", st.OOOBytes, DefaultMaxOOOBytes)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	t.Logf("%d conns x %d bytes out of order: held %d bytes (budget %d), dropped %d; heap in use %d MiB -> %d MiB",
+		conns, push, st.OOOBytes, DefaultMaxOOOBytes, st.OOOBytesDropped, m0.HeapInuse>>20, m1.HeapInuse>>20)
+	runtime.KeepAlive(ep)
 }
