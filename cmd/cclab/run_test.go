@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"cclab/eval"
+	"cclab/experiments"
+
 	_ "modernc.org/sqlite"
 )
 
@@ -151,9 +154,20 @@ func TestRunQuickBuiltin(t *testing.T) {
 			t.Errorf("missing %s", f)
 		}
 	}
+	// The experiment's own grid says how many points and runs there are
+	// (controllers are added to it as they are built).
+	src, ok := experiments.Source("loss-resilience-quick")
+	if !ok {
+		t.Fatal("no built-in loss-resilience-quick")
+	}
+	exp, err := eval.ParseScenario("loss-resilience-quick.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d points, %d runs done, 0 failed", len(exp.Points), len(exp.Points)*len(exp.Base.Seeds))
 	list, err := exec.Command(bin, "list", "-db", db).CombinedOutput()
 	if err != nil || !strings.Contains(string(list), "loss-resilience") || !strings.Contains(string(list), "  loss-resilience-quick\n") ||
-		!strings.Contains(string(list), "v1 ") || !strings.Contains(string(list), "18 points, 54 runs done, 0 failed") {
+		!strings.Contains(string(list), "v1 ") || !strings.Contains(string(list), want) {
 		t.Errorf("cclab list: %v\n%s", err, list)
 	}
 	bad := filepath.Join(dir, "bad.yaml")
