@@ -165,3 +165,41 @@ func TestTombstoneReplies(t *testing.T) {
 		}
 	}
 }
+
+// TestDgramResetValidated: a datagram-mode connection that has ended
+// answers a repeated CLOSE (its RESET was lost) only when the CLOSE comes
+// from its validated peer, with a RESET no larger than the CLOSE; a spoofed
+// CLOSE naming it gets nothing.
+func TestDgramResetValidated(t *testing.T) {
+	n := newDnet(t, 12, pathModel{Delay: 5 * time.Millisecond}, pathModel{Delay: 5 * time.Millisecond}, DgramConfig{})
+	cli, srv := n.dial(DgramConfig{}, nil, true)
+	cli.Close(n.now)
+	if !n.run(5*time.Second, func() bool { return cli.Done() && (*srv).Done() }) {
+		t.Fatal("close did not finish")
+	}
+	s := *srv
+	if s.removed {
+		t.Fatal("server conn already removed")
+	}
+	closePkt := encodeOne(&dgramPacket{dcid: s.localCID, flags: dflagCLOSE, seq: 1000, ts: 1})
+	for _, tc := range []struct {
+		from netip.AddrPort
+		want int
+	}{{netip.MustParseAddrPort("192.0.2.66:9"), 0}, {n.addrs[0], 1}} {
+		n.eps[1].Receive(n.now, tc.from, ecn.NotECT, closePkt)
+		got := 0
+		for {
+			k, to, _ := n.eps[1].Transmit(n.now, n.buf)
+			if k == 0 {
+				break
+			}
+			got++
+			if to != n.addrs[0] || k > len(closePkt) {
+				t.Errorf("RESET of %d bytes to %v for a %d-byte CLOSE from %v", k, to, len(closePkt), tc.from)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("CLOSE from %v to an ended conn: %d replies, want %d", tc.from, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -180,4 +181,22 @@ func TestConnLimits(t *testing.T) {
 	if got := ep.Stats().HalfOpen; got != 0 {
 		t.Errorf("half-open after the handshake timeout = %d, want 0", got)
 	}
+}
+
+// FuzzRetryToken: checking any token bytes never panics, and only the
+// token minted for that address, those CIDs and within its lifetime is
+// accepted (a forged one would need the HMAC key).
+func FuzzRetryToken(f *testing.F) {
+	f.Add(make([]byte, tokenLen), uint16(40000))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1}, uint16(1))
+	f.Fuzz(func(t *testing.T, tok []byte, port uint16) {
+		m := newTokenMinter(rand.NewChaCha8([32]byte{7}), DefaultTokenLifetime, clock.Start)
+		from := netip.AddrPortFrom(netip.MustParseAddr("198.51.100.7"), port)
+		now := clock.Start.Add(time.Second)
+		var b [tokenLen]byte
+		good := m.mint(now, from, 1, 2, b[:])
+		if m.valid(now, from, 1, 2, tok) != bytes.Equal(tok, good) {
+			t.Fatalf("token %x: valid %v, minted %x", tok, !bytes.Equal(tok, good), good)
+		}
+	})
 }
