@@ -23,6 +23,15 @@ const (
 	// MinSsthreshSegments is the floor of the RFC 5681 §3.1 equation (4)
 	// ssthresh = max(FlightSize/2, 2*SMSS).
 	MinSsthreshSegments = 2
+	// MaxWindowParam is the largest window a spec may set (parameters iw,
+	// ssthresh, ackratio), packets: 2^14, so that a window in bytes,
+	// MaxWindowParam × MaxSegment < 2^31, fits any int (a huge iw used to
+	// overflow iw*MSS into a negative window).
+	MaxWindowParam = 1 << 14
+	// MaxSegment is the largest segment size a driver gives a controller
+	// (Env.MSS), bytes: an IPv4 packet's maximum length (RFC 791). Specs are
+	// range-checked by building them with it (ProbeEnv).
+	MaxSegment = 65535
 )
 
 // InfiniteSsthresh is the initial ssthresh when none is configured: RFC 5681
@@ -60,14 +69,14 @@ func DefaultBaseConfig() BaseConfig { return BaseConfig{IW: 0, ABC: ABCLimit, Ss
 
 // validate checks the shared parameters and names the faulty field.
 func (c BaseConfig) validate(name string) error {
-	if c.IW < 0 {
-		return fmt.Errorf("%s: parameter iw=%d: must be >= 0 packets (0 = RFC 6928)", name, c.IW)
+	if c.IW < 0 || c.IW > MaxWindowParam {
+		return fmt.Errorf("%s: parameter iw=%d: must be 0..%d packets (0 = RFC 6928)", name, c.IW, MaxWindowParam)
 	}
 	if c.ABC < 1 || c.ABC > ABCLimit {
 		return fmt.Errorf("%s: parameter abc=%d: must be 1 or 2 (RFC 3465 §2.2: L MUST NOT exceed 2*SMSS)", name, c.ABC)
 	}
-	if c.Ssthresh < 0 {
-		return fmt.Errorf("%s: parameter ssthresh=%d: must be >= 0 packets (0 = arbitrarily high)", name, c.Ssthresh)
+	if c.Ssthresh < 0 || c.Ssthresh > MaxWindowParam {
+		return fmt.Errorf("%s: parameter ssthresh=%d: must be 0..%d packets (0 = arbitrarily high)", name, c.Ssthresh, MaxWindowParam)
 	}
 	return nil
 }
@@ -94,8 +103,8 @@ type window struct {
 
 // newWindow builds the shared window from the base config and the MSS.
 func newWindow(name string, c BaseConfig, mss int) (window, error) {
-	if mss <= 0 {
-		return window{}, fmt.Errorf("%s: Env.MSS=%d: must be a positive segment size in bytes", name, mss)
+	if mss <= 0 || mss > MaxSegment {
+		return window{}, fmt.Errorf("%s: Env.MSS=%d: must be a segment size of 1..%d bytes", name, mss, MaxSegment)
 	}
 	if err := c.validate(name); err != nil {
 		return window{}, err

@@ -130,14 +130,14 @@ type BBR struct {
 
 // NewBBR returns a BBR controller.
 func NewBBR(cfg BBRConfig, env Env) (*BBR, error) {
-	if env.MSS <= 0 {
-		return nil, fmt.Errorf("bbr: Env.MSS=%d: must be a positive segment size in bytes", env.MSS)
+	if env.MSS <= 0 || env.MSS > MaxSegment {
+		return nil, fmt.Errorf("bbr: Env.MSS=%d: must be a segment size of 1..%d bytes", env.MSS, MaxSegment)
 	}
 	if cfg.Margin < 0 || cfg.Margin >= 100 {
-		return nil, fmt.Errorf("bbr: parameter margin=%v: must be 0..100 percent", cfg.Margin)
+		return nil, fmt.Errorf("bbr: parameter margin=%v: must be at least 0 and below 100 percent", cfg.Margin)
 	}
-	if cfg.IW < 0 {
-		return nil, fmt.Errorf("bbr: parameter iw=%d: must be >= 0 packets (0 = RFC 6928)", cfg.IW)
+	if cfg.IW < 0 || cfg.IW > MaxWindowParam {
+		return nil, fmt.Errorf("bbr: parameter iw=%d: must be 0..%d packets (0 = RFC 6928)", cfg.IW, MaxWindowParam)
 	}
 	b := &BBR{cfg: cfg, mss: env.MSS, rand: env.Rand, rtStamp: clock.Never, probeRTTDone: clock.Never}
 	b.iw = InitialWindow(env.MSS)

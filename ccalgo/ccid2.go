@@ -98,11 +98,11 @@ func NewCCID2(cfg CCID2Config, env Env) (*CCID2, error) {
 	if env.MSS <= 0 {
 		return nil, fmt.Errorf("ccid2: packet size %d: must be > 0 bytes", env.MSS)
 	}
-	if cfg.AckRatio < 1 {
-		return nil, fmt.Errorf("ccid2: parameter ackratio=%d: must be >= 1 packets", cfg.AckRatio)
+	if cfg.AckRatio < 1 || cfg.AckRatio > MaxWindowParam {
+		return nil, fmt.Errorf("ccid2: parameter ackratio=%d: must be 1..%d packets", cfg.AckRatio, MaxWindowParam)
 	}
-	if cfg.IW < 0 {
-		return nil, fmt.Errorf("ccid2: parameter iw=%d: must be >= 0 packets (0 = RFC 3390)", cfg.IW)
+	if cfg.IW < 0 || cfg.IW > MaxWindowParam {
+		return nil, fmt.Errorf("ccid2: parameter iw=%d: must be 0..%d packets (0 = RFC 3390)", cfg.IW, MaxWindowParam)
 	}
 	iw := cfg.IW
 	if iw == 0 {

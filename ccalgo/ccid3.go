@@ -25,6 +25,10 @@ const (
 	// (RFC 5348 §4.2: the sender starts at 1 packet/s with the timer set to
 	// 2 seconds).
 	TFRCInitialNoFeedback = 2 * time.Second
+	// MaxNFBMin bounds the nfbmin parameter: a no-feedback timer floor of
+	// t_mbi, beyond which the rate could not halve before reaching its
+	// floor of one packet per t_mbi anyway.
+	MaxNFBMin = TFRCMBI
 )
 
 // TFRCThroughput is the TCP throughput equation of RFC 5348 §3.1 in bytes/s
@@ -151,8 +155,8 @@ func NewCCID3(cfg CCID3Config, env Env) (*CCID3, error) {
 	if env.MSS <= 0 {
 		return nil, fmt.Errorf("ccid3: packet size %d: must be > 0 bytes", env.MSS)
 	}
-	if cfg.NFBMin < 0 {
-		return nil, fmt.Errorf("ccid3: parameter nfbmin=%v: must be >= 0", cfg.NFBMin)
+	if cfg.NFBMin < 0 || cfg.NFBMin > MaxNFBMin {
+		return nil, fmt.Errorf("ccid3: parameter nfbmin=%v: must be 0..%v", cfg.NFBMin, MaxNFBMin)
 	}
 	if cfg.TGran < 0 || cfg.TGran > time.Second {
 		return nil, fmt.Errorf("ccid3: parameter tgran=%v: must be 0..1s", cfg.TGran)

@@ -16,6 +16,10 @@ const (
 	// CubicBeta is the multiplicative decrease factor beta_cubic of RFC 9438
 	// §4.6 (β_cubic = 0.7).
 	CubicBeta = 0.7
+	// MaxCubicC is the largest scaling constant a spec may set, segments/s^3
+	// (250 times RFC 9438's 0.4: the window then regrows to W_max within a
+	// tenth of a second even after a loss at 10^5 segments).
+	MaxCubicC = 100.0
 )
 
 // CubicConfig configures CUBIC.
@@ -37,8 +41,8 @@ func (c CubicConfig) validate() error {
 	if err := c.BaseConfig.validate("cubic"); err != nil {
 		return err
 	}
-	if !(c.C > 0) || math.IsInf(c.C, 0) {
-		return fmt.Errorf("cubic: parameter c=%v: must be > 0 segments/s^3", c.C)
+	if !(c.C > 0 && c.C <= MaxCubicC) {
+		return fmt.Errorf("cubic: parameter c=%v: must be above 0 and at most %v segments/s^3", c.C, MaxCubicC)
 	}
 	if !(c.Beta > 0 && c.Beta < 1) {
 		return fmt.Errorf("cubic: parameter beta=%v: must be strictly between 0 and 1", c.Beta)

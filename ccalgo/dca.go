@@ -19,6 +19,12 @@ const (
 	DCADefaultX         = 2   // samples in sampledRTT(x)
 	DCADefaultW         = 20  // samples in windowAvg(w) and its standard deviation
 	DCADefaultReduction = 0.5 // fraction of cwnd removed by a reaction
+	// MaxDCAWindow bounds w, samples: DCA keeps the last w samples (50
+	// times the paper's largest studied w = 200).
+	MaxDCAWindow = 10000
+	// MaxDCATick bounds the sample granularity tick (twice the 500 ms
+	// tick of BSD's coarse TCP timer).
+	MaxDCATick = time.Second
 )
 
 // DecisionFreq says how often DCA may react to a positive congestion decision.
@@ -106,8 +112,8 @@ func (c DCAConfig) validate() error {
 	if c.X < 1 {
 		return fmt.Errorf("dca: parameter x=%d: must be at least 1 sample", c.X)
 	}
-	if c.W < 2 {
-		return fmt.Errorf("dca: parameter w=%d: must be at least 2 samples (it has a standard deviation)", c.W)
+	if c.W < 2 || c.W > MaxDCAWindow {
+		return fmt.Errorf("dca: parameter w=%d: must be 2..%d samples (a standard deviation needs 2; the samples are kept)", c.W, MaxDCAWindow)
 	}
 	if c.X > c.W {
 		return fmt.Errorf("dca: parameter x=%d: must not exceed w=%d", c.X, c.W)
@@ -115,8 +121,8 @@ func (c DCAConfig) validate() error {
 	if !(c.Reduction > 0 && c.Reduction < 1) {
 		return fmt.Errorf("dca: parameter reduction=%v: must be a fraction strictly between 0 and 1", c.Reduction)
 	}
-	if c.Tick < 0 {
-		return fmt.Errorf("dca: parameter tick=%v: must be >= 0", c.Tick)
+	if c.Tick < 0 || c.Tick > MaxDCATick {
+		return fmt.Errorf("dca: parameter tick=%v: must be 0..%v", c.Tick, MaxDCATick)
 	}
 	if c.Decision > Per2RTT {
 		return fmt.Errorf("dca: parameter decision=%v: allowed: epoch, rtt, 2rtt", c.Decision)

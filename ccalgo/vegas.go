@@ -98,14 +98,14 @@ func (c VegasConfig) validate() error {
 	if err := c.BaseConfig.validate("vegas"); err != nil {
 		return err
 	}
-	if !(c.Alpha >= 0) {
-		return fmt.Errorf("vegas: parameter alpha=%v: must be >= 0 packets", c.Alpha)
+	if !(c.Alpha >= 0 && c.Alpha <= MaxWindowParam) {
+		return fmt.Errorf("vegas: parameter alpha=%v: must be 0..%d packets", c.Alpha, MaxWindowParam)
 	}
-	if !(c.Beta >= c.Alpha) {
-		return fmt.Errorf("vegas: parameter beta=%v: must be >= alpha=%v packets", c.Beta, c.Alpha)
+	if !(c.Beta >= c.Alpha && c.Beta <= MaxWindowParam) {
+		return fmt.Errorf("vegas: parameter beta=%v: must be alpha=%v..%d packets", c.Beta, c.Alpha, MaxWindowParam)
 	}
-	if !(c.Gamma >= 0) {
-		return fmt.Errorf("vegas: parameter gamma=%v: must be >= 0 packets", c.Gamma)
+	if !(c.Gamma >= 0 && c.Gamma <= MaxWindowParam) {
+		return fmt.Errorf("vegas: parameter gamma=%v: must be 0..%d packets", c.Gamma, MaxWindowParam)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cclab/transport"
 )
 
 // rateRunner reports a network bw_utilization that depends on the point's
@@ -139,7 +141,7 @@ func TestPointHash(t *testing.T) {
 		Scenario Scenario
 	}
 	if err := json.Unmarshal(base.Settings(BackendLive, 7), &set); err != nil || set.Backend != BackendLive || set.Seed != 7 ||
-		set.Scenario.Topology.Hops[0].Rate != 10e6 || set.Scenario.Flows[0].Recovery != "newreno" {
+		set.Scenario.Topology.Hops[0].Rate != 10e6 || set.Scenario.Flows[0].Recovery != transport.DefaultRecovery {
 		t.Errorf("Settings: got %+v, %v; want backend live, seed 7 and the resolved scenario", set, err)
 	}
 }

@@ -1335,7 +1335,7 @@ func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 }
 
 func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
-	f := Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Recovery: "newreno", Traffic: "greedy"}
+	f := Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Recovery: transport.DefaultRecovery, Traffic: "greedy"}
 	var ccNode, modeNode, trafficNode, recoveryNode, windowNode, rttNode *yaml.Node
 	err := d.mapping(n, path, map[string]fieldFn{
 		"name":  func(n *yaml.Node, p string) (err error) { f.Name, err = d.str(n, p); return },
@@ -1448,9 +1448,9 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 		f.Mode = ModeStream
 	}
 	if f.CC == "" {
-		f.CC = "reno"
+		f.CC = transport.DefaultCC
 		if f.Mode == ModeDatagram {
-			f.CC = "ccid2"
+			f.CC = transport.DefaultDgramCC
 		}
 	}
 	if f.Mode == ModeDatagram {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cclab/transport"
 )
 
 const goodScenario = `name: test
@@ -63,7 +65,7 @@ func TestParseScenarioSweep(t *testing.T) {
 		t.Errorf("bottleneck: got %+v, want 16e6 bit/s, 7.5ms, droptail:20p", h)
 	}
 	f := s.Flows[0]
-	if f.Count != 1 || f.Mode != ModeStream || f.Recovery != "newreno" {
+	if f.Count != 1 || f.Mode != ModeStream || f.Recovery != transport.DefaultRecovery {
 		t.Errorf("flow defaults: got %+v", f)
 	}
 	if len(s.Baseline) != 1 || s.Baseline[0].Axis != "cc" || s.Baseline[0].Value != "reno" {

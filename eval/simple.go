@@ -22,7 +22,7 @@ type Simple struct {
 	Name        string          // scenario name (default "cclab-sim")
 	Topology    string          // "dumbbell" (default) or "chain"
 	Flows       int             // stream flows (dumbbell), or end-to-end flows (chain); default 1
-	CC          []string        // controller spec per flow, cycled (default "reno")
+	CC          []string        // controller spec per flow, cycled (default transport.DefaultCC)
 	Recovery    string          // recovery strategy spec ("" = the scenario default, newreno)
 	Rate        float64         // bottleneck rate, bits/s (default 20 Mbit/s)
 	RTT         time.Duration   // base round-trip time of every flow (dumbbell) or of end-to-end flows (chain); default 40 ms
@@ -60,7 +60,7 @@ func (s *Simple) defaults() {
 		s.Flows = 1
 	}
 	if len(s.CC) == 0 {
-		s.CC = []string{"reno"}
+		s.CC = []string{transport.DefaultCC}
 	}
 	if s.Rate == 0 {
 		s.Rate = 20e6
@@ -175,7 +175,7 @@ func (s Simple) Scenario() (Scenario, error) {
 	}
 	recovery := s.Recovery
 	if recovery == "" {
-		recovery = "newreno"
+		recovery = transport.DefaultRecovery
 	}
 	stream := func(name, cc, traffic string) (Flow, error) {
 		f := Flow{Name: name, Count: 1, Mode: ModeStream, CC: cc, Recovery: recovery, Traffic: traffic,

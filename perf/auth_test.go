@@ -239,7 +239,8 @@ func TestReverseCaps(t *testing.T) {
 		{`{"v":3,"reverse":true,"bytes":2000000,"seed":1}`, "-max-reverse-bytes"},
 		{`{"v":3,"reverse":true,"seconds":3,"seed":1}`, "-max-reverse-seconds"},
 		{`{"v":3,"reverse":true,"bytes":1000,"cc":"vegas","seed":1}`, "-reverse-cc"},
-		{`{"v":3,"reverse":true,"bytes":1000,"cc":"reno:iw=100000","seed":1}`, "-reverse-cc-params"},
+		{`{"v":3,"reverse":true,"bytes":1000,"cc":"reno:iw=100","seed":1}`, "-reverse-cc-params"},
+		{`{"v":3,"reverse":true,"bytes":1000,"cc":"reno:iw=100000","seed":1}`, "0..16384 packets"},
 		{`{"v":3,"reverse":true,"bytes":1000,"min_rto_ms":0.001,"seed":1}`, "min_rto_ms"},
 		{`{"v":3,"reverse":true,"bytes":1000,"nonce":"00","seed":1}`, "no pre-shared key"},
 	} {

@@ -31,8 +31,8 @@ type ClientConfig struct {
 	Addr     string        // receiver "host:port"
 	Bytes    int64         // -n: stream bytes to send; 0: use Duration
 	Duration time.Duration // -t: send for this long if Bytes is 0 (default 10 s)
-	CC       string        // controller spec at the sending side (default "reno")
-	Recovery string        // recovery strategy at the sending side (default "newreno")
+	CC       string        // controller spec at the sending side (default transport.DefaultCC)
+	Recovery string        // recovery strategy at the sending side (default transport.DefaultRecovery)
 	MinRTO   time.Duration // 0: transport default
 	ECN      bool          // send ECT(0) and react to ECN-Echo
 	Size     int           // max datagram (UDP payload), bytes; 0: transport default
@@ -61,10 +61,10 @@ func (c *ClientConfig) Validate() error {
 		return errors.New("no receiver address (-c host:port)")
 	}
 	if c.CC == "" {
-		c.CC = "reno"
+		c.CC = transport.DefaultCC
 	}
 	if c.Recovery == "" {
-		c.Recovery = "newreno"
+		c.Recovery = transport.DefaultRecovery
 	}
 	if err := ccalgo.Registry.Validate(c.CC); err != nil {
 		return fmt.Errorf("-cc %q: %v (registered controllers: %s)", c.CC, err, strings.Join(ccalgo.Registry.Names(), ", "))

@@ -241,10 +241,10 @@ func (s *Server) checkReverse(req Request) error {
 	}
 	cc, rec := req.CC, req.Recovery
 	if cc == "" {
-		cc = "reno"
+		cc = transport.DefaultCC
 	}
 	if rec == "" {
-		rec = "newreno"
+		rec = transport.DefaultRecovery
 	}
 	if err := errors.Join(validateCC(cc), validateRecovery(rec)); err != nil {
 		return errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
@@ -680,10 +680,10 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum
 	}()
 	cc, rec := req.CC, req.Recovery
 	if cc == "" {
-		cc = "reno"
+		cc = transport.DefaultCC
 	}
 	if rec == "" {
-		rec = "newreno"
+		rec = transport.DefaultRecovery
 	}
 	sum.CC, sum.Recovery = cc, rec
 	// The controller and recovery were set from the request by configure

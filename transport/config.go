@@ -12,6 +12,16 @@ import (
 
 // Defaults of Config.
 const (
+	// DefaultCC is the stream mode's default congestion controller: Reno
+	// (RFC 5681), the reference the other controllers are compared with.
+	DefaultCC = "reno"
+	// DefaultRecovery is the default loss-recovery strategy: PRR (RFC 6937)
+	// over RFC 6675 SACK loss detection, with lost-retransmission
+	// detection, the recovery of Linux (which negotiates SACK and runs PRR
+	// since 3.2). Chosen over newreno (no SACK), sack and prr without the
+	// option on the simulated evidence in docs/compat.md ("The default
+	// recovery").
+	DefaultRecovery = "prr:lostretx"
 	// DefaultMaxDatagram is the default UDP payload size, bytes: safe on the
 	// Internet (QUIC's RFC 9000 §14 minimum of 1200 bytes).
 	DefaultMaxDatagram = 1200
@@ -60,8 +70,8 @@ const (
 // Defaults, then the package defaults (DefaultConfig).
 type Config struct {
 	MaxDatagram int           // largest UDP payload sent and accepted, bytes (default 1200, >= MinDatagram)
-	CC          string        // congestion controller spec, e.g. "reno" or "dca:x=2" (default "reno")
-	Recovery    string        // loss-recovery strategy spec, "newreno" (default) or "reno"
+	CC          string        // congestion controller spec, e.g. "reno" or "dca:x=2" (default DefaultCC, "reno")
+	Recovery    string        // loss-recovery strategy spec, e.g. "newreno" or "sack:lostretx" (default DefaultRecovery, "prr:lostretx")
 	MinRTO      time.Duration // RTO lower bound (default 200 ms)
 	InitialRTO  time.Duration // RTO before the first RTT sample (default 1 s, RFC 6298 §2.1)
 	MaxRTO      time.Duration // RTO upper bound (default 60 s)
@@ -92,7 +102,7 @@ type Config struct {
 // DefaultConfig returns the package defaults.
 func DefaultConfig() Config {
 	return Config{
-		MaxDatagram: DefaultMaxDatagram, CC: "reno", Recovery: "newreno", Digest: "sha256",
+		MaxDatagram: DefaultMaxDatagram, CC: DefaultCC, Recovery: DefaultRecovery, Digest: "sha256",
 		MinRTO: DefaultMinRTO, InitialRTO: DefaultInitialRTO, MaxRTO: DefaultMaxRTO,
 		DelayedAck: DefaultDelayedAck, AckEvery: DefaultAckEvery,
 		RecvWindow: DefaultRecvWindow, SendBuffer: DefaultSendBuffer,

@@ -92,8 +92,8 @@ func recoveryEntry(name, doc string, build func(DupAckConfig, RecoveryEnv) Recov
 		Defaults: func() any { return &DupAckConfig{DupThresh: DupThresh} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			c := *cfg.(*DupAckConfig)
-			if c.DupThresh < 1 {
-				return nil, fmt.Errorf("%s: parameter dupthresh=%d: must be >= 1 packets", name, c.DupThresh)
+			if err := checkDupThresh(name, c.DupThresh); err != nil {
+				return nil, err
 			}
 			if env.MSS <= 0 {
 				return nil, fmt.Errorf("%s: RecoveryEnv.MSS=%d: must be a positive segment size in bytes", name, env.MSS)

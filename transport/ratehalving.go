@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 
+	"cclab/ccalgo"
 	"cclab/internal/spec"
 )
 
@@ -114,8 +115,8 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			if c.MaxBurst < 1 {
-				return nil, fmt.Errorf("ratehalving: parameter maxburst=%d: must be >= 1 packets", c.MaxBurst)
+			if c.MaxBurst < 1 || c.MaxBurst > ccalgo.MaxWindowParam {
+				return nil, fmt.Errorf("ratehalving: parameter maxburst=%d: must be 1..%d packets", c.MaxBurst, ccalgo.MaxWindowParam)
 			}
 			r := &RateHalving{sackLoss: l, maxBurst: c.MaxBurst}
 			r.entered = r.startEpisode

@@ -1,7 +1,9 @@
 package transport
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"cclab/ccalgo"
@@ -251,8 +253,60 @@ var Recoveries = spec.NewRegistry[Recovery, RecoveryEnv]("loss recovery strategy
 // "reno:dupthresh=3".
 func NewRecovery(s string, env RecoveryEnv) (Recovery, error) { return Recoveries.New(s, env) }
 
+func init() {
+	// Specs are range-checked where they are parsed, with the largest
+	// segment size (as controllers are, ccalgo.ProbeEnv).
+	Recoveries.SetProbe(func() RecoveryEnv { return RecoveryEnv{MSS: ccalgo.MaxSegment} })
+}
+
+// RecoverySpec is a loss-recovery specification ("sack:lostretx") that has
+// been parsed and range-checked (ParseRecoverySpec): its name is
+// registered and its parameters exist and lie in their documented ranges
+// (docs/recovery.md). It is a flag.Value and an encoding.TextUnmarshaler.
+type RecoverySpec struct{ s string }
+
+// ParseRecoverySpec parses and range-checks s against Recoveries.
+func ParseRecoverySpec(s string) (RecoverySpec, error) {
+	if err := Recoveries.Validate(s); err != nil {
+		return RecoverySpec{}, err
+	}
+	return RecoverySpec{strings.TrimSpace(s)}, nil
+}
+
+// String returns the spec as written ("" for the zero RecoverySpec).
+func (s RecoverySpec) String() string { return s.s }
+
+// Set parses v (flag.Value).
+func (s *RecoverySpec) Set(v string) error {
+	sp, err := ParseRecoverySpec(v)
+	if err != nil {
+		return err
+	}
+	*s = sp
+	return nil
+}
+
+// UnmarshalText parses b (encoding.TextUnmarshaler).
+func (s *RecoverySpec) UnmarshalText(b []byte) error { return s.Set(string(b)) }
+
+// MarshalText returns the spec as written.
+func (s RecoverySpec) MarshalText() ([]byte, error) { return []byte(s.s), nil }
+
 // DupThresh is the duplicate-ACK threshold of RFC 5681 §3.2 (DupThresh = 3).
 const DupThresh = 3
+
+// MaxDupThresh bounds the dupthresh parameter, packets (a threshold above
+// the largest window a spec may set, ccalgo.MaxWindowParam, could never be
+// reached).
+const MaxDupThresh = ccalgo.MaxWindowParam
+
+// checkDupThresh range-checks a strategy's dupthresh parameter.
+func checkDupThresh(name string, n int) error {
+	if n < 1 || n > MaxDupThresh {
+		return fmt.Errorf("%s: parameter dupthresh=%d: must be 1..%d packets", name, n, MaxDupThresh)
+	}
+	return nil
+}
 
 // DupAckConfig is the parameter shared by the duplicate-ACK strategies.
 type DupAckConfig struct {

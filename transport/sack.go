@@ -454,8 +454,8 @@ func (r *sackLoss) OnUndo(x *Ctx) {
 
 // buildSACK validates the shared parameters.
 func buildSACK(name string, c SACKConfig, env RecoveryEnv) (sackLoss, error) {
-	if c.DupThresh < 1 {
-		return sackLoss{}, fmt.Errorf("%s: parameter dupthresh=%d: must be >= 1 packets", name, c.DupThresh)
+	if err := checkDupThresh(name, c.DupThresh); err != nil {
+		return sackLoss{}, err
 	}
 	if env.MSS <= 0 {
 		return sackLoss{}, fmt.Errorf("%s: RecoveryEnv.MSS=%d: must be a positive segment size in bytes", name, env.MSS)

@@ -24,6 +24,7 @@ import (
 	"cclab/internal/cli"
 	"cclab/internal/units"
 	"cclab/perf"
+	"cclab/transport"
 	"cclab/transport/udp"
 )
 
@@ -45,8 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var (
 		nStr     = fs.String("n", "256MiB", "bytes per transfer (units: 100M, 1G, 256MiB)")
 		runs     = fs.Int("runs", 3, "transfers per stack (alternating the stacks)")
-		cc       = fs.String("cc", "reno", "cclab congestion controller spec")
-		recovery = fs.String("recovery", "newreno", "cclab loss-recovery strategy")
+		cc       = fs.String("cc", transport.DefaultCC, "cclab congestion controller spec")
+		recovery = fs.String("recovery", transport.DefaultRecovery, "cclab loss-recovery strategy")
 		size     = fs.Int("size", 0, "cclab max datagram, bytes (default 1200; quic-go uses its own PMTU logic)")
 		acks     = fs.String("acks", "both", "cclab ACK mode: rule (Transmit after every datagram: ACK every 2nd segment, the driver's default), stretch (Transmit once per received batch, as behind GRO), or both")
 		prof     = fs.String("cpuprofile", "", "write a CPU profile of the first cclab transfer to this file and print its top functions")

@@ -134,3 +134,23 @@ flows:
 		t.Errorf("a network flag with a YAML scenario: exit %d, want 2", code)
 	}
 }
+
+// TestSimSpecRanges: controller and recovery specs are range-checked when
+// the flags or the scenario are read: cclab sim exits 2 before simulating.
+func TestSimSpecRanges(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: bad\nduration: 1s\ntopology:\n  kind: dumbbell\n  bottleneck: {rate: 10Mbit, delay: 10ms}\nflows:\n  - {name: f, cc: \"cubic:beta=2\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"-cc", "cubic:beta=2", "-duration", "1s"},
+		{"-cc", "reno:iw=7930000000000000", "-duration", "1s"},
+		{"-recovery", "sack:dupthresh=0", "-duration", "1s"},
+		{"-scenario", bad},
+	} {
+		if code := runSim(args); code != 2 {
+			t.Errorf("cclab sim %q: exit %d, want 2", args, code)
+		}
+	}
+}

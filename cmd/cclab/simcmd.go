@@ -20,6 +20,7 @@ import (
 	"cclab/eval/simrun"
 	"cclab/internal/cli"
 	"cclab/plan"
+	"cclab/transport"
 )
 
 func init() {
@@ -83,8 +84,8 @@ func runSim(args []string) int {
 	sc.Rate = 20e6
 	fs.StringVar(&sc.Topology, "topology", "dumbbell", "dumbbell or chain")
 	fs.IntVar(&sc.Flows, "flows", 1, "stream flows (dumbbell), end-to-end flows (chain)")
-	fs.StringVar(&cc, "cc", "reno", "controller spec per flow, ';'-separated and cycled, e.g. 'reno;dca:x=2'")
-	fs.StringVar(&sc.Recovery, "recovery", "", "loss recovery strategy (default: newreno)")
+	fs.StringVar(&cc, "cc", transport.DefaultCC, "controller spec per flow, ';'-separated and cycled, e.g. 'reno;dca:x=2'")
+	fs.StringVar(&sc.Recovery, "recovery", "", "loss recovery strategy (default: "+transport.DefaultRecovery+")")
 	fs.Var(cli.Rate(&sc.Rate), "rate", "bottleneck rate, e.g. 20Mbit")
 	fs.DurationVar(&sc.RTT, "rtt", 40*time.Millisecond, "base RTT (dumbbell: every flow; chain: end-to-end flows)")
 	fs.StringVar(&rtts, "rtts", "", "dumbbell: per-flow base RTTs, comma-separated and cycled (overrides -rtt)")

@@ -87,8 +87,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		addr     = fs.String("c", "", "receiver address host[:port] (default port 5301)")
 		nBytes   byteFlag
 		dur      durFlag
-		cc       = fs.String("cc", "reno", "congestion controller spec NAME[:key=value,...] at the sending side: "+strings.Join(ccalgo.Registry.Names(), ", "))
-		recovery = fs.String("recovery", "newreno", "loss-recovery strategy NAME[:key=value,...] at the sending side: "+strings.Join(transport.Recoveries.Names(), ", "))
+		cc       = fs.String("cc", transport.DefaultCC, "congestion controller spec NAME[:key=value,...] at the sending side: "+strings.Join(ccalgo.Registry.Names(), ", "))
+		recovery = fs.String("recovery", transport.DefaultRecovery, "loss-recovery strategy NAME[:key=value,...] at the sending side: "+strings.Join(transport.Recoveries.Names(), ", "))
 		port     = fs.Int("p", 0, "receiver port (default 5301, or the port in -c)")
 		parallel = fs.Int("P", 1, "parallel flows, each its own connection (summed and per-flow results)")
 		bidir    = fs.Bool("bidir", false, "also as many flows in the other direction at once (the receiver must allow reverse flows)")
@@ -136,7 +136,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "datagram":
 		ccSpec := *cc
 		if !cli.IsSet(fs, "cc") {
-			ccSpec = "ccid2"
+			ccSpec = transport.DefaultDgramCC
 		}
 		return runDgram(perf.DgramClientConfig{Addr: *addr, Duration: dur.d, CC: ccSpec, Size: *size, Rate: rate,
 			On: on.d, Off: off.d, SendQueue: *queue, DropPolicy: *drop, ECN: *ecnOn, Interval: interval.d, Timeout: timeout.d,

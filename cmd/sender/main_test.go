@@ -23,6 +23,11 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-c", "127.0.0.1", "-cc", "nosuch"}, []string{"nosuch", "registered controllers", "reno"}},
 		{[]string{"-c", "127.0.0.1", "-cc", "reno:nokey=1"}, []string{"nokey"}},
 		{[]string{"-c", "127.0.0.1", "-recovery", "fack2"}, []string{"fack2", "newreno"}},
+		// parameter ranges, checked before dialing (issue #14; #10 item 8)
+		{[]string{"-c", "127.0.0.1", "-cc", "cubic:beta=2"}, []string{"beta=2", "between 0 and 1"}},
+		{[]string{"-c", "127.0.0.1", "-cc", "reno:iw=7930000000000000"}, []string{"iw=7930000000000000", "0..16384 packets"}},
+		{[]string{"-c", "127.0.0.1", "-recovery", "sack:dupthresh=0"}, []string{"dupthresh=0", "1..16384 packets"}},
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-cc", "ccid2:ackratio=0"}, []string{"ackratio=0"}},
 		{[]string{"-c", "127.0.0.1", "-n", "12XB"}, []string{"-n"}},
 		{[]string{"-c", "127.0.0.1", "-t", "soon"}, []string{"-t"}},
 		{[]string{"-c", "127.0.0.1", "-size", "100000"}, []string{"-size"}},

@@ -167,7 +167,10 @@ func TestCommonRandomNumbers(t *testing.T) {
 			}
 			return g
 		}
-		_, res := simulate(t, eval.Simple{Flows: 4, CC: []string{cc0, "reno", "reno", "reno"}, Rate: 10e6, RTT: 40 * time.Millisecond,
+		// Recovery newreno: with it flow0 meets losses in this run, and
+		// only after a loss do Reno and CUBIC differ (the same slow start);
+		// under the default prr:lostretx this seed's flow0 sees none.
+		_, res := simulate(t, eval.Simple{Flows: 4, CC: []string{cc0, "reno", "reno", "reno"}, Recovery: "newreno", Rate: 10e6, RTT: 40 * time.Millisecond,
 			Buffer: "1bdp", Duration: 20 * time.Second, Seed: 7, Stagger: time.Second,
 			Traffic: "onoff:size=pareto(200kB/1.5),off=exp(500ms)",
 			UDP:     "udponoff:rate=2Mbit,on=exp(300ms),off=exp(300ms)", UDPFlows: 2}, Options{Generator: wrap})

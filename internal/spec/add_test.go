@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +81,29 @@ func BenchmarkRegistryNew(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestValidateProbe: without a probe Validate only parses; with one it
+// builds the component, so the constructor's range checks run at parse time.
+func TestValidateProbe(t *testing.T) {
+	r := NewRegistry[addTestConfig, int]("test component")
+	Add(r, "thing", "a test component",
+		func() addTestConfig { return addTestConfig{Count: 1} },
+		func(c addTestConfig, limit int) (addTestConfig, error) {
+			if c.Count > limit {
+				return c, fmt.Errorf("thing: parameter count=%d: must be at most %d", c.Count, limit)
+			}
+			return c, nil
+		})
+	if err := r.Validate("thing:count=100"); err != nil {
+		t.Errorf("no probe: Validate(count=100) = %v, want nil (parse only)", err)
+	}
+	r.SetProbe(func() int { return 10 })
+	if err := r.Validate("thing:count=100"); err == nil || !strings.Contains(err.Error(), "count=100") {
+		t.Errorf("probe: Validate(count=100) = %v, want the range error", err)
+	}
+	if err := r.Validate("thing:count=10"); err != nil {
+		t.Errorf("probe: Validate(count=10) = %v, want nil", err)
 	}
 }

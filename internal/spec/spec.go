@@ -264,10 +264,20 @@ type Entry[T, E any] struct {
 
 // Registry maps names to components of type T built with environment E.
 type Registry[T, E any] struct {
-	kind    string
-	entries map[string]Entry[T, E]
-	fields  map[string][]field // each entry's config fields, listed when it is registered
+	kind     string
+	entries  map[string]Entry[T, E]
+	fields   map[string][]field // each entry's config fields, listed when it is registered
+	probe    func() E           // environment Validate builds with; nil: Validate only parses
+	hasProbe bool
 }
+
+// SetProbe makes Validate build the component with the environment probe
+// returns and discard it, so that a spec is range-checked where it is parsed
+// (a flag, a scenario file) rather than when the component is first needed
+// (after a connection is set up). probe's environment must be the most
+// demanding one the component can meet (e.g. the largest segment size), so
+// a spec that passes builds in every real environment.
+func (r *Registry[T, E]) SetProbe(probe func() E) { r.probe, r.hasProbe = probe, probe != nil }
 
 // NewRegistry returns an empty registry; kind names the category in errors
 // ("congestion controller", "queue discipline").
@@ -346,8 +356,14 @@ func (r *Registry[T, E]) New(s string, env E) (T, error) {
 	return e.Build(cfg, env)
 }
 
-// Validate parses s and checks its parameters without building anything.
+// Validate parses s and checks its parameters: their names and types, and,
+// when the registry has a probe environment (SetProbe), their ranges, by
+// building the component once with it.
 func (r *Registry[T, E]) Validate(s string) error {
-	_, _, err := r.Config(s)
+	e, cfg, err := r.Config(s)
+	if err != nil || !r.hasProbe {
+		return err
+	}
+	_, err = e.Build(cfg, r.probe())
 	return err
 }
