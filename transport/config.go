@@ -15,13 +15,12 @@ const (
 	// DefaultCC is the stream mode's default congestion controller: Reno
 	// (RFC 5681), the reference the other controllers are compared with.
 	DefaultCC = "reno"
-	// DefaultRecovery is the default loss-recovery strategy: PRR (RFC 6937)
-	// over RFC 6675 SACK loss detection, with lost-retransmission
-	// detection, the recovery of Linux (which negotiates SACK and runs PRR
-	// since 3.2). Chosen over newreno (no SACK), sack and prr without the
-	// option on the simulated evidence in docs/compat.md ("The default
-	// recovery").
-	DefaultRecovery = "prr:lostretx"
+	// DefaultRecovery is the default loss-recovery strategy: RACK-TLP loss
+	// detection (RFC 8985) with PRR (RFC 6937) and undo of spurious
+	// episodes, the recovery Linux runs over SACK. Chosen over newreno (no
+	// SACK), sack, prr and their lostretx variants on the simulated
+	// evidence in docs/compat.md ("The default recovery").
+	DefaultRecovery = "rack"
 	// DefaultMaxDatagram is the default UDP payload size, bytes: safe on the
 	// Internet (QUIC's RFC 9000 §14 minimum of 1200 bytes).
 	DefaultMaxDatagram = 1200
@@ -71,7 +70,7 @@ const (
 type Config struct {
 	MaxDatagram int           // largest UDP payload sent and accepted, bytes (default 1200, >= MinDatagram)
 	CC          string        // congestion controller spec, e.g. "reno" or "dca:x=2" (default DefaultCC, "reno")
-	Recovery    string        // loss-recovery strategy spec, e.g. "newreno" or "sack:lostretx" (default DefaultRecovery, "prr:lostretx")
+	Recovery    string        // loss-recovery strategy spec, e.g. "newreno" or "sack:lostretx" (default DefaultRecovery, "rack")
 	MinRTO      time.Duration // RTO lower bound (default 200 ms)
 	InitialRTO  time.Duration // RTO before the first RTT sample (default 1 s, RFC 6298 §2.1)
 	MaxRTO      time.Duration // RTO upper bound (default 60 s)
