@@ -99,6 +99,7 @@ type window struct {
 	abcL       int  // ABC limit, SMSS
 	inRecovery bool // between OnCongestion(Loss) and OnRecoveryExit
 	afterRTO   bool // an RTO fired and no new ACK has arrived since (RFC 5681 §3.1 backoff note)
+	perAckCA   bool // congestion avoidance per ACK (RFC 5681 eq. (3)) instead of byte counting
 }
 
 // newWindow builds the shared window from the base config and the MSS.
@@ -144,7 +145,14 @@ func (w *window) slowStart(acked int) int {
 // RFC 3465 §2.1 byte counting: bytes_acked accumulates the acknowledged
 // bytes; whenever it reaches cwnd, cwnd grows by one SMSS and bytes_acked
 // drops by the old cwnd. This gives +1 SMSS per RTT whatever the ACK pattern.
+//
+// With perAckCA it applies RFC 5681 §3.1 equation (3) instead: cwnd +=
+// SMSS*SMSS/cwnd, at least 1 byte, once per ACK.
 func (w *window) congestionAvoidance(acked int) {
+	if w.perAckCA {
+		w.cwnd += max(1, w.mss*w.mss/max(w.cwnd, 1))
+		return
+	}
 	w.bytesAcked += acked
 	for w.bytesAcked >= w.cwnd && w.cwnd > 0 {
 		w.bytesAcked -= w.cwnd

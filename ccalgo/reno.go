@@ -1,11 +1,52 @@
 package ccalgo
 
-import "cclab/internal/spec"
+import (
+	"fmt"
 
-// RenoConfig configures Reno (and its alias NewReno). It has only the shared
-// parameters.
+	"cclab/internal/spec"
+)
+
+// CAGrowth says how congestion avoidance grows cwnd.
+type CAGrowth uint8
+
+// Congestion-avoidance growth rules.
+const (
+	// CAByteCounting: RFC 3465 §2.1 byte counting, one SMSS per cwnd of
+	// acknowledged bytes (+1 SMSS per RTT whatever the ACK pattern).
+	CAByteCounting CAGrowth = iota
+	// CAPerAck: RFC 5681 §3.1 equation (3), cwnd += SMSS*SMSS/cwnd (at
+	// least 1 byte) per ACK that acknowledges new data, as ns-3's
+	// TcpNewReno::CongestionAvoidance and Linux before byte counting: with
+	// delayed ACKs (one ACK per two segments) it grows about half as fast.
+	CAPerAck
+)
+
+// String returns the spec spelling: "bytes" or "acks".
+func (g CAGrowth) String() string {
+	if g == CAPerAck {
+		return "acks"
+	}
+	return "bytes"
+}
+
+// UnmarshalText parses "bytes" or "acks".
+func (g *CAGrowth) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "bytes":
+		*g = CAByteCounting
+	case "acks":
+		*g = CAPerAck
+	default:
+		return fmt.Errorf("not a growth rule (allowed: bytes, acks)")
+	}
+	return nil
+}
+
+// RenoConfig configures Reno (and its alias NewReno): the shared parameters
+// and the congestion-avoidance growth rule.
 type RenoConfig struct {
 	BaseConfig
+	CA CAGrowth `param:"ca" help:"congestion avoidance growth: bytes (RFC 3465 byte counting, default) or acks (RFC 5681 eq. (3) per ACK, as ns-3 TcpNewReno)"`
 }
 
 // Reno is the RFC 5681 congestion controller: slow start and congestion
@@ -28,6 +69,10 @@ func NewReno(name string, cfg RenoConfig, env Env) (*Reno, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.CA > CAPerAck {
+		return nil, fmt.Errorf("%s: parameter ca=%v: allowed: bytes, acks", name, cfg.CA)
+	}
+	w.perAckCA = cfg.CA == CAPerAck
 	return &Reno{window: w, name: name}, nil
 }
 

@@ -305,7 +305,7 @@ func TestRegistryErrors(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		{"nosuch", testMSS, []string{`unknown congestion controller "nosuch"`, "reno", "newreno"}},
-		{"reno:bogus=1", testMSS, []string{`unknown parameter "bogus"`, "abc, iw, ssthresh"}},
+		{"reno:bogus=1", testMSS, []string{`unknown parameter "bogus"`, "abc, ca, iw, ssthresh"}},
 		{"reno:iw=ten", testMSS, []string{"iw", "not an integer"}},
 		{"reno:iw=-1", testMSS, []string{"iw=-1"}},
 		{"reno:abc=3", testMSS, []string{"abc=3"}},
@@ -332,5 +332,41 @@ func TestRegistryErrors(t *testing.T) {
 		if got := c.Name(); got != name {
 			t.Errorf("Name: got %q, want %q", got, name)
 		}
+	}
+}
+
+// TestRenoPerAckCA: ca=acks is RFC 5681 equation (3), cwnd += SMSS*SMSS/cwnd
+// per ACK whatever it acknowledges (as ns-3's TcpNewReno), so with delayed
+// ACKs the window grows about half an SMSS per RTT, against one SMSS with
+// byte counting (ca=bytes, the default).
+func TestRenoPerAckCA(t *testing.T) {
+	r := newTest[*Reno](t, "reno:ca=acks")
+	r.cwnd, r.ssthresh = 10*testMSS, 10*testMSS
+	r.OnAck(Ack{Acked: 2 * testMSS})
+	if got, want := r.Cwnd(), 10*testMSS+testMSS/10; got != want {
+		t.Errorf("one ACK at cwnd 10 SMSS: got %d, want %d (SMSS*SMSS/cwnd)", got, want)
+	}
+	for _, tc := range []struct {
+		ca     string
+		ackPkt int     // packets per ACK
+		lo, hi float64 // growth over one RTT, SMSS
+	}{
+		{"acks", 1, 0.9, 1.0},
+		{"acks", 2, 0.45, 0.5},
+		{"bytes", 1, 1, 1},
+		{"bytes", 2, 1, 1},
+	} {
+		r := newTest[*Reno](t, "reno:ca="+tc.ca)
+		r.cwnd, r.ssthresh = 20*testMSS, 20*testMSS
+		w := r.Cwnd()
+		for acked := 0; acked < w; acked += tc.ackPkt * testMSS {
+			r.OnAck(Ack{Acked: tc.ackPkt * testMSS})
+		}
+		if got := float64(r.Cwnd()-w) / testMSS; got < tc.lo || got > tc.hi {
+			t.Errorf("ca=%s, %d packets per ACK: grew %.3f SMSS in one RTT, want %.2f..%.2f", tc.ca, tc.ackPkt, got, tc.lo, tc.hi)
+		}
+	}
+	if _, err := ParseSpec("reno:ca=segments"); err == nil || !strings.Contains(err.Error(), "bytes, acks") {
+		t.Errorf("reno:ca=segments: %v, want an error listing bytes, acks", err)
 	}
 }
