@@ -1,0 +1,319 @@
+package transport
+
+// The receiving half of a stream connection (Conn), as gVisor's rcv.go: the
+// application's reads, in-order and out-of-order data (RFC 5681 §4.2 ACK
+// generation, RFC 7323 §4.3 TS.Recent, RFC 3168 §6.1.3 CE echo), the
+// out-of-order budget, the SACK blocks of the ACKs we send (RFC 2018).
+
+import (
+	"cclab/clock"
+	"cclab/ecn"
+	"cclab/event"
+)
+
+// Read copies in-order received bytes into p and returns how many.
+func (c *Conn) Read(p []byte) int {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
+	n := min(len(p), int(c.rcvNxt-c.rcvRead))
+	if n <= 0 {
+		return 0
+	}
+	c.rbuf.read(c.rcvRead, p[:n])
+	c.rcvRead += uint64(n)
+	c.stats.BytesRead += uint64(n)
+	// Window update (RFC 1122 §4.2.3.3 SWS avoidance): announce a reopened
+	// window when the advertised one had shrunk below half and grew by at
+	// least a quarter of the buffer.
+	right := c.rcvRead + uint64(c.cfg.RecvWindow)
+	if c.state == stOpen && c.lastRight-c.rcvNxt < uint64(c.cfg.RecvWindow/2) && right-c.lastRight >= uint64(c.cfg.RecvWindow/4) {
+		c.ackNow = true
+		c.ackPending = true
+	}
+	return n
+}
+
+// Readable returns the bytes ready for Read.
+func (c *Conn) Readable() int { return int(c.rcvNxt - c.rcvRead) }
+
+// EOF reports whether the peer's FIN arrived and every byte was read.
+func (c *Conn) EOF() bool { return c.peerFin && c.rcvRead == c.peerFinOff }
+
+// onData handles the DATA section (RFC 5681 §4.2 ACK generation, RFC 7323
+// §4.3 TS.Recent, RFC 3168 §6.1.3 CE echo).
+func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason {
+	end := p.off + uint64(len(p.data))
+	if p.flags&flagFIN != 0 {
+		if (c.peerFin && c.peerFinOff != end) || end < c.rcvNxt {
+			return RejectFinalSize
+		}
+		if end < c.rcvHigh {
+			// Out-of-order data beyond the final size cannot be part of the
+			// stream (a forged or corrupt segment): drop it, counted. (A
+			// forged FIN gains nothing: one at rcvHigh would end the stream
+			// there just as well.)
+			c.trimOOO(end)
+		}
+	}
+	if c.peerFin && end > c.peerFinOff {
+		return RejectFinalSize
+	}
+	if c.ecnOn {
+		switch ce {
+		case ecn.CE:
+			c.eceOn = true
+			c.stats.CEReceived++
+		case ecn.ECT0, ecn.ECT1:
+			c.stats.ECTReceived++
+		}
+	}
+	// RFC 7323 §4.3: TS.Recent <- SEG.TSval if SEG.SEQ <= Last.ACK.sent.
+	if p.off <= c.lastAckSent && int32(p.ts-c.tsRecent) >= 0 {
+		c.tsRecent = p.ts
+	}
+	c.ackPending = true
+	newFin := false
+	if p.flags&flagFIN != 0 && !c.peerFin {
+		c.peerFin = true
+		c.peerFinOff = end
+		newFin = true
+	}
+	data := p.data
+	off := p.off
+	// Flow control: keep only what fits in the window we advertised.
+	right := c.rcvRead + uint64(c.cfg.RecvWindow)
+	if end > right {
+		c.stats.DroppedBeyondWindow++
+		c.ep.stats.Rejects[RejectWindow]++
+		c.ackNow = true
+		if off >= right {
+			return RejectNone
+		}
+		data = data[:right-off]
+		end = right
+	}
+	if len(data) > 0 {
+		c.noteDuplicate(off, end)
+	}
+	if end <= c.rcvNxt {
+		if len(data) > 0 {
+			c.stats.DupSegments++
+		}
+		c.ackNow = true // duplicate: ACK at once (RFC 9293 §3.10.7.4)
+	} else if off > c.rcvNxt {
+		if lim := c.oooLimit(end); end > lim {
+			// Over the endpoint's out-of-order budget: the farthest data
+			// (this segment's part beyond the limit) is dropped, counted;
+			// the sender retransmits it.
+			drop := end - max(off, lim)
+			c.stats.OOOBytesDropped += drop
+			c.ep.stats.OOOBytesDropped += drop
+			data = data[:len(data)-int(drop)]
+			end -= drop
+		}
+		if len(data) > 0 {
+			c.storeData(off, data)
+			c.insertOOO(off, end)
+		}
+		c.ackNow = true // out of order: immediate duplicate ACK (RFC 5681 §4.2)
+	} else {
+		data = data[c.rcvNxt-off:]
+		off = c.rcvNxt
+		c.storeData(off, data)
+		holes := len(c.ooo) > 0
+		prev := c.rcvNxt
+		c.rcvNxt = end
+		for len(c.ooo) > 0 && c.ooo[0].Start <= c.rcvNxt {
+			c.rcvNxt = max(c.rcvNxt, c.ooo[0].End)
+			c.ooo = c.ooo[:copy(c.ooo, c.ooo[1:])]
+		}
+		if holes {
+			c.ackNow = true // fills a gap: immediate ACK (RFC 5681 §4.2)
+		}
+		c.deliver(now, prev)
+		if len(p.data) >= c.mss {
+			c.fullSinceAck++
+		}
+		if c.fullSinceAck >= c.cfg.AckEvery {
+			c.ackNow = true
+		} else if c.ackAt == clock.Never {
+			c.ackAt = now.Add(c.cfg.DelayedAck)
+		}
+	}
+	if newFin || (c.peerFin && c.rcvNxt == c.peerFinOff) {
+		c.ackNow = true // the FIN (now or once it becomes in order) is acknowledged at once
+	}
+	c.recharge()
+	return RejectNone
+}
+
+// oooLimit returns the stream offset out-of-order data arriving with right
+// edge end may reach. The endpoint's out-of-order memory (the receive-ring
+// span beyond each connection's in-order point, rcvHigh - rcvNxt) is bounded
+// by EndpointConfig.MaxOOOBytes: while the total stays within it any
+// connection may use its whole window; beyond it a connection's span may
+// grow only up to its share, MaxOOOBytes / live connections. Data nearer
+// than rcvHigh never grows the span and is always kept (nothing already
+// SACKed is ever dropped: no reneging). The total thus stays below twice
+// MaxOOOBytes: what connections took while it was under the budget, plus at
+// most a share each.
+func (c *Conn) oooLimit(end uint64) uint64 {
+	if end <= c.rcvHigh {
+		return end
+	}
+	e := c.ep
+	budget := uint64(e.cfg.MaxOOOBytes)
+	if e.oooUsed-c.oooCharge+(end-c.rcvNxt) <= budget {
+		return end
+	}
+	return max(c.rcvHigh, c.rcvNxt+budget/uint64(max(1, len(e.sch.conns))))
+}
+
+// recharge updates the connection's share of the endpoint's out-of-order
+// memory after its in-order point or highest received byte moved.
+func (c *Conn) recharge() {
+	n := c.rcvHigh - c.rcvNxt
+	c.ep.oooUsed += n - c.oooCharge
+	c.oooCharge = n
+}
+
+// trimOOO forgets out-of-order data at and beyond off (> rcvNxt).
+func (c *Conn) trimOOO(off uint64) {
+	j := 0
+	for _, b := range c.ooo {
+		if b.Start >= off {
+			c.stats.OOOBytesDropped += b.End - b.Start
+			continue
+		}
+		if b.End > off {
+			c.stats.OOOBytesDropped += b.End - off
+			b.End = off
+		}
+		c.ooo[j] = b
+		j++
+	}
+	c.ooo = c.ooo[:j]
+	c.rcvHigh = off
+	c.recharge()
+}
+
+// storeData copies data at off into the receive ring.
+func (c *Conn) storeData(off uint64, data []byte) {
+	end := off + uint64(len(data))
+	if end > c.rcvHigh {
+		keep := int(c.rcvHigh - c.rcvRead)
+		c.rbuf.ensure(c.rcvRead, keep, int(end-c.rcvRead))
+		c.rcvHigh = end
+	}
+	c.rbuf.write(off, data)
+	c.stats.BytesReceived += uint64(len(data))
+}
+
+// deliver hashes and reports bytes that became in-order.
+func (c *Conn) deliver(now clock.Time, prev uint64) {
+	n := int(c.rcvNxt - prev)
+	if n <= 0 {
+		return
+	}
+	a, b := c.rbuf.slices(prev, n)
+	if c.hashRecv != nil {
+		c.hashRecv.Write(a)
+		c.hashRecv.Write(b)
+	}
+	c.stats.BytesDelivered += uint64(n)
+	c.emit(event.Event{Time: now, Kind: event.Delivered, Seq: c.rcvNxt, Bytes: n})
+}
+
+// insertOOO records the out-of-order range [s, e) and its recency for SACK.
+func (c *Conn) insertOOO(s, e uint64) {
+	i := 0
+	for i < len(c.ooo) && c.ooo[i].End < s {
+		i++
+	}
+	j := i
+	for j < len(c.ooo) && c.ooo[j].Start <= e {
+		s = min(s, c.ooo[j].Start)
+		e = max(e, c.ooo[j].End)
+		j++
+	}
+	if i == j {
+		c.ooo = append(c.ooo, sackBlock{})
+		copy(c.ooo[i+1:], c.ooo[i:])
+	} else {
+		c.ooo = append(c.ooo[:i+1], c.ooo[j:]...)
+	}
+	c.ooo[i] = sackBlock{s, e}
+	// RFC 2018 §4: the first block reports the most recent arrival.
+	var r [MaxSACKBlocks]uint64
+	r[0] = s
+	n := 1
+	for k := 0; k < c.nRecent && n < MaxSACKBlocks; k++ {
+		if c.recent[k] < s || c.recent[k] >= e {
+			r[n] = c.recent[k]
+			n++
+		}
+	}
+	c.recent, c.nRecent = r, n
+}
+
+// buildAck fills the ACK section of p.
+func (c *Conn) buildAck(p *packet) {
+	p.flags |= flagACK
+	p.cumAck = c.rcvNxt
+	if c.peerFin && c.rcvNxt == c.peerFinOff {
+		p.cumAck++ // the FIN occupies one unit of acknowledgement space
+	}
+	right := c.rcvRead + uint64(c.cfg.RecvWindow)
+	p.window = right - c.rcvNxt
+	if c.eceOn {
+		p.flags |= flagECE
+	}
+	p.nBlocks = 0
+	c.addDSACK(p)
+	// Most recently reported blocks first (RFC 2018 §4), then the lowest others.
+	for k := 0; k < c.nRecent; k++ {
+		if b, ok := c.oooContaining(c.recent[k]); ok && !hasBlock(p, b) {
+			p.blocks[p.nBlocks] = b
+			p.nBlocks++
+		}
+	}
+	for k := 0; k < len(c.ooo) && p.nBlocks < MaxSACKBlocks; k++ {
+		if !hasBlock(p, c.ooo[k]) {
+			p.blocks[p.nBlocks] = c.ooo[k]
+			p.nBlocks++
+		}
+	}
+}
+
+func hasBlock(p *packet, b sackBlock) bool {
+	for i := 0; i < p.nBlocks; i++ {
+		if p.blocks[i] == b {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Conn) oooContaining(off uint64) (sackBlock, bool) {
+	for _, b := range c.ooo {
+		if b.Start <= off && off < b.End {
+			return b, true
+		}
+	}
+	return sackBlock{}, false
+}
+
+// ackSent records that an ACK section went out.
+func (c *Conn) ackSent(p *packet) {
+	c.ackPending, c.ackNow = false, false
+	if p.hasDSACK {
+		c.dsackDue = false
+	}
+	c.ackAt = clock.Never
+	c.fullSinceAck = 0
+	c.lastAckSent = c.rcvNxt
+	c.lastRight = p.cumAck + p.window
+	if c.peerFin && c.rcvNxt == c.peerFinOff {
+		c.lastRight--
+	}
+	c.stats.AcksSent++
+}

@@ -1,0 +1,488 @@
+package transport
+
+// The sending half of a stream connection (Conn), as gVisor's snd.go: the
+// application's writes and source, ACK processing (RFC 5681, RFC 6298 §5,
+// RFC 7323, RFC 3168), the congestion responses and loss recovery, the
+// retransmission timeout and the choice and encoding of data segments.
+
+import (
+	"math"
+	"time"
+
+	"cclab/ccalgo"
+	"cclab/clock"
+	"cclab/ecn"
+	"cclab/event"
+)
+
+// Write queues stream bytes into the send buffer and returns how many were
+// accepted (0 when the buffer is full, after CloseWrite, or with a Source).
+func (c *Conn) Write(p []byte) int {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
+	if c.src != nil || c.finPending || c.err != nil {
+		return 0
+	}
+	base := c.sndBase()
+	used := int(c.writeEnd - base)
+	n := min(len(p), c.cfg.SendBuffer-used)
+	if n <= 0 {
+		return 0
+	}
+	c.sbuf.ensure(base, used, used+n)
+	c.sbuf.write(c.writeEnd, p[:n])
+	c.writeEnd += uint64(n)
+	return n
+}
+
+// sndBase is the lowest stream offset the send buffer must still hold.
+func (c *Conn) sndBase() uint64 {
+	if c.sb.count > 0 {
+		return c.sb.Seg(0).Off
+	}
+	return c.sb.nxt
+}
+
+// SetSource makes src produce the stream instead of Write: length >= 0 sends
+// FIN after length bytes, length < 0 is unlimited until CloseWrite. It must
+// be called before any Write; later calls are ignored.
+func (c *Conn) SetSource(src Source, length int64) {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
+	if c.src != nil || c.writeEnd > 0 || c.finPending || src == nil {
+		return
+	}
+	c.src, c.srcLen = src, length
+	if length >= 0 {
+		c.finPending = true
+		c.finOff = uint64(length)
+	}
+}
+
+// CloseWrite closes our direction: FIN after the queued data (with an
+// unlimited Source, after the bytes produced so far).
+func (c *Conn) CloseWrite(now clock.Time) {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
+	if c.finPending {
+		return
+	}
+	c.finPending = true
+	if c.src != nil {
+		c.finOff = c.sb.nxt
+	} else {
+		c.finOff = c.writeEnd
+	}
+}
+
+// onAck processes an ACK section (RFC 5681, RFC 6298 §5, RFC 7323, RFC 3168).
+func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
+	if c.cc == nil {
+		return RejectNone
+	}
+	// A SACK block beyond SND.NXT reports data we never sent (a forged or
+	// corrupt segment at the peer): ignore that block, as TCP does, and use
+	// the rest of the ACK (rejecting it whole would stall the connection).
+	maxAck := c.maxAck()
+	for i := 0; i < p.nBlocks; i++ {
+		if p.blocks[i].End > maxAck {
+			c.stats.SACKBlocksIgnored++
+			p.nBlocks--
+			copy(p.blocks[i:], p.blocks[i+1:p.nBlocks+1])
+			i--
+		}
+	}
+	c.stats.AcksReceived++
+	prevUna := c.sb.una
+	cum := max(p.cumAck, prevUna)
+	advanced := p.cumAck > prevUna
+	if advanced {
+		c.rtoSince = clock.Never // the peer answers: the give-up clock stops
+	}
+	// Flow control: the peer's right edge never moves left.
+	prevRight := c.peerRight
+	if p.cumAck >= prevUna {
+		if r := p.cumAck + p.window; r > c.peerRight {
+			c.peerRight = r
+		}
+	}
+	if c.peerRight > c.sb.nxt {
+		c.persistAt, c.persistN = clock.Never, 0
+	}
+	minRTT := c.rtt.min // before this ACK's sample (RACK_update compares with it)
+	// One RTT sample per ACK that acknowledges new data, from the echoed
+	// timestamp (RFC 7323 §4; Karn's ambiguity does not arise).
+	var sample time.Duration
+	if advanced && p.tsecr != 0 {
+		sample = c.tsRTT(now, p.tsecr)
+		c.rtt.sampleInFlight(sample, c.sb.nxt-prevUna, c.mss)
+	}
+	sacked := 0
+	packets := 0
+	c.scan.begin(now, p.tsecr, minRTT, c.mss, max(c.sb.highSck, prevUna))
+	var sackSent clock.Time // latest send time of a newly SACKed, never retransmitted segment
+	nBlocks := p.nBlocks
+	if c.sackBlind {
+		nBlocks = 0 // Reno and NewReno do not use SACK (see SACKBlind)
+		c.sackBlindDelivered(now, p, cum)
+	}
+	for i := 0; i < nBlocks; i++ {
+		b := p.blocks[i]
+		if b.End <= cum {
+			continue
+		}
+		c.scan.fresh = i == 0
+		sacked += c.sb.sack(max(b.Start, cum), b.End, func(s *Segment) {
+			packets++
+			c.rsamp.onDelivered(now, &s.rate, s.Len)
+			if s.Retrans == 0 && s.SentAt > sackSent {
+				sackSent = s.SentAt
+			}
+			c.scan.seg(s)
+			c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
+		})
+	}
+	if !advanced && sackSent != clock.Never {
+		// An ACK that only SACKs new data: RFC 7323 §4.3 makes its TSecr
+		// echo the last in-order segment (too old), so the sample is taken
+		// from the send time of the newly SACKed segment that triggered it,
+		// skipping retransmitted ones (Karn), as Linux does.
+		sample = now.Sub(sackSent)
+		c.rtt.sampleInFlight(sample, c.sb.nxt-prevUna, c.mss)
+	}
+	tsecr := p.tsecr
+	dsack := p.hasDSACK
+	dsackRetx := dsack && c.onDSACK(p.dsack, maxAck)
+	c.scan.fresh = true
+	acked := c.sb.advance(cum, func(s *Segment) {
+		if !s.Sacked {
+			packets++
+			c.rsamp.onDelivered(now, &s.rate, s.Len)
+			c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
+			c.scan.seg(s)
+		}
+		c.scan.fresh = false // only the segment at the old cumulative point surely arrived just now
+		if s.Retrans > 0 {
+			c.dsk.rememberRetx(s.Off)
+		}
+		if s.Retrans > 0 && tsecr != 0 && int32(tsecr-s.TS) < 0 {
+			// Eifel (RFC 3522): the ACK echoes a timestamp older than the
+			// retransmission, so the original got through.
+			c.stats.SpuriousRetransmits++
+			c.emit(event.Event{Time: now, Kind: event.SpuriousRetransmit, Seq: s.Off, Bytes: s.Len})
+		}
+		if s.Fin {
+			c.finAcked = true
+		}
+	})
+	c.stats.BytesAcked = min(c.sb.una, c.finOff0())
+	c.ai = AckInfo{Now: now, CumAck: cum, PrevUna: prevUna, AckedBytes: acked, SackedBytes: sacked,
+		ECE: p.flags&flagECE != 0, RTT: sample, DSACK: dsack && p.dsack.End <= maxAck, DSACKRetx: dsackRetx}
+	if c.ai.DSACK {
+		c.ai.DSACKStart, c.ai.DSACKEnd = p.dsack.Start, p.dsack.End
+	}
+	c.scan.fill(&c.ai)
+	// A duplicate ACK (RFC 5681 §2) reports out-of-order data: newly SACKed
+	// bytes, or for a SACK-blind strategy any SACK block, or else an
+	// unchanged window.
+	c.ai.DupAck = !advanced && p.cumAck == prevUna && c.sb.count > 0 && !p.hasData() &&
+		(sacked > 0 || (c.sackBlind && p.nBlocks > 0) || c.peerRight == prevRight)
+	if c.ai.DupAck {
+		c.stats.DupAcks++
+	}
+	if acked+sacked > 0 {
+		c.cc.OnAck(ccalgo.Ack{Now: now, Acked: acked + sacked, AckedPackets: packets, RTT: sample,
+			SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.sb.pipe, CumAck: cum, SndNxt: c.sb.nxt,
+			InRecovery: c.rec.InRecovery(), AppLimited: c.appLimited, Rate: c.rsamp.sample(now, c.rtt.min)})
+		if c.delayCC != nil {
+			if n := c.delayCC.DelayReductions(); n != c.delayN { // a delay-based decision reduced the window
+				c.delayN = n
+				c.emit(event.Event{Time: now, Kind: event.CongestionSignal, Seq: c.sb.nxt, Reason: uint8(ccalgo.Delay),
+					Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
+			}
+		}
+	}
+	if advanced {
+		c.rtoCheckSpurious(now, tsecr, p.dsack, c.ai.DSACK)
+	}
+	if dsackRetx {
+		c.undoOnDSACK(now, p.dsack)
+	}
+	if advanced {
+		c.undoOnAck(now, tsecr)
+	}
+	c.ctx.Now = now
+	c.ctx.RestartRTO = advanced
+	c.rec.OnAck(&c.ctx, &c.ai)
+	// ECN (RFC 3168 §6.1.2): react to ECE at most once per window of data,
+	// and not during loss recovery (the window was already reduced).
+	if c.ai.ECE && c.ecnOn {
+		c.stats.ECEReceived++
+		if !c.rec.InRecovery() && (!c.ecnReacted || cum > c.ecnRecover) {
+			c.ecnReacted = true
+			c.ecnRecover = c.sb.nxt
+			c.cwrDue = true
+			c.stats.ECNReductions++
+			c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: ccalgo.ECN, InFlight: c.congestionFlight(), SndNxt: c.sb.nxt})
+			c.emit(event.Event{Time: now, Kind: event.CongestionSignal, Seq: c.sb.nxt, Reason: uint8(ccalgo.ECN),
+				Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
+		}
+	}
+	// RFC 6298 §5.2-5.3.
+	if c.sb.count == 0 {
+		c.rtoAt = clock.Never
+	} else if c.ctx.RestartRTO {
+		c.rtoAt = now.Add(c.rtt.current())
+	}
+	if advanced || sacked > 0 {
+		c.emitMetrics(now)
+	}
+	return RejectNone
+}
+
+// finOff0 returns the final size if known, else MaxUint64.
+func (c *Conn) finOff0() uint64 {
+	if c.finPending {
+		return c.finOff
+	}
+	return math.MaxUint64
+}
+
+// congestionFlight is the FlightSize a congestion response takes (RFC 5681
+// §3.1 equation (4), §3.2 step 2; RFC 6675 §5 step 4.2; RFC 9438 §4.6),
+// bytes: the data sent and not cumulatively acknowledged, but at most cwnd.
+// Beyond cwnd, FlightSize counts what loss recovery itself let out: NewReno's
+// window inflation (one SMSS per duplicate ACK, i.e. per segment that has
+// left the network, RFC 5681 §3.2 step 4) and, with SACK, data SACKed above
+// holes that recovery has not yet repaired. Counted in, it sets ssthresh
+// above the value the episode's own congestion response chose whenever an
+// RTO ends an episode or a second episode follows at once, and every slow
+// start overshoots the path again (issue #14: NewReno retransmitted 5,620
+// of 31,135 packets with 49 RTOs; CUBIC over NewReno halved its
+// utilization). cwnd is not inflated here (the strategies keep their own
+// window), so the bound never exceeds what the controller allowed; below
+// cwnd (application-limited) FlightSize is used, as the RFC 5681 note on
+// equation (4) asks.
+func (c *Conn) congestionFlight() int {
+	return min(c.sb.FlightSize(), c.cc.Cwnd())
+}
+
+func (c *Conn) enterRecovery(now clock.Time) {
+	c.undoBegin(false)
+	c.inRecovery = true
+	c.stats.Recoveries++
+	c.ecnReacted = true
+	c.ecnRecover = c.sb.nxt
+	c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: ccalgo.Loss, InFlight: c.congestionFlight(), SndNxt: c.sb.nxt})
+	c.emit(event.Event{Time: now, Kind: event.RecoveryStart, Seq: c.sb.una, Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
+}
+
+func (c *Conn) exitRecovery(now clock.Time) {
+	if !c.inRecovery {
+		return
+	}
+	c.inRecovery = false
+	c.cc.OnRecoveryExit(now, c.sb.pipe)
+	c.emit(event.Event{Time: now, Kind: event.RecoveryEnd, Seq: c.sb.una, Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
+}
+
+func (c *Conn) markLost(now clock.Time, i int, reason LossReason) {
+	if i < 0 || i >= c.sb.count {
+		return
+	}
+	if c.sb.markLost(i) {
+		s := c.sb.Seg(i)
+		c.stats.Lost++
+		c.emit(event.Event{Time: now, Kind: event.PacketLost, Seq: s.Off, Bytes: s.Len, Reason: uint8(reason)})
+	}
+}
+
+// hasWork reports whether data or a FIN is waiting to be sent.
+func (c *Conn) hasWork() bool {
+	return c.avail() > 0 || c.sb.NextLost() >= 0 || (c.finPending && !c.finSent)
+}
+
+// onRTO handles a retransmission-timer expiry (RFC 6298 §5.4-5.6, RFC 5681 §3.1).
+func (c *Conn) onRTO(now clock.Time) {
+	c.rtoAt = clock.Never
+	if c.sb.count == 0 {
+		return
+	}
+	cause := ClassifyRTO(&c.sb, c.rtoDupThresh())
+	c.undoBegin(true)
+	c.rtoFired(now, cause)
+	flight := c.congestionFlight()
+	deferred := false
+	if f, ok := c.rec.(interface{ DefersRTOMarks() bool }); ok {
+		deferred = f.DefersRTOMarks() // F-RTO (frto.go): the oldest segment only
+	}
+	for i := 0; i < c.sb.count && (!deferred || i == 0); i++ {
+		c.markLost(now, i, LossRTO)
+	}
+	if c.inRecovery {
+		c.inRecovery = false
+		c.emit(event.Event{Time: now, Kind: event.RecoveryEnd, Seq: c.sb.una, Reason: 1})
+	}
+	c.cc.OnRTO(now, flight)
+	c.ctx.Now = now
+	c.rec.OnRTO(&c.ctx)
+	c.rtt.backOff()
+	c.rtoAt = now.Add(c.rtt.current())
+	if c.rtoSince == clock.Never {
+		c.rtoSince = now
+	}
+	c.stats.RTOs++
+	c.stats.RTOCauses[cause]++
+	c.pace.reset(now)
+	c.emit(event.Event{Time: now, Kind: event.RTO, Seq: c.sb.una, Reason: uint8(cause)})
+	c.emitMetrics(now)
+}
+
+// avail returns the bytes of new data ready to be sent.
+func (c *Conn) avail() int {
+	if c.src != nil {
+		if c.finPending {
+			return int(c.finOff - c.sb.nxt)
+		}
+		return math.MaxInt32
+	}
+	return int(c.writeEnd - c.sb.nxt)
+}
+
+// transmitData sends one retransmission, new segment or FIN if allowed.
+func (c *Conn) transmitData(now clock.Time, buf []byte) (int, ecn.Codepoint) {
+	if c.pace.blocked(now) {
+		return 0, ecn.NotECT
+	}
+	c.ctx.Now = now
+	act := c.rec.Next(&c.ctx)
+	if c.governs && act.Retransmit < 0 && c.rec.InRecovery() {
+		act = c.ctx.Normal() // the controller's cwnd governs (BBR)
+	}
+	if act.Retransmit >= 0 && act.Retransmit < c.sb.count {
+		return c.sendSegment(now, buf, act.Retransmit)
+	}
+	avail := c.avail()
+	room := 0
+	right := c.peerRight
+	if c.cfg.MaxWindow > 0 { // the sender's own cap (ns-2's window_): at most MaxWindow bytes beyond snd.una
+		right = min(right, c.sb.una+uint64(c.cfg.MaxWindow))
+	}
+	if right > c.sb.nxt {
+		room = int(min(right-c.sb.nxt, math.MaxInt32))
+	}
+	segLen := min(c.mss, avail)
+	if segLen > 0 {
+		limit := min(act.NewData, room)
+		if segLen > limit {
+			if limit > 0 && c.sb.pipe == 0 {
+				segLen = limit
+			} else {
+				// Held back by the peer's receive window while cwnd had
+				// room: the flow is not cwnd-limited, so the controller
+				// must not grow cwnd (RFC 7661 §4, RFC 5681 §3.1 "cwnd
+				// is not fully utilized"). Held back by cwnd: it is.
+				c.appLimited = room < segLen && act.NewData >= segLen
+				if room < segLen && c.sb.count == 0 && c.persistAt == clock.Never {
+					c.persistAt = now.Add(c.rtt.current()) // zero-window probe timer
+				}
+				return 0, ecn.NotECT
+			}
+		}
+		c.appLimited = false
+		return c.sendNew(now, buf, segLen)
+	}
+	if act.NewData > 0 && !c.finPending {
+		c.appLimited = true
+		c.rsamp.markAppLimited(c.sb.pipe)
+	}
+	if c.finPending && !c.finSent && c.sb.nxt == c.finOff {
+		return c.sendNew(now, buf, 0)
+	}
+	return 0, ecn.NotECT
+}
+
+// sendNew sends a new segment of n payload bytes (n == 0: a bare FIN).
+func (c *Conn) sendNew(now clock.Time, buf []byte, n int) (int, ecn.Codepoint) {
+	seg := Segment{Off: c.sb.nxt, Len: n, SentAt: now, TS: c.tsNow(now)}
+	if c.finPending && seg.Off+uint64(n) == c.finOff {
+		seg.Fin = true
+		c.finSent = true
+	}
+	c.sb.push(seg)
+	i := c.sb.count - 1
+	c.stats.BytesSent += uint64(n)
+	return c.encodeData(now, buf, i, false)
+}
+
+// sendSegment retransmits segment i.
+func (c *Conn) sendSegment(now clock.Time, buf []byte, i int) (int, ecn.Codepoint) {
+	c.sb.retransmitted(i, now, c.tsNow(now))
+	s := c.sb.Seg(i)
+	c.undoRetransmitted(s.TS)
+	c.stats.Retransmits++
+	c.stats.BytesRetransmitted += uint64(s.Len)
+	c.emit(event.Event{Time: now, Kind: event.Retransmit, Seq: s.Off, Bytes: s.Len})
+	return c.encodeData(now, buf, i, true)
+}
+
+// encodeData writes segment i into buf with an ACK piggybacked when it fits.
+func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ecn.Codepoint) {
+	s := c.sb.Seg(i)
+	p := &c.out
+	*p = packet{typ: typeShort, dcid: c.peerCID, pn: c.pn, ts: s.TS, tsecr: c.tsRecent, off: s.Off}
+	c.pn++
+	if s.Len > 0 {
+		p.flags |= flagDATA
+	}
+	if s.Fin {
+		p.flags |= flagFIN
+	}
+	if c.cwrDue && !retx {
+		p.flags |= flagCWR
+		c.cwrDue = false
+	}
+	if c.ackPending || c.eceOn || c.rcvNxt > 0 || c.peerFin {
+		// As in TCP, every packet acknowledges once the peer has sent
+		// anything (so a FIN also carries the ACK of the peer's FIN).
+		p.flags |= flagACK
+		c.buildAck(p)
+		if shortHeaderLen(p)+s.Len > c.maxDatagram {
+			p.flags &^= flagACK | flagECE
+			p.hasDSACK = false
+			p.nBlocks = 0
+		}
+	}
+	n := encodeShortHeader(buf, p)
+	c.rsamp.onSent(now, &s.rate, c.sb.pipe-s.Len)
+	payload := buf[n : n+s.Len]
+	if c.src != nil {
+		c.src.Fill(int64(s.Off), payload)
+	} else {
+		c.sbuf.read(s.Off, payload)
+	}
+	if !retx && c.hashSent != nil {
+		c.hashSent.Write(payload)
+	}
+	if p.flags&flagACK != 0 {
+		c.ackSent(p)
+	}
+	c.pingDue = false
+	c.stats.PacketsSent++
+	var reason uint8
+	if retx {
+		reason = 1
+	}
+	c.emit(event.Event{Time: now, Kind: event.PacketSent, Seq: s.Off, Bytes: s.Len, Reason: reason,
+		InFlight: c.sb.pipe})
+	c.cc.OnSent(now, s.Len, c.sb.pipe)
+	c.ctx.Now = now
+	c.rec.OnSent(&c.ctx, retx, s.Len)
+	if c.rtoAt == clock.Never {
+		c.rtoAt = now.Add(c.rtt.current()) // RFC 6298 §5.1
+	}
+	c.pace.sent(now, n+s.Len)
+	cp := ecn.NotECT
+	if c.ecnOn && !retx {
+		cp = ecn.ECT0 // RFC 3168 §6.1.5: retransmissions are sent Not-ECT
+		c.stats.ECTSent++
+	}
+	return n + s.Len, cp
+}
