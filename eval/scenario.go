@@ -236,6 +236,10 @@ type Flow struct {
 	// [0, Stagger), drawn from the flow's own random stream.
 	Stagger time.Duration `json:"stagger,omitempty"`
 	ECN     bool          `json:"ecn,omitempty"` // negotiate ECN (RFC 3168)
+	// MinRTO is the sender's lower bound of the retransmission timeout
+	// (transport.Config.MinRTO; RFC 6298 §2.4 says 1 s, Linux uses 200 ms);
+	// 0: the transport's default (transport.DefaultMinRTO).
+	MinRTO time.Duration `json:"min_rto,omitempty"`
 	// Window is the flow's largest window, bytes: the receiver's advertised
 	// window (the receive buffer), which caps what the sender has in
 	// flight whatever its cwnd; 0: the transport's default.
@@ -1371,6 +1375,12 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 		},
 		"stagger": func(n *yaml.Node, p string) (err error) { f.Stagger, err = d.duration(n, p); return },
 		"ecn":     func(n *yaml.Node, p string) (err error) { f.ECN, err = d.boolean(n, p); return },
+		"min_rto": func(n *yaml.Node, p string) (err error) {
+			if f.MinRTO, err = d.duration(n, p); err == nil && (f.MinRTO <= 0 || f.MinRTO > MaxMinRTO) {
+				err = d.errAt(resolve(n), p, "must be above 0 and at most %v (RFC 6298 §2.4: 1s; Linux: 200ms)", MaxMinRTO)
+			}
+			return
+		},
 		"window": func(n *yaml.Node, p string) (err error) {
 			windowNode = n
 			f.Window, err = d.size(n, p)
@@ -1481,6 +1491,9 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 	}
 	return f, nil
 }
+
+// MaxMinRTO bounds a flow's min_rto (as the sender's -min-rto).
+const MaxMinRTO = time.Minute
 
 // RecoveryAuto is the flow recovery value that picks each controller's
 // classic loss recovery (AutoRecovery), so a sweep over controllers compares

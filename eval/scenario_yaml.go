@@ -130,6 +130,9 @@ func (s Scenario) YAML() []byte {
 		if f.ECN {
 			w("    ecn: true\n")
 		}
+		if f.MinRTO > 0 {
+			w("    min_rto: %s\n", dur(f.MinRTO))
+		}
 	}
 	if len(s.Baseline) > 0 {
 		w("baseline:\n")

@@ -44,6 +44,7 @@ type Simple struct {
 	Interval    time.Duration   // time-series interval (0 = DefaultInterval)
 	PayloadOnly bool            // link sizes count UDP payload only (default: + link.IPv4UDPOverhead)
 	ECN         bool            // flows negotiate ECN
+	MinRTO      time.Duration   // stream flows' RTO floor (0 = transport default, 200 ms)
 	UntilDone   bool            // stop as soon as every stream flow has finished (bounded by Duration)
 	ReverseRate float64         // dumbbell: reverse bottleneck rate, bits/s (0 = Rate; negative = unlimited)
 }
@@ -163,6 +164,9 @@ func (s Simple) Scenario() (Scenario, error) {
 	if s.Warmup < 0 || s.Warmup >= s.Duration {
 		return sc, fmt.Errorf("warm-up %v: must be at least 0 and shorter than the duration %v", s.Warmup, s.Duration)
 	}
+	if s.MinRTO < 0 || s.MinRTO > MaxMinRTO {
+		return sc, fmt.Errorf("-min-rto %v: must be above 0 and at most %v (RFC 6298 §2.4: 1s; Linux: 200ms)", s.MinRTO, MaxMinRTO)
+	}
 	for _, cc := range s.CC {
 		if err := validateCC(cc); err != nil {
 			return sc, err
@@ -179,7 +183,7 @@ func (s Simple) Scenario() (Scenario, error) {
 	}
 	stream := func(name, cc, traffic string) (Flow, error) {
 		f := Flow{Name: name, Count: 1, Mode: ModeStream, CC: cc, Recovery: recovery, Traffic: traffic,
-			Datagram: s.MaxDatagram, Stagger: s.Stagger, ECN: s.ECN}
+			Datagram: s.MaxDatagram, Stagger: s.Stagger, ECN: s.ECN, MinRTO: s.MinRTO}
 		if recovery == RecoveryAuto {
 			f.Recovery = AutoRecovery(cc)
 		}

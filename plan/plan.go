@@ -129,6 +129,9 @@ type Flow struct {
 	Traffic  string // traffic generator spec
 	Datagram int    // largest datagram (UDP payload), bytes; 0 = the transport's default
 	ECN      bool   // negotiate ECN
+	// MinRTO is the sender's RTO floor (transport.Config.MinRTO); 0 = the
+	// transport's default.
+	MinRTO time.Duration
 	// Window is the flow's largest window, bytes: its receiver's advertised
 	// window (transport.Config.RecvWindow); 0 = the transport's default.
 	Window int
@@ -367,7 +370,7 @@ func (p *Plan) group(sc eval.Scenario, g int, f eval.Flow, first, last int, pref
 			cc = f.AltCC
 		}
 		fl := Flow{ID: uint64(len(p.Flows) + 1), Name: name, Group: g, Mode: f.Mode, CC: cc, Recovery: f.Recovery,
-			Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, Window: f.Window, Background: prefix != "",
+			Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, Window: f.Window, Background: prefix != "",
 			First: first, Last: last, AccessDelay: acc, Start: f.Start, Stop: f.Stop, Size: size, Rate: rate,
 			TrafficStream: "traffic/" + name, DataStream: "data/" + name, StartStream: "start/" + name}
 		if f.Stagger > 0 {

@@ -90,7 +90,7 @@ func TestSimFlagsAndYAMLAgree(t *testing.T) {
 	dir := t.TempDir()
 	flags := []string{"-topology", "chain", "-hops", "2", "-flows", "2", "-cross", "1", "-cc", "reno;cubic",
 		"-rate", "10Mbit", "-rtt", "40ms", "-buffer", "20p", "-duration", "3s", "-warmup", "1s", "-stagger", "500ms",
-		"-udp-flows", "1", "-udp", "cbr:rate=1Mbit", "-recovery", "sack", "-seed", "7"}
+		"-udp-flows", "1", "-udp", "cbr:rate=1Mbit", "-recovery", "sack", "-seed", "7", "-min-rto", "1s"}
 	fromFlags := simRun(t, append(flags, "-hash")...)
 	emitted := filepath.Join(dir, "emitted.yaml")
 	if code := runSim(append(flags, "-emit-scenario", emitted)); code != 0 {
@@ -108,10 +108,10 @@ topology:
     - {rate: 10Mbit, delay: 10ms, queue: "droptail:limit=20p"}
     - {rate: 10Mbit, delay: 10ms, queue: "droptail:limit=20p"}
 flows:
-  - {name: flow0, cc: reno, recovery: sack, datagram: 1200B, stagger: 500ms}
-  - {name: flow1, cc: cubic, recovery: sack, datagram: 1200B, stagger: 500ms}
-  - {name: cross0, cc: reno, recovery: sack, datagram: 1200B, stagger: 500ms, path: 0}
-  - {name: cross1, cc: cubic, recovery: sack, datagram: 1200B, stagger: 500ms, path: 1}
+  - {name: flow0, cc: reno, recovery: sack, datagram: 1200B, stagger: 500ms, min_rto: 1s}
+  - {name: flow1, cc: cubic, recovery: sack, datagram: 1200B, stagger: 500ms, min_rto: 1s}
+  - {name: cross0, cc: reno, recovery: sack, datagram: 1200B, stagger: 500ms, min_rto: 1s, path: 0}
+  - {name: cross1, cc: cubic, recovery: sack, datagram: 1200B, stagger: 500ms, min_rto: 1s, path: 1}
   - {name: udp0, mode: udp, traffic: "cbr:rate=1Mbit", stagger: 500ms}
 `), 0o644); err != nil {
 		t.Fatal(err)
@@ -143,11 +143,17 @@ func TestSimSpecRanges(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("name: bad\nduration: 1s\ntopology:\n  kind: dumbbell\n  bottleneck: {rate: 10Mbit, delay: 10ms}\nflows:\n  - {name: f, cc: \"cubic:beta=2\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badRTO := filepath.Join(dir, "badrto.yaml")
+	if err := os.WriteFile(badRTO, []byte("name: bad\nduration: 1s\ntopology:\n  kind: dumbbell\n  bottleneck: {rate: 10Mbit, delay: 10ms}\nflows:\n  - {name: f, min_rto: 0s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"-cc", "cubic:beta=2", "-duration", "1s"},
 		{"-cc", "reno:iw=7930000000000000", "-duration", "1s"},
 		{"-recovery", "sack:dupthresh=0", "-duration", "1s"},
+		{"-min-rto", "2m", "-duration", "1s"},
 		{"-scenario", bad},
+		{"-scenario", badRTO},
 	} {
 		if code := runSim(args); code != 2 {
 			t.Errorf("cclab sim %q: exit %d, want 2", args, code)

@@ -388,7 +388,7 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 		}
 		return nil
 	}
-	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MaxWindow: f.Window, Sink: sendSink}
+	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, Sink: sendSink}
 	conn, err := ep.Dial(dctx, to, cfg)
 	if err != nil {
 		return fmt.Errorf("flow %s: %v", f.Name, err)

@@ -247,7 +247,7 @@ func (s *Sim) addFlow(i int) error {
 			}
 			sink = event.Tee{w, sink}
 		}
-		cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MaxWindow: f.Window, Sink: sink}
+		cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, Sink: sink}
 		full := s.Sim.Transport
 		full.CC, full.Recovery = f.CC, f.Recovery
 		if f.Datagram > 0 {
