@@ -128,6 +128,12 @@ func (s *linkSink) Record(e event.Event) {
 func RelayConfig(p *plan.Plan, host string) (cfg relay.Config, entry []int, err error) {
 	k := len(p.Hops[plan.Fwd])
 	cfg = relay.Config{Listen: net.JoinHostPort(host, "0"), Seed: p.Seed, PayloadOnly: p.PayloadOnly}
+	// Every live flow is a client of the relay from one host (loopback):
+	// the relay's per-host bound, made against port floods, must not evict
+	// the run's own sessions. Two sessions a flow leave room for a
+	// connection's control exchanges.
+	cfg.MaxClients = max(relay.DefaultMaxClients, 2*len(p.Flows)+16)
+	cfg.MaxClientsPerHost = cfg.MaxClients
 	acc := time.Duration(-1)
 	for _, f := range p.Flows {
 		switch {
