@@ -560,7 +560,7 @@ func (c *Collector) Record(e event.Event) {
 		f.sent += int64(e.Bytes)
 		f.packetsSent++
 		f.sentS.add(sk, float64(e.Bytes))
-		if e.Reason == 1 {
+		if e.Reason == event.SentRetransmission {
 			f.retransFlagged++
 		}
 	case event.PacketAcked:

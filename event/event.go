@@ -18,7 +18,8 @@ type Kind uint8
 // by qdisc and link stages.
 const (
 	Unknown Kind = iota
-	// PacketSent: a data packet left the sender (Seq, Bytes; Reason=1 if a retransmission).
+	// PacketSent: a data packet left the sender (Seq, Bytes; Reason
+	// SentNew or SentRetransmission).
 	PacketSent
 	// PacketAcked: a data packet was acknowledged (cumulatively or by SACK).
 	PacketAcked
@@ -33,7 +34,9 @@ const (
 	// MetricsUpdated: congestion state after an ACK or timer (Cwnd, Ssthresh,
 	// InFlight, SRTT, RTT, MinRTT), the qlog recovery:metrics_updated event.
 	MetricsUpdated
-	// RecoveryStart and RecoveryEnd bracket a loss-recovery episode.
+	// RecoveryStart and RecoveryEnd bracket a loss-recovery episode
+	// (RecoveryEnd's Reason: RecoveryEndFull, RecoveryEndRTO or
+	// RecoveryEndUndo).
 	RecoveryStart
 	RecoveryEnd
 	// CongestionSignal: an ECN-Echo or delay-based decision reduced the window.
@@ -54,6 +57,19 @@ const (
 	// it was counted under; it now counts as cause "spurious").
 	SpuriousRTO
 	kindCount
+)
+
+// Reason codes of PacketSent.
+const (
+	SentNew            uint8 = 0 // a new data packet
+	SentRetransmission uint8 = 1 // a retransmission
+)
+
+// Reason codes of RecoveryEnd.
+const (
+	RecoveryEndFull uint8 = 0 // the recovery point was cumulatively acknowledged
+	RecoveryEndRTO  uint8 = 1 // a retransmission timeout ended the episode
+	RecoveryEndUndo uint8 = 2 // the episode was found spurious and undone
 )
 
 var kindNames = [...]string{

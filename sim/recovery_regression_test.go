@@ -58,7 +58,7 @@ func runRegression(t testing.TB, cc, rec string, p regressionPath) regressionRun
 		case event.RecoveryStart:
 			inFirst = inFirst || !firstDone
 		case event.RecoveryEnd:
-			if inFirst && ev.Reason == 0 {
+			if inFirst && ev.Reason == event.RecoveryEndFull {
 				firstDone = true
 			}
 		case event.RTO:

@@ -318,7 +318,7 @@ func (c *Conn) onRTO(now clock.Time) {
 	}
 	if c.inRecovery {
 		c.inRecovery = false
-		c.emit(event.Event{Time: now, Kind: event.RecoveryEnd, Seq: c.sb.una, Reason: 1})
+		c.emit(event.Event{Time: now, Kind: event.RecoveryEnd, Seq: c.sb.una, Reason: event.RecoveryEndRTO})
 	}
 	c.cc.OnRTO(now, flight)
 	c.ctx.Now = now
@@ -466,9 +466,9 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 	}
 	c.pingDue = false
 	c.stats.PacketsSent++
-	var reason uint8
+	reason := event.SentNew
 	if retx {
-		reason = 1
+		reason = event.SentRetransmission
 	}
 	c.emit(event.Event{Time: now, Kind: event.PacketSent, Seq: s.Off, Bytes: s.Len, Reason: reason,
 		InFlight: c.sb.pipe})

@@ -129,8 +129,8 @@ func (c *Conn) undoEpisode(now clock.Time) {
 }
 
 // RecoveryEndUndo is the Reason of a RecoveryEnd event that ends an episode
-// found spurious and undone (1 is an episode ended by an RTO).
-const RecoveryEndUndo = 2
+// found spurious and undone (event.RecoveryEndUndo).
+const RecoveryEndUndo = event.RecoveryEndUndo
 
 // unmarkLost clears the loss mark of segment i (an undone episode).
 func (sb *Scoreboard) unmarkLost(i int) {

@@ -216,7 +216,7 @@ func (q *Writer) appendEvent(b []byte, e event.Event) []byte {
 		b = append(b, `},"raw":{`...)
 		b = appendInt(b, "length", int64(e.Bytes))
 		b = append(b, '}')
-		if e.Reason == 1 {
+		if e.Reason == event.SentRetransmission {
 			b = append(b, `,"is_retransmission":true`...)
 		}
 		return end(b)
