@@ -43,9 +43,13 @@ func TestDgramThroughRelayLoss(t *testing.T) {
 		if int64(lost) > drops || drops-int64(lost) > 2 || drops == 0 {
 			t.Errorf("%s: receiver lost %d, relay dropped %d", cc, lost, drops)
 		}
-		if d := int64(res.LostDeclared) - int64(lost); d < -3 || d > 3 {
-			t.Errorf("%s: sender declared %d lost, receiver saw %d missing", cc, res.LostDeclared, lost)
+		// Every network loss is declared. Declared losses match them within a
+		// few unless the sender had timeouts: an RTO gives up on whatever is
+		// in flight (RFC 4341 §6.2), and on a loaded machine late ACKs can
+		// make that most of a window that did arrive.
+		if d := int64(res.LostDeclared) - int64(lost); d < -3 || (d > 3 && res.RTOs == 0) {
+			t.Errorf("%s: sender declared %d lost (%d RTOs), receiver saw %d missing", cc, res.LostDeclared, res.RTOs, lost)
 		}
-		t.Logf("%s: sent %d at %.2f Mbit/s, relay drops %d, receiver lost %d, sender declared %d", cc, res.Sent, res.SendRateBps/1e6, drops, lost, res.LostDeclared)
+		t.Logf("%s: sent %d at %.2f Mbit/s, relay drops %d, receiver lost %d, sender declared %d (%d RTOs)", cc, res.Sent, res.SendRateBps/1e6, drops, lost, res.LostDeclared, res.RTOs)
 	}
 }
