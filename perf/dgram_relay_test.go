@@ -46,8 +46,7 @@ func TestDgramThroughRelayLoss(t *testing.T) {
 		// Every network loss is declared. Declared losses match them within a
 		// few unless the sender had timeouts: an RTO gives up on whatever is
 		// in flight (the datagram sender's rule), and on a loaded machine late
-		// ACKs can
-		// make that most of a window that did arrive.
+		// ACKs can make that most of a window that did arrive.
 		if d := int64(res.LostDeclared) - int64(lost); d < -3 || (d > 3 && res.RTOs == 0) {
 			t.Errorf("%s: sender declared %d lost (%d RTOs), receiver saw %d missing", cc, res.LostDeclared, res.RTOs, lost)
 		}
