@@ -1,0 +1,313 @@
+package transport
+
+// The sending half of a datagram connection (DgramConn): the application's
+// datagrams and generator, the send queue, ACK processing and loss
+// detection from Ack Vectors (RFC 4341 §5-6), Ack Ratio, the RTO and the
+// congestion window's sending rule.
+
+import (
+	"time"
+
+	"cclab/ccalgo"
+	"cclab/clock"
+	"cclab/event"
+)
+
+// SetSource makes src the producer of this connection's datagrams (see
+// DgramConfig.Rate for greedy or rate-driven generation).
+func (c *DgramConn) SetSource(now clock.Time, src DgramSource) {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
+	c.src = src
+	if src == nil {
+		c.genAt = clock.Never // stop generating
+		return
+	}
+	if c.established {
+		c.startGenerator(now)
+	}
+}
+
+func (c *DgramConn) startGenerator(now clock.Time) {
+	// No source (none set yet, or Close dropped it): nothing to generate.
+	if c.cfg.Rate > 0 && c.src != nil {
+		c.genAt = now
+		if c.cfg.On > 0 {
+			c.phaseAt = now.Add(c.cfg.On)
+		}
+	}
+}
+
+// Send queues one application datagram (copied); it returns false if p is
+// larger than MaxPayload or the connection is not open. A full queue drops
+// by DropPolicy (counted in QueueDropped).
+func (c *DgramConn) Send(now clock.Time, p []byte) bool {
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
+	if !c.established || c.done || c.closeWanted || len(p) > c.mss {
+		return false
+	}
+	c.stats.Generated++
+	c.enqueue(p)
+	return true
+}
+
+func (c *DgramConn) enqueue(p []byte) {
+	if c.sq.full() {
+		c.stats.QueueDropped++
+		if c.cfg.DropPolicy == DropNewest {
+			return
+		}
+		c.sq.pop()
+	}
+	n := copy(c.sq.pushSlot(), p)
+	c.sq.push(n)
+}
+
+// generate runs the rate-driven generator up to now: one datagram every
+// len*8/Rate, skipping OFF periods (phaseAt is the end of the ON period).
+func (c *DgramConn) generate(now clock.Time) {
+	for c.src != nil && c.genAt != clock.Never && !now.Before(c.genAt) {
+		if c.phaseAt != clock.Never && !c.genAt.Before(c.phaseAt) {
+			c.genAt = c.phaseAt.Add(c.cfg.Off)
+			c.phaseAt = c.genAt.Add(c.cfg.On)
+			continue
+		}
+		at := c.genAt
+		var n int
+		if c.sq.full() && c.cfg.DropPolicy == DropNewest {
+			n = c.src.Next(at, c.scratch)
+			if n >= 0 {
+				c.stats.Generated++
+				c.stats.QueueDropped++
+			}
+		} else {
+			if c.sq.full() {
+				c.sq.pop()
+				c.stats.QueueDropped++
+			}
+			n = c.src.Next(at, c.sq.pushSlot())
+			if n >= 0 {
+				c.sq.push(n)
+				c.stats.Generated++
+			}
+		}
+		if n < 0 {
+			n = c.mss // nothing now: try again one datagram time later
+		}
+		c.genAt = at.Add(time.Duration(float64(max(n, 1)*8) / c.cfg.Rate * float64(time.Second)))
+	}
+}
+
+// Queued returns the number of datagrams waiting in the send queue.
+func (c *DgramConn) Queued() int { return c.sq.n }
+
+// updateRatio recomputes the Ack Ratio we send and logs changes.
+func (c *DgramConn) updateRatio(now clock.Time) {
+	r := c.cfg.AckRatio
+	if c.arc != nil {
+		r = c.arc.AckRatio()
+	} else if c.cc != nil && c.mss > 0 {
+		r = max(1, min(r, (c.cc.Cwnd()/c.mss+1)/2)) // RFC 4341 §6.1.2 bound for any controller
+	}
+	r = min(max(r, 1), MaxAckRatio)
+	if r != c.ratio {
+		c.ratio = r
+		if len(c.ratioLog) < ratioLogMax {
+			c.ratioLog = append(c.ratioLog, RatioChange{At: now, Ratio: r})
+		}
+	}
+}
+
+// onAck processes an ACK section: the Ack Vector marks packets received or
+// ECN-marked, a packet with three later packets acknowledged is lost (RFC
+// 4341 §5), and the controller hears of acknowledgements and congestion.
+func (c *DgramConn) onAck(now clock.Time, p *dgramPacket) {
+	c.stats.AcksReceived++
+	if p.seq > c.ackAck || !c.ackAckDue {
+		c.ackAck = p.seq
+		c.ackAckDue = true
+	}
+	mask := uint64(len(c.ring) - 1)
+	acked, ecnMarked := 0, false
+	var ceSeq uint64
+	una, nxt := c.una, c.seq
+	DecodeAckVector(p.ackNo, p.vec, func(r AckRun) {
+		if r.State == AckNotReceived || r.Top < una {
+			return
+		}
+		lo := r.Top - r.Len + 1
+		if lo < una {
+			lo = una
+		}
+		for s := lo; s <= r.Top && s < nxt; s++ {
+			e := &c.ring[s&mask]
+			switch e.state {
+			case pktOut:
+				e.state = pktAcked
+				if e.data {
+					acked++
+					c.pipe--
+					c.stats.Acked++
+					c.rsamp.onDelivered(now, &e.rate, c.mss)
+					if r.State == AckReceivedECN {
+						c.stats.AckedECN++
+						if !ecnMarked || s > ceSeq {
+							ceSeq = s
+						}
+						ecnMarked = true
+					}
+					c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s, Bytes: int(e.size)})
+				}
+			case pktLost:
+				e.state = pktAcked
+				c.stats.LateAcked++
+			}
+		}
+	})
+	if acked > 0 && p.tsecr != 0 {
+		r := time.Duration(c.tsNow(now)-p.tsecr)*time.Microsecond - time.Duration(p.ackDelay)*time.Microsecond
+		if r > 0 && r < time.Hour {
+			c.rtt.sample(r)
+		}
+	}
+	// Loss: an outstanding data packet with at least CCID2DupThresh later
+	// packets acknowledged (RFC 4341 §5 / RFC 4340 §11.4).
+	lost := false
+	var lostSeq uint64
+	if acked > 0 || p.ackNo >= c.una {
+		later := 0
+		for s := c.seq; s > c.una; {
+			s--
+			e := &c.ring[s&mask]
+			switch {
+			case e.state == pktAcked:
+				later++
+			case e.state == pktOut && e.data && later >= ccalgo.CCID2DupThresh:
+				e.state = pktLost
+				c.pipe--
+				c.stats.Lost++
+				if !lost {
+					lostSeq = s
+				}
+				lost = true
+				c.emit(event.Event{Time: now, Kind: event.PacketLost, Seq: s, Bytes: int(e.size)})
+			case e.state == pktOut && !e.data && later >= ccalgo.CCID2DupThresh:
+				e.state = pktLost
+			}
+		}
+	}
+	c.advanceUna()
+	if c.cc != nil && acked > 0 {
+		c.cc.OnAck(ccalgo.Ack{Now: now, Acked: acked * c.mss, AckedPackets: acked, RTT: c.rtt.latest, SRTT: c.rtt.srtt,
+			MinRTT: c.rtt.min, InFlight: c.pipe * c.mss, CumAck: c.una * uint64(c.mss), SndNxt: c.seq * uint64(c.mss),
+			AppLimited: c.appLimited(), Rate: c.rsamp.sample(now, c.rtt.min)})
+	}
+	if c.cc != nil && ((lost && lostSeq >= c.recover) || (ecnMarked && ceSeq >= c.recover)) {
+		// One congestion event per window of data (RFC 4341 §5); CCID2
+		// also ignores a second halving within one RTT by itself.
+		kind := ccalgo.Loss
+		if !lost {
+			kind = ccalgo.ECN
+		}
+		c.stats.Congestion++
+		c.recover = c.seq
+		c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: kind, InFlight: c.pipe * c.mss, SndNxt: c.seq * uint64(c.mss)})
+		c.cc.OnRecoveryExit(now, c.pipe*c.mss)
+		c.emit(event.Event{Time: now, Kind: event.CongestionSignal, Seq: c.seq, Reason: uint8(kind)})
+	}
+	if c.cc != nil || c.arc != nil {
+		c.updateRatio(now)
+	}
+	if acked > 0 {
+		if c.pipe > 0 {
+			c.rtoAt = now.Add(c.rtt.current())
+		} else {
+			c.rtoAt = clock.Never
+		}
+		c.emitMetrics(now)
+	}
+}
+
+// appLimited reports whether the sender has nothing to send.
+func (c *DgramConn) appLimited() bool {
+	return c.sq.n == 0 && (c.src == nil || c.cfg.Rate > 0)
+}
+
+// advanceUna moves una past resolved packets.
+func (c *DgramConn) advanceUna() {
+	mask := uint64(len(c.ring) - 1)
+	for c.una < c.seq && c.ring[c.una&mask].state != pktOut {
+		c.una++
+	}
+	for c.una < c.seq && !c.ring[c.una&mask].data && c.seq-c.una > uint64(len(c.ring))/2 {
+		c.una++ // unacknowledged non-data packets do not hold the ring
+	}
+}
+
+// onRTO gives up the packets in flight (no retransmission) and lets the
+// controller restart (RFC 4341 §5: TCP-like timeout with backoff).
+func (c *DgramConn) onRTO(now clock.Time) {
+	c.rtoAt = clock.Never
+	if c.pipe == 0 {
+		return
+	}
+	mask := uint64(len(c.ring) - 1)
+	for s := c.una; s < c.seq; s++ {
+		e := &c.ring[s&mask]
+		if e.state == pktOut {
+			e.state = pktLost
+			if e.data {
+				c.stats.LostRTO++
+				c.emit(event.Event{Time: now, Kind: event.PacketLost, Seq: s, Bytes: int(e.size), Reason: uint8(LossRTO)})
+			}
+		}
+	}
+	flight := c.pipe * c.mss
+	c.pipe = 0
+	c.advanceUna()
+	c.recover = c.seq
+	if c.cc != nil {
+		c.cc.OnRTO(now, flight)
+	}
+	c.rtt.backOff()
+	c.stats.RTOs++
+	c.updateRatio(now)
+	c.emit(event.Event{Time: now, Kind: event.RTO, Seq: c.una, Reason: uint8(RTOBurstLoss)})
+	c.emitMetrics(now)
+}
+
+// canSend reports whether the window allows one more data packet.
+func (c *DgramConn) canSend(now clock.Time) bool {
+	if c.pace.blocked(now) {
+		return false
+	}
+	if c.cc == nil || c.tf.tx != nil {
+		return true // no window: no controller, or a rate-based one
+	}
+	return c.pipe < max(1, c.cc.Cwnd()/c.mss)
+}
+
+// record enters packet seq in the sent ring.
+func (c *DgramConn) record(now clock.Time, size int, data bool) {
+	c.advanceUna()
+	if c.seq-c.una >= uint64(len(c.ring)) {
+		if len(c.ring) < 1<<16 {
+			n := make([]sentPkt, 2*len(c.ring))
+			om, nm := uint64(len(c.ring)-1), uint64(len(n)-1)
+			for s := c.una; s < c.seq; s++ {
+				n[s&nm] = c.ring[s&om]
+			}
+			c.ring = n
+		} else {
+			// Nothing acknowledges: forget the oldest packet.
+			e := &c.ring[c.una&uint64(len(c.ring)-1)]
+			if e.state == pktOut && e.data {
+				c.pipe--
+			}
+			c.stats.Untracked++
+			c.una++
+			c.advanceUna()
+		}
+	}
+	c.ring[c.seq&uint64(len(c.ring)-1)] = sentPkt{at: now, size: int32(size), data: data, state: pktOut}
+	c.seq++
+}
