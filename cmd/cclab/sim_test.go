@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,6 +158,19 @@ func TestSimSpecRanges(t *testing.T) {
 	} {
 		if code := runSim(args); code != 2 {
 			t.Errorf("cclab sim %q: exit %d, want 2", args, code)
+		}
+	}
+}
+
+// TestSimDatagramSize: a flow's datagram size above the transport's default
+// of 1200 bytes takes effect (the receiving side used to cut it to 1200 in
+// the handshake): payload per packet = datagram − 35 bytes of header.
+func TestSimDatagramSize(t *testing.T) {
+	for _, size := range []int{1200, 1472} {
+		s := simJSON(t, "-mss", fmt.Sprint(size), "-duration", "2s", "-warmup", "0", "-stagger", "0")
+		m := s.Flows[0].Metrics
+		if got, want := m["total_sent"]/m["total_packets_sent"], float64(size-35); got != want {
+			t.Errorf("-mss %d: %.1f payload bytes per packet, want %.0f", size, got, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@
 package simrun
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -135,6 +136,14 @@ func Build(p *plan.Plan, opt Options) (*Sim, error) {
 		s.Links = append(s.Links, l)
 	}
 	s.Sim = sim.New(net, endpointSink{s})
+	// Receiving endpoints accept the largest datagram a flow uses: the
+	// handshake settles on the smaller of the two sides' sizes, so with
+	// the transport's default of 1200 bytes on the receiving side a flow's
+	// larger datagram (cclab sim -mss, a scenario's datagram:) was silently
+	// cut to 1200 (issue #14).
+	for _, f := range p.Flows {
+		s.Sim.Transport.MaxDatagram = max(s.Sim.Transport.MaxDatagram, f.Datagram)
+	}
 	for i := range p.Flows {
 		s.Senders = append(s.Senders, net.Node(senderName(i)))
 		s.Receivers = append(s.Receivers, net.Node(receiverName(i)))
@@ -247,7 +256,8 @@ func (s *Sim) addFlow(i int) error {
 			}
 			sink = event.Tee{w, sink}
 		}
-		cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, Sink: sink}
+		cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: cmp.Or(f.Datagram, transport.DefaultMaxDatagram),
+			ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, Sink: sink}
 		full := s.Sim.Transport
 		full.CC, full.Recovery = f.CC, f.Recovery
 		if f.Datagram > 0 {
