@@ -529,13 +529,7 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 
 {{if .StudyTitle}}<h2>{{.StudyTitle}}</h2>
 {{range .Study}}<h3>{{.Title}}</h3>
-<p class="meta">{{.Caption}}</p>
-<table>
-<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}
-<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}
-</tbody>
-</table>
+{{template "table" .}}
 {{end}}{{range .StudyFigs}}<figure>
 <h3>{{.Title}}</h3>
 <div class="grid">{{range .Panels}}<div>{{.}}</div>{{end}}</div>
@@ -562,13 +556,7 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 {{end}}{{end}}
 
 {{range .Tables}}<h2>{{.Title}}</h2>
-<p class="meta">{{.Caption}}</p>
-<table>
-<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}
-<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}
-</tbody>
-</table>
+{{template "table" .}}
 {{end}}
 
 {{if .CDFs}}<h2>Distributions</h2>
@@ -605,4 +593,11 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 </details>{{end}}
 </body>
 </html>
-`))
+{{define "table"}}<p class="meta">{{.Caption}}</p>
+<table>
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}
+<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}
+</tbody>
+</table>
+{{end}}`))

@@ -34,6 +34,23 @@ func runners() map[string]eval.Runner {
 
 // loadExperiment loads a built-in experiment by name (NAME-quick with quick)
 // or a scenario file by path.
+// loadExperimentOrExit loads an experiment for a command (tool names it in
+// the message); on error it prints the error and returns nil and the exit
+// code: 2 when the scenario file is wrong (the message names the field), 1
+// otherwise.
+func loadExperimentOrExit(tool, arg string, quick bool) (*eval.Experiment, int) {
+	exp, err := loadExperiment(arg, quick)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, tool+":", err)
+		var se *eval.Error
+		if errors.As(err, &se) {
+			return nil, 2
+		}
+		return nil, 1
+	}
+	return exp, 0
+}
+
 func loadExperiment(arg string, quick bool) (*eval.Experiment, error) {
 	if src, ok := experiments.Source(arg); ok && !strings.HasSuffix(arg, ".yaml") {
 		name := arg
@@ -150,14 +167,9 @@ func runRun(args []string) int {
 		fmt.Fprintf(os.Stderr, "cclab run: -parallel %d: must be between 1 and %d\n", *parallel, maxParallel)
 		return 2
 	}
-	exp, err := loadExperiment(name, *quick)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cclab run:", err)
-		var se *eval.Error
-		if errors.As(err, &se) {
-			return 2 // the scenario file is wrong (the message names the field)
-		}
-		return 1
+	exp, code := loadExperimentOrExit("cclab run", name, *quick)
+	if exp == nil {
+		return code
 	}
 	st, err := eval.Open(*db)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -92,14 +91,9 @@ func runSlurm(args []string) int {
 		fmt.Fprintf(os.Stderr, "cclab slurm: -cpus-per-task %d: want at least 1\n", *cpus)
 		return 2
 	}
-	exp, err := loadExperiment(name, *quick)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cclab slurm:", err)
-		var se *eval.Error
-		if errors.As(err, &se) {
-			return 2 // the scenario file is wrong (the message names the field)
-		}
-		return 1
+	exp, code := loadExperimentOrExit("cclab slurm", name, *quick)
+	if exp == nil {
+		return code
 	}
 	job := slurmJob{Name: exp.Name, Shards: *shards, CPUs: *cpus, Partition: *partition, Time: *limit, DB: *db, Scenario: name}
 	if *backends != "" {
@@ -124,6 +118,7 @@ func runSlurm(args []string) int {
 	}
 	job.Cclab = *bin
 	if job.Cclab == "" {
+		var err error
 		if job.Cclab, err = os.Executable(); err != nil {
 			fmt.Fprintln(os.Stderr, "cclab slurm: finding this executable (give -cclab):", err)
 			return 1
