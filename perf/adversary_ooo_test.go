@@ -16,23 +16,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// readVarint decodes a QUIC varint at the start of b (n = 0: too short).
-func readVarint(b []byte) (v uint64, n int) {
-	if len(b) == 0 {
-		return 0, 0
-	}
-	n = 1 << (b[0] >> 6)
-	if len(b) < n {
-		return 0, 0
-	}
-	v = uint64(b[0] & 0x3f)
-	for _, c := range b[1:n] {
-		v = v<<8 | uint64(c)
-	}
-	return v, n
-}
+	"github.com/quic-go/quic-go/quicvarint"
+)
 
 // handshake opens a connection to srv from c as a client would (Initial,
 // Retry, Initial with the token, Accept) and returns the server's CID.
@@ -54,8 +40,8 @@ func handshake(c *net.UDPConn, rnd *rand.Rand) ([8]byte, error) {
 		p := buf[:n]
 		switch {
 		case n > 18 && p[0] == 2 && p[1] == 5: // Retry
-			l, k := readVarint(p[18:])
-			if k == 0 || 18+k+int(l) > n {
+			l, k, err := quicvarint.Parse(p[18:])
+			if err != nil || 18+k+int(l) > n {
 				return scid, errors.New("malformed Retry")
 			}
 			token = append([]byte(nil), p[18+k:18+k+int(l)]...)

@@ -1,11 +1,6 @@
 package simrun
 
-import (
-	"context"
-	"testing"
-
-	"cclab/plan"
-)
+import "testing"
 
 // backgroundSrc has a window-capped measured flow and a hop's background:
 // two window-capped greedy Reno flows and a UDP source.
@@ -30,18 +25,7 @@ flows:
 // its window per RTT (the cap, not the link, limits it); the background
 // flows and the UDP group load hop 0 only and appear in no flow's metrics.
 func TestBackgroundAndWindow(t *testing.T) {
-	p, err := plan.New(scenario(t, backgroundSrc).Points[0].Scenario, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Build(p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := runFirstPoint(t, backgroundSrc)
 	if got := len(res.Metrics.Flows); got != 1 || res.Metrics.Flows[0].ID != 1 {
 		t.Fatalf("flow results: got %d, want the measured flow only", got)
 	}
@@ -80,18 +64,7 @@ flows:
 // TestDelayReductions checks that each window reduction of DCA is a
 // congestion signal of reason delay: total_delay_reductions counts them.
 func TestDelayReductions(t *testing.T) {
-	p, err := plan.New(scenario(t, dcaSrc).Points[0].Scenario, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Build(p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := runFirstPoint(t, dcaSrc)
 	v := res.Metrics.Flows[0].Values
 	if v["total_delay_reductions"] < 1 || v["total_delay_reductions"] != v["total_congestion_signals"] {
 		t.Errorf("total_delay_reductions %v, total_congestion_signals %v: want at least 1 and equal (no ECN)",

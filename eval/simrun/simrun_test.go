@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"cclab/eval"
+	"cclab/plan"
 )
 
 func scenario(t *testing.T, src string) *eval.Experiment {
@@ -14,6 +15,25 @@ func scenario(t *testing.T, src string) *eval.Experiment {
 		t.Fatal(err)
 	}
 	return exp
+}
+
+// runFirstPoint plans the first point of the scenario src with seed 1, runs
+// it in the simulator and returns the plan and the result.
+func runFirstPoint(t *testing.T, src string) (*plan.Plan, eval.RunResult) {
+	t.Helper()
+	p, err := plan.New(scenario(t, src).Points[0].Scenario, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Build(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, res
 }
 
 const lossy = `name: simrun-test
