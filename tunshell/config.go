@@ -65,6 +65,12 @@ type Config struct {
 	// Subnet is the IPv4 range the shell's /30 comes from; the zero
 	// Prefix = DefaultSubnet.
 	Subnet netip.Prefix
+	// Outer, if set, is the network namespace the outer ("host") device
+	// goes into instead of the process's own, e.g. a router namespace of a
+	// multi-host test network (internal/netnstest); the addresses are then
+	// picked among those free in it. The shell does not own it: Close
+	// neither kills its processes nor releases it.
+	Outer *Namespace
 }
 
 func (c *Config) validate() error {
@@ -133,7 +139,10 @@ func allocate(subnet netip.Prefix, start uint32, used []netip.Prefix) (Addrs, er
 		}
 		var six [16]byte
 		copy(six[:], ulaPrefix[:])
-		six[6], six[7] = byte(i>>8), byte(i)
+		// The subnet ID is the low 16 bits of the /30's number (its
+		// address / 4): block i of DefaultSubnet gets subnet i (mod
+		// 2^16), and /30s of different ranges get different subnets too.
+		six[6], six[7] = byte(v>>10), byte(v>>2)
 		six[15] = 1
 		h6 := netip.AddrFrom16(six)
 		six[15] = 2

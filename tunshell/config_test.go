@@ -24,7 +24,8 @@ func TestAllocate(t *testing.T) {
 		{"skips a used route", sub, 0, []netip.Prefix{p("100.64.0.0/29")}, "100.64.0.9", "fd63:636c:6162:2::1"},
 		{"skips a used IPv6 subnet", sub, 0, []netip.Prefix{p("fd63:636c:6162::/64")}, "100.64.0.5", "fd63:636c:6162:1::1"},
 		{"other ranges do not matter", sub, 0, []netip.Prefix{p("10.0.0.0/8"), p("fd00::/64")}, "100.64.0.1", "fd63:636c:6162::1"},
-		{"small subnet", p("192.168.7.0/29"), 1, nil, "192.168.7.5", "fd63:636c:6162:1::1"},
+		{"small subnet", p("192.168.7.0/29"), 1, nil, "192.168.7.5", "fd63:636c:6162:1c1::1"},  // 192.168.7.4 / 4 = 0x302a01c1
+		{"a /30 of its own", p("10.77.1.4/30"), 9, nil, "10.77.1.5", "fd63:636c:6162:4041::1"}, // 10.77.1.4 / 4 = 0x02934041
 		{"all used", p("192.168.7.0/29"), 0, []netip.Prefix{p("192.168.7.0/24")}, "", ""},
 	}
 	for _, tc := range tests {

@@ -97,7 +97,17 @@ func build(cfg Config) (_ *Shell, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	if s.outer, err = OpenTUN(fmt.Sprintf("cc%dt%%d", os.Getpid()%10000000)); err != nil {
+	openOuter := func() error {
+		var err error
+		s.outer, err = OpenTUN(fmt.Sprintf("cc%dt%%d", os.Getpid()%10000000))
+		return err
+	}
+	if cfg.Outer != nil {
+		err = cfg.Outer.Do(openOuter)
+	} else {
+		err = openOuter()
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err = s.configure(); err != nil {
@@ -109,7 +119,13 @@ func build(cfg Config) (_ *Shell, err error) {
 // configure gives the devices their MTU, queue length, addresses and
 // routes, and brings them up.
 func (s *Shell) configure() error {
-	host, err := netlink.NewHandle()
+	var host *netlink.Handle
+	var err error
+	if s.cfg.Outer != nil {
+		host, err = netlink.NewHandleAt(s.cfg.Outer.Handle())
+	} else {
+		host, err = netlink.NewHandle()
+	}
 	if err != nil {
 		return fmt.Errorf("netlink: %w", err)
 	}
@@ -278,6 +294,10 @@ func prefixOf(n *net.IPNet) (netip.Prefix, bool) {
 
 // Addrs returns the shell's addresses.
 func (s *Shell) Addrs() Addrs { return s.addrs }
+
+// Namespace returns the shell's namespace (the inner device's), e.g. to
+// put another shell's outer device into it (Config.Outer).
+func (s *Shell) Namespace() *Namespace { return s.ns }
 
 // Relay returns the relay that applies the link model.
 func (s *Shell) Relay() *relay.Relay { return s.relay }

@@ -13,6 +13,10 @@ import (
 // namespaces and /dev/net/tun are Linux's.
 var errNotLinux = errors.New("the link shell needs Linux (network namespaces and /dev/net/tun)")
 
+// Namespace is a network namespace (Linux only; Config.Outer is nil off
+// Linux).
+type Namespace struct{}
+
 // Supported reports why link shells cannot be built here.
 func Supported() error { return errNotLinux }
 

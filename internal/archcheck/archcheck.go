@@ -312,7 +312,7 @@ var Layers = []Layer{
 	{"drivers", []string{"sim", "relay", "transport/udp"}},
 	{"applications and harness", []string{"perf", "eval", "tunshell"}},
 	{"plan", []string{"plan"}},
-	{"harness backends", []string{"eval/simrun", "eval/liverun"}},
+	{"harness backends", []string{"eval/simrun", "eval/liverun", "internal/netnstest"}},
 	{"commands", []string{"cmd/...", "scripts/..."}},
 }
 
