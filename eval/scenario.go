@@ -638,6 +638,7 @@ type decoder struct {
 	axisOf     map[*yaml.Node]int
 	pick       map[*yaml.Node]int
 	optional   map[*yaml.Node]bool
+	noSweep    bool // a list where a value is wanted is an error (YAMLDecoder), not a sweep
 }
 
 func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) error {
@@ -671,6 +672,9 @@ func (d *decoder) scalar(n *yaml.Node, path string) (*yaml.Node, error) {
 	case yaml.ScalarNode:
 		return n, nil
 	case yaml.SequenceNode:
+		if d.noSweep {
+			return nil, d.errAt(n, path, "want a value, got a list")
+		}
 		if len(n.Content) == 0 {
 			return nil, d.errAt(n, path, "empty list: give a value or a list of values to sweep")
 		}

@@ -1,0 +1,366 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Transfer is one transfer as a Runner gets it.
+type Transfer struct {
+	Item
+	Campaign string
+	Attempt  int // 1, 2, ...
+	From, To Host
+	Settings TransferSettings
+}
+
+// Outcome is what one finished transfer measured (the sender's and the
+// receiver's summaries and what was taken from them).
+type Outcome struct {
+	Start        time.Time
+	Seconds      float64 // s
+	Bytes        int64   // delivered
+	GoodputBps   float64 // bits/s
+	Retransmits  int64
+	Unnecessary  int64 // -1: not reported
+	RTOs         int64
+	RTOCauses    map[string]int64
+	PacketsSent  int64   // -1: not reported
+	MinRTTms     float64 // ms
+	MeanSRTTms   float64 // ms
+	ClockOffset  time.Duration
+	OffsetRTT    time.Duration
+	SenderJSON   []byte
+	ReceiverJSON []byte
+	SenderQlog   []byte
+	ReceiverQlog []byte
+}
+
+// Runner runs one transfer. An error fails the attempt; a *Failure names
+// its cause (otherwise Classify finds one).
+type Runner interface {
+	Run(ctx context.Context, t Transfer) (*Outcome, error)
+}
+
+// Failure causes, as stored (docs/campaigns.md, "Status").
+const (
+	CauseDialRefused  = "dial_refused"   // an agent's control port refused the connection
+	CauseDial         = "dial_error"     // an agent could not be reached otherwise (no route, name, TLS/handshake)
+	CauseUnauthorized = "unauthorized"   // an agent refused our credentials or we refused its (not retried within a run)
+	CauseTimeout      = "timeout"        // the transfer did not finish within schedule.timeout
+	CauseTransfer     = "transfer_error" // the agents reported a failed transfer
+)
+
+// Failure is a failed transfer with its cause.
+type Failure struct {
+	Cause string // a Cause* constant
+	Err   error
+}
+
+func (f *Failure) Error() string { return f.Cause + ": " + f.Err.Error() }
+func (f *Failure) Unwrap() error { return f.Err }
+
+// Classify returns the failure cause of a runner's error: a *Failure's
+// cause, timeout for deadlines and network timeouts, dial_refused for a
+// refused connection, transfer_error otherwise.
+func Classify(err error) string {
+	var f *Failure
+	var ne net.Error
+	switch {
+	case errors.As(err, &f):
+		return f.Cause
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return CauseTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return CauseDialRefused
+	}
+	return CauseTransfer
+}
+
+// EventKind is what a progress Event reports.
+type EventKind int
+
+// Event kinds.
+const (
+	EventStart EventKind = iota // an attempt started
+	EventDone                   // an attempt ended (Status, Cause, Err)
+)
+
+// Event is one step of a campaign's progress.
+type Event struct {
+	Kind    EventKind
+	Item    Item
+	Attempt int
+	Status  string // EventDone: StatusDone or StatusFailed
+	Cause   string
+	Err     error
+	Wall    time.Duration // EventDone: the attempt's wall time
+	Retry   bool          // EventDone of a failed attempt: it will be tried again
+	Counts  Counts
+	Running int
+}
+
+// Counts are the plan's transfers by state.
+type Counts struct {
+	Total   int // transfers in the plan
+	Skipped int // done or given up in an earlier run (stored)
+	Done    int // finished in this run
+	Failed  int // gave up in this run (every attempt failed)
+}
+
+// Scheduler runs a campaign's plan (docs/campaigns.md, "Running").
+type Scheduler struct {
+	Spec   *Spec
+	Store  *Store
+	Runner Runner
+	// Progress, if set, is called from the scheduler's goroutine for every
+	// attempt's start and end.
+	Progress func(Event)
+	// Log, if set, gets one line per notable thing (the length bound).
+	Log func(format string, args ...any)
+}
+
+// ErrMaxLength is returned when schedule.max_length ended the campaign
+// with transfers left.
+var ErrMaxLength = errors.New("campaign: schedule.max_length reached")
+
+type pending struct {
+	item      Item
+	attempts  int       // attempts stored or made
+	notBefore time.Time // retry delay
+}
+
+type result struct {
+	p     *pending
+	start time.Time
+	out   *Outcome
+	err   error
+	wall  time.Duration
+}
+
+// Run runs the plan's transfers that are not stored yet for this campaign
+// name and spec digest: one row per attempt, each in its own transaction
+// when it ends, so a crash loses only the transfers in flight and a new Run
+// continues. At most schedule.concurrency transfers run at once, never two
+// on one path (a host pair, either direction) and each host in at most
+// schedule.host_concurrency; a host pauses schedule.spacing plus a uniform
+// [0, jitter) between its transfers. A failed attempt is retried after
+// retry_delay up to schedule.retries times (an unauthorized one in the
+// next run). When ctx is done Run stops starting transfers, cancels the
+// running ones (they are not stored) and returns ctx's error.
+func (s *Scheduler) Run(ctx context.Context) (Counts, error) {
+	sp := s.Spec
+	digest := sp.Digest()
+	plan := sp.Plan()
+	counts := Counts{Total: len(plan)}
+	store := context.WithoutCancel(ctx) // a finished transfer is stored even when the run is being cancelled
+	if err := s.Store.Register(store, sp); err != nil {
+		return counts, err
+	}
+	rows, err := s.Store.Rows(ctx, sp.Name, digest)
+	if err != nil {
+		return counts, err
+	}
+	maxAttempts := 1 + sp.Schedule.Retries
+	done := map[int]bool{}
+	attempts := map[int]int{}
+	first := time.Time{}
+	for _, r := range rows {
+		if r.Status == StatusDone {
+			done[r.Seq] = true
+		} else {
+			attempts[r.Seq] = max(attempts[r.Seq], r.Attempt)
+		}
+		if first.IsZero() || r.Start.Before(first) {
+			first = r.Start
+		}
+	}
+	var queue []*pending
+	for _, it := range plan {
+		if done[it.Seq] || attempts[it.Seq] >= maxAttempts {
+			counts.Skipped++
+			continue
+		}
+		queue = append(queue, &pending{item: it, attempts: attempts[it.Seq]})
+	}
+	if first.IsZero() {
+		first = time.Now()
+	}
+	jitter := rand.New(rand.NewPCG(sp.Schedule.Seed, 0x6a6974746572)) // "jitter"
+	busyPath := map[[2]string]bool{}
+	busyHost := map[string]int{}
+	freeAt := map[string]time.Time{} // a host's next start after spacing and jitter
+	results := make(chan result)
+	running := 0
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stopErr error
+	emit := func(ev Event) {
+		if s.Progress != nil {
+			ev.Counts, ev.Running = counts, running
+			s.Progress(ev)
+		}
+	}
+	for len(queue) > 0 || running > 0 {
+		now := time.Now()
+		if stopErr == nil && sp.Schedule.MaxLength > 0 && now.Sub(first) >= sp.Schedule.MaxLength && len(queue) > 0 {
+			stopErr = ErrMaxLength
+			if s.Log != nil {
+				s.Log("schedule.max_length %s reached: %d transfers not started", sp.Schedule.MaxLength, len(queue))
+			}
+		}
+		if stopErr == nil && ctx.Err() != nil {
+			stopErr = ctx.Err()
+		}
+		// Start every eligible transfer, in plan order.
+		var wake time.Time
+		for i := 0; stopErr == nil && i < len(queue) && running < sp.Schedule.Concurrency; i++ {
+			p := queue[i]
+			it := p.item
+			if busyPath[it.Path()] || busyHost[it.Pair.From] >= sp.Schedule.HostConcurrency || busyHost[it.Pair.To] >= sp.Schedule.HostConcurrency {
+				continue
+			}
+			ready := p.notBefore
+			for _, h := range []string{it.Pair.From, it.Pair.To} {
+				if freeAt[h].After(ready) {
+					ready = freeAt[h]
+				}
+			}
+			if ready.After(now) {
+				if wake.IsZero() || ready.Before(wake) {
+					wake = ready
+				}
+				continue
+			}
+			queue = append(queue[:i], queue[i+1:]...)
+			i--
+			p.attempts++
+			busyPath[it.Path()] = true
+			busyHost[it.Pair.From]++
+			busyHost[it.Pair.To]++
+			running++
+			emit(Event{Kind: EventStart, Item: it, Attempt: p.attempts})
+			t := Transfer{Item: it, Campaign: sp.Name, Attempt: p.attempts, From: sp.Host(it.Pair.From), To: sp.Host(it.Pair.To), Settings: sp.Transfer}
+			go func() {
+				tctx, tcancel := context.WithTimeout(runCtx, sp.Schedule.Timeout)
+				defer tcancel()
+				start := time.Now()
+				out, err := s.Runner.Run(tctx, t)
+				if err == nil && out == nil {
+					err = &Failure{CauseTransfer, errors.New("the runner returned no outcome")}
+				}
+				results <- result{p: p, start: start, out: out, err: err, wall: time.Since(start)}
+			}()
+		}
+		if running == 0 {
+			if stopErr != nil {
+				break
+			}
+			if wake.IsZero() {
+				continue // (cannot happen: with nothing running every host is free)
+			}
+		}
+		var timer <-chan time.Time
+		var tm *time.Timer
+		if !wake.IsZero() && stopErr == nil {
+			tm = time.NewTimer(time.Until(wake))
+			timer = tm.C
+		}
+		var ctxDone <-chan struct{}
+		if stopErr == nil {
+			ctxDone = ctx.Done()
+		}
+		var r result
+		select {
+		case <-timer:
+		case <-ctxDone:
+			cancel() // the running transfers end; their results are not stored
+		case r = <-results:
+		}
+		if tm != nil {
+			tm.Stop()
+		}
+		if r.p != nil {
+			running--
+			it := r.p.item
+			busyPath[it.Path()] = false
+			busyHost[it.Pair.From]--
+			busyHost[it.Pair.To]--
+			end := time.Now()
+			for _, h := range []string{it.Pair.From, it.Pair.To} {
+				pause := sp.Schedule.Spacing
+				if sp.Schedule.Jitter > 0 {
+					pause += time.Duration(jitter.Int64N(int64(sp.Schedule.Jitter)))
+				}
+				freeAt[h] = end.Add(pause)
+			}
+			if r.err != nil && runCtx.Err() != nil {
+				continue // cancelled with the run: in flight, not stored
+			}
+			row := s.row(it, r, digest)
+			ev := Event{Kind: EventDone, Item: it, Attempt: r.p.attempts, Status: row.Status, Cause: row.Cause, Err: r.err, Wall: r.wall}
+			if err := s.Store.Save(store, &row); err != nil {
+				cancel()
+				stopErr = fmt.Errorf("storing transfer %s: %w", it.ID(), err)
+				continue
+			}
+			switch {
+			case row.Status == StatusDone:
+				counts.Done++
+			case r.p.attempts < maxAttempts && row.Cause != CauseUnauthorized:
+				ev.Retry = true
+				r.p.notBefore = end.Add(sp.Schedule.RetryDelay)
+				queue = insertInOrder(queue, r.p)
+			case r.p.attempts >= maxAttempts:
+				counts.Failed++
+			}
+			emit(ev)
+		}
+	}
+	return counts, stopErr
+}
+
+// insertInOrder puts p back into the queue at its plan position.
+func insertInOrder(q []*pending, p *pending) []*pending {
+	i := 0
+	for i < len(q) && q[i].item.Seq < p.item.Seq {
+		i++
+	}
+	q = append(q, nil)
+	copy(q[i+1:], q[i:])
+	q[i] = p
+	return q
+}
+
+// row is the stored row of an attempt's result.
+func (s *Scheduler) row(it Item, r result, digest string) Row {
+	sp := s.Spec
+	from, to := sp.Host(it.Pair.From), sp.Host(it.Pair.To)
+	row := Row{Campaign: sp.Name, Digest: digest, Seq: it.Seq, Attempt: r.p.attempts, Round: it.Round, ID: it.ID(),
+		From: from.Name, To: to.Name, FromGroup: from.Group, ToGroup: to.Group, Variant: it.Variant.Name,
+		CC: it.Variant.CC, Recovery: it.Variant.Recovery, Start: r.start.UTC(), Unnecessary: -1, PacketsSent: -1}
+	if r.err != nil {
+		row.Status, row.Cause, row.Error = StatusFailed, Classify(r.err), r.err.Error()
+		return row
+	}
+	o := r.out
+	row.Status = StatusDone
+	if !o.Start.IsZero() {
+		row.Start = o.Start.UTC()
+	}
+	row.Seconds, row.Bytes, row.GoodputBps = o.Seconds, o.Bytes, o.GoodputBps
+	row.Retransmits, row.Unnecessary, row.RTOs, row.RTOCauses, row.PacketsSent = o.Retransmits, o.Unnecessary, o.RTOs, o.RTOCauses, o.PacketsSent
+	row.MinRTTms, row.MeanSRTTms = o.MinRTTms, o.MeanSRTTms
+	row.ClockOffsetMs, row.OffsetRTTms = ms(o.ClockOffset), ms(o.OffsetRTT)
+	row.SenderJSON, row.ReceiverJSON = string(o.SenderJSON), string(o.ReceiverJSON)
+	row.SenderQlog, row.ReceiverQlog = string(o.SenderQlog), string(o.ReceiverQlog)
+	return row
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
