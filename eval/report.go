@@ -487,22 +487,7 @@ var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <title>cclab report: {{.Title}}</title>
-<style>
-body { font-family: sans-serif; margin: 2em auto; max-width: 86em; padding: 0 1em; color: #222; }
-h1 { font-size: 1.6em; } h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; display: block; overflow-x: auto; max-width: 100%; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
-th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }
-table.ranking td:nth-child(2) { text-align: left; font-weight: bold; }
-figure { margin: 1.5em 0; } figcaption { font-size: 0.85em; color: #555; max-width: 60em; }
-.grid { display: flex; flex-wrap: wrap; gap: 0.3em; }
-.grid > div { flex: 0 0 auto; }
-.legend { font-size: 0.85em; margin: 0.3em 0; }
-.key { margin-right: 1.5em; white-space: nowrap; } .key svg { vertical-align: middle; }
-pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
-details { margin: 0.5em 0; } summary { cursor: pointer; }
-.meta { color: #555; font-size: 0.9em; }
-</style>
+{{template "style"}}
 </head>
 <body>
 <h1>cclab report: {{.Title}}{{if .ExpVersion}} <small>{{.ExpVersion}}</small>{{end}}</h1>
@@ -593,6 +578,22 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 </details>{{end}}
 </body>
 </html>
+{{define "style"}}<style>
+body { font-family: sans-serif; margin: 2em auto; max-width: 86em; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; display: block; overflow-x: auto; max-width: 100%; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
+th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }
+table.ranking td:nth-child(2) { text-align: left; font-weight: bold; }
+figure { margin: 1.5em 0; } figcaption { font-size: 0.85em; color: #555; max-width: 60em; }
+.grid { display: flex; flex-wrap: wrap; gap: 0.3em; }
+.grid > div { flex: 0 0 auto; }
+.legend { font-size: 0.85em; margin: 0.3em 0; }
+.key { margin-right: 1.5em; white-space: nowrap; } .key svg { vertical-align: middle; }
+pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+details { margin: 0.5em 0; } summary { cursor: pointer; }
+.meta { color: #555; font-size: 0.9em; }
+</style>{{end}}
 {{define "table"}}<p class="meta">{{.Caption}}</p>
 <table>
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>

@@ -18,6 +18,7 @@ var studyReports = map[string]func(d *ReportData) (title string, tables []table,
 	StudyDCA:          dcaReport,
 	StudyDCCPTCP:      dccpTCPReport,
 	StudyFairQueueing: fairQueueingReport,
+	StudyETH:          ethReport,
 }
 
 // studyParam renames one swept axis in a study table.

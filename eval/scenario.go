@@ -142,6 +142,9 @@ const (
 	// StudyFairQueueing is the CSFQ paper's comparison of DRR, CSFQ, FRED,
 	// RED and FIFO (docs/studies/fair-queueing.md).
 	StudyFairQueueing = "fair-queueing"
+	// StudyETH is the ETH bulk-transfer study, emulated
+	// (docs/studies/eth-bulk.md; the analysis: ETHTransfer).
+	StudyETH = "eth-bulk"
 )
 
 // CaseAxis is the axis of the cases of a scenario with cases.
@@ -1040,7 +1043,7 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 		"defs":       func(n *yaml.Node, p string) error { return nil }, // anchors for the rest of the file
 		"cases":      func(n *yaml.Node, p string) error { return nil }, // expanded by ParseScenario
 		"study": func(n *yaml.Node, p string) (err error) {
-			s.Study, err = d.enum(n, p, StudyDCA, StudyDCCPTCP, StudyFairQueueing)
+			s.Study, err = d.enum(n, p, StudyDCA, StudyDCCPTCP, StudyFairQueueing, StudyETH)
 			return err
 		},
 		"flows": func(n *yaml.Node, p string) (err error) {

@@ -93,7 +93,7 @@ func TestScenarioCaseErrors(t *testing.T) {
 			"a background group crosses its hop only"},
 		{"share", strings.Replace(base, "{cc: reno}", "{cc: reno, alt_cc: dca, alt_share: 1.5}", 1), `"1.5" is not a share in [0, 1]`},
 		{"share without cc", strings.Replace(base, "{cc: reno}", "{cc: reno, alt_share: 0.5}", 1), "alt_share needs alt_cc"},
-		{"study", base + "study: tcp\n", `"tcp" is not allowed (allowed: dca, dccp-tcp, fair-queueing)`},
+		{"study", base + "study: tcp\n", `"tcp" is not allowed (allowed: dca, dccp-tcp, fair-queueing, eth-bulk)`},
 	} {
 		_, err := ParseScenario("cases.yaml", []byte(tc.src))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -75,8 +75,11 @@ func (s Summary) Hi() float64 { return s.High }
 // t = √(ν(1 − x)/x) with x = I⁻¹(ν/2, ½; 2·(1 − p)).
 // (gonum's mathext; gonum/stat would add gonum/mat, LAPACK and BLAS to every
 // build of cclab for this one function.)
-func TQuantile(p float64, df int) float64 {
-	nu := float64(df)
+func TQuantile(p float64, df int) float64 { return tQuantile(p, float64(df)) }
+
+// tQuantile is TQuantile for real degrees of freedom nu > 0 (Welch's
+// interval has fractional ones).
+func tQuantile(p, nu float64) float64 {
 	switch {
 	case p == 0.5:
 		return 0
@@ -84,7 +87,39 @@ func TQuantile(p float64, df int) float64 {
 		x := mathext.InvRegIncBeta(nu/2, 0.5, 2*(1-p))
 		return math.Sqrt(nu * (1 - x) / x)
 	}
-	return -TQuantile(1-p, df)
+	return -tQuantile(1-p, nu)
+}
+
+// WelchDiff is the comparison of the means of two independent samples.
+type WelchDiff struct {
+	NA, NB       int     // sample sizes (NaN values left out)
+	MeanA, MeanB float64 // sample means
+	Diff         float64 // MeanB − MeanA
+	// Half is the half-width of the 95 % Welch interval of Diff:
+	// t(0.975, ν)·√(s²_A/n_A + s²_B/n_B) with the Welch–Satterthwaite
+	// degrees of freedom ν = (s²_A/n_A + s²_B/n_B)² / ((s²_A/n_A)²/(n_A−1) +
+	// (s²_B/n_B)²/(n_B−1)) (Welch, Biometrika 34, 1947); 0 when both samples
+	// are constant, NaN when either has fewer than 2 values.
+	Half float64
+	DF   float64 // ν (NaN when undefined)
+}
+
+// Welch compares the mean of b with the mean of a, two independent samples
+// (Welch's unequal-variances t interval; NaN values skipped).
+func Welch(a, b []float64) WelchDiff {
+	sa, sb := Summarize(a), Summarize(b)
+	w := WelchDiff{NA: sa.N, NB: sb.N, MeanA: sa.Mean, MeanB: sb.Mean, Diff: sb.Mean - sa.Mean, Half: math.NaN(), DF: math.NaN()}
+	if sa.N < 2 || sb.N < 2 {
+		return w
+	}
+	va, vb := sa.SD*sa.SD/float64(sa.N), sb.SD*sb.SD/float64(sb.N)
+	if va+vb == 0 {
+		w.Half = 0
+		return w
+	}
+	w.DF = (va + vb) * (va + vb) / (va*va/float64(sa.N-1) + vb*vb/float64(sb.N-1))
+	w.Half = tQuantile(1-(1-Confidence)/2, w.DF) * math.Sqrt(va+vb)
+	return w
 }
 
 // Summarize returns the mean, sample standard deviation and the 95 %
