@@ -234,6 +234,27 @@ func (c *Conn) fail(now clock.Time, err error) {
 	c.done = true
 	c.drainAt = now
 	c.stats.Finished = now
+	c.releaseBuffers()
+}
+
+// releaseBuffers returns the connection's empty buffers to the pools
+// (bufpool.go) once it has finished: the scoreboard when no segment is
+// outstanding, the send ring when it holds no unacknowledged byte, the
+// receive ring when every received byte was read. A buffer still holding
+// bytes stays (the application may read them later; Read calls this again).
+func (c *Conn) releaseBuffers() {
+	if !c.done {
+		return
+	}
+	if c.sb.count == 0 {
+		c.sb.release()
+	}
+	if c.writeEnd == c.sndBase() {
+		c.sbuf.release()
+	}
+	if c.rcvRead == c.rcvHigh {
+		c.rbuf.release()
+	}
 }
 
 // checkDone finishes the connection once both directions are closed.
@@ -244,6 +265,7 @@ func (c *Conn) checkDone(now clock.Time) {
 	c.done = true
 	c.stats.Finished = now
 	c.drainAt = now.Add(drainRTOs * c.rtt.current())
+	c.releaseBuffers()
 }
 
 // --- receiving: dispatch (the receiving half is receiver.go, ACKs sender.go) --

@@ -21,6 +21,9 @@ func (c *Conn) Read(p []byte) int {
 	c.rbuf.read(c.rcvRead, p[:n])
 	c.rcvRead += uint64(n)
 	c.stats.BytesRead += uint64(n)
+	if c.done && c.rcvRead == c.rcvHigh {
+		c.releaseBuffers()
+	}
 	// Window update (RFC 1122 §4.2.3.3 SWS avoidance): announce a reopened
 	// window when the advertised one had shrunk below half and grew by at
 	// least a quarter of the buffer.

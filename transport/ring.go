@@ -1,7 +1,8 @@
 package transport
 
 // byteRing stores stream bytes by absolute offset in a power-of-two ring that
-// grows on demand (amortized; no allocation in steady state).
+// grows on demand (amortized; no allocation in steady state). Its buffers come
+// from and return to the pool of bufpool.go.
 type byteRing struct{ b []byte }
 
 // ensure makes room for span bytes starting at base, preserving the bytes
@@ -10,11 +11,11 @@ func (r *byteRing) ensure(base uint64, keep, span int) {
 	if span <= len(r.b) {
 		return
 	}
-	n := max(4096, len(r.b))
+	n := max(minRing, len(r.b))
 	for n < span {
 		n *= 2
 	}
-	nb := make([]byte, n)
+	nb := rings.get(n)
 	if keep > 0 {
 		tmp := byteRing{b: nb}
 		for off := base; off < base+uint64(keep); {
@@ -24,7 +25,17 @@ func (r *byteRing) ensure(base uint64, keep, span int) {
 			off += uint64(m)
 		}
 	}
+	r.release()
 	r.b = nb
+}
+
+// release gives the ring's buffer back to the pool (bufpool.go); the ring
+// must hold no bytes still needed. The next ensure takes a new one.
+func (r *byteRing) release() {
+	if r.b != nil {
+		rings.put(r.b)
+		r.b = nil
+	}
 }
 
 // write copies p to offset off.

@@ -130,14 +130,25 @@ func (sb *Scoreboard) anyLostFin() bool {
 	return s.Fin && s.Len == 0 && s.Lost
 }
 
+// release gives the segment buffer back to the pool (bufpool.go); only
+// the buffer's contents are dropped, so it may be called only while no
+// segment is outstanding. The next push takes a new one.
+func (sb *Scoreboard) release() {
+	if sb.segs != nil {
+		segBufs.put(sb.segs)
+		sb.segs, sb.head = nil, 0
+	}
+}
+
 // push appends a newly sent segment.
 func (sb *Scoreboard) push(s Segment) {
 	if sb.count == len(sb.segs) {
-		n := max(64, 2*len(sb.segs))
-		ns := make([]Segment, n)
+		n := max(minSegs, 2*len(sb.segs))
+		ns := segBufs.get(n)
 		for i := 0; i < sb.count; i++ {
 			ns[i] = *sb.Seg(i)
 		}
+		sb.release()
 		sb.segs, sb.head = ns, 0
 	}
 	sb.sends++
