@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,8 +214,8 @@ func TestMigrateSchema1(t *testing.T) {
 	}
 	var v string
 	st.DB().QueryRow(`SELECT value FROM schema_info WHERE name = 'schema_version'`).Scan(&v)
-	if v != "2" {
-		t.Errorf("schema_version: got %q, want 2", v)
+	if v != strconv.Itoa(SchemaVersion) {
+		t.Errorf("schema_version: got %q, want %d", v, SchemaVersion)
 	}
 	ctx := context.Background()
 	vers, err := st.Versions(ctx, "edited")

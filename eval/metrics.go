@@ -34,6 +34,9 @@ type RunInfo struct {
 	// thousands of flows saves their per-interval memory); var_throughput
 	// and cov_throughput are still computed.
 	NoSeries bool
+	// Trace selects the flow and window of the packet trace
+	// (Metrics.Trace); nil: none.
+	Trace *TraceWindow
 }
 
 // FlowInfo describes one configured flow.
@@ -100,6 +103,10 @@ type Metrics struct {
 	Flows      []Result // sorted by ID
 	Links      []Result // sorted by index
 	Network    Result
+	// Trace is the packet trace of RunInfo.Trace's flow, in event order
+	// (at most MaxTracePoints).
+	Trace     []TracePoint
+	TraceFlow int64 // the traced flow's number (0: no trace)
 }
 
 // binner maps times to time-series intervals.
@@ -434,6 +441,7 @@ type Collector struct {
 	// 0..len-1), so that the per-event lookup is a slice index.
 	byID    []*flowAcc
 	byIndex []*linkAcc
+	trace   []TracePoint
 }
 
 // smallIDs bounds the flow IDs and link indices looked up by slice.
@@ -524,6 +532,9 @@ func (c *Collector) Record(e event.Event) {
 		c.info.Start = e.Time
 		c.b.start = e.Time
 		c.started = true
+	}
+	if p, ok := c.info.Trace.tracePoint(e); ok && len(c.trace) < MaxTracePoints {
+		c.trace = append(c.trace, p)
 	}
 	if e.Time < c.info.Start {
 		c.hold(e)
@@ -770,7 +781,10 @@ func (c *Collector) Finish() Metrics {
 	if end == clock.Never {
 		end = c.last
 	}
-	m := Metrics{Start: c.info.Start, End: end, Interval: c.info.Interval}
+	m := Metrics{Start: c.info.Start, End: end, Interval: c.info.Interval, Trace: c.trace}
+	if c.info.Trace != nil {
+		m.TraceFlow = int64(c.info.Trace.Flow)
+	}
 	nbins := 0
 	if end > c.info.Start {
 		nbins = int((end.Sub(c.info.Start) + c.info.Interval - 1) / c.info.Interval)

@@ -66,6 +66,9 @@ type ReportData struct {
 	Groups     []*Group    // by point, then backend
 	Failed     []RunRecord // runs whose last attempt failed
 	Backends   []string    // backends with results
+	// trace loads a run's packet trace (Store.Trace) for the study
+	// sections; nil: none (set while the report is rendered).
+	trace func(run int64) (int64, []TracePoint, error)
 }
 
 // LoadReport reads the runs of an experiment's version from the store and
@@ -441,6 +444,7 @@ func WriteVersionReport(ctx context.Context, st Store, experiment string, versio
 	}
 	page.Ranking = d.rankingTables()
 	if d.Exp != nil {
+		d.trace = func(run int64) (int64, []TracePoint, error) { return st.Trace(ctx, run) }
 		if sr, ok := studyReports[d.Exp.Base.Study]; ok {
 			if page.StudyTitle, page.Study, page.StudyFigs, err = sr(d); err != nil {
 				return "", err

@@ -82,5 +82,13 @@ func dccpTCPReport(d *ReportData) (string, []table, []figure, error) {
 			}
 		}
 	}
+	traces, err := d.traceFigures("ack-ratio", "Sequence-number trace of the Ack Ratio 2 flow, 5–15 s",
+		"Every packet the second CCID2 flow (Ack Ratio 2, from 5 s) sent between 5 and 15 s at its DCCP sequence number, "+
+			"the packets its sender declared lost (Ack Vector: three later packets acknowledged) and its retransmission timeouts "+
+			"(the scenario's trace key; first seed).")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	figs = append(traces, figs...)
 	return "The DCCP-vs-TCP study (SAINT 2005, with CCID3; docs/studies/dccp-tcp.md)", d.caseTables(specs), figs, nil
 }

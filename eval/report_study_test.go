@@ -88,3 +88,39 @@ func TestFairQueueingReport(t *testing.T) {
 		t.Errorf("Figure 6 row K=3: got %v, want 3 and 0.50", got)
 	}
 }
+
+// TestDCCPTCPTraceFigure: the ack-ratio case's packet trace (of the first
+// run of each backend's group) becomes the section's first figure, with
+// every kind of point in its legend; runs without a trace give none.
+func TestDCCPTCPTraceFigure(t *testing.T) {
+	g := studyGroup("ack-ratio", nil, map[int64]float64{1: 5e6, 2: 4.5e6}, map[int64]float64{1: 5e6, 2: 4.5e6})
+	g.Runs[0].ID, g.Runs[1].ID = 7, 8
+	d := &ReportData{Groups: []*Group{g}, Backends: []string{"sim"}}
+	var asked []int64
+	d.trace = func(run int64) (int64, []TracePoint, error) {
+		asked = append(asked, run)
+		return 2, []TracePoint{{5.1, TraceSent, 100}, {5.2, TraceSent, 101}, {5.4, TraceLost, 100}, {6, TraceTimeout, 102}}, nil
+	}
+	_, _, figs, err := dccpTCPReport(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 1 || len(asked) != 1 || asked[0] != 7 {
+		t.Fatalf("got %d figures from runs %v, want 1 from run 7 (the first seed)", len(figs), asked)
+	}
+	f := figs[0]
+	for _, want := range []string{"Sequence-number trace", "sim, flow 2, seed 1"} {
+		if !strings.Contains(f.Title, want) {
+			t.Errorf("title %q: want it to contain %q", f.Title, want)
+		}
+	}
+	for _, want := range []string{"sent (2)", "declared lost (1)", "timeout (1)", "sequence number − 100"} {
+		if len(f.Panels) != 1 || !strings.Contains(string(f.Panels[0]), want) {
+			t.Errorf("figure: want %q in the SVG", want)
+		}
+	}
+	d.trace = func(int64) (int64, []TracePoint, error) { return 0, nil, nil }
+	if _, _, figs, _ := dccpTCPReport(d); len(figs) != 0 {
+		t.Errorf("runs without a trace: got %d figures, want 0", len(figs))
+	}
+}

@@ -129,6 +129,9 @@ type Scenario struct {
 	// Study names a built-in study whose report sections the report adds
 	// (StudyDCA).
 	Study string `json:"study,omitempty"`
+	// Trace records the packet trace of one flow in a time window
+	// (TraceSpec; docs/scenarios.md "trace"); nil: none.
+	Trace *TraceSpec `json:"trace,omitempty"`
 }
 
 // Studies with report sections of their own (Scenario.Study).
@@ -1056,6 +1059,7 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 			return nil
 		},
 		"baseline": func(n *yaml.Node, p string) error { baselineNode = n; return nil },
+		"trace":    func(n *yaml.Node, p string) (err error) { s.Trace, err = d.traceSpec(n, p); return },
 		"warmup":   func(n *yaml.Node, p string) (err error) { s.Warmup, err = d.duration(n, p); return },
 		"until_done": func(n *yaml.Node, p string) (err error) {
 			s.UntilDone, err = d.boolean(n, p)
@@ -1085,6 +1089,9 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 	}
 	if err := s.checkLimits(false); err != nil {
 		return s, d.errAt(doc, "", "%v", err)
+	}
+	if err := s.checkTrace(); err != nil {
+		return s, d.errAt(doc, "trace", "%v", err)
 	}
 	for i, f := range s.Flows {
 		if f.Path != nil && f.Path[1] >= len(s.Topology.Hops) {

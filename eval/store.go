@@ -52,6 +52,10 @@ type Store interface {
 	Runs(ctx context.Context, experiment string, version int64) ([]RunRecord, error)
 	// Series returns the time series of a run.
 	Series(ctx context.Context, run int64) ([]SeriesRecord, error)
+	// Trace returns the packet trace of a run (RunRecord.Trace): the
+	// traced flow's number and its points in time order; 0 and none if
+	// the run has no trace.
+	Trace(ctx context.Context, run int64) (flow int64, points []TracePoint, err error)
 	// Close releases the store.
 	Close() error
 }
@@ -119,6 +123,10 @@ type RunRecord struct {
 	Summaries []SummaryRecord `json:"summaries,omitempty"`
 	// Series is written with the run; Runs does not load it (see Store.Series).
 	Series []SeriesRecord `json:"-"`
+	// Trace is the packet trace of flow TraceFlow (Metrics.Trace), written
+	// with the run; Runs does not load it (see Store.Trace).
+	Trace     []TracePoint `json:"-"`
+	TraceFlow int64        `json:"-"`
 }
 
 // ScopeRecord describes a flow or link of a run.
@@ -180,6 +188,7 @@ func (r *RunRecord) SetMetrics(m Metrics) {
 		add(l)
 	}
 	add(m.Network)
+	r.Trace, r.TraceFlow = m.Trace, m.TraceFlow
 }
 
 func appendScope(list []ScopeRecord, res Result) []ScopeRecord {
@@ -198,7 +207,7 @@ var Version = buildinfo.Short()
 // SchemaVersion is the version of the database layout this build writes
 // (docs/store.md, "Schema versions"). OpenSQLite migrates older databases to
 // it and refuses newer ones.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // schema1 creates the tables of schema version 1 (the layout before
 // versions and provenance); OpenSQLite creates them when absent and then
@@ -525,7 +534,7 @@ func (s *SQLStore) saveRun(ctx context.Context, x dq, experiment int64, r *RunRe
 	var old int64
 	switch e := x.row(ctx, `SELECT id FROM runs WHERE experiment_id = ? AND run_key = ?`, experiment, r.Key).Scan(&old); {
 	case e == nil:
-		for _, t := range []string{"timeseries", "summaries", "links", "flows"} {
+		for _, t := range []string{"packet_traces", "timeseries", "summaries", "links", "flows"} {
 			if _, err = x.exec(ctx, `DELETE FROM `+t+` WHERE run_id = ?`, old); err != nil {
 				return 0, err
 			}
@@ -605,6 +614,16 @@ func (s *SQLStore) saveRun(ctx context.Context, x dq, experiment int64, r *RunRe
 		return 0, err
 	}
 	if err = s.step("series"); err != nil {
+		return 0, err
+	}
+	rows = rows[:0]
+	for i, p := range r.Trace {
+		rows = append(rows, []any{id, i, r.TraceFlow, p.T, p.Kind, int64(p.Seq)})
+	}
+	if err = x.insertRows(ctx, "packet_traces", []string{"run_id", "idx", "flow_id", "t", "kind", "seq"}, rows); err != nil {
+		return 0, err
+	}
+	if err = s.step("trace"); err != nil {
 		return 0, err
 	}
 	return id, nil
@@ -760,6 +779,27 @@ func (s *SQLStore) Series(ctx context.Context, run int64) ([]SeriesRecord, error
 		out[n-1].V = append(out[n-1].V, v)
 	}
 	return out, rows.Err()
+}
+
+// Trace returns a run's packet trace.
+func (s *SQLStore) Trace(ctx context.Context, run int64) (int64, []TracePoint, error) {
+	rows, err := s.x().query(ctx, `SELECT flow_id, t, kind, seq FROM packet_traces WHERE run_id = ? ORDER BY idx`, run)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	var flow int64
+	var out []TracePoint
+	for rows.Next() {
+		var p TracePoint
+		var seq int64
+		if err := rows.Scan(&flow, &p.T, &p.Kind, &seq); err != nil {
+			return 0, nil, err
+		}
+		p.Seq = uint64(seq)
+		out = append(out, p)
+	}
+	return flow, out, rows.Err()
 }
 
 // paramsString formats params as "axis=value;axis=value".

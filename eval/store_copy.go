@@ -76,7 +76,7 @@ func CopyStore(ctx context.Context, dst, src *SQLStore, experiment string) (Copy
 				st.Skipped++
 				continue
 			}
-			if r.Series, err = src.Series(ctx, r.ID); err != nil {
+			if err = loadRunData(ctx, src, r); err != nil {
 				return st, fmt.Errorf("experiment %s, run %s: %w", e.Name, r.Key, err)
 			}
 			if err := dst.SaveRun(ctx, id, r); err != nil {
@@ -93,8 +93,8 @@ func CopyStore(ctx context.Context, dst, src *SQLStore, experiment string) (Copy
 
 // RunDigest is a hash of what a run measured and how it was configured: its
 // key, point hash, parameters, backend, seed, status, error, settings,
-// notes, flows, links, summaries and time series (r.Series; Store.Runs does
-// not load them), in a canonical order. It leaves out what differs between
+// notes, flows, links, summaries, time series and packet trace (r.Series,
+// r.Trace; Store.Runs does not load them), in a canonical order. It leaves out what differs between
 // two executions of the same deterministic run (store IDs, times, wall
 // time, provenance). Two stores hold the same results of a simulator sweep
 // exactly when their runs' digests are equal, whichever database, host or
@@ -149,11 +149,27 @@ func RunDigest(r *RunRecord) string {
 			line(f(s.T[i]), f(s.V[i]))
 		}
 	}
+	if len(r.Trace) > 0 {
+		line("trace", strconv.FormatInt(r.TraceFlow, 10))
+		for _, p := range r.Trace {
+			line(f(p.T), p.Kind, strconv.FormatUint(p.Seq, 10))
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// loadRunData loads what Store.Runs leaves out of r: its time series and
+// packet trace.
+func loadRunData(ctx context.Context, st Store, r *RunRecord) (err error) {
+	if r.Series, err = st.Series(ctx, r.ID); err != nil {
+		return err
+	}
+	r.TraceFlow, r.Trace, err = st.Trace(ctx, r.ID)
+	return err
+}
+
 // Digests returns the RunDigest of every run of the experiment, by run key
-// (time series loaded from the store).
+// (time series and packet traces loaded from the store).
 func Digests(ctx context.Context, st Store, experiment string) (map[string]string, error) {
 	runs, err := st.Runs(ctx, experiment, 0)
 	if err != nil {
@@ -162,7 +178,7 @@ func Digests(ctx context.Context, st Store, experiment string) (map[string]strin
 	out := make(map[string]string, len(runs))
 	for i := range runs {
 		r := &runs[i]
-		if r.Series, err = st.Series(ctx, r.ID); err != nil {
+		if err = loadRunData(ctx, st, r); err != nil {
 			return nil, err
 		}
 		out[r.Key] = RunDigest(r)

@@ -21,6 +21,7 @@ import (
 //	2: schema_info; versions and version_points (an experiment's versions
 //	   and their points); runs.provenance and runs.settings; point hashes
 //	   include cclab's build identity.
+//	3: packet_traces (a run's packet trace, RunRecord.Trace).
 var schema2 = []string{
 	`ALTER TABLE runs ADD COLUMN provenance TEXT NOT NULL DEFAULT '{}'`,
 	`ALTER TABLE runs ADD COLUMN settings TEXT NOT NULL DEFAULT '{}'`,
@@ -47,6 +48,19 @@ var schema2 = []string{
 	`CREATE INDEX version_points_hash ON version_points (point_hash)`,
 }
 
+// schema3 adds the packet traces of runs (RunInfo.Trace): one row per
+// trace point (idx: its place in the trace, event order).
+var schema3 = []string{
+	`CREATE TABLE IF NOT EXISTS packet_traces (
+		run_id INTEGER NOT NULL REFERENCES runs(id),
+		idx BIGINT NOT NULL,
+		flow_id BIGINT NOT NULL,
+		t DOUBLE PRECISION NOT NULL,
+		kind TEXT NOT NULL,
+		seq BIGINT NOT NULL,
+		PRIMARY KEY (run_id, idx))`,
+}
+
 // migrate brings the database to SchemaVersion: it creates a new database's
 // tables, and converts an older one, in one transaction (all of it or none)
 // that holds the store lock, so shards opening a new database at once
@@ -57,7 +71,7 @@ func (s *SQLStore) migrate(ctx context.Context) error {
 	if v, err := s.schemaVersion(ctx, s.x()); err != nil || v == SchemaVersion {
 		return err
 	}
-	old := false
+	old, from := false, 0
 	err := s.inTx(ctx, true, func(x dq) error {
 		if _, err := x.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_info (name TEXT PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
 			return fmt.Errorf("creating schema_info: %w", err)
@@ -66,31 +80,22 @@ func (s *SQLStore) migrate(ctx context.Context) error {
 		if err != nil || version == SchemaVersion {
 			return err // another process migrated it meanwhile
 		}
-		// Version 0 in schema_info: a new database or one of schema 1, which
-		// had no schema_info. Tell them apart by the runs table.
-		if old, err = x.exists(ctx, s.d.tableExists, "runs"); err != nil {
-			return err
+		from = version
+		if version < 2 {
+			if err := migrateTo2(ctx, s, x, &old); err != nil {
+				return err
+			}
+		} else {
+			old = true
 		}
-		for _, q := range schema1 {
+		for _, q := range schema3 {
 			if _, err := x.exec(ctx, q); err != nil {
-				return fmt.Errorf("creating schema: %w", err)
+				return fmt.Errorf("migrating to schema 3: %w", err)
 			}
 		}
-		// Databases from before the notes column (still schema 1) gain it.
-		if has, err := x.exists(ctx, s.d.columnExists, "runs", "notes"); err != nil {
+		if version > 0 {
+			_, err = x.exec(ctx, `UPDATE schema_info SET value = ? WHERE name = 'schema_version'`, strconv.Itoa(SchemaVersion))
 			return err
-		} else if !has {
-			if _, err := x.exec(ctx, `ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT '{}'`); err != nil {
-				return fmt.Errorf("adding runs.notes: %w", err)
-			}
-		}
-		for _, q := range schema2 {
-			if _, err := x.exec(ctx, q); err != nil {
-				return fmt.Errorf("migrating to schema 2: %w", err)
-			}
-		}
-		if err := migrateVersions(ctx, x); err != nil {
-			return fmt.Errorf("migrating to schema 2: %w", err)
 		}
 		_, err = x.exec(ctx, `INSERT INTO schema_info (name, value) VALUES ('schema_version', ?)`, strconv.Itoa(SchemaVersion))
 		return err
@@ -99,7 +104,40 @@ func (s *SQLStore) migrate(ctx context.Context) error {
 		return err
 	}
 	if old {
-		s.Migrated = 1
+		s.Migrated = max(from, 1)
+	}
+	return nil
+}
+
+// migrateTo2 creates a new database's tables of schemas 1 and 2, or
+// converts a schema-1 database (old is set when the runs table existed).
+func migrateTo2(ctx context.Context, s *SQLStore, x dq, old *bool) error {
+	var err error
+	// Version 0 in schema_info: a new database or one of schema 1, which
+	// had no schema_info. Tell them apart by the runs table.
+	if *old, err = x.exists(ctx, s.d.tableExists, "runs"); err != nil {
+		return err
+	}
+	for _, q := range schema1 {
+		if _, err := x.exec(ctx, q); err != nil {
+			return fmt.Errorf("creating schema: %w", err)
+		}
+	}
+	// Databases from before the notes column (still schema 1) gain it.
+	if has, err := x.exists(ctx, s.d.columnExists, "runs", "notes"); err != nil {
+		return err
+	} else if !has {
+		if _, err := x.exec(ctx, `ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT '{}'`); err != nil {
+			return fmt.Errorf("adding runs.notes: %w", err)
+		}
+	}
+	for _, q := range schema2 {
+		if _, err := x.exec(ctx, q); err != nil {
+			return fmt.Errorf("migrating to schema 2: %w", err)
+		}
+	}
+	if err := migrateVersions(ctx, x); err != nil {
+		return fmt.Errorf("migrating to schema 2: %w", err)
 	}
 	return nil
 }

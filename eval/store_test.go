@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +38,7 @@ func openStore(t *testing.T, db string) *SQLStore {
 // testRun returns a run record with metrics from the synthetic event stream.
 func testRun(key string, seed uint64) *RunRecord {
 	info, ev := syntheticRun()
+	info.Trace = &TraceWindow{Flow: 1, Origin: info.Start, From: info.Start, To: info.End}
 	r := &RunRecord{Key: key, Point: int(seed % 2), Params: []Param{{Axis: "flows[0].cc", Value: "reno"}},
 		ScenarioHash: "abc", Backend: BackendSim, Seed: seed, Status: StatusDone,
 		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Finished: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC), WallSeconds: 1}
@@ -53,7 +55,7 @@ func count(t *testing.T, st *SQLStore, table string) int {
 	return n
 }
 
-var tables = []string{"runs", "flows", "links", "summaries", "timeseries"}
+var tables = []string{"runs", "flows", "links", "summaries", "timeseries", "packet_traces"}
 
 // storeTests run on every database the store supports: SQLite here,
 // PostgreSQL in TestStorePostgres. Each takes a function that names a new,
@@ -81,7 +83,7 @@ func TestStoreSQLite(t *testing.T) {
 // nothing of it is left, and that a later complete write succeeds.
 func testSaveRunAtomic(t *testing.T, newDB func(*testing.T) string) {
 	ctx := context.Background()
-	for _, stage := range []string{"run", "scopes", "summaries", "series"} {
+	for _, stage := range []string{"run", "scopes", "summaries", "series", "trace"} {
 		st := openStore(t, newDB(t))
 		exp, err := st.Experiment(ctx, "e", []byte("name: e"))
 		if err != nil {
@@ -188,6 +190,10 @@ func testStoreReadBack(t *testing.T, newDB func(*testing.T) string) {
 	}
 	if !found {
 		t.Errorf("cwnd series not stored")
+	}
+	flow, trace, err := st.Trace(ctx, got.ID)
+	if err != nil || flow != want.TraceFlow || len(trace) == 0 || !reflect.DeepEqual(trace, want.Trace) {
+		t.Errorf("packet trace: got flow %d %v (%v), want flow %d %v", flow, trace, err, want.TraceFlow, want.Trace)
 	}
 	exps, _ := st.Experiments(ctx)
 	if len(exps) != 1 || exps[0].Scenario != "src" {
@@ -418,5 +424,50 @@ func testCopy(t *testing.T, newDB func(*testing.T) string) {
 	}
 	if _, err := CopyStore(ctx, dst, mid, "nosuch"); err == nil || !strings.Contains(err.Error(), "nosuch") {
 		t.Errorf("copying an unknown experiment: got %v, want an error naming it", err)
+	}
+}
+
+// TestStoreMigrates2To3: a schema-2 database (no packet_traces) gains the
+// table, keeps its runs and says it migrated from version 2.
+func TestStoreMigrates2To3(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	st, err := OpenSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, _ := st.Experiment(ctx, "e", []byte("src"))
+	r := testRun("k1", 1)
+	r.Trace = nil
+	if err := st.SaveRun(ctx, exp, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP TABLE packet_traces`, `UPDATE schema_info SET value = '2' WHERE name = 'schema_version'`} {
+		if _, err := st.DB().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	st, err = OpenSQLite(path)
+	if err != nil {
+		t.Fatalf("OpenSQLite on a schema-2 database: %v", err)
+	}
+	defer st.Close()
+	if st.Migrated != 2 {
+		t.Errorf("Migrated: got %d, want 2", st.Migrated)
+	}
+	if got := count(t, st, "runs"); got != 1 {
+		t.Errorf("runs: got %d, want 1", got)
+	}
+	if got := count(t, st, "packet_traces"); got != 0 {
+		t.Errorf("packet_traces: got %d rows, want an empty table", got)
+	}
+	var v string
+	st.DB().QueryRow(`SELECT value FROM schema_info WHERE name = 'schema_version'`).Scan(&v)
+	if v != strconv.Itoa(SchemaVersion) {
+		t.Errorf("schema_version: got %q, want %d", v, SchemaVersion)
+	}
+	if err := st.SaveRun(ctx, exp, testRun("k2", 2)); err != nil {
+		t.Errorf("a run with a trace after migration: %v", err)
 	}
 }

@@ -43,13 +43,14 @@ const DefaultAccessQueue = "droptail:100000p"
 
 // Plan is a scenario point turned into the network every backend builds.
 type Plan struct {
-	Scenario  string        // the scenario's name
-	Seed      uint64        // the run's seed: every random stream derives from it (Rand)
-	Kind      string        // eval.KindDumbbell or eval.KindChain
-	Duration  time.Duration // length of the run
-	Warmup    time.Duration // excluded from the metrics
-	Interval  time.Duration // time-series interval
-	UntilDone bool          // a simulated run ends when every stream flow has finished
+	Scenario  string          // the scenario's name
+	Seed      uint64          // the run's seed: every random stream derives from it (Rand)
+	Kind      string          // eval.KindDumbbell or eval.KindChain
+	Duration  time.Duration   // length of the run
+	Warmup    time.Duration   // excluded from the metrics
+	Interval  time.Duration   // time-series interval
+	UntilDone bool            // a simulated run ends when every stream flow has finished
+	Trace     *eval.TraceSpec // the flow and window of the run's packet trace; nil: none
 
 	// Routers are the nodes between hops, in forward path order:
 	// Hops[Fwd][i] goes from Routers[i] to Routers[i+1].
@@ -180,7 +181,7 @@ func (p *Plan) Rand(stream string) *rand.Rand { return traffic.Stream(p.Seed, st
 func New(sc eval.Scenario, seed uint64) (*Plan, error) {
 	t := sc.Topology
 	p := &Plan{Scenario: sc.Name, Seed: seed, Kind: t.Kind, Duration: sc.Duration, Warmup: sc.Warmup,
-		Interval: sc.Interval, UntilDone: sc.UntilDone, MTU: t.MTU, PayloadOnly: t.PayloadOnly,
+		Interval: sc.Interval, UntilDone: sc.UntilDone, Trace: sc.Trace, MTU: t.MTU, PayloadOnly: t.PayloadOnly,
 		Access: Access{Rate: t.Access.Rate, Queue: t.Access.Queue}, EpochThreshold: sc.EpochThreshold}
 	if p.Access.Queue == "" {
 		p.Access.Queue = DefaultAccessQueue
@@ -425,6 +426,9 @@ func (p *Plan) Hop(id int32) *Hop {
 func (p *Plan) RunInfo(start clock.Time) eval.RunInfo {
 	info := eval.RunInfo{Start: start.Add(p.Warmup), End: start.Add(p.Duration), Interval: p.Interval,
 		Bottleneck: p.Bottleneck, BottleneckRate: p.BottleneckRate}
+	if p.Trace != nil {
+		info.Trace = &eval.TraceWindow{Flow: uint64(p.Trace.Flow), Origin: start, From: start.Add(p.Trace.From), To: start.Add(p.Trace.To)}
+	}
 	for _, h := range p.Links() {
 		info.Links = append(info.Links, eval.LinkInfo{Index: h.ID, Name: h.Name, Rate: h.Rate, QueueLimit: h.QueueLimit,
 			BaseRTT: p.BaseRTT, EpochThreshold: p.EpochThreshold})

@@ -1,6 +1,7 @@
 package simrun
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +35,14 @@ func TestStudiesDeterministic(t *testing.T) {
 			seen[c] = true
 			sc := p.Scenario
 			sc.Duration, sc.Warmup = d, d/4
-			a, _, _ := runStudy(t, sc, Options{Hash: true})
-			b, _, _ := runStudy(t, sc, Options{Hash: true})
+			a, ra, _ := runStudy(t, sc, Options{Hash: true})
+			b, rb, _ := runStudy(t, sc, Options{Hash: true})
+			// The packet trace (the ack-ratio case's trace key) is part of
+			// what the simulator reproduces.
+			if sc.Trace != nil && (len(ra.Metrics.Trace) == 0 || !reflect.DeepEqual(ra.Metrics.Trace, rb.Metrics.Trace)) {
+				t.Errorf("%s %s: packet traces of %d and %d points, want equal and non-empty", name, p.Label(exp.Axes),
+					len(ra.Metrics.Trace), len(rb.Metrics.Trace))
+			}
 			ha, na := a.TraceHash()
 			hb, nb := b.TraceHash()
 			t.Logf("%s %s: trace hash %s over %d events", name, p.Label(exp.Axes), ha, na)
