@@ -107,3 +107,43 @@ func TestValidateProbe(t *testing.T) {
 		t.Errorf("probe: Validate(count=10) = %v, want nil", err)
 	}
 }
+
+// TestValidateMemo: a spec that passed is not built again; one that failed
+// is checked (and fails) every time; the memo is bounded.
+func TestValidateMemo(t *testing.T) {
+	r := NewRegistry[addTestConfig, int]("test component")
+	builds := 0
+	Add(r, "thing", "a test component",
+		func() addTestConfig { return addTestConfig{Count: 1} },
+		func(c addTestConfig, limit int) (addTestConfig, error) {
+			builds++
+			if c.Count > limit {
+				return c, fmt.Errorf("thing: parameter count=%d: must be at most %d", c.Count, limit)
+			}
+			return c, nil
+		})
+	r.SetProbe(func() int { return 10 })
+	for _, tc := range []struct {
+		spec       string
+		ok         bool
+		wantBuilds int // after validating it three times
+	}{{"thing:count=5", true, 1}, {"thing:count=50", false, 3}, {"nothing", false, 0}} {
+		builds = 0
+		for range 3 {
+			if err := r.Validate(tc.spec); (err == nil) != tc.ok {
+				t.Errorf("Validate(%q) = %v, want ok %v", tc.spec, err, tc.ok)
+			}
+		}
+		if builds != tc.wantBuilds {
+			t.Errorf("Validate(%q) three times: %d builds, want %d", tc.spec, builds, tc.wantBuilds)
+		}
+	}
+	for i := range 2 * maxValidMemo {
+		if err := r.Validate(fmt.Sprintf("thing:count=%d", i%10) + strings.Repeat(" ", i/10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(r.valid); n > maxValidMemo {
+		t.Errorf("memo holds %d specs, want at most %d", n, maxValidMemo)
+	}
+}

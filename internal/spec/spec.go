@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -269,7 +270,16 @@ type Registry[T, E any] struct {
 	fields   map[string][]field // each entry's config fields, listed when it is registered
 	probe    func() E           // environment Validate builds with; nil: Validate only parses
 	hasProbe bool
+
+	mu    sync.Mutex
+	valid map[string]bool // specs that passed Validate (at most maxValidMemo)
 }
+
+// maxValidMemo bounds how many specs a Registry remembers as valid: a
+// program validates the same few specs once per connection (a simulation of
+// 65,000 transfers builds each spec twice per connection otherwise), and a
+// fuzzer or a long list of distinct specs must not grow it without bound.
+const maxValidMemo = 64
 
 // SetProbe makes Validate build the component with the environment probe
 // returns and discard it, so that a spec is range-checked where it is parsed
@@ -277,7 +287,17 @@ type Registry[T, E any] struct {
 // (after a connection is set up). probe's environment must be the most
 // demanding one the component can meet (e.g. the largest segment size), so
 // a spec that passes builds in every real environment.
-func (r *Registry[T, E]) SetProbe(probe func() E) { r.probe, r.hasProbe = probe, probe != nil }
+func (r *Registry[T, E]) SetProbe(probe func() E) {
+	r.probe, r.hasProbe = probe, probe != nil
+	r.forget()
+}
+
+// forget drops the memo of valid specs (the rules changed).
+func (r *Registry[T, E]) forget() {
+	r.mu.Lock()
+	clear(r.valid)
+	r.mu.Unlock()
+}
 
 // NewRegistry returns an empty registry; kind names the category in errors
 // ("congestion controller", "queue discipline").
@@ -287,6 +307,7 @@ func NewRegistry[T, E any](kind string) *Registry[T, E] {
 
 // Register adds e; registering a name twice panics (a programming error).
 func (r *Registry[T, E]) Register(e Entry[T, E]) {
+	r.forget()
 	if _, dup := r.entries[e.Name]; dup {
 		panic("spec: duplicate " + r.kind + " " + e.Name)
 	}
@@ -359,11 +380,32 @@ func (r *Registry[T, E]) New(s string, env E) (T, error) {
 // Validate parses s and checks its parameters: their names and types, and,
 // when the registry has a probe environment (SetProbe), their ranges, by
 // building the component once with it.
+// A spec that passed is remembered (the answer depends only on s and the
+// entries, which are registered at start-up), so validating it again costs
+// a map look-up.
 func (r *Registry[T, E]) Validate(s string) error {
+	r.mu.Lock()
+	ok := r.valid[s]
+	r.mu.Unlock()
+	if ok {
+		return nil
+	}
 	e, cfg, err := r.Config(s)
-	if err != nil || !r.hasProbe {
+	if err != nil {
 		return err
 	}
-	_, err = e.Build(cfg, r.probe())
-	return err
+	if r.hasProbe {
+		if _, err = e.Build(cfg, r.probe()); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	if r.valid == nil {
+		r.valid = map[string]bool{}
+	}
+	if len(r.valid) < maxValidMemo {
+		r.valid[s] = true
+	}
+	r.mu.Unlock()
+	return nil
 }
