@@ -246,6 +246,14 @@ type Flow struct {
 	// (transport.Config.MinRTO; RFC 6298 §2.4 says 1 s, Linux uses 200 ms);
 	// 0: the transport's default (transport.DefaultMinRTO).
 	MinRTO time.Duration `json:"min_rto,omitempty"`
+	// AckEvery, DelayedAck and RecvWindow are the stream receiver's
+	// settings (transport.Config): acknowledge at once after AckEvery
+	// full-sized segments (RFC 5681 §4.2), delay an ACK at most DelayedAck
+	// (transport.NoDelayedAck: never), advertise a receive window of
+	// RecvWindow bytes; 0: the transport's defaults (2, 40 ms, 8 MiB).
+	AckEvery   int           `json:"ack_every,omitempty"`
+	DelayedAck time.Duration `json:"delayed_ack,omitempty"`
+	RecvWindow int           `json:"recv_window,omitempty"`
 	// Window is the flow's largest window, bytes: the receiver's advertised
 	// window (the receive buffer), which caps what the sender has in
 	// flight whatever its cwnd; 0: the transport's default.
@@ -793,6 +801,21 @@ func (d *decoder) integerIn(n *yaml.Node, path string, min, max int) (int, error
 		return 0, d.errAt(s, path, "%d is above the maximum %d (allowed %d..%d)", i, max, min, max)
 	}
 	return i, err
+}
+
+// checked parses n's scalar with parse, whose error (a range check) is
+// reported at n.
+func checked[T any](d *decoder, n *yaml.Node, path string, parse func(string) (T, error)) (T, error) {
+	v, s, err := d.value(n, path)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	x, err := parse(v)
+	if err != nil {
+		return x, d.errAt(s, path, "%q: %v", v, err)
+	}
+	return x, nil
 }
 
 func (d *decoder) size(n *yaml.Node, path string) (int, error) {
@@ -1354,7 +1377,8 @@ func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 
 func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 	f := Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Recovery: transport.DefaultRecovery, Traffic: "greedy"}
-	var ccNode, modeNode, trafficNode, recoveryNode, windowNode, rttNode *yaml.Node
+	var ccNode, modeNode, trafficNode, recoveryNode, windowNode, rttNode, recvWindowNode *yaml.Node
+	var receiverKey string // a receiver setting given (ack_every, delayed_ack, recv_window)
 	err := d.mapping(n, path, map[string]fieldFn{
 		"name":  func(n *yaml.Node, p string) (err error) { f.Name, err = d.str(n, p); return },
 		"count": func(n *yaml.Node, p string) (err error) { f.Count, err = d.integerIn(n, p, 1, MaxFlows); return },
@@ -1395,6 +1419,33 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 			}
 			return
 		},
+		"ack_every": func(n *yaml.Node, p string) (err error) {
+			receiverKey = "ack_every"
+			f.AckEvery, err = checked(d, n, p, func(v string) (int, error) {
+				i, err := strconv.Atoi(v)
+				if err != nil {
+					return 0, fmt.Errorf("%q is not an integer", v)
+				}
+				return i, transport.CheckAckEvery(i)
+			})
+			return
+		},
+		"delayed_ack": func(n *yaml.Node, p string) (err error) {
+			receiverKey = "delayed_ack"
+			f.DelayedAck, err = checked(d, n, p, func(v string) (time.Duration, error) {
+				t, err := units.ParseDuration(v)
+				if err == nil {
+					err = transport.CheckDelayedAck(t)
+				}
+				return transport.UserDelayedAck(t), err
+			})
+			return
+		},
+		"recv_window": func(n *yaml.Node, p string) (err error) {
+			receiverKey, recvWindowNode = "recv_window", n
+			f.RecvWindow, err = d.size(n, p)
+			return
+		},
 		"window": func(n *yaml.Node, p string) (err error) {
 			windowNode = n
 			f.Window, err = d.size(n, p)
@@ -1431,6 +1482,12 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 		s, _ := d.scalar(windowNode, path+".window")
 		return f, d.errAt(s, path+".window", "window %d B must hold at least two datagrams (%d B)", f.Window, 2*dg)
 	}
+	if dg := cmp.Or(f.Datagram, transport.DefaultMaxDatagram); recvWindowNode != nil {
+		if err := transport.CheckRecvWindow(f.RecvWindow, dg); err != nil {
+			s, _ := d.scalar(recvWindowNode, path+".recv_window")
+			return f, d.errAt(s, path+".recv_window", "%v", err)
+		}
+	}
 	if f.AltShare > 0 && f.AltCC == "" {
 		return f, d.errAt(resolve(n), path+".alt_cc", "alt_share needs alt_cc (the controller of that share of the group)")
 	}
@@ -1446,8 +1503,8 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 			return f, d.errAt(s, path+field, "mode udp sends raw datagrams without a transport: no cc or recovery")
 		}
 		f.CC, f.Recovery = "", ""
-		if f.Window != 0 || f.AltCC != "" {
-			return f, d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc or alt_share")
+		if f.Window != 0 || f.AltCC != "" || receiverKey != "" {
+			return f, d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc, alt_share, ack_every, delayed_ack or recv_window")
 		}
 		if err := ValidateCrossTraffic(f.Traffic); err != nil {
 			at := trafficNode
@@ -1494,6 +1551,9 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 				return f, d.errAt(resolve(n), path+".traffic", "cc none (uncontrolled) needs a rate: traffic cbr:rate=R")
 			}
 		}
+	}
+	if f.Mode == ModeDatagram && receiverKey != "" {
+		return f, d.errAt(resolve(n), path+"."+receiverKey, "%s is a stream receiver's setting (a datagram flow acknowledges by its Ack Ratio)", receiverKey)
 	}
 	if f.Mode == ModeStream && datagramOnly(f.CC) {
 		at := ccNode

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cclab/internal/units"
+	"cclab/transport"
 )
 
 // YAML writes the scenario as a scenario file (docs/scenarios.md) that
@@ -132,6 +133,17 @@ func (s Scenario) YAML() []byte {
 		}
 		if f.MinRTO > 0 {
 			w("    min_rto: %s\n", dur(f.MinRTO))
+		}
+		if f.AckEvery > 0 {
+			w("    ack_every: %d\n", f.AckEvery)
+		}
+		if f.DelayedAck == transport.NoDelayedAck {
+			w("    delayed_ack: 0s\n")
+		} else if f.DelayedAck > 0 {
+			w("    delayed_ack: %s\n", dur(f.DelayedAck))
+		}
+		if f.RecvWindow > 0 {
+			w("    recv_window: %dB\n", f.RecvWindow)
 		}
 	}
 	if len(s.Baseline) > 0 {

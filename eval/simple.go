@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -45,6 +46,9 @@ type Simple struct {
 	PayloadOnly bool            // link sizes count UDP payload only (default: + link.IPv4UDPOverhead)
 	ECN         bool            // flows negotiate ECN
 	MinRTO      time.Duration   // stream flows' RTO floor (0 = transport default, 200 ms)
+	AckEvery    int             // stream receivers ACK after this many full-sized segments (0 = transport default, 2)
+	DelayedAck  time.Duration   // stream receivers' delayed-ACK time (0 = transport default, 40 ms; transport.NoDelayedAck: none)
+	RecvWindow  int             // stream receivers' receive window, bytes (0 = transport default, 8 MiB)
 	UntilDone   bool            // stop as soon as every stream flow has finished (bounded by Duration)
 	ReverseRate float64         // dumbbell: reverse bottleneck rate, bits/s (0 = Rate; negative = unlimited)
 }
@@ -167,6 +171,9 @@ func (s Simple) Scenario() (Scenario, error) {
 	if s.MinRTO < 0 || s.MinRTO > MaxMinRTO {
 		return sc, fmt.Errorf("-min-rto %v: must be above 0 and at most %v (RFC 6298 §2.4: 1s; Linux: 200ms)", s.MinRTO, MaxMinRTO)
 	}
+	if err := s.checkReceiver(); err != nil {
+		return sc, err
+	}
 	for _, cc := range s.CC {
 		if err := validateCC(cc); err != nil {
 			return sc, err
@@ -183,7 +190,8 @@ func (s Simple) Scenario() (Scenario, error) {
 	}
 	stream := func(name, cc, traffic string) (Flow, error) {
 		f := Flow{Name: name, Count: 1, Mode: ModeStream, CC: cc, Recovery: recovery, Traffic: traffic,
-			Datagram: s.MaxDatagram, Stagger: s.Stagger, ECN: s.ECN, MinRTO: s.MinRTO}
+			Datagram: s.MaxDatagram, Stagger: s.Stagger, ECN: s.ECN, MinRTO: s.MinRTO,
+			AckEvery: s.AckEvery, DelayedAck: s.DelayedAck, RecvWindow: s.RecvWindow}
 		if recovery == RecoveryAuto {
 			f.Recovery = AutoRecovery(cc)
 		}
@@ -325,6 +333,27 @@ func validateStreamTraffic(spec string) error {
 	}
 	if _, ok := g.(traffic.StreamGen); !ok {
 		return fmt.Errorf("traffic %q is a datagram generator; use it for UDP flows", spec)
+	}
+	return nil
+}
+
+// checkReceiver checks the stream receivers' settings, naming cclab sim's
+// flags.
+func (s Simple) checkReceiver() error {
+	if s.AckEvery != 0 {
+		if err := transport.CheckAckEvery(s.AckEvery); err != nil {
+			return fmt.Errorf("-ack-every %d: %v", s.AckEvery, err)
+		}
+	}
+	if s.DelayedAck != 0 && s.DelayedAck != transport.NoDelayedAck {
+		if err := transport.CheckDelayedAck(s.DelayedAck); err != nil {
+			return fmt.Errorf("-delayed-ack %v: %v", s.DelayedAck, err)
+		}
+	}
+	if s.RecvWindow != 0 {
+		if err := transport.CheckRecvWindow(s.RecvWindow, cmp.Or(s.MaxDatagram, transport.DefaultMaxDatagram)); err != nil {
+			return fmt.Errorf("-recv-window %d: %v", s.RecvWindow, err)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -38,6 +39,10 @@ type ClientConfig struct {
 	Size     int           // max datagram (UDP payload), bytes; 0: transport default
 	Reverse  bool          // the receiver sends
 	Seed     uint64        // pattern seed; 0: random
+	// Receive holds this side's receiving settings (the data it receives
+	// in reverse and bidir tests): AckEvery, DelayedAck and RecvWindow of
+	// transport.Config; zero fields take the transport's defaults.
+	Receive transport.Config
 
 	Interval   time.Duration        // -i: interval length; 0: no intervals
 	Omit       time.Duration        // -O: leave the first Omit out of the summary's goodput (its intervals are marked omitted)
@@ -86,6 +91,11 @@ func (c *ClientConfig) Validate() error {
 	}
 	if c.Size != 0 && (c.Size < transport.MinDatagram || c.Size > MaxSize) {
 		return fmt.Errorf("-size %d: must be between %d and %d bytes (0: the default %d)", c.Size, transport.MinDatagram, MaxSize, transport.DefaultMaxDatagram)
+	}
+	if w := c.Receive.RecvWindow; w != 0 {
+		if err := transport.CheckRecvWindow(w, cmp.Or(c.Size, transport.DefaultMaxDatagram)); err != nil {
+			return fmt.Errorf("-window %d: %v", w, err)
+		}
 	}
 	if c.MinRTO < 0 {
 		return fmt.Errorf("-min-rto %v: must not be negative", c.MinRTO)
@@ -153,6 +163,7 @@ func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.C
 		tc.HandshakeTimeout = c.Timeout
 	}
 	tc.ECN = c.ECN
+	tc.SetReceiving(c.Receive)
 	tc.Digest = "none" // perf verifies with its own digests (digest.go)
 	tc.Request = req.encode()
 	tc.Sink = sink

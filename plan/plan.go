@@ -133,6 +133,12 @@ type Flow struct {
 	// MinRTO is the sender's RTO floor (transport.Config.MinRTO); 0 = the
 	// transport's default.
 	MinRTO time.Duration
+	// AckEvery, DelayedAck and RecvWindow are the receiver's delayed-ACK
+	// policy and receive window (transport.Config); 0 = the transport's
+	// defaults.
+	AckEvery   int
+	DelayedAck time.Duration
+	RecvWindow int
 	// Window is the flow's largest window, bytes: its receiver's advertised
 	// window (transport.Config.RecvWindow); 0 = the transport's default.
 	Window int
@@ -371,7 +377,8 @@ func (p *Plan) group(sc eval.Scenario, g int, f eval.Flow, first, last int, pref
 			cc = f.AltCC
 		}
 		fl := Flow{ID: uint64(len(p.Flows) + 1), Name: name, Group: g, Mode: f.Mode, CC: cc, Recovery: f.Recovery,
-			Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, Window: f.Window, Background: prefix != "",
+			Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, Window: f.Window,
+			AckEvery: f.AckEvery, DelayedAck: f.DelayedAck, RecvWindow: f.RecvWindow, Background: prefix != "",
 			First: first, Last: last, AccessDelay: acc, Start: f.Start, Stop: f.Stop, Size: size, Rate: rate,
 			TrafficStream: "traffic/" + name, DataStream: "data/" + name, StartStream: "start/" + name}
 		if f.Stagger > 0 {
@@ -538,4 +545,10 @@ func (p *Plan) MaxDatagram() int {
 		n = max(n, f.Datagram)
 	}
 	return n
+}
+
+// Receive sets cfg's receiving-side settings from the flow (those it
+// sets: zero fields leave cfg's).
+func (f *Flow) Receive(cfg *transport.Config) {
+	cfg.SetReceiving(transport.Config{AckEvery: f.AckEvery, DelayedAck: f.DelayedAck, RecvWindow: f.RecvWindow})
 }

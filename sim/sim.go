@@ -70,7 +70,10 @@ type Stack struct {
 	timer    Timer
 	udp      map[uint16]*UDPFlow
 	accepted []acceptedConn // incoming conns: read and closed by the stack
-	senders  []*TCPFlow     // flows sending from this host
+	// configure, if set, adjusts the config of each incoming connection
+	// (Sim.ConfigureReceiver).
+	configure func(*transport.Config)
+	senders   []*TCPFlow // flows sending from this host
 }
 
 func (s *Sim) stack(n *Node) *Stack {
@@ -93,7 +96,7 @@ func (st *Stack) endpoint() *transport.Endpoint {
 			Defaults:  defaults,
 			Sink:      st.sim.Sink,
 			Rand:      traffic.Stream(st.sim.Net.Seed, "endpoint/"+st.node.Name),
-			Configure: acceptECN,
+			Configure: st.acceptConfig,
 			NoRetry:   true, // no attacker on simulated paths: no Retry round trip
 
 		})
@@ -102,10 +105,23 @@ func (st *Stack) endpoint() *transport.Endpoint {
 	return st.ep
 }
 
-// acceptECN lets every receiving connection use ECN when its client asks
-// for it (RFC 3168 §6.1.1: the server agrees if it supports ECN), so that
-// ECN is a per-flow choice of the sender (transport.Config.ECN).
-func acceptECN(_ []byte, cfg *transport.Config) { cfg.ECN = true }
+// acceptConfig configures an incoming connection: it may use ECN when its
+// client asks for it (RFC 3168 §6.1.1: the server agrees if it supports
+// ECN), so that ECN is a per-flow choice of the sender
+// (transport.Config.ECN); then the host's ConfigureReceiver hook applies.
+func (st *Stack) acceptConfig(_ []byte, cfg *transport.Config) {
+	cfg.ECN = true
+	if st.configure != nil {
+		st.configure(cfg)
+	}
+}
+
+// ConfigureReceiver sets f to adjust the config of every connection host n
+// accepts (e.g. a flow's receive window and delayed-ACK policy); f runs
+// after the endpoint's defaults (Sim.Transport) are applied.
+func (s *Sim) ConfigureReceiver(n *Node, f func(*transport.Config)) {
+	s.stack(n).configure = f
+}
 
 // Receive implements Receiver: hand the datagram to the endpoint or to a
 // raw UDP flow's receiver.

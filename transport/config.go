@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -27,12 +28,27 @@ const (
 	// DefaultDelayedAck is the delayed-ACK timer, 40 ms (Linux's minimum;
 	// RFC 5681 §4.2 requires less than 500 ms).
 	DefaultDelayedAck = 40 * time.Millisecond
+	// MaxDelayedAck bounds Config.DelayedAck from above (exclusive): RFC 1122
+	// §4.2.3.2 and RFC 5681 §4.2, an ACK "MUST" be sent within 0.5 s.
+	MaxDelayedAck = 500 * time.Millisecond
+	// NoDelayedAck is the Config.DelayedAck that turns delayed ACKs off:
+	// every data segment is acknowledged at once, whatever AckEvery (a
+	// user's delayed-ACK time of 0, as Linux's quick-ACK mode).
+	NoDelayedAck time.Duration = -1
 	// DefaultAckEvery is the number of full-sized segments after which an
 	// ACK is sent at once (RFC 5681 §4.2: at least every second full-sized
 	// segment).
 	DefaultAckEvery = 2
+	// MaxAckEvery bounds Config.AckEvery, segments. Above 2 the receiver
+	// sends stretch ACKs (RFC 2525 §2.13), which RFC 5681 §4.2 "SHOULD"
+	// avoid but a user may choose (e.g. to model ACK thinning); cclab's
+	// bound, not an RFC's.
+	MaxAckEvery = 64
 	// DefaultRecvWindow is the receive window (receive buffer), bytes.
 	DefaultRecvWindow = 8 << 20
+	// MaxRecvWindow bounds Config.RecvWindow, bytes: 1 GiB, TCP's largest
+	// window with window scaling (RFC 7323 §2.3, shift 14).
+	MaxRecvWindow = 1 << 30
 	// DefaultSendBuffer is the Write send buffer, bytes.
 	DefaultSendBuffer = 4 << 20
 	// DefaultIdleTimeout ends a connection that hears nothing for this long:
@@ -74,9 +90,9 @@ type Config struct {
 	MinRTO      time.Duration // RTO lower bound (default 200 ms)
 	InitialRTO  time.Duration // RTO before the first RTT sample (default 1 s, RFC 6298 §2.1)
 	MaxRTO      time.Duration // RTO upper bound (default 60 s)
-	DelayedAck  time.Duration // delayed-ACK timer (default 40 ms)
-	AckEvery    int           // ACK at once after this many full-sized in-order segments, packets (default 2; 1 disables delayed ACKs)
-	RecvWindow  int           // receive buffer = largest advertised window, bytes (default 8 MiB)
+	DelayedAck  time.Duration // delayed-ACK timer, < MaxDelayedAck (default 40 ms; NoDelayedAck: every segment ACKed at once)
+	AckEvery    int           // ACK at once after this many full-sized in-order segments, packets, 1..MaxAckEvery (default 2)
+	RecvWindow  int           // receive buffer = largest advertised window, bytes, 2 MaxDatagram..MaxRecvWindow (default 8 MiB)
 	// MaxWindow caps the data the sender has outstanding beyond snd.una,
 	// bytes, whatever cwnd and the peer's window allow (a per-flow maximum
 	// window as ns-2's window_); 0: no cap. At least 2 MaxDatagram.
@@ -147,10 +163,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("transport: MinRTO=%v MaxRTO=%v: need 0 < MinRTO <= MaxRTO", c.MinRTO, c.MaxRTO)
 	case c.InitialRTO <= 0:
 		return fmt.Errorf("transport: InitialRTO=%v: must be positive", c.InitialRTO)
-	case c.DelayedAck < 0 || c.AckEvery < 1:
-		return fmt.Errorf("transport: DelayedAck=%v AckEvery=%d: need DelayedAck >= 0, AckEvery >= 1", c.DelayedAck, c.AckEvery)
-	case c.RecvWindow < 2*c.MaxDatagram || c.SendBuffer < 1:
-		return fmt.Errorf("transport: RecvWindow=%d SendBuffer=%d: RecvWindow must hold 2 datagrams, SendBuffer > 0 bytes", c.RecvWindow, c.SendBuffer)
+	case c.DelayedAck != NoDelayedAck && CheckDelayedAck(c.DelayedAck) != nil:
+		return fmt.Errorf("transport: DelayedAck=%v: %v", c.DelayedAck, CheckDelayedAck(c.DelayedAck))
+	case CheckAckEvery(c.AckEvery) != nil:
+		return fmt.Errorf("transport: AckEvery=%d: %v", c.AckEvery, CheckAckEvery(c.AckEvery))
+	case CheckRecvWindow(c.RecvWindow, c.MaxDatagram) != nil:
+		return fmt.Errorf("transport: RecvWindow=%d: %v", c.RecvWindow, CheckRecvWindow(c.RecvWindow, c.MaxDatagram))
+	case c.SendBuffer < 1:
+		return fmt.Errorf("transport: SendBuffer=%d: must be > 0 bytes", c.SendBuffer)
 	case c.MaxWindow != 0 && c.MaxWindow < 2*c.MaxDatagram:
 		return fmt.Errorf("transport: MaxWindow=%d: must hold 2 datagrams (%d bytes), or 0 for no cap", c.MaxWindow, 2*c.MaxDatagram)
 	case c.Digest != "sha256" && c.Digest != "crc32c" && c.Digest != "none":
@@ -164,6 +184,52 @@ func (c *Config) Validate() error {
 		return err
 	}
 	return Recoveries.Validate(c.Recovery)
+}
+
+// SetReceiving copies into c the receiving side's settings r sets:
+// AckEvery, DelayedAck and RecvWindow (r's zero fields leave c's alone).
+func (c *Config) SetReceiving(r Config) {
+	c.AckEvery = cmp.Or(r.AckEvery, c.AckEvery)
+	c.DelayedAck = cmp.Or(r.DelayedAck, c.DelayedAck)
+	c.RecvWindow = cmp.Or(r.RecvWindow, c.RecvWindow)
+}
+
+// CheckAckEvery checks a delayed-ACK segment count (Config.AckEvery, the
+// tools' -ack-every, a scenario's ack_every); the caller names the setting.
+func CheckAckEvery(n int) error {
+	if n < 1 || n > MaxAckEvery {
+		return fmt.Errorf("must be 1..%d full-sized segments (RFC 5681 §4.2: at least every second; above 2 are stretch ACKs)", MaxAckEvery)
+	}
+	return nil
+}
+
+// CheckDelayedAck checks a delayed-ACK time as a user gives it (the tools'
+// -delayed-ack, a scenario's delayed_ack), where 0 means no delayed ACKs
+// (NoDelayedAck).
+func CheckDelayedAck(d time.Duration) error {
+	if d < 0 || d >= MaxDelayedAck {
+		return fmt.Errorf("must be at least 0 (0: ACK every segment at once) and below %v (RFC 1122 §4.2.3.2)", MaxDelayedAck)
+	}
+	return nil
+}
+
+// UserDelayedAck turns a user's delayed-ACK time (0: none) into
+// Config.DelayedAck, whose zero means the default.
+func UserDelayedAck(d time.Duration) time.Duration {
+	if d == 0 {
+		return NoDelayedAck
+	}
+	return d
+}
+
+// CheckRecvWindow checks a receive window (Config.RecvWindow, the tools'
+// -window, a scenario's recv_window) against the largest datagram the
+// receiver accepts, maxDatagram bytes.
+func CheckRecvWindow(n, maxDatagram int) error {
+	if n < 2*maxDatagram || n > MaxRecvWindow {
+		return fmt.Errorf("must be %d..%d bytes (two %d-byte datagrams .. 1 GiB, RFC 7323 §2.3)", 2*maxDatagram, MaxRecvWindow, maxDatagram)
+	}
+	return nil
 }
 
 // EndpointConfig configures an Endpoint.

@@ -2,8 +2,10 @@ package transport
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -590,6 +592,79 @@ func TestPacing(t *testing.T) {
 		f.ep.OnDeadline(f.now)
 		if f.drain(); len(f.dataOffsets()) != 1 {
 			t.Fatalf("at the pacing deadline: %d data packets, want 1", len(f.dataOffsets()))
+		}
+	}
+}
+
+// TestDelayedAckPolicy: Config.AckEvery and DelayedAck as a user sets them
+// (RFC 5681 §4.2, RFC 1122 §4.2.3.2): after which in-order full-sized
+// segment an ACK leaves at once, and how long the timer delays the others.
+func TestDelayedAckPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		every int           // an immediate ACK after this many segments
+		delay time.Duration // the delayed-ACK timer after a lone segment; 0: none armed
+	}{
+		{"default", Config{}, 2, DefaultDelayedAck},
+		{"ns-3 like", Config{AckEvery: 2, DelayedAck: 200 * time.Millisecond}, 2, 200 * time.Millisecond},
+		{"stretch ACKs", Config{AckEvery: 4, DelayedAck: 100 * time.Millisecond}, 4, 100 * time.Millisecond},
+		{"every segment", Config{AckEvery: 1}, 1, 0},
+		{"no delayed ACKs", Config{AckEvery: 3, DelayedAck: NoDelayedAck}, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newSrvFixture(t, tc.cfg, true)
+			f.data(0, 0, ecn.NotECT)
+			a := f.drain()
+			if tc.delay == 0 {
+				if len(a) != 1 {
+					t.Fatalf("lone segment: %d packets at once, want one ACK", len(a))
+				}
+			} else {
+				if len(a) != 0 {
+					t.Fatalf("lone segment acknowledged at once, want a delayed ACK")
+				}
+				if got, want := f.ep.Deadline(), f.now.Add(tc.delay); got != want {
+					t.Fatalf("deadline %v, want the delayed-ACK timer %v", got, want)
+				}
+				f.now = f.ep.Deadline()
+				f.ep.OnDeadline(f.now)
+				if a := f.drain(); len(a) != 1 {
+					t.Fatalf("after the delayed-ACK timer: %d packets, want one ACK", len(a))
+				}
+			}
+			for k := 1; k <= tc.every; k++ {
+				f.data(k, 0, ecn.NotECT)
+				got := len(f.drain())
+				if want := map[bool]int{true: 1, false: 0}[k == tc.every]; got != want {
+					t.Errorf("segment %d of %d: %d ACKs at once, want %d", k, tc.every, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestReceiveSettingsValidate: the receiving side's settings are refused
+// out of their ranges, naming the field.
+func TestReceiveSettingsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string // "" = valid
+	}{
+		{Config{AckEvery: MaxAckEvery, DelayedAck: MaxDelayedAck - 1, RecvWindow: MaxRecvWindow}, ""},
+		{Config{DelayedAck: NoDelayedAck, RecvWindow: 2 * DefaultMaxDatagram}, ""},
+		{Config{AckEvery: MaxAckEvery + 1}, "AckEvery=65"},
+		{Config{AckEvery: -1}, "AckEvery=-1"},
+		{Config{DelayedAck: MaxDelayedAck}, "DelayedAck=500ms"},
+		{Config{DelayedAck: -2}, "DelayedAck=-2ns"},
+		{Config{RecvWindow: 2*DefaultMaxDatagram - 1}, "RecvWindow=2399"},
+		{Config{RecvWindow: MaxRecvWindow + 1}, "RecvWindow=1073741825"},
+	} {
+		c := tc.cfg
+		c.fill(DefaultConfig())
+		err := c.Validate()
+		if got := fmt.Sprint(err); (tc.want == "") != (err == nil) || !strings.Contains(got, tc.want) {
+			t.Errorf("Validate(%+v) = %v, want %q", tc.cfg, err, tc.want)
 		}
 	}
 }

@@ -136,7 +136,7 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 		if len(p.data) >= c.mss {
 			c.fullSinceAck++
 		}
-		if c.fullSinceAck >= c.cfg.AckEvery {
+		if c.fullSinceAck >= c.cfg.AckEvery || c.cfg.DelayedAck == NoDelayedAck {
 			c.ackNow = true
 		} else if c.ackAt == clock.Never {
 			c.ackAt = now.Add(c.cfg.DelayedAck)

@@ -148,11 +148,28 @@ func TestSimSpecRanges(t *testing.T) {
 	if err := os.WriteFile(badRTO, []byte("name: bad\nduration: 1s\ntopology:\n  kind: dumbbell\n  bottleneck: {rate: 10Mbit, delay: 10ms}\nflows:\n  - {name: f, min_rto: 0s}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for _, flow := range []string{"ack_every: 0", "ack_every: 65", "delayed_ack: 500ms", "recv_window: 2399B", "recv_window: 2GiB",
+		"mode: datagram, ack_every: 2", "mode: udp, traffic: \"cbr:rate=1Mbit\", recv_window: 1MiB"} {
+		file := filepath.Join(dir, "badrecv.yaml")
+		if err := os.WriteFile(file, []byte("name: bad\nduration: 1s\ntopology:\n  kind: dumbbell\n  bottleneck: {rate: 10Mbit, delay: 10ms}\nflows:\n  - {name: f, "+flow+"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code := runSim([]string{"-scenario", file}); code != 2 {
+			t.Errorf("cclab sim with a flow {%s}: exit %d, want 2", flow, code)
+		}
+	}
 	for _, args := range [][]string{
 		{"-cc", "cubic:beta=2", "-duration", "1s"},
 		{"-cc", "reno:iw=7930000000000000", "-duration", "1s"},
 		{"-recovery", "sack:dupthresh=0", "-duration", "1s"},
 		{"-min-rto", "2m", "-duration", "1s"},
+		{"-ack-every", "0", "-duration", "1s"},
+		{"-ack-every", "65", "-duration", "1s"},
+		{"-delayed-ack", "500ms", "-duration", "1s"},
+		{"-delayed-ack", "-1ms", "-duration", "1s"},
+		{"-recv-window", "2399", "-duration", "1s"},
+		{"-recv-window", "2999", "-mss", "1500", "-duration", "1s"},
+		{"-recv-window", "2GiB", "-duration", "1s"},
 		{"-scenario", bad},
 		{"-scenario", badRTO},
 	} {
@@ -172,5 +189,42 @@ func TestSimDatagramSize(t *testing.T) {
 		if got, want := m["total_sent"]/m["total_packets_sent"], float64(size-35); got != want {
 			t.Errorf("-mss %d: %.1f payload bytes per packet, want %.0f", size, got, want)
 		}
+	}
+}
+
+// TestSimReceiverSettings: the stream receivers' delayed-ACK policy and
+// receive window (-ack-every, -delayed-ack, -recv-window; scenario keys
+// ack_every, delayed_ack, recv_window) reach the simulated receivers, from
+// flags and from YAML alike, and do what they say: fewer ACKs the more
+// segments one ACK covers (the reverse link's total_enqueued), the same
+// with -delayed-ack 0 as with -ack-every 1 on a bulk transfer (every
+// segment full), and a goodput capped by window / base RTT.
+func TestSimReceiverSettings(t *testing.T) {
+	base := []string{"-cc", "reno", "-rate", "20Mbit", "-rtt", "40ms", "-duration", "4s", "-warmup", "1s", "-stagger", "0"}
+	acks := map[string]float64{}
+	for _, set := range [][]string{{"-ack-every", "1"}, {"-delayed-ack", "0"}, {"-ack-every", "2"}, {"-ack-every", "4"}} {
+		s := simJSON(t, append(base, set...)...)
+		acks[strings.Join(set, " ")] = s.Links[1].Metrics["total_enqueued"]
+	}
+	if a1, d0, a2, a4 := acks["-ack-every 1"], acks["-delayed-ack 0"], acks["-ack-every 2"], acks["-ack-every 4"]; !(a1 > a2 && a2 > a4) || a1 != d0 {
+		t.Errorf("ACKs: -ack-every 1: %v, -delayed-ack 0: %v, 2: %v, 4: %v; want 1 = delayed-ack 0 > 2 > 4", a1, d0, a2, a4)
+	}
+	s := simJSON(t, append(base, "-recv-window", "64KiB")...)
+	if got, limit := s.Flows[0].Metrics["mean_throughput"], 65536*8/0.040; got > limit || got < limit/2 {
+		t.Errorf("-recv-window 64KiB: throughput %.0f bit/s, want at most window/RTT = %.0f and above half of it", got, limit)
+	}
+
+	dir := t.TempDir()
+	flags := append(base, "-ack-every", "3", "-delayed-ack", "200ms", "-recv-window", "1MiB")
+	fromFlags := simRun(t, append(flags, "-hash")...)
+	emitted := filepath.Join(dir, "emitted.yaml")
+	if code := runSim(append(flags, "-emit-scenario", emitted)); code != 0 {
+		t.Fatalf("-emit-scenario: exit %d", code)
+	}
+	if fromEmitted := simRun(t, "-scenario", emitted, "-hash"); !bytes.Equal(fromFlags, fromEmitted) {
+		t.Errorf("flags and emitted YAML differ:\nflags:\n%s\nYAML:\n%s", fromFlags, fromEmitted)
+	}
+	if fromDefault := simRun(t, append(base, "-hash")...); bytes.Equal(fromFlags, fromDefault) {
+		t.Errorf("-ack-every 3 -delayed-ack 200ms -recv-window 1MiB changed nothing")
 	}
 }

@@ -71,7 +71,7 @@ func isYAML(file string) bool {
 var simFlags = map[string]bool{"topology": true, "flows": true, "cc": true, "recovery": true, "rate": true, "rtt": true,
 	"rtts": true, "buffer": true, "queue": true, "duration": true, "warmup": true, "hops": true, "cross": true,
 	"traffic": true, "cross-traffic": true, "udp": true, "udp-flows": true, "mss": true, "access-rate": true,
-	"rev-rate": true, "rev-unlimited": true, "stagger": true, "until-done": true, "ecn": true, "min-rto": true, "payload-only": true,
+	"rev-rate": true, "rev-unlimited": true, "stagger": true, "until-done": true, "ecn": true, "min-rto": true, "ack-every": true, "delayed-ack": true, "recv-window": true, "payload-only": true,
 	"interval": true}
 
 func runSim(args []string) int {
@@ -108,6 +108,8 @@ func runSim(args []string) int {
 	fs.DurationVar(&sc.Stagger, "stagger", time.Second, "flows start at random offsets in [0, stagger)")
 	fs.BoolVar(&sc.UntilDone, "until-done", false, "stop as soon as every stream flow has finished (e.g. -traffic greedy:10MB), at most -duration")
 	fs.DurationVar(&sc.MinRTO, "min-rto", 0, "stream flows' minimum retransmission timeout, e.g. 1s as RFC 6298 (default: transport's 200ms, as Linux)")
+	var recv transport.Config
+	cli.ReceiveFlags(fs, &recv, "recv-window", transport.DefaultMaxDatagram)
 	fs.BoolVar(&sc.ECN, "ecn", false, "flows negotiate ECN (use with a marking queue, e.g. -queue red:min=5,max=15,maxp=0.1,ecn)")
 	fs.BoolVar(&sc.PayloadOnly, "payload-only", false, "count only UDP payload as packet size on links, like cmd/bottleneck -overhead 0 (default: payload + 28 bytes IPv4/UDP header, as cmd/bottleneck counts by default)")
 	fs.BoolVar(&hash, "hash", false, "print a hash of the full event trace (determinism check)")
@@ -158,6 +160,7 @@ func runSim(args []string) int {
 				return 2
 			}
 		}
+		sc.AckEvery, sc.DelayedAck, sc.RecvWindow = recv.AckEvery, recv.DelayedAck, recv.RecvWindow
 		var err error
 		if scn, err = simpleScenario(sc, cc, rtts, seed, revUnlimited); err != nil {
 			fmt.Fprintln(os.Stderr, "cclab sim:", err)

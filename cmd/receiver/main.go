@@ -25,6 +25,7 @@ import (
 	"cclab/internal/cli"
 	"cclab/internal/units"
 	"cclab/perf"
+	"cclab/transport"
 )
 
 func main() {
@@ -53,6 +54,11 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	)
 	fs.Var(cli.Bytes(&maxRevBytes), "max-reverse-bytes", "largest reverse transfer a request may ask for, bytes with units (1GiB)")
 	fs.Var(cli.Duration(&maxRevDur), "max-reverse-seconds", "longest reverse flow, a duration (60s) up to 3600s; a bytes request running longer is aborted")
+	defaults := transport.DefaultConfig()
+	// Accept what the sender chooses with -size: a connection uses the
+	// smaller of the two ends' MaxDatagram.
+	defaults.MaxDatagram = perf.MaxSize
+	cli.ReceiveFlags(fs, &defaults, "window", perf.MaxSize)
 	cli.AddVersion(fs, stdout)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: receiver [-listen ADDR] [-1] [-J] [-allow-reverse [-psk-file FILE]] [-qlog DIR]\n\nflags:\n")
@@ -99,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	var outMu sync.Mutex
 	enc := json.NewEncoder(stdout)
 	cfg := perf.ServerConfig{
-		Listen: *listen, AllowReverse: *allowReverse, Once: *once, QlogDir: *qlogDir,
+		Listen: *listen, Defaults: defaults, AllowReverse: *allowReverse, Once: *once, QlogDir: *qlogDir,
 		Keys: keys, MaxReverseBytes: maxRevBytes, MaxReverseDuration: maxRevDur, MaxReverseFlows: *maxRevFlows,
 		ReverseCC: ccList, ReverseCCParams: *reverseCCP,
 		OnFlow: func(s perf.FlowSummary) {

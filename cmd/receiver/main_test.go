@@ -123,6 +123,27 @@ func TestBadFlag(t *testing.T) {
 	}
 }
 
+// TestBadReceiveFlags: the receiving side's settings are range-checked as
+// parsed, exit 2 with a message naming the flag and the allowed range.
+func TestBadReceiveFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-ack-every", "0"}, "-ack-every: must be 1..64"},
+		{[]string{"-ack-every", "65"}, "-ack-every: must be 1..64"},
+		{[]string{"-delayed-ack", "-1ms"}, "-delayed-ack: must be at least 0"},
+		{[]string{"-delayed-ack", "1s"}, "below 500ms"},
+		{[]string{"-window", "17999"}, "-window: must be 18000..1073741824 bytes"},
+		{[]string{"-window", "2GiB"}, "-window: must be 18000..1073741824 bytes"},
+	} {
+		var out, errb bytes.Buffer
+		if c := run(tc.args, &out, &errb, nil); c != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("receiver %q: exit %d, stderr %q; want 2 and %q", tc.args, c, errb.String(), tc.want)
+		}
+	}
+}
+
 func TestBadReverseFlags(t *testing.T) {
 	dir := t.TempDir()
 	open := filepath.Join(dir, "open")

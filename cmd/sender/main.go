@@ -118,6 +118,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&interval, "i", "interval report every INTERVAL (e.g. 1s, 0.5); in text and -J; 0: none")
 	fs.Var(&omit, "O", "omit the first N seconds (or a duration) from the summary's goodput; their intervals are marked omitted")
 	fs.Var(&minRTO, "min-rto", "minimum retransmission timeout, e.g. 200ms (default: transport's 200ms)")
+	var recvCfg transport.Config
+	cli.ReceiveFlags(fs, &recvCfg, "window", transport.DefaultMaxDatagram)
 	fs.Var(&timeout, "connect-timeout", "give up if the receiver does not answer within this time (default 10s)")
 	cli.AddVersion(fs, stdout)
 	fs.Usage = func() {
@@ -159,7 +161,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := perf.ClientConfig{
 		Addr: *addr, Bytes: nBytes.n, Duration: dur.d, CC: *cc, Recovery: *recovery,
-		MinRTO: minRTO.d, ECN: *ecnOn, Size: *size, Reverse: *reverse, Seed: *seed,
+		MinRTO: minRTO.d, ECN: *ecnOn, Size: *size, Reverse: *reverse, Seed: *seed, Receive: recvCfg,
 		Interval: interval.d, Omit: omit.d, QlogDir: *qlogDir, Timeout: timeout.d,
 	}
 	if err := cfg.Validate(); err != nil {

@@ -45,6 +45,11 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-drop", "middle"}, []string{"-drop"}},
 		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-rate", "fast"}, []string{"-rate"}},
 		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-on", "1s"}, []string{"On"}},
+		// receiving-side settings (issue #14): ranges named with the flag
+		{[]string{"-c", "127.0.0.1", "-ack-every", "0"}, []string{"-ack-every", "1..64"}},
+		{[]string{"-c", "127.0.0.1", "-delayed-ack", "500ms"}, []string{"-delayed-ack", "below 500ms"}},
+		{[]string{"-c", "127.0.0.1", "-window", "1KiB"}, []string{"-window", "2400..1073741824"}},
+		{[]string{"-c", "127.0.0.1", "-size", "1500", "-window", "2999"}, []string{"-window", "3000..1073741824"}},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(tc.args, &out, &errb); code != 2 {

@@ -11,7 +11,9 @@
 package liverun
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -235,7 +237,7 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 	rcfg.ECN = true
 	rcfg.Sink = recvSink
 	recv, err := udp.Listen(netip.AddrPortFrom(netip.MustParseAddr(r.host()), 0).String(), udp.Config{
-		Endpoint: transport.EndpointConfig{Server: true, Defaults: rcfg, Sink: recvSink}})
+		Endpoint: transport.EndpointConfig{Server: true, Defaults: rcfg, Sink: recvSink, Configure: receiverConfig(p)}})
 	if err != nil {
 		return eval.RunResult{}, fmt.Errorf("liverun: receiver: %v", err)
 	}
@@ -395,6 +397,9 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 		return nil
 	}
 	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, Sink: sendSink}
+	if hasReceiverSettings(f) {
+		cfg.Request = binary.AppendUvarint(nil, f.ID) // the receiver picks the flow's settings by it (receiverConfig)
+	}
 	conn, err := ep.Dial(dctx, to, cfg)
 	if err != nil {
 		return fmt.Errorf("flow %s: %v", f.Name, err)
@@ -520,4 +525,30 @@ func serveAll[C any](ctx context.Context, wg *sync.WaitGroup, accept func(contex
 			}()
 		}
 	}()
+}
+
+// hasReceiverSettings reports whether flow f sets its receiver's
+// delayed-ACK policy or receive window.
+func hasReceiverSettings(f *plan.Flow) bool {
+	return f.AckEvery != 0 || f.DelayedAck != 0 || f.RecvWindow != 0
+}
+
+// receiverConfig returns the shared receiver's Configure hook: a stream
+// flow with receiver settings names itself in its request (its plan flow
+// ID, a uvarint), and its connection gets the flow's delayed-ACK policy and
+// receive window (as the simulator's per-flow receiver,
+// sim.ConfigureReceiver).
+func receiverConfig(p *plan.Plan) func([]byte, *transport.Config) {
+	return func(request []byte, cfg *transport.Config) {
+		id, n := binary.Uvarint(request)
+		if n <= 0 || n != len(request) || id == 0 || id > uint64(len(p.Flows)) {
+			return
+		}
+		f := &p.Flows[id-1]
+		if f.ID != id || !hasReceiverSettings(f) {
+			return
+		}
+		cfg.MaxDatagram = cmp.Or(f.Datagram, transport.DefaultMaxDatagram) // the size negotiated, so the window holds two
+		f.Receive(cfg)
+	}
 }

@@ -2,12 +2,15 @@ package liverun
 
 import (
 	"context"
+	"encoding/binary"
 	"slices"
 	"strings"
 	"testing"
 
 	"cclab/eval"
+	"cclab/plan"
 	"cclab/relay"
+	"cclab/transport"
 )
 
 // TestLiveRun runs one short flow through the relay on loopback. Its
@@ -216,5 +219,77 @@ flows: [{cc: reno, traffic: "greedy:400000"}]
 	}
 	if !bn {
 		t.Errorf("link descriptions %v: link 0 not described as the bottleneck", res.Links)
+	}
+}
+
+// TestLiveReceiverSettings: a flow's receiver settings reach the live
+// run's shared receiver (its request names the flow, receiverConfig): a
+// 12000-byte receive window caps the flow at window / base RTT (2.4 Mbit/s
+// over 40 ms) on a 20 Mbit/s path, whatever the machine's load (a bound
+// from above); the delayed-ACK keys ride along.
+func TestLiveReceiverSettings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run takes real time")
+	}
+	exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-recv
+duration: 3s
+backends: [live]
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 20Mbit, delay: 20ms, queue: droptail:100p}
+flows: [{cc: reno, recv_window: 12000B, ack_every: 1, delayed_ack: 100ms}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Runner{}.Run(context.Background(), eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Metrics.Flows[0].Values
+	limit := 12000 * 8 / 0.040
+	t.Logf("throughput %.2f Mbit/s, window / base RTT %.2f Mbit/s", f["mean_throughput"]/1e6, limit/1e6)
+	if got := f["mean_throughput"]; got <= 0 || got > 1.2*limit {
+		t.Errorf("throughput %.0f bit/s with a 12000-byte receive window, want above 0 and at most 1.2 × %.0f", got, limit)
+	}
+}
+
+// TestReceiverConfig: the shared receiver's hook gives a connection the
+// settings of the flow its request names, and leaves others (no request,
+// a malformed or unknown one, a flow without settings) at the defaults.
+func TestReceiverConfig(t *testing.T) {
+	exp, err := eval.ParseScenario("r.yaml", []byte(`name: r
+duration: 1s
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 20Mbit, delay: 20ms}
+flows: [{name: a, recv_window: 64KiB, ack_every: 3, delayed_ack: 0s}, {name: b}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.New(exp.Points[0].Scenario, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := receiverConfig(p)
+	def := transport.DefaultConfig()
+	for _, tc := range []struct {
+		req  []byte
+		want transport.Config // AckEvery, DelayedAck, RecvWindow
+	}{
+		{binary.AppendUvarint(nil, 1), transport.Config{AckEvery: 3, DelayedAck: transport.NoDelayedAck, RecvWindow: 64 << 10}},
+		{binary.AppendUvarint(nil, 2), def},
+		{binary.AppendUvarint(nil, 3), def},
+		{nil, def},
+		{[]byte{0x81}, def},
+		{append(binary.AppendUvarint(nil, 1), 0), def},
+	} {
+		cfg := transport.DefaultConfig()
+		hook(tc.req, &cfg)
+		if cfg.AckEvery != tc.want.AckEvery || cfg.DelayedAck != tc.want.DelayedAck || cfg.RecvWindow != tc.want.RecvWindow {
+			t.Errorf("request %x: AckEvery %d DelayedAck %v RecvWindow %d, want %d %v %d", tc.req, cfg.AckEvery, cfg.DelayedAck,
+				cfg.RecvWindow, tc.want.AckEvery, tc.want.DelayedAck, tc.want.RecvWindow)
+		}
 	}
 }

@@ -266,6 +266,12 @@ func (s *Sim) addFlow(i int) error {
 		if err := full.Validate(); err != nil {
 			return err
 		}
+		if f.AckEvery != 0 || f.DelayedAck != 0 || f.RecvWindow != 0 {
+			s.Sim.ConfigureReceiver(dst, func(rc *transport.Config) {
+				rc.MaxDatagram = cfg.MaxDatagram // the flow's size (the one negotiated), so its window holds two
+				f.Receive(rc)
+			})
+		}
 		tf := s.Sim.AddTCPFlow(f.Name, src, dst, sg, cfg, start)
 		if num := f.ID; !f.Background {
 			tf.OnConn = func(_ *sim.TCPFlow, c *transport.Conn) { s.conns[c.ID()] = num }
