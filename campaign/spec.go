@@ -36,8 +36,9 @@ type Spec struct {
 	Schedule    Schedule
 	Credentials CredentialFiles
 	DB          string // results database (SQLite file or PostgreSQL URL); "" = eval.DefaultDB
-	// Source is the spec's YAML text.
+	// Source is the spec's YAML text, File its file name.
 	Source []byte
+	File   string
 }
 
 // Host is one measurement host running `cclab agent`.
@@ -162,7 +163,7 @@ func ParseSpec(file string, src []byte) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Spec{Source: src, Schedule: Schedule{Rounds: DefaultRounds, Concurrency: DefaultConcurrency,
+	s := &Spec{Source: src, File: file, Schedule: Schedule{Rounds: DefaultRounds, Concurrency: DefaultConcurrency,
 		HostConcurrency: DefaultHostConcurrency, Retries: DefaultRetries, RetryDelay: DefaultRetryDelay, Spacing: DefaultSpacing}}
 	var pairsNode, variantsNode *yaml.Node
 	hostIndex := map[string]int{}
