@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,11 +52,18 @@ const minRearm = 50 * time.Microsecond
 //   - the reader blocks in ReadBatch and feeds every datagram to Receive
 //     under mu, calling Transmit after each one (the transport's driver
 //     rule: ACKs every second segment, data released by each ACK), sends
-//     what that produced as one batch, then wakes the writer;
+//     what that produced, and wakes the writer only if the last Transmit
+//     pass filled a batch (the writer sends the rest) or the engine's
+//     deadline moved earlier than the one the writer's timer is set for
+//     (armed);
 //   - the writer owns the one real timer: whenever it is woken (by the reader,
 //     by an application call, or by the timer) it runs OnDeadline if the
 //     deadline has passed, drains Transmit into a batch under mu, sends the
 //     batch with WriteBatch outside mu, and re-arms the timer from Deadline().
+//
+// A timer set for a deadline that has since moved later fires early; the
+// writer then finds nothing due and re-arms it: at most one wake-up per
+// timer period instead of one per received batch.
 //
 // Socket writes are serialized by sendMu, as netio.UDPConn requires.
 type loop struct {
@@ -92,6 +100,20 @@ type loop struct {
 	stats         LoopStats
 	// nextTicket numbers produced batches (guarded by mu).
 	nextTicket uint64
+	// armed is the deadline the writer last read from the engine and set
+	// its timer for (clock.Never: no timer), guarded by mu. Whoever makes
+	// the engine's deadline earlier than armed must wake the writer.
+	armed clock.Time
+	// kicks counts wake-ups actually posted to the writer (kick calls that
+	// did not coalesce with a pending one).
+	kicks atomic.Uint64
+
+	// callMu guards the caller arena (callMs, callOffs, callArena), with
+	// which an application call sends what it released (callerFlush).
+	callMu    sync.Mutex
+	callMs    []netio.Message
+	callOffs  []int
+	callArena []byte
 }
 
 // LoopStats counts the driver's own work.
@@ -105,6 +127,8 @@ type LoopStats struct {
 	TimerFires   uint64 // wake-ups of the real timer
 	Deadlines    uint64 // OnDeadline calls
 	Unreachable  uint64 // times UnreachableErrors consecutive ICMP port-unreachable reports ended the connections
+	Kicks        uint64 // wake-ups posted to the writer by the reader or application calls (coalesced ones not counted)
+	CallerSends  uint64 // batches an application call (Conn.Read) sent itself instead of waking the writer
 	GSO          bool   // the writer sends with UDP GSO
 	GRO          bool   // the socket receives with UDP GRO (coalesced reads)
 	GROReads     uint64 // reads that held several datagrams coalesced by the kernel
@@ -127,6 +151,9 @@ func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int, gso bool)
 		kickC: make(chan struct{}, 1), closed: make(chan struct{}), writerDone: make(chan struct{}),
 		batch: batch, recvBuf: recvBuf, sendBuf: sendBuf,
 	}
+	l.callMs = make([]netio.Message, callBatch)
+	l.callOffs = make([]int, callBatch)
+	l.callArena = make([]byte, callBatch*sendBuf)
 	l.cond = sync.NewCond(&l.mu)
 	l.sendCond = sync.NewCond(&l.sendMu)
 	if gso {
@@ -150,7 +177,49 @@ func (l *loop) now() clock.Time { return clock.Start.Add(time.Since(l.start)) }
 func (l *loop) kick() {
 	select {
 	case l.kickC <- struct{}{}:
+		l.kicks.Add(1)
 	default:
+	}
+}
+
+// earlier reports whether deadline a comes before b (clock.Never: no
+// deadline, after every time).
+func earlier(a, b clock.Time) bool {
+	return a != clock.Never && (b == clock.Never || a.Before(b))
+}
+
+// needKick reports whether the writer must be woken after the engine's
+// state changed: its deadline moved earlier than the writer's timer (called
+// with mu held).
+func (l *loop) needKick() bool { return earlier(l.eng.Deadline(), l.armed) }
+
+// callBatch is the number of datagrams an application call sends itself
+// (callerFlush) before leaving the rest to the writer.
+const callBatch = 8
+
+// callerFlush sends what an application call (Conn.Read: a window update)
+// released, from the caller's goroutine: most such calls release nothing,
+// and waking the writer for each would cost a goroutine hand-off per call.
+// It wakes the writer if more than callBatch datagrams are due or the
+// deadline moved earlier than the writer's timer. mu must not be held.
+func (l *loop) callerFlush() {
+	l.callMu.Lock()
+	defer l.callMu.Unlock()
+	l.mu.Lock()
+	n, _ := l.transmit(l.now(), l.callMs, l.callOffs, l.callArena, 0, 0)
+	wake := n == len(l.callMs) || l.needKick()
+	var ticket uint64
+	if n > 0 {
+		ticket = l.takeTicket()
+		l.stats.CallerSends++
+		l.cond.Broadcast()
+	}
+	l.mu.Unlock()
+	if n > 0 {
+		l.sendBatch(ticket, l.callMs[:n], l.callOffs[:n])
+	}
+	if wake {
+		l.kick()
 	}
 }
 
@@ -201,6 +270,7 @@ func (l *loop) reader() {
 		l.unreach = 0
 		nout, off := 0, 0
 		dgrams := 0
+		more := false // the last Transmit pass filled a batch: probably more to send
 		for i := 0; i < n; i++ {
 			m := &ms[i]
 			// A GRO read holds several datagrams back to back: split it
@@ -221,8 +291,11 @@ func (l *loop) reader() {
 				// within a batch or a coalesced read. (perBatch: once per
 				// batch, stretch ACKs.)
 				nout, off = l.transmit(now, out, offs, arena, nout, off)
-				if nout == len(out) {
-					// The answer batch is full: send it and go on.
+				more = nout == len(out)
+				if more {
+					// The answer batch is full: send it and go on (the
+					// rest goes out after the next datagram, or from the
+					// writer, woken below, in parallel).
 					ticket := l.takeTicket()
 					l.mu.Unlock()
 					l.sendBatch(ticket, out[:nout], offs[:nout])
@@ -240,11 +313,18 @@ func (l *loop) reader() {
 		if nout > 0 {
 			ticket = l.takeTicket()
 		}
+		// The writer is needed only if the last Transmit pass filled a
+		// batch (it sends the rest, on the other core if there is one) or
+		// the deadline moved earlier than its timer (a delayed ACK, a
+		// pacing slot, a loss timer); otherwise everything due went out.
+		wake := more || l.needKick()
 		l.mu.Unlock()
 		if nout > 0 {
 			l.sendBatch(ticket, out[:nout], offs[:nout])
 		}
-		l.kick() // the writer sends the rest and re-arms the timer
+		if wake {
+			l.kick()
+		}
 	}
 }
 
@@ -358,6 +438,7 @@ func (l *loop) flush(ms []netio.Message, offs []int, arena []byte) (d time.Durat
 		}
 		n, _ := l.transmit(now, ms, offs, arena, 0, 0)
 		dl := l.eng.Deadline()
+		l.armed = dl // the timer is set from it below (or the loop runs again)
 		if ran || n > 0 {
 			l.cond.Broadcast() // timers and sending change what waiters see
 		}

@@ -208,6 +208,155 @@ func TestLoopCloseUnblocks(t *testing.T) {
 	}
 }
 
+// TestLoopWakesWriterOnlyWhenNeeded: the reader sends what each datagram
+// released itself, so in a steady exchange whose deadlines never move
+// earlier it posts no wake-up to the writer (before, it woke the writer
+// after every read batch).
+func TestLoopWakesWriterOnlyWhenNeeded(t *testing.T) {
+	w := &windowEngine{size: 1200, window: 32, total: 5000, done: make(chan struct{})}
+	done := w.done
+	la, lb, _ := startPair(w)
+	defer la.close()
+	defer lb.close()
+	la.kick() // the application's first call: the only wake-up
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("transfer stalled")
+	}
+	for _, c := range []struct {
+		name string
+		l    *loop
+		want uint64
+	}{{"window side", la, 1}, {"echo side", lb, 0}} {
+		c.l.mu.Lock()
+		reads := c.l.stats.ReadBatches
+		c.l.mu.Unlock()
+		if got := c.l.kicks.Load(); got != c.want || reads == 0 {
+			t.Errorf("%s: writer wake-ups over %d read batches: got %d, want %d", c.name, reads, got, c.want)
+		}
+	}
+}
+
+// delayEngine, on its first datagram, asks for control after delay (as a
+// delayed ACK does) and records when OnDeadline runs.
+type delayEngine struct {
+	delay    time.Duration
+	deadline clock.Time
+	fired    clock.Time
+}
+
+func (e *delayEngine) Receive(now clock.Time, _ netip.AddrPort, _ ecn.Codepoint, _ []byte) {
+	if e.deadline == clock.Never && e.fired == clock.Never {
+		e.deadline = now.Add(e.delay)
+	}
+}
+func (e *delayEngine) Transmit(clock.Time, []byte) (int, netip.AddrPort, ecn.Codepoint) {
+	return 0, netip.AddrPort{}, 0
+}
+func (e *delayEngine) Deadline() clock.Time { return e.deadline }
+func (e *delayEngine) OnDeadline(now clock.Time) {
+	if e.deadline != clock.Never && !now.Before(e.deadline) {
+		e.fired, e.deadline = now, clock.Never
+	}
+}
+
+// TestLoopReaderArmsEarlierDeadline: a datagram that gives the engine a
+// deadline earlier than the writer's timer (here: none) wakes the writer,
+// which runs OnDeadline when it comes. Without that wake-up the timer would
+// never be set.
+func TestLoopReaderArmsEarlierDeadline(t *testing.T) {
+	a, b := netio.MemPair(addrA, addrB)
+	e := &delayEngine{delay: 5 * time.Millisecond}
+	l := newLoop(e, b, 0, 2048, 2048, false)
+	l.run()
+	defer l.close()
+	if _, err := a.WriteBatch([]netio.Message{{Buf: []byte("x"), N: 1, Addr: addrB}}); err != nil {
+		t.Fatal(err)
+	}
+	stop := time.AfterFunc(30*time.Second, func() {
+		l.mu.Lock()
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	})
+	defer stop.Stop()
+	start := time.Now()
+	l.mu.Lock()
+	for e.fired == clock.Never && time.Since(start) < 30*time.Second {
+		l.cond.Wait() // the reader and the writer's flush broadcast
+	}
+	fired := e.fired
+	l.mu.Unlock()
+	if fired == clock.Never {
+		t.Fatal("OnDeadline never ran: the reader did not wake the writer for the new deadline")
+	}
+	if got := l.kicks.Load(); got != 1 {
+		t.Errorf("writer wake-ups: got %d, want 1", got)
+	}
+}
+
+// sendOnCallEngine has one datagram to send after each application call.
+type sendOnCallEngine struct {
+	peer    netip.AddrPort
+	pending int
+}
+
+func (e *sendOnCallEngine) Receive(clock.Time, netip.AddrPort, ecn.Codepoint, []byte) {}
+func (e *sendOnCallEngine) Transmit(_ clock.Time, buf []byte) (int, netip.AddrPort, ecn.Codepoint) {
+	if e.pending == 0 {
+		return 0, netip.AddrPort{}, 0
+	}
+	e.pending--
+	buf[0] = 'w'
+	return 1, e.peer, ecn.NotECT
+}
+func (e *sendOnCallEngine) Deadline() clock.Time  { return clock.Never }
+func (e *sendOnCallEngine) OnDeadline(clock.Time) {}
+
+// TestLoopCallerFlush: what an application call released (a window update
+// after Conn.Read) goes out from the caller without waking the writer; more
+// than callBatch datagrams leave the rest to the writer.
+func TestLoopCallerFlush(t *testing.T) {
+	a, b := netio.MemPair(addrA, addrB)
+	e := &sendOnCallEngine{peer: addrB}
+	l := newLoop(e, a, 0, 2048, 2048, false)
+	l.run()
+	defer l.close()
+	read := func(want int) {
+		t.Helper()
+		ms := make([]netio.Message, 2*callBatch)
+		for i := range ms {
+			ms[i].Buf = make([]byte, 64)
+		}
+		for got := 0; got < want; {
+			n, err := b.ReadBatch(ms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += n
+		}
+	}
+	l.mu.Lock()
+	e.pending = 1
+	l.mu.Unlock()
+	l.callerFlush()
+	read(1)
+	if got := l.kicks.Load(); got != 0 {
+		t.Errorf("writer wake-ups after a call that released one datagram: got %d, want 0", got)
+	}
+	l.mu.Lock()
+	e.pending = callBatch + 3
+	l.mu.Unlock()
+	l.callerFlush()
+	read(callBatch + 3) // callBatch from the caller, the rest from the writer
+	l.mu.Lock()
+	sends := l.stats.CallerSends
+	l.mu.Unlock()
+	if got := l.kicks.Load(); got != 1 || sends != 2 {
+		t.Errorf("after a call that released %d datagrams: writer wake-ups %d, caller sends %d; want 1 and 2", callBatch+3, got, sends)
+	}
+}
+
 // BenchmarkLoopMem moves b.N datagrams of 1200 bytes through two loops over a
 // netio.MemPair; allocs/op is per datagram and must be ~0 in steady state.
 func BenchmarkLoopMem(b *testing.B) {

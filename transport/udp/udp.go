@@ -182,7 +182,9 @@ func (e *Endpoint) Stats() transport.EndpointStats {
 func (e *Endpoint) LoopStats() LoopStats {
 	e.l.mu.Lock()
 	defer e.l.mu.Unlock()
-	return e.l.stats
+	st := e.l.stats
+	st.Kicks = e.l.kicks.Load()
+	return st
 }
 
 // Do runs f with the Endpoint's lock held and then wakes the writer: the way
@@ -355,7 +357,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 	})
 	l.mu.Unlock()
 	if n > 0 {
-		l.kick() // reading may open the receive window
+		l.callerFlush() // reading may open the receive window: a window update
 		return n, nil
 	}
 	if err != nil {
