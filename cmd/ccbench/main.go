@@ -19,7 +19,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
+	"time"
 
 	"cclab/internal/cli"
 	"cclab/internal/units"
@@ -38,6 +40,7 @@ type variant struct {
 	driver udp.Config
 	srv    *perf.Server
 	bps    []float64
+	cpu    []float64 // process CPU seconds per GiB of each transfer
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -109,12 +112,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		quicProfile = &profiler{path: *quicProf}
 	}
 
-	var qg []float64
+	var qg, qcpu []float64
 	for i := 0; i < *runs; i++ {
 		for _, v := range variants {
 			cclabProf.resume()
+			cpu := startCPU()
 			res, err := perf.Run(ctx, perf.ClientConfig{Addr: v.srv.Addr().String(), Bytes: n, CC: *cc,
 				Recovery: *recovery, Size: *size, Driver: v.driver})
+			c := cpu.perGiB(n)
 			cclabProf.pause()
 			if err != nil {
 				fmt.Fprintf(stderr, "ccbench: %s run %d: %v\n", v.name, i+1, err)
@@ -122,12 +127,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			e := res.End
 			v.bps = append(v.bps, e.ThroughputBps)
-			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms verified=%v\n",
-				i+1, v.name, e.ThroughputBps/1e6, e.Seconds, e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
+			v.cpu = append(v.cpu, c)
+			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  cpu=%.2fs/GiB  retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms verified=%v\n",
+				i+1, v.name, e.ThroughputBps/1e6, e.Seconds, c, e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
 		}
 		if *only != "cclab" {
 			quicProfile.resume()
+			cpu := startCPU()
 			qr, err := runQUIC(ctx, n)
+			c := cpu.perGiB(n)
 			quicProfile.pause()
 			if err != nil {
 				fmt.Fprintf(stderr, "ccbench: quic-go run %d: %v\n", i+1, err)
@@ -135,7 +143,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			bps := float64(qr.Bytes) * 8 / qr.Elapsed.Seconds()
 			qg = append(qg, bps)
-			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s\n", i+1, "quic-go", bps/1e6, qr.Elapsed.Seconds())
+			qcpu = append(qcpu, c)
+			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  cpu=%.2fs/GiB\n", i+1, "quic-go", bps/1e6, qr.Elapsed.Seconds(), c)
 		}
 	}
 	mq := median(qg)
@@ -151,6 +160,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if mq > 0 {
 		fmt.Fprintf(stdout, "median goodput %-13s: %8.1f Mbit/s\n", "quic-go", mq/1e6)
 	}
+	writeDistribution(stdout, variants, qg, qcpu)
 	for _, p := range []*profiler{cclabProf, quicProfile} {
 		if p == nil {
 			continue
@@ -164,6 +174,58 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printTop(stdout, cclabProf.path, *top)
 	}
 	return 0
+}
+
+// writeDistribution prints, per cclab variant, the run-by-run goodput
+// ratios to the quic-go transfer of the same round (their spread shows how
+// much of a median ratio is the load of the moment) and the median CPU time
+// per GiB of each stack (both ends of a transfer run in this process; for
+// cclab it includes the verification digests at both ends).
+func writeDistribution(w io.Writer, variants []*variant, qg, qcpu []float64) {
+	for _, v := range variants {
+		if len(qg) == len(v.bps) && len(qg) > 1 {
+			r := make([]float64, len(qg))
+			for i := range r {
+				r[i] = v.bps[i] / qg[i]
+			}
+			fmt.Fprintf(w, "run-by-run ratio %s/quic-go: min %.2f median %.2f max %.2f\n", v.name, slices.Min(r), median(r), slices.Max(r))
+		}
+	}
+	if median(qcpu) <= 0 && (len(variants) == 0 || median(variants[0].cpu) <= 0) {
+		return // CPU time unknown on this platform
+	}
+	for _, v := range variants {
+		mc := median(v.cpu)
+		fmt.Fprintf(w, "median CPU per GiB %-13s: %5.2f s", v.name, mc)
+		if mq := median(qcpu); mq > 0 && mc > 0 {
+			fmt.Fprintf(w, "   ratio quic-go/%s = %.2f", v.name, mq/mc)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(qcpu) > 0 {
+		fmt.Fprintf(w, "median CPU per GiB %-13s: %5.2f s\n", "quic-go", median(qcpu))
+	}
+}
+
+// cpuMark is the process CPU time at the start of a transfer.
+type cpuMark struct {
+	t  time.Duration
+	ok bool
+}
+
+func startCPU() cpuMark {
+	t, ok := processCPU()
+	return cpuMark{t, ok}
+}
+
+// perGiB returns the process CPU seconds since the mark per GiB of n bytes
+// (0 if unknown).
+func (m cpuMark) perGiB(n int64) float64 {
+	t, ok := processCPU()
+	if !m.ok || !ok || n <= 0 {
+		return 0
+	}
+	return (t - m.t).Seconds() / (float64(n) / (1 << 30))
 }
 
 func median(xs []float64) float64 {
