@@ -124,6 +124,8 @@ type Scheduler struct {
 	Progress func(Event)
 	// Log, if set, gets one line per notable thing (the length bound).
 	Log func(format string, args ...any)
+	// lengthNow, if set (tests), is the clock of the max_length bound.
+	lengthNow func() time.Time
 }
 
 // ErrMaxLength is returned when schedule.max_length ended the campaign
@@ -191,6 +193,9 @@ func (s *Scheduler) Run(ctx context.Context) (Counts, error) {
 	}
 	if first.IsZero() {
 		first = time.Now()
+		if s.lengthNow != nil {
+			first = s.lengthNow()
+		}
 	}
 	jitter := rand.New(rand.NewPCG(sp.Schedule.Seed, 0x6a6974746572)) // "jitter"
 	busyPath := map[[2]string]bool{}
@@ -207,9 +212,13 @@ func (s *Scheduler) Run(ctx context.Context) (Counts, error) {
 			s.Progress(ev)
 		}
 	}
+	lengthNow := time.Now
+	if s.lengthNow != nil {
+		lengthNow = s.lengthNow
+	}
 	for len(queue) > 0 || running > 0 {
 		now := time.Now()
-		if stopErr == nil && sp.Schedule.MaxLength > 0 && now.Sub(first) >= sp.Schedule.MaxLength && len(queue) > 0 {
+		if stopErr == nil && sp.Schedule.MaxLength > 0 && lengthNow().Sub(first) >= sp.Schedule.MaxLength && len(queue) > 0 {
 			stopErr = ErrMaxLength
 			if s.Log != nil {
 				s.Log("schedule.max_length %s reached: %d transfers not started", sp.Schedule.MaxLength, len(queue))

@@ -168,6 +168,7 @@ var schedulerTests = []struct {
 	{"resume", testResume},
 	{"failures", testFailures},
 	{"rows", testRows},
+	{"report", testReportFromStore},
 }
 
 func TestSchedulerSQLite(t *testing.T) {
@@ -371,3 +372,71 @@ func testRows(t *testing.T, newDB func(t *testing.T) string) {
 		t.Errorf("spec source: digest %s, err %v", dig, err)
 	}
 }
+
+// testReportFromStore: a campaign stored in the database is reported from
+// it (the ETH analysis of its rows).
+func testReportFromStore(t *testing.T, newDB func(t *testing.T) string) {
+	s := testSpec(t, 3, 2, 2, "")
+	db := newDB(t)
+	st := openTestStore(t, db)
+	if _, err := (&Scheduler{Spec: s, Store: st, Runner: newFake(t, 1)}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := openTestStore(t, db).Rows(context.Background(), s.Name, s.Digest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteReport(&b, s, db, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "24 planned (2 rounds × 6 pairs × 2 variants): 24 done, 0 failed, 0 pending") {
+		t.Errorf("report header lacks the counts:\n%.2000s", b.String())
+	}
+}
+
+// TestMaxLength: no transfer starts after schedule.max_length (a clock
+// that advances an hour per reading; bound 10 h).
+func TestMaxLength(t *testing.T) {
+	s := testSpec(t, 3, 2, 5, ", max_length: 10h")
+	st := openTestStore(t, sqliteDB(t))
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { now = now.Add(time.Hour); return now }
+	c, err := (&Scheduler{Spec: s, Store: st, Runner: newFake(t, 1), lengthNow: clock}).Run(context.Background())
+	if !errors.Is(err, ErrMaxLength) {
+		t.Fatalf("got %v, want ErrMaxLength", err)
+	}
+	if c.Done == 0 || c.Done >= c.Total {
+		t.Errorf("done %d of %d: want some, not all", c.Done, c.Total)
+	}
+}
+
+// TestSpacing: a host's transfers start at least spacing apart.
+func TestSpacing(t *testing.T) {
+	s := testSpec(t, 2, 1, 3, ", jitter: 10ms")
+	s.Schedule.Spacing = 30 * time.Millisecond
+	st := openTestStore(t, sqliteDB(t))
+	var starts []time.Time
+	f := newFake(t, 1)
+	f.fail = func(tr Transfer) error { return nil }
+	r := runnerFunc(func(ctx context.Context, tr Transfer) (*Outcome, error) {
+		starts = append(starts, time.Now())
+		return f.Run(ctx, tr)
+	})
+	if _, err := (&Scheduler{Spec: s, Store: st, Runner: r}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(starts) != 6 {
+		t.Fatalf("got %d transfers, want 6", len(starts))
+	}
+	for i := 1; i < len(starts); i++ {
+		// Each transfer takes >= 1 ms (the fake); the next starts >= 30 ms after it ends.
+		if gap := starts[i].Sub(starts[i-1]); gap < 31*time.Millisecond {
+			t.Errorf("transfer %d started %s after the previous one, want >= 31ms", i, gap)
+		}
+	}
+}
+
+type runnerFunc func(ctx context.Context, t Transfer) (*Outcome, error)
+
+func (f runnerFunc) Run(ctx context.Context, t Transfer) (*Outcome, error) { return f(ctx, t) }
