@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,88 +25,6 @@ func mustKeys(t *testing.T, s string) *Keys {
 		t.Fatalf("ParseKeys(%q): %v", s, err)
 	}
 	return k
-}
-
-func TestParseKeys(t *testing.T) {
-	for _, tc := range []struct {
-		in        string
-		wantErr   string // substring; "" for success
-		wantFirst string
-		wantLen   int
-	}{
-		{hexKeyA + "\n", "", "default", 1},
-		{"# campaign keys\n\neth " + hexKeyA + "\nmit " + hexKeyB + "\n", "", "eth", 2},
-		{"", "no key", "", 0},
-		{"zz" + hexKeyA[2:], "not hexadecimal", "", 0},
-		{"0011", "want 16..64", "", 0},
-		{"a b c", "fields", "", 0},
-		{"bad/name " + hexKeyA, "key name", "", 0},
-		{"x " + hexKeyA + "\nx " + hexKeyB, "twice", "", 0},
-		{strings.Repeat("ab", 65), "want 16..64", "", 0},
-	} {
-		k, err := ParseKeys([]byte(tc.in))
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("ParseKeys(%q): got error %v, want one containing %q", tc.in, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("ParseKeys(%q): %v", tc.in, err)
-			continue
-		}
-		if got, want := k.First(), tc.wantFirst; got != want {
-			t.Errorf("ParseKeys(%q).First(): got %q, want %q", tc.in, got, want)
-		}
-		if got, want := k.Len(), tc.wantLen; got != want {
-			t.Errorf("ParseKeys(%q).Len(): got %d, want %d", tc.in, got, want)
-		}
-	}
-}
-
-func FuzzParseKeys(f *testing.F) {
-	f.Add([]byte(hexKeyA))
-	f.Add([]byte("eth " + hexKeyA + "\n# c\nmit " + hexKeyB))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		k, err := ParseKeys(b)
-		if err != nil {
-			return
-		}
-		if k.Len() < 1 || k.Len() > MaxKeys {
-			t.Errorf("ParseKeys(%q): %d keys", b, k.Len())
-		}
-		for name, key := range k.byName {
-			if !validKeyName(name) || len(key) < MinKeyBytes || len(key) > MaxKeyBytes {
-				t.Errorf("ParseKeys(%q) accepted key %q of %d bytes", b, name, len(key))
-			}
-		}
-	})
-}
-
-func TestLoadKeyFilePermissions(t *testing.T) {
-	dir := t.TempDir()
-	for _, tc := range []struct {
-		mode    os.FileMode
-		wantErr string
-	}{
-		{0o600, ""},
-		{0o400, ""},
-		{0o640, "chmod 600"},
-		{0o604, "chmod 600"},
-	} {
-		name := filepath.Join(dir, "key"+tc.mode.String())
-		if err := os.WriteFile(name, []byte(hexKeyA+"\n"), tc.mode); err != nil {
-			t.Fatal(err)
-		}
-		os.Chmod(name, tc.mode) // past the umask
-		_, err := LoadKeyFile(name)
-		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-			t.Errorf("LoadKeyFile with mode %04o: got %v, want error containing %q", tc.mode, err, tc.wantErr)
-		}
-	}
-	if _, err := LoadKeyFile(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "-psk-file") {
-		t.Errorf("LoadKeyFile of a missing file: got %v, want an error naming -psk-file", err)
-	}
 }
 
 // TestReverseAuth runs reverse flows against a receiver with a key: only a

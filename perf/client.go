@@ -286,7 +286,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 // MAC line the data connection's stream starts with.
 func authenticate(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, cfg *ClientConfig, req *Request) ([]byte, error) {
 	name := cfg.Keys.First()
-	key, _ := cfg.Keys.key(name)
+	key, _ := cfg.Keys.Key(name)
 	cn := newNonce()
 	hc, err := ep.Dial(ctx, peer, cfg.transportConfig(Request{V: Version, Hello: hex.EncodeToString(cn), Key: name}, nil))
 	if err != nil {

@@ -340,6 +340,15 @@ func (s *Server) serveDgram(ctx context.Context, c *udp.DgramConn) *pending {
 		s.finish(sum)
 		return nil
 	}
+	if s.cfg.Admit != nil {
+		if _, err := s.cfg.Admit(id, c.Peer(), req.Test); err != nil {
+			s.count(func(st *ServerStats) { st.NotAdmitted++ })
+			c.Abort()
+			sum.Error = err.Error()
+			s.finish(sum)
+			return nil
+		}
+	}
 	p := &pending{done: make(chan struct{}), fetched: make(chan struct{}), peer: c.Peer().Addr().Unmap()}
 	s.expireReports()
 	s.mu.Lock()

@@ -46,6 +46,14 @@ type ServerConfig struct {
 	MaxReverseFlows    int           // reverse flows at once (default DefaultMaxReverseFlows)
 	ReverseCC          []string      // controllers a request may name (nil: every registered one)
 	ReverseCCParams    bool          // a request may set controller parameters (off: names only)
+
+	// Admit, if not nil, decides each test flow (forward or reverse) from
+	// its connection ID, peer and test ID (Request.Test) before anything is
+	// read or sent: an error refuses the flow with its message (counted in
+	// NotAdmitted); qlog says whether to write this flow's qlog (with
+	// QlogDir; without Admit every flow's is written). cclab agent admits
+	// only the transfer its scheduler announced.
+	Admit func(connID uint64, peer netip.AddrPort, test string) (qlog bool, err error)
 }
 
 // ErrConfig is wrapped by NewServer's errors about its configuration.
@@ -143,6 +151,7 @@ type ServerStats struct {
 	Challenges      uint64 // server nonces handed out
 	BadParameters   uint64 // reverse requests refused for an unknown, disallowed or out-of-range controller, strategy, size or duration
 	FailedTransfers uint64 // test flows that ended with an error (refusals included)
+	NotAdmitted     uint64 // test flows refused by ServerConfig.Admit
 }
 
 // Stats returns the server's counters.
@@ -347,10 +356,29 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 		s.serveHello(ctx, c, req)
 		return false, nil
 	}
+	qlog := s.cfg.QlogDir != ""
+	if s.cfg.Admit != nil {
+		var err error
+		if qlog, err = s.cfg.Admit(id, peer, req.Test); err != nil {
+			s.count(func(st *ServerStats) { st.NotAdmitted++ })
+			s.refuse(ctx, c, err.Error())
+			sum.Error = err.Error()
+			return s.finish(sum), nil
+		}
+		qlog = qlog && s.cfg.QlogDir != ""
+	}
+	// The flow runs (and its qlog is closed) before finish reports it.
+	p := s.serveTest(ctx, c, req, &sum, qlog)
+	return s.finish(sum), p
+}
+
+// serveTest runs an admitted test flow, writing its qlog when asked; it
+// returns a reverse flow's pending report.
+func (s *Server) serveTest(ctx context.Context, c *udp.Conn, req Request, sum *FlowSummary, qlog bool) *pending {
 	var fs *flowSink
 	c.Do(func(_ clock.Time, tc *transport.Conn) { fs, _ = tc.Config().Sink.(*flowSink) })
-	if fs != nil {
-		if ql, err := openQlog(s.cfg.QlogDir, id, "server", &ClientConfig{Addr: peer.String(), CC: req.CC, Recovery: req.Recovery}, s.ep.Now()); err == nil {
+	if fs != nil && qlog {
+		if ql, err := openQlog(s.cfg.QlogDir, c.ID(), "server", &ClientConfig{Addr: c.Peer().String(), CC: req.CC, Recovery: req.Recovery}, s.ep.Now()); err == nil {
 			c.Do(func(clock.Time, *transport.Conn) { fs.ql = ql })
 			defer func() {
 				c.Do(func(clock.Time, *transport.Conn) { fs.ql = nil })
@@ -366,14 +394,13 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 			s.count(counter)
 			s.refuse(ctx, c, msg)
 			sum.Error = msg
-			return s.finish(sum), nil
+			return nil
 		}
 		defer func() { <-s.revSlot }()
-		p := s.serveReverse(ctx, c, req, &sum)
-		return s.finish(sum), p
+		return s.serveReverse(ctx, c, req, sum)
 	}
-	s.serveForward(ctx, c, &sum)
-	return s.finish(sum), nil
+	s.serveForward(ctx, c, sum)
+	return nil
 }
 
 // finish accounts for a finished test flow and reports whether its test is
@@ -549,7 +576,7 @@ func (s *Server) serveHello(ctx context.Context, c *udp.Conn, req Request) {
 	cn, okNonce := decodeNonce(req.Hello)
 	key, okKey := []byte(nil), false
 	if s.cfg.Keys != nil {
-		key, okKey = s.cfg.Keys.key(req.Key)
+		key, okKey = s.cfg.Keys.Key(req.Key)
 	}
 	switch {
 	case !okNonce:
@@ -618,7 +645,7 @@ func (s *Server) authenticate(c *udp.Conn, req Request) string {
 	if req.Nonce == "" {
 		return "this receiver requires a pre-shared key for reverse mode (sender -psk-file)"
 	}
-	key, ok := s.cfg.Keys.key(req.Key)
+	key, ok := s.cfg.Keys.Key(req.Key)
 	if !ok {
 		return fmt.Sprintf("authentication failed: unknown key %q (not in this receiver's -psk-file)", req.Key)
 	}

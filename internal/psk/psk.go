@@ -1,0 +1,190 @@
+// Package psk holds cclab's pre-shared keys: the key-file format (a
+// receiver's and an agent's -psk-file), the permission check of secret files,
+// HMAC-SHA256 (RFC 2104, crypto/hmac) with domain-separation labels, and the
+// nonces of the challenge-response handshakes built on them (perf's
+// authenticated reverse requests, docs/security.md; the agent's control
+// connections, docs/campaigns.md).
+package psk
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Key-file limits (docs/security.md).
+const (
+	MinKeyBytes    = 16      // shortest key, bytes (128 bits)
+	MaxKeyBytes    = 64      // longest key, bytes (an HMAC-SHA256 block)
+	MaxKeys        = 1024    // keys in one file
+	MaxKeyName     = 32      // longest key name, characters
+	MaxKeyFile     = 1 << 20 // largest key file read, bytes
+	NonceBytes     = 16      // client and server nonces, bytes
+	DefaultKeyName = "default"
+)
+
+// Keys is a set of named pre-shared keys (a key file).
+type Keys struct {
+	byName map[string][]byte
+	first  string // the name a client uses
+}
+
+// Len returns the number of keys.
+func (k *Keys) Len() int { return len(k.byName) }
+
+// First returns the name of the first key in the file (the one a client
+// uses).
+func (k *Keys) First() string { return k.first }
+
+// Key returns the key called name ("" is DefaultKeyName).
+func (k *Keys) Key(name string) ([]byte, bool) {
+	if name == "" {
+		name = DefaultKeyName
+	}
+	b, ok := k.byName[name]
+	return b, ok
+}
+
+// ReadSecretFile reads a file that holds a secret: it must be a regular file
+// that neither group nor others may read or write (mode 0600 or 0400), of at
+// most max bytes. Errors name flag (e.g. "-psk-file").
+func ReadSecretFile(flag, path string, max int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", flag, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", flag, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s %s: not a regular file", flag, path)
+	}
+	if p := st.Mode().Perm(); p&0o077 != 0 {
+		return nil, fmt.Errorf("%s %s: permissions %04o let group or others access the key; run chmod 600 %s", flag, path, p, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", flag, err)
+	}
+	if len(b) > max {
+		return nil, fmt.Errorf("%s %s: longer than %d bytes", flag, path, max)
+	}
+	return b, nil
+}
+
+// LoadKeyFile reads a key file (ReadSecretFile's checks, -psk-file) in the
+// format ParseKeys reads.
+func LoadKeyFile(path string) (*Keys, error) {
+	b, err := ReadSecretFile("-psk-file", path, MaxKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	k, err := ParseKeys(b)
+	if err != nil {
+		return nil, fmt.Errorf("-psk-file %s: %v", path, err)
+	}
+	return k, nil
+}
+
+// ParseKeys reads the key-file format: one key per line, either "HEX" (the
+// key named "default") or "NAME HEX"; NAME is 1..32 characters of
+// [A-Za-z0-9._-], HEX is the key in hexadecimal, 16..64 bytes; blank lines
+// and lines starting with # are ignored; at most 1024 keys, names unique.
+func ParseKeys(b []byte) (*Keys, error) {
+	k := &Keys{byName: map[string][]byte{}}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), MaxKeyFile)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || s[0] == '#' {
+			continue
+		}
+		f := strings.Fields(s)
+		name, hx := DefaultKeyName, f[0]
+		switch len(f) {
+		case 1:
+		case 2:
+			name, hx = f[0], f[1]
+		default:
+			return nil, fmt.Errorf("line %d: want \"HEX\" or \"NAME HEX\", got %d fields", line, len(f))
+		}
+		if !ValidName(name) {
+			return nil, fmt.Errorf("line %d: key name %q: want 1..%d characters of A-Z a-z 0-9 . _ -", line, name, MaxKeyName)
+		}
+		key, err := hex.DecodeString(hx)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: key %q: not hexadecimal", line, name)
+		}
+		if len(key) < MinKeyBytes || len(key) > MaxKeyBytes {
+			return nil, fmt.Errorf("line %d: key %q is %d bytes, want %d..%d (e.g. openssl rand -hex 32)", line, name, len(key), MinKeyBytes, MaxKeyBytes)
+		}
+		if _, dup := k.byName[name]; dup {
+			return nil, fmt.Errorf("line %d: key name %q appears twice", line, name)
+		}
+		if len(k.byName) == MaxKeys {
+			return nil, fmt.Errorf("line %d: more than %d keys", line, MaxKeys)
+		}
+		if k.first == "" {
+			k.first = name
+		}
+		k.byName[name] = key
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(k.byName) == 0 {
+		return nil, errors.New("no key (want a line \"HEX\" or \"NAME HEX\", e.g. from openssl rand -hex 32)")
+	}
+	return k, nil
+}
+
+// ValidName reports whether s is a valid key name: 1..MaxKeyName characters
+// of A-Z a-z 0-9 . _ -.
+func ValidName(s string) bool {
+	if len(s) == 0 || len(s) > MaxKeyName {
+		return false
+	}
+	for _, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// MAC is HMAC-SHA256(key, label || parts...); label separates the domains
+// of a protocol's MACs (it should end in a 0 byte).
+func MAC(key []byte, label string, parts ...[]byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(label))
+	for _, p := range parts {
+		m.Write(p)
+	}
+	return m.Sum(nil)
+}
+
+// NewNonce returns NonceBytes from crypto/rand.
+func NewNonce() []byte {
+	b := make([]byte, NonceBytes)
+	_, _ = rand.Read(b)
+	return b
+}
+
+// DecodeNonce decodes a hex nonce of exactly NonceBytes.
+func DecodeNonce(s string) ([]byte, bool) {
+	b, err := hex.DecodeString(s)
+	return b, err == nil && len(b) == NonceBytes
+}
