@@ -93,4 +93,3 @@ func TestLoadKeyFilePermissions(t *testing.T) {
 		t.Errorf("LoadKeyFile of a missing file: got %v, want an error naming -psk-file", err)
 	}
 }
-
