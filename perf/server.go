@@ -278,6 +278,19 @@ func (s *Server) EndpointStats() transport.EndpointStats { return s.ep.Stats() }
 // Close stops the server at once (running flows fail).
 func (s *Server) Close() error { return s.ep.Close() }
 
+// Abort aborts the running stream connection connID, if there is one (the
+// peer learns it at once; its flow ends with an error). cclab agent uses it
+// to end a transfer that outlived its caps.
+func (s *Server) Abort(connID uint64) {
+	s.ep.Do(func(now clock.Time, ep *transport.Endpoint) {
+		for _, c := range ep.Conns() {
+			if c.ID() == connID && !c.Done() {
+				c.Abort(now)
+			}
+		}
+	})
+}
+
 // shutdown aborts the connections still running (their peers learn it at
 // once instead of by idle timeout) and closes the endpoint, which unblocks
 // the flows' goroutines.

@@ -1,0 +1,36 @@
+// Package agent is cclab agent, the long-running per-host daemon of
+// measurement campaigns (docs/campaigns.md, "Agents"), and its client.
+//
+// An agent listens for control connections (TCP, default port 5310) and
+// runs a perf receiver on its data port (UDP). A client — the campaign
+// scheduler — authenticates both ends (handshake.go: a pre-shared key with
+// HMAC-SHA256 over both sides' nonces, or Ed25519 keys with an
+// authorized-keys file on each side), then asks agents to receive or send
+// transfers with a given controller, recovery, size or duration, and to
+// answer time requests for clock offsets. RunTransfer drives one transfer
+// between two agents and returns the sender's and receiver's JSON summaries,
+// their qlogs on request, and the two hosts' clock offset with its bound.
+//
+// # Control protocol
+//
+// Every message is JSON after a 4-byte big-endian length (at most
+// MaxRequest bytes to an agent, MaxReply from it), carrying the protocol
+// Version, a type and a request ID the answer echoes. After the handshake
+// (hello, challenge, auth, ok) the client sends requests that may run
+// concurrently on one connection: time (T1 → T1, T2, T3), receive (a spec →
+// a token and the data port), collect (a token → the receiver's summary once
+// the flow ended), send (a spec, token and receiver address → the sender's
+// summary), stats, ping, and cancel (of a request ID).
+//
+// An agent keeps no per-peer state before authentication: a connection's
+// handshake state lives only in its goroutine, within -max-conns and
+// -max-handshakes, and must finish within handshakeTimeout. A data flow is
+// admitted only if it carries a token the agent handed out for an
+// announced transfer (perf's test ID, 128 random bits, single use, valid
+// for that transfer's time limit).
+//
+// Caps: every spec is validated with the sender's parsers and against the
+// agent's -max-bytes and -max-seconds before anything runs; -max-transfers
+// bounds the transfers at once (sending and receiving); a transfer that
+// outlives its limit is aborted.
+package agent

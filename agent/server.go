@@ -1,0 +1,742 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"cclab/internal/qlog"
+	"cclab/perf"
+)
+
+// DefaultPort is the agent's default control port (TCP).
+const DefaultPort = 5310
+
+// Defaults and bounds of Config (the cclab agent flags of the same names).
+const (
+	DefaultMaxBytes      = 1 << 30           // -max-bytes: largest transfer, bytes
+	DefaultMaxDuration   = 120 * time.Second // -max-seconds: longest transfer (a bytes transfer too)
+	DefaultMaxTransfers  = 4                 // -max-transfers: transfers at once (sending and receiving)
+	DefaultQlogMax       = 8 << 20           // -qlog-max: largest qlog returned, bytes
+	MaxQlog              = 64 << 20          // -qlog-max's upper bound, bytes
+	DefaultMaxConns      = 64                // -max-conns: control connections at once
+	DefaultMaxHandshakes = 16                // -max-handshakes: control connections not yet authenticated
+	maxTransfersBound    = 1024
+	maxConnsBound        = 4096
+)
+
+// Config configures an agent.
+type Config struct {
+	Listen   string       // control address (TCP), default ":5310"
+	DataPort int          // UDP port of the transfer receiver this agent runs, on Listen's host (0 = ephemeral)
+	Creds    *Credentials // required
+
+	MaxBytes      int64         // largest transfer, bytes (0: DefaultMaxBytes)
+	MaxDuration   time.Duration // longest transfer, sent or received, by request and by the clock (0: DefaultMaxDuration; at most MaxSpecSeconds)
+	MaxTransfers  int           // transfers at once, sending and receiving (0: DefaultMaxTransfers)
+	QlogMax       int64         // largest qlog returned, bytes; longer ones are cut at a record boundary (0: DefaultQlogMax; negative: no qlogs)
+	MaxConns      int           // control connections at once (0: DefaultMaxConns)
+	MaxHandshakes int           // control connections not yet authenticated (0: DefaultMaxHandshakes)
+
+	Logf func(format string, args ...any) // log lines (may be nil)
+}
+
+// withDefaults fills the zero values and checks the ranges; errors name the
+// cclab agent flag.
+func (c *Config) withDefaults() error {
+	if c.Listen == "" {
+		c.Listen = ":" + strconv.Itoa(DefaultPort)
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	if c.MaxDuration == 0 {
+		c.MaxDuration = DefaultMaxDuration
+	}
+	if c.QlogMax == 0 {
+		c.QlogMax = DefaultQlogMax
+	}
+	def(&c.MaxTransfers, DefaultMaxTransfers)
+	def(&c.MaxConns, DefaultMaxConns)
+	def(&c.MaxHandshakes, DefaultMaxHandshakes)
+	switch {
+	case c.Creds == nil:
+		return errors.New("no credentials: give -psk-file, or -identity with -authorized-keys")
+	case c.DataPort < 0 || c.DataPort > 65535:
+		return fmt.Errorf("-data-port %d: must be between 0 and 65535", c.DataPort)
+	case c.MaxBytes < 0:
+		return fmt.Errorf("-max-bytes %d: must be positive", c.MaxBytes)
+	case c.MaxDuration < 0 || c.MaxDuration > MaxSpecSeconds*time.Second:
+		return fmt.Errorf("-max-seconds %v: must be between 0 and %ds", c.MaxDuration.Seconds(), MaxSpecSeconds)
+	case c.MaxTransfers < 1 || c.MaxTransfers > maxTransfersBound:
+		return fmt.Errorf("-max-transfers %d: must be between 1 and %d", c.MaxTransfers, maxTransfersBound)
+	case c.QlogMax > MaxQlog:
+		return fmt.Errorf("-qlog-max %d: must be at most %d bytes (0: no qlogs)", c.QlogMax, MaxQlog)
+	case c.MaxConns < 1 || c.MaxConns > maxConnsBound:
+		return fmt.Errorf("-max-conns %d: must be between 1 and %d", c.MaxConns, maxConnsBound)
+	case c.MaxHandshakes < 1 || c.MaxHandshakes > c.MaxConns:
+		return fmt.Errorf("-max-handshakes %d: must be between 1 and -max-conns (%d)", c.MaxHandshakes, c.MaxConns)
+	}
+	return nil
+}
+
+// Stats counts what an agent did.
+type Stats struct {
+	Accepted        uint64 `json:"accepted"`         // control connections accepted
+	Busy            uint64 `json:"busy"`             // closed at once: -max-conns or -max-handshakes reached
+	Authenticated   uint64 `json:"authenticated"`    // handshakes that succeeded
+	Unauthorized    uint64 `json:"unauthorized"`     // peers refused: unknown or wrong key, bad proof, replayed handshake
+	HandshakeFailed uint64 `json:"handshake_failed"` // handshakes that failed otherwise (timeout, malformed, closed)
+	BadMessages     uint64 `json:"bad_messages"`     // malformed or unexpected control messages (the connection is closed)
+	Refused         uint64 `json:"refused"`          // requests refused: a bad spec, a cap, busy
+	Sent            uint64 `json:"sent"`             // transfers sent that succeeded
+	Received        uint64 `json:"received"`         // transfers received that succeeded
+	Failed          uint64 `json:"failed"`           // transfers (either role) that failed
+	NotAdmitted     uint64 `json:"not_admitted"`     // data flows refused: no such announced transfer, or already claimed
+	Running         int    `json:"running"`          // transfers running now
+}
+
+// Server is a running agent: a control listener (TCP) and a transfer
+// receiver (perf, UDP on DataPort).
+type Server struct {
+	cfg     Config
+	ln      net.Listener
+	data    *perf.Server
+	qlogDir string // private directory of the qlogs in flight ("": none)
+
+	slots      chan struct{} // one token per running transfer
+	conns      chan struct{} // one token per control connection
+	handshakes chan struct{} // one token per unauthenticated connection
+
+	mu     sync.Mutex
+	stats  Stats
+	expect map[string]*expected // announced incoming transfers by token
+	open   map[net.Conn]struct{}
+	wg     sync.WaitGroup
+}
+
+// expected is an incoming transfer announced by a receive request.
+type expected struct {
+	spec    TransferSpec
+	claimed bool   // a data flow carrying the token was admitted
+	connID  uint64 // its connection ID
+	sum     perf.FlowSummary
+	done    chan struct{} // closed when sum is final
+	ended   bool
+	timer   *time.Timer
+}
+
+// ErrConfig is wrapped by NewServer's errors about its configuration (each
+// names the cclab agent flag and its allowed values).
+var ErrConfig = errors.New("bad configuration")
+
+// NewServer checks the configuration and opens the control listener and the
+// data port.
+func NewServer(cfg Config) (*Server, error) {
+	if err := cfg.withDefaults(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("%w: -listen %q: want host:port or :port (%v)", ErrConfig, cfg.Listen, err)
+	}
+	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxTransfers), conns: make(chan struct{}, cfg.MaxConns),
+		handshakes: make(chan struct{}, cfg.MaxHandshakes), expect: map[string]*expected{}, open: map[net.Conn]struct{}{}}
+	if cfg.QlogMax > 0 {
+		if s.qlogDir, err = os.MkdirTemp("", "cclab-agent-qlog-"); err != nil {
+			return nil, fmt.Errorf("qlog directory: %v", err)
+		}
+	}
+	s.ln, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		s.removeQlogDir()
+		return nil, fmt.Errorf("-listen %s: %v", cfg.Listen, err)
+	}
+	s.data, err = perf.NewServer(perf.ServerConfig{
+		Listen:  net.JoinHostPort(host, strconv.Itoa(cfg.DataPort)),
+		QlogDir: s.qlogDir,
+		Admit:   s.admit,
+		OnFlow:  s.onFlow,
+		Logf:    s.cfg.Logf,
+	})
+	if err != nil {
+		s.ln.Close()
+		s.removeQlogDir()
+		return nil, fmt.Errorf("-data-port %d: %v", cfg.DataPort, err)
+	}
+	return s, nil
+}
+
+func (s *Server) removeQlogDir() {
+	if s.qlogDir != "" {
+		os.RemoveAll(s.qlogDir)
+	}
+}
+
+// Addr returns the control listener's address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// DataAddr returns the transfer receiver's UDP address.
+func (s *Server) DataAddr() netip.AddrPort { return s.data.Addr() }
+
+// Stats returns the agent's counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Running = len(s.slots)
+	return st
+}
+
+func (s *Server) count(f func(*Stats)) {
+	s.mu.Lock()
+	f(&s.stats)
+	s.mu.Unlock()
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.cfg.Logf != nil {
+		s.cfg.Logf(format, args...)
+	}
+}
+
+// Serve accepts control connections until ctx is done, then closes them,
+// aborts the transfers still running and returns nil.
+func (s *Server) Serve(ctx context.Context) error {
+	dctx, dcancel := context.WithCancel(ctx)
+	dataDone := make(chan error, 1)
+	go func() { dataDone <- s.data.Serve(dctx) }()
+	stop := context.AfterFunc(ctx, func() {
+		s.ln.Close()
+		s.mu.Lock()
+		for c := range s.open {
+			c.Close()
+		}
+		s.mu.Unlock()
+	})
+	defer stop()
+	var err error
+	for {
+		var c net.Conn
+		c, err = s.ln.Accept()
+		if err != nil {
+			break
+		}
+		s.count(func(st *Stats) { st.Accepted++ })
+		select {
+		case s.conns <- struct{}{}:
+		default:
+			s.count(func(st *Stats) { st.Busy++ })
+			s.refuseBusy(c, fmt.Sprintf("%d control connections already open (-max-conns)", s.cfg.MaxConns))
+			continue
+		}
+		s.mu.Lock()
+		s.open[c] = struct{}{}
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer func() { <-s.conns }()
+			s.handle(ctx, c)
+			s.mu.Lock()
+			delete(s.open, c)
+			s.mu.Unlock()
+			c.Close()
+		}()
+	}
+	s.ln.Close()
+	s.wg.Wait()
+	dcancel()
+	derr := <-dataDone
+	s.endExpected("the agent stopped")
+	s.removeQlogDir()
+	if ctx.Err() != nil {
+		return derr
+	}
+	return errors.Join(err, derr)
+}
+
+// refuseBusy tells a connection over a bound why and closes it.
+func (s *Server) refuseBusy(c net.Conn, msg string) {
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = writeFrame(c, &message{Type: tError, Code: codeRefused, Error: msg})
+	c.Close()
+}
+
+// handle authenticates a control connection and serves its requests.
+func (s *Server) handle(ctx context.Context, c net.Conn) {
+	select {
+	case s.handshakes <- struct{}{}:
+	default:
+		s.count(func(st *Stats) { st.Busy++ })
+		s.refuseBusy(c, fmt.Sprintf("%d handshakes already in progress (-max-handshakes)", s.cfg.MaxHandshakes))
+		return
+	}
+	c.SetDeadline(time.Now().Add(handshakeTimeout))
+	name, err := serverHandshake(c, s.cfg.Creds)
+	<-s.handshakes
+	if err != nil {
+		if isUnauthorized(err) {
+			s.count(func(st *Stats) { st.Unauthorized++ })
+			s.logf("agent: refused %v: %v", c.RemoteAddr(), err)
+			_ = writeFrame(c, &message{Type: tError, Code: codeUnauthorized, Error: err.Error()})
+		} else {
+			s.count(func(st *Stats) { st.HandshakeFailed++ })
+			s.logf("agent: handshake with %v failed: %v", c.RemoteAddr(), err)
+			_ = writeFrame(c, &message{Type: tError, Code: codeBad, Error: err.Error()})
+		}
+		return
+	}
+	if err := writeFrame(c, &message{Type: tOK, Name: name}); err != nil {
+		s.count(func(st *Stats) { st.HandshakeFailed++ })
+		return
+	}
+	c.SetDeadline(time.Time{})
+	s.count(func(st *Stats) { st.Authenticated++ })
+	s.logf("agent: %v authenticated as %q", c.RemoteAddr(), name)
+	sess := &session{s: s, conn: c, peer: name, reqs: map[uint64]context.CancelFunc{}}
+	sess.serve(ctx)
+}
+
+// Idle and message timeouts of an authenticated connection.
+const (
+	// idleTimeout closes a connection with no message and no request in
+	// flight for this long (clients ping every pingInterval).
+	idleTimeout = 5 * pingInterval
+	// messageTimeout bounds the arrival of a message's rest once its first
+	// byte came.
+	messageTimeout = 30 * time.Second
+	// maxInFlight bounds the requests running at once on one connection.
+	maxInFlight = 2*maxTransfersBound + 16
+)
+
+// session is one authenticated control connection.
+type session struct {
+	s    *Server
+	conn net.Conn
+	peer string // the client's name
+
+	wmu sync.Mutex
+	mu  sync.Mutex
+	// reqs cancels the requests in flight by ID.
+	reqs map[uint64]context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+// serve reads requests until the connection ends, then cancels the ones in
+// flight and waits for them.
+func (se *session) serve(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		se.wg.Wait()
+	}()
+	for {
+		b, err := se.readFrame()
+		if err != nil {
+			if errors.Is(err, errBadMessage) {
+				se.s.count(func(st *Stats) { st.BadMessages++ })
+				se.reply(&message{Type: tError, Code: codeBad, Error: err.Error()})
+			}
+			return
+		}
+		t2 := time.Now()
+		m, err := decodeMessage(b)
+		if err != nil {
+			se.s.count(func(st *Stats) { st.BadMessages++ })
+			se.reply(&message{Type: tError, Code: codeBad, Error: err.Error()})
+			return
+		}
+		switch m.Type {
+		case tPing:
+			se.reply(&message{Type: tPong, ID: m.ID})
+		case tTime:
+			se.reply(&message{Type: tTime, ID: m.ID, T1: m.T1, T2: t2.UnixNano(), T3: time.Now().UnixNano()})
+		case tStats:
+			st := se.s.Stats()
+			se.reply(&message{Type: tStatsRep, ID: m.ID, Stats: &st})
+		case tCancel:
+			se.mu.Lock()
+			if c := se.reqs[m.ID]; c != nil {
+				c()
+			}
+			se.mu.Unlock()
+		case tReceive:
+			se.reply(se.s.receive(m, se.peer))
+		case tCollect, tSend:
+			se.start(ctx, m)
+		default:
+			se.s.count(func(st *Stats) { st.BadMessages++ })
+			se.reply(&message{Type: tError, ID: m.ID, Code: codeBad, Error: fmt.Sprintf("unexpected message %q", m.Type)})
+			return
+		}
+	}
+}
+
+// start runs a long request in its own goroutine, cancelled by a cancel
+// message or the end of the connection.
+func (se *session) start(ctx context.Context, m *message) {
+	se.mu.Lock()
+	if len(se.reqs) >= maxInFlight {
+		se.mu.Unlock()
+		se.s.count(func(st *Stats) { st.Refused++ })
+		se.reply(&message{Type: tError, ID: m.ID, Code: codeRefused, Error: fmt.Sprintf("%d requests in flight on this connection", maxInFlight)})
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	se.reqs[m.ID] = cancel
+	se.mu.Unlock()
+	se.wg.Add(1)
+	go func() {
+		defer se.wg.Done()
+		var r *message
+		if m.Type == tSend {
+			r = se.s.send(rctx, m, se.peer)
+		} else {
+			r = se.s.collect(rctx, m)
+		}
+		se.mu.Lock()
+		delete(se.reqs, m.ID)
+		se.mu.Unlock()
+		cancel()
+		se.reply(r)
+	}()
+}
+
+// inFlight reports whether requests are running.
+func (se *session) inFlight() bool {
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	return len(se.reqs) > 0
+}
+
+// readFrame reads the next request: the connection may stay silent while
+// requests run, or for idleTimeout otherwise; a message, once begun, must
+// arrive within messageTimeout.
+func (se *session) readFrame() ([]byte, error) {
+	var hdr [4]byte
+	got := 0
+	for got < len(hdr) {
+		d := idleTimeout
+		if got > 0 {
+			d = messageTimeout
+		}
+		se.conn.SetReadDeadline(time.Now().Add(d))
+		n, err := se.conn.Read(hdr[got:])
+		got += n
+		if err != nil {
+			var ne net.Error
+			if got == 0 && errors.As(err, &ne) && ne.Timeout() && se.inFlight() {
+				continue
+			}
+			return nil, err
+		}
+	}
+	se.conn.SetReadDeadline(time.Now().Add(messageTimeout))
+	return readBody(se.conn, hdr, MaxRequest)
+}
+
+// reply writes an answer (errors end the connection at the next read).
+func (se *session) reply(m *message) {
+	se.wmu.Lock()
+	defer se.wmu.Unlock()
+	se.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if err := writeFrame(se.conn, m); err != nil {
+		se.conn.Close()
+	}
+}
+
+// refuse answers a request with a refusal and counts it.
+func (s *Server) refuse(id uint64, format string, args ...any) *message {
+	s.count(func(st *Stats) { st.Refused++ })
+	msg := fmt.Sprintf(format, args...)
+	s.logf("agent: refused request: %s", msg)
+	return &message{Type: tError, ID: id, Code: codeRefused, Error: msg}
+}
+
+// checkSpec checks a request's spec against the parsers and this agent's
+// caps; it returns the refusal message or "".
+func (s *Server) checkSpec(sp *TransferSpec) string {
+	if sp == nil {
+		return "no transfer spec"
+	}
+	if err := sp.Validate(); err != nil {
+		return err.Error()
+	}
+	switch {
+	case sp.Bytes > s.cfg.MaxBytes:
+		return fmt.Sprintf("transfer %q: %d bytes, this agent moves at most %d (-max-bytes)", sp.ID, sp.Bytes, s.cfg.MaxBytes)
+	case sp.duration() > s.cfg.MaxDuration:
+		return fmt.Sprintf("transfer %q: %gs, this agent runs transfers of at most %gs (-max-seconds)", sp.ID, sp.Seconds, s.cfg.MaxDuration.Seconds())
+	}
+	return ""
+}
+
+// takeSlot reserves a transfer slot; it returns "" or the refusal.
+func (s *Server) takeSlot() string {
+	select {
+	case s.slots <- struct{}{}:
+		return ""
+	default:
+		return fmt.Sprintf("%d transfers already running (-max-transfers)", s.cfg.MaxTransfers)
+	}
+}
+
+// Transfer time bounds.
+const (
+	// claimTimeout is how long an announced transfer waits for its data
+	// flow to arrive.
+	claimTimeout = 60 * time.Second
+	// transferGrace is how long past its requested or capped length a
+	// transfer may take (handshake, last bytes, closing) before it is
+	// aborted.
+	transferGrace = 30 * time.Second
+)
+
+// limit is how long a transfer of spec may run at this agent.
+func (s *Server) limit(sp *TransferSpec) time.Duration {
+	if sp.Bytes > 0 {
+		return s.cfg.MaxDuration + transferGrace
+	}
+	return sp.duration() + transferGrace
+}
+
+// receive announces an incoming transfer: it reserves a slot and a token
+// that the sender's data flow must carry (perf's test ID) to be admitted.
+func (s *Server) receive(m *message, peer string) *message {
+	if msg := s.checkSpec(m.Spec); msg != "" {
+		return s.refuse(m.ID, "%s", msg)
+	}
+	if msg := s.takeSlot(); msg != "" {
+		return s.refuse(m.ID, "%s", msg)
+	}
+	var t [tokenBytes]byte
+	_, _ = rand.Read(t[:])
+	token := hex.EncodeToString(t[:])
+	e := &expected{spec: *m.Spec, done: make(chan struct{})}
+	s.mu.Lock()
+	s.expect[token] = e
+	// The announcement lapses if no flow claims it in time, and a claimed
+	// flow is aborted when it outlives its limit.
+	e.timer = time.AfterFunc(claimTimeout+s.limit(m.Spec), func() { s.expire(token) })
+	s.mu.Unlock()
+	s.logf("agent: transfer %q from %q: expecting its flow on %v", m.Spec.ID, peer, s.data.Addr())
+	return &message{Type: tReady, ID: m.ID, Token: token, DataPort: int(s.data.Addr().Port())}
+}
+
+// admit is the data receiver's Admit: only a flow carrying an announced
+// token, and only the first.
+func (s *Server) admit(connID uint64, peer netip.AddrPort, test string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.expect[test]
+	switch {
+	case e == nil:
+		s.stats.NotAdmitted++
+		return false, errors.New("no such transfer announced to this agent")
+	case e.claimed || e.ended:
+		s.stats.NotAdmitted++
+		return false, errors.New("this transfer's flow has already arrived")
+	}
+	e.claimed, e.connID = true, connID
+	s.logf("agent: transfer %q: flow %016x from %v admitted", e.spec.ID, connID, peer)
+	return e.spec.Qlog && s.qlogDir != "", nil
+}
+
+// onFlow is the data receiver's OnFlow: the admitted flow's summary ends
+// its transfer.
+func (s *Server) onFlow(sum perf.FlowSummary) {
+	s.mu.Lock()
+	e := s.expect[sum.Test]
+	if e == nil || !e.claimed || sum.ConnID != fmt.Sprintf("%016x", e.connID) {
+		s.mu.Unlock()
+		return
+	}
+	e.sum = sum
+	s.endLocked(e, "")
+	s.mu.Unlock()
+}
+
+// endLocked ends a transfer (once): with a failure message when its flow
+// never reported. s.mu is held.
+func (s *Server) endLocked(e *expected, fail string) {
+	if e.ended {
+		return
+	}
+	e.ended = true
+	e.timer.Reset(claimTimeout) // the result waits this long to be collected
+
+	if fail != "" {
+		e.sum.Error = fail
+		e.sum.Test = ""
+	}
+	if e.sum.Error != "" {
+		s.stats.Failed++
+	} else {
+		s.stats.Received++
+	}
+	close(e.done)
+	<-s.slots
+}
+
+// expire ends an announced transfer that outlived its limit: a claimed flow
+// is aborted (it then reports, failed), an unclaimed one lapses.
+func (s *Server) expire(token string) {
+	s.mu.Lock()
+	e := s.expect[token]
+	if e == nil || e.ended {
+		if e != nil {
+			delete(s.expect, token) // ended and never collected
+			s.removeQlog(e)
+		}
+		s.mu.Unlock()
+		return
+	}
+	claimed, id := e.claimed, e.connID
+	if !claimed {
+		s.endLocked(e, fmt.Sprintf("no data flow arrived within %v", claimTimeout))
+	} else {
+		// Collected or not, the entry goes after another limit.
+		e.timer.Reset(claimTimeout)
+	}
+	s.mu.Unlock()
+	if claimed {
+		s.logf("agent: transfer %q: aborting flow %016x after its limit", e.spec.ID, id)
+		s.data.Abort(id)
+	}
+}
+
+// endExpected ends every transfer still expected (the agent stops).
+func (s *Server) endExpected(why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for token, e := range s.expect {
+		s.endLocked(e, why)
+		delete(s.expect, token)
+	}
+}
+
+// collect waits for an announced transfer's flow to end and returns the
+// receiver's summary (and qlog). Cancelled before a flow arrived, the
+// announcement is withdrawn.
+func (s *Server) collect(ctx context.Context, m *message) *message {
+	s.mu.Lock()
+	e := s.expect[m.Token]
+	s.mu.Unlock()
+	if e == nil {
+		return s.refuse(m.ID, "no transfer with this token (expired or collected)")
+	}
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		if !e.claimed {
+			s.endLocked(e, "withdrawn: the scheduler cancelled the transfer before its flow arrived")
+		}
+		s.mu.Unlock()
+		return &message{Type: tError, ID: m.ID, Code: codeFailed, Error: "cancelled"}
+	}
+	s.mu.Lock()
+	delete(s.expect, m.Token)
+	s.mu.Unlock()
+	r := &message{Type: tResult, ID: m.ID}
+	r.Receiver, _ = json.Marshal(e.sum)
+	if e.spec.Qlog && e.claimed {
+		r.Qlog = s.readQlog(s.serverQlog(e.connID))
+	}
+	s.removeQlog(e)
+	if e.sum.Error != "" {
+		r.Error, r.Code = "receiver: "+e.sum.Error, codeFailed
+	}
+	return r
+}
+
+func (s *Server) serverQlog(connID uint64) string {
+	return filepath.Join(s.qlogDir, fmt.Sprintf("%016x-server.sqlog", connID))
+}
+
+func (s *Server) removeQlog(e *expected) {
+	if s.qlogDir != "" && e.claimed {
+		os.Remove(s.serverQlog(e.connID))
+	}
+}
+
+// readQlog reads a qlog file of at most -qlog-max bytes; a longer one is
+// cut at its last record boundary within the bound (RFC 7464: a record
+// begins with 0x1E), so what is returned is a valid prefix of the trace.
+func (s *Server) readQlog(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, s.cfg.QlogMax+1)
+	n, _ := io.ReadFull(f, b)
+	b = b[:n]
+	if int64(n) <= s.cfg.QlogMax {
+		return b
+	}
+	if i := bytes.LastIndexByte(b[:s.cfg.QlogMax], qlog.RecordSeparator); i > 0 {
+		return b[:i]
+	}
+	return nil
+}
+
+// send runs a transfer as its sender (perf.Run) to the receiving agent's
+// data address with the token it announced.
+func (s *Server) send(ctx context.Context, m *message, peer string) *message {
+	if msg := s.checkSpec(m.Spec); msg != "" {
+		return s.refuse(m.ID, "%s", msg)
+	}
+	if m.Token == "" || m.Addr == "" {
+		return s.refuse(m.ID, "send: no token or receiver address")
+	}
+	if msg := s.takeSlot(); msg != "" {
+		return s.refuse(m.ID, "%s", msg)
+	}
+	defer func() { <-s.slots }()
+	sp := m.Spec
+	cc, rec := sp.ccRecovery()
+	cfg := perf.ClientConfig{Addr: m.Addr, Bytes: sp.Bytes, Duration: sp.duration(), CC: cc, Recovery: rec,
+		Size: sp.MaxDatagram, Test: m.Token, Logf: s.cfg.Logf}
+	if sp.Qlog && s.qlogDir != "" {
+		dir, err := os.MkdirTemp(s.qlogDir, "send-")
+		if err == nil {
+			cfg.QlogDir = dir
+			defer os.RemoveAll(dir)
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.limit(sp))
+	defer cancel()
+	s.logf("agent: transfer %q for %q: sending to %s (cc %s, recovery %s)", sp.ID, peer, m.Addr, cc, rec)
+	res, err := perf.Run(rctx, cfg)
+	r := &message{Type: tResult, ID: m.ID, Sender: res}
+	if res != nil && cfg.QlogDir != "" {
+		r.Qlog = s.readQlog(filepath.Join(cfg.QlogDir, res.Start.ConnID+"-client.sqlog"))
+	}
+	if err != nil {
+		s.count(func(st *Stats) { st.Failed++ })
+		r.Error, r.Code = "sender: "+err.Error(), codeFailed
+		s.logf("agent: transfer %q failed: %v", sp.ID, err)
+	} else {
+		s.count(func(st *Stats) { st.Sent++ })
+	}
+	return r
+}
