@@ -29,6 +29,10 @@ const (
 	poolClasses = 11 // up to 4 MiB rings, 65,536-segment scoreboards
 )
 
+// recycleBuffers turns the pools on; BenchmarkConnChurn turns it off to
+// measure against fresh buffers in the same run.
+var recycleBuffers = true
+
 // bufPool is one pool per size class of buffers of T, min<<class long.
 type bufPool[T any] struct {
 	min   int
@@ -55,7 +59,7 @@ func poolClass(n, min int) int {
 // get returns a buffer of n units (a power-of-two multiple of min) with
 // unspecified contents.
 func (p *bufPool[T]) get(n int) []T {
-	if c := poolClass(n, p.min); c >= 0 {
+	if c := poolClass(n, p.min); c >= 0 && recycleBuffers {
 		if v, ok := p.class[c].Get().(*[]T); ok {
 			return *v
 		}
@@ -65,7 +69,7 @@ func (p *bufPool[T]) get(n int) []T {
 
 // put recycles b, which its owner no longer uses.
 func (p *bufPool[T]) put(b []T) {
-	if c := poolClass(len(b), p.min); c >= 0 {
+	if c := poolClass(len(b), p.min); c >= 0 && recycleBuffers {
 		p.class[c].Put(&b)
 	}
 }

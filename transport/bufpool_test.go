@@ -1,7 +1,13 @@
 package transport
 
 import (
+	"math/rand/v2"
+	"net/netip"
 	"testing"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
 )
 
 // drainPools empties the buffer pools (what a sync.Pool still holds).
@@ -67,4 +73,82 @@ func TestPoolClass(t *testing.T) {
 			t.Errorf("poolClass(%d, %d) = %d, want %d", tc.n, tc.min, got, tc.want)
 		}
 	}
+}
+
+// BenchmarkConnChurn: one op is one short connection (dial, a 48 kB stream
+// as the scale benchmark's mean ON period, both FINs, drain and removal)
+// between two Endpoints in memory, with the buffer pools (pooled) and with
+// fresh buffers per connection (fresh), side by side in one run.
+func BenchmarkConnChurn(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		recycle bool
+	}{{"pooled", true}, {"fresh", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			defer func(v bool) { recycleBuffers = v }(recycleBuffers)
+			recycleBuffers = tc.recycle
+			drainPools()
+			benchChurn(b, 48<<10)
+		})
+	}
+}
+
+func benchChurn(b *testing.B, size int64) {
+	cfg := Config{Digest: "none", Sink: event.Discard}
+	now := clock.Start
+	ca := netip.MustParseAddrPort("10.0.0.1:1")
+	sa := netip.MustParseAddrPort("10.0.0.2:2")
+	cli := NewEndpoint(EndpointConfig{Defaults: cfg, Rand: rand.New(rand.NewPCG(1, 1))})
+	srv := NewEndpoint(EndpointConfig{Server: true, Defaults: cfg, NoRetry: true, Rand: rand.New(rand.NewPCG(2, 2))})
+	buf := make([]byte, 65536)
+	rbuf := make([]byte, 1<<16)
+	delivered := uint64(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		c, err := cli.Dial(now, sa, Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.SetSource(NewPatternSource(1), size)
+		var s *Conn
+		for steps := 0; !c.Done() || s == nil || !s.Done(); steps++ {
+			if steps > 100000 {
+				b.Fatalf("connection not done after %d steps", steps)
+			}
+			for moved := true; moved; {
+				moved = false
+				for n, _, cp := cli.Transmit(now, buf); n > 0; n, _, cp = cli.Transmit(now, buf) {
+					srv.Receive(now, ca, cp, buf[:n])
+					moved = true
+				}
+				if s == nil {
+					s = srv.Accept()
+				}
+				if s != nil {
+					for s.Read(rbuf) > 0 {
+					}
+					if s.EOF() {
+						s.CloseWrite(now)
+					}
+				}
+				for n, _, cp := srv.Transmit(now, buf); n > 0; n, _, cp = srv.Transmit(now, buf) {
+					cli.Receive(now, sa, cp, buf[:n])
+					moved = true
+				}
+			}
+			now = now.Add(time.Millisecond)
+			cli.OnDeadline(now)
+			srv.OnDeadline(now)
+		}
+		delivered += s.Stats().BytesDelivered
+		now = now.Add(100 * time.Millisecond) // older connections drain and are removed
+		cli.OnDeadline(now)
+		srv.OnDeadline(now)
+	}
+	b.StopTimer()
+	if delivered != uint64(b.N)*uint64(size) {
+		b.Fatalf("delivered %d bytes, want %d", delivered, uint64(b.N)*uint64(size))
+	}
+	b.ReportMetric(float64(len(cli.byCID)+len(srv.byCID)), "live-conns")
 }

@@ -68,14 +68,17 @@ func (c *Conn) addDSACK(p *packet) {
 
 // dsackState is the sender's D-SACK bookkeeping.
 type dsackState struct {
-	retx    [retxRingLen]uint64 // offsets of retransmitted segments cumulatively acknowledged lately
-	retxN   int                 // entries written (ring position = retxN % retxRingLen)
-	reports uint64              // D-SACK blocks received
+	retx    *[retxRingLen]uint64 // offsets of retransmitted segments cumulatively acknowledged lately; allocated at the first (most connections never retransmit)
+	retxN   int                  // entries written (ring position = retxN % retxRingLen)
+	reports uint64               // D-SACK blocks received
 }
 
 // rememberRetx records that the retransmitted segment at off was
 // cumulatively acknowledged.
 func (d *dsackState) rememberRetx(off uint64) {
+	if d.retx == nil {
+		d.retx = new([retxRingLen]uint64)
+	}
 	d.retx[d.retxN%retxRingLen] = off
 	d.retxN++
 }

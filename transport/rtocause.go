@@ -76,13 +76,16 @@ type pendingRTO struct {
 
 // rtoWatch holds the timeouts since the cumulative point last advanced.
 type rtoWatch struct {
-	pend [maxPendingRTOs]pendingRTO
+	pend *[maxPendingRTOs]pendingRTO // allocated at the first timeout (most connections have none)
 	n    int
 }
 
 // rtoFired remembers a timeout for spurious-timeout detection.
 func (c *Conn) rtoFired(now clock.Time, cause RTOCause) {
 	w := &c.rtoW
+	if w.pend == nil {
+		w.pend = new([maxPendingRTOs]pendingRTO)
+	}
 	if w.n == maxPendingRTOs {
 		copy(w.pend[:], w.pend[1:])
 		w.n--
