@@ -305,10 +305,11 @@ func ethSACKComparisons(ts []ETHTransfer) []ethComparison {
 	variants, groups := ethOrder(ts)
 	var out []ethComparison
 	for _, g := range groups {
-		reno := ethGoodputs(ethSelect(ts, []string{ethReno}, g))
-		if len(reno) == 0 {
+		renoAll := ethSelect(ts, []string{ethReno}, g)
+		if len(renoAll) == 0 {
 			continue
 		}
+		reno := ethGoodputs(renoAll) // none when every Reno transfer failed: "too few transfers"
 		var present []string
 		for _, v := range ethSACKVariants {
 			if contains(variants, v) && len(ethSelect(ts, []string{v}, g)) > 0 {
@@ -585,13 +586,13 @@ var ethTemplate = template.Must(template.Must(reportTemplate.Clone()).New("eth")
 </body>
 </html>`))
 
-// ethRunTransfers converts the measured stream flows of a stored run to
+// ETHRunTransfers converts the measured stream flows of a stored run to
 // ETHTransfers (the eth-bulk experiment's conversion; docs/studies/eth-bulk.md):
 // the variant from the flow's controller and recovery (ETHVariant of its
 // Info), the path its topology (the point's topology axis, "" without one)
 // and the group the path's name up to its first "-" ("intra-eu" is in group
 // "intra"). A flow that did not deliver all its bytes (no fct) failed.
-func ethRunTransfers(r *RunRecord, topology string) []ETHTransfer {
+func ETHRunTransfers(r *RunRecord, topology string) []ETHTransfer {
 	group, _, _ := strings.Cut(topology, "-")
 	var out []ETHTransfer
 	for _, f := range r.Flows {
@@ -638,21 +639,33 @@ func ethRunTransfers(r *RunRecord, topology string) []ETHTransfer {
 	return out
 }
 
+// ETHLiveCasePrefix starts the names of the eth-bulk experiment's cases that
+// run live (with their simulator twins): their transfers (a smaller size, the
+// live paths) are analysed apart from the main cases'.
+const ETHLiveCasePrefix = "live"
+
 // ethReport is the eth-bulk study's report section (studyReports): the ETH
-// analysis of every backend's transfers, one set of tables per backend.
+// analysis of the main cases' transfers, then of the live cases' (cases
+// named ETHLiveCasePrefix…), each per backend.
 func ethReport(d *ReportData) (string, []table, []figure, error) {
 	var tables []table
-	for _, be := range d.Backends {
-		var ts []ETHTransfer
-		for _, g := range d.Groups {
-			if g.Backend != be {
-				continue
+	for _, live := range []bool{false, true} {
+		for _, be := range d.Backends {
+			var ts []ETHTransfer
+			for _, g := range d.Groups {
+				if g.Backend != be || strings.HasPrefix(g.param(CaseAxis), ETHLiveCasePrefix) != live {
+					continue
+				}
+				for i := range g.Runs {
+					ts = append(ts, ETHRunTransfers(&g.Runs[i], g.param("topology"))...)
+				}
 			}
-			for i := range g.Runs {
-				ts = append(ts, ethRunTransfers(&g.Runs[i], g.param("topology"))...)
+			suffix := " (" + backendName(be) + ")"
+			if live {
+				suffix = " (live case, " + backendName(be) + ")"
 			}
+			tables = append(tables, ethTables(ts, suffix)...)
 		}
-		tables = append(tables, ethTables(ts, " ("+backendName(be)+")")...)
 	}
 	return "The ETH bulk-transfer study, emulated (docs/studies/eth-bulk.md)", tables, nil, nil
 }

@@ -171,6 +171,12 @@ func TestETHAnswers(t *testing.T) {
 		!strings.HasPrefix(ans[1][1], "More: ratehalving than reno (4.000 vs 0.000") {
 		t.Errorf("reversed answers: got %v", ans)
 	}
+	// Every Reno transfer failed: no goodput to compare with, said so.
+	failed := append(ethMade("reno", "inter", []float64{1, 1}, []int64{0, 0}), ethMade("sack", "inter", []float64{2, 3}, []int64{0, 0})...)
+	failed[0].Failed, failed[1].Failed = true, true
+	if ans := ethAnswers(failed); len(ans) != 1 || !strings.Contains(ans[0][1], "Too few transfers to compare: sack") {
+		t.Errorf("every Reno transfer failed: got %v", ans)
+	}
 	// One transfer each: no interval, said so.
 	one := append(ethMade("reno", "intra", []float64{1}, []int64{0}), ethMade("sack", "intra", []float64{2}, []int64{0})...)
 	if ans := ethAnswers(one); len(ans) != 1 || !strings.Contains(ans[0][1], "Too few transfers to compare: sack") {
@@ -213,7 +219,7 @@ func TestETHRunTransfers(t *testing.T) {
 		"total_rtos_handshake": 1, "total_rtos_too_few_dupacks": 2, "loss_rate": 0.02} {
 		r.Summaries = append(r.Summaries, SummaryRecord{Scope: ScopeFlow, ScopeID: 1, Metric: m, Value: v})
 	}
-	ts := ethRunTransfers(&r, "inter-eu-us")
+	ts := ETHRunTransfers(&r, "inter-eu-us")
 	if len(ts) != 1 {
 		t.Fatalf("transfers: got %d, want 1 (the UDP flow is not one)", len(ts))
 	}
@@ -229,7 +235,7 @@ func TestETHRunTransfers(t *testing.T) {
 			break
 		}
 	}
-	if ts := ethRunTransfers(&r, "intra"); !ts[0].Failed || ts[0].Group != "intra" {
+	if ts := ETHRunTransfers(&r, "intra"); !ts[0].Failed || ts[0].Group != "intra" {
 		t.Errorf("without fct: got failed %v group %q, want failed in intra", ts[0].Failed, ts[0].Group)
 	}
 }

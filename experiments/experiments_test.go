@@ -264,3 +264,56 @@ func TestFairQueueing(t *testing.T) {
 		}
 	}
 }
+
+// TestETHBulk checks eth-bulk against issue #11's definition: every ETH
+// variant (eval.ETHVariants) on every profile of both path groups (intra,
+// inter) as sized bulk transfers, the variants' specs valid, the main cases
+// in the simulator until done, and live cases through the relay beside
+// their simulator twins.
+func TestETHBulk(t *testing.T) {
+	for _, name := range []string{"eth-bulk", "eth-bulk-quick"} {
+		src, _ := experiments.Source(name)
+		exp, err := eval.ParseScenario(name+".yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		variants := map[bool]map[string]map[string]bool{false: {}, true: {}} // live case → variant → profiles
+		groups := map[string]bool{}
+		for _, p := range exp.Points {
+			s := p.Scenario
+			live := strings.HasPrefix(s.Case, eval.ETHLiveCasePrefix)
+			if s.Study != eval.StudyETH {
+				t.Errorf("%s %s: study %q, want %s", name, p.Label(exp.Axes), s.Study, eval.StudyETH)
+			}
+			if len(s.Flows) != 1 || !strings.HasPrefix(s.Flows[0].Traffic, "greedy:bytes=") || s.Flows[0].Count != 1 {
+				t.Fatalf("%s %s: flows %+v, want one sized bulk transfer", name, p.Label(exp.Axes), s.Flows)
+			}
+			if live != slices.Contains(s.Backends, eval.BackendLive) || s.UntilDone == live {
+				t.Errorf("%s %s: backends %v until_done %v: want live only in the live cases, until_done elsewhere", name, p.Label(exp.Axes),
+					s.Backends, s.UntilDone)
+			}
+			topo, _ := p.Get("topology")
+			group, _, _ := strings.Cut(topo, "-")
+			groups[group] = true
+			v := eval.ETHVariant(s.Flows[0].CC, s.Flows[0].Recovery)
+			if variants[live][v] == nil {
+				variants[live][v] = map[string]bool{}
+			}
+			variants[live][v][topo] = true
+		}
+		if !groups["intra"] || !groups["inter"] || len(groups) != 2 {
+			t.Errorf("%s: path groups %v, want intra and inter", name, groups)
+		}
+		for _, live := range []bool{false, true} {
+			for _, v := range eval.ETHVariants {
+				want := map[bool]int{false: 4, true: 2}[live]
+				if got := len(variants[live][v]); got != want {
+					t.Errorf("%s (live cases %v): variant %s on %d profiles, want %d", name, live, v, got, want)
+				}
+			}
+			if len(variants[live]) != len(eval.ETHVariants) {
+				t.Errorf("%s (live cases %v): variants %v, want exactly %v", name, live, variants[live], eval.ETHVariants)
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"cclab/eval"
 	"cclab/plan"
@@ -291,5 +292,36 @@ flows: [{name: a, recv_window: 64KiB, ack_every: 3, delayed_ack: 0s}, {name: b}]
 			t.Errorf("request %x: AckEvery %d DelayedAck %v RecvWindow %d, want %d %v %d", tc.req, cfg.AckEvery, cfg.DelayedAck,
 				cfg.RecvWindow, tc.want.AckEvery, tc.want.DelayedAck, tc.want.RecvWindow)
 		}
+	}
+}
+
+// TestLiveSizedOutlastsDrain: a sized transfer has until the end of the run
+// to finish, not only the drain time. 200 kB at 2 Mbit/s (0.8 s on the wire,
+// plus slow start over 100 ms) with a 300 ms drain and a 6 s run: it must
+// complete (fct), where the drain alone cut it short.
+func TestLiveSizedOutlastsDrain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run takes real time")
+	}
+	exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-sized-test
+duration: 6s
+backends: [live]
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 2Mbit, delay: 50ms, queue: droptail:30p}
+flows: [{cc: reno, recovery: sack, traffic: "greedy:bytes=200kB"}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Runner{Drain: 300 * time.Millisecond}.Run(context.Background(),
+		eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Metrics.Flows[0].Values
+	t.Logf("delivered %v bytes, fct %v s", f["total_delivered"], f["fct"])
+	if f["total_delivered"] != 200e3 || f["fct"] <= 0.8 {
+		t.Errorf("delivered %v bytes, fct %v: want all 200000 bytes and a completion time above 0.8 s", f["total_delivered"], f["fct"])
 	}
 }
