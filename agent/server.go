@@ -110,7 +110,8 @@ type Stats struct {
 	Received        uint64 `json:"received"`         // transfers received that succeeded
 	Failed          uint64 `json:"failed"`           // transfers (either role) that failed
 	NotAdmitted     uint64 `json:"not_admitted"`     // data flows refused: no such announced transfer, or already claimed
-	Running         int    `json:"running"`          // transfers running now
+	Running         int    `json:"running"`          // transfers running now (announced incoming ones included)
+	Handshaking     int    `json:"handshaking"`      // control connections in their handshake now
 }
 
 // Server is a running agent: a control listener (TCP) and a transfer
@@ -201,7 +202,7 @@ func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
-	st.Running = len(s.slots)
+	st.Running, st.Handshaking = len(s.slots), len(s.handshakes)
 	return st
 }
 

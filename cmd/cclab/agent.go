@@ -19,13 +19,16 @@ import (
 
 func init() {
 	register("agent", "run the per-host measurement agent (or: agent keygen -out FILE); docs/campaigns.md", func(args []string) int {
-		return runAgent(args, os.Stderr, nil)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return runAgent(ctx, args, os.Stderr, nil)
 	})
 }
 
-// runAgent is cclab agent with its output passed in; ready (if not nil)
-// receives the control address once listening, for tests.
-func runAgent(args []string, stderr io.Writer, ready chan<- string) int {
+// runAgent is cclab agent with its environment passed in: it serves until
+// ctx ends; ready (if not nil) receives the control address once listening,
+// for tests.
+func runAgent(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) int {
 	if len(args) > 0 && args[0] == "keygen" {
 		return runAgentKeygen(args[1:], stderr)
 	}
@@ -113,8 +116,6 @@ func runAgent(args []string, stderr io.Writer, ready chan<- string) int {
 	if ready != nil {
 		ready <- srv.Addr().String()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if err := srv.Serve(ctx); err != nil {
 		fmt.Fprintf(stderr, "cclab agent: %v\n", err)
 		return 1

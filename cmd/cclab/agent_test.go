@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"cclab/agent"
 
 	"cclab/internal/cli"
 )
@@ -18,7 +23,7 @@ func TestAgentFlagsDocumented(t *testing.T) {
 	}
 	for _, args := range [][]string{{"-h"}, {"keygen", "-h"}} {
 		var errb bytes.Buffer
-		if code := runAgent(args, &errb, nil); code != 0 {
+		if code := runAgent(context.Background(), args, &errb, nil); code != 0 {
 			t.Fatalf("cclab agent %v: exit %d", args, code)
 		}
 		if m := cli.Undocumented(errb.String(), string(doc)); len(m) > 0 {
@@ -63,7 +68,7 @@ func TestAgentBadFlags(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var errb bytes.Buffer
-			if code := runAgent(tc.args, &errb, nil); code != 2 {
+			if code := runAgent(context.Background(), tc.args, &errb, nil); code != 2 {
 				t.Errorf("exit %d, want 2 (stderr %q)", code, errb.String())
 			}
 			msg := errb.String()
@@ -77,4 +82,104 @@ func TestAgentBadFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAgentCommand runs cclab agent with keys from cclab agent keygen and
+// a scheduler that authenticates with its own key: an Ed25519 transfer
+// through the command, and a scheduler whose key the agent does not list
+// refused.
+func TestAgentCommand(t *testing.T) {
+	dir := t.TempDir()
+	key := func(name string) string {
+		var errb bytes.Buffer
+		f := filepath.Join(dir, name+".key")
+		if code := runAgent(context.Background(), []string{"keygen", "-out", f, "-name", name}, &errb, nil); code != 0 {
+			t.Fatalf("keygen: exit %d: %s", code, errb.String())
+		}
+		if st, err := os.Stat(f); err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("keygen: %s: %v, mode %v, want 0600", f, err, st.Mode())
+		}
+		return f
+	}
+	agentKey, schedKey, strangerKey := key("host-a"), key("scheduler"), key("stranger")
+	cat := func(name string, files ...string) string {
+		var b []byte
+		for _, f := range files {
+			p, err := os.ReadFile(f + ".pub")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = append(b, p...)
+		}
+		out := filepath.Join(dir, name)
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	agentAuth, schedAuth := cat("agent-authorized", schedKey), cat("sched-authorized", agentKey)
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	exit := make(chan int, 1)
+	var logb syncBuffer
+	go func() {
+		exit <- runAgent(ctx, []string{"-listen", "127.0.0.1:0", "-data-port", "0", "-identity", agentKey, "-authorized-keys", agentAuth}, &logb, ready)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case code := <-exit:
+		t.Fatalf("cclab agent: exit %d: %s", code, logb.String())
+	}
+	defer func() {
+		cancel()
+		if code := <-exit; code != 0 {
+			t.Errorf("cclab agent: exit %d after cancel: %s", code, logb.String())
+		}
+	}()
+	sched, err := agent.LoadCredentials("", schedKey, schedAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := agent.Dial(ctx, addr, sched)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer c.Close()
+	if got, want := c.Name(), "host-a"; got != want {
+		t.Errorf("agent name %q, want %q", got, want)
+	}
+	// The agent sends to itself: one host is enough for the command.
+	res, err := agent.RunTransfer(ctx, c, c, agent.TransferSpec{ID: "cmd", ReceiverHost: "127.0.0.1", CC: "reno", Recovery: "newreno", Bytes: 1 << 20})
+	if err != nil {
+		t.Fatalf("RunTransfer: %v", err)
+	}
+	if !res.Sender.End.Verified {
+		t.Errorf("transfer not verified: %+v", res.Sender.End)
+	}
+	stranger, err := agent.LoadCredentials("", strangerKey, schedAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.Dial(ctx, addr, stranger); !errors.Is(err, agent.ErrUnauthorized) {
+		t.Errorf("Dial with an unlisted key: got %v, want ErrUnauthorized", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the agent's log goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
