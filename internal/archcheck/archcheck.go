@@ -306,13 +306,14 @@ type Layer struct {
 // not another of its own layer.
 var Layers = []Layer{
 	{"base", []string{"clock", "ecn", "internal/mix", "internal/spec", "internal/units", "internal/archcheck", "internal/testenv", "internal/buildinfo", "internal/docgen", "experiments"}},
-	{"vocabulary and edge", []string{"event", "netio", "internal/cli", "internal/testsvc"}},
+	{"vocabulary and edge", []string{"event", "netio", "internal/cli", "internal/testsvc", "internal/psk"}},
 	{"components", []string{"qdisc", "ccalgo", "traffic", "internal/qlog"}},
 	{"path and protocol", []string{"link", "transport", "ippkt"}},
 	{"drivers", []string{"sim", "relay", "transport/udp"}},
 	{"applications and harness", []string{"perf", "eval", "tunshell"}},
 	{"plan", []string{"plan"}},
-	{"harness backends", []string{"eval/simrun", "eval/liverun", "internal/netnstest"}},
+	{"harness backends", []string{"eval/simrun", "eval/liverun", "internal/netnstest", "agent"}},
+	{"campaigns", []string{"campaign", "internal/agenttest"}},
 	{"commands", []string{"cmd/...", "scripts/..."}},
 }
 
