@@ -31,7 +31,7 @@ type ETHTransfer struct {
 	Retransmits    int64            // retransmitted data packets
 	Unnecessary    int64            // retransmissions found unnecessary (spurious: timestamps/DSACK)
 	RTOs           int64            // retransmission timeouts
-	RTOCauses      map[string]int64 // burst_loss, too_few_dupacks (non-trigger), lost_retransmission, other, spurious
+	RTOCauses      map[string]int64 // burst_loss, too_few_dupacks (non-trigger), lost_retransmission, other, spurious (other names count as other)
 	LossRate       float64          // network loss rate of the flow's packets, 0..1 (retransmits/packets when nothing better)
 }
 
@@ -54,6 +54,18 @@ const (
 	ETHCauseSpurious = "spurious"
 )
 
+// ethCause maps an RTO cause name (transport.RTOCause's String, as the
+// metrics and the sender's summary spell it) to the analysis' causes: the
+// four of ETHCauses but other keep their names; "unknown"
+// (transport.RTOOther), "handshake" and any other name are "other".
+func ethCause(name string) string {
+	switch name {
+	case ETHCauseBurstLoss, ETHCauseTooFewDupAcks, ETHCauseLostRetransmission, ETHCauseSpurious:
+		return name
+	}
+	return ETHCauseOther
+}
+
 // ETHCauses lists the RTO causes in the order of the report's columns.
 var ETHCauses = []string{ETHCauseBurstLoss, ETHCauseTooFewDupAcks, ETHCauseLostRetransmission, ETHCauseOther, ETHCauseSpurious}
 
@@ -72,15 +84,15 @@ const ethReno = "reno"
 // variant: a Vegas controller is "vegas" (whatever its recovery); on a Reno
 // controller the recovery names it ("reno", "newreno", "sack", "fack",
 // "ratehalving"), with "+lostretx" for the lost-retransmission option
-// ("ratehalving:lostretx" is "ratehalving+lostretx"); any other pair is
-// "cc/recovery".
+// ("ratehalving:lostretx" is "ratehalving+lostretx"); any other pair,
+// and a Reno controller with the default recovery (""), is "cc/recovery".
 func ETHVariant(cc, recovery string) string {
 	ccName, _, _ := strings.Cut(strings.TrimSpace(cc), ":")
 	rec := strings.TrimSpace(recovery)
 	switch {
 	case ccName == "vegas":
 		return "vegas"
-	case ccName != "reno":
+	case ccName != "reno" || rec == "":
 		return cc + "/" + recovery
 	}
 	name, params, _ := strings.Cut(rec, ":")
@@ -161,8 +173,12 @@ func ethAnalyze(variant, group string, ts []ETHTransfer) ethStats {
 			sumRetxAll += float64(t.Retransmits)
 		}
 		rtos = append(rtos, float64(t.RTOs))
+		byCause := map[string]int64{}
+		for c, n := range t.RTOCauses {
+			byCause[ethCause(c)] += n
+		}
 		for _, c := range ETHCauses {
-			causes[c] = append(causes[c], float64(t.RTOCauses[c]))
+			causes[c] = append(causes[c], float64(byCause[c]))
 		}
 		loss = append(loss, t.LossRate)
 	}
@@ -622,12 +638,7 @@ func ETHRunTransfers(r *RunRecord, topology string) []ETHTransfer {
 			if s.Scope != ScopeFlow || s.ScopeID != f.ID || !ok {
 				continue
 			}
-			switch cause {
-			case ETHCauseBurstLoss, ETHCauseTooFewDupAcks, ETHCauseLostRetransmission, ETHCauseSpurious:
-			default: // unknown (transport.RTOOther), handshake
-				cause = ETHCauseOther
-			}
-			t.RTOCauses[cause] += int64(s.Value)
+			t.RTOCauses[ethCause(cause)] += int64(s.Value)
 		}
 		if lr, ok := r.Value(ScopeFlow, f.ID, "loss_rate"); ok {
 			t.LossRate = lr

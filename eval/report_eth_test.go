@@ -21,6 +21,7 @@ func TestETHVariant(t *testing.T) {
 		{"vegas:alpha=2", "sack", "vegas"},
 		{"cubic", "sack", "cubic/sack"},
 		{"reno", "sack:dupthresh=5", "reno/sack:dupthresh=5"},
+		{"reno", "", "reno/"},
 	} {
 		if got := ETHVariant(tc.cc, tc.rec); got != tc.want {
 			t.Errorf("ETHVariant(%q, %q): got %q, want %q", tc.cc, tc.rec, got, tc.want)
@@ -73,7 +74,7 @@ func ethCellTransfers() []ETHTransfer {
 			RTOs: 1, RTOCauses: map[string]int64{ETHCauseTooFewDupAcks: 1}, LossRate: 0.01},
 		{Variant: "sack", Group: "intra", GoodputBps: 2e6, DeliveredBytes: 2e6, PacketsSent: 2000, Retransmits: 40,
 			RTOs: 3, RTOCauses: map[string]int64{ETHCauseBurstLoss: 2, ETHCauseLostRetransmission: 1}, LossRate: 0.02},
-		{Variant: "sack", Group: "intra", GoodputBps: 3e6, DeliveredBytes: 1e6, PacketsSent: 1100},
+		{Variant: "sack", Group: "intra", GoodputBps: 3e6, DeliveredBytes: 1e6, PacketsSent: 1100, RTOCauses: map[string]int64{"unknown": 0}},
 		{Variant: "sack", Group: "intra", Failed: true, DeliveredBytes: 5e5, PacketsSent: 600, Retransmits: 30, Unnecessary: 3,
 			RTOs: 2, RTOCauses: map[string]int64{ETHCauseTooFewDupAcks: 2}, LossRate: 0.05},
 		{Variant: "sack", Group: "intra", Failed: true},
@@ -106,6 +107,8 @@ func TestETHAnalyzeByHand(t *testing.T) {
 		{"timeouts", s.RTOs.Mean, 1.5}, {"non-trigger", s.Causes[ETHCauseTooFewDupAcks].Mean, 0.75},
 		{"burst loss", s.Causes[ETHCauseBurstLoss].Mean, 0.5}, {"lost retransmission", s.Causes[ETHCauseLostRetransmission].Mean, 0.25},
 		{"other", s.Causes[ETHCauseOther].Mean, 0}, {"loss rate", s.LossRate.Mean, 0.02},
+		{"unknown and handshake are other", ethAnalyze("x", "g", []ETHTransfer{{PacketsSent: 1, RTOs: 3,
+			RTOCauses: map[string]int64{"unknown": 1, "handshake": 1, ETHCauseOther: 1}}}).Causes[ETHCauseOther].Mean, 3},
 	} {
 		if !near(tc.got, tc.want) {
 			t.Errorf("%s: got %.12g, want %.12g", tc.name, tc.got, tc.want)
