@@ -105,66 +105,62 @@ func runChild(role string, args []string) {
 }
 
 // receiveChild listens with GRO, prints its address, and records each
-// datagram's arrival (CLOCK_MONOTONIC) and sequence number until its input
-// closes; then it writes them: a count, then (arrival ns, seq) pairs, as
-// little-endian uint64s.
+// datagram's arrival — when the application read it and when the kernel
+// received it, both on CLOCK_MONOTONIC (arrivalReader) — and sequence number
+// until its input closes; then it writes them: a count, 1 if the kernel
+// stamped them (else the kernel arrivals are the application's), then
+// (application arrival ns, kernel arrival ns, seq) triples, as little-endian
+// uint64s.
 func receiveChild(size int) {
 	c, err := netio.ListenUDP("127.0.0.1:0")
 	if err != nil {
 		fatal(err)
 	}
 	netio.RaiseReceiveBuffer(c, relay.ReceiveBuffer)
-	n, bufSize := 64, 2048
-	if netio.EnableGRO(c) {
-		n, bufSize = 16, netio.GROBufSize
-	}
+	r := newArrivalReader(c, netio.EnableGRO(c))
 	fmt.Println(c.LocalAddr())
 	go func() {
 		io.Copy(io.Discard, os.Stdin)
 		c.Close()
 	}()
 	var rec []uint64
-	ms := relay.NewBatch(n, bufSize)
 	for {
-		k, err := c.ReadBatch(ms)
-		if err != nil {
+		if rec, err = r.read(rec); err != nil {
 			break
-		}
-		now := uint64(monotonic())
-		for i := range ms[:k] {
-			m := &ms[i]
-			for j := range m.Count() {
-				if d := m.Datagram(j); len(d) >= 16 {
-					rec = append(rec, now, binary.BigEndian.Uint64(d[8:]))
-				}
-			}
 		}
 	}
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
-	binary.Write(w, binary.LittleEndian, uint64(len(rec)/2))
+	stamped := uint64(0)
+	if r.stamps {
+		stamped = 1
+	}
+	binary.Write(w, binary.LittleEndian, [2]uint64{uint64(len(rec) / 3), stamped})
 	binary.Write(w, binary.LittleEndian, rec)
 	if err := w.Flush(); err != nil {
 		fatal(err)
 	}
 }
 
-// decodeArrivals parses a receiver child's output.
-func decodeArrivals(b []byte) (recv []time.Duration, seqs []uint64, err error) {
+// decodeArrivals parses a receiver child's output: per datagram, its
+// arrival at the application and at the kernel, and its sequence number;
+// stamped says whether the kernel stamped them.
+func decodeArrivals(b []byte) (app, kern []time.Duration, seqs []uint64, stamped bool, err error) {
 	r := bytes.NewReader(b)
-	var n uint64
-	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
-		return nil, nil, fmt.Errorf("receiver output: %v", err)
+	var hdr [2]uint64
+	if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil {
+		return nil, nil, nil, false, fmt.Errorf("receiver output: %v", err)
 	}
-	if n > uint64(len(b))/16 {
-		return nil, nil, errors.New("receiver output: count larger than the data")
+	n := hdr[0]
+	if n > uint64(len(b))/24 {
+		return nil, nil, nil, false, errors.New("receiver output: count larger than the data")
 	}
-	rec := make([]uint64, 2*n)
+	rec := make([]uint64, 3*n)
 	if err := binary.Read(r, binary.LittleEndian, rec); err != nil {
-		return nil, nil, fmt.Errorf("receiver output: %v", err)
+		return nil, nil, nil, false, fmt.Errorf("receiver output: %v", err)
 	}
-	recv, seqs = make([]time.Duration, n), make([]uint64, n)
-	for i := range recv {
-		recv[i], seqs[i] = time.Duration(rec[2*i]), rec[2*i+1]
+	app, kern, seqs = make([]time.Duration, n), make([]time.Duration, n), make([]uint64, n)
+	for i := range app {
+		app[i], kern[i], seqs[i] = time.Duration(rec[3*i]), time.Duration(rec[3*i+1]), rec[3*i+2]
 	}
-	return recv, seqs, nil
+	return app, kern, seqs, hdr[1] == 1, nil
 }

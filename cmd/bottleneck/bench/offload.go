@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -74,8 +75,11 @@ func bareOffloadForward(target string) (addr string, stop func(), err error) {
 // fullResult is one run of (d2).
 type fullResult struct {
 	delivered      float64       // bits/s (UDP payload + the relay's overhead, as the link counts)
-	errP50, errP99 time.Duration // receive time minus the modelled arrival instant
+	errP50, errP99 time.Duration // receive time (the kernel's) minus the modelled arrival instant
 	errMax, errMin time.Duration
+	appP50, appP99 time.Duration // the same with the receiving application's time
+	appMax         time.Duration
+	stamped        bool // the kernel stamped arrivals (else errP* are the application's)
 	matched        int
 	late           string // the relay's write lateness (histogram buckets)
 	perRead        float64
@@ -91,8 +95,10 @@ type fullResult struct {
 // receiver are on one host), and compares every delivered datagram's
 // receive time with the instant the link model gave it (the hop's
 // Departure event: its arrival at the far end): the emulation error as the
-// receiver sees it, loopback and wake-ups included. The receiver stamps
-// arrivals with CLOCK_MONOTONIC, which the relay's clock is mapped to.
+// receiver's host sees it (the kernel's receive timestamp: the relay's
+// lateness and loopback), and as the receiving application sees it (its
+// own wake-up and read latency added). The receiver stamps arrivals on
+// CLOCK_MONOTONIC, which the relay's clock is mapped to.
 // Departures and receptions are matched in order (the path does not
 // reorder; checked with the sequence numbers).
 func measureFull(rate, offered float64, delay time.Duration, queue string, size int, dur, spin time.Duration, isPlain bool) (fullResult, error) {
@@ -154,11 +160,12 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 	if err != nil {
 		return res, fmt.Errorf("receiver: %v", err)
 	}
-	recv, seqs, err := decodeArrivals(out)
+	app, recv, seqs, stamped, err := decodeArrivals(out)
 	if err != nil {
 		return res, err
 	}
 	res.late = lateSummary(cn)
+	res.stamped = stamped
 	res.drops = drops.Load()
 	if cn.ReadCalls > 0 {
 		res.perRead = float64(cn.Received[relay.Fwd]) / float64(cn.ReadCalls)
@@ -199,6 +206,7 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 		}
 	}
 	errs := make([]time.Duration, 0, n)
+	appErrs := make([]time.Duration, 0, n)
 	for i := range n {
 		var dep clock.Time
 		if order != nil {
@@ -209,7 +217,9 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 		if dep == 0 {
 			return res, fmt.Errorf("full emulation: datagram %d received but never departed the link", seqs[i])
 		}
-		errs = append(errs, recv[i]-(time.Duration(dep)-offset))
+		model := time.Duration(dep) - offset
+		errs = append(errs, recv[i]-model)
+		appErrs = append(appErrs, app[i]-model)
 	}
 	// Delivered rate over the saturated middle half of the run.
 	lo, hi := n/4, 3*n/4
@@ -217,6 +227,8 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 	res.matched = n
 	sort.Slice(errs, func(i, j int) bool { return errs[i] < errs[j] })
 	res.errMin, res.errP50, res.errP99, res.errMax = errs[0], errs[n/2], errs[n*99/100], errs[n-1]
+	slices.Sort(appErrs)
+	res.appP50, res.appP99, res.appMax = appErrs[n/2], appErrs[n*99/100], appErrs[n-1]
 	return res, nil
 }
 
@@ -252,10 +264,19 @@ func runOffload(size int, rate, offeredX float64, delay time.Duration, queue str
 				fmt.Printf("      %-12s %v\n", name+":", err)
 				continue
 			}
-			fmt.Printf("      %-12s delivered %s; receive time - modelled arrival: median %v, p99 %v, min %v, max %v (n=%d);\n",
-				name+":", units.FormatRate(f.delivered), f.errP50, f.errP99, f.errMin, f.errMax, f.matched)
+			fmt.Printf("      %-12s delivered %s; receive time - modelled arrival: median %v, p99 %v, min %v, max %v (n=%d, %s);\n",
+				name+":", units.FormatRate(f.delivered), f.errP50, f.errP99, f.errMin, f.errMax, f.matched, stampKind(f.stamped))
+			fmt.Printf("      %-12s at the receiving application: median %v, p99 %v, max %v\n", "", f.appP50, f.appP99, f.appMax)
 			fmt.Printf("      %-12s link drops %d, lost before/after the relay %d/%d; %.1f datagrams per read, %.1f per write; relay write lateness vs modelled instant: %s\n",
 				"", f.drops, f.lostBefore, f.lostAfter, f.perRead, f.perWrite, f.late)
 		}
 	}
+}
+
+// stampKind names the receive times the error is measured with.
+func stampKind(kernel bool) string {
+	if kernel {
+		return "kernel receive timestamps"
+	}
+	return "application receive times: no kernel timestamps"
 }
