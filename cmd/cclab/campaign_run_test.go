@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"cclab/agent"
+	"cclab/campaign"
 	"cclab/eval"
 	"cclab/internal/agenttest"
 )
@@ -70,3 +75,92 @@ func TestCampaignCommands(t *testing.T) {
 }
 
 func regexpMatch(s, re string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestCampaignKillResume kills a running `cclab campaign run` (SIGKILL,
+// after 5 transfers finished) and runs it again: every transfer is stored
+// exactly once as done, none twice.
+func TestCampaignKillResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cclab and runs 24 transfers over loopback")
+	}
+	bin := filepath.Join(t.TempDir(), "cclab")
+	if out, err := exec.Command("go", "build", "-o", bin, "cclab/cmd/cclab").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "c.psk")
+	if err := os.WriteFile(key, []byte(strings.Repeat("6b", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	creds, err := agent.LoadCredentials(key, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts strings.Builder
+	for i, a := range agenttest.Start(t, 3, creds) {
+		fmt.Fprintf(&hosts, "  - {name: h%d, agent: %q, data: 127.0.0.1, group: g%d}\n", i, a, i%2)
+	}
+	spec := filepath.Join(dir, "c.yaml")
+	db := filepath.Join(dir, "c.db")
+	src := "name: killtest\nhosts:\n" + hosts.String() + "variants: [{name: reno, cc: reno, recovery: reno}, {name: sack, cc: reno, recovery: sack}]\n" +
+		"transfer: {bytes: 300kB}\nschedule: {rounds: 2, seed: 5, spacing: 0s, timeout: 60s}\ncredentials: {psk: c.psk}\ndb: " + db + "\n"
+	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "campaign", "run", "-v", spec)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	done := 0
+	for done < 5 && sc.Scan() {
+		if strings.Contains(sc.Text(), ": done in") {
+			done++
+		}
+	}
+	cmd.Process.Kill()
+	go io.Copy(io.Discard, stderr)
+	cmd.Wait()
+	if done < 5 {
+		t.Fatalf("the first run ended after %d transfers", done)
+	}
+	out, err := exec.Command(bin, "campaign", "run", "-v", spec).CombinedOutput()
+	if err != nil {
+		t.Fatalf("second run: %v\n%s", err, out)
+	}
+	st, err := campaign.OpenStore(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sp, err := campaign.LoadSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.Rows(context.Background(), sp.Name, sp.Digest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]int{}
+	for _, r := range rows {
+		if r.Status != campaign.StatusDone {
+			t.Errorf("%s attempt %d: %s (%s)", r.ID, r.Attempt, r.Status, r.Error)
+		}
+		seen[r.Seq]++
+	}
+	for seq, n := range seen {
+		if n != 1 {
+			t.Errorf("transfer %d stored %d times", seq, n)
+		}
+	}
+	if got, want := len(seen), 24; got != want {
+		t.Errorf("stored %d transfers, want %d\n%s", got, want, out)
+	}
+	if !strings.Contains(string(out), "stored before") {
+		t.Errorf("second run's summary:\n%s", out)
+	}
+}
