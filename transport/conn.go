@@ -54,11 +54,13 @@ const (
 )
 
 // Conn is one reliable stream connection (both directions). Its application
-// side is non-blocking; it is driven through its Endpoint. This file holds
-// its state, handshake, dispatch and timers; the sending half (writes, ACK
-// processing, congestion responses, recovery, RTO, data segments) is in
-// sender.go and the receiving half (reads, data, SACK blocks of our ACKs)
-// in receiver.go, as gVisor splits snd.go and rcv.go.
+// side is non-blocking; it is driven through its Endpoint. It is made of
+// two halves, as gVisor splits snd.go and rcv.go: the sender (sender.go:
+// writes, ACK processing, congestion responses, recovery, RTO, data
+// segments) and the receiver (receiver.go: reads, data, reassembly, our
+// ACKs). This file holds what the halves share (the handshake, the packet
+// number space, dispatch and timers); each half's state is its own struct,
+// embedded so the connection reads as one.
 type Conn struct {
 	connCommon
 	cfg   Config
@@ -72,7 +74,24 @@ type Conn struct {
 	confirmAt clock.Time
 	confirmN  int
 
-	// send side
+	pn       uint64 // next packet number (data and ACK-only packets alike)
+	abortDue bool
+
+	sender
+	receiver
+
+	out   packet // scratch for encoding
+	stats ConnStats
+}
+
+// sender is the sending half's state: the stream to send, the scoreboard of
+// what is outstanding, the congestion controller and the loss-recovery
+// strategy, RTT estimation and the retransmission timer, flow control from
+// the peer's window, ECN reactions and undo. "In loss recovery" has one
+// owner, the strategy (rec.InRecovery()): the connection keeps no copy of
+// its own (ccalgo controllers are told by OnCongestion / OnRecoveryExit /
+// OnRTO and Ack.InRecovery).
+type sender struct {
 	src        Source
 	srcLen     int64
 	sbuf       byteRing
@@ -96,23 +115,26 @@ type Conn struct {
 	persistAt  clock.Time
 	persistN   int
 	peerRight  uint64
-	pn         uint64
 	cwrDue     bool
 	ecnRecover uint64
 	ecnReacted bool
-	inRecovery bool
 	appLimited bool
 	sackBlind  bool // the recovery strategy ignores SACK (Reno, NewReno): see SACKBlind
-	abortDue   bool
 	hashSent   hash.Hash
 	ctx        Ctx
 	ai         AckInfo
-	scan       ackScan    // what an ACK newly delivered (reorder.go)
-	dsk        dsackState // D-SACK use at the sender (dsack.go)
-	undo       undoState  // the latest loss episode, for undo (undo.go)
-	rtoW       rtoWatch   // timeouts not yet known spurious or not (rtocause.go)
+	ack        ackProgress // the ACK being processed (onAck's steps)
+	scan       ackScan     // what an ACK newly delivered (reorder.go)
+	dsk        dsackState  // D-SACK use at the sender (dsack.go)
+	undo       undoState   // the latest loss episode, for undo (undo.go)
+	rtoW       rtoWatch    // timeouts not yet known spurious or not (rtocause.go)
+}
 
-	// receive side
+// receiver is the receiving half's state: the receive ring and reassembly
+// (the in-order point, out-of-order ranges, the peer's FIN), and what our
+// ACKs carry (SACK and D-SACK blocks, the timestamp echo, the advertised
+// window, ECN-Echo) and when they are due (delayed ACKs).
+type receiver struct {
 	rbuf         byteRing
 	rcvRead      uint64
 	rcvNxt       uint64
@@ -135,9 +157,6 @@ type Conn struct {
 	fullSinceAck int
 	eceOn        bool
 	hashRecv     hash.Hash
-
-	out   packet // scratch for encoding
-	stats ConnStats
 }
 
 func newConn(ep *Endpoint, cfg Config, now clock.Time) *Conn {
@@ -354,11 +373,11 @@ func (c *Conn) onShort(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, p 
 
 // maxAck is the highest cumulative ACK the peer may send: SND.NXT, plus one
 // for a FIN sent.
-func (c *Conn) maxAck() uint64 {
-	if c.finSent {
-		return c.finOff + 1
+func (s *sender) maxAck() uint64 {
+	if s.finSent {
+		return s.finOff + 1
 	}
-	return c.sb.nxt
+	return s.sb.nxt
 }
 
 // --- timers ----------------------------------------------------------------
@@ -408,9 +427,9 @@ func (c *Conn) silenceLimit() (clock.Time, error) {
 	return c.lastRecv.Add(timeout), err
 }
 
-func (c *Conn) ackDeadline() clock.Time {
-	if c.ackPending {
-		return c.ackAt
+func (r *receiver) ackDeadline() clock.Time {
+	if r.ackPending {
+		return r.ackAt
 	}
 	return clock.Never
 }

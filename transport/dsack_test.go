@@ -196,7 +196,7 @@ func TestUndo(t *testing.T) {
 			if got, want := f.tcc().ssthresh, 1<<30; got != want || ssDuring == want {
 				t.Errorf("ssthresh: %d during recovery, %d after undo, want %d restored", ssDuring, got, want)
 			}
-			if f.c.rec.InRecovery() || f.c.inRecovery {
+			if f.c.rec.InRecovery() {
 				t.Errorf("still in recovery after undo")
 			}
 			if !slices.Contains(f.tcc().calls, "undo") {

@@ -1,6 +1,7 @@
 package transport
 
-// The receiving half of a stream connection (Conn), as gVisor's rcv.go: the
+// The receiving half of a stream connection (Conn, its state in struct
+// receiver), as gVisor's rcv.go: the
 // application's reads, in-order and out-of-order data (RFC 5681 §4.2 ACK
 // generation, RFC 7323 §4.3 TS.Recent, RFC 3168 §6.1.3 CE echo), the
 // out-of-order budget, the SACK blocks of the ACKs we send (RFC 2018).
@@ -227,35 +228,35 @@ func (c *Conn) deliver(now clock.Time, prev uint64) {
 }
 
 // insertOOO records the out-of-order range [s, e) and its recency for SACK.
-func (c *Conn) insertOOO(s, e uint64) {
+func (r *receiver) insertOOO(s, e uint64) {
 	i := 0
-	for i < len(c.ooo) && c.ooo[i].End < s {
+	for i < len(r.ooo) && r.ooo[i].End < s {
 		i++
 	}
 	j := i
-	for j < len(c.ooo) && c.ooo[j].Start <= e {
-		s = min(s, c.ooo[j].Start)
-		e = max(e, c.ooo[j].End)
+	for j < len(r.ooo) && r.ooo[j].Start <= e {
+		s = min(s, r.ooo[j].Start)
+		e = max(e, r.ooo[j].End)
 		j++
 	}
 	if i == j {
-		c.ooo = append(c.ooo, sackBlock{})
-		copy(c.ooo[i+1:], c.ooo[i:])
+		r.ooo = append(r.ooo, sackBlock{})
+		copy(r.ooo[i+1:], r.ooo[i:])
 	} else {
-		c.ooo = append(c.ooo[:i+1], c.ooo[j:]...)
+		r.ooo = append(r.ooo[:i+1], r.ooo[j:]...)
 	}
-	c.ooo[i] = sackBlock{s, e}
+	r.ooo[i] = sackBlock{s, e}
 	// RFC 2018 §4: the first block reports the most recent arrival.
-	var r [MaxSACKBlocks]uint64
-	r[0] = s
+	var recent [MaxSACKBlocks]uint64
+	recent[0] = s
 	n := 1
-	for k := 0; k < c.nRecent && n < MaxSACKBlocks; k++ {
-		if c.recent[k] < s || c.recent[k] >= e {
-			r[n] = c.recent[k]
+	for k := 0; k < r.nRecent && n < MaxSACKBlocks; k++ {
+		if r.recent[k] < s || r.recent[k] >= e {
+			recent[n] = r.recent[k]
 			n++
 		}
 	}
-	c.recent, c.nRecent = r, n
+	r.recent, r.nRecent = recent, n
 }
 
 // buildAck fills the ACK section of p.
@@ -296,8 +297,8 @@ func hasBlock(p *packet, b sackBlock) bool {
 	return false
 }
 
-func (c *Conn) oooContaining(off uint64) (sackBlock, bool) {
-	for _, b := range c.ooo {
+func (r *receiver) oooContaining(off uint64) (sackBlock, bool) {
+	for _, b := range r.ooo {
 		if b.Start <= off && off < b.End {
 			return b, true
 		}

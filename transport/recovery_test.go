@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cclab/event"
 )
 
 // lossSetup sends 10 segments with a 10-MSS window, ACKs segment 0 (so 11
@@ -300,6 +302,55 @@ func TestRecoveryEpisodes(t *testing.T) {
 			tc.check(t, cli.Stats())
 			s := cli.Stats()
 			t.Logf("recoveries %d retransmits %d rtos %d spurious %d", s.Recoveries, s.Retransmits, s.RTOs, s.SpuriousRetransmits)
+		})
+	}
+}
+
+// TestRecoveryOwner: "in loss recovery" has one owner, the strategy
+// (Recovery.InRecovery); the connection keeps no copy. Over lossy,
+// reordering transfers with every strategy, the episodes the connection
+// reports alternate strictly: a RecoveryStart (Ctx.EnterRecovery) is
+// followed by one RecoveryEnd (Ctx.ExitRecovery, an RTO or an undo) before
+// the next start, one start per counted recovery, and no episode is open
+// once the transfer finished.
+func TestRecoveryOwner(t *testing.T) {
+	specs := append(Recoveries.Names(), "sack:undo,frto", "prr:lostretx,undo")
+	for _, spec := range specs {
+		if strings.HasPrefix(spec, "test") {
+			continue // the tests' own strategies
+		}
+		t.Run(spec, func(t *testing.T) {
+			h := newHarness(t, 5, impairedPath(0.04), impairedPath(0.02), Config{Recovery: spec})
+			h.keep = true
+			cli, _, ok := h.transfer(600_000, time.Hour)
+			if !ok {
+				t.Fatalf("transfer did not finish")
+			}
+			open, starts := false, 0
+			for _, e := range h.log.Events {
+				if e.Flow != cli.ID() {
+					continue
+				}
+				switch e.Kind {
+				case event.RecoveryStart:
+					if open {
+						t.Fatalf("%v: RecoveryStart while an episode is open", e.Time)
+					}
+					open = true
+					starts++
+				case event.RecoveryEnd:
+					if !open {
+						t.Fatalf("%v: RecoveryEnd (reason %d) with no episode open", e.Time, e.Reason)
+					}
+					open = false
+				}
+			}
+			if got, want := uint64(starts), cli.Stats().Recoveries; got != want || got == 0 {
+				t.Errorf("RecoveryStart events %d, stats.Recoveries %d; want equal and above 0", got, want)
+			}
+			if open || cli.Recovery().InRecovery() {
+				t.Errorf("after the transfer: episode open %v, strategy in recovery %v; want neither", open, cli.Recovery().InRecovery())
+			}
 		})
 	}
 }

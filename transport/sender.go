@@ -1,9 +1,10 @@
 package transport
 
-// The sending half of a stream connection (Conn), as gVisor's snd.go: the
-// application's writes and source, ACK processing (RFC 5681, RFC 6298 §5,
-// RFC 7323, RFC 3168), the congestion responses and loss recovery, the
-// retransmission timeout and the choice and encoding of data segments.
+// The sending half of a stream connection (Conn, its state in struct
+// sender), as gVisor's snd.go: the application's writes and source, ACK
+// processing in named steps (onAck; RFC 5681, RFC 6298 §5, RFC 7323, RFC
+// 3168), the congestion responses and loss recovery, the retransmission
+// timeout and the choice and encoding of data segments.
 
 import (
 	"math"
@@ -35,11 +36,11 @@ func (c *Conn) Write(p []byte) int {
 }
 
 // sndBase is the lowest stream offset the send buffer must still hold.
-func (c *Conn) sndBase() uint64 {
-	if c.sb.count > 0 {
-		return c.sb.Seg(0).Off
+func (s *sender) sndBase() uint64 {
+	if s.sb.count > 0 {
+		return s.sb.Seg(0).Off
 	}
-	return c.sb.nxt
+	return s.sb.nxt
 }
 
 // SetSource makes src produce the stream instead of Write: length >= 0 sends
@@ -72,17 +73,62 @@ func (c *Conn) CloseWrite(now clock.Time) {
 	}
 }
 
-// onAck processes an ACK section (RFC 5681, RFC 6298 §5, RFC 7323, RFC 3168).
+// ackProgress is what onAck's steps learn about one ACK and hand on to
+// the next (Conn.ack; valid during onAck).
+type ackProgress struct {
+	now       clock.Time
+	p         *packet
+	maxAck    uint64        // the highest acknowledgeable point (SND.NXT, the FIN counted)
+	prevUna   uint64        // the cumulative point before the ACK
+	cum       uint64        // the cumulative point after it (never below prevUna)
+	advanced  bool          // the ACK moved the cumulative point
+	prevRight uint64        // the peer's window edge before the ACK
+	minRTT    time.Duration // the minimum RTT before this ACK's sample
+	sample    time.Duration // this ACK's RTT sample, 0 if none
+	acked     int           // bytes newly acknowledged cumulatively (not SACKed before)
+	sacked    int           // bytes newly SACKed
+	packets   int           // segments newly delivered
+	dsackRetx bool          // a D-SACK reports a retransmission duplicated
+}
+
+// onAck processes an ACK section (RFC 5681, RFC 6298 §5, RFC 7323, RFC
+// 3168) in named steps, in this order: validate, flow control, the
+// timestamp's RTT sample, the scoreboard (SACK, D-SACK, cumulative
+// advance), the ACK's classification (AckInfo), the controller, undo of
+// spurious episodes, the recovery strategy (loss detection, recovery
+// entry and exit), ECN, and the retransmission timer. Sending follows in
+// the connection's Transmit.
 func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
-	if c.cc == nil {
+	a := &c.ack
+	if !c.validateAck(now, p, a) {
 		return RejectNone
 	}
-	// A SACK block beyond SND.NXT reports data we never sent (a forged or
-	// corrupt segment at the peer): ignore that block, as TCP does, and use
-	// the rest of the ACK (rejecting it whole would stall the connection).
-	maxAck := c.maxAck()
+	c.updatePeerWindow(a)
+	c.sampleRTT(a)
+	c.updateScoreboard(a)
+	c.classifyAck(a)
+	c.controllerOnAck(a)
+	c.undoOnAckSteps(a)
+	c.recoveryOnAck(a)
+	c.respondECN(a)
+	c.rearmRTO(a)
+	a.p = nil
+	return RejectNone
+}
+
+// validateAck starts ACK processing: nothing before the handshake built
+// the controller. A SACK block beyond SND.NXT reports data we never sent (a
+// forged or corrupt segment at the peer): that block is ignored, as TCP
+// does, and the rest of the ACK used (rejecting it whole would stall the
+// connection). It fills a's cumulative points; an ACK of new data stops the
+// give-up clock.
+func (c *Conn) validateAck(now clock.Time, p *packet, a *ackProgress) bool {
+	if c.cc == nil {
+		return false
+	}
+	*a = ackProgress{now: now, p: p, maxAck: c.maxAck()}
 	for i := 0; i < p.nBlocks; i++ {
-		if p.blocks[i].End > maxAck {
+		if p.blocks[i].End > a.maxAck {
 			c.stats.SACKBlocksIgnored++
 			p.nBlocks--
 			copy(p.blocks[i:], p.blocks[i+1:p.nBlocks+1])
@@ -90,15 +136,21 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 		}
 	}
 	c.stats.AcksReceived++
-	prevUna := c.sb.una
-	cum := max(p.cumAck, prevUna)
-	advanced := p.cumAck > prevUna
-	if advanced {
+	a.prevUna = c.sb.una
+	a.cum = max(p.cumAck, a.prevUna)
+	a.advanced = p.cumAck > a.prevUna
+	if a.advanced {
 		c.rtoSince = clock.Never // the peer answers: the give-up clock stops
 	}
-	// Flow control: the peer's right edge never moves left.
-	prevRight := c.peerRight
-	if p.cumAck >= prevUna {
+	return true
+}
+
+// updatePeerWindow applies flow control: the peer's right edge never moves
+// left; once it admits data the zero-window probe timer stops.
+func (c *Conn) updatePeerWindow(a *ackProgress) {
+	p := a.p
+	a.prevRight = c.peerRight
+	if p.cumAck >= a.prevUna {
 		if r := p.cumAck + p.window; r > c.peerRight {
 			c.peerRight = r
 		}
@@ -106,17 +158,28 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	if c.peerRight > c.sb.nxt {
 		c.persistAt, c.persistN = clock.Never, 0
 	}
-	minRTT := c.rtt.min // before this ACK's sample (RACK_update compares with it)
-	// One RTT sample per ACK that acknowledges new data, from the echoed
-	// timestamp (RFC 7323 §4; Karn's ambiguity does not arise).
-	var sample time.Duration
-	if advanced && p.tsecr != 0 {
-		sample = c.tsRTT(now, p.tsecr)
-		c.rtt.sampleInFlight(sample, c.sb.nxt-prevUna, c.mss)
+}
+
+// sampleRTT takes one RTT sample per ACK that acknowledges new data, from
+// the echoed timestamp (RFC 7323 §4; Karn's ambiguity does not arise). The
+// minimum before it is kept for RACK (RACK_update compares with it).
+func (c *Conn) sampleRTT(a *ackProgress) {
+	a.minRTT = c.rtt.min
+	if a.advanced && a.p.tsecr != 0 {
+		a.sample = c.tsRTT(a.now, a.p.tsecr)
+		c.rtt.sampleInFlight(a.sample, c.sb.nxt-a.prevUna, c.mss)
 	}
-	sacked := 0
-	packets := 0
-	c.scan.begin(now, p.tsecr, minRTT, c.mss, max(c.sb.highSck, prevUna))
+}
+
+// updateScoreboard applies the ACK to the scoreboard: SACK blocks (none
+// for a SACK-blind strategy), an RTT sample from a newly SACKed segment
+// when the cumulative point did not move, the D-SACK block, then the
+// cumulative advance (Eifel detection of spurious retransmissions, the
+// FIN's acknowledgement). Each newly delivered segment feeds the
+// delivery-rate sampler and the reordering scan and emits PacketAcked.
+func (c *Conn) updateScoreboard(a *ackProgress) {
+	now, p, cum := a.now, a.p, a.cum
+	c.scan.begin(now, p.tsecr, a.minRTT, c.mss, max(c.sb.highSck, a.prevUna))
 	var sackSent clock.Time // latest send time of a newly SACKed, never retransmitted segment
 	nBlocks := p.nBlocks
 	if c.sackBlind {
@@ -129,8 +192,8 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 			continue
 		}
 		c.scan.fresh = i == 0
-		sacked += c.sb.sack(max(b.Start, cum), b.End, func(s *Segment) {
-			packets++
+		a.sacked += c.sb.sack(max(b.Start, cum), b.End, func(s *Segment) {
+			a.packets++
 			c.rsamp.onDelivered(now, &s.rate, s.Len)
 			if s.Retrans == 0 && s.SentAt > sackSent {
 				sackSent = s.SentAt
@@ -139,21 +202,20 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 			c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
 		})
 	}
-	if !advanced && sackSent != clock.Never {
+	if !a.advanced && sackSent != clock.Never {
 		// An ACK that only SACKs new data: RFC 7323 §4.3 makes its TSecr
 		// echo the last in-order segment (too old), so the sample is taken
 		// from the send time of the newly SACKed segment that triggered it,
 		// skipping retransmitted ones (Karn), as Linux does.
-		sample = now.Sub(sackSent)
-		c.rtt.sampleInFlight(sample, c.sb.nxt-prevUna, c.mss)
+		a.sample = now.Sub(sackSent)
+		c.rtt.sampleInFlight(a.sample, c.sb.nxt-a.prevUna, c.mss)
 	}
 	tsecr := p.tsecr
-	dsack := p.hasDSACK
-	dsackRetx := dsack && c.onDSACK(p.dsack, maxAck)
+	a.dsackRetx = p.hasDSACK && c.onDSACK(p.dsack, a.maxAck)
 	c.scan.fresh = true
-	acked := c.sb.advance(cum, func(s *Segment) {
+	a.acked = c.sb.advance(cum, func(s *Segment) {
 		if !s.Sacked {
-			packets++
+			a.packets++
 			c.rsamp.onDelivered(now, &s.rate, s.Len)
 			c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
 			c.scan.seg(s)
@@ -173,74 +235,112 @@ func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 		}
 	})
 	c.stats.BytesAcked = min(c.sb.una, c.finOff0())
-	c.ai = AckInfo{Now: now, CumAck: cum, PrevUna: prevUna, AckedBytes: acked, SackedBytes: sacked,
-		ECE: p.flags&flagECE != 0, RTT: sample, DSACK: dsack && p.dsack.End <= maxAck, DSACKRetx: dsackRetx}
+}
+
+// classifyAck describes the ACK for the strategy (c.ai): what it
+// acknowledged, its RTT sample, ECN-Echo, D-SACK, what it revealed about
+// reordering, and whether it is a duplicate ACK (RFC 5681 §2: it reports
+// out-of-order data: newly SACKed bytes, or for a SACK-blind strategy any
+// SACK block, or else an unchanged window).
+func (c *Conn) classifyAck(a *ackProgress) {
+	p := a.p
+	dsack := p.hasDSACK
+	c.ai = AckInfo{Now: a.now, CumAck: a.cum, PrevUna: a.prevUna, AckedBytes: a.acked, SackedBytes: a.sacked,
+		ECE: p.flags&flagECE != 0, RTT: a.sample, DSACK: dsack && p.dsack.End <= a.maxAck, DSACKRetx: a.dsackRetx}
 	if c.ai.DSACK {
 		c.ai.DSACKStart, c.ai.DSACKEnd = p.dsack.Start, p.dsack.End
 	}
 	c.scan.fill(&c.ai)
-	// A duplicate ACK (RFC 5681 §2) reports out-of-order data: newly SACKed
-	// bytes, or for a SACK-blind strategy any SACK block, or else an
-	// unchanged window.
-	c.ai.DupAck = !advanced && p.cumAck == prevUna && c.sb.count > 0 && !p.hasData() &&
-		(sacked > 0 || (c.sackBlind && p.nBlocks > 0) || c.peerRight == prevRight)
+	c.ai.DupAck = !a.advanced && p.cumAck == a.prevUna && c.sb.count > 0 && !p.hasData() &&
+		(a.sacked > 0 || (c.sackBlind && p.nBlocks > 0) || c.peerRight == a.prevRight)
 	if c.ai.DupAck {
 		c.stats.DupAcks++
 	}
-	if acked+sacked > 0 {
-		c.cc.OnAck(ccalgo.Ack{Now: now, Acked: acked + sacked, AckedPackets: packets, RTT: sample,
-			SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.sb.pipe, CumAck: cum, SndNxt: c.sb.nxt,
-			InRecovery: c.rec.InRecovery(), AppLimited: c.appLimited, Rate: c.rsamp.sample(now, c.rtt.min)})
-		if c.delayCC != nil {
-			if n := c.delayCC.DelayReductions(); n != c.delayN { // a delay-based decision reduced the window
-				c.delayN = n
-				c.emit(event.Event{Time: now, Kind: event.CongestionSignal, Seq: c.sb.nxt, Reason: uint8(ccalgo.Delay),
-					Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
-			}
-		}
+}
+
+// controllerOnAck gives the controller the newly delivered data (with the
+// strategy's "in recovery", the one record of it), and signals a
+// delay-based window reduction the controller decided on.
+func (c *Conn) controllerOnAck(a *ackProgress) {
+	if a.acked+a.sacked <= 0 {
+		return
 	}
-	if advanced {
-		c.rtoCheckSpurious(now, tsecr, p.dsack, c.ai.DSACK)
-	}
-	if dsackRetx {
-		c.undoOnDSACK(now, p.dsack)
-	}
-	if advanced {
-		c.undoOnAck(now, tsecr)
-	}
-	c.ctx.Now = now
-	c.ctx.RestartRTO = advanced
-	c.rec.OnAck(&c.ctx, &c.ai)
-	// ECN (RFC 3168 §6.1.2): react to ECE at most once per window of data,
-	// and not during loss recovery (the window was already reduced).
-	if c.ai.ECE && c.ecnOn {
-		c.stats.ECEReceived++
-		if !c.rec.InRecovery() && (!c.ecnReacted || cum > c.ecnRecover) {
-			c.ecnReacted = true
-			c.ecnRecover = c.sb.nxt
-			c.cwrDue = true
-			c.stats.ECNReductions++
-			c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: ccalgo.ECN, InFlight: c.congestionFlight(), SndNxt: c.sb.nxt})
-			c.emit(event.Event{Time: now, Kind: event.CongestionSignal, Seq: c.sb.nxt, Reason: uint8(ccalgo.ECN),
+	now := a.now
+	c.cc.OnAck(ccalgo.Ack{Now: now, Acked: a.acked + a.sacked, AckedPackets: a.packets, RTT: a.sample,
+		SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.sb.pipe, CumAck: a.cum, SndNxt: c.sb.nxt,
+		InRecovery: c.rec.InRecovery(), AppLimited: c.appLimited, Rate: c.rsamp.sample(now, c.rtt.min)})
+	if c.delayCC != nil {
+		if n := c.delayCC.DelayReductions(); n != c.delayN { // a delay-based decision reduced the window
+			c.delayN = n
+			c.emit(event.Event{Time: now, Kind: event.CongestionSignal, Seq: c.sb.nxt, Reason: uint8(ccalgo.Delay),
 				Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
 		}
 	}
-	// RFC 6298 §5.2-5.3.
+}
+
+// undoOnAckSteps checks the ACK for a spurious timeout (rtocause.go) and
+// a spurious loss episode to undo: by D-SACK (RFC 3708), then by the
+// timestamp echo (Eifel, RFC 3522) of an ACK of new data (undo.go).
+func (c *Conn) undoOnAckSteps(a *ackProgress) {
+	p := a.p
+	if a.advanced {
+		c.rtoCheckSpurious(a.now, p.tsecr, p.dsack, c.ai.DSACK)
+	}
+	if a.dsackRetx {
+		c.undoOnDSACK(a.now, p.dsack)
+	}
+	if a.advanced {
+		c.undoOnAck(a.now, p.tsecr)
+	}
+}
+
+// recoveryOnAck hands the ACK to the loss-recovery strategy: it detects
+// losses, enters and leaves recovery (Ctx.EnterRecovery, ExitRecovery) and
+// may hold back the RTO restart (Ctx.RestartRTO).
+func (c *Conn) recoveryOnAck(a *ackProgress) {
+	c.ctx.Now = a.now
+	c.ctx.RestartRTO = a.advanced
+	c.rec.OnAck(&c.ctx, &c.ai)
+}
+
+// respondECN reacts to ECN-Echo (RFC 3168 §6.1.2) at most once per window
+// of data, and not during loss recovery (the window was already reduced).
+func (c *Conn) respondECN(a *ackProgress) {
+	if !c.ai.ECE || !c.ecnOn {
+		return
+	}
+	now := a.now
+	c.stats.ECEReceived++
+	if !c.rec.InRecovery() && (!c.ecnReacted || a.cum > c.ecnRecover) {
+		c.ecnReacted = true
+		c.ecnRecover = c.sb.nxt
+		c.cwrDue = true
+		c.stats.ECNReductions++
+		c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: ccalgo.ECN, InFlight: c.congestionFlight(), SndNxt: c.sb.nxt})
+		c.emit(event.Event{Time: now, Kind: event.CongestionSignal, Seq: c.sb.nxt, Reason: uint8(ccalgo.ECN),
+			Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
+	}
+}
+
+// rearmRTO stops the retransmission timer when nothing is outstanding and
+// restarts it on an ACK of new data unless the strategy held it (RFC 6298
+// §5.2-5.3), then emits the connection's metrics if the ACK delivered
+// data.
+func (c *Conn) rearmRTO(a *ackProgress) {
 	if c.sb.count == 0 {
 		c.rtoAt = clock.Never
 	} else if c.ctx.RestartRTO {
-		c.rtoAt = now.Add(c.rtt.current())
+		c.rtoAt = a.now.Add(c.rtt.current())
 	}
-	if advanced || sacked > 0 {
-		c.emitMetrics(now)
+	if a.advanced || a.sacked > 0 {
+		c.emitMetrics(a.now)
 	}
-	return RejectNone
 }
 
 // finOff0 returns the final size if known, else MaxUint64.
-func (c *Conn) finOff0() uint64 {
-	if c.finPending {
-		return c.finOff
+func (s *sender) finOff0() uint64 {
+	if s.finPending {
+		return s.finOff
 	}
 	return math.MaxUint64
 }
@@ -260,13 +360,16 @@ func (c *Conn) finOff0() uint64 {
 // window), so the bound never exceeds what the controller allowed; below
 // cwnd (application-limited) FlightSize is used, as the RFC 5681 note on
 // equation (4) asks.
-func (c *Conn) congestionFlight() int {
-	return min(c.sb.FlightSize(), c.cc.Cwnd())
+func (s *sender) congestionFlight() int {
+	return min(s.sb.FlightSize(), s.cc.Cwnd())
 }
 
+// enterRecovery starts a loss-recovery episode for the strategy
+// (Ctx.EnterRecovery): an undo snapshot, the controller's response to the
+// loss, a RecoveryStart event. The strategy, which owns the episode, is
+// not yet in recovery when it calls this.
 func (c *Conn) enterRecovery(now clock.Time) {
-	c.undoBegin(false)
-	c.inRecovery = true
+	c.undoBegin(false, false)
 	c.stats.Recoveries++
 	c.ecnReacted = true
 	c.ecnRecover = c.sb.nxt
@@ -274,11 +377,10 @@ func (c *Conn) enterRecovery(now clock.Time) {
 	c.emit(event.Event{Time: now, Kind: event.RecoveryStart, Seq: c.sb.una, Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
 }
 
+// exitRecovery ends the strategy's episode (Ctx.ExitRecovery): the
+// controller sets cwnd and a RecoveryEnd event is emitted. Strategies call
+// it only to end an episode they began (TestRecoveryOwner).
 func (c *Conn) exitRecovery(now clock.Time) {
-	if !c.inRecovery {
-		return
-	}
-	c.inRecovery = false
 	c.cc.OnRecoveryExit(now, c.sb.pipe)
 	c.emit(event.Event{Time: now, Kind: event.RecoveryEnd, Seq: c.sb.una, Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
 }
@@ -295,8 +397,8 @@ func (c *Conn) markLost(now clock.Time, i int, reason LossReason) {
 }
 
 // hasWork reports whether data or a FIN is waiting to be sent.
-func (c *Conn) hasWork() bool {
-	return c.avail() > 0 || c.sb.NextLost() >= 0 || (c.finPending && !c.finSent)
+func (s *sender) hasWork() bool {
+	return s.avail() > 0 || s.sb.NextLost() >= 0 || (s.finPending && !s.finSent)
 }
 
 // onRTO handles a retransmission-timer expiry (RFC 6298 §5.4-5.6, RFC 5681 §3.1).
@@ -306,7 +408,8 @@ func (c *Conn) onRTO(now clock.Time) {
 		return
 	}
 	cause := ClassifyRTO(&c.sb, c.rtoDupThresh())
-	c.undoBegin(true)
+	inRecovery := c.rec.InRecovery()
+	c.undoBegin(true, inRecovery)
 	c.rtoFired(now, cause)
 	flight := c.congestionFlight()
 	deferred := false
@@ -316,8 +419,7 @@ func (c *Conn) onRTO(now clock.Time) {
 	for i := 0; i < c.sb.count && (!deferred || i == 0); i++ {
 		c.markLost(now, i, LossRTO)
 	}
-	if c.inRecovery {
-		c.inRecovery = false
+	if inRecovery { // the episode ends with the timeout (the strategy leaves it in OnRTO)
 		c.emit(event.Event{Time: now, Kind: event.RecoveryEnd, Seq: c.sb.una, Reason: event.RecoveryEndRTO})
 	}
 	c.cc.OnRTO(now, flight)
@@ -336,14 +438,14 @@ func (c *Conn) onRTO(now clock.Time) {
 }
 
 // avail returns the bytes of new data ready to be sent.
-func (c *Conn) avail() int {
-	if c.src != nil {
-		if c.finPending {
-			return int(c.finOff - c.sb.nxt)
+func (s *sender) avail() int {
+	if s.src != nil {
+		if s.finPending {
+			return int(s.finOff - s.sb.nxt)
 		}
 		return math.MaxInt32
 	}
-	return int(c.writeEnd - c.sb.nxt)
+	return int(s.writeEnd - s.sb.nxt)
 }
 
 // transmitData sends one retransmission, new segment or FIN if allowed.

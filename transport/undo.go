@@ -50,10 +50,11 @@ type undoState struct {
 }
 
 // undoBegin snapshots the window at the start of an episode, before the
-// controller reacts. An RTO during an episode continues it (the snapshot
-// from before the first reduction is kept).
-func (c *Conn) undoBegin(rto bool) {
-	if c.undo.active && (c.inRecovery || (c.undo.rto && c.sb.una < c.undo.high)) {
+// controller reacts; inRecovery says whether the strategy was in recovery.
+// An RTO during an episode continues it (the snapshot from before the
+// first reduction is kept).
+func (c *Conn) undoBegin(rto, inRecovery bool) {
+	if c.undo.active && (inRecovery || (c.undo.rto && c.sb.una < c.undo.high)) {
 		c.undo.rto = c.undo.rto || rto
 		return
 	}
@@ -118,10 +119,10 @@ func (c *Conn) undoEpisode(now clock.Time) {
 		c.sb.unmarkLost(i)
 	}
 	c.ctx.Now = now
-	us.OnUndo(&c.ctx)
+	inRecovery := c.rec.InRecovery()
+	us.OnUndo(&c.ctx) // the strategy leaves its episode
 	c.stats.Undos++
-	if c.inRecovery {
-		c.inRecovery = false
+	if inRecovery {
 		c.emit(event.Event{Time: now, Kind: event.RecoveryEnd, Seq: c.sb.una, Reason: RecoveryEndUndo, Cwnd: c.cc.Cwnd(),
 			Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
 	}
