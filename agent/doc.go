@@ -33,4 +33,18 @@
 // agent's -max-bytes and -max-seconds before anything runs; -max-transfers
 // bounds the transfers at once (sending and receiving); a transfer that
 // outlives its limit is aborted.
+//
+// # The API
+//
+// The API is the one of /work/CAMPAIGN-CONTRACT.md (issue 11: LoadCredentials,
+// Config, NewServer, Serve, Addr, Dial, Client.Close, Client.ClockOffset,
+// TransferSpec, TransferResult, RunTransfer), with additions only: the caps
+// of Config are MaxBytes, MaxDuration and MaxTransfers (plus QlogMax,
+// MaxConns, MaxHandshakes, Logf); TransferSpec has JSON tags;
+// TransferResult.ID echoes the spec's ID; a refused or failed request is a
+// *RemoteError (Code "refused" or "failed"), a lost connection wraps
+// ErrClosed; Server.Stats and Client.Stats give the agent's counters,
+// Server.DataAddr the data port, Client.Name the agent's key name;
+// PSKCredentials and Ed25519Credentials build credentials without files;
+// GenerateKey writes a key pair (cclab agent keygen).
 package agent

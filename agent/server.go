@@ -131,7 +131,12 @@ type Server struct {
 	expect map[string]*expected // announced incoming transfers by token
 	open   map[net.Conn]struct{}
 	wg     sync.WaitGroup
+
+	skew time.Duration // added to the clock time requests read (tests: a host whose clock is off)
 }
+
+// wallNow is the wall clock as time requests report it, Unix ns.
+func (s *Server) wallNow() int64 { return time.Now().Add(s.skew).UnixNano() }
 
 // expected is an incoming transfer announced by a receive request.
 type expected struct {
@@ -358,7 +363,7 @@ func (se *session) serve(ctx context.Context) {
 			}
 			return
 		}
-		t2 := time.Now()
+		t2 := se.s.wallNow()
 		m, err := decodeMessage(b)
 		if err != nil {
 			se.s.count(func(st *Stats) { st.BadMessages++ })
@@ -369,7 +374,7 @@ func (se *session) serve(ctx context.Context) {
 		case tPing:
 			se.reply(&message{Type: tPong, ID: m.ID})
 		case tTime:
-			se.reply(&message{Type: tTime, ID: m.ID, T1: m.T1, T2: t2.UnixNano(), T3: time.Now().UnixNano()})
+			se.reply(&message{Type: tTime, ID: m.ID, T1: m.T1, T2: t2, T3: se.s.wallNow()})
 		case tStats:
 			st := se.s.Stats()
 			se.reply(&message{Type: tStatsRep, ID: m.ID, Stats: &st})
