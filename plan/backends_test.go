@@ -137,7 +137,6 @@ flows:
 // TestRelayConfigRefuses: what the relay cannot model is an error that says why.
 func TestRelayConfigRefuses(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
-		{`{name: a, mode: udp, traffic: "cbr:rate=1Mbit"}`, "mode udp"},
 		{`{name: a, path: 1, access_delay: 5ms}`, "enters at hop 1"},
 		{`{name: a, access_delay: 5ms}, {name: b, access_delay: 6ms}`, "different access delays"},
 	} {

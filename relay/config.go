@@ -133,6 +133,11 @@ type Config struct {
 type Entry struct {
 	Listen      string // address, e.g. "127.0.0.1:0"
 	First, Last int
+	// Target, if set, is where this entry's clients' datagrams go instead
+	// of Config.Target (host:port), e.g. a separate receiver of raw UDP
+	// flows (eval/liverun). Their flow keys (Relay.FlowKey) and pcap
+	// records still name Config.Target.
+	Target string
 }
 
 // ParseEntry parses an entry spec "ADDR=FIRST-LAST" (or "ADDR=HOP" for one

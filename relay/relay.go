@@ -165,6 +165,14 @@ func New(cfg Config) (*Relay, error) {
 		return nil, fmt.Errorf("target %q: %v (want host:port)", cfg.Target, err)
 	}
 	target := tua.AddrPort()
+	for i, en := range cfg.Entries {
+		if en.Target == "" {
+			continue
+		}
+		if _, err := net.ResolveUDPAddr("udp", en.Target); err != nil {
+			return nil, fmt.Errorf("entry %d: target %q: %v (want host:port)", i, en.Target, err)
+		}
+	}
 	r, err := build(cfg, link.UDPOverhead(target.Addr()), false)
 	if err != nil {
 		return nil, err
@@ -673,7 +681,11 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 		}
 		r.evict(v)
 	}
-	up, err := r.net.DialPacket("", r.cfg.Target)
+	dst := r.cfg.Target
+	if entry >= 0 && r.cfg.Entries[entry].Target != "" {
+		dst = r.cfg.Entries[entry].Target
+	}
+	up, err := r.net.DialPacket("", dst)
 	if err != nil {
 		r.cnt.DialErrors++
 		return nil

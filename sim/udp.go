@@ -23,6 +23,7 @@ type UDPStats struct {
 	First, Last                clock.Time    // first and last send instants
 	FirstRecv, LastRecv        clock.Time    // first and last receive instants
 	FeedbackRecv, FeedbackLost int           // counts since the last feedback report (layered)
+	LastFeedback               clock.Time    // time of the previous feedback report (layered)
 }
 
 // UDPFlow sends a traffic.DatagramGen's datagrams from Src to Dst as raw UDP
@@ -47,8 +48,6 @@ type UDPFlow struct {
 	seq   uint64
 	fb    traffic.FeedbackGen
 	done  bool
-	// lastFeedback is the time of the previous loss report to fb.
-	lastFeedback clock.Time
 }
 
 // FeedbackEvery is how many received-or-lost datagrams a layered receiver
@@ -115,32 +114,41 @@ func (f *UDPFlow) Fire(now clock.Time, _ uint64) {
 
 // receive accounts one arriving datagram at the destination.
 func (f *UDPFlow) receive(now clock.Time, p *qdisc.Packet, m *Meta) {
-	st := &f.Stats
+	f.Stats.Receive(now, m.Seq, len(p.Buf), m.Sent, f.fb)
+	if f.Sink != nil {
+		f.Sink.Record(event.Event{Time: now, Kind: event.Delivered, Flow: f.Flow, Link: -1, Seq: m.Seq, Bytes: len(p.Buf)})
+	}
+}
+
+// Receive accounts one datagram of a raw UDP flow arriving at now: its
+// sequence number seq (gaps count as lost), payload bytes and send time
+// sent (one-way delay); with a feedback generator fb (layered), it reports
+// the datagrams received and lost every FeedbackEvery of them or on the
+// first arrival FeedbackInterval after the previous report. Both backends'
+// receivers use it (sim.UDPFlow, eval/liverun).
+func (st *UDPStats) Receive(now clock.Time, seq uint64, bytes int, sent clock.Time, fb traffic.FeedbackGen) {
 	expected := uint64(st.Received + st.Lost)
-	if m.Seq > expected {
-		gap := int64(m.Seq - expected)
+	if seq > expected {
+		gap := int64(seq - expected)
 		st.Lost += gap
 		st.FeedbackLost += int(gap)
-	} else if m.Seq < expected && st.Lost > 0 {
+	} else if seq < expected && st.Lost > 0 {
 		st.Lost-- // late (reordered) arrival of one counted as lost
 	}
 	st.Received++
 	st.FeedbackRecv++
-	st.RecvBytes += int64(len(p.Buf))
-	d := now.Sub(m.Sent)
+	st.RecvBytes += int64(bytes)
+	d := now.Sub(sent)
 	st.DelaySum += d
 	st.DelayMax = max(st.DelayMax, d)
 	if st.FirstRecv == clock.Never {
 		st.FirstRecv = now
 	}
 	st.LastRecv = now
-	if f.Sink != nil {
-		f.Sink.Record(event.Event{Time: now, Kind: event.Delivered, Flow: f.Flow, Link: -1, Seq: m.Seq, Bytes: len(p.Buf)})
-	}
-	if f.fb != nil && (st.FeedbackRecv+st.FeedbackLost >= FeedbackEvery || now.Sub(f.lastFeedback) >= FeedbackInterval) {
-		f.fb.Feedback(now, st.FeedbackRecv, st.FeedbackLost)
+	if fb != nil && (st.FeedbackRecv+st.FeedbackLost >= FeedbackEvery || now.Sub(st.LastFeedback) >= FeedbackInterval) {
+		fb.Feedback(now, st.FeedbackRecv, st.FeedbackLost)
 		st.FeedbackRecv, st.FeedbackLost = 0, 0
-		f.lastFeedback = now
+		st.LastFeedback = now
 	}
 }
 

@@ -55,6 +55,17 @@ type common struct{ t0 time.Time }
 
 func (c common) now() clock.Time { return clock.Start.Add(time.Since(c.t0)) }
 
+// wall returns the wall-clock instant of t on the common clock.
+func (c common) wall(t clock.Time) time.Time { return c.t0.Add(t.Sub(clock.Start)) }
+
+// errNotConnected is a flow's result when its handshake had no answer
+// (the transport gave up, transport.ErrHandshakeTimeout, or the flow's stop
+// came first): under an unresponsive flow at the link rate a
+// connection's handshake packets may all be dropped (as in the simulator,
+// where it retries to the end). The run goes on; the flow delivered
+// nothing, and the run's note NoteUnconnected counts it.
+var errNotConnected = errors.New("no answer to the handshake before the flow's stop")
+
 // shiftSink moves an endpoint's event times onto the common clock and maps
 // connection IDs to flow numbers.
 type shiftSink struct {
@@ -126,7 +137,9 @@ func (s *linkSink) Record(e event.Event) {
 // reverse hop (the relay has no access links), so every flow entering the
 // path at hop 0 must have the same access delay and the others none. Listen
 // addresses are host:0. entry[i] is the index in Config.Entries of the
-// address flow i (Plan.Flows[i]) dials; -1 for Listen.
+// address flow i (Plan.Flows[i]) dials; -1 for Listen. Raw UDP flows
+// (mode udp) always dial an entry of their own kind, whose Target the
+// caller sets to their receiver.
 func RelayConfig(p *plan.Plan, host string) (cfg relay.Config, entry []int, err error) {
 	k := len(p.Hops[plan.Fwd])
 	cfg = relay.Config{Listen: net.JoinHostPort(host, "0"), Seed: p.Seed, PayloadOnly: p.PayloadOnly}
@@ -139,8 +152,6 @@ func RelayConfig(p *plan.Plan, host string) (cfg relay.Config, entry []int, err 
 	acc := time.Duration(-1)
 	for _, f := range p.Flows {
 		switch {
-		case f.Mode == eval.ModeUDP:
-			return cfg, nil, fmt.Errorf("liverun: flow %s: mode udp is not supported live (stream, datagram; open-loop traffic: a hop's cross)", f.Name)
 		case f.First > 0 && f.AccessDelay != 0:
 			return cfg, nil, fmt.Errorf("liverun: flow %s enters at hop %d with an access delay of %v: the relay folds access delay into hop 0 only", f.Name, f.First, f.AccessDelay)
 		case f.First == 0 && acc >= 0 && f.AccessDelay != acc:
@@ -167,13 +178,19 @@ func RelayConfig(p *plan.Plan, host string) (cfg relay.Config, entry []int, err 
 			}
 		}
 	}
-	entries := map[[2]int]int{}
+	// Raw UDP flows go to their own receiver: through entries of their own
+	// (Run sets their Target), on every path.
+	entries := map[[3]int]int{}
 	for _, f := range p.Flows {
-		if f.EndToEnd(k) {
+		udpFlow := 0
+		if f.Mode == eval.ModeUDP {
+			udpFlow = 1
+		}
+		if f.EndToEnd(k) && udpFlow == 0 {
 			entry = append(entry, -1)
 			continue
 		}
-		key := [2]int{f.First, f.Last}
+		key := [3]int{f.First, f.Last, udpFlow}
 		e, ok := entries[key]
 		if !ok {
 			e = len(cfg.Entries)
@@ -243,6 +260,19 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 	}
 	defer recv.Close()
 
+	// The raw UDP flows' receiver, the target of their relay entries.
+	urecv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(r.host())})
+	if err != nil {
+		return eval.RunResult{}, fmt.Errorf("liverun: UDP receiver: %v", err)
+	}
+	defer urecv.Close()
+	_ = urecv.SetReadBuffer(4 << 20) // bursts of many flows; the kernel caps it
+	for i, f := range p.Flows {
+		if f.Mode == eval.ModeUDP {
+			rcfgRelay.Entries[entries[i]].Target = urecv.LocalAddr().String()
+		}
+	}
+
 	// Relay.
 	rcfgRelay.Target = recv.LocalAddr().String()
 	rcfgRelay.Sink = links
@@ -281,8 +311,10 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 		f    *plan.Flow
 		to   netip.AddrPort
 		ep   *udp.Endpoint
+		u    *udpFlow // a raw UDP flow's sender (ep nil)
 		sink *shiftSink
 	}
+	udpFlows := map[uint64]*udpFlow{}
 	var senders []*sender
 	var res eval.RunResult
 	res.Flows, res.Links = p.Describe()
@@ -295,6 +327,19 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 		s.sink = &shiftSink{mu: &mu, fixed: f.ID}
 		if f.Background {
 			s.sink.fixed = dropFlow
+		}
+		if f.Mode == eval.ModeUDP {
+			u, err := newUDPFlow(p, f, r.host(), net.UDPAddrFromAddrPort(s.to), s.sink)
+			if err != nil {
+				return eval.RunResult{}, fmt.Errorf("liverun: %v", err)
+			}
+			defer u.conn.Close()
+			s.u, udpFlows[f.ID] = u, u
+			mu.Lock()
+			links.flows[rl.FlowKey(u.conn.LocalAddr().(*net.UDPAddr).AddrPort(), relay.Fwd)] = f.MetricID()
+			mu.Unlock()
+			senders = append(senders, s)
+			continue
 		}
 		ep, err := udp.DialSocket(s.to.String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}})
 		if err != nil {
@@ -317,9 +362,18 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 	recvSink.col, recvSink.off = col, offset(cm, recv)
 	links.col, links.off = col, cm.now().Sub(rl.Now())
 	for _, s := range senders {
-		s.sink.col, s.sink.off = col, offset(cm, s.ep)
+		s.sink.col = col
+		if s.ep != nil {
+			s.sink.off = offset(cm, s.ep) // a raw UDP flow's events are on the common clock already
+		}
 	}
 	mu.Unlock()
+	var badUDP int64
+	rwg.Add(1)
+	go func() {
+		defer rwg.Done()
+		udpReceiver(urecv, cm, udpFlows, &badUDP)
+	}()
 
 	errs := make(chan error, len(senders))
 	var swg sync.WaitGroup
@@ -328,22 +382,39 @@ func (r Runner) Run(ctx context.Context, spec eval.RunSpec) (eval.RunResult, err
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
+			if s.u != nil {
+				if err := sleepUntil(ctx, cm, start.Add(s.f.Start)); err != nil {
+					errs <- err
+					return
+				}
+				errs <- s.u.send(ctx, cm, start, info.End)
+				return
+			}
 			errs <- r.flow(ctx, cm, start, info.End, s.to, s.ep, s.f, p.Rand(s.f.DataStream).Uint64(), &mu, s.sink, recvSink, &pending)
 		}()
 	}
 	swg.Wait()
 	close(errs)
 	var first error
+	unconnected := 0
 	for err := range errs {
-		if err != nil && first == nil {
+		switch {
+		case errors.Is(err, errNotConnected):
+			unconnected++
+		case err != nil && first == nil:
 			first = err
 		}
 	}
 	res.Notes = notes(rl.Counters(), load1)
+	res.Notes[NoteUnconnected] = float64(unconnected)
 	cancel()
 	rl.Close()
 	recv.Close()
+	urecv.Close()
 	rwg.Wait()
+	if len(udpFlows) > 0 {
+		res.Notes[NoteUDPBad] = float64(badUDP)
+	}
 	if err := context.Cause(ctx); first == nil && err != nil && !errors.Is(err, context.Canceled) {
 		first = err
 	}
@@ -368,11 +439,22 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 	if err := sleepUntil(ctx, cm, start.Add(f.Start)); err != nil {
 		return err
 	}
-	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer dcancel()
 	stop := end
 	if f.Stop > 0 {
 		stop = start.Add(f.Stop)
+	}
+	// The handshake may retry until the flow's stop (at least 10 s).
+	deadline := cm.wall(stop)
+	if min10 := time.Now().Add(10 * time.Second); deadline.Before(min10) {
+		deadline = min10
+	}
+	dctx, dcancel := context.WithDeadline(ctx, deadline)
+	defer dcancel()
+	dialErr := func(err error) error {
+		if ctx.Err() == nil && (dctx.Err() != nil || errors.Is(err, transport.ErrHandshakeTimeout)) {
+			return errNotConnected
+		}
+		return fmt.Errorf("flow %s: %v", f.Name, err)
 	}
 	drain := r.Drain
 	if drain <= 0 {
@@ -381,7 +463,7 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 	if f.Mode == eval.ModeDatagram {
 		dc, err := ep.DialDgram(dctx, to, transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, Sink: sendSink})
 		if err != nil {
-			return fmt.Errorf("flow %s: %v", f.Name, err)
+			return dialErr(err)
 		}
 		mapReceiver(mu, recvSink, pending, dc.ID(), num)
 		dc.Do(func(now clock.Time, tc *transport.DgramConn) { tc.SetSource(now, &transport.StampSource{}) })
@@ -402,7 +484,7 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 	}
 	conn, err := ep.Dial(dctx, to, cfg)
 	if err != nil {
-		return fmt.Errorf("flow %s: %v", f.Name, err)
+		return dialErr(err)
 	}
 	mapReceiver(mu, recvSink, pending, conn.ID(), num)
 	if f.Size > 0 {
@@ -455,6 +537,10 @@ const (
 	NoteLate1ms   = "relay_late_1ms"   // fraction of the relay's writes more than 1 ms after their modelled instant
 	NoteLateMax   = "relay_late_max_s" // the relay's largest write lateness, s
 	NoteRelayPkts = "relay_packets"    // datagrams the relay wrote, both directions
+	NoteUDPBad    = "udp_malformed"    // datagrams at the raw UDP receiver too short for the header or of no flow (dropped)
+	// NoteUnconnected counts the flows whose handshake had no answer before
+	// their stop (every handshake packet dropped: errNotConnected).
+	NoteUnconnected = "flows_unconnected"
 )
 
 // notes summarizes the run's conditions: host load and the relay's timing
