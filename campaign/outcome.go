@@ -18,7 +18,8 @@ const CauseAgentRefused = "agent_refused"
 // the receiver did not verify, is a transfer_error. Data packets sent are
 // the segments of the bytes sent (ceil(sender_bytes / mss)) plus the
 // retransmissions: the summary carries no packet count. Unnecessary
-// retransmissions are not in the summary (-1, unknown).
+// retransmissions are the summary's spurious_retransmits (found by
+// timestamps, RFC 3522).
 func SenderOutcome(start time.Time, sender *perf.Result, receiver []byte) (*Outcome, error) {
 	if sender == nil {
 		return nil, &Failure{CauseTransfer, errors.New("no sender summary")}
@@ -35,7 +36,7 @@ func SenderOutcome(start time.Time, sender *perf.Result, receiver []byte) (*Outc
 		return nil, err
 	}
 	o := &Outcome{Start: start, Seconds: e.Seconds, Bytes: e.Bytes, GoodputBps: e.ThroughputBps, Retransmits: e.Retransmits,
-		Unnecessary: -1, RTOs: e.RTOs, RTOCauses: e.RTOCauses, PacketsSent: -1, MinRTTms: e.MinRTTms, MeanSRTTms: e.MeanSRTTms,
+		Unnecessary: e.Spurious, RTOs: e.RTOs, RTOCauses: e.RTOCauses, PacketsSent: -1, MinRTTms: e.MinRTTms, MeanSRTTms: e.MeanSRTTms,
 		SenderJSON: js, ReceiverJSON: receiver}
 	if e.MSS > 0 {
 		o.PacketsSent = (e.SenderBytes+int64(e.MSS)-1)/int64(e.MSS) + e.Retransmits

@@ -552,7 +552,7 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 		e.ThroughputBps = float64(e.Bytes) * 8 / e.Seconds
 	}
 	applyOmit(cfg, e, ivs.omit, t0)
-	e.Retransmits, e.RTOs, e.RTOCauses = s.retransmits, s.rtos, s.rtoCauses
+	e.Retransmits, e.Spurious, e.RTOs, e.RTOCauses = s.retransmits, s.spurious, s.rtos, s.rtoCauses
 	e.MSS = s.mss
 	e.MinRTTms = ms(s.minRTT)
 	e.MeanSRTTms = ms(s.meanSRTT)

@@ -74,6 +74,7 @@ type End struct {
 	OmittedSeconds float64          `json:"omitted_seconds,omitempty"` // -O: the omitted period within Seconds, s
 	OmittedBytes   int64            `json:"omitted_bytes,omitempty"`   // -O: bytes acknowledged (forward) or delivered (reverse) in it
 	Retransmits    int64            `json:"retransmits"`               // retransmitted data packets
+	Spurious       int64            `json:"spurious_retransmits"`      // retransmissions later found unnecessary by timestamps (RFC 3522; the simulator's total_spurious_retransmissions)
 	RTOs           int64            `json:"rtos"`                      // retransmission timer expiries
 	RTOCauses      map[string]int64 `json:"rto_causes"`                // RTOs by cause: burst_loss, too_few_dupacks, lost_retransmission, other, handshake, spurious
 	MinRTTms       float64          `json:"min_rtt_ms"`                // minimum RTT sample, ms

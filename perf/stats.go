@@ -13,6 +13,7 @@ type snap struct {
 	ackedBytes  int64 // stream bytes cumulatively acknowledged
 	recvBytes   int64 // stream bytes delivered in order
 	retransmits int64
+	spurious    int64 // retransmissions found unnecessary by timestamps
 	rtos        int64
 	rtoCauses   map[string]int64 // RTOs per cause (RTOCauses)
 	cwnd        int
@@ -25,7 +26,7 @@ type snap struct {
 func snapshot(s transport.ConnStats) snap {
 	return snap{
 		sentBytes: int64(s.BytesSent), ackedBytes: int64(min(s.BytesAcked, s.BytesSent)),
-		recvBytes: int64(s.BytesDelivered), retransmits: int64(s.Retransmits), rtos: int64(s.RTOs),
+		recvBytes: int64(s.BytesDelivered), retransmits: int64(s.Retransmits), spurious: int64(s.SpuriousRetransmits), rtos: int64(s.RTOs),
 		mss: s.MSS, cwnd: s.Cwnd, srtt: s.SRTT, minRTT: s.MinRTT, meanSRTT: s.MeanSRTT,
 		rtoCauses: RTOCauses(s.RTOCauses),
 	}
