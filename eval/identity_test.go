@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,25 +197,7 @@ func TestMigrateSchema1(t *testing.T) {
 	}
 	db.Close()
 
-	st, err := OpenSQLite(path)
-	if err != nil {
-		t.Fatalf("OpenSQLite on a schema-1 database: %v", err)
-	}
-	defer st.Close()
-	if st.Migrated != 1 {
-		t.Errorf("Migrated: got %d, want 1", st.Migrated)
-	}
-	if got := count(t, st, "runs"); got != 12 {
-		t.Errorf("runs after migration: got %d, want all 12", got)
-	}
-	if got := count(t, st, "summaries"); got != 12 {
-		t.Errorf("summaries after migration: got %d, want all 12", got)
-	}
-	var v string
-	st.DB().QueryRow(`SELECT value FROM schema_info WHERE name = 'schema_version'`).Scan(&v)
-	if v != strconv.Itoa(SchemaVersion) {
-		t.Errorf("schema_version: got %q, want %d", v, SchemaVersion)
-	}
+	st := openMigrated(t, path, 1, map[string]int{"runs": 12, "summaries": 12})
 	ctx := context.Background()
 	vers, err := st.Versions(ctx, "edited")
 	if err != nil || len(vers) != 2 {

@@ -448,26 +448,34 @@ func TestStoreMigrates2To3(t *testing.T) {
 		}
 	}
 	st.Close()
-	st, err = OpenSQLite(path)
+	st = openMigrated(t, path, 2, map[string]int{"runs": 1, "packet_traces": 0})
+	if err := st.SaveRun(ctx, exp, testRun("k2", 2)); err != nil {
+		t.Errorf("a run with a trace after migration: %v", err)
+	}
+}
+
+// openMigrated opens the database at path of schema version from and checks
+// that opening migrated it to SchemaVersion, keeping the rows of each table
+// (table -> row count after the migration).
+func openMigrated(t *testing.T, path string, from int, rows map[string]int) *SQLStore {
+	t.Helper()
+	st, err := OpenSQLite(path)
 	if err != nil {
-		t.Fatalf("OpenSQLite on a schema-2 database: %v", err)
+		t.Fatalf("OpenSQLite on a schema-%d database: %v", from, err)
 	}
-	defer st.Close()
-	if st.Migrated != 2 {
-		t.Errorf("Migrated: got %d, want 2", st.Migrated)
+	t.Cleanup(func() { st.Close() })
+	if st.Migrated != from {
+		t.Errorf("Migrated: got %d, want %d", st.Migrated, from)
 	}
-	if got := count(t, st, "runs"); got != 1 {
-		t.Errorf("runs: got %d, want 1", got)
-	}
-	if got := count(t, st, "packet_traces"); got != 0 {
-		t.Errorf("packet_traces: got %d rows, want an empty table", got)
+	for table, want := range rows {
+		if got := count(t, st, table); got != want {
+			t.Errorf("%s after migration: got %d rows, want %d", table, got, want)
+		}
 	}
 	var v string
 	st.DB().QueryRow(`SELECT value FROM schema_info WHERE name = 'schema_version'`).Scan(&v)
 	if v != strconv.Itoa(SchemaVersion) {
 		t.Errorf("schema_version: got %q, want %d", v, SchemaVersion)
 	}
-	if err := st.SaveRun(ctx, exp, testRun("k2", 2)); err != nil {
-		t.Errorf("a run with a trace after migration: %v", err)
-	}
+	return st
 }
