@@ -249,3 +249,24 @@ func startStoppableAgent(t *testing.T, cfg Config) (*Server, func()) {
 	t.Cleanup(stop)
 	return s, stop
 }
+
+// TestConnBound: at most -max-conns control connections; the next is told
+// so, and one frees when a client leaves.
+func TestConnBound(t *testing.T) {
+	creds := pskCreds(t, "lab "+hexKeyA)
+	a := startAgent(t, Config{Creds: creds, MaxConns: 2, MaxHandshakes: 1})
+	c1 := dial(t, a, creds)
+	dial(t, a, creds)
+	_, err := Dial(context.Background(), a.Addr().String(), creds)
+	if err == nil || !strings.Contains(err.Error(), "-max-conns") {
+		t.Errorf("Dial over the bound: got %v, want a refusal naming -max-conns", err)
+	}
+	c1.Close()
+	if st := waitStats(t, a, func(st Stats) bool { return st.Conns < 2 }); st.Conns != 1 {
+		t.Fatalf("open connections after a close: %d, want 1", st.Conns)
+	}
+	dial(t, a, creds)
+	if got := a.Stats().Busy; got != 1 {
+		t.Errorf("busy refusals: got %d, want 1", got)
+	}
+}

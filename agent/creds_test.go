@@ -88,3 +88,40 @@ func mustRead(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// FuzzParseAuthorizedKeys: the authorized-keys parser never panics, and
+// what it accepts is 1..maxAuthorizedKeys named Ed25519 keys.
+func FuzzParseAuthorizedKeys(f *testing.F) {
+	f.Add([]byte("# schedulers\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl scheduler\n"))
+	f.Add([]byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"))
+	f.Add([]byte("ssh-rsa AAAAB3NzaC1yc2E x\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		keys, err := parseAuthorizedKeys(b)
+		if err != nil {
+			return
+		}
+		if len(keys) < 1 || len(keys) > maxAuthorizedKeys {
+			t.Errorf("%d keys accepted", len(keys))
+		}
+		for _, k := range keys {
+			if len(k.pub) != ed25519.PublicKeySize || !validPeerName(k.name) {
+				t.Errorf("accepted key %q of %d bytes", k.name, len(k.pub))
+			}
+		}
+	})
+}
+
+// FuzzParseIdentity: the identity parser never panics and returns only
+// whole Ed25519 keys.
+func FuzzParseIdentity(f *testing.F) {
+	_, k, _ := ed25519.GenerateKey(rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(k)
+	f.Add(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	f.Add([]byte("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		k, err := ParseIdentity(b)
+		if err == nil && len(k) != ed25519.PrivateKeySize {
+			t.Errorf("accepted a key of %d bytes", len(k))
+		}
+	})
+}

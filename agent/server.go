@@ -112,6 +112,7 @@ type Stats struct {
 	NotAdmitted     uint64 `json:"not_admitted"`     // data flows refused: no such announced transfer, or already claimed
 	Running         int    `json:"running"`          // transfers running now (announced incoming ones included)
 	Handshaking     int    `json:"handshaking"`      // control connections in their handshake now
+	Conns           int    `json:"conns"`            // control connections open now
 }
 
 // Server is a running agent: a control listener (TCP) and a transfer
@@ -207,7 +208,7 @@ func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
-	st.Running, st.Handshaking = len(s.slots), len(s.handshakes)
+	st.Running, st.Handshaking, st.Conns = len(s.slots), len(s.handshakes), len(s.conns)
 	return st
 }
 
