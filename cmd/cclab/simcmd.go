@@ -19,6 +19,7 @@ import (
 	"cclab/eval"
 	"cclab/eval/simrun"
 	"cclab/internal/cli"
+	"cclab/perf"
 	"cclab/plan"
 	"cclab/transport"
 )
@@ -109,7 +110,7 @@ func runSim(args []string) int {
 	fs.BoolVar(&sc.UntilDone, "until-done", false, "stop as soon as every stream flow has finished (e.g. -traffic greedy:10MB), at most -duration")
 	fs.DurationVar(&sc.MinRTO, "min-rto", 0, "stream flows' minimum retransmission timeout, e.g. 1s as RFC 6298 (default: transport's 200ms, as Linux)")
 	var recv transport.Config
-	cli.ReceiveFlags(fs, &recv, "recv-window", transport.DefaultMaxDatagram)
+	perf.ReceiveFlags(fs, &recv, "recv-window", transport.DefaultMaxDatagram)
 	fs.BoolVar(&sc.ECN, "ecn", false, "flows negotiate ECN (use with a marking queue, e.g. -queue red:min=5,max=15,maxp=0.1,ecn)")
 	fs.BoolVar(&sc.PayloadOnly, "payload-only", false, "count only UDP payload as packet size on links, like cmd/bottleneck -overhead 0 (default: payload + 28 bytes IPv4/UDP header, as cmd/bottleneck counts by default)")
 	fs.BoolVar(&hash, "hash", false, "print a hash of the full event trace (determinism check)")

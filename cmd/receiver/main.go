@@ -58,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	// Accept what the sender chooses with -size: a connection uses the
 	// smaller of the two ends' MaxDatagram.
 	defaults.MaxDatagram = perf.MaxSize
-	cli.ReceiveFlags(fs, &defaults, "window", perf.MaxSize)
+	perf.ReceiveFlags(fs, &defaults, "window", perf.MaxSize)
 	cli.AddVersion(fs, stdout)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: receiver [-listen ADDR] [-1] [-J] [-allow-reverse [-psk-file FILE]] [-qlog DIR]\n\nflags:\n")

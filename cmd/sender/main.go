@@ -119,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&omit, "O", "omit the first N seconds (or a duration) from the summary's goodput; their intervals are marked omitted")
 	fs.Var(&minRTO, "min-rto", "minimum retransmission timeout, e.g. 200ms (default: transport's 200ms)")
 	var recvCfg transport.Config
-	cli.ReceiveFlags(fs, &recvCfg, "window", transport.DefaultMaxDatagram)
+	perf.ReceiveFlags(fs, &recvCfg, "window", transport.DefaultMaxDatagram)
 	fs.Var(&timeout, "connect-timeout", "give up if the receiver does not answer within this time (default 10s)")
 	cli.AddVersion(fs, stdout)
 	fs.Usage = func() {

@@ -1,4 +1,4 @@
-package cli
+package perf
 
 import (
 	"flag"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"cclab/internal/cli"
 	"cclab/internal/units"
 	"cclab/transport"
 )
@@ -17,7 +18,7 @@ import (
 // window, bytes with units) into cfg.RecvWindow, which must hold two
 // datagrams of maxDatagram bytes. Unset flags leave cfg's fields alone.
 func ReceiveFlags(fs *flag.FlagSet, cfg *transport.Config, window string, maxDatagram int) {
-	fs.Var(Value[int]{P: &cfg.AckEvery, Format: strconv.Itoa, Parse: func(s string) (int, error) {
+	fs.Var(cli.Value[int]{P: &cfg.AckEvery, Format: strconv.Itoa, Parse: func(s string) (int, error) {
 		n, err := strconv.Atoi(s)
 		if err == nil {
 			err = transport.CheckAckEvery(n)
@@ -25,7 +26,7 @@ func ReceiveFlags(fs *flag.FlagSet, cfg *transport.Config, window string, maxDat
 		return n, err
 	}}, "ack-every", fmt.Sprintf("receiving side: ACK at once after N full-sized segments, 1..%d (default %d, RFC 5681 §4.2; above 2: stretch ACKs)",
 		transport.MaxAckEvery, transport.DefaultAckEvery))
-	fs.Var(Value[time.Duration]{P: &cfg.DelayedAck, Format: time.Duration.String, Parse: func(s string) (time.Duration, error) {
+	fs.Var(cli.Value[time.Duration]{P: &cfg.DelayedAck, Format: time.Duration.String, Parse: func(s string) (time.Duration, error) {
 		d, err := units.ParseDuration(s)
 		if err == nil {
 			err = transport.CheckDelayedAck(d)
@@ -33,7 +34,7 @@ func ReceiveFlags(fs *flag.FlagSet, cfg *transport.Config, window string, maxDat
 		return transport.UserDelayedAck(d), err
 	}}, "delayed-ack", fmt.Sprintf("receiving side: longest an ACK is delayed, below %v (default %v as Linux; ns-3 200ms); 0: ACK every segment at once",
 		transport.MaxDelayedAck, transport.DefaultDelayedAck))
-	fs.Var(Value[int]{P: &cfg.RecvWindow, Format: func(n int) string { return units.FormatBytes(int64(n)) }, Parse: func(s string) (int, error) {
+	fs.Var(cli.Value[int]{P: &cfg.RecvWindow, Format: func(n int) string { return units.FormatBytes(int64(n)) }, Parse: func(s string) (int, error) {
 		n, err := units.ParseBytes(s)
 		if err == nil {
 			err = transport.CheckRecvWindow(int(min(n, transport.MaxRecvWindow+1)), maxDatagram)
