@@ -149,7 +149,7 @@ func WriteProfileScenario(w io.Writer, sp *Spec, profiles []PathProfile) error {
 	p("# Path profiles measured by campaign %s (spec digest %s): cclab campaign profile.\n", sp.Name, sp.Digest())
 	p("# Replay: cclab run FILE.yaml (simulator), -backends sim,live (also through the relay).\n")
 	p("name: %s\n", strconv.Quote(sp.Name+"-profile"))
-	p("description: %s\n", strconv.Quote(fmt.Sprintf("the paths of campaign %s replayed: min RTT, loss (Gilbert fit), rate and queue estimates", sp.Name)))
+	p("description: %s\n", strconv.Quote(fmt.Sprintf("the paths of campaign %s replayed: min RTT, loss (Gilbert-Elliott fit), rate and queue estimates", sp.Name)))
 	dur := time.Duration(sp.Transfer.Seconds * float64(time.Second))
 	traffic := "greedy"
 	if sp.Transfer.Bytes > 0 {

@@ -331,6 +331,11 @@ func testFailures(t *testing.T, newDB func(t *testing.T) string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i, l := range st2 {
+		if want := (Pair{s.Pairs[i/2].From, s.Pairs[i/2].To}); l.Pair != want || l.Variant != s.Variants[i%2].Name {
+			t.Errorf("status line %d: %s %s, want %s %s (the spec's order)", i, l.Pair, l.Variant, want, s.Variants[i%2].Name)
+		}
+	}
 	var tot StatusCounts
 	for _, l := range st2 {
 		tot.Done += l.Done

@@ -50,15 +50,16 @@ func Summarize(s *Spec, rows []Row) ([]StatusLine, error) {
 		v string
 	}
 	lines := map[key]*StatusLine{}
-	var order []key
-	for _, it := range s.Plan() {
-		k := key{it.Pair, it.Variant.Name}
-		l := lines[k]
-		if l == nil {
-			l = &StatusLine{Pair: it.Pair, Variant: it.Variant.Name, Causes: map[string]int{}}
-			lines[k] = l
+	var order []key // the spec's pairs, each with the spec's variants
+	for _, p := range s.Pairs {
+		for _, v := range s.Variants {
+			k := key{p, v.Name}
+			lines[k] = &StatusLine{Pair: p, Variant: v.Name, Causes: map[string]int{}}
 			order = append(order, k)
 		}
+	}
+	for _, it := range s.Plan() {
+		l := lines[key{it.Pair, it.Variant.Name}]
 		switch {
 		case done[it.Seq]:
 			l.Done++
