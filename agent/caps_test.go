@@ -100,6 +100,10 @@ func TestCaps(t *testing.T) {
 	if got, want := a.Stats().Refused, uint64(5); got != want {
 		t.Errorf("refused requests counted: got %d, want %d", got, want)
 	}
+	// The refusals at the sender withdrew the announcements at b.
+	if st := waitStats(t, b, func(st Stats) bool { return st.Running == 0 }); st.Running != 0 {
+		t.Errorf("the receiving agent still holds %d slots", st.Running)
+	}
 }
 
 // TestUnannouncedFlowRefused: the data port admits no flow without an

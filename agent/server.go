@@ -147,6 +147,7 @@ type expected struct {
 	sum     perf.FlowSummary
 	done    chan struct{} // closed when sum is final
 	ended   bool
+	aborted bool // its flow was aborted for outliving its limit
 	timer   *time.Timer
 }
 
@@ -616,11 +617,17 @@ func (s *Server) expire(token string) {
 		s.mu.Unlock()
 		return
 	}
-	claimed, id := e.claimed, e.connID
-	if !claimed {
+	claimed, id := e.claimed && !e.aborted, e.connID
+	switch {
+	case !e.claimed:
 		s.endLocked(e, fmt.Sprintf("no data flow arrived within %v", claimTimeout))
-	} else {
-		// Collected or not, the entry goes after another limit.
+	case e.aborted:
+		// The aborted flow never reported: end the transfer regardless.
+		s.endLocked(e, "aborted after its time limit (-max-seconds)")
+	default:
+		// The aborted flow reports (failed) and ends the transfer; if it
+		// does not within claimTimeout, the next expiry ends it.
+		e.aborted = true
 		e.timer.Reset(claimTimeout)
 	}
 	s.mu.Unlock()
