@@ -17,6 +17,7 @@ import (
 	"cclab/campaign"
 	"cclab/eval"
 	"cclab/internal/agenttest"
+	"cclab/internal/testsvc"
 )
 
 // TestCampaignCommands runs cclab campaign run, status, report and profile
@@ -162,5 +163,46 @@ func TestCampaignKillResume(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "stored before") {
 		t.Errorf("second run's summary:\n%s", out)
+	}
+}
+
+// TestCampaignPostgres runs a campaign into a PostgreSQL database (a
+// server started for the test) and reports and profiles from it.
+func TestCampaignPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server and runs 6 transfers over loopback")
+	}
+	db := testsvc.StartPostgres(t).CreateDB(t, "campaign")
+	dir := t.TempDir()
+	key := filepath.Join(dir, "c.psk")
+	if err := os.WriteFile(key, []byte(strings.Repeat("7c", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	creds, err := agent.LoadCredentials(key, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts strings.Builder
+	for i, a := range agenttest.Start(t, 3, creds) {
+		fmt.Fprintf(&hosts, "  - {name: h%d, agent: %q, data: 127.0.0.1, group: g%d}\n", i, a, i%2)
+	}
+	spec := filepath.Join(dir, "c.yaml")
+	src := "name: pgtest\nhosts:\n" + hosts.String() + "variants: [{name: sack, cc: reno, recovery: sack}]\n" +
+		"transfer: {bytes: 100kB}\nschedule: {spacing: 0s, timeout: 60s}\ncredentials: {psk: c.psk}\n"
+	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := stdoutOf(t, func() int { return runCampaign([]string{"run", "-v", "-db", db, spec}) }); code != 0 || !strings.Contains(out, "6 done now") {
+		t.Fatalf("campaign run -db postgres: exit %d:\n%s", code, out)
+	}
+	html := filepath.Join(dir, "r.html")
+	if out, code := stdoutOf(t, func() int { return runCampaign([]string{"report", "-db", db, "-o", html, spec}) }); code != 0 {
+		t.Fatalf("campaign report -db postgres: exit %d:\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(html); !bytes.Contains(b, []byte("6 done, 0 failed, 0 pending")) {
+		t.Errorf("report from PostgreSQL lacks the counts")
+	}
+	if out, code := stdoutOf(t, func() int { return runCampaign([]string{"profile", "-db", db, "-o", "-", spec}) }); code != 0 || !strings.Contains(out, "inter-h0-h1") {
+		t.Errorf("campaign profile -db postgres: exit %d:\n%s", code, out)
 	}
 }
