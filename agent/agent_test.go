@@ -29,8 +29,9 @@ func pskCreds(t *testing.T, s string) *Credentials {
 	return PSKCredentials(k)
 }
 
-// startAgent runs an agent on loopback until the test ends.
-func startAgent(t *testing.T, cfg Config) *Server {
+// startAgent runs an agent on loopback until the test ends; tweaks change
+// its unexported settings before it serves.
+func startAgent(t *testing.T, cfg Config, tweaks ...func(*Server)) *Server {
 	t.Helper()
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
@@ -38,6 +39,9 @@ func startAgent(t *testing.T, cfg Config) *Server {
 	s, err := NewServer(cfg)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
+	}
+	for _, f := range tweaks {
+		f(s)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -274,3 +274,48 @@ func TestConnBound(t *testing.T) {
 		t.Errorf("busy refusals: got %d, want 1", got)
 	}
 }
+
+// TestTimeLimit: a transfer still running after its limit (-max-seconds
+// plus the grace, here shortened) is aborted by the sending agent and by the
+// receiving one, and an announcement no flow claims lapses.
+func TestTimeLimit(t *testing.T) {
+	creds := pskCreds(t, "lab "+hexKeyA)
+	short := func(s *Server) { s.grace, s.claimWait = 0, 200*time.Millisecond }
+	capped := Config{Creds: creds, MaxDuration: 50 * time.Millisecond}
+	// 256 MiB cannot cross loopback in 50 ms (40 Gbit/s).
+	spec := TransferSpec{ID: "long", ReceiverHost: "127.0.0.1", Bytes: 256 << 20}
+	for _, tc := range []struct {
+		name       string
+		send, recv *Server
+	}{
+		{"at the sender", startAgent(t, capped, short), startAgent(t, Config{Creds: creds})},
+		{"at the receiver", startAgent(t, Config{Creds: creds}), startAgent(t, capped, short)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := RunTransfer(context.Background(), dial(t, tc.send, creds), dial(t, tc.recv, creds), spec)
+			if err == nil {
+				t.Fatal("RunTransfer: no error, want the transfer aborted at its limit")
+			}
+			if res == nil || res.Sender == nil || res.Sender.End.Bytes >= spec.Bytes {
+				t.Errorf("RunTransfer: %v; want a partial sender summary", err)
+			}
+			t.Logf("RunTransfer: %v", err)
+		})
+	}
+	t.Run("unclaimed", func(t *testing.T) {
+		a := startAgent(t, Config{Creds: creds}, short)
+		c := dial(t, a, creds)
+		ctx := context.Background()
+		r, err := c.call(ctx, &message{Type: tReceive, Spec: &TransferSpec{ID: "lapse", ReceiverHost: "x", Seconds: 0.01}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.call(ctx, &message{Type: tCollect, Token: r.Token})
+		if err == nil || !strings.Contains(err.Error(), "no data flow arrived") {
+			t.Errorf("collect of an unclaimed transfer: got %v, want it lapsed", err)
+		}
+		if st := waitStats(t, a, func(st Stats) bool { return st.Running == 0 }); st.Running != 0 || st.Failed != 1 {
+			t.Errorf("stats %+v: want 0 running, 1 failed", st)
+		}
+	})
+}

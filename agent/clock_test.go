@@ -36,15 +36,7 @@ func TestClockOffsetSkewed(t *testing.T) {
 	creds := pskCreds(t, "lab "+hexKeyA)
 	const skew = 3 * time.Second
 	a := startAgent(t, Config{Creds: creds})
-	b, err := NewServer(Config{Listen: "127.0.0.1:0", Creds: creds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.skew = skew
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { b.Serve(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	b := startAgent(t, Config{Creds: creds}, func(s *Server) { s.skew = skew })
 	ca, cb := dial(t, a, creds), dial(t, b, creds)
 	off, rtt, err := cb.ClockOffset(context.Background(), 16)
 	if err != nil {

@@ -134,6 +134,9 @@ type Server struct {
 	wg     sync.WaitGroup
 
 	skew time.Duration // added to the clock time requests read (tests: a host whose clock is off)
+	// claimWait and grace are claimTimeout and transferGrace (tests
+	// shorten them).
+	claimWait, grace time.Duration
 }
 
 // wallNow is the wall clock as time requests report it, Unix ns.
@@ -166,7 +169,8 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: -listen %q: want host:port or :port (%v)", ErrConfig, cfg.Listen, err)
 	}
 	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxTransfers), conns: make(chan struct{}, cfg.MaxConns),
-		handshakes: make(chan struct{}, cfg.MaxHandshakes), expect: map[string]*expected{}, open: map[net.Conn]struct{}{}}
+		handshakes: make(chan struct{}, cfg.MaxHandshakes), expect: map[string]*expected{}, open: map[net.Conn]struct{}{},
+		claimWait: claimTimeout, grace: transferGrace}
 	if cfg.QlogMax > 0 {
 		if s.qlogDir, err = os.MkdirTemp("", "cclab-agent-qlog-"); err != nil {
 			return nil, fmt.Errorf("qlog directory: %v", err)
@@ -521,9 +525,9 @@ const (
 // limit is how long a transfer of spec may run at this agent.
 func (s *Server) limit(sp *TransferSpec) time.Duration {
 	if sp.Bytes > 0 {
-		return s.cfg.MaxDuration + transferGrace
+		return s.cfg.MaxDuration + s.grace
 	}
-	return sp.duration() + transferGrace
+	return sp.duration() + s.grace
 }
 
 // receive announces an incoming transfer: it reserves a slot and a token
@@ -543,7 +547,7 @@ func (s *Server) receive(m *message, peer string) *message {
 	s.expect[token] = e
 	// The announcement lapses if no flow claims it in time, and a claimed
 	// flow is aborted when it outlives its limit.
-	e.timer = time.AfterFunc(claimTimeout+s.limit(m.Spec), func() { s.expire(token) })
+	e.timer = time.AfterFunc(s.claimWait+s.limit(m.Spec), func() { s.expire(token) })
 	s.mu.Unlock()
 	s.logf("agent: transfer %q from %q: expecting its flow on %v", m.Spec.ID, peer, s.data.Addr())
 	return &message{Type: tReady, ID: m.ID, Token: token, DataPort: int(s.data.Addr().Port())}
@@ -589,7 +593,7 @@ func (s *Server) endLocked(e *expected, fail string) {
 		return
 	}
 	e.ended = true
-	e.timer.Reset(claimTimeout) // the result waits this long to be collected
+	e.timer.Reset(s.claimWait) // the result waits this long to be collected
 
 	if fail != "" {
 		e.sum.Error = fail
@@ -620,15 +624,15 @@ func (s *Server) expire(token string) {
 	claimed, id := e.claimed && !e.aborted, e.connID
 	switch {
 	case !e.claimed:
-		s.endLocked(e, fmt.Sprintf("no data flow arrived within %v", claimTimeout))
+		s.endLocked(e, fmt.Sprintf("no data flow arrived within %v", s.claimWait))
 	case e.aborted:
 		// The aborted flow never reported: end the transfer regardless.
 		s.endLocked(e, "aborted after its time limit (-max-seconds)")
 	default:
 		// The aborted flow reports (failed) and ends the transfer; if it
-		// does not within claimTimeout, the next expiry ends it.
+		// does not within claimWait, the next expiry ends it.
 		e.aborted = true
-		e.timer.Reset(claimTimeout)
+		e.timer.Reset(s.claimWait)
 	}
 	s.mu.Unlock()
 	if claimed {
