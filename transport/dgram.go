@@ -11,6 +11,7 @@ import (
 	"cclab/clock"
 	"cclab/ecn"
 	"cclab/event"
+	"cclab/traffic"
 )
 
 // The unreliable datagram mode (docs/dccp.md): DCCP (RFC 4340)
@@ -255,9 +256,8 @@ type DgramConn struct {
 	ratio     int    // Ack Ratio sent to the peer
 	ratioLog  []RatioChange
 	src       DgramSource
-	genAt     clock.Time
-	phaseAt   clock.Time // end of the current ON period (Never: always on)
-	scratch   []byte     // a generated datagram the full queue drops
+	gen       traffic.RateSchedule // the rate-driven generator (DgramConfig.Rate, On, Off)
+	scratch   []byte               // a generated datagram the full queue drops
 	sq        dgramQueue
 	peerHigh  uint64 // highest peer sequence number seen
 	peerAny   bool
@@ -334,7 +334,7 @@ func (q *dgramQueue) pop() {
 
 func newDgramConn(ep *Endpoint, cfg DgramConfig, now clock.Time) *DgramConn {
 	c := &DgramConn{connCommon: newConnCommon(ep, cfg.Sink, now), cfg: cfg,
-		rtoAt: clock.Never, closeAt: clock.Never, ackAt: clock.Never, genAt: clock.Never, phaseAt: clock.Never}
+		rtoAt: clock.Never, closeAt: clock.Never, ackAt: clock.Never, gen: traffic.NewRateSchedule(cfg.Rate, cfg.On, cfg.Off)}
 	c.rtt = newRTTEstimator(cfg.MinRTO, cfg.InitialRTO, cfg.MaxRTO)
 	c.stats.Start = now
 	c.stats.Finished = clock.Never
@@ -413,7 +413,7 @@ func (c *DgramConn) Close(now clock.Time) {
 	}
 	c.closeWanted = true
 	c.src = nil
-	c.genAt = clock.Never
+	c.gen.Stop()
 }
 
 // Abort ends the connection at once, telling the peer with a RESET.
@@ -582,7 +582,7 @@ func (c *DgramConn) deadline() clock.Time {
 		d = clock.Earliest(d, c.ackAt)
 	}
 	d = clock.Earliest(d, c.closeAt)
-	d = clock.Earliest(d, c.genAt)
+	d = clock.Earliest(d, c.gen.Next())
 	if c.established {
 		d = clock.Earliest(d, c.tfrcDeadline())
 	}

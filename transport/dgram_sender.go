@@ -19,7 +19,7 @@ func (c *DgramConn) SetSource(now clock.Time, src DgramSource) {
 	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	c.src = src
 	if src == nil {
-		c.genAt = clock.Never // stop generating
+		c.gen.Stop()
 		return
 	}
 	if c.established {
@@ -27,13 +27,12 @@ func (c *DgramConn) SetSource(now clock.Time, src DgramSource) {
 	}
 }
 
+// startGenerator starts the rate-driven generator (traffic.RateSchedule)
+// if there is a source and a rate.
 func (c *DgramConn) startGenerator(now clock.Time) {
 	// No source (none set yet, or Close dropped it): nothing to generate.
-	if c.cfg.Rate > 0 && c.src != nil {
-		c.genAt = now
-		if c.cfg.On > 0 {
-			c.phaseAt = now.Add(c.cfg.On)
-		}
+	if c.src != nil {
+		c.gen.Start(now)
 	}
 }
 
@@ -62,16 +61,15 @@ func (c *DgramConn) enqueue(p []byte) {
 	c.sq.push(n)
 }
 
-// generate runs the rate-driven generator up to now: one datagram every
-// len*8/Rate, skipping OFF periods (phaseAt is the end of the ON period).
+// generate runs the rate-driven generator up to now: each datagram the
+// schedule makes due (c.gen: one every len*8/Rate, OFF periods skipped)
+// is taken from the source into the send queue.
 func (c *DgramConn) generate(now clock.Time) {
-	for c.src != nil && c.genAt != clock.Never && !now.Before(c.genAt) {
-		if c.phaseAt != clock.Never && !c.genAt.Before(c.phaseAt) {
-			c.genAt = c.phaseAt.Add(c.cfg.Off)
-			c.phaseAt = c.genAt.Add(c.cfg.On)
-			continue
+	for c.src != nil {
+		at, ok := c.gen.Due(now)
+		if !ok {
+			return
 		}
-		at := c.genAt
 		var n int
 		if c.sq.full() && c.cfg.DropPolicy == DropNewest {
 			n = c.src.Next(at, c.scratch)
@@ -93,7 +91,7 @@ func (c *DgramConn) generate(now clock.Time) {
 		if n < 0 {
 			n = c.mss // nothing now: try again one datagram time later
 		}
-		c.genAt = at.Add(time.Duration(float64(max(n, 1)*8) / c.cfg.Rate * float64(time.Second)))
+		c.gen.Advance(at, n)
 	}
 }
 
