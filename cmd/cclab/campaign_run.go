@@ -37,19 +37,14 @@ func newCampaignRunner(sp *campaign.Spec) (campaign.Runner, func(), error) {
 // otherwise one line per finished attempt.
 type campaignProgress struct {
 	w     io.Writer
-	bar   *progressbar.ProgressBar // nil: line mode
+	isBar bool                     // bar mode (a terminal)
+	bar   *progressbar.ProgressBar // made at the first event, when the count to run is known
 	mu    sync.Mutex
 	start time.Time
 }
 
 func newCampaignProgress(w io.Writer, bar bool) *campaignProgress {
-	p := &campaignProgress{w: w, start: time.Now()}
-	if bar {
-		p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetWidth(30),
-			progressbar.OptionShowCount(), progressbar.OptionShowDescriptionAtLineEnd(), progressbar.OptionClearOnFinish(),
-			progressbar.OptionThrottle(100*time.Millisecond))
-	}
-	return p
+	return &campaignProgress{w: w, isBar: bar, start: time.Now()}
 }
 
 func (p *campaignProgress) event(ev campaign.Event) {
@@ -68,8 +63,12 @@ func (p *campaignProgress) event(ev campaign.Event) {
 			}
 		}
 	}
-	if p.bar != nil {
-		p.bar.ChangeMax(todo)
+	if p.isBar {
+		if p.bar == nil {
+			p.bar = progressbar.NewOptions(todo, progressbar.OptionSetWriter(p.w), progressbar.OptionSetWidth(30),
+				progressbar.OptionShowCount(), progressbar.OptionShowDescriptionAtLineEnd(), progressbar.OptionClearOnFinish(),
+				progressbar.OptionThrottle(100*time.Millisecond))
+		}
 		if ev.Kind == campaign.EventDone && ev.Status != campaign.StatusDone {
 			p.bar.Clear()
 			fmt.Fprintf(p.w, "%s attempt %d: %s\n", ev.Item.ID(), ev.Attempt, outcome)

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"cclab/campaign"
 	"cclab/internal/cli"
 )
 
@@ -61,6 +64,37 @@ func TestCampaignFlagsDocumented(t *testing.T) {
 		c.fs.PrintDefaults()
 		if m := cli.Undocumented(help.String(), string(doc)); len(m) > 0 {
 			t.Errorf("cclab campaign %s: flags %v are not in docs/campaigns.md", cmd, m)
+		}
+	}
+}
+
+// TestCampaignProgress: the bar counts finished transfers of those to run
+// and prints failures above it; line mode prints one line per attempt.
+func TestCampaignProgress(t *testing.T) {
+	it := campaign.Item{Round: 1, Pair: campaign.Pair{From: "a", To: "b"}, Variant: campaign.Variant{Name: "sack"}}
+	events := []campaign.Event{
+		{Kind: campaign.EventStart, Item: it, Attempt: 1, Counts: campaign.Counts{Total: 10, Skipped: 6}, Running: 1},
+		{Kind: campaign.EventDone, Item: it, Attempt: 1, Status: campaign.StatusFailed, Err: errors.New("timeout: x"), Retry: true,
+			Counts: campaign.Counts{Total: 10, Skipped: 6}},
+		{Kind: campaign.EventDone, Item: it, Attempt: 2, Status: campaign.StatusDone, Counts: campaign.Counts{Total: 10, Skipped: 6, Done: 1}},
+	}
+	for _, bar := range []bool{true, false} {
+		var b bytes.Buffer
+		p := newCampaignProgress(&b, bar)
+		for _, ev := range events {
+			p.event(ev)
+		}
+		p.stop()
+		want := []string{"r1/a->b/sack attempt 1: FAILED (timeout: x), will retry"}
+		if bar {
+			want = append(want, "(0/4)") // throttled: the first state is drawn
+		} else {
+			want = append(want, "[1/4] r1/a->b/sack attempt 2: done")
+		}
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("bar %v: output lacks %q:\n%q", bar, w, b.String())
+			}
 		}
 	}
 }
