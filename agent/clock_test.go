@@ -42,6 +42,7 @@ func TestClockOffsetSkewed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("skewed agent: offset %v, rtt %v (the offset lies within rtt/2 of the true %v)", off, rtt, skew)
 	if d := (off - skew).Abs(); d > rtt/2+time.Millisecond {
 		t.Errorf("offset %v (rtt %v), want %v within rtt/2", off, rtt, skew)
 	}
