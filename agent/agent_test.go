@@ -280,3 +280,32 @@ func TestReplayedHandshake(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedMethod: a client whose method the agent has no credentials
+// for is refused as unknown, both ways round.
+func TestRefusedMethod(t *testing.T) {
+	ps, ks := newKey(t)
+	pa, ka := newKey(t)
+	pskOnly := startAgent(t, Config{Creds: pskCreds(t, "lab "+hexKeyA)})
+	edOnly := startAgent(t, Config{Creds: Ed25519Credentials(ka, map[string]ed25519.PublicKey{"s": ps})})
+	for _, tc := range []struct {
+		name  string
+		agent *Server
+		creds *Credentials
+	}{
+		{"Ed25519 client, PSK agent", pskOnly, Ed25519Credentials(ks, map[string]ed25519.PublicKey{"a": pa})},
+		{"PSK client, Ed25519 agent", edOnly, pskCreds(t, "lab "+hexKeyA)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Dial(context.Background(), tc.agent.Addr().String(), tc.creds); !errors.Is(err, ErrUnauthorized) {
+				t.Errorf("Dial: got %v, want ErrUnauthorized", err)
+			}
+			if st := waitStats(t, tc.agent, func(st Stats) bool { return st.Unauthorized == 1 }); st.Unauthorized != 1 {
+				t.Errorf("unauthorized: got %d, want 1", st.Unauthorized)
+			}
+		})
+	}
+	if _, err := Dial(context.Background(), pskOnly.Addr().String(), nil); err == nil {
+		t.Error("Dial without credentials: no error")
+	}
+}
