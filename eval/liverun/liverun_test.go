@@ -86,7 +86,7 @@ func TestLiveControllers(t *testing.T) {
 	}{
 		{"ccid2", "2s", 0}, {"ccid3", "3s", 0.2}, {"bbr", "3s", 0.5},
 	} {
-		exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-`+tc.cc+`
+		res := runLive(t, Runner{}, liveSpec(t, `name: live-`+tc.cc+`
 duration: `+tc.duration+`
 backends: [live]
 topology:
@@ -94,13 +94,6 @@ topology:
   bottleneck: {rate: 8Mbit, delay: 5ms, queue: droptail:20p}
 flows: [{cc: `+tc.cc+`}]
 `))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Runner{}.Run(context.Background(), eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
 		f := res.Metrics.Flows[0].Values
 		t.Logf("%s live: throughput %.2f Mbit/s, utilization %.3f, lost %v, mean srtt %.1f ms",
 			tc.cc, f["mean_throughput"]/1e6, f["bw_utilization"], f["total_lost"], f["mean_srtt"]*1e3)
@@ -123,23 +116,16 @@ func TestLiveLinkMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live run takes real time")
 	}
-	exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-links
+	spec := liveSpec(t, `name: live-links
 duration: 4s
 backends: [live]
 topology:
   kind: dumbbell
   bottleneck: {rate: 8Mbit, delay: 5ms, queue: droptail:8p}
 flows: [{cc: reno, traffic: "greedy:400000"}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var rl *relay.Relay
-	res, err := Runner{onRelay: func(r *relay.Relay) { rl = r }}.Run(context.Background(),
-		eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runLive(t, Runner{onRelay: func(r *relay.Relay) { rl = r }}, spec)
 	if len(res.Metrics.Flows) != 1 {
 		t.Fatalf("flows %d, want 1", len(res.Metrics.Flows))
 	}
@@ -232,7 +218,7 @@ func TestLiveReceiverSettings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live run takes real time")
 	}
-	exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-recv
+	res := runLive(t, Runner{}, liveSpec(t, `name: live-recv
 duration: 3s
 backends: [live]
 topology:
@@ -240,13 +226,6 @@ topology:
   bottleneck: {rate: 20Mbit, delay: 20ms, queue: droptail:100p}
 flows: [{cc: reno, recv_window: 12000B, ack_every: 1, delayed_ack: 100ms}]
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Runner{}.Run(context.Background(), eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := res.Metrics.Flows[0].Values
 	limit := 12000 * 8 / 0.040
 	t.Logf("throughput %.2f Mbit/s, window / base RTT %.2f Mbit/s", f["mean_throughput"]/1e6, limit/1e6)
@@ -259,17 +238,14 @@ flows: [{cc: reno, recv_window: 12000B, ack_every: 1, delayed_ack: 100ms}]
 // settings of the flow its request names, and leaves others (no request,
 // a malformed or unknown one, a flow without settings) at the defaults.
 func TestReceiverConfig(t *testing.T) {
-	exp, err := eval.ParseScenario("r.yaml", []byte(`name: r
+	spec := liveSpec(t, `name: r
 duration: 1s
 topology:
   kind: dumbbell
   bottleneck: {rate: 20Mbit, delay: 20ms}
 flows: [{name: a, recv_window: 64KiB, ack_every: 3, delayed_ack: 0s}, {name: b}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.New(exp.Points[0].Scenario, 1)
+`)
+	p, err := plan.New(spec.Point.Scenario, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +279,7 @@ func TestLiveSizedOutlastsDrain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live run takes real time")
 	}
-	exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-sized-test
+	res := runLive(t, Runner{Drain: 300 * time.Millisecond}, liveSpec(t, `name: live-sized-test
 duration: 6s
 backends: [live]
 topology:
@@ -311,17 +287,30 @@ topology:
   bottleneck: {rate: 2Mbit, delay: 50ms, queue: droptail:30p}
 flows: [{cc: reno, recovery: sack, traffic: "greedy:bytes=200kB"}]
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Runner{Drain: 300 * time.Millisecond}.Run(context.Background(),
-		eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := res.Metrics.Flows[0].Values
 	t.Logf("delivered %v bytes, fct %v s", f["total_delivered"], f["fct"])
 	if f["total_delivered"] != 200e3 || f["fct"] <= 0.8 {
 		t.Errorf("delivered %v bytes, fct %v: want all 200000 bytes and a completion time above 0.8 s", f["total_delivered"], f["fct"])
 	}
+}
+
+// liveSpec parses a test's scenario (YAML text) and returns the spec of a
+// live run of its first point with seed 1.
+func liveSpec(t *testing.T, text string) eval.RunSpec {
+	t.Helper()
+	exp, err := eval.ParseScenario("test.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1}
+}
+
+// runLive runs spec through r.
+func runLive(t *testing.T, r Runner, spec eval.RunSpec) eval.RunResult {
+	t.Helper()
+	res, err := r.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -1,10 +1,8 @@
 package liverun
 
 import (
-	"context"
 	"testing"
 
-	"cclab/eval"
 	"cclab/plan"
 	"cclab/relay"
 )
@@ -19,7 +17,7 @@ func TestLiveMultiHopCrossTraffic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live run takes real time")
 	}
-	exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-multihop
+	spec := liveSpec(t, `name: live-multihop
 duration: 4s
 warmup: 1s
 backends: [live]
@@ -31,20 +29,13 @@ topology:
 flows:
   - {name: e2e, cc: reno, recovery: sack}
   - {name: hop1, cc: reno, recovery: sack, path: 1}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.New(exp.Points[0].Scenario, 1)
+`)
+	p, err := plan.New(spec.Point.Scenario, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rl *relay.Relay
-	res, err := Runner{onRelay: func(r *relay.Relay) { rl = r }}.Run(context.Background(),
-		eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runLive(t, Runner{onRelay: func(r *relay.Relay) { rl = r }}, spec)
 	if len(res.Metrics.Flows) != len(p.Flows) || len(res.Metrics.Links) != 4 {
 		t.Fatalf("results: %d flows, %d links; want %d and 4", len(res.Metrics.Flows), len(res.Metrics.Links), len(p.Flows))
 	}

@@ -1,11 +1,9 @@
 package liverun
 
 import (
-	"context"
 	"testing"
 
 	"cclab/clock"
-	"cclab/eval"
 )
 
 // TestLiveUDPFlows runs raw UDP flows live through the relay: a CBR flow
@@ -19,7 +17,7 @@ func TestLiveUDPFlows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live run takes real time")
 	}
-	exp, err := eval.ParseScenario("udp.yaml", []byte(`name: live-udp
+	res := runLive(t, Runner{}, liveSpec(t, `name: live-udp
 duration: 3s
 backends: [live]
 topology:
@@ -30,13 +28,6 @@ flows:
   - {name: small, mode: udp, traffic: "cbr:rate=500kbit,size=1000,phase"}
   - {name: tcp, cc: reno}
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Runner{}.Run(context.Background(), eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	vals := map[int64]map[string]float64{}
 	for _, f := range res.Metrics.Flows {
 		vals[f.ID] = f.Values
