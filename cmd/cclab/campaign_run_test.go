@@ -27,26 +27,11 @@ func TestCampaignCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 6 transfers over loopback")
 	}
-	dir := t.TempDir()
-	key := filepath.Join(dir, "c.psk")
-	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	creds, err := agent.LoadCredentials(key, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hosts strings.Builder
-	for i, a := range agenttest.Start(t, 3, creds) {
-		fmt.Fprintf(&hosts, "  - {name: h%d, agent: %q, data: 127.0.0.1, group: %s}\n", i, a, []string{"eu", "eu", "us"}[i])
-	}
-	spec := filepath.Join(dir, "c.yaml")
+	groups := [3]string{"eu", "eu", "us"}
+	dir, spec := loopbackSpec(t, "cmdtest", groups, "variants: [{name: reno, cc: reno, recovery: reno}]\n"+
+		"transfer: {bytes: 100kB}\nschedule: {spacing: 0s, timeout: 60s}\n")
 	db := filepath.Join(dir, "c.db")
-	src := "name: cmdtest\nhosts:\n" + hosts.String() + "variants: [{name: reno, cc: reno, recovery: reno}]\n" +
-		"transfer: {bytes: 100kB}\nschedule: {spacing: 0s, timeout: 60s}\ncredentials: {psk: c.psk}\ndb: " + db + "\n"
-	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	appendFile(t, spec, "db: "+db+"\n")
 	out, code := stdoutOf(t, func() int { return runCampaign([]string{"run", spec, "-v"}) })
 	if code != 0 || !strings.Contains(out, "6 done now") {
 		t.Fatalf("campaign run: exit %d, output:\n%s", code, out)
@@ -88,26 +73,11 @@ func TestCampaignKillResume(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "cclab/cmd/cclab").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	dir := t.TempDir()
-	key := filepath.Join(dir, "c.psk")
-	if err := os.WriteFile(key, []byte(strings.Repeat("6b", 32)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	creds, err := agent.LoadCredentials(key, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hosts strings.Builder
-	for i, a := range agenttest.Start(t, 3, creds) {
-		fmt.Fprintf(&hosts, "  - {name: h%d, agent: %q, data: 127.0.0.1, group: g%d}\n", i, a, i%2)
-	}
-	spec := filepath.Join(dir, "c.yaml")
+	dir, spec := loopbackSpec(t, "killtest", [3]string{"g0", "g1", "g0"},
+		"variants: [{name: reno, cc: reno, recovery: reno}, {name: sack, cc: reno, recovery: sack}]\n"+
+			"transfer: {bytes: 300kB}\nschedule: {rounds: 2, seed: 5, spacing: 0s, timeout: 60s}\n")
 	db := filepath.Join(dir, "c.db")
-	src := "name: killtest\nhosts:\n" + hosts.String() + "variants: [{name: reno, cc: reno, recovery: reno}, {name: sack, cc: reno, recovery: sack}]\n" +
-		"transfer: {bytes: 300kB}\nschedule: {rounds: 2, seed: 5, spacing: 0s, timeout: 60s}\ncredentials: {psk: c.psk}\ndb: " + db + "\n"
-	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	appendFile(t, spec, "db: "+db+"\n")
 	cmd := exec.Command(bin, "campaign", "run", "-v", spec)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -173,25 +143,8 @@ func TestCampaignPostgres(t *testing.T) {
 		t.Skip("starts a PostgreSQL server and runs 6 transfers over loopback")
 	}
 	db := testsvc.StartPostgres(t).CreateDB(t, "campaign")
-	dir := t.TempDir()
-	key := filepath.Join(dir, "c.psk")
-	if err := os.WriteFile(key, []byte(strings.Repeat("7c", 32)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	creds, err := agent.LoadCredentials(key, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hosts strings.Builder
-	for i, a := range agenttest.Start(t, 3, creds) {
-		fmt.Fprintf(&hosts, "  - {name: h%d, agent: %q, data: 127.0.0.1, group: g%d}\n", i, a, i%2)
-	}
-	spec := filepath.Join(dir, "c.yaml")
-	src := "name: pgtest\nhosts:\n" + hosts.String() + "variants: [{name: sack, cc: reno, recovery: sack}]\n" +
-		"transfer: {bytes: 100kB}\nschedule: {spacing: 0s, timeout: 60s}\ncredentials: {psk: c.psk}\n"
-	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, spec := loopbackSpec(t, "pgtest", [3]string{"g0", "g1", "g0"}, "variants: [{name: sack, cc: reno, recovery: sack}]\n"+
+		"transfer: {bytes: 100kB}\nschedule: {spacing: 0s, timeout: 60s}\n")
 	if out, code := stdoutOf(t, func() int { return runCampaign([]string{"run", "-v", "-db", db, spec}) }); code != 0 || !strings.Contains(out, "6 done now") {
 		t.Fatalf("campaign run -db postgres: exit %d:\n%s", code, out)
 	}
@@ -204,5 +157,48 @@ func TestCampaignPostgres(t *testing.T) {
 	}
 	if out, code := stdoutOf(t, func() int { return runCampaign([]string{"profile", "-db", db, "-o", "-", spec}) }); code != 0 || !strings.Contains(out, "inter-h0-h1") {
 		t.Errorf("campaign profile -db postgres: exit %d:\n%s", code, out)
+	}
+}
+
+// loopbackSpec starts three agents on loopback with a new PSK and writes a
+// campaign spec for them (hosts h0, h1, h2 in groups, then body and the
+// credentials) into a temporary directory; it returns the directory and
+// the spec's path.
+func loopbackSpec(t *testing.T, name string, groups [3]string, body string) (dir, spec string) {
+	t.Helper()
+	dir = t.TempDir()
+	key := filepath.Join(dir, "c.psk")
+	if err := os.WriteFile(key, []byte(strings.Repeat("6b", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	creds, err := agent.LoadCredentials(key, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\nhosts:\n", name)
+	for i, a := range agenttest.Start(t, 3, creds) {
+		fmt.Fprintf(&b, "  - {name: h%d, agent: %q, data: 127.0.0.1, group: %s}\n", i, a, groups[i])
+	}
+	b.WriteString(body + "credentials: {psk: c.psk}\n")
+	spec = filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(spec, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, spec
+}
+
+// appendFile appends text to a file.
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
