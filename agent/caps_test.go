@@ -319,3 +319,28 @@ func TestTimeLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestIdleTimeout: an authenticated connection with nothing in flight is
+// closed after the idle timeout (here shortened); one with a request in
+// flight stays open past it until the request is answered.
+func TestIdleTimeout(t *testing.T) {
+	creds := pskCreds(t, "lab "+hexKeyA)
+	a := startAgent(t, Config{Creds: creds}, func(s *Server) { s.idle, s.claimWait, s.grace = 50*time.Millisecond, 500*time.Millisecond, 0 })
+	ctx := context.Background()
+	busy := dial(t, a, creds)
+	r, err := busy.call(ctx, &message{Type: tReceive, Spec: &TransferSpec{ID: "wait", ReceiverHost: "x", Seconds: 0.01}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The collect waits for the lapse (claim wait plus limit): ten idle
+	// timeouts with a request in flight.
+	_, err = busy.call(ctx, &message{Type: tCollect, Token: r.Token})
+	if err == nil || !strings.Contains(err.Error(), "no data flow arrived") {
+		t.Errorf("collect across idle timeouts: got %v, want the lapse reported", err)
+	}
+	idle := dial(t, a, creds)
+	<-idle.done // the agent closes it
+	if _, err := idle.call(ctx, &message{Type: tPing}); !errors.Is(err, ErrClosed) {
+		t.Errorf("ping on an idle-closed connection: got %v, want ErrClosed", err)
+	}
+}

@@ -134,9 +134,9 @@ type Server struct {
 	wg     sync.WaitGroup
 
 	skew time.Duration // added to the clock time requests read (tests: a host whose clock is off)
-	// claimWait and grace are claimTimeout and transferGrace (tests
-	// shorten them).
-	claimWait, grace time.Duration
+	// claimWait, grace and idle are claimTimeout, transferGrace and
+	// idleTimeout (tests shorten them).
+	claimWait, grace, idle time.Duration
 }
 
 // wallNow is the wall clock as time requests report it, Unix ns.
@@ -170,7 +170,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxTransfers), conns: make(chan struct{}, cfg.MaxConns),
 		handshakes: make(chan struct{}, cfg.MaxHandshakes), expect: map[string]*expected{}, open: map[net.Conn]struct{}{},
-		claimWait: claimTimeout, grace: transferGrace}
+		claimWait: claimTimeout, grace: transferGrace, idle: idleTimeout}
 	if cfg.QlogMax > 0 {
 		if s.qlogDir, err = os.MkdirTemp("", "cclab-agent-qlog-"); err != nil {
 			return nil, fmt.Errorf("qlog directory: %v", err)
@@ -446,7 +446,7 @@ func (se *session) readFrame() ([]byte, error) {
 	var hdr [4]byte
 	got := 0
 	for got < len(hdr) {
-		d := idleTimeout
+		d := se.s.idle
 		if got > 0 {
 			d = messageTimeout
 		}
