@@ -122,25 +122,27 @@ func init() {
 		Doc:      "Proportional Rate Reduction, RFC 6937 (bound=ssrb|crb), RFC 6675 loss detection; option lostretx",
 		Defaults: func() any { return &PRRConfig{SACKConfig: SACKConfig{DupThresh: DupThresh, TLP: true}, Bound: "ssrb"} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
-			p, err := buildPRR("prr", *cfg.(*PRRConfig), env)
+			v, err := buildPRR("prr", *cfg.(*PRRConfig), env)
 			if err != nil {
 				return nil, err
 			}
+			p := &v
 			p.entered = p.startEpisode
 			return p, nil
 		},
 	})
 }
 
-// buildPRR validates the parameters and builds the strategy (the caller
-// sets sackLoss.entered once the value is in place).
-func buildPRR(name string, c PRRConfig, env RecoveryEnv) (*PRR, error) {
+// buildPRR validates the parameters and builds the strategy as a value
+// (the caller places it, in a PRR or a RACK, and then sets
+// sackLoss.entered).
+func buildPRR(name string, c PRRConfig, env RecoveryEnv) (PRR, error) {
 	l, err := buildSACK(name, c.SACKConfig, env)
 	if err != nil {
-		return nil, err
+		return PRR{}, err
 	}
 	if c.Bound != "ssrb" && c.Bound != "crb" {
-		return nil, fmt.Errorf("%s: parameter bound=%q: must be ssrb or crb", name, c.Bound)
+		return PRR{}, fmt.Errorf("%s: parameter bound=%q: must be ssrb or crb", name, c.Bound)
 	}
-	return &PRR{sackLoss: l, ssrb: c.Bound == "ssrb"}, nil
+	return PRR{sackLoss: l, ssrb: c.Bound == "ssrb"}, nil
 }

@@ -374,7 +374,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			r := &RACK{PRR: *p}
+			r := &RACK{PRR: p}
 			r.entered = r.PRR.startEpisode
 			return r, nil
 		},
