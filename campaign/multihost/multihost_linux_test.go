@@ -1,0 +1,404 @@
+// Package multihost_test is issue 11's multi-host acceptance test of
+// campaigns (docs/campaigns.md, "A measured example"): four hosts in two
+// emulated continents (internal/netnstest), each running cclab agent, and
+// cclab campaign run in the first continent's router namespace. It is a
+// package of its own so that its few minutes count against a test binary
+// timeout of their own.
+package multihost_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "modernc.org/sqlite"
+
+	"cclab/internal/netnstest"
+	"cclab/internal/testenv"
+	"cclab/internal/testsvc"
+	"cclab/link"
+	"cclab/relay"
+)
+
+// multihostNetwork is the test's network. Paths: access links of 20
+// Mbit/s, 2.5 ms and 0.2% random loss each way; the inter-continental link 10 Mbit/s, 45 ms each way with bursty
+// Gilbert-Elliott loss (p=0.01, r=0.3: 3.2% stationary, bursts of 3.3
+// packets on average). Intra-continental round trips are 10 ms with about
+// 0.4% loss each way, inter-continental ones 100 ms with about 3.6%.
+func multihostNetwork() netnstest.Config {
+	access := link.Config{Rate: 20e6, Delay: 2500 * time.Microsecond, Loss: "0.002", Queue: "droptail:100p"}
+	inter := link.Config{Rate: 10e6, Delay: 45 * time.Millisecond, Loss: "ge:p=0.01,r=0.3", Queue: "droptail:200p"}
+	a := relay.Config{Seed: 11, Hops: [2][]link.Config{{access}, {access}}}
+	i := relay.Config{Seed: 11, Hops: [2][]link.Config{{inter}, {inter}}}
+	return netnstest.Config{Continents: []netnstest.Continent{
+		{Name: "europe", Hosts: []string{"zurich", "berlin"}, Access: a},
+		{Name: "america", Hosts: []string{"boston", "seattle"}, Access: a, Inter: i},
+	}}
+}
+
+// agentPort is the agents' control port.
+const agentPort = 5310
+
+// multihostSpec is the campaign: all 12 ordered pairs, 4 variants, 2
+// rounds, 96 transfers of 100 kB; up to 4 at once (a host in 2), so that it
+// takes a few minutes on a loaded machine; 3 retries, as a handshake can
+// fail on the lossy inter link.
+const multihostSpec = `name: %s
+description: multi-host acceptance test (netns emulation on one machine)
+hosts:
+%s
+pairs: all
+variants:
+  - {name: reno, cc: reno, recovery: reno}
+  - {name: sack, cc: reno, recovery: sack}
+  - {name: ratehalving, cc: reno, recovery: ratehalving}
+  - {name: vegas, cc: vegas, recovery: newreno}
+transfer:
+  bytes: 100kB
+schedule:
+  rounds: 2
+  seed: 1
+  spacing: 0s
+  concurrency: 4
+  host_concurrency: 2
+  timeout: 2m
+  retries: 3
+  retry_delay: 1s
+credentials:
+%s
+`
+
+// writeSpec writes a campaign spec for the hosts (name → control address,
+// data address, group) and returns its path.
+func writeSpec(t *testing.T, dir, name string, hosts []*netnstest.Node, port map[string]int, creds string) string {
+	t.Helper()
+	var hs strings.Builder
+	for _, h := range hosts {
+		p := agentPort
+		if port[h.Name] != 0 {
+			p = port[h.Name]
+		}
+		fmt.Fprintf(&hs, "  - {name: %s, agent: \"%v:%d\", data: %v, group: %s}\n", h.Name, h.Addr, p, h.Addr, h.Group)
+	}
+	path := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(multihostSpec, name, strings.TrimRight(hs.String(), "\n"), creds)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// writePSK writes a new 32-byte pre-shared key file (0600).
+func writePSK(t *testing.T, path string) {
+	t.Helper()
+	k := make([]byte, 32)
+	rand.Read(k)
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(k)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// buildCclab builds the cclab binary into a temporary directory.
+func buildCclab(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "cclab")
+	if out, err := exec.Command("go", "build", "-o", bin, "cclab/cmd/cclab").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// keygen makes an Ed25519 key pair with cclab agent keygen and returns
+// the public key's authorized-keys line.
+func keygen(t *testing.T, bin, path, name string) string {
+	t.Helper()
+	if out, err := exec.Command(bin, "agent", "keygen", "-out", path, "-name", name).CombinedOutput(); err != nil {
+		t.Fatalf("cclab agent keygen: %v\n%s", err, out)
+	}
+	pub, err := os.ReadFile(path + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pub)
+}
+
+// proc is a process started in a node, its output kept.
+type proc struct {
+	cmd  *exec.Cmd
+	out  testenv.Buffer
+	done chan struct{}
+	err  error
+}
+
+// start runs bin with args in node; the network's teardown kills it.
+func start(t *testing.T, node *netnstest.Node, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: node.Command(bin, args...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	if err := node.Start(p.cmd); err != nil {
+		t.Fatalf("starting %v in %s: %v", args, node.Name, err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// exited reports whether p has ended.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// run runs bin with args in node to its end and returns its output.
+func run(t *testing.T, node *netnstest.Node, bin string, args ...string) (string, error) {
+	t.Helper()
+	p := start(t, node, bin, args...)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Minute):
+		t.Fatalf("%v did not end within 10 minutes:\n%s", args, p.out.String())
+	}
+	return p.out.String(), p.err
+}
+
+// waitListening waits until from can open a TCP connection to addr.
+func waitListening(t *testing.T, from *netnstest.Node, addr string, ps ...*proc) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		err := from.Do(func() error {
+			c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
+		if err == nil {
+			return
+		}
+		for _, p := range ps {
+			if p.exited() {
+				t.Fatalf("agent for %s exited: %v\n%s", addr, p.err, p.out.String())
+			}
+		}
+		if time.Now().After(end) {
+			t.Fatalf("nothing listens at %s after a minute: %v", addr, err)
+		}
+	}
+}
+
+// transfers counts a campaign's stored transfers: done ones, distinct done
+// sequence numbers, and failed attempts.
+func transfers(t *testing.T, driver, dsn, campaign string) (done, distinct, failed int) {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = db.QueryRowContext(ctx, `SELECT
+		COUNT(CASE WHEN status = 'done' THEN 1 END),
+		COUNT(DISTINCT CASE WHEN status = 'done' THEN seq END),
+		COUNT(CASE WHEN status = 'failed' THEN 1 END)
+		FROM campaign_transfers WHERE campaign = $1`, campaign).Scan(&done, &distinct, &failed)
+	if err != nil && !strings.Contains(err.Error(), "no such table") && !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("counting transfers: %v", err)
+	}
+	return done, distinct, failed
+}
+
+// TestMultiHostNetns is issue 11's multi-host acceptance test (see
+// multihostNetwork and multihostSpec): the campaign is killed once midway
+// (after 20 stored transfers) and resumed to its end with no transfer
+// twice; its report has every table; an agent with a wrong key is refused
+// and the campaign records why; the same campaign runs against PostgreSQL
+// and reports from it.
+func TestMultiHostNetns(t *testing.T) {
+	testenv.Need(t, "network namespaces and TUN devices", netnstest.Supported())
+	bin := buildCclab(t)
+	n := netnstest.Start(t, multihostNetwork())
+	ctl := n.Routers[0] // the scheduler runs in the first continent's router
+	dir := t.TempDir()
+	if keep := os.Getenv("CCLAB_MULTIHOST_DIR"); keep != "" {
+		// Keep the specs, keys, databases, logs and reports in a new
+		// directory (docs/campaigns.md, "A measured example").
+		dir = keep
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatalf("CCLAB_MULTIHOST_DIR: %v (give a directory that does not exist yet)", err)
+		}
+	}
+	os.Chmod(dir, 0o755)
+
+	// Credentials: one PSK for the campaign, and Ed25519 keys: each agent
+	// has its own and accepts the scheduler's, the scheduler accepts every
+	// agent's. The SQLite campaign authenticates with the PSK, the
+	// PostgreSQL one with the keys.
+	psk, wrong := filepath.Join(dir, "campaign.psk"), filepath.Join(dir, "wrong.psk")
+	writePSK(t, psk)
+	writePSK(t, wrong)
+	schedPub := keygen(t, bin, filepath.Join(dir, "scheduler.key"), "scheduler")
+	if err := os.WriteFile(filepath.Join(dir, "agents.authorized"), []byte(schedPub), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var agentPubs strings.Builder
+	var agents []*proc
+	for _, h := range n.Hosts {
+		key := filepath.Join(dir, h.Name+".key")
+		agentPubs.WriteString(keygen(t, bin, key, h.Name))
+		agents = append(agents, start(t, h, bin, "agent", "-listen", fmt.Sprintf(":%d", agentPort), "-psk-file", psk,
+			"-identity", key, "-authorized-keys", filepath.Join(dir, "agents.authorized")))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scheduler.authorized"), []byte(agentPubs.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A second agent on seattle with a key the scheduler does not hold
+	// (the first one's data port is 5311).
+	const wrongPort = agentPort + 2
+	impostor := start(t, n.Host("seattle"), bin, "agent", "-listen", fmt.Sprintf(":%d", wrongPort), "-data-port", "5313", "-psk-file", wrong)
+	for i, h := range n.Hosts {
+		waitListening(t, ctl, fmt.Sprintf("%v:%d", h.Addr, agentPort), agents[i])
+	}
+	waitListening(t, ctl, fmt.Sprintf("%v:%d", n.Host("seattle").Addr, wrongPort), impostor)
+
+	t.Run("sqlite", func(t *testing.T) {
+		spec := writeSpec(t, dir, "netns-sqlite", n.Hosts, nil, "  psk: campaign.psk")
+		db := filepath.Join(dir, "campaign.db")
+		dsn := "file:" + db + "?_pragma=busy_timeout(10000)"
+		// First run: killed with SIGKILL once 20 transfers are stored.
+		p := start(t, ctl, bin, "campaign", "run", "-v", "-db", db, spec)
+		for {
+			done, _, _ := transfers(t, "sqlite", dsn, "netns-sqlite")
+			if done >= 20 {
+				break
+			}
+			if p.exited() {
+				t.Fatalf("campaign ended before it was killed: %v\n%s", p.err, p.out.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+		done, _, _ := transfers(t, "sqlite", dsn, "netns-sqlite")
+		t.Logf("killed after %d stored transfers", done)
+		if done >= 96 {
+			t.Fatalf("%d transfers stored before the kill: the campaign was not killed midway", done)
+		}
+		// Second run: resumes and finishes.
+		out, err := run(t, ctl, bin, "campaign", "run", "-v", "-db", db, spec)
+		if err != nil {
+			t.Fatalf("resumed campaign: %v\n%s", err, out)
+		}
+		t.Logf("resumed run:\n%s", out)
+		done, distinct, failed := transfers(t, "sqlite", dsn, "netns-sqlite")
+		if done != 96 || distinct != 96 {
+			t.Errorf("after resuming: %d done transfers (%d distinct), want 96 and 96 (%d failed attempts)", done, distinct, failed)
+		}
+		checkReport(t, ctl, bin, dir, "sqlite", db, spec)
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		// An agent without credentials does not start.
+		cmd := exec.Command(bin, "agent", "-listen", "127.0.0.1:0")
+		if out, err := cmd.CombinedOutput(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "no credentials") {
+			t.Errorf("cclab agent without credentials: %v, %s; want exit status 2 and no credentials", err, out)
+		}
+		// seattle's impostor agent holds another key: the scheduler's
+		// handshake fails and every transfer with it is stored as failed,
+		// with the cause.
+		spec := writeSpec(t, dir, "netns-refused", []*netnstest.Node{n.Host("zurich"), n.Host("seattle")},
+			map[string]int{"seattle": wrongPort}, "  psk: campaign.psk")
+		db := filepath.Join(dir, "refused.db")
+		out, err := run(t, ctl, bin, "campaign", "run", "-v", "-db", db, spec)
+		t.Logf("campaign with a refused agent: %v\n%s", err, out)
+		dsn := "file:" + db + "?_pragma=busy_timeout(10000)"
+		done, _, failed := transfers(t, "sqlite", dsn, "netns-refused")
+		if done != 0 || failed == 0 {
+			t.Errorf("got %d done and %d failed attempts, want 0 done and some failed", done, failed)
+		}
+		d, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		var cause, msg string
+		if err := d.QueryRow(`SELECT cause, error FROM campaign_transfers WHERE campaign = 'netns-refused' LIMIT 1`).Scan(&cause, &msg); err != nil {
+			t.Fatal(err)
+		}
+		if cause != "unauthorized" {
+			t.Errorf("failure cause %q (%s), want unauthorized", cause, msg)
+		}
+	})
+
+	t.Run("postgres", func(t *testing.T) {
+		pg := testsvc.StartPostgres(t)
+		url := pg.CreateDB(t, "campaign")
+		// The scheduler runs in a namespace without the machine's
+		// loopback: it reaches the server through its Unix socket.
+		sockURL := fmt.Sprintf("postgres://%s@/campaign?host=%s&port=%d&sslmode=disable", testsvc.PostgresUser, pg.Dir, pg.Port)
+		spec := writeSpec(t, dir, "netns-postgres", n.Hosts, nil,
+			"  identity: scheduler.key\n  authorized_keys: scheduler.authorized")
+		out, err := run(t, ctl, bin, "campaign", "run", "-v", "-db", sockURL, spec)
+		if err != nil {
+			t.Fatalf("campaign on PostgreSQL: %v\n%s", err, out)
+		}
+		done, distinct, failed := transfers(t, "pgx", url, "netns-postgres")
+		if done != 96 || distinct != 96 {
+			t.Errorf("PostgreSQL: %d done transfers (%d distinct), want 96 and 96 (%d failed attempts)", done, distinct, failed)
+		}
+		checkReport(t, ctl, bin, dir, "postgres", sockURL, spec)
+	})
+}
+
+// reportTables are the titles of the tables the campaign report must have
+// (eval.WriteETHReport; the two comparisons appear because the variants
+// include Reno, a SACK variant and Rate-Halving).
+var reportTables = []string{"The study&#39;s questions, answered from the numbers", "Goodput per variant and path group",
+	"Retransmissions and the unnecessary share", "Timeouts per transfer by cause", "Loss-rate bins",
+	"Goodput: SACK variants against Reno", "Non-trigger timeouts: Rate-Halving against the other variants"}
+
+// checkReport writes the campaign's report from db and checks that it has
+// every table, with rows of both path groups and every variant.
+func checkReport(t *testing.T, ctl *netnstest.Node, bin, dir, name, db, spec string) string {
+	t.Helper()
+	out := filepath.Join(dir, name+"-report.html")
+	o, err := run(t, ctl, bin, "campaign", "report", "-db", db, "-o", out, spec)
+	if err != nil {
+		t.Fatalf("campaign report: %v\n%s", err, o)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, want := range reportTables {
+		if !strings.Contains(html, "<h2>"+want+"</h2>") {
+			t.Errorf("report %s lacks the table %q", out, want)
+		}
+	}
+	for _, want := range []string{"<td>intra</td>", "<td>inter</td>", "<td>reno</td>", "<td>sack</td>", "<td>ratehalving</td>", "<td>vegas</td>"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report %s has no row with %s", out, want)
+		}
+	}
+	return html
+}
