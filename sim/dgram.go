@@ -100,6 +100,7 @@ func (d *Dgram) host(n *Node) *dgramHost {
 		Sink:    s.Sink,
 		Rand:    traffic.Stream(s.Net.Seed, "dgram-endpoint/"+n.Name),
 		NoRetry: true, // no attacker on simulated paths: no Retry round trip
+		Buffers: s.bufs,
 	})
 	s.E.InitTimer(&h.timer, h, 0)
 	n.Receiver = h

@@ -43,6 +43,7 @@ type Sim struct {
 	patterns map[uint64]uint64      // the seed of each open connection's pattern stream, by connection ID
 
 	stacks  []*Stack
+	bufs    *transport.Buffers // connection buffers, shared by every host's endpoint (one goroutine drives them all)
 	readBuf []byte
 	wantBuf []byte // the expected bytes of a read
 }
@@ -58,7 +59,7 @@ func New(n *Network, sink event.Sink) *Sim {
 	tc.Digest = "none" // the simulator checks every byte (Sim.Integrity)
 	return &Sim{E: n.E, Net: n, Sink: sink, Transport: tc, stacks: make([]*Stack, len(n.Nodes)),
 		readBuf: make([]byte, 64<<10), wantBuf: make([]byte, 64<<10), pending: map[uint64]streamCheck{},
-		patterns: map[uint64]uint64{}}
+		patterns: map[uint64]uint64{}, bufs: transport.NewBuffers()}
 }
 
 // Stack is a host's protocol stack: one transport endpoint on
@@ -98,7 +99,7 @@ func (st *Stack) endpoint() *transport.Endpoint {
 			Rand:      traffic.Stream(st.sim.Net.Seed, "endpoint/"+st.node.Name),
 			Configure: st.acceptConfig,
 			NoRetry:   true, // no attacker on simulated paths: no Retry round trip
-
+			Buffers:   st.sim.bufs,
 		})
 		st.sim.E.InitTimer(&st.timer, st, 0)
 	}

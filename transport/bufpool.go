@@ -2,24 +2,30 @@ package transport
 
 import (
 	"math/bits"
-	"sync"
+	"unsafe"
 )
 
 // Per-connection buffers (the send and receive rings' bytes, the scoreboard's
-// segments) are recycled across connections through process-wide pools, one
-// per power-of-two size: a simulation of many short transfers (ON/OFF flows,
-// a new connection per ON period) otherwise allocates and clears several KiB
+// segments) are recycled across connections through free lists, one per
+// power-of-two size: a simulation of many short transfers (ON/OFF flows, a
+// new connection per ON period) otherwise allocates and clears several KiB
 // per connection and leaves them to the garbage collector. A connection takes
 // a buffer when it first needs one, grows it by doubling (returning the
 // smaller one) and returns it once it is empty after the connection finished
-// (Conn.releaseBuffers). The pools are sync.Pools, so what is pooled is given
-// back to the collector when unused for two collections, and endpoints in
-// different goroutines share them safely.
+// (Conn.releaseBuffers).
+//
+// The free lists belong to a Buffers value that the driver hands to its
+// endpoints (EndpointConfig.Buffers): like everything in this package it is
+// not safe for concurrent use, so endpoints share one only when one
+// goroutine drives them all (every host of a simulation shares the
+// simulation's); an endpoint without one makes its own. A Buffers keeps at
+// most MaxPooledBytes; what is returned beyond that is left to the
+// collector.
 //
 // A recycled buffer holds stale bytes of an earlier connection; nothing reads
 // a ring's byte or a scoreboard's segment before writing it, so results do
-// not depend on what the pool returns (a transfer's event trace is the same
-// with fresh buffers and with pooled garbage: TestBufPoolDeterministic).
+// not depend on what the free lists return (a transfer's event trace is the
+// same with fresh buffers and with pooled garbage: TestBufPoolDeterministic).
 
 // Size classes: rings from minRing bytes, scoreboards from minSegs segments,
 // each class twice the previous; larger buffers are not pooled.
@@ -29,20 +35,37 @@ const (
 	poolClasses = 11 // up to 4 MiB rings, 65,536-segment scoreboards
 )
 
-// recycleBuffers turns the pools on; BenchmarkConnChurn turns it off to
-// measure against fresh buffers in the same run.
-var recycleBuffers = true
+// MaxPooledBytes is how many bytes of idle buffers a Buffers keeps at most
+// (rings and scoreboards together).
+const MaxPooledBytes = 64 << 20
 
-// bufPool is one pool per size class of buffers of T, min<<class long.
-type bufPool[T any] struct {
-	min   int
-	class [poolClasses]sync.Pool // of *[]T
+// Buffers recycles connection buffers between the connections of the
+// endpoints that share it. The zero value is ready to use; a nil *Buffers
+// recycles nothing (every buffer is freshly allocated).
+type Buffers struct {
+	rings bufPool[byte]    // send and receive rings
+	segs  bufPool[Segment] // scoreboards
+	held  int              // bytes held in both, at most MaxPooledBytes
 }
 
-var (
-	rings   = bufPool[byte]{min: minRing}    // send and receive rings
-	segBufs = bufPool[Segment]{min: minSegs} // scoreboards
-)
+// NewBuffers returns an empty Buffers.
+func NewBuffers() *Buffers { return &Buffers{} }
+
+// Held returns the bytes of idle buffers b keeps.
+func (b *Buffers) Held() int {
+	if b == nil {
+		return 0
+	}
+	return b.held
+}
+
+// bufPool is one free list per size class of buffers of T, min<<class long.
+type bufPool[T any] struct {
+	class [poolClasses][][]T
+}
+
+// segmentBytes is the memory of one Segment, bytes.
+const segmentBytes = int(unsafe.Sizeof(Segment{}))
 
 // poolClass returns the class of a buffer of n units, n = min<<class, or -1
 // if n is not a pooled size.
@@ -56,20 +79,56 @@ func poolClass(n, min int) int {
 	return -1
 }
 
-// get returns a buffer of n units (a power-of-two multiple of min) with
-// unspecified contents.
-func (p *bufPool[T]) get(n int) []T {
-	if c := poolClass(n, p.min); c >= 0 && recycleBuffers {
-		if v, ok := p.class[c].Get().(*[]T); ok {
-			return *v
+// ring returns a ring buffer of n bytes (a power-of-two multiple of
+// minRing) with unspecified contents.
+func (b *Buffers) ring(n int) []byte {
+	if b == nil {
+		return make([]byte, n)
+	}
+	return get(&b.rings, n, minRing, 1, &b.held)
+}
+
+// putRing recycles a ring buffer its owner no longer uses.
+func (b *Buffers) putRing(r []byte) {
+	if b != nil {
+		put(&b.rings, r, minRing, 1, &b.held)
+	}
+}
+
+// segments returns a scoreboard buffer of n segments (a power-of-two
+// multiple of minSegs) with unspecified contents.
+func (b *Buffers) segments(n int) []Segment {
+	if b == nil {
+		return make([]Segment, n)
+	}
+	return get(&b.segs, n, minSegs, segmentBytes, &b.held)
+}
+
+// putSegments recycles a scoreboard buffer its owner no longer uses.
+func (b *Buffers) putSegments(s []Segment) {
+	if b != nil {
+		put(&b.segs, s, minSegs, segmentBytes, &b.held)
+	}
+}
+
+// get takes a buffer of n units of unit bytes from p, or allocates one.
+func get[T any](p *bufPool[T], n, min, unit int, held *int) []T {
+	if c := poolClass(n, min); c >= 0 {
+		if l := p.class[c]; len(l) > 0 {
+			v := l[len(l)-1]
+			l[len(l)-1] = nil
+			p.class[c] = l[:len(l)-1]
+			*held -= n * unit
+			return v
 		}
 	}
 	return make([]T, n)
 }
 
-// put recycles b, which its owner no longer uses.
-func (p *bufPool[T]) put(b []T) {
-	if c := poolClass(len(b), p.min); c >= 0 && recycleBuffers {
-		p.class[c].Put(&b)
+// put keeps v in p if it is of a pooled size and the bound allows.
+func put[T any](p *bufPool[T], v []T, min, unit int, held *int) {
+	if c := poolClass(len(v), min); c >= 0 && *held+len(v)*unit <= MaxPooledBytes {
+		p.class[c] = append(p.class[c], v)
+		*held += len(v) * unit
 	}
 }

@@ -10,55 +10,75 @@ import (
 	"cclab/event"
 )
 
-// drainPools empties the buffer pools (what a sync.Pool still holds).
-func drainPools() {
-	for c := range poolClasses {
-		for rings.class[c].Get() != nil {
-		}
-		for segBufs.class[c].Get() != nil {
-		}
-	}
-}
-
-// poisonPools fills the pools with buffers of garbage: bytes 0xA5 and
-// segments with every field set, as an earlier connection might leave them.
-func poisonPools() {
+// poison fills b with buffers of garbage: bytes 0xA5 and segments with
+// every field set, as an earlier connection might leave them.
+func poison(b *Buffers) {
 	for c := range 6 {
 		for range 4 {
-			b := make([]byte, minRing<<c)
-			for i := range b {
-				b[i] = 0xA5
+			r := make([]byte, minRing<<c)
+			for i := range r {
+				r[i] = 0xA5
 			}
-			rings.put(b)
+			b.putRing(r)
 			s := make([]Segment, minSegs<<c)
 			for i := range s {
 				s[i] = Segment{Off: 1 << 40, Len: 999, Fin: true, SentAt: 12345, TS: 7, Retrans: 3, Sacked: true, Lost: true, SendSeq: 1 << 30}
 			}
-			segBufs.put(s)
+			b.putSegments(s)
 		}
 	}
 }
 
 // TestBufPoolDeterministic: connections whose scoreboard and rings come
-// from pools full of an earlier connection's garbage behave exactly as with
-// fresh buffers (same event trace, every byte delivered), and a finished
-// connection gives its empty buffers back.
+// from free lists full of an earlier connection's garbage behave exactly as
+// with fresh buffers (same event trace, every byte delivered), and a
+// finished connection gives its empty buffers back.
 func TestBufPoolDeterministic(t *testing.T) {
 	for _, rec := range []string{"newreno", "rack"} {
 		t.Run(rec, func(t *testing.T) {
-			drainPools()
-			h1, cli, srv := runImpaired(t, 7, 0.05, 512<<10, rec)
+			fresh := NewBuffers()
+			h1, cli, srv := runImpairedBufs(t, 7, 0.05, 512<<10, rec, fresh)
 			checkTransfer(t, cli, srv, 512<<10, 0.05)
 			if got := [3]bool{cli.sb.segs == nil, srv.rbuf.b == nil, cli.rbuf.b == nil}; got != [3]bool{true, true, true} {
 				t.Errorf("finished conns: client scoreboard, server and client receive rings released %v, want all true", got)
 			}
-			poisonPools()
-			h2, cli, srv := runImpaired(t, 7, 0.05, 512<<10, rec)
+			if fresh.Held() == 0 {
+				t.Errorf("finished conns returned nothing: Held() = 0")
+			}
+			dirty := NewBuffers()
+			poison(dirty)
+			h2, cli, srv := runImpairedBufs(t, 7, 0.05, 512<<10, rec, dirty)
 			checkTransfer(t, cli, srv, 512<<10, 0.05)
 			if h1.traceHash() != h2.traceHash() {
 				t.Errorf("fresh and recycled buffers: traces differ")
 			}
 		})
+	}
+}
+
+// TestBuffersBound: a Buffers keeps at most MaxPooledBytes; a nil Buffers
+// allocates and keeps nothing.
+func TestBuffersBound(t *testing.T) {
+	b := NewBuffers()
+	big := minRing << (poolClasses - 1) // 4 MiB
+	for range 2 * MaxPooledBytes / big {
+		b.putRing(make([]byte, big))
+	}
+	if got, want := b.Held(), MaxPooledBytes; got != want {
+		t.Errorf("Held() after putting twice the bound = %d, want %d", got, want)
+	}
+	r := b.ring(big)
+	if got, want := b.Held(), MaxPooledBytes-big; len(r) != big || got != want {
+		t.Errorf("after one ring(%d): len %d, Held() = %d, want %d", big, len(r), got, want)
+	}
+	b.putRing(make([]byte, 3*minRing)) // not a pooled size
+	if got, want := b.Held(), MaxPooledBytes-big; got != want {
+		t.Errorf("Held() after an unpooled size = %d, want %d", got, want)
+	}
+	var none *Buffers
+	none.putRing(make([]byte, minRing))
+	if got := none.Held(); got != 0 || len(none.ring(minRing)) != minRing || len(none.segments(minSegs)) != minSegs {
+		t.Errorf("nil Buffers: Held() = %d, want 0 and fresh buffers of the asked size", got)
 	}
 }
 
@@ -85,21 +105,23 @@ func BenchmarkConnChurn(b *testing.B) {
 		recycle bool
 	}{{"pooled", true}, {"fresh", false}} {
 		b.Run(tc.name, func(b *testing.B) {
-			defer func(v bool) { recycleBuffers = v }(recycleBuffers)
-			recycleBuffers = tc.recycle
-			drainPools()
-			benchChurn(b, 48<<10)
+			var bufs *Buffers
+			if tc.recycle {
+				bufs = NewBuffers()
+			}
+			benchChurn(b, 48<<10, bufs)
 		})
 	}
 }
 
-func benchChurn(b *testing.B, size int64) {
+func benchChurn(b *testing.B, size int64, bufs *Buffers) {
 	cfg := Config{Digest: "none", Sink: event.Discard}
 	now := clock.Start
 	ca := netip.MustParseAddrPort("10.0.0.1:1")
 	sa := netip.MustParseAddrPort("10.0.0.2:2")
 	cli := NewEndpoint(EndpointConfig{Defaults: cfg, Rand: rand.New(rand.NewPCG(1, 1))})
 	srv := NewEndpoint(EndpointConfig{Server: true, Defaults: cfg, NoRetry: true, Rand: rand.New(rand.NewPCG(2, 2))})
+	cli.bufs, srv.bufs = bufs, bufs // nil: fresh buffers for every connection
 	buf := make([]byte, 65536)
 	rbuf := make([]byte, 1<<16)
 	delivered := uint64(0)

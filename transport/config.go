@@ -272,4 +272,8 @@ type EndpointConfig struct {
 	// connection over its share (MaxOOOBytes / connections) drops the
 	// farthest arriving out-of-order data, counted.
 	MaxOOOBytes int
+	// Buffers recycles the connections' rings and scoreboards (bufpool.go).
+	// Endpoints driven by one goroutine (a simulation's hosts) share one;
+	// nil: the endpoint makes its own. Not safe for concurrent use.
+	Buffers *Buffers
 }

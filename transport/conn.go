@@ -167,6 +167,7 @@ func newConn(ep *Endpoint, cfg Config, now clock.Time) *Conn {
 	c.stats.Start = now
 	c.ctx.c = c
 	c.ctx.SB = &c.sb
+	c.sbuf.pool, c.rbuf.pool, c.sb.pool = ep.bufs, ep.bufs, ep.bufs
 	return c
 }
 

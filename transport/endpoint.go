@@ -34,6 +34,7 @@ type Endpoint struct {
 	pkt       packet
 	stats     EndpointStats
 	dg        dgramEndpoint // datagram-mode connections (dgram_endpoint.go)
+	bufs      *Buffers      // connection buffers (EndpointConfig.Buffers, or the endpoint's own)
 }
 
 // EndpointStats counts an endpoint's datagrams and rejects.
@@ -81,6 +82,10 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 		tombInit: map[uint64]clock.Time{}, perSource: map[netip.Addr]int{}}
 	if cfg.Server && !cfg.NoRetry {
 		e.tokens = newTokenMinter(e.entropy(), cfg.TokenLifetime, clock.Start)
+	}
+	e.bufs = cfg.Buffers
+	if e.bufs == nil {
+		e.bufs = NewBuffers()
 	}
 	return e
 }

@@ -315,7 +315,16 @@ func impairedPath(loss float64) pathModel {
 }
 
 func runImpaired(t *testing.T, seed uint64, loss float64, size int64, recovery string) (*harness, *Conn, *Conn) {
+	return runImpairedBufs(t, seed, loss, size, recovery, nil)
+}
+
+// runImpairedBufs is runImpaired with both endpoints taking their
+// connection buffers from bufs (nil: each its own).
+func runImpairedBufs(t *testing.T, seed uint64, loss float64, size int64, recovery string, bufs *Buffers) (*harness, *Conn, *Conn) {
 	h := newHarness(t, seed, impairedPath(loss), impairedPath(loss), Config{Recovery: recovery})
+	if bufs != nil {
+		h.eps[0].bufs, h.eps[1].bufs = bufs, bufs
+	}
 	cli, srv, ok := h.transfer(size, 2*time.Hour)
 	if !ok {
 		t.Fatalf("seed %d loss %v: transfer did not finish by %v (client done=%v err=%v, server=%v)", seed, loss, h.now, cli.Done(), cli.Err(), srv != nil && srv.Done())

@@ -2,8 +2,11 @@ package transport
 
 // byteRing stores stream bytes by absolute offset in a power-of-two ring that
 // grows on demand (amortized; no allocation in steady state). Its buffers come
-// from and return to the pool of bufpool.go.
-type byteRing struct{ b []byte }
+// from and return to pool (bufpool.go; nil: freshly allocated).
+type byteRing struct {
+	b    []byte
+	pool *Buffers
+}
 
 // ensure makes room for span bytes starting at base, preserving the bytes
 // [base, base+keep).
@@ -15,7 +18,7 @@ func (r *byteRing) ensure(base uint64, keep, span int) {
 	for n < span {
 		n *= 2
 	}
-	nb := rings.get(n)
+	nb := r.pool.ring(n)
 	if keep > 0 {
 		tmp := byteRing{b: nb}
 		for off := base; off < base+uint64(keep); {
@@ -33,7 +36,7 @@ func (r *byteRing) ensure(base uint64, keep, span int) {
 // must hold no bytes still needed. The next ensure takes a new one.
 func (r *byteRing) release() {
 	if r.b != nil {
-		rings.put(r.b)
+		r.pool.putRing(r.b)
 		r.b = nil
 	}
 }

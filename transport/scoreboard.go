@@ -51,6 +51,8 @@ type Scoreboard struct {
 	lostIdx int    // no segment below this index is marked lost
 	sends   uint64 // transmissions so far (last SendSeq given)
 	highSSq uint64 // highest SendSeq among never-retransmitted segments ever SACKed
+
+	pool *Buffers // where segment buffers come from and go back to (nil: allocated)
 }
 
 // Count returns the number of outstanding segments.
@@ -135,7 +137,7 @@ func (sb *Scoreboard) anyLostFin() bool {
 // segment is outstanding. The next push takes a new one.
 func (sb *Scoreboard) release() {
 	if sb.segs != nil {
-		segBufs.put(sb.segs)
+		sb.pool.putSegments(sb.segs)
 		sb.segs, sb.head = nil, 0
 	}
 }
@@ -144,7 +146,7 @@ func (sb *Scoreboard) release() {
 func (sb *Scoreboard) push(s Segment) {
 	if sb.count == len(sb.segs) {
 		n := max(minSegs, 2*len(sb.segs))
-		ns := segBufs.get(n)
+		ns := sb.pool.segments(n)
 		for i := 0; i < sb.count; i++ {
 			ns[i] = *sb.Seg(i)
 		}
