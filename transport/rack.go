@@ -121,7 +121,7 @@ func (k *rackState) onAck(x *Ctx, a *AckInfo, inRecovery bool, dupThresh int) bo
 	}
 	// TLP ACK processing (§7.4) before loss detection.
 	if k.tlpOn {
-		k.tlpAck(x, a)
+		k.tlpAck(x, a, inRecovery)
 	}
 	// Steps 4-5.
 	return k.detectAndArm(x, inRecovery, dupThresh)
@@ -252,8 +252,11 @@ func (k *rackState) onSent(x *Ctx, retransmit bool, inRecovery bool) {
 // tlpAck is TLP_process_ack (RFC 8985 §7.4.2): a probe's episode ends when
 // the ACK covers it; if it repaired a loss (the ACK goes beyond TLP.end_seq
 // after a retransmitted probe) the congestion controller reacts as to a fast
-// recovery.
-func (k *rackState) tlpAck(x *Ctx, a *AckInfo) {
+// recovery (EnterRecovery then ExitRecovery). A probe sent before a recovery
+// episode began may be acknowledged during it (inRecovery): the episode has
+// already reduced the window for that loss, so no second, nested episode
+// starts (episodes strictly alternate: TestRecoveryOwner).
+func (k *rackState) tlpAck(x *Ctx, a *AckInfo, inRecovery bool) {
 	if !k.tlpSet || a.CumAck < k.tlpEnd {
 		return
 	}
@@ -265,8 +268,10 @@ func (k *rackState) tlpAck(x *Ctx, a *AckInfo) {
 	case a.CumAck > k.tlpEnd:
 		k.tlpSet = false // the probe repaired the single loss
 		k.tlpFix++
-		x.EnterRecovery()
-		x.ExitRecovery()
+		if !inRecovery {
+			x.EnterRecovery()
+			x.ExitRecovery()
+		}
 	case a.DupAck && a.SackedBytes == 0 && !a.DSACK:
 		k.tlpSet = false // original and probe both delivered
 	}

@@ -267,20 +267,22 @@ func TestTLPSchedule(t *testing.T) {
 // TestTLPProcessAck checks TLP_process_ack (RFC 8985 §7.4.2) for a
 // retransmitted probe with TLP.end_seq E: an ACK below E keeps the episode;
 // a D-SACK of the probe ends it (redundant); an ACK beyond E ends it with a
-// congestion response (the probe repaired a loss); a duplicate ACK without
+// congestion response (the probe repaired a loss), unless a recovery episode began after the probe was sent; a duplicate ACK without
 // SACK information ends it (both copies delivered).
 func TestTLPProcessAck(t *testing.T) {
 	const e = 10 * testMSS
 	for _, tc := range []struct {
 		name     string
 		a        AckInfo
+		inRec    bool // a recovery episode began after the probe was sent
 		open     bool // episode still open
 		response bool // controller told of a loss
 	}{
-		{"below end", AckInfo{CumAck: e - testMSS, PrevUna: 0}, true, false},
-		{"D-SACK of the probe", AckInfo{CumAck: e, PrevUna: e - testMSS, DSACK: true, DSACKStart: e - testMSS, DSACKEnd: e}, false, false},
-		{"beyond end", AckInfo{CumAck: e + testMSS, PrevUna: e - testMSS}, false, true},
-		{"dupack without SACK", AckInfo{CumAck: e, PrevUna: e, DupAck: true}, false, false},
+		{"below end", AckInfo{CumAck: e - testMSS, PrevUna: 0}, false, true, false},
+		{"D-SACK of the probe", AckInfo{CumAck: e, PrevUna: e - testMSS, DSACK: true, DSACKStart: e - testMSS, DSACKEnd: e}, false, false, false},
+		{"beyond end", AckInfo{CumAck: e + testMSS, PrevUna: e - testMSS}, false, false, true},
+		{"beyond end during recovery", AckInfo{CumAck: e + testMSS, PrevUna: e - testMSS}, true, false, false},
+		{"dupack without SACK", AckInfo{CumAck: e, PrevUna: e, DupAck: true}, false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := sackFixture(t, "rack", 10, 0)
@@ -288,7 +290,7 @@ func TestTLPProcessAck(t *testing.T) {
 			k.tlpSet, k.tlpEnd, k.tlpRetrans = true, e, true
 			f.c.ctx.Now = f.now
 			calls := len(f.tcc().calls)
-			k.tlpAck(&f.c.ctx, &tc.a)
+			k.tlpAck(&f.c.ctx, &tc.a, tc.inRec)
 			if k.tlpSet != tc.open {
 				t.Errorf("episode open: got %v, want %v", k.tlpSet, tc.open)
 			}
