@@ -117,24 +117,7 @@ func (c *Credentials) peer(pub []byte) (string, bool) {
 // readPublicFile reads a file of public keys: it may be world-readable but
 // neither group nor others may write it (as sshd's StrictModes).
 func readPublicFile(flag, path string, max int) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", flag, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %s: not a regular file", flag, path)
-	}
-	if p := st.Mode().Perm(); p&0o022 != 0 {
-		return nil, fmt.Errorf("%s %s: permissions %04o let group or others change the accepted keys; run chmod 644 %s", flag, path, p, path)
-	}
-	if st.Size() > int64(max) {
-		return nil, fmt.Errorf("%s %s: longer than %d bytes", flag, path, max)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", flag, err)
-	}
-	return b, nil
+	return psk.ReadFileChecked(flag, path, max, 0o022, "let group or others change the accepted keys", "644")
 }
 
 // ParseIdentity reads an Ed25519 private key: OpenSSH format (ssh-keygen -t

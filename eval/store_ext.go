@@ -3,7 +3,6 @@ package eval
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -51,16 +50,9 @@ func (s *SQLStore) InTx(ctx context.Context, lock bool, f func(SQLTx) error) err
 func (s *SQLStore) MigrateTables(ctx context.Context, component string, steps [][]string) error {
 	key := component + "_schema_version"
 	read := func(x dq) (int, error) {
-		var v string
-		switch err := x.row(ctx, `SELECT value FROM schema_info WHERE name = ?`, key).Scan(&v); {
-		case errors.Is(err, sql.ErrNoRows):
-			return 0, nil
-		case err != nil:
-			return 0, err
-		}
-		n, err := strconv.Atoi(v)
+		n, err := readVersion(ctx, x, key)
 		if err != nil {
-			return 0, fmt.Errorf("schema_info: %s %q is not a number", key, v)
+			return 0, err
 		}
 		if n > len(steps) {
 			return 0, fmt.Errorf("the database's %s tables have schema version %d; this cclab knows versions up to %d: use a newer cclab", component, n, len(steps))

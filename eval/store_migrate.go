@@ -149,8 +149,18 @@ func (s *SQLStore) schemaVersion(ctx context.Context, x dq) (int, error) {
 	if has, err := x.exists(ctx, s.d.tableExists, "schema_info"); err != nil || !has {
 		return 0, err
 	}
+	n, err := readVersion(ctx, x, "schema_version")
+	if err == nil && n > SchemaVersion {
+		return 0, fmt.Errorf("the database has schema version %d; this cclab knows versions up to %d: use a newer cclab", n, SchemaVersion)
+	}
+	return n, err
+}
+
+// readVersion reads the schema_info row name as a version number: 0 when
+// the row is missing.
+func readVersion(ctx context.Context, x dq, name string) (int, error) {
 	var v string
-	switch err := x.row(ctx, `SELECT value FROM schema_info WHERE name = 'schema_version'`).Scan(&v); {
+	switch err := x.row(ctx, `SELECT value FROM schema_info WHERE name = ?`, name).Scan(&v); {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, nil
 	case err != nil:
@@ -158,10 +168,7 @@ func (s *SQLStore) schemaVersion(ctx context.Context, x dq) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, fmt.Errorf("schema_info: schema_version %q is not a number", v)
-	}
-	if n > SchemaVersion {
-		return 0, fmt.Errorf("the database has schema version %d; this cclab knows versions up to %d: use a newer cclab", n, SchemaVersion)
+		return 0, fmt.Errorf("schema_info: %s %q is not a number", name, v)
 	}
 	return n, nil
 }

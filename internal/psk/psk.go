@@ -57,6 +57,14 @@ func (k *Keys) Key(name string) ([]byte, bool) {
 // that neither group nor others may read or write (mode 0600 or 0400), of at
 // most max bytes. Errors name flag (e.g. "-psk-file").
 func ReadSecretFile(flag, path string, max int) ([]byte, error) {
+	return ReadFileChecked(flag, path, max, 0o077, "let group or others access the key", "600")
+}
+
+// ReadFileChecked reads path, which must be a regular file of at most max
+// bytes whose permission bits include none of forbid. Errors name flag; a
+// permission error says what the bits allow (why) and the chmod mode that
+// fixes it.
+func ReadFileChecked(flag, path string, max int, forbid os.FileMode, why, mode string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", flag, err)
@@ -69,8 +77,8 @@ func ReadSecretFile(flag, path string, max int) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s %s: not a regular file", flag, path)
 	}
-	if p := st.Mode().Perm(); p&0o077 != 0 {
-		return nil, fmt.Errorf("%s %s: permissions %04o let group or others access the key; run chmod 600 %s", flag, path, p, path)
+	if p := st.Mode().Perm(); p&forbid != 0 {
+		return nil, fmt.Errorf("%s %s: permissions %04o %s; run chmod %s %s", flag, path, p, why, mode, path)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil {
