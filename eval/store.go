@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver (pure Go)
+	"modernc.org/sqlite" // the "sqlite" database/sql driver (pure Go)
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"cclab/internal/buildinfo"
 )
@@ -294,15 +295,42 @@ const sqliteBusyTimeout = 120000
 // take the write lock when they begin (_txlock=immediate), so a writer
 // waits up to the busy timeout instead of failing when another commits
 // first.
+//
+// Opening is retried while SQLite reports the database busy: switching a new
+// file to WAL (journal_mode) upgrades a shared lock to an exclusive one, and
+// SQLite answers SQLITE_BUSY at once instead of calling the busy handler when
+// another process holds a shared lock (deadlock avoidance), which happens
+// when several shards create one database at the same moment.
 func OpenSQLite(path string) (*SQLStore, error) {
 	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(" + strconv.Itoa(sqliteBusyTimeout) +
 		")&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, err
+	deadline := time.Now().Add(sqliteBusyTimeout * time.Millisecond)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, err
+		}
+		db.SetMaxOpenConns(1) // one writer; SQLite serializes anyway
+		st, err := openSQL(db, sqliteDialect, path)
+		if err == nil || !sqliteBusy(err) || time.Now().Add(wait).After(deadline) {
+			return st, err
+		}
+		time.Sleep(wait)
 	}
-	db.SetMaxOpenConns(1) // one writer; SQLite serializes anyway
-	return openSQL(db, sqliteDialect, path)
+}
+
+// sqliteBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED
+// (any extended code of either).
+func sqliteBusy(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
 }
 
 // openSQL wraps an opened database and brings its schema up to date.
