@@ -25,7 +25,7 @@ flows:
 // its window per RTT (the cap, not the link, limits it); the background
 // flows and the UDP group load hop 0 only and appear in no flow's metrics.
 func TestBackgroundAndWindow(t *testing.T) {
-	_, res := runFirstPoint(t, backgroundSrc)
+	_, _, res := runFirstPoint(t, backgroundSrc)
 	if got := len(res.Metrics.Flows); got != 1 || res.Metrics.Flows[0].ID != 1 {
 		t.Fatalf("flow results: got %d, want the measured flow only", got)
 	}
@@ -64,7 +64,7 @@ flows:
 // TestDelayReductions checks that each window reduction of DCA is a
 // congestion signal of reason delay: total_delay_reductions counts them.
 func TestDelayReductions(t *testing.T) {
-	_, res := runFirstPoint(t, dcaSrc)
+	_, _, res := runFirstPoint(t, dcaSrc)
 	v := res.Metrics.Flows[0].Values
 	if v["total_delay_reductions"] < 1 || v["total_delay_reductions"] != v["total_congestion_signals"] {
 		t.Errorf("total_delay_reductions %v, total_congestion_signals %v: want at least 1 and equal (no ECN)",

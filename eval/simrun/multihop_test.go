@@ -1,7 +1,6 @@
 package simrun
 
 import (
-	"context"
 	"testing"
 
 	"cclab/eval"
@@ -29,19 +28,7 @@ flows:
 // its rate there and nowhere else; the two flows share what hop 1's cross
 // traffic leaves, and the one-hop flow sees only hop 1's delay.
 func TestMultiHopCrossTraffic(t *testing.T) {
-	exp := scenario(t, multihop)
-	p, err := plan.New(exp.Points[0].Scenario, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Build(p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, s, res := runFirstPoint(t, multihop)
 	checkIdentities(t, p, res)
 	// Cross traffic enters only its own hop, forward.
 	inj := []int64{s.Links[0].Stats().Injected, s.Links[1].Stats().Injected, s.Links[2].Stats().Injected, s.Links[3].Stats().Injected}

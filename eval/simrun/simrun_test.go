@@ -18,8 +18,8 @@ func scenario(t *testing.T, src string) *eval.Experiment {
 }
 
 // runFirstPoint plans the first point of the scenario src with seed 1, runs
-// it in the simulator and returns the plan and the result.
-func runFirstPoint(t *testing.T, src string) (*plan.Plan, eval.RunResult) {
+// it in the simulator and returns the plan, the run and the result.
+func runFirstPoint(t *testing.T, src string) (*plan.Plan, *Sim, eval.RunResult) {
 	t.Helper()
 	p, err := plan.New(scenario(t, src).Points[0].Scenario, 1)
 	if err != nil {
@@ -33,7 +33,7 @@ func runFirstPoint(t *testing.T, src string) (*plan.Plan, eval.RunResult) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, res
+	return p, s, res
 }
 
 const lossy = `name: simrun-test
