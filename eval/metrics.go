@@ -533,8 +533,10 @@ func (c *Collector) Record(e event.Event) {
 		c.b.start = e.Time
 		c.started = true
 	}
-	if p, ok := c.info.Trace.tracePoint(e); ok && len(c.trace) < MaxTracePoints {
-		c.trace = append(c.trace, p)
+	if c.info.Trace != nil && len(c.trace) < MaxTracePoints {
+		if p, ok := c.info.Trace.tracePoint(e); ok {
+			c.trace = append(c.trace, p)
+		}
 	}
 	if e.Time < c.info.Start {
 		c.hold(e)

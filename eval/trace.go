@@ -56,7 +56,7 @@ const MaxTracePoints = 200000
 
 // tracePoint returns e as a point of the trace w, if it is one.
 func (w *TraceWindow) tracePoint(e event.Event) (TracePoint, bool) {
-	if w == nil || e.Flow != w.Flow || e.Time < w.From || e.Time > w.To {
+	if e.Flow != w.Flow || e.Time < w.From || e.Time > w.To {
 		return TracePoint{}, false
 	}
 	p := TracePoint{T: e.Time.Sub(w.Origin).Seconds(), Seq: e.Seq}
