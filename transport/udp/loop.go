@@ -182,16 +182,10 @@ func (l *loop) kick() {
 	}
 }
 
-// earlier reports whether deadline a comes before b (clock.Never: no
-// deadline, after every time).
-func earlier(a, b clock.Time) bool {
-	return a != clock.Never && (b == clock.Never || a.Before(b))
-}
-
 // needKick reports whether the writer must be woken after the engine's
 // state changed: its deadline moved earlier than the writer's timer (called
 // with mu held).
-func (l *loop) needKick() bool { return earlier(l.eng.Deadline(), l.armed) }
+func (l *loop) needKick() bool { return clock.Earliest(l.eng.Deadline(), l.armed) != l.armed }
 
 // callBatch is the number of datagrams an application call sends itself
 // (callerFlush) before leaving the rest to the writer.
