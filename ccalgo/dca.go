@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"strings"
 	"time"
 
 	"cclab/clock"
@@ -55,17 +54,11 @@ func (d DecisionFreq) String() string {
 
 // UnmarshalText parses "epoch", "rtt" or "2rtt".
 func (d *DecisionFreq) UnmarshalText(b []byte) error {
-	switch strings.ToLower(strings.TrimSpace(string(b))) {
-	case "epoch":
-		*d = PerEpoch
-	case "rtt", "1rtt":
-		*d = PerRTT
-	case "2rtt":
-		*d = Per2RTT
-	default:
-		return fmt.Errorf("not a decision frequency (allowed: epoch, rtt, 2rtt)")
+	i, err := spec.ParseEnum(b, "decision frequency", "epoch", "rtt|1rtt", "2rtt")
+	if err == nil {
+		*d = DecisionFreq(i)
 	}
-	return nil
+	return err
 }
 
 // rounds is the number of round trips a reaction holds off the next one.

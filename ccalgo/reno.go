@@ -31,15 +31,11 @@ func (g CAGrowth) String() string {
 
 // UnmarshalText parses "bytes" or "acks".
 func (g *CAGrowth) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "bytes":
-		*g = CAByteCounting
-	case "acks":
-		*g = CAPerAck
-	default:
-		return fmt.Errorf("not a growth rule (allowed: bytes, acks)")
+	i, err := spec.ParseEnum(b, "growth rule", "bytes", "acks")
+	if err == nil {
+		*g = CAGrowth(i)
 	}
-	return nil
+	return err
 }
 
 // RenoConfig configures Reno (and its alias NewReno): the shared parameters

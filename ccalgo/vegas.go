@@ -3,7 +3,6 @@ package ccalgo
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"cclab/clock"
@@ -56,15 +55,11 @@ func (r VegasRTT) String() string {
 
 // UnmarshalText parses "min" or "mean".
 func (r *VegasRTT) UnmarshalText(b []byte) error {
-	switch strings.ToLower(strings.TrimSpace(string(b))) {
-	case "min":
-		*r = RoundMin
-	case "mean", "avg":
-		*r = RoundMean
-	default:
-		return fmt.Errorf("not a round RTT estimator (allowed: min, mean)")
+	i, err := spec.ParseEnum(b, "round RTT estimator", "min", "mean|avg")
+	if err == nil {
+		*r = VegasRTT(i)
 	}
-	return nil
+	return err
 }
 
 // VegasConfig configures Vegas.

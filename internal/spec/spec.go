@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -177,6 +178,24 @@ func apply(component string, cfg any, params []KV, fs []field) error {
 		}
 	}
 	return nil
+}
+
+// ParseEnum parses text as one of an enumerated parameter's values, for
+// the UnmarshalText of a parameter type: it returns the index in names of
+// the value text spells (case and surrounding space ignored). A name may
+// list aliases after its canonical spelling, separated by '|' ("mean|avg");
+// the error names what and lists the canonical spellings.
+func ParseEnum(text []byte, what string, names ...string) (int, error) {
+	t := strings.ToLower(strings.TrimSpace(string(text)))
+	allowed := make([]string, len(names))
+	for i, n := range names {
+		spellings := strings.Split(n, "|")
+		if slices.Contains(spellings, t) {
+			return i, nil
+		}
+		allowed[i] = spellings[0]
+	}
+	return 0, fmt.Errorf("not a %s (allowed: %s)", what, strings.Join(allowed, ", "))
 }
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()

@@ -47,3 +47,34 @@ func TestApply(t *testing.T) {
 		}
 	}
 }
+
+// TestParseEnum: canonical spellings and aliases map to their index, case
+// and surrounding space ignored; anything else is refused with the allowed
+// canonical spellings.
+func TestParseEnum(t *testing.T) {
+	names := []string{"min", "mean|avg"}
+	for _, tc := range []struct {
+		in      string
+		want    int
+		wantErr string
+	}{
+		{in: "min", want: 0},
+		{in: "mean", want: 1},
+		{in: "avg", want: 1},
+		{in: " MEAN ", want: 1},
+		{in: "max", wantErr: "not a estimator (allowed: min, mean)"},
+		{in: "", wantErr: "not a estimator (allowed: min, mean)"},
+		{in: "mean|avg", wantErr: "not a estimator (allowed: min, mean)"},
+	} {
+		got, err := ParseEnum([]byte(tc.in), "estimator", names...)
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("ParseEnum(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ParseEnum(%q) = %d, %v; want %d, nil", tc.in, got, err, tc.want)
+		}
+	}
+}
