@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -147,39 +146,32 @@ func ParseIdentity(b []byte) (ed25519.PrivateKey, error) {
 // skipped.
 func parseAuthorizedKeys(b []byte) ([]authorizedKey, error) {
 	var out []authorizedKey
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), maxAuthorizedFile)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || s[0] == '#' {
-			continue
-		}
+	err := psk.ScanLines(b, maxAuthorizedFile, func(line int, s string) error {
 		if !strings.HasPrefix(s, ssh.KeyAlgoED25519+" ") {
-			return nil, fmt.Errorf("line %d: want \"%s BASE64 NAME\" (only Ed25519 keys)", line, ssh.KeyAlgoED25519)
+			return fmt.Errorf("line %d: want \"%s BASE64 NAME\" (only Ed25519 keys)", line, ssh.KeyAlgoED25519)
 		}
 		pk, name, _, _, err := ssh.ParseAuthorizedKey([]byte(s))
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", line, err)
+			return fmt.Errorf("line %d: %v", line, err)
 		}
 		if !validPeerName(name) {
-			return nil, fmt.Errorf("line %d: want a name after the key (1..%d printable characters, no spaces), got %q", line, maxPeerName, name)
+			return fmt.Errorf("line %d: want a name after the key (1..%d printable characters, no spaces), got %q", line, maxPeerName, name)
 		}
 		cpk, ok := pk.(ssh.CryptoPublicKey)
 		if !ok {
-			return nil, fmt.Errorf("line %d: not an Ed25519 key", line)
+			return fmt.Errorf("line %d: not an Ed25519 key", line)
 		}
 		pub, ok := cpk.CryptoPublicKey().(ed25519.PublicKey)
 		if !ok {
-			return nil, fmt.Errorf("line %d: not an Ed25519 key", line)
+			return fmt.Errorf("line %d: not an Ed25519 key", line)
 		}
 		if len(out) == maxAuthorizedKeys {
-			return nil, fmt.Errorf("line %d: more than %d keys", line, maxAuthorizedKeys)
+			return fmt.Errorf("line %d: more than %d keys", line, maxAuthorizedKeys)
 		}
 		out = append(out, authorizedKey{name: name, pub: pub})
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if len(out) == 0 {

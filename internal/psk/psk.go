@@ -110,15 +110,7 @@ func LoadKeyFile(path string) (*Keys, error) {
 // and lines starting with # are ignored; at most 1024 keys, names unique.
 func ParseKeys(b []byte) (*Keys, error) {
 	k := &Keys{byName: map[string][]byte{}}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), MaxKeyFile)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || s[0] == '#' {
-			continue
-		}
+	err := ScanLines(b, MaxKeyFile, func(line int, s string) error {
 		f := strings.Fields(s)
 		name, hx := DefaultKeyName, f[0]
 		switch len(f) {
@@ -126,36 +118,58 @@ func ParseKeys(b []byte) (*Keys, error) {
 		case 2:
 			name, hx = f[0], f[1]
 		default:
-			return nil, fmt.Errorf("line %d: want \"HEX\" or \"NAME HEX\", got %d fields", line, len(f))
+			return fmt.Errorf("line %d: want \"HEX\" or \"NAME HEX\", got %d fields", line, len(f))
 		}
 		if !ValidName(name) {
-			return nil, fmt.Errorf("line %d: key name %q: want 1..%d characters of A-Z a-z 0-9 . _ -", line, name, MaxKeyName)
+			return fmt.Errorf("line %d: key name %q: want 1..%d characters of A-Z a-z 0-9 . _ -", line, name, MaxKeyName)
 		}
 		key, err := hex.DecodeString(hx)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: key %q: not hexadecimal", line, name)
+			return fmt.Errorf("line %d: key %q: not hexadecimal", line, name)
 		}
 		if len(key) < MinKeyBytes || len(key) > MaxKeyBytes {
-			return nil, fmt.Errorf("line %d: key %q is %d bytes, want %d..%d (e.g. openssl rand -hex 32)", line, name, len(key), MinKeyBytes, MaxKeyBytes)
+			return fmt.Errorf("line %d: key %q is %d bytes, want %d..%d (e.g. openssl rand -hex 32)", line, name, len(key), MinKeyBytes, MaxKeyBytes)
 		}
 		if _, dup := k.byName[name]; dup {
-			return nil, fmt.Errorf("line %d: key name %q appears twice", line, name)
+			return fmt.Errorf("line %d: key name %q appears twice", line, name)
 		}
 		if len(k.byName) == MaxKeys {
-			return nil, fmt.Errorf("line %d: more than %d keys", line, MaxKeys)
+			return fmt.Errorf("line %d: more than %d keys", line, MaxKeys)
 		}
 		if k.first == "" {
 			k.first = name
 		}
 		k.byName[name] = key
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if len(k.byName) == 0 {
 		return nil, errors.New("no key (want a line \"HEX\" or \"NAME HEX\", e.g. from openssl rand -hex 32)")
 	}
 	return k, nil
+}
+
+// ScanLines calls fn with each line of a key file (b, lines of at most max
+// bytes), numbered from 1 and trimmed of surrounding space, skipping blank
+// lines and lines starting with #. It stops at fn's first error and returns
+// it.
+func ScanLines(b []byte, max int, fn func(line int, s string) error) error {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), max)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || s[0] == '#' {
+			continue
+		}
+		if err := fn(line, s); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 // ValidName reports whether s is a valid key name: 1..MaxKeyName characters
