@@ -69,10 +69,7 @@ func TestCampaignKillResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cclab and runs 24 transfers over loopback")
 	}
-	bin := filepath.Join(t.TempDir(), "cclab")
-	if out, err := exec.Command("go", "build", "-o", bin, "cclab/cmd/cclab").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCclab(t)
 	dir, spec := loopbackSpec(t, "killtest", [3]string{"g0", "g1", "g0"},
 		"variants: [{name: reno, cc: reno, recovery: reno}, {name: sack, cc: reno, recovery: sack}]\n"+
 			"transfer: {bytes: 300kB}\nschedule: {rounds: 2, seed: 5, spacing: 0s, timeout: 60s}\n")
