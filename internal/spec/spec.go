@@ -284,11 +284,10 @@ type Entry[T, E any] struct {
 
 // Registry maps names to components of type T built with environment E.
 type Registry[T, E any] struct {
-	kind     string
-	entries  map[string]Entry[T, E]
-	fields   map[string][]field // each entry's config fields, listed when it is registered
-	probe    func() E           // environment Validate builds with; nil: Validate only parses
-	hasProbe bool
+	kind    string
+	entries map[string]Entry[T, E]
+	fields  map[string][]field // each entry's config fields, listed when it is registered
+	probe   func() E           // environment Validate builds with; nil: Validate only parses
 
 	mu    sync.Mutex
 	valid map[string]bool // specs that passed Validate (at most maxValidMemo)
@@ -307,7 +306,7 @@ const maxValidMemo = 64
 // demanding one the component can meet (e.g. the largest segment size), so
 // a spec that passes builds in every real environment.
 func (r *Registry[T, E]) SetProbe(probe func() E) {
-	r.probe, r.hasProbe = probe, probe != nil
+	r.probe = probe
 	r.forget()
 }
 
@@ -321,7 +320,7 @@ func (r *Registry[T, E]) forget() {
 // NewRegistry returns an empty registry; kind names the category in errors
 // ("congestion controller", "queue discipline").
 func NewRegistry[T, E any](kind string) *Registry[T, E] {
-	return &Registry[T, E]{kind: kind, entries: map[string]Entry[T, E]{}, fields: map[string][]field{}}
+	return &Registry[T, E]{kind: kind, entries: map[string]Entry[T, E]{}, fields: map[string][]field{}, valid: map[string]bool{}}
 }
 
 // Register adds e; registering a name twice panics (a programming error).
@@ -413,15 +412,12 @@ func (r *Registry[T, E]) Validate(s string) error {
 	if err != nil {
 		return err
 	}
-	if r.hasProbe {
+	if r.probe != nil {
 		if _, err = e.Build(cfg, r.probe()); err != nil {
 			return err
 		}
 	}
 	r.mu.Lock()
-	if r.valid == nil {
-		r.valid = map[string]bool{}
-	}
 	if len(r.valid) < maxValidMemo {
 		r.valid[s] = true
 	}
