@@ -192,7 +192,7 @@ func (c *Conn) establish(now clock.Time) error {
 	c.ctx.MSS = c.mss
 	c.state = stOpen
 	c.stats.Established = now
-	c.lastRight = c.rcvRead + uint64(c.cfg.RecvWindow)
+	c.lastRight = c.rcvRight()
 	return nil
 }
 

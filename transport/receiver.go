@@ -28,7 +28,7 @@ func (c *Conn) Read(p []byte) int {
 	// Window update (RFC 1122 §4.2.3.3 SWS avoidance): announce a reopened
 	// window when the advertised one had shrunk below half and grew by at
 	// least a quarter of the buffer.
-	right := c.rcvRead + uint64(c.cfg.RecvWindow)
+	right := c.rcvRight()
 	if c.state == stOpen && c.lastRight-c.rcvNxt < uint64(c.cfg.RecvWindow/2) && right-c.lastRight >= uint64(c.cfg.RecvWindow/4) {
 		c.ackNow = true
 		c.ackPending = true
@@ -84,7 +84,7 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 	data := p.data
 	off := p.off
 	// Flow control: keep only what fits in the window we advertised.
-	right := c.rcvRead + uint64(c.cfg.RecvWindow)
+	right := c.rcvRight()
 	if end > right {
 		c.stats.DroppedBeyondWindow++
 		c.ep.stats.Rejects[RejectWindow]++
@@ -259,6 +259,10 @@ func (r *receiver) insertOOO(s, e uint64) {
 	r.recent, r.nRecent = recent, n
 }
 
+// rcvRight is the right edge of the window we advertise: the application's
+// read point plus the receive window (Config.RecvWindow).
+func (c *Conn) rcvRight() uint64 { return c.rcvRead + uint64(c.cfg.RecvWindow) }
+
 // buildAck fills the ACK section of p.
 func (c *Conn) buildAck(p *packet) {
 	p.flags |= flagACK
@@ -266,8 +270,7 @@ func (c *Conn) buildAck(p *packet) {
 	if c.peerFin && c.rcvNxt == c.peerFinOff {
 		p.cumAck++ // the FIN occupies one unit of acknowledgement space
 	}
-	right := c.rcvRead + uint64(c.cfg.RecvWindow)
-	p.window = right - c.rcvNxt
+	p.window = c.rcvRight() - c.rcvNxt
 	if c.eceOn {
 		p.flags |= flagECE
 	}
@@ -315,9 +318,6 @@ func (c *Conn) ackSent(p *packet) {
 	c.ackAt = clock.Never
 	c.fullSinceAck = 0
 	c.lastAckSent = c.rcvNxt
-	c.lastRight = p.cumAck + p.window
-	if c.peerFin && c.rcvNxt == c.peerFinOff {
-		c.lastRight--
-	}
+	c.lastRight = c.rcvRight() // buildAck advertised it (the FIN's unit is in cumAck, not the window)
 	c.stats.AcksSent++
 }

@@ -544,7 +544,6 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 	if c.ackPending || c.eceOn || c.rcvNxt > 0 || c.peerFin {
 		// As in TCP, every packet acknowledges once the peer has sent
 		// anything (so a FIN also carries the ACK of the peer's FIN).
-		p.flags |= flagACK
 		c.buildAck(p)
 		if shortHeaderLen(p)+s.Len > c.maxDatagram {
 			p.flags &^= flagACK | flagECE
