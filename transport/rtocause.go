@@ -108,6 +108,9 @@ func (c *Conn) rtoFired(now clock.Time, cause RTOCause) {
 // RTOCauses, event SpuriousRTO). Either way the pending list is cleared.
 func (c *Conn) rtoCheckSpurious(now clock.Time, tsecr uint32, ds sackBlock, dsack bool) {
 	w := &c.rtoW
+	if w.n == 0 {
+		return // no timeout pending: the common ACK skips the strategy's interface check
+	}
 	if f, ok := c.rec.(interface{ FRTOPending() bool }); ok && f.FRTOPending() {
 		return // F-RTO decides on its second ACK (frto.go)
 	}
