@@ -54,7 +54,7 @@ func (a *ackScan) begin(now clock.Time, tsecr uint32, minRTT time.Duration, mss 
 
 // seg notes one newly delivered segment.
 func (a *ackScan) seg(s *Segment) {
-	echoOlder := s.Retrans > 0 && a.tsecr != 0 && int32(a.tsecr-s.TS) < 0
+	echoOlder := s.Retrans > 0 && echoPredates(a.tsecr, s.TS)
 	if a.fresh && s.End() < a.fack && (s.Retrans == 0 || echoOlder) {
 		deg := int((a.fack - s.Off + uint64(a.mss) - 1) / uint64(max(a.mss, 1)))
 		a.reorder = max(a.reorder, deg)

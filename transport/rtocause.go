@@ -116,7 +116,7 @@ func (c *Conn) rtoCheckSpurious(now clock.Time, tsecr uint32, ds sackBlock, dsac
 	}
 	for i := 0; i < w.n; i++ {
 		p := w.pend[i]
-		eifel := tsecr != 0 && int32(tsecr-p.ts) < 0
+		eifel := echoPredates(tsecr, p.ts)
 		dup := dsack && ds.Start <= p.off && p.off < ds.End
 		if !eifel && !dup {
 			continue

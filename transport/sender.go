@@ -223,12 +223,12 @@ func (c *Conn) updateScoreboard(a *ackProgress) {
 		c.scan.fresh = false // only the segment at the old cumulative point surely arrived just now
 		if s.Retrans > 0 {
 			c.dsk.rememberRetx(s.Off)
-		}
-		if s.Retrans > 0 && tsecr != 0 && int32(tsecr-s.TS) < 0 {
-			// Eifel (RFC 3522): the ACK echoes a timestamp older than the
-			// retransmission, so the original got through.
-			c.stats.SpuriousRetransmits++
-			c.emit(event.Event{Time: now, Kind: event.SpuriousRetransmit, Seq: s.Off, Bytes: s.Len})
+			if echoPredates(tsecr, s.TS) {
+				// Eifel (RFC 3522): the ACK echoes a timestamp older than the
+				// retransmission, so the original got through.
+				c.stats.SpuriousRetransmits++
+				c.emit(event.Event{Time: now, Kind: event.SpuriousRetransmit, Seq: s.Off, Bytes: s.Len})
+			}
 		}
 		if s.Fin {
 			c.finAcked = true

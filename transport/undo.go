@@ -88,11 +88,16 @@ func (c *Conn) undoOnDSACK(now clock.Time, b sackBlock) {
 	}
 }
 
+// echoPredates reports whether timestamp echo tsecr (0: none) is older than
+// our timestamp ts: the Eifel test (RFC 3522 §2), the ACK was caused by a
+// transmission sent before the one stamped ts.
+func echoPredates(tsecr, ts uint32) bool { return tsecr != 0 && int32(tsecr-ts) < 0 }
+
 // undoOnAck applies the Eifel rule to an ACK that advanced the cumulative
 // point with echo tsecr.
 func (c *Conn) undoOnAck(now clock.Time, tsecr uint32) {
 	u := &c.undo
-	if !u.active || !u.retransSent || tsecr == 0 || int32(tsecr-u.firstTS) >= 0 {
+	if !u.active || !u.retransSent || !echoPredates(tsecr, u.firstTS) {
 		return
 	}
 	for i := 0; i < c.sb.count; i++ {
