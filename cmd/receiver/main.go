@@ -13,10 +13,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,15 +66,12 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 		return code
 	}
 	if cli.IsSet(fs, "p") {
-		if *port < 1 || *port > 65535 {
-			fmt.Fprintf(stderr, "receiver: -p %d: want a port, 1..65535\n", *port)
+		a, err := cli.WithPort("p", *listen, *port)
+		if err != nil {
+			fmt.Fprintf(stderr, "receiver: %v\n", err)
 			return 2
 		}
-		host := *listen
-		if h, _, err := net.SplitHostPort(*listen); err == nil {
-			host = h
-		}
-		*listen = net.JoinHostPort(host, strconv.Itoa(*port))
+		*listen = a
 	}
 	if maxRevBytes <= 0 {
 		fmt.Fprintf(stderr, "receiver: -max-reverse-bytes %d: must be positive\n", maxRevBytes)

@@ -15,10 +15,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"time"
 
@@ -149,11 +147,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cli.IsSet(fs, "p") {
-		if *port < 1 || *port > 65535 {
-			fmt.Fprintf(stderr, "sender: -p %d: want a port, 1..65535\n", *port)
+		a, err := cli.WithPort("p", *addr, *port)
+		if err != nil {
+			fmt.Fprintf(stderr, "sender: %v\n", err)
 			return 2
 		}
-		*addr = withPort(*addr, *port)
+		*addr = a
 	}
 	if *parallel < 1 || *parallel > perf.MaxFlows/2 {
 		fmt.Fprintf(stderr, "sender: -P %d: want 1..%d flows\n", *parallel, perf.MaxFlows/2)
@@ -274,13 +273,4 @@ func writeSummaries(w io.Writer, res *perf.Result, several bool) {
 	if res.BidirReverse != nil {
 		perf.WriteSummaryLabel(w, perf.FlowLabel(0, true), res.BidirReverse.End)
 	}
-}
-
-// withPort returns addr ("host" or "host:port") with its port set to port.
-func withPort(addr string, port int) string {
-	host := addr
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		host = h
-	}
-	return net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port))
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 )
 
@@ -83,4 +85,18 @@ func IsSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// WithPort returns addr ("host", "host:port", "[v6]", "[v6]:port" or
+// ":port") with its port set to port, the value of the flag name (-p); a
+// port outside 1..65535 is refused, naming the flag.
+func WithPort(name, addr string, port int) (string, error) {
+	if port < 1 || port > 65535 {
+		return "", fmt.Errorf("-%s %d: want a port, 1..65535", name, port)
+	}
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	return net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)), nil
 }

@@ -81,3 +81,33 @@ func TestUndocumented(t *testing.T) {
 		t.Errorf("Undocumented: got %v, want %v", got, want)
 	}
 }
+
+// TestWithPort: the port replaces or completes addr's, IPv6 hosts stay
+// bracketed once, and a port out of range is refused naming the flag.
+func TestWithPort(t *testing.T) {
+	for _, tc := range []struct {
+		addr    string
+		port    int
+		want    string
+		wantErr string
+	}{
+		{addr: "127.0.0.1", port: 6000, want: "127.0.0.1:6000"},
+		{addr: "127.0.0.1:5301", port: 6000, want: "127.0.0.1:6000"},
+		{addr: ":5301", port: 6000, want: ":6000"},
+		{addr: "[::1]", port: 6000, want: "[::1]:6000"},
+		{addr: "[::1]:5301", port: 6000, want: "[::1]:6000"},
+		{addr: "host", port: 0, wantErr: "-p 0: want a port, 1..65535"},
+		{addr: "host", port: 70000, wantErr: "-p 70000: want a port, 1..65535"},
+	} {
+		got, err := WithPort("p", tc.addr, tc.port)
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("WithPort(%q, %d) error = %v, want %q", tc.addr, tc.port, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("WithPort(%q, %d) = %q, %v; want %q", tc.addr, tc.port, got, err, tc.want)
+		}
+	}
+}
