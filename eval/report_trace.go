@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -35,13 +36,11 @@ func (d *ReportData) traceFigures(c, title, caption string) ([]figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		figs = append(figs, figure{Title: title + " (" + g.Backend + ", flow " + itoa(int(flow)) + ", seed " + uitoa(r.Seed) + ")",
+		figs = append(figs, figure{Title: title + " (" + g.Backend + ", flow " + itoa(int(flow)) + ", seed " + strconv.FormatUint(r.Seed, 10) + ")",
 			Caption: caption, Panels: []template.HTML{template.HTML(svg)}})
 	}
 	return figs, nil
 }
-
-func uitoa(n uint64) string { return itoa(int(n)) }
 
 // traceSVG plots a packet trace: each packet sent (a dot; retransmissions
 // in a second colour) at its sequence number, relative to the smallest in
@@ -58,7 +57,7 @@ func traceSVG(pts []TracePoint) (string, error) {
 	}
 	ylabel := "sequence number"
 	if base > 0 {
-		ylabel += " − " + uitoa(base)
+		ylabel += " − " + strconv.FormatUint(base, 10)
 	}
 	p := newPlot("", "time (s)", ylabel)
 	for _, k := range []struct {
