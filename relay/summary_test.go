@@ -3,32 +3,13 @@ package relay
 import (
 	"regexp"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"cclab/ecn"
+	"cclab/internal/testenv"
 	"cclab/link"
 )
-
-// lockedBuf is a goroutine-safe strings.Builder.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestSummaryActivePeriod: the summary rates a burst over the active
 // period (first datagram read to last one out), not over the relay's whole
@@ -36,7 +17,7 @@ func (l *lockedBuf) String() string {
 func TestSummaryActivePeriod(t *testing.T) {
 	tn := udpNet()
 	dst := newSink(t, tn, false)
-	var sum lockedBuf
+	var sum testenv.Buffer
 	cfg := Config{Target: dst.conn.LocalAddr().String(), Summary: &sum,
 		Hops: [2][]link.Config{{mkHop(t, "rate=8Mbit")}, {mkHop(t, "delay=0")}}}
 	cfg.Listen = tn.host + ":0"
