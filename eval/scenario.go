@@ -819,15 +819,21 @@ func checked[T any](d *decoder, n *yaml.Node, path string, parse func(string) (T
 }
 
 func (d *decoder) size(n *yaml.Node, path string) (int, error) {
+	b, err := d.bytes(n, path)
+	return int(b), err
+}
+
+// bytes decodes a byte count; a unit is required: "1500B".
+func (d *decoder) bytes(n *yaml.Node, path string) (int64, error) {
 	v, s, err := d.value(n, path)
 	if err != nil {
 		return 0, err
 	}
-	b, err := units.ParseSize(v) // a unit is required: "1500B"
+	b, err := units.ParseSize(v)
 	if err != nil {
 		return 0, d.errAt(s, path, "%v", err)
 	}
-	return int(b), nil
+	return b, nil
 }
 
 func (d *decoder) boolean(n *yaml.Node, path string) (bool, error) {

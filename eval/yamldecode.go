@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
-
-	"cclab/internal/units"
 )
 
 // YAMLDecoder decodes other YAML files in the scenario files' error style
@@ -79,17 +77,7 @@ func (y *YAMLDecoder) Integer(n *yaml.Node, path string, min, max int) (int, err
 }
 
 // Bytes decodes a byte count with a unit ("100MB", units.ParseSize).
-func (y *YAMLDecoder) Bytes(n *yaml.Node, path string) (int64, error) {
-	v, s, err := y.d.value(n, path)
-	if err != nil {
-		return 0, err
-	}
-	b, err := units.ParseSize(v)
-	if err != nil {
-		return 0, y.d.errAt(s, path, "%v", err)
-	}
-	return b, nil
-}
+func (y *YAMLDecoder) Bytes(n *yaml.Node, path string) (int64, error) { return y.d.bytes(n, path) }
 
 // Boolean decodes true or false.
 func (y *YAMLDecoder) Boolean(n *yaml.Node, path string) (bool, error) { return y.d.boolean(n, path) }
