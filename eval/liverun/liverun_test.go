@@ -19,9 +19,7 @@ import (
 // delivers data, its metrics come from real events, and utilization is a
 // fraction of the bottleneck.
 func TestLiveRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live run takes real time")
-	}
+	skipShort(t)
 	exp, err := eval.ParseScenario("live.yaml", []byte(`name: live-test
 duration: 2s
 backends: [live]
@@ -76,9 +74,7 @@ flows: [{cc: reno}]
 // socket driver's timer). minUtil is loose: the machine is shared, and
 // CCID3 starts at 1 packet/s until its first report.
 func TestLiveControllers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live run takes real time")
-	}
+	skipShort(t)
 	for _, tc := range []struct {
 		cc       string
 		duration string
@@ -113,9 +109,7 @@ flows: [{cc: `+tc.cc+`}]
 // relay's own counters (the flow ends well inside the window, so every link
 // event is measured).
 func TestLiveLinkMetrics(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live run takes real time")
-	}
+	skipShort(t)
 	spec := liveSpec(t, `name: live-links
 duration: 4s
 backends: [live]
@@ -215,9 +209,7 @@ flows: [{cc: reno, traffic: "greedy:400000"}]
 // over 40 ms) on a 20 Mbit/s path, whatever the machine's load (a bound
 // from above); the delayed-ACK keys ride along.
 func TestLiveReceiverSettings(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live run takes real time")
-	}
+	skipShort(t)
 	res := runLive(t, Runner{}, liveSpec(t, `name: live-recv
 duration: 3s
 backends: [live]
@@ -276,9 +268,7 @@ flows: [{name: a, recv_window: 64KiB, ack_every: 3, delayed_ack: 0s}, {name: b}]
 // plus slow start over 100 ms) with a 300 ms drain and a 6 s run: it must
 // complete (fct), where the drain alone cut it short.
 func TestLiveSizedOutlastsDrain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live run takes real time")
-	}
+	skipShort(t)
 	res := runLive(t, Runner{Drain: 300 * time.Millisecond}, liveSpec(t, `name: live-sized-test
 duration: 6s
 backends: [live]
@@ -303,6 +293,14 @@ func liveSpec(t *testing.T, text string) eval.RunSpec {
 		t.Fatal(err)
 	}
 	return eval.RunSpec{Experiment: exp.Name, Point: exp.Points[0], Backend: eval.BackendLive, Seed: 1}
+}
+
+// skipShort skips a test that runs live (in real time) under -short.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("live run takes real time")
+	}
 }
 
 // runLive runs spec through r.

@@ -14,9 +14,7 @@ import (
 // the one-hop flow sees only hop 1's delay; the flows share what the cross
 // traffic leaves of hop 1. Loose bounds: the machine is shared.
 func TestLiveMultiHopCrossTraffic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live run takes real time")
-	}
+	skipShort(t)
 	spec := liveSpec(t, `name: live-multihop
 duration: 4s
 warmup: 1s

@@ -14,9 +14,7 @@ import (
 // deliver, and the small flow, under its fair share, loses (almost)
 // nothing.
 func TestLiveUDPFlows(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live run takes real time")
-	}
+	skipShort(t)
 	res := runLive(t, Runner{}, liveSpec(t, `name: live-udp
 duration: 3s
 backends: [live]
