@@ -193,13 +193,10 @@ func (c *Conn) updateScoreboard(a *ackProgress) {
 		}
 		c.scan.fresh = i == 0
 		a.sacked += c.sb.sack(max(b.Start, cum), b.End, func(s *Segment) {
-			a.packets++
-			c.rsamp.onDelivered(now, &s.rate, s.Len)
+			c.delivered(a, s)
 			if s.Retrans == 0 && s.SentAt > sackSent {
 				sackSent = s.SentAt
 			}
-			c.scan.seg(s)
-			c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
 		})
 	}
 	if !a.advanced && sackSent != clock.Never {
@@ -215,10 +212,7 @@ func (c *Conn) updateScoreboard(a *ackProgress) {
 	c.scan.fresh = true
 	a.acked = c.sb.advance(cum, func(s *Segment) {
 		if !s.Sacked {
-			a.packets++
-			c.rsamp.onDelivered(now, &s.rate, s.Len)
-			c.emit(event.Event{Time: now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
-			c.scan.seg(s)
+			c.delivered(a, s)
 		}
 		c.scan.fresh = false // only the segment at the old cumulative point surely arrived just now
 		if s.Retrans > 0 {
@@ -235,6 +229,16 @@ func (c *Conn) updateScoreboard(a *ackProgress) {
 		}
 	})
 	c.stats.BytesAcked = min(c.sb.una, c.finOff0())
+}
+
+// delivered accounts segment s, newly delivered by the ACK (SACKed or
+// cumulatively acknowledged, not SACKed before): the delivery-rate sampler,
+// the reordering scan and a PacketAcked event.
+func (c *Conn) delivered(a *ackProgress, s *Segment) {
+	a.packets++
+	c.rsamp.onDelivered(a.now, &s.rate, s.Len)
+	c.scan.seg(s)
+	c.emit(event.Event{Time: a.now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
 }
 
 // classifyAck describes the ACK for the strategy (c.ai): what it
