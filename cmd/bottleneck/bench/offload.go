@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -225,7 +224,7 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 	lo, hi := n/4, 3*n/4
 	res.delivered = float64(hi-lo) * float64(size+r.Overhead()) * 8 / (recv[hi] - recv[lo]).Seconds()
 	res.matched = n
-	sort.Slice(errs, func(i, j int) bool { return errs[i] < errs[j] })
+	slices.Sort(errs)
 	res.errMin, res.errP50, res.errP99, res.errMax = errs[0], errs[n/2], errs[n*99/100], errs[n-1]
 	slices.Sort(appErrs)
 	res.appP50, res.appP99, res.appMax = appErrs[n/2], appErrs[n*99/100], appErrs[n-1]
