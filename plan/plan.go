@@ -139,8 +139,9 @@ type Flow struct {
 	AckEvery   int
 	DelayedAck time.Duration
 	RecvWindow int
-	// Window is the flow's largest window, bytes: its receiver's advertised
-	// window (transport.Config.RecvWindow); 0 = the transport's default.
+	// Window is the flow's largest window, bytes: the cap on what its
+	// sender has in flight (transport.Config.MaxWindow); 0 = the
+	// transport's default.
 	Window int
 	// Background marks a flow of a hop's background group
 	// (eval.Hop.Background): the backends run it like any flow but measure
@@ -545,6 +546,12 @@ func (p *Plan) MaxDatagram() int {
 		n = max(n, f.Datagram)
 	}
 	return n
+}
+
+// SetsReceiving reports whether the flow sets its receiver's delayed-ACK
+// policy or receive window (the fields Receive applies).
+func (f *Flow) SetsReceiving() bool {
+	return f.AckEvery != 0 || f.DelayedAck != 0 || f.RecvWindow != 0
 }
 
 // Receive sets cfg's receiving-side settings from the flow (those it

@@ -479,7 +479,7 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 		return nil
 	}
 	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, Sink: sendSink}
-	if hasReceiverSettings(f) {
+	if f.SetsReceiving() {
 		cfg.Request = binary.AppendUvarint(nil, f.ID) // the receiver picks the flow's settings by it (receiverConfig)
 	}
 	conn, err := ep.Dial(dctx, to, cfg)
@@ -620,12 +620,6 @@ func serveAll[C any](ctx context.Context, wg *sync.WaitGroup, accept func(contex
 	}()
 }
 
-// hasReceiverSettings reports whether flow f sets its receiver's
-// delayed-ACK policy or receive window.
-func hasReceiverSettings(f *plan.Flow) bool {
-	return f.AckEvery != 0 || f.DelayedAck != 0 || f.RecvWindow != 0
-}
-
 // receiverConfig returns the shared receiver's Configure hook: a stream
 // flow with receiver settings names itself in its request (its plan flow
 // ID, a uvarint), and its connection gets the flow's delayed-ACK policy and
@@ -638,7 +632,7 @@ func receiverConfig(p *plan.Plan) func([]byte, *transport.Config) {
 			return
 		}
 		f := &p.Flows[id-1]
-		if f.ID != id || !hasReceiverSettings(f) {
+		if f.ID != id || !f.SetsReceiving() {
 			return
 		}
 		cfg.MaxDatagram = cmp.Or(f.Datagram, transport.DefaultMaxDatagram) // the size negotiated, so the window holds two

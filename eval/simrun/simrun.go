@@ -266,7 +266,7 @@ func (s *Sim) addFlow(i int) error {
 		if err := full.Validate(); err != nil {
 			return err
 		}
-		if f.AckEvery != 0 || f.DelayedAck != 0 || f.RecvWindow != 0 {
+		if f.SetsReceiving() {
 			s.Sim.ConfigureReceiver(dst, func(rc *transport.Config) {
 				rc.MaxDatagram = cfg.MaxDatagram // the flow's size (the one negotiated), so its window holds two
 				f.Receive(rc)
