@@ -106,6 +106,7 @@ type sender struct {
 	delayN     uint64              // delayCC's reductions already signalled
 	rec        Recovery
 	recTimer   RecoveryTimer
+	frto       frtoStrategy // rec, if it runs F-RTO (frto.go)
 	pace       pacing
 	governs    bool        // the controller sets cwnd during recovery (ccalgo.RecoveryGovernor)
 	rsamp      rateSampler // delivery-rate estimation (ratesample.go)
@@ -188,6 +189,7 @@ func (c *Conn) establish(now clock.Time) error {
 	c.pace.set(cc, c.mss)
 	_, c.governs = cc.(ccalgo.RecoveryGovernor)
 	c.recTimer, _ = rec.(RecoveryTimer)
+	c.frto, _ = rec.(frtoStrategy)
 	c.ctx.CC = cc
 	c.ctx.MSS = c.mss
 	c.state = stOpen

@@ -35,6 +35,14 @@ type frtoState struct {
 	fallbacks uint64 // timeouts that went to conventional recovery
 }
 
+// frtoStrategy is a strategy that runs F-RTO (RFC 5682): the connection
+// asks it how to mark an RTO's losses and whether its verdict on the
+// latest timeout is still pending (Conn.frto, set at establish).
+type frtoStrategy interface {
+	DefersRTOMarks() bool
+	FRTOPending() bool
+}
+
 // DefersRTOMarks reports whether the connection should mark only the oldest
 // segment lost on this timeout (F-RTO step 1) instead of all of them.
 func (r *sackLoss) DefersRTOMarks() bool {

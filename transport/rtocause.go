@@ -109,9 +109,9 @@ func (c *Conn) rtoFired(now clock.Time, cause RTOCause) {
 func (c *Conn) rtoCheckSpurious(now clock.Time, tsecr uint32, ds sackBlock, dsack bool) {
 	w := &c.rtoW
 	if w.n == 0 {
-		return // no timeout pending: the common ACK skips the strategy's interface check
+		return // no timeout pending (the common ACK)
 	}
-	if f, ok := c.rec.(interface{ FRTOPending() bool }); ok && f.FRTOPending() {
+	if c.frto != nil && c.frto.FRTOPending() {
 		return // F-RTO decides on its second ACK (frto.go)
 	}
 	for i := 0; i < w.n; i++ {

@@ -416,10 +416,7 @@ func (c *Conn) onRTO(now clock.Time) {
 	c.undoBegin(true, inRecovery)
 	c.rtoFired(now, cause)
 	flight := c.congestionFlight()
-	deferred := false
-	if f, ok := c.rec.(interface{ DefersRTOMarks() bool }); ok {
-		deferred = f.DefersRTOMarks() // F-RTO (frto.go): the oldest segment only
-	}
+	deferred := c.frto != nil && c.frto.DefersRTOMarks() // F-RTO (frto.go): the oldest segment only
 	for i := 0; i < c.sb.count && (!deferred || i == 0); i++ {
 		c.markLost(now, i, LossRTO)
 	}
