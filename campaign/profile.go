@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"time"
 
+	"cclab/eval"
 	"cclab/internal/units"
 	"cclab/link"
 )
@@ -94,9 +94,10 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 		if pp.MinRTT == time.Duration(math.MaxInt64) {
 			pp.MinRTT = 0
 		}
-		sort.Float64s(srtts)
 		for i, q := range []float64{0.1, 0.5, 0.9} {
-			pp.SRTT[i] = msDur(percentile(srtts, q))
+			if len(srtts) > 0 {
+				pp.SRTT[i] = msDur(eval.Quantile(srtts, q))
+			}
 		}
 		if sent > 0 {
 			pp.LossRate = min(float64(retx)/float64(sent), 1)
@@ -114,19 +115,6 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * 1e6) }
-
-// percentile is the q-quantile of sorted xs (linear interpolation).
-func percentile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	pos := q * float64(len(xs)-1)
-	i := int(pos)
-	if i+1 >= len(xs) {
-		return xs[len(xs)-1]
-	}
-	return xs[i] + (pos-float64(i))*(xs[i+1]-xs[i])
-}
 
 // Profile scenario defaults.
 const (

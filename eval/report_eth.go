@@ -183,7 +183,7 @@ func ethAnalyze(variant, group string, ts []ETHTransfer) ethStats {
 		loss = append(loss, t.LossRate)
 	}
 	s.Goodput = SummarizeIn(good, NonNegative)
-	s.Q1, s.Q3 = quantile(good, 0.25), quantile(good, 0.75)
+	s.Q1, s.Q3 = Quantile(good, 0.25), Quantile(good, 0.75)
 	s.RetxPerMB = SummarizeIn(retx, NonNegative)
 	s.RetxPerMBPooled, s.UnnecessaryPooled = math.NaN(), math.NaN()
 	if sumBytes > 0 {
@@ -201,11 +201,11 @@ func ethAnalyze(variant, group string, ts []ETHTransfer) ethStats {
 	return s
 }
 
-// quantile is the q-quantile of xs by linear interpolation between order
+// Quantile is the q-quantile of xs by linear interpolation between order
 // statistics (Hyndman & Fan 1996, definition 7: R's and NumPy's default):
 // h = (n−1)q, x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]) of the sorted values.
-// NaN for no values.
-func quantile(xs []float64, q float64) float64 {
+// NaN for no values; xs is not modified.
+func Quantile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}

@@ -34,11 +34,11 @@ func TestETHVariant(t *testing.T) {
 func TestQuantile(t *testing.T) {
 	xs := []float64{4, 1, 3, 2}
 	for _, tc := range []struct{ q, want float64 }{{0, 1}, {0.25, 1.75}, {0.5, 2.5}, {0.75, 3.25}, {1, 4}} {
-		if got := quantile(xs, tc.q); !near(got, tc.want) {
-			t.Errorf("quantile(%v): got %v, want %v", tc.q, got, tc.want)
+		if got := Quantile(xs, tc.q); !near(got, tc.want) {
+			t.Errorf("Quantile(%v): got %v, want %v", tc.q, got, tc.want)
 		}
 	}
-	if got := quantile(nil, 0.5); !math.IsNaN(got) {
+	if got := Quantile(nil, 0.5); !math.IsNaN(got) {
 		t.Errorf("quantile of nothing: got %v, want NaN", got)
 	}
 }

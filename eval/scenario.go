@@ -254,9 +254,10 @@ type Flow struct {
 	AckEvery   int           `json:"ack_every,omitempty"`
 	DelayedAck time.Duration `json:"delayed_ack,omitempty"`
 	RecvWindow int           `json:"recv_window,omitempty"`
-	// Window is the flow's largest window, bytes: the receiver's advertised
-	// window (the receive buffer), which caps what the sender has in
-	// flight whatever its cwnd; 0: the transport's default.
+	// Window is the flow's largest window, bytes: the sender's own cap on
+	// what it has in flight whatever its cwnd (transport.Config.MaxWindow,
+	// as ns-2's window_); the receiver's advertised window is RecvWindow;
+	// 0: no cap.
 	Window int `json:"window,omitempty"`
 	// RTT, if set, is the round-trip propagation delay of the flow's path:
 	// its sender's access delay is chosen to make it so
