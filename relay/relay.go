@@ -61,6 +61,21 @@ type Counters struct {
 	// bucket upper bounds LateBuckets, and the maximum.
 	Late    [len(LateBuckets) + 1]int64 `json:"late"`
 	LateMax time.Duration               `json:"late_max_ns"` // largest lateness, ns
+	// The same lateness in fine-grained buckets (within 6.25 %), and its
+	// median, 99th and 99.9th percentiles read from them (upper bounds of
+	// their buckets), set in every snapshot (Relay.Counters, stats lines).
+	LateHist LateHist      `json:"-"`
+	LateP50  time.Duration `json:"late_p50_ns"`
+	LateP99  time.Duration `json:"late_p99_ns"`
+	LateP999 time.Duration `json:"late_p999_ns"`
+}
+
+// snapshot returns the counters with the lateness percentiles filled in.
+// Called with mu held.
+func (r *Relay) snapshot() Counters {
+	c := r.cnt
+	c.LateP50, c.LateP99, c.LateP999 = c.LateHist.Quantile(0.5), c.LateHist.Quantile(0.99), c.LateHist.Quantile(0.999)
+	return c
 }
 
 // LateBuckets are the upper bounds of the Counters.Late histogram; the last
@@ -781,6 +796,7 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 		b++
 	}
 	r.cnt.Late[b]++
+	r.cnt.LateHist.Add(late)
 	if late > r.cnt.LateMax {
 		r.cnt.LateMax = late
 	}
@@ -1052,7 +1068,7 @@ func (r *Relay) evict(c *client) {
 func (r *Relay) Counters() Counters {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.cnt
+	return r.snapshot()
 }
 
 // HopStats returns the link counters of every hop of a direction.

@@ -60,7 +60,7 @@ func (r *Relay) writeStats(now clock.Time, final bool) {
 	if iv <= 0 {
 		iv = 1
 	}
-	line := StatsLine{Time: now.Sub(r.base).Seconds(), Interval: iv.Seconds(), Final: final, Counters: r.cnt}
+	line := StatsLine{Time: now.Sub(r.base).Seconds(), Interval: iv.Seconds(), Final: final, Counters: r.snapshot()}
 	for dir := 0; dir < 2; dir++ {
 		for _, h := range r.paths[dir] {
 			st := h.l.Stats()
@@ -162,7 +162,11 @@ func (r *Relay) writeSummary(now clock.Time) {
 				meanQ.Round(time.Microsecond), st.QueueDelayMax.Round(time.Microsecond), 100*float64(st.BusyTime)/float64(el))
 		}
 	}
-	c := r.cnt
+	c := r.snapshot()
+	if n := c.LateHist.Count(); n > 0 {
+		fmt.Fprintf(w, "  write lateness vs modelled instant (%d writes): median %v, p99 %v, p99.9 %v, max %v\n",
+			n, c.LateP50, c.LateP99, c.LateP999, c.LateMax)
+	}
 	fmt.Fprintf(w, "  send errors %d, read errors %d, truncated %d, client-limit drops %d, expired sessions %d, evicted sessions %d, orphans %d",
 		c.SendErrors, c.ReadErrors, c.Truncated, c.ClientLimit, c.Expired, c.Evicted, c.Orphans)
 	if r.packet {

@@ -369,27 +369,11 @@ func measureRate(rate float64, size int, dur, spin time.Duration) (float64, stri
 	return got, diag, nil
 }
 
-// lateSummary gives the histogram buckets holding the median and the 99th
-// percentile of the relay's write lateness, and the maximum.
+// lateSummary gives the relay's write lateness against the modelled
+// instants: median, 99th and 99.9th percentiles (from the fine histogram,
+// within 6.25 %) and the maximum.
 func lateSummary(c relay.Counters) string {
-	var total int64
-	for _, n := range c.Late {
-		total += n
-	}
-	q := func(f float64) string {
-		var acc int64
-		for i, n := range c.Late {
-			acc += n
-			if float64(acc) >= f*float64(total) {
-				if i < len(relay.LateBuckets) {
-					return "<=" + relay.LateBuckets[i].String()
-				}
-				return ">" + relay.LateBuckets[len(relay.LateBuckets)-1].String()
-			}
-		}
-		return "-"
-	}
-	return fmt.Sprintf("median %s, p99 %s, max %v", q(0.5), q(0.99), c.LateMax)
+	return fmt.Sprintf("median %v, p99 %v, p99.9 %v, max %v (%d datagrams)", c.LateP50, c.LateP99, c.LateP999, c.LateMax, c.LateHist.Count())
 }
 
 func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, p99, minE time.Duration, n int, err error) {

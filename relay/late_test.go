@@ -1,0 +1,74 @@
+package relay
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestLateHistBuckets checks the bucket bounds: every value falls in a
+// bucket whose upper bound is at least the value and within 1/16 of it,
+// and bounds increase.
+func TestLateHistBuckets(t *testing.T) {
+	prev := time.Duration(-1)
+	for i := 0; i < lateHistLen; i++ {
+		u := lateUpper(i)
+		if u <= prev {
+			t.Fatalf("bucket %d: upper bound %d, want above the previous %d", i, u, prev)
+		}
+		prev = u
+	}
+	for _, v := range []uint64{0, 1, 15, 16, 17, 31, 32, 33, 1000, 1023, 1024, 999_999, 1 << 39, 1<<40 - 1} {
+		i := lateBucket(v)
+		u := uint64(lateUpper(i))
+		if u < v || float64(u-v) > float64(v)/lateHistSub {
+			t.Errorf("value %d: bucket %d bound %d, want within [v, v·(1+1/%d)]", v, i, u, lateHistSub)
+		}
+		if i > 0 && uint64(lateUpper(i-1)) >= v {
+			t.Errorf("value %d: bucket %d, but the previous bucket's bound %d holds it", v, i, lateUpper(i-1))
+		}
+	}
+	if got, want := lateBucket(1<<62), lateHistLen-1; got != want {
+		t.Errorf("huge value: bucket %d, want the last, %d", got, want)
+	}
+}
+
+// TestLateHistQuantile compares the histogram's quantiles with the exact
+// sample quantiles of random lateness values.
+func TestLateHistQuantile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var h LateHist
+	vals := make([]time.Duration, 100_000)
+	for i := range vals {
+		vals[i] = time.Duration(rng.ExpFloat64() * float64(50*time.Microsecond))
+		if i%500 == 0 {
+			vals[i] = time.Duration(rng.Int64N(int64(20 * time.Millisecond)))
+		}
+		h.Add(vals[i])
+	}
+	slices.Sort(vals)
+	if got, want := h.Count(), int64(len(vals)); got != want {
+		t.Fatalf("count %d, want %d", got, want)
+	}
+	for _, q := range []float64{0, 0.5, 0.9, 0.99, 0.999, 1} {
+		rank := max(int(q*float64(len(vals)))-1, 0)
+		if float64(rank+1) < q*float64(len(vals)) {
+			rank++
+		}
+		want := vals[rank]
+		got := h.Quantile(q)
+		if got < want || float64(got-want) > float64(want)/lateHistSub+1 {
+			t.Errorf("q %v: got %v, want %v (at most 1/%d above)", q, got, want, lateHistSub)
+		}
+	}
+	var empty LateHist
+	if got := empty.Quantile(0.99); got != 0 {
+		t.Errorf("empty histogram p99 %v, want 0", got)
+	}
+	before := h[0]
+	h.Add(-time.Second)
+	if got, want := h[0], before+1; got != want {
+		t.Errorf("bucket 0 holds %d after a negative lateness, want %d", got, want)
+	}
+}
