@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cclab/clock"
+	"cclab/internal/rusage"
 )
 
 type recorder struct {
@@ -244,11 +245,12 @@ func BenchmarkEngine(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0, _ := rusage.CPU()
 			for range b.N {
 				e.Step()
 			}
-			cpu := cpuTime() - cpu0
+			cpu1, _ := rusage.CPU()
+			cpu := cpu1 - cpu0
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 			if cpu > 0 {
 				b.ReportMetric(float64(b.N)/cpu.Seconds(), "events/CPU-s")

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"cclab/internal/cli"
+	"cclab/internal/rusage"
 	"cclab/internal/units"
 	"cclab/perf"
 	"cclab/transport"
@@ -214,14 +215,14 @@ type cpuMark struct {
 }
 
 func startCPU() cpuMark {
-	t, ok := processCPU()
+	t, ok := rusage.CPU()
 	return cpuMark{t, ok}
 }
 
 // perGiB returns the process CPU seconds since the mark per GiB of n bytes
 // (0 if unknown).
 func (m cpuMark) perGiB(n int64) float64 {
-	t, ok := processCPU()
+	t, ok := rusage.CPU()
 	if !m.ok || !ok || n <= 0 {
 		return 0
 	}

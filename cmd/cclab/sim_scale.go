@@ -11,6 +11,7 @@ import (
 	"cclab/eval"
 	"cclab/eval/simrun"
 	"cclab/internal/cli"
+	"cclab/internal/rusage"
 	"cclab/plan"
 )
 
@@ -99,13 +100,17 @@ func runScale(fs *flag.FlagSet, hash bool) int {
 			}
 		}
 	}()
-	t1, c1 := time.Now(), cpuTime()
+	t1 := time.Now()
+	c1, _ := rusage.CPU()
 	res, err := s.Run(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	wall, cpu := time.Since(t1), cpuTime()-c1
+	wall := time.Since(t1)
+	c2, _ := rusage.CPU()
+	cpu := c2 - c1
+	rss, _ := rusage.MaxRSS()
 	close(stop)
 	<-done
 	ev := s.E.Fired()
@@ -128,7 +133,7 @@ func runScale(fs *flag.FlagSet, hash bool) int {
 	fmt.Printf("events/s %.0f (wall) %.0f (CPU); speed-up over real time %.1fx (wall) %.1fx (CPU)\n",
 		float64(ev)/wall.Seconds(), float64(ev)/cpu.Seconds(), sc.Duration.Seconds()/wall.Seconds(), sc.Duration.Seconds()/cpu.Seconds())
 	fmt.Printf("peak heap in use %.1f MiB, max RSS %.1f MiB, GOMAXPROCS %d\n",
-		float64(peak)/(1<<20), maxRSS()/(1<<20), runtime.GOMAXPROCS(0))
+		float64(peak)/(1<<20), float64(rss)/(1<<20), runtime.GOMAXPROCS(0))
 	if hash {
 		h, n := s.TraceHash()
 		fmt.Printf("trace hash %s (%d events)\n", h, n)

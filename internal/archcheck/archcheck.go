@@ -305,7 +305,7 @@ type Layer struct {
 // A package may import only packages of lower layers: not one above it, and
 // not another of its own layer.
 var Layers = []Layer{
-	{"base", []string{"clock", "ecn", "internal/mix", "internal/spec", "internal/units", "internal/archcheck", "internal/testenv", "internal/buildinfo", "internal/docgen", "experiments"}},
+	{"base", []string{"clock", "ecn", "internal/mix", "internal/spec", "internal/units", "internal/archcheck", "internal/testenv", "internal/buildinfo", "internal/rusage", "internal/docgen", "experiments"}},
 	{"vocabulary and edge", []string{"event", "netio", "internal/cli", "internal/testsvc", "internal/psk"}},
 	{"components", []string{"qdisc", "ccalgo", "traffic", "internal/qlog"}},
 	{"path and protocol", []string{"link", "transport", "ippkt"}},
