@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go/quicvarint"
+
+	"cclab/internal/testenv"
 )
 
 // handshake opens a connection to srv from c as a client would (Initial,
@@ -88,10 +90,7 @@ const (
 // receiver process; its RSS must stay under a documented bound (issue 10,
 // item 3: one budget of out-of-order bytes per endpoint).
 func TestAdversaryOutOfOrderMemory(t *testing.T) {
-	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", bin, "cclab/cmd/receiver").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.BuildTools(t, "cclab/cmd/receiver")
 	cmd := exec.Command(filepath.Join(bin, "receiver"), "-listen", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

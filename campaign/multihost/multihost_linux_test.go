@@ -111,13 +111,7 @@ func writePSK(t *testing.T, path string) {
 // buildCclab builds the cclab binary into a temporary directory.
 func buildCclab(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "cclab")
-	if out, err := exec.Command("go", "build", "-o", bin, "cclab/cmd/cclab").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return filepath.Join(testenv.BuildTools(t, "cclab/cmd/cclab"), "cclab")
 }
 
 // keygen makes an Ed25519 key pair with cclab agent keygen and returns

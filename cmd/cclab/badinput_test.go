@@ -9,18 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// buildTools builds cclab, sender and bottleneck into a temporary directory.
-func buildTools(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "cclab/cmd/cclab", "cclab/cmd/sender", "cclab/cmd/bottleneck")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return dir
-}
+	"cclab/internal/testenv"
+)
 
 // TestBadInputExit2 runs the real binaries on the bad inputs of issue 10
 // (item 10): each must exit 2 at once with one line that names the flag or
@@ -30,7 +21,7 @@ func TestBadInputExit2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three binaries; skipped with -short")
 	}
-	bin := buildTools(t)
+	bin := testenv.BuildTools(t, "cclab/cmd/cclab", "cclab/cmd/sender", "cclab/cmd/bottleneck")
 	dir := t.TempDir()
 	scenario := func(name, head, flowExtra string) string {
 		f := filepath.Join(dir, name)

@@ -16,6 +16,7 @@ import (
 
 	"cclab/eval"
 	"cclab/experiments"
+	"cclab/internal/testenv"
 
 	_ "modernc.org/sqlite"
 )
@@ -29,7 +30,6 @@ func TestMain(m *testing.M) {
 	if binDir, err = os.MkdirTemp("", "cclab-test-"); err != nil {
 		panic(err)
 	}
-	os.Chmod(binDir, 0o755) // Slurm tasks and other users run the binary
 	code := m.Run()
 	os.RemoveAll(binDir)
 	os.Exit(code)
@@ -38,11 +38,10 @@ func TestMain(m *testing.M) {
 // cclabBinary builds the cclab binary once per test run. The tests that
 // compare stores share it: point hashes include the binary's identity.
 var cclabBinary = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(binDir, "cclab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	if err := testenv.GoBuild(binDir, "cclab/cmd/cclab"); err != nil {
+		return "", err
 	}
-	return bin, nil
+	return filepath.Join(binDir, "cclab"), nil
 })
 
 // buildCclab returns the cclab binary, building it on first use.

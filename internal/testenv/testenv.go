@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -36,6 +37,36 @@ func Program(name string) error {
 		return fmt.Errorf("%s not on PATH (install it, e.g. apt-get install %s)", name, name)
 	}
 	return nil
+}
+
+// GoBuild builds the commands pkgs (import paths, e.g. "cclab/cmd/cclab")
+// into dir, each as dir/NAME (go build -o dir/), and leaves dir readable and
+// searchable by every user: Slurm tasks and processes in other namespaces
+// run the binaries.
+func GoBuild(dir string, pkgs ...string) error {
+	if len(pkgs) == 0 {
+		return fmt.Errorf("testenv.GoBuild: no package to build")
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	args := append([]string{"build", "-o", dir + string(os.PathSeparator)}, pkgs...)
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", strings.Join(pkgs, " "), err, out)
+	}
+	return nil
+}
+
+// BuildTools builds the commands pkgs into a new temporary directory of t
+// (GoBuild) and returns the directory; the binaries are DIR/NAME, NAME the
+// last element of the import path. It stops t if the build fails.
+func BuildTools(t testing.TB, pkgs ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := GoBuild(dir, pkgs...); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // Buffer is a bytes.Buffer that one writer (e.g. a command's output
