@@ -250,22 +250,51 @@ func FuzzParseCmsgs(f *testing.F) {
 	f.Add(oob)
 	f.Add([]byte{})
 	f.Add(make([]byte, 16))
+	f.Add(append(stampOOB(1_700_000_000, 123_456_789), oob...))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if _, seg := parseCmsgs(b); seg < 0 {
+		if _, seg, _ := parseCmsgs(b); seg < 0 {
 			t.Fatalf("parseCmsgs: negative segment size %d", seg)
 		}
 	})
 }
 
-// TestParseCmsgs: the segment size and the ECN codepoint of a GRO read.
+// TestParseCmsgs: the segment size, the ECN codepoint and the kernel
+// receive time of a read, each present or not.
 func TestParseCmsgs(t *testing.T) {
-	oob := groOOB(1200, ecn.CE)
-	if cp, seg := parseCmsgs(oob); cp != ecn.CE || seg != 1200 {
-		t.Errorf("parseCmsgs: got %v, %d; want CE, 1200", cp, seg)
+	gro := groOOB(1200, ecn.CE)[:2*unix.CmsgSpace(4)]
+	stamp := stampOOB(1_700_000_000, 123_456_789)
+	const ns = 1_700_000_000*1e9 + 123_456_789
+	for _, tc := range []struct {
+		name string
+		oob  []byte
+		cp   ecn.Codepoint
+		seg  int
+		rx   int64
+	}{
+		{"GRO and TOS", gro, ecn.CE, 1200, 0},
+		{"TOS only", gro[unix.CmsgSpace(4):], ecn.CE, 0, 0},
+		{"stamp, GRO and TOS", append(append([]byte{}, stamp...), gro...), ecn.CE, 1200, ns},
+		{"GRO, TOS and stamp", append(append([]byte{}, gro...), stamp...), ecn.CE, 1200, ns},
+		{"stamp only", stamp, ecn.NotECT, 0, ns},
+		{"stamp cut short", stamp[:unix.CmsgLen(0)+8], ecn.NotECT, 0, 0},
+	} {
+		cp, seg, rx := parseCmsgs(tc.oob)
+		if cp != tc.cp || seg != tc.seg || rx != tc.rx {
+			t.Errorf("%s: got %v, %d, %d; want %v, %d, %d", tc.name, cp, seg, rx, tc.cp, tc.seg, tc.rx)
+		}
 	}
-	if cp, seg := parseCmsgs(oob[unix.CmsgSpace(4):]); cp != ecn.CE || seg != 0 {
-		t.Errorf("parseCmsgs without UDP_GRO: got %v, %d; want CE, 0", cp, seg)
-	}
+}
+
+// stampOOB is the control data of a read with a kernel receive timestamp:
+// one SCM_TIMESTAMPNS message of sec seconds and nsec nanoseconds.
+func stampOOB(sec, nsec int64) []byte {
+	oob := make([]byte, unix.CmsgSpace(sizeofTimespec))
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+	h.Level, h.Type = unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS
+	h.SetLen(unix.CmsgLen(sizeofTimespec))
+	ts := unix.NsecToTimespec(sec*1e9 + nsec)
+	copy(oob[unix.CmsgLen(0):], unsafe.Slice((*byte)(unsafe.Pointer(&ts)), sizeofTimespec))
+	return oob
 }
 
 // groOOB is the control data of a GRO read: a UDP_GRO message with segment

@@ -25,6 +25,11 @@ type Message struct {
 	// may be shorter. 0 means Buf[:N] is one datagram. Count and Datagram
 	// split a message either way.
 	Seg int
+	// RxTime, on read from a socket with receive timestamps
+	// (EnableRxTimestamps), is when the kernel received the datagram, ns
+	// since the Unix epoch (CLOCK_REALTIME, SO_TIMESTAMPNS); with GRO, when
+	// it received the first of the coalesced datagrams. 0 means unknown.
+	RxTime int64
 }
 
 // Count returns the number of datagrams in a received message: 1, or with

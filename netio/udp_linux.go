@@ -14,9 +14,14 @@ import (
 // batchMax is the largest batch handed to one recvmmsg/sendmmsg call.
 const batchMax = 64
 
-// oobSize is the control-message space per datagram: one TOS/TCLASS cmsg
-// and, on a socket with GRO, one UDP_GRO cmsg (an int).
-var oobSize = 2 * unix.CmsgSpace(4)
+// sizeofTimespec is the size of the platform's struct timespec, bytes.
+const sizeofTimespec = int(unsafe.Sizeof(unix.Timespec{}))
+
+// oobSize is the control-message space per datagram: one TOS/TCLASS cmsg,
+// on a socket with GRO one UDP_GRO cmsg (an int), and on a socket with
+// receive timestamps (EnableRxTimestamps) one SCM_TIMESTAMPNS cmsg (a
+// struct timespec).
+var oobSize = 2*unix.CmsgSpace(4) + unix.CmsgSpace(sizeofTimespec)
 
 // mmsgState is the preallocated scratch of one direction (read or write).
 type mmsgState struct {
@@ -135,7 +140,7 @@ func (u *UDPConn) ReadBatch(ms []Message) (int, error) {
 		h := &st.hdrs[i]
 		ms[i].N = int(h.Len)
 		ms[i].Addr = sockaddrToAddrPort(&st.names[i], h.Hdr.Namelen)
-		ms[i].ECN, ms[i].Seg = parseCmsgs(st.oob[i*oobSize : i*oobSize+int(h.Hdr.Controllen)])
+		ms[i].ECN, ms[i].Seg, ms[i].RxTime = parseCmsgs(st.oob[i*oobSize : i*oobSize+int(h.Hdr.Controllen)])
 	}
 	return st.n, nil
 }
@@ -217,21 +222,23 @@ func putTOS(oob []byte, to netip.AddrPort, v6 bool, cp ecn.Codepoint) int {
 
 // parseTOS finds the IP_TOS or IPV6_TCLASS control message and returns its ECN bits.
 func parseTOS(oob []byte) ecn.Codepoint {
-	cp, _ := parseCmsgs(oob)
+	cp, _, _ := parseCmsgs(oob)
 	return cp
 }
 
 // parseCmsgs reads the control messages of a received datagram: the ECN
-// bits of its IP_TOS or IPV6_TCLASS message (Not-ECT if there is none) and
+// bits of its IP_TOS or IPV6_TCLASS message (Not-ECT if there is none),
 // the segment size of its UDP_GRO message (0 if there is none: one
-// datagram). Malformed messages end the parse; it never reads out of range.
-func parseCmsgs(oob []byte) (cp ecn.Codepoint, seg int) {
+// datagram) and the kernel receive time of its SCM_TIMESTAMPNS message
+// (ns since the Unix epoch; 0 if there is none). Malformed messages end the
+// parse; it never reads out of range.
+func parseCmsgs(oob []byte) (cp ecn.Codepoint, seg int, rx int64) {
 	hl := unix.CmsgLen(0)
 	for len(oob) >= hl {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 		l := int(h.Len)
 		if l < hl || l > len(oob) {
-			return cp, seg
+			return cp, seg, rx
 		}
 		data := oob[hl:l]
 		switch {
@@ -243,14 +250,25 @@ func parseCmsgs(oob []byte) (cp ecn.Codepoint, seg int) {
 			seg = max(int(int32(binary.NativeEndian.Uint32(data))), 0) // the kernel's int gso_size
 		case h.Level == unix.IPPROTO_UDP && h.Type == unix.UDP_GRO && len(data) >= 2:
 			seg = int(binary.NativeEndian.Uint16(data))
+		case h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= sizeofTimespec:
+			rx = timespecNano(data)
 		}
 		sp := unix.CmsgSpace(l - hl)
 		if sp > len(oob) {
-			return cp, seg
+			return cp, seg, rx
 		}
 		oob = oob[sp:]
 	}
-	return cp, seg
+	return cp, seg, rx
+}
+
+// timespecNano decodes a struct timespec (the platform's layout: two longs)
+// at the start of b, len(b) >= sizeofTimespec, to nanoseconds.
+func timespecNano(b []byte) int64 {
+	if sizeofTimespec == 16 {
+		return int64(binary.NativeEndian.Uint64(b))*1e9 + int64(binary.NativeEndian.Uint64(b[8:]))
+	}
+	return int64(int32(binary.NativeEndian.Uint32(b)))*1e9 + int64(int32(binary.NativeEndian.Uint32(b[4:])))
 }
 
 func sockaddrToAddrPort(sa *unix.RawSockaddrInet6, n uint32) netip.AddrPort {
