@@ -337,7 +337,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 			e.reject(RejectUnknownCID)
 			return
 		}
-		c.touch()
+		e.sch.touch(c) // (c.touch, without the indirect call)
 		if r := c.onShort(now, from, ce, p); r != RejectNone {
 			e.reject(r)
 		}

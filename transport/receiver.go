@@ -14,11 +14,11 @@ import (
 
 // Read copies in-order received bytes into p and returns how many.
 func (c *Conn) Read(p []byte) int {
-	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	n := min(len(p), int(c.rcvNxt-c.rcvRead))
 	if n <= 0 {
-		return 0
+		return 0 // nothing changed: no touch (a driver polls every conn)
 	}
+	c.touch() // the scheduler asks it at the next Transmit (sched.go)
 	c.rbuf.read(c.rcvRead, p[:n])
 	c.rcvRead += uint64(n)
 	c.stats.BytesRead += uint64(n)

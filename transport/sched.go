@@ -90,19 +90,37 @@ func (s *scheduler[T]) touch(c T) {
 
 // refresh recomputes the deadlines of the touched connections.
 func (s *scheduler[T]) refresh() {
-	for i, c := range s.dirty {
-		st := c.schedState()
-		st.dirty = false
-		d := c.deadline()
-		if d != st.due {
-			st.due = d
-			s.up(st.heapIdx)
-			s.down(st.heapIdx)
-		}
-		var zero T
-		s.dirty[i] = zero
+	for _, c := range s.dirty {
+		s.update(c)
 	}
+	clear(s.dirty)
 	s.dirty = s.dirty[:0]
+}
+
+// refreshIdle recomputes the deadlines of the touched connections that are
+// not ready; the ready ones stay touched (markDue).
+func (s *scheduler[T]) refreshIdle() {
+	keep := s.dirty[:0]
+	for _, c := range s.dirty {
+		if p := c.schedState().pos; s.ready[p/64]&(1<<(p%64)) != 0 {
+			keep = append(keep, c)
+			continue
+		}
+		s.update(c)
+	}
+	clear(s.dirty[len(keep):])
+	s.dirty = keep
+}
+
+// update recomputes touched connection c's deadline and its heap place.
+func (s *scheduler[T]) update(c T) {
+	st := c.schedState()
+	st.dirty = false
+	if d := c.deadline(); d != st.due {
+		st.due = d
+		s.up(st.heapIdx)
+		s.down(st.heapIdx)
+	}
 }
 
 // earliest returns the earliest deadline.
@@ -115,9 +133,17 @@ func (s *scheduler[T]) earliest() clock.Time {
 }
 
 // markDue marks the connections whose deadline has passed as ready (they
-// may send at now: pacing).
+// may send at now: pacing). Only the touched connections that are not
+// ready have their deadlines recomputed first: a ready one is asked
+// anyway, so its deadline can only set a bit already set, and it stays
+// touched until the next refresh (Deadline, OnDeadline). The heap is
+// ordered by the cached deadlines, so visitDue still finds every
+// connection whose cached deadline has passed, and every other
+// connection's cached deadline is current: the ready set is the one a full
+// refresh gives, without recomputing the deadline of the connection that
+// just received or sent at every Transmit.
 func (s *scheduler[T]) markDue(now clock.Time) {
-	s.refresh()
+	s.refreshIdle()
 	s.visitDue(0, now, func(c T) {
 		p := c.schedState().pos
 		s.ready[p/64] |= 1 << (p % 64)
