@@ -72,7 +72,7 @@ func TestSchedMatchesScan(t *testing.T) {
 	buf := make([]byte, 65536)
 	r := rand.New(rand.NewPCG(9, 9))
 	for step := 0; step < 2000; step++ {
-		switch r.IntN(4) {
+		switch r.IntN(5) {
 		case 0: // data to a random conn
 			c := ep.Conns()[r.IntN(len(ep.Conns()))]
 			p := packet{typ: typeShort, dcid: c.localCID, flags: flagDATA, pn: uint64(step + 10), ts: 2, off: c.rcvNxt, data: make([]byte, 100)}
@@ -86,6 +86,8 @@ func TestSchedMatchesScan(t *testing.T) {
 			if d := ep.Deadline(); d != clock.Never && d <= now {
 				ep.OnDeadline(now)
 			}
+		case 4: // the application reads (a window update may fall due)
+			ep.Conns()[r.IntN(len(ep.Conns()))].Read(make([]byte, r.IntN(4000)))
 		}
 		for k, _, _ := ep.Transmit(now, buf); k > 0; k, _, _ = ep.Transmit(now, buf) {
 		}
@@ -103,5 +105,34 @@ func TestSchedMatchesScan(t *testing.T) {
 				t.Fatalf("step %d: conn %d had a datagram the scheduler did not ask for", step, c.sched.pos)
 			}
 		}
+	}
+}
+
+// TestReadIdleNoTouch: a Read that finds nothing changes nothing, so it
+// leaves the connection untouched (a driver that polls every connection
+// after each datagram, as the simulator's stack does, would otherwise make
+// the scheduler recompute every deadline and ask every connection).
+func TestReadIdleNoTouch(t *testing.T) {
+	ep, _ := schedEndpoint(t, 50)
+	ep.Deadline() // refresh: nothing is touched
+	buf := make([]byte, 1500)
+	for _, c := range ep.Conns() {
+		if n := c.Read(buf); n != 0 {
+			t.Fatalf("Read = %d on an idle conn, want 0", n)
+		}
+	}
+	if got := len(ep.sch.dirty); got != 0 {
+		t.Errorf("touched conns after idle Reads: got %d, want 0", got)
+	}
+	c := ep.Conns()[7]
+	p := packet{typ: typeShort, dcid: c.localCID, flags: flagDATA, pn: 50, ts: 2, off: 0, data: make([]byte, 100)}
+	b := make([]byte, 2048)
+	ep.Receive(clock.Start, c.peer, ecn.NotECT, b[:encodePacket(b, &p)])
+	ep.Deadline()
+	if n := c.Read(buf); n != 100 {
+		t.Fatalf("Read = %d, want 100", n)
+	}
+	if got := len(ep.sch.dirty); got != 1 {
+		t.Errorf("touched conns after a Read of data: got %d, want 1", got)
 	}
 }
