@@ -98,18 +98,21 @@ func TestPoolClass(t *testing.T) {
 // BenchmarkConnChurn: one op is one short connection (dial, a 48 kB stream
 // as the scale benchmark's mean ON period, both FINs, drain and removal)
 // between two Endpoints in memory, with the buffer pools (pooled) and with
-// fresh buffers per connection (fresh), side by side in one run.
+// fresh buffers per connection (fresh), side by side in one run; setup is
+// the same with a 1-byte stream: the cost of a connection's setup and
+// teardown alone (handshake, both FINs, drain, removal).
 func BenchmarkConnChurn(b *testing.B) {
 	for _, tc := range []struct {
 		name    string
+		size    int64
 		recycle bool
-	}{{"pooled", true}, {"fresh", false}} {
+	}{{"pooled", 48 << 10, true}, {"fresh", 48 << 10, false}, {"setup", 1, true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			var bufs *Buffers
 			if tc.recycle {
 				bufs = NewBuffers()
 			}
-			benchChurn(b, 48<<10, bufs)
+			benchChurn(b, tc.size, bufs)
 		})
 	}
 }

@@ -66,6 +66,11 @@ type Conn struct {
 	cfg   Config
 	seedA uint64
 	seedB uint64
+	// The controller's random stream (ccalgo.Env.Rand), seeded with seedA,
+	// seedB at establish; kept in the connection so that it costs no
+	// allocations of its own.
+	ccPCG  rand.PCG
+	ccRand rand.Rand
 
 	state     connState
 	confirmed bool // client: the server has answered after the handshake
@@ -175,7 +180,9 @@ func newConn(ep *Endpoint, cfg Config, now clock.Time) *Conn {
 // establish builds the controller and strategy once the datagram size is known.
 func (c *Conn) establish(now clock.Time) error {
 	c.mss = c.maxDatagram - maxShortOverhead
-	cc, err := ccalgo.New(c.cfg.CC, ccalgo.Env{MSS: c.mss, Rand: rand.New(rand.NewPCG(c.seedA, c.seedB))})
+	c.ccPCG.Seed(c.seedA, c.seedB)
+	c.ccRand = *rand.New(&c.ccPCG)
+	cc, err := ccalgo.New(c.cfg.CC, ccalgo.Env{MSS: c.mss, Rand: &c.ccRand})
 	if err != nil {
 		return err
 	}

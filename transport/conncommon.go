@@ -36,9 +36,9 @@ type connCommon struct {
 	mss         int // payload bytes per packet (largest application datagram in datagram mode)
 	ecnOn       bool
 
-	path    pathState  // path validation (path.go)
-	sched   schedState // place in the endpoint's scheduler (sched.go)
-	touchFn func()     // marks the connection in its scheduler (touch)
+	path  pathState  // path validation (path.go)
+	sched schedState // place in the endpoint's scheduler (sched.go)
+	owner scheduled  // the connection itself once its endpoint keeps it (touch); nil before
 
 	// handshake
 	token      []byte // client: the Retry token to send in the Initial
@@ -174,10 +174,24 @@ func (h *connCommon) onRetry(p *packet) RejectReason {
 // (what it may send, or when its timers run): every entry point that
 // changes it calls this (sched.go).
 func (h *connCommon) touch() {
-	if h.touchFn != nil {
-		h.touchFn()
+	if h.owner != nil {
+		h.owner.schedTouch()
 	}
 }
+
+// scheduled is a connection kept by its endpoint's scheduler (Conn,
+// DgramConn): connCommon reaches the scheduler of its kind through it (an
+// interface holding the connection itself costs no allocation, as a
+// closure per connection did).
+type scheduled interface {
+	schedTouch()
+}
+
+// schedTouch marks c in its endpoint's stream scheduler.
+func (c *Conn) schedTouch() { c.ep.sch.touch(c) }
+
+// schedTouch marks c in its endpoint's datagram scheduler.
+func (c *DgramConn) schedTouch() { c.ep.dg.sch.touch(c) }
 
 // confirm records the client's first packet after the Accept: the
 // handshake is complete and the connection leaves the half-open count.

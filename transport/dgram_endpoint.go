@@ -24,7 +24,7 @@ type dgramEndpoint struct {
 	byCID     map[uint64]*DgramConn
 	byInitial map[uint64]*DgramConn
 	acceptQ   []*DgramConn
-	tombInit  map[uint64]clock.Time
+	tombInit  expiring[struct{}] // removed server conns by Initial DCID (as Endpoint.tombInit)
 	pkt       dgramPacket
 }
 
@@ -32,7 +32,6 @@ func (d *dgramEndpoint) init() {
 	if d.byCID == nil {
 		d.byCID = map[uint64]*DgramConn{}
 		d.byInitial = map[uint64]*DgramConn{}
-		d.tombInit = map[uint64]clock.Time{}
 	}
 }
 
@@ -57,7 +56,7 @@ func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfi
 	e.dg.init()
 	c := newDgramConn(e, cfg, now)
 	c.dial(peer, cfg.Request)
-	c.touchFn = func() { e.dg.sch.touch(c) }
+	c.owner = c
 	e.dg.sch.add(c)
 	e.dg.byCID[c.localCID] = c
 	e.opened(&c.connCommon)
@@ -90,7 +89,7 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		c.initialAgain(from, e.tokenOK(now, from, p))
 		return
 	}
-	if exp, ok := e.dg.tombInit[p.dcid]; ok && now.Before(exp) {
+	if _, ok := e.dg.tombInit.get(p.dcid, now); ok {
 		e.reject(RejectOldPacket)
 		return
 	}
@@ -114,7 +113,7 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		return
 	}
 	c.sendAccept = 1
-	c.touchFn = func() { e.dg.sch.touch(c) }
+	c.owner = c
 	e.dg.sch.add(c)
 	e.dg.byCID[c.localCID] = c
 	e.dg.byInitial[c.initialDCID] = c
@@ -186,7 +185,7 @@ func (e *Endpoint) dgOnDeadline(now clock.Time) {
 			delete(e.dg.byCID, c.localCID)
 			if c.server {
 				delete(e.dg.byInitial, c.initialDCID)
-				e.dg.tombInit[c.initialDCID] = now.Add(c.cfg.IdleTimeout)
+				e.dg.tombInit.put(c.initialDCID, struct{}{}, now.Add(c.cfg.IdleTimeout))
 			}
 			e.closed(&c.connCommon)
 		}
@@ -194,9 +193,5 @@ func (e *Endpoint) dgOnDeadline(now clock.Time) {
 	if removed {
 		e.dg.sch.compact(func(c *DgramConn) bool { return c.removed })
 	}
-	for id, exp := range e.dg.tombInit {
-		if !now.Before(exp) {
-			delete(e.dg.tombInit, id)
-		}
-	}
+	e.dg.tombInit.sweep(now)
 }

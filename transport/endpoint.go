@@ -5,7 +5,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/netip"
-	"time"
 
 	"cclab/clock"
 	"cclab/ecn"
@@ -21,17 +20,17 @@ type Endpoint struct {
 	byCID     map[uint64]*Conn // by local CID
 	byInitial map[uint64]*Conn // server: by the client's Initial destination CID
 	acceptQ   []*Conn
-	tombs     map[uint64]tombstone  // finished conns by local CID: re-acknowledge a late FIN
-	tombQ     []tombReply           // pending re-acknowledgements
-	tombInit  map[uint64]clock.Time // removed server conns by Initial DCID: late duplicate Initials are not new conns
-	tombSweep clock.Time
-	tokens    *tokenMinter       // server: Retry tokens (nil with NoRetry)
-	retryQ    []retryReply       // pending Retry packets
-	perSource map[netip.Addr]int // server: live connections per source address
-	halfOpen  int                // server: connections accepted but not yet confirmed by the client
-	oooUsed   uint64             // out-of-order memory charged by all connections, bytes (Conn.recharge)
-	rxLen     int                // length of the datagram being received, bytes
+	tombs     expiring[tombstone] // finished conns by local CID: re-acknowledge a late FIN
+	tombQ     []tombReply         // pending re-acknowledgements
+	tombInit  expiring[struct{}]  // removed server conns by Initial DCID: late duplicate Initials are not new conns
+	tokens    *tokenMinter        // server: Retry tokens (nil with NoRetry)
+	retryQ    []retryReply        // pending Retry packets
+	perSource map[netip.Addr]int  // server: live connections per source address
+	halfOpen  int                 // server: connections accepted but not yet confirmed by the client
+	oooUsed   uint64              // out-of-order memory charged by all connections, bytes (Conn.recharge)
+	rxLen     int                 // length of the datagram being received, bytes
 	pkt       packet
+	acceptCfg Config // scratch: the config of a connection being accepted
 	stats     EndpointStats
 	dg        dgramEndpoint // datagram-mode connections (dgram_endpoint.go)
 	bufs      *Buffers      // connection buffers (EndpointConfig.Buffers, or the endpoint's own)
@@ -78,8 +77,7 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 	if r == nil {
 		r = rand.New(rand.NewPCG(1, 2))
 	}
-	e := &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{}, tombs: map[uint64]tombstone{},
-		tombInit: map[uint64]clock.Time{}, perSource: map[netip.Addr]int{}}
+	e := &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{}, perSource: map[netip.Addr]int{}}
 	if cfg.Server && !cfg.NoRetry {
 		e.tokens = newTokenMinter(e.entropy(), cfg.TokenLifetime, clock.Start)
 	}
@@ -148,7 +146,7 @@ func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn,
 }
 
 func (e *Endpoint) add(c *Conn) {
-	c.touchFn = func() { e.sch.touch(c) }
+	c.owner = c
 	e.sch.add(c)
 	e.byCID[c.localCID] = c
 	if c.server {
@@ -325,7 +323,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 	default:
 		c := e.byCID[p.dcid]
 		if c == nil {
-			if t, ok := e.tombs[p.dcid]; ok && now.Before(t.expires) {
+			if t, ok := e.tombs.get(p.dcid, now); ok {
 				e.reject(RejectOldPacket)
 				// Re-acknowledge only to the connection's validated address
 				// and with no more bytes than the packet (no reflection).
@@ -356,23 +354,24 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		c.initialAgain(from, e.tokenOK(now, from, p))
 		return
 	}
-	if exp, ok := e.tombInit[p.dcid]; ok && now.Before(exp) {
+	if _, ok := e.tombInit.get(p.dcid, now); ok {
 		e.reject(RejectOldPacket) // a delayed or duplicated Initial of a finished conn
 		return
 	}
 	if !e.admit(now, from, p, size) {
 		return
 	}
-	cfg := e.connConfig(Config{})
+	cfg := &e.acceptCfg // not a local: Configure would make it escape, one allocation per connection
+	*cfg = e.connConfig(Config{})
 	if e.cfg.Configure != nil {
-		e.cfg.Configure(p.request, &cfg)
-		cfg = e.connConfig(cfg)
+		e.cfg.Configure(p.request, cfg)
+		*cfg = e.connConfig(*cfg)
 	}
 	if err := cfg.Validate(); err != nil {
 		e.reject(RejectConfig)
 		return
 	}
-	c := newConn(e, cfg, now)
+	c := newConn(e, *cfg, now)
 	c.accept(from, p, cfg.MaxDatagram, cfg.ECN)
 	c.peerDSACK = p.hsFlags&hsDSACK != 0
 	c.peerRight = p.recvWindow
@@ -479,11 +478,11 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 			removed = true
 			delete(e.byCID, c.localCID)
 			if c.err == nil {
-				e.tombs[c.localCID] = tombstone{peerCID: c.peerCID, peer: c.peer, cum: c.peerFinOff + 1, expires: now.Add(c.cfg.IdleTimeout)}
+				e.tombs.put(c.localCID, tombstone{peerCID: c.peerCID, peer: c.peer, cum: c.peerFinOff + 1}, now.Add(c.cfg.IdleTimeout))
 			}
 			if c.server {
 				delete(e.byInitial, c.initialDCID)
-				e.tombInit[c.initialDCID] = now.Add(c.cfg.IdleTimeout)
+				e.tombInit.put(c.initialDCID, struct{}{}, now.Add(c.cfg.IdleTimeout))
 			}
 			e.oooUsed -= c.oooCharge
 			e.closed(&c.connCommon)
@@ -492,19 +491,8 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 	if removed {
 		e.sch.compact(func(c *Conn) bool { return c.removed })
 	}
-	if len(e.tombs)+len(e.tombInit) > 0 && now >= e.tombSweep {
-		e.tombSweep = now.Add(time.Second)
-		for id, t := range e.tombs {
-			if !now.Before(t.expires) {
-				delete(e.tombs, id)
-			}
-		}
-		for id, exp := range e.tombInit {
-			if !now.Before(exp) {
-				delete(e.tombInit, id)
-			}
-		}
-	}
+	e.tombs.sweep(now)
+	e.tombInit.sweep(now)
 }
 
 // maxQueuedReplies bounds the queued stateless replies (Retries,
@@ -518,7 +506,6 @@ type tombstone struct {
 	peerCID uint64
 	peer    netip.AddrPort // the connection's last validated peer address
 	cum     uint64         // cumulative ACK covering the peer's FIN
-	expires clock.Time
 }
 
 // ack returns the re-acknowledgement.

@@ -206,13 +206,15 @@ func (s *scheduler[T]) clearReady(p int) { s.ready[p/64] &^= 1 << (p % 64) }
 func (s *scheduler[T]) compact(gone func(T) bool) {
 	j := 0
 	var zero T
-	readyOld := s.ready
-	s.ready = make([]uint64, (len(s.conns)+63)/64+1)
 	for i, c := range s.conns {
+		// The bitset is compacted in place: bit i is read and cleared
+		// before bit j <= i is set.
+		bit := s.ready[i/64]&(1<<(i%64)) != 0
+		s.ready[i/64] &^= 1 << (i % 64)
 		if gone(c) {
 			continue
 		}
-		if readyOld[i/64]&(1<<(i%64)) != 0 {
+		if bit {
 			s.ready[j/64] |= 1 << (j % 64)
 		}
 		c.schedState().pos = j
@@ -221,7 +223,13 @@ func (s *scheduler[T]) compact(gone func(T) bool) {
 	}
 	clear(s.conns[j:])
 	s.conns = s.conns[:j]
-	s.ready = s.ready[:(j+63)/64+1]
+	for n := (j+63)/64 + 1; len(s.ready) != n; {
+		if len(s.ready) > n {
+			s.ready = s.ready[:n] // the words cut off are zero (every bit was cleared above)
+		} else {
+			s.ready = append(s.ready, 0)
+		}
+	}
 	if s.rr > j {
 		s.rr = 0
 	}
