@@ -156,6 +156,18 @@ func fillZero[T comparable](v *T, d T) {
 
 // Validate checks c (after defaults are filled) and names the faulty field.
 func (c *Config) Validate() error {
+	if err := c.validateFields(); err != nil {
+		return err
+	}
+	if err := ccalgo.Registry.Validate(c.CC); err != nil {
+		return err
+	}
+	return Recoveries.Validate(c.Recovery)
+}
+
+// validateFields is Validate without the controller and recovery specs
+// (an endpoint checks those once per spec: Endpoint.connSpec).
+func (c *Config) validateFields() error {
 	switch {
 	case c.MaxDatagram < MinDatagram || c.MaxDatagram > MaxUDPPayload:
 		return fmt.Errorf("transport: MaxDatagram=%d: must be %d..%d bytes", c.MaxDatagram, MinDatagram, MaxUDPPayload)
@@ -180,10 +192,7 @@ func (c *Config) Validate() error {
 	case len(c.Request) > MaxRequest:
 		return fmt.Errorf("transport: Request is %d bytes, at most %d", len(c.Request), MaxRequest)
 	}
-	if err := ccalgo.Registry.Validate(c.CC); err != nil {
-		return err
-	}
-	return Recoveries.Validate(c.Recovery)
+	return nil
 }
 
 // SetReceiving copies into c the receiving side's settings r sets:

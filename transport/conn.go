@@ -64,6 +64,7 @@ const (
 type Conn struct {
 	connCommon
 	cfg   Config
+	spec  *connSpec // cfg.CC and cfg.Recovery parsed (connspec.go)
 	seedA uint64
 	seedB uint64
 	// The controller's random stream (ccalgo.Env.Rand), seeded with seedA,
@@ -165,8 +166,8 @@ type receiver struct {
 	hashRecv     hash.Hash
 }
 
-func newConn(ep *Endpoint, cfg Config, now clock.Time) *Conn {
-	c := &Conn{connCommon: newConnCommon(ep, cfg.Sink, now), cfg: cfg}
+func newConn(ep *Endpoint, cfg Config, sp *connSpec, now clock.Time) *Conn {
+	c := &Conn{connCommon: newConnCommon(ep, cfg.Sink, now), cfg: cfg, spec: sp}
 	c.rtt = newRTTEstimator(cfg.MinRTO, cfg.InitialRTO, cfg.MaxRTO)
 	c.hashSent, c.hashRecv = newDigest(cfg.Digest), newDigest(cfg.Digest)
 	c.seedA, c.seedB = ep.rand.Uint64(), ep.rand.Uint64()
@@ -182,11 +183,11 @@ func (c *Conn) establish(now clock.Time) error {
 	c.mss = c.maxDatagram - maxShortOverhead
 	c.ccPCG.Seed(c.seedA, c.seedB)
 	c.ccRand = *rand.New(&c.ccPCG)
-	cc, err := ccalgo.New(c.cfg.CC, ccalgo.Env{MSS: c.mss, Rand: &c.ccRand})
+	cc, err := c.spec.ccP.Build(ccalgo.Env{MSS: c.mss, Rand: &c.ccRand})
 	if err != nil {
 		return err
 	}
-	rec, err := NewRecovery(c.cfg.Recovery, RecoveryEnv{MSS: c.mss})
+	rec, err := c.spec.recP.Build(RecoveryEnv{MSS: c.mss})
 	if err != nil {
 		return err
 	}
@@ -514,7 +515,7 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		if c.cfg.ECN {
 			c.out.hsFlags = hsECN
 		}
-		if wantsDSACK(c.cfg.Recovery) {
+		if c.spec.dsack {
 			c.out.hsFlags |= hsDSACK
 		}
 		c.hsAt = now.Add(c.rtt.current())

@@ -32,8 +32,10 @@ type Endpoint struct {
 	pkt       packet
 	acceptCfg Config // scratch: the config of a connection being accepted
 	stats     EndpointStats
-	dg        dgramEndpoint // datagram-mode connections (dgram_endpoint.go)
-	bufs      *Buffers      // connection buffers (EndpointConfig.Buffers, or the endpoint's own)
+	dg        dgramEndpoint           // datagram-mode connections (dgram_endpoint.go)
+	bufs      *Buffers                // connection buffers (EndpointConfig.Buffers, or the endpoint's own)
+	specs     [maxConnSpecs]*connSpec // parsed controller and recovery specs (connspec.go)
+	specNext  int                     // the cache slot to fill next
 }
 
 // EndpointStats counts an endpoint's datagrams and rejects.
@@ -136,10 +138,14 @@ func (e *Endpoint) connConfig(cfg Config) Config {
 // Transmit; the connection is usable (Write, SetSource) at once.
 func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn, error) {
 	cfg = e.connConfig(cfg)
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validateFields(); err != nil {
 		return nil, err
 	}
-	c := newConn(e, cfg, now)
+	sp, err := e.connSpec(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := newConn(e, cfg, sp, now)
 	c.dial(peer, cfg.Request)
 	e.add(c)
 	return c, nil
@@ -367,11 +373,16 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		e.cfg.Configure(p.request, cfg)
 		*cfg = e.connConfig(*cfg)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validateFields(); err != nil {
 		e.reject(RejectConfig)
 		return
 	}
-	c := newConn(e, *cfg, now)
+	sp, err := e.connSpec(cfg)
+	if err != nil {
+		e.reject(RejectConfig)
+		return
+	}
+	c := newConn(e, *cfg, sp, now)
 	c.accept(from, p, cfg.MaxDatagram, cfg.ECN)
 	c.peerDSACK = p.hsFlags&hsDSACK != 0
 	c.peerRight = p.recvWindow

@@ -147,3 +147,45 @@ func TestValidateMemo(t *testing.T) {
 		t.Errorf("memo holds %d specs, want at most %d", n, maxValidMemo)
 	}
 }
+
+// TestParsed: a parsed spec builds the same component as New, any number
+// of times and independently (a build does not see what an earlier one's
+// constructor did with its copy of the config); Parse refuses what
+// Validate refuses, with the same error; the zero Parsed builds nothing.
+func TestParsed(t *testing.T) {
+	r := NewRegistry[addTestConfig, int]("test component")
+	Add(r, "thing", "a test component",
+		func() addTestConfig { return addTestConfig{Rate: 1, Count: 2} },
+		func(c addTestConfig, env int) (addTestConfig, error) {
+			if c.Count > 100 {
+				return c, fmt.Errorf("thing: parameter count=%d: must be at most 100", c.Count)
+			}
+			c.Count += env // changes the constructor's copy only
+			return c, nil
+		})
+	r.SetProbe(func() int { return 0 })
+	p, err := r.Parse("thing:rate=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []int{10, 20, 10} {
+		want, _ := r.New("thing:rate=5", env)
+		got, err := p.Build(env)
+		if err != nil || got != want {
+			t.Errorf("Build(%d) = %+v, %v; want %+v (as New)", env, got, err, want)
+		}
+	}
+	if got := p.Name(); got != "thing" {
+		t.Errorf("Name() = %q, want thing", got)
+	}
+	for _, bad := range []string{"thing:count=101", "thing:bogus=1", "nothing"} {
+		_, err := r.Parse(bad)
+		if verr := r.Validate(bad); err == nil || verr == nil || err.Error() != verr.Error() {
+			t.Errorf("Parse(%q) error %v, want Validate's %v", bad, err, verr)
+		}
+	}
+	var zero Parsed[addTestConfig, int]
+	if _, err := zero.Build(0); err == nil || zero.Name() != "" {
+		t.Errorf("zero Parsed: Build error %v, Name %q; want an error and \"\"", err, zero.Name())
+	}
+}

@@ -274,7 +274,9 @@ func format(fv reflect.Value) string {
 
 // Entry is one registered component: a name, a one-line description, a
 // function returning a pointer to a config struct holding the defaults, and a
-// constructor taking that config and an environment of type E.
+// constructor taking that config and an environment of type E. Build must
+// neither modify cfg nor keep it: one parsed config builds any number of
+// components (Parsed.Build).
 type Entry[T, E any] struct {
 	Name     string
 	Doc      string
@@ -393,6 +395,45 @@ func (r *Registry[T, E]) New(s string, env E) (T, error) {
 		return zero, err
 	}
 	return e.Build(cfg, env)
+}
+
+// Parsed is a specification parsed and checked once (Registry.Parse), to
+// build components from any number of times without parsing it again: a
+// simulation of short transfers builds a controller and a recovery strategy
+// per connection, tens of thousands from one flow's spec. The zero Parsed
+// builds nothing (Build returns an error).
+type Parsed[T, E any] struct {
+	e   *Entry[T, E]
+	cfg any // the spec's parameters applied to the entry's defaults
+}
+
+// Parse parses and checks s as Validate does and returns it parsed.
+func (r *Registry[T, E]) Parse(s string) (Parsed[T, E], error) {
+	if err := r.Validate(s); err != nil {
+		return Parsed[T, E]{}, err
+	}
+	e, cfg, err := r.Config(s)
+	if err != nil {
+		return Parsed[T, E]{}, err
+	}
+	return Parsed[T, E]{&e, cfg}, nil
+}
+
+// Build builds the component with env, as Registry.New does with the spec.
+func (p Parsed[T, E]) Build(env E) (T, error) {
+	if p.e == nil {
+		var zero T
+		return zero, fmt.Errorf("spec: Build of an unparsed spec")
+	}
+	return p.e.Build(p.cfg, env)
+}
+
+// Name returns the component's registered name ("" for the zero Parsed).
+func (p Parsed[T, E]) Name() string {
+	if p.e == nil {
+		return ""
+	}
+	return p.e.Name
 }
 
 // Validate parses s and checks its parameters: their names and types, and,
