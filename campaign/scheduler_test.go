@@ -190,6 +190,7 @@ var schedulerTests = []struct {
 	{"failures", testFailures},
 	{"rows", testRows},
 	{"report", testReportFromStore},
+	{"copy", testCopy},
 }
 
 func TestSchedulerSQLite(t *testing.T) {

@@ -146,8 +146,7 @@ func (s *Store) Close() error {
 
 // Register records the spec's source under its name and digest (once).
 func (s *Store) Register(ctx context.Context, sp *Spec) error {
-	_, err := s.SQL.SQL().Exec(ctx, `INSERT INTO campaign_specs (name, digest, spec, created) VALUES (?, ?, ?, ?)
-		ON CONFLICT (name, digest) DO NOTHING`, sp.Name, sp.Digest(), string(sp.Source), time.Now().UTC().Format(time.RFC3339))
+	_, err := s.addSpec(ctx, specRow{sp.Name, sp.Digest(), string(sp.Source), time.Now().UTC().Format(time.RFC3339)})
 	return err
 }
 
@@ -168,6 +167,12 @@ func (s *Store) SpecSource(ctx context.Context, name, digest string) (src, dig s
 // stored already (the same campaign, digest, seq and attempt) changes
 // nothing.
 func (s *Store) Save(ctx context.Context, r *Row) error {
+	_, err := s.save(ctx, r)
+	return err
+}
+
+// save is Save, reporting whether the row was new.
+func (s *Store) save(ctx context.Context, r *Row) (added bool, err error) {
 	causes, _ := json.Marshal(r.RTOCauses)
 	if r.RTOCauses == nil {
 		causes = []byte("{}")
@@ -178,10 +183,16 @@ func (s *Store) Save(ctx context.Context, r *Row) error {
 		r.SenderJSON, r.ReceiverJSON, r.SenderQlog, r.ReceiverQlog}
 	q := `INSERT INTO campaign_transfers (` + strings.Join(columns, ", ") + `) VALUES (` +
 		strings.TrimSuffix(strings.Repeat("?, ", len(columns)), ", ") + `) ON CONFLICT (campaign, digest, seq, attempt) DO NOTHING`
-	return s.SQL.InTx(ctx, false, func(tx eval.SQLTx) error {
-		_, err := tx.Exec(ctx, q, vals...)
+	err = s.SQL.InTx(ctx, false, func(tx eval.SQLTx) error {
+		res, err := tx.Exec(ctx, q, vals...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		added = n > 0
 		return err
 	})
+	return added, err
 }
 
 // Rows returns a campaign's stored attempts in plan order (seq, attempt):

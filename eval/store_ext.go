@@ -41,6 +41,13 @@ func (s *SQLStore) InTx(ctx context.Context, lock bool, f func(SQLTx) error) err
 	return s.inTx(ctx, lock, func(x dq) error { return f(SQLTx{x}) })
 }
 
+// TablesVersion returns the schema version of a component's tables
+// (MigrateTables): 0 when the database does not hold them. It creates
+// nothing.
+func (s *SQLStore) TablesVersion(ctx context.Context, component string) (int, error) {
+	return readVersion(ctx, s.x(), component+"_schema_version")
+}
+
 // MigrateTables brings the tables of a component (e.g. "campaign") to
 // schema version len(steps), as the store migrates its own: steps[k-1]
 // creates or converts version k; the version is kept in schema_info under

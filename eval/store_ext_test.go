@@ -25,9 +25,20 @@ func TestMigrateTables(t *testing.T) {
 		}
 		return st, nil
 	}
+	fresh, err := OpenSQLite(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := fresh.TablesVersion(ctx, "extra"); v != 0 || err != nil {
+		t.Errorf("TablesVersion before migrating: got %d, %v; want 0, nil", v, err)
+	}
+	fresh.Close()
 	st, err := open(v1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if v, err := st.TablesVersion(ctx, "extra"); v != 1 || err != nil {
+		t.Errorf("TablesVersion after migrating to 1: got %d, %v; want 1, nil", v, err)
 	}
 	if err := st.InTx(ctx, false, func(tx SQLTx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO extra (a) VALUES (?)`, "row")
@@ -43,6 +54,9 @@ func TestMigrateTables(t *testing.T) {
 	var a, b string
 	if err := st.SQL().QueryRow(ctx, `SELECT a, b FROM extra`).Scan(&a, &b); err != nil || a != "row" || b != "x" {
 		t.Errorf("after migrating: got %q, %q, %v; want row, x", a, b, err)
+	}
+	if v, err := st.TablesVersion(ctx, "extra"); v != 2 || err != nil {
+		t.Errorf("TablesVersion after migrating to 2: got %d, %v; want 2, nil", v, err)
 	}
 	st.Close()
 	if st, err = open(v2); err != nil { // current: no change

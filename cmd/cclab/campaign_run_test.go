@@ -155,6 +155,23 @@ func TestCampaignPostgres(t *testing.T) {
 	if out, code := stdoutOf(t, func() int { return runCampaign([]string{"profile", "-db", db, "-o", "-", spec}) }); code != 0 || !strings.Contains(out, "inter-h0-h1") {
 		t.Errorf("campaign profile -db postgres: exit %d:\n%s", code, out)
 	}
+	// cclab db copy takes the campaign home to SQLite, where it reports the same.
+	local := filepath.Join(dir, "home.db")
+	out, code := stdoutOf(t, func() int { return runDB([]string{"copy", "-from", db, "-to", local}) })
+	if want := "copied 1 campaigns, 1 new specs, 6 transfer attempts (0 already there)"; code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("db copy postgres -> SQLite: exit %d, output:\n%s\nwant a line %q", code, out, want)
+	}
+	html = filepath.Join(dir, "home.html")
+	if out, code := stdoutOf(t, func() int { return runCampaign([]string{"report", "-db", local, "-o", html, spec}) }); code != 0 {
+		t.Fatalf("campaign report from the copy: exit %d:\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(html); !bytes.Contains(b, []byte("6 done, 0 failed, 0 pending")) {
+		t.Errorf("report from the SQLite copy lacks the counts")
+	}
+	out, code = stdoutOf(t, func() int { return runDB([]string{"copy", "-from", db, "-to", local, "-campaign", "pgtest"}) })
+	if want := "copied 1 campaigns, 0 new specs, 0 transfer attempts (6 already there)"; code != 0 || !strings.Contains(out, want) || strings.Contains(out, "experiments") {
+		t.Errorf("db copy -campaign again: exit %d, output:\n%s\nwant only a line %q", code, out, want)
+	}
 }
 
 // loopbackSpec starts three agents on loopback with a new PSK and writes a

@@ -7,17 +7,20 @@ import (
 	"os"
 	"sort"
 
+	"cclab/campaign"
 	"cclab/eval"
 	"cclab/internal/cli"
 )
 
 func init() {
-	register("db", "copy results between databases (SQLite, PostgreSQL), print run digests", runDB)
+	register("db", "copy results and campaigns between databases (SQLite, PostgreSQL), print run digests", runDB)
 }
 
 func dbUsage() {
 	fmt.Fprint(os.Stderr, `usage:
-  cclab db copy -from DB -to DB [-experiment NAME]   copy experiments, versions and runs (SQLite <-> PostgreSQL)
+  cclab db copy -from DB -to DB [-experiment NAME] [-campaign NAME]
+                                                     copy experiments, versions and runs, and campaigns'
+                                                     specs and transfer attempts (SQLite <-> PostgreSQL)
   cclab db digest -db DB -experiment NAME            print each run's key and result digest (eval.RunDigest)
 
 DB is an SQLite file or a PostgreSQL URL (postgres://user@host:port/database?sslmode=disable).
@@ -55,7 +58,8 @@ func runDBCopy(args []string) int {
 	fs := flag.NewFlagSet("cclab db copy", flag.ContinueOnError)
 	from := fs.String("from", "", "source database (SQLite file or PostgreSQL URL; required)")
 	to := fs.String("to", "", "destination database (created on first use; required)")
-	name := fs.String("experiment", "", "copy only this experiment; default: every experiment")
+	name := fs.String("experiment", "", "copy only this experiment (and no campaign unless -campaign names one); default: every experiment")
+	camp := fs.String("campaign", "", "copy only this campaign (and no experiment unless -experiment names one); default: every campaign")
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
 	}
@@ -79,12 +83,24 @@ func runDBCopy(args []string) int {
 		return 1
 	}
 	defer dst.Close()
-	st, err := eval.CopyStore(context.Background(), dst, src, *name)
-	fmt.Printf("copied %d experiments, %d new versions, %d runs (%d already there) from %s to %s\n",
-		st.Experiments, st.Versions, st.Runs, st.Skipped, eval.DBName(*from), eval.DBName(*to))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cclab db copy:", err)
-		return 1
+	ctx := context.Background()
+	if *name != "" || *camp == "" {
+		st, err := eval.CopyStore(ctx, dst, src, *name)
+		fmt.Printf("copied %d experiments, %d new versions, %d runs (%d already there) from %s to %s\n",
+			st.Experiments, st.Versions, st.Runs, st.Skipped, eval.DBName(*from), eval.DBName(*to))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cclab db copy:", err)
+			return 1
+		}
+	}
+	if *camp != "" || *name == "" {
+		st, err := campaign.CopyCampaigns(ctx, dst, src, *camp)
+		fmt.Printf("copied %d campaigns, %d new specs, %d transfer attempts (%d already there) from %s to %s\n",
+			st.Campaigns, st.Specs, st.Attempts, st.Skipped, eval.DBName(*from), eval.DBName(*to))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cclab db copy:", err)
+			return 1
+		}
 	}
 	return 0
 }
