@@ -31,8 +31,14 @@ type child struct {
 }
 
 // startChild runs this program with -child role and args; a receiver's
-// first output line is its address.
+// or a relay's first output line is its address.
 func startChild(role string, args ...string) (*child, error) {
+	return startChildOn(nil, role, args...)
+}
+
+// startChildOn is startChild with the child's CPU affinity set to cpus
+// (nil: this process's).
+func startChildOn(cpus []int, role string, args ...string) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -47,15 +53,15 @@ func startChild(role string, args ...string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startOn(cmd, cpus); err != nil {
 		return nil, err
 	}
 	c := &child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	if role == "receive" {
+	if role == "receive" || role == "relay" {
 		line, err := c.out.ReadString('\n')
 		if err != nil {
 			c.kill()
-			return nil, fmt.Errorf("receiver: %v", err)
+			return nil, fmt.Errorf("%s: %v", role, err)
 		}
 		c.addr = strings.TrimSpace(line)
 	}
@@ -87,6 +93,12 @@ func runChild(role string, args []string) {
 	rate := fs.Float64("rate", 0, "blast: bits/s (0: as fast as possible)")
 	size := fs.Int("size", 1500, "datagram size, bytes")
 	dur := fs.Duration("dur", 2*time.Second, "blast: how long")
+	target := fs.String("target", "", "relay: where to relay to")
+	delay := fs.Duration("delay", 0, "relay: link delay")
+	queue := fs.String("queue", "", "relay: link queue")
+	spin := fs.Duration("spin", 0, "relay: -spin")
+	isPlain := fs.Bool("plain", false, "relay: without offloads and coalescing")
+	lock := fs.Bool("lock", false, "relay: -lock-thread")
 	fs.Parse(args)
 	switch role {
 	case "blast":
@@ -99,8 +111,11 @@ func runChild(role string, args []string) {
 		fmt.Println(n)
 	case "receive":
 		receiveChild(*size)
+	case "relay":
+		lockThread = *lock
+		relayChild(fullConfig(*target, *rate, *delay, *queue, *spin, *isPlain))
 	default:
-		fatal(fmt.Errorf("-child %q: want blast or receive", role))
+		fatal(fmt.Errorf("-child %q: want blast, receive or relay", role))
 	}
 }
 

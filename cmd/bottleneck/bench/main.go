@@ -54,7 +54,10 @@ func main() {
 	fullRate := flag.String("full-rate", "1Gbit", "link rate of (d)'s full emulation")
 	fullQueue := flag.String("full-queue", "droptail:1000p", "queue of (d)'s full emulation")
 	offered := flag.Float64("offered", 1.05, "(d): offered load, times the link rate")
-	only := flag.String("only", "a,b,c,d", "sections to run, comma-separated")
+	only := flag.String("only", "a,b,c,d", "sections to run, comma-separated: a, b, c, d, full ((d)'s full emulation alone), floor (the machine's wake-up lateness without a relay)")
+	relayModes := flag.String("relay", "in,proc", "(d) full emulation: where the relay runs, comma-separated: in (this process), proc (a process of its own)")
+	affinity := flag.Bool("affinity", false, "(d) full emulation, -relay proc: pin the relay process to the last CPU and the benchmark, blaster and receiver to the others")
+	withPlain := flag.Bool("full-plain", true, "(d) full emulation: also measure the plain relay (no GRO, GSO, coalescing)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (every goroutine: blaster, relay, receiver) to this file")
 	if len(os.Args) > 2 && os.Args[1] == "-child" { // internal: (d)'s blaster or receiver process
 		runChild(os.Args[2], os.Args[3:])
@@ -88,12 +91,53 @@ func main() {
 	if run["c"] {
 		sectionC(*fwdSize, *dur, *spin, *rounds)
 	}
+	if run["floor"] {
+		sectionFloor(*dur)
+	}
 	if run["d"] {
+		runOffload(*bigSize, *dur, *spin, *rounds)
+	}
+	if run["d"] || run["full"] {
 		fr, err := units.ParseRate(*fullRate)
 		if err != nil {
 			fatal(fmt.Errorf("-full-rate: %v", err))
 		}
-		runOffload(*bigSize, fr, *offered, *delay, *fullQueue, *dur, *spin, *rounds)
+		var modes []string
+		for _, m := range strings.Split(*relayModes, ",") {
+			switch m = strings.TrimSpace(m); m {
+			case modeInProc, modeProc:
+				modes = append(modes, m)
+			default:
+				fmt.Fprintf(os.Stderr, "invalid value %q for flag -relay: want in, proc or in,proc\n", *relayModes)
+				os.Exit(2)
+			}
+		}
+		if *affinity && !hasAffinity {
+			fmt.Fprintln(os.Stderr, "invalid flag -affinity: CPU affinity needs Linux")
+			os.Exit(2)
+		}
+		runFull(fullOpts{size: *bigSize, rate: fr, offeredX: *offered, delay: *delay, queue: *fullQueue, dur: *dur, spin: *spin,
+			rounds: *rounds, modes: modes, affinity: *affinity, plain: *withPlain})
+	}
+}
+
+// sectionFloor prints the machine's own wake-up lateness (wakeFloor), the
+// floor under any relay's write lateness at this load.
+func sectionFloor(dur time.Duration) {
+	fmt.Printf("(floor) wake-up lateness of a thread acting every 50µs, no relay (locked thread, 1 ns timer slack), %v each:\n", dur)
+	for _, spin := range []bool{false, true} {
+		la, _ := os.ReadFile("/proc/loadavg")
+		l := wakeFloor(50*time.Microsecond, dur, spin)
+		if len(l) == 0 {
+			fmt.Println("    not measured on this system")
+			return
+		}
+		name := "sleeping (clock_nanosleep)"
+		if spin {
+			name = "busy-polling the clock"
+		}
+		n := len(l)
+		fmt.Printf("    %-27s load %s: median %v, p99 %v, p99.9 %v, max %v (n=%d)\n", name, strings.Fields(string(la))[0], l[n/2], l[n*99/100], l[n*999/1000], l[n-1], n)
 	}
 }
 

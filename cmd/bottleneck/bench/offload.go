@@ -1,9 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,12 +82,13 @@ func bareOffloadForward(target string) (addr string, stop func(), err error) {
 type fullResult struct {
 	delivered      float64       // bits/s (UDP payload + the relay's overhead, as the link counts)
 	errP50, errP99 time.Duration // receive time (the kernel's) minus the modelled arrival instant
+	errP999        time.Duration
 	errMax, errMin time.Duration
 	appP50, appP99 time.Duration // the same with the receiving application's time
 	appMax         time.Duration
 	stamped        bool // the kernel stamped arrivals (else errP* are the application's)
 	matched        int
-	late           string // the relay's write lateness (histogram buckets)
+	late           string // the relay's write lateness
 	perRead        float64
 	perWrite       float64
 	drops          int64 // at the link (queue overflow)
@@ -88,9 +96,129 @@ type fullResult struct {
 	lostBefore     int64 // sent by the blaster, not read by the relay (its socket buffer overflowed)
 }
 
-// measureFull runs the relay with full emulation (rate, delay, queue)
-// in this process, the GSO blaster offering offered bits/s and the GRO
-// receiver each in a process of its own (as a sender, a relay and a
+// relayRun is what the full emulation learns from the relay, in this
+// process or in a relay child process.
+type relayRun struct {
+	Received   int64         `json:"received"`    // datagrams read (forward)
+	Sent       int64         `json:"sent"`        // datagrams written (forward)
+	ReadCalls  int64         `json:"read_calls"`  // batched reads
+	WriteCalls int64         `json:"write_calls"` // batched writes
+	Late       string        `json:"late"`        // write lateness (lateSummary)
+	Drops      int64         `json:"drops"`       // link drops
+	Overhead   int           `json:"overhead"`    // bytes per datagram on the link beyond its payload
+	Offset     time.Duration `json:"offset"`      // relay clock − CLOCK_MONOTONIC
+	// Deps[id] is the modelled arrival at the far end of the link of the
+	// relay's packet id (the relay numbers datagrams from 1 in the order
+	// it reads them); 0: none.
+	Deps []clock.Time `json:"-"`
+}
+
+// fullConfig is the relay configuration of the full emulation: one forward
+// hop of rate bits/s, delay and queue, relaying to target.
+func fullConfig(target string, rate float64, delay time.Duration, queue string, spin time.Duration, isPlain bool) relay.Config {
+	cfg := relay.Config{Target: target, Spin: spin, Hops: [2][]link.Config{{{Rate: rate, Delay: delay, Queue: queue}}}}
+	if isPlain {
+		cfg = plain(cfg)
+	}
+	return cfg
+}
+
+// startFullRelay starts a relay with cfg in this process that records every
+// packet's modelled arrival (its hop's Departure event); finish stops it
+// and returns what the relay did.
+func startFullRelay(cfg relay.Config, capacity int) (addr string, finish func() relayRun, err error) {
+	var mu sync.Mutex
+	deps := make([]clock.Time, capacity)
+	var drops atomic.Int64
+	cfg.Sink = event.Func(func(e event.Event) {
+		switch e.Kind {
+		case event.Departure:
+			mu.Lock()
+			for uint64(len(deps)) <= e.Seq {
+				deps = append(deps, 0)
+			}
+			deps[e.Seq] = e.Time
+			mu.Unlock()
+		case event.Drop:
+			drops.Add(1)
+		}
+	})
+	r, err := startRelayConfig(cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	// The relay's clock against CLOCK_MONOTONIC, read back to back.
+	a := monotonic()
+	rc := r.Now()
+	b := monotonic()
+	offset := time.Duration(rc) - (a+b)/2 // relay clock = monotonic + offset
+	return r.Addr().String(), func() relayRun {
+		cn := r.Counters()
+		r.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		return relayRun{Received: cn.Received[relay.Fwd], Sent: cn.Sent[relay.Fwd], ReadCalls: cn.ReadCalls,
+			WriteCalls: cn.WriteCalls, Late: lateSummary(cn), Drops: drops.Load(), Overhead: r.Overhead(),
+			Offset: offset, Deps: deps}
+	}, nil
+}
+
+// relayChild is the main function of a relay child process: it prints its
+// listening address, relays until its input closes, then writes its
+// relayRun as a JSON line followed by the departures (count, then one
+// little-endian uint64 each).
+func relayChild(cfg relay.Config) {
+	addr, finish, err := startFullRelay(cfg, 1<<20)
+	if err != nil {
+		fatal(err)
+	}
+	fmt.Println(addr)
+	io.Copy(io.Discard, os.Stdin)
+	run := finish()
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	b, _ := json.Marshal(run)
+	w.Write(append(b, '\n'))
+	binary.Write(w, binary.LittleEndian, uint64(len(run.Deps)))
+	binary.Write(w, binary.LittleEndian, run.Deps)
+	if err := w.Flush(); err != nil {
+		fatal(err)
+	}
+}
+
+// decodeRelayRun parses a relay child's output.
+func decodeRelayRun(b []byte) (relayRun, error) {
+	var run relayRun
+	line, rest, ok := bytes.Cut(b, []byte{'\n'})
+	if !ok {
+		return run, errors.New("relay output: no result line")
+	}
+	if err := json.Unmarshal(line, &run); err != nil {
+		return run, fmt.Errorf("relay output: %v", err)
+	}
+	if len(rest) < 8 {
+		return run, errors.New("relay output: no departures")
+	}
+	n := binary.LittleEndian.Uint64(rest)
+	if n > uint64(len(rest)-8)/8 {
+		return run, errors.New("relay output: departure count larger than the data")
+	}
+	run.Deps = make([]clock.Time, n)
+	for i := range run.Deps {
+		run.Deps[i] = clock.Time(binary.LittleEndian.Uint64(rest[8+8*i:]))
+	}
+	return run, nil
+}
+
+// Where the full emulation runs the relay.
+const (
+	modeInProc = "in"   // in the benchmark process
+	modeProc   = "proc" // in a process of its own
+)
+
+// measureFull runs the relay with full emulation (rate, delay, queue) in
+// this process (mode "in") or in a process of its own ("proc", pinned to
+// relayCPUs if not nil), the GSO blaster offering offered bits/s and the
+// GRO receiver each in a process of its own (as a sender, a relay and a
 // receiver are on one host), and compares every delivered datagram's
 // receive time with the instant the link model gave it (the hop's
 // Departure event: its arrival at the far end): the emulation error as the
@@ -100,7 +228,7 @@ type fullResult struct {
 // CLOCK_MONOTONIC, which the relay's clock is mapped to.
 // Departures and receptions are matched in order (the path does not
 // reorder; checked with the sequence numbers).
-func measureFull(rate, offered float64, delay time.Duration, queue string, size int, dur, spin time.Duration, isPlain bool) (fullResult, error) {
+func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time.Duration, queue string, size int, dur, spin time.Duration, isPlain bool) (fullResult, error) {
 	var res fullResult
 	capacity := int(offered/8/float64(size)*(dur.Seconds()+1)) + 1024
 	rcv, err := startChild("receive", "-size", fmt.Sprint(size))
@@ -108,53 +236,47 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 		return res, err
 	}
 	defer rcv.kill()
-	// deps[id] is the modelled arrival of the relay's packet id (the
-	// relay numbers datagrams from 1 in the order it reads them).
-	var depMu sync.Mutex
-	deps := make([]clock.Time, capacity)
-	var drops atomic.Int64
-	sinkEv := event.Func(func(e event.Event) {
-		switch e.Kind {
-		case event.Departure:
-			depMu.Lock()
-			for uint64(len(deps)) <= e.Seq {
-				deps = append(deps, 0)
-			}
-			deps[e.Seq] = e.Time
-			depMu.Unlock()
-		case event.Drop:
-			drops.Add(1)
+	var relayAddr string
+	var finish func() (relayRun, error)
+	if mode == modeProc {
+		rl, err := startChildOn(relayCPUs, "relay", "-target", rcv.addr, "-rate", fmt.Sprint(rate), "-delay", delay.String(),
+			"-queue", queue, "-spin", spin.String(), fmt.Sprintf("-plain=%v", isPlain), fmt.Sprintf("-lock=%v", lockThread))
+		if err != nil {
+			return res, err
 		}
-	})
-	cfg := relay.Config{Target: rcv.addr, Spin: spin, Sink: sinkEv,
-		Hops: [2][]link.Config{{{Rate: rate, Delay: delay, Queue: queue}}}}
-	if isPlain {
-		cfg = plain(cfg)
+		defer rl.kill()
+		relayAddr = rl.addr
+		finish = func() (relayRun, error) {
+			out, err := rl.result()
+			if err != nil {
+				return relayRun{}, fmt.Errorf("relay process: %v", err)
+			}
+			return decodeRelayRun(out)
+		}
+	} else {
+		a, f, err := startFullRelay(fullConfig(rcv.addr, rate, delay, queue, spin, isPlain), capacity)
+		if err != nil {
+			return res, err
+		}
+		relayAddr, finish = a, func() (relayRun, error) { return f(), nil }
 	}
-	r, err := startRelayConfig(cfg)
+	bl, err := startChild("blast", "-to", relayAddr, "-rate", fmt.Sprint(offered), "-size", fmt.Sprint(size), "-dur", dur.String())
 	if err != nil {
-		return res, err
-	}
-	// The relay's clock against CLOCK_MONOTONIC, read back to back.
-	a := monotonic()
-	rc := r.Now()
-	b := monotonic()
-	offset := time.Duration(rc) - (a+b)/2 // relay clock = monotonic + offset
-	bl, err := startChild("blast", "-to", r.Addr().String(), "-rate", fmt.Sprint(offered), "-size", fmt.Sprint(size), "-dur", dur.String())
-	if err != nil {
-		r.Close()
+		finish()
 		return res, err
 	}
 	blOut, err := bl.result()
 	if err != nil {
-		r.Close()
+		finish()
 		return res, fmt.Errorf("blaster: %v", err)
 	}
 	var blasted int64
 	fmt.Sscan(string(blOut), &blasted)
 	time.Sleep(delay + 200*time.Millisecond) // the last datagrams leave the link
-	cn := r.Counters()
-	r.Close()
+	run, err := finish()
+	if err != nil {
+		return res, err
+	}
 	out, err := rcv.result()
 	if err != nil {
 		return res, fmt.Errorf("receiver: %v", err)
@@ -163,17 +285,16 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 	if err != nil {
 		return res, err
 	}
-	res.late = lateSummary(cn)
+	res.late = run.Late
 	res.stamped = stamped
-	res.drops = drops.Load()
-	if cn.ReadCalls > 0 {
-		res.perRead = float64(cn.Received[relay.Fwd]) / float64(cn.ReadCalls)
+	res.drops = run.Drops
+	if run.ReadCalls > 0 {
+		res.perRead = float64(run.Received) / float64(run.ReadCalls)
 	}
-	if cn.WriteCalls > 0 {
-		res.perWrite = float64(cn.Sent[relay.Fwd]) / float64(cn.WriteCalls)
+	if run.WriteCalls > 0 {
+		res.perWrite = float64(run.Sent) / float64(run.WriteCalls)
 	}
-	depMu.Lock()
-	defer depMu.Unlock()
+	deps := run.Deps
 	n := len(recv)
 	if n < 100 {
 		return res, fmt.Errorf("full emulation: %d datagrams received: too few", n)
@@ -188,8 +309,8 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 	// them from 1 in the order it reads them, so datagram seq is its packet
 	// seq+1), else in order if the receiver got every datagram the relay
 	// wrote.
-	res.lostBefore = blasted - cn.Received[relay.Fwd]
-	res.lostAfter = cn.Sent[relay.Fwd] - int64(n)
+	res.lostBefore = blasted - run.Received
+	res.lostAfter = run.Sent - int64(n)
 	var order []clock.Time // departures in order, for the second case
 	if res.lostBefore != 0 {
 		if res.lostAfter != 0 {
@@ -216,23 +337,23 @@ func measureFull(rate, offered float64, delay time.Duration, queue string, size 
 		if dep == 0 {
 			return res, fmt.Errorf("full emulation: datagram %d received but never departed the link", seqs[i])
 		}
-		model := time.Duration(dep) - offset
+		model := time.Duration(dep) - run.Offset
 		errs = append(errs, recv[i]-model)
 		appErrs = append(appErrs, app[i]-model)
 	}
 	// Delivered rate over the saturated middle half of the run.
 	lo, hi := n/4, 3*n/4
-	res.delivered = float64(hi-lo) * float64(size+r.Overhead()) * 8 / (recv[hi] - recv[lo]).Seconds()
+	res.delivered = float64(hi-lo) * float64(size+run.Overhead) * 8 / (recv[hi] - recv[lo]).Seconds()
 	res.matched = n
 	slices.Sort(errs)
-	res.errMin, res.errP50, res.errP99, res.errMax = errs[0], errs[n/2], errs[n*99/100], errs[n-1]
+	res.errMin, res.errP50, res.errP99, res.errP999, res.errMax = errs[0], errs[n/2], errs[n*99/100], errs[n*999/1000], errs[n-1]
 	slices.Sort(appErrs)
 	res.appP50, res.appP99, res.appMax = appErrs[n/2], appErrs[n*99/100], appErrs[n-1]
 	return res, nil
 }
 
-// runOffload prints section (d).
-func runOffload(size int, rate, offeredX float64, delay time.Duration, queue string, dur, spin time.Duration, rounds int) {
+// runOffload prints section (d)'s forwarding rates.
+func runOffload(size int, dur, spin time.Duration, rounds int) {
 	fmt.Printf("\n(d) %d-byte datagrams from a GSO sender (runs of 32); relay and bare forwarder read with GRO and write with GSO, the receiver reads with GRO;\n", size)
 	fmt.Printf("    \"relay, plain\" is the relay without GRO, GSO and write coalescing (as before them), for comparison\n")
 	var bares, rels, plains []float64
@@ -251,23 +372,73 @@ func runOffload(size int, rate, offeredX float64, delay time.Duration, queue str
 	fmt.Printf("    relay (unlimited link):        %10.0f packets/s = %s of payload  (median of %d: %s)\n", rel, bits(rel), rounds, list(rels))
 	fmt.Printf("    relay, plain (unlimited link): %10.0f packets/s = %s of payload  (median of %d: %s)\n", pl, bits(pl), rounds, list(plains))
 	fmt.Printf("    ratio relay/bare:              %10.3f   relay/plain relay: %.3f\n", rel/bare, rel/pl)
-	fmt.Printf("    full emulation: rate %s, delay %v, queue %s, offered %.2fx the rate:\n", units.FormatRate(rate), delay, queue, offeredX)
-	for i := 0; i < rounds; i++ {
-		for _, isPlain := range []bool{false, true} {
-			f, err := measureFull(rate, rate*offeredX, delay, queue, size, dur, spin, isPlain)
-			name := "relay"
-			if isPlain {
-				name = "relay, plain"
+}
+
+// fullOpts are the settings of (d)'s full emulation.
+type fullOpts struct {
+	size           int
+	rate, offeredX float64
+	delay          time.Duration
+	queue          string
+	dur, spin      time.Duration
+	rounds         int
+	modes          []string // modeInProc, modeProc
+	affinity       bool     // modeProc: the relay on the last CPU, the rest on the others
+	plain          bool     // also the relay without offloads and coalescing
+}
+
+// runFull prints (d)'s full emulation: in each round, each mode, the relay
+// and (with o.plain) the plain relay.
+func runFull(o fullOpts) {
+	fmt.Printf("    full emulation, %d-byte datagrams: rate %s, delay %v, queue %s, offered %.2fx the rate:\n", o.size, units.FormatRate(o.rate), o.delay, o.queue, o.offeredX)
+	var relayCPUs, restCPUs, all []int
+	if o.affinity && slices.Contains(o.modes, modeProc) {
+		cpus, err := allowedCPUs()
+		if err != nil || len(cpus) < 2 {
+			fatal(fmt.Errorf("-affinity: need at least 2 CPUs (allowed %v, %v)", cpus, err))
+		}
+		all, relayCPUs, restCPUs = cpus, cpus[len(cpus)-1:], cpus[:len(cpus)-1]
+		fmt.Printf("    affinity (mode proc): relay process on CPU %v (GOMAXPROCS %d), benchmark, blaster and receiver on CPUs %v\n", relayCPUs, len(relayCPUs), restCPUs)
+	}
+	for i := 0; i < o.rounds; i++ {
+		for _, mode := range o.modes {
+			for _, isPlain := range []bool{false, true} {
+				if isPlain && !o.plain {
+					continue
+				}
+				var rcpus []int
+				if mode == modeProc && relayCPUs != nil {
+					if err := pinSelf(restCPUs); err != nil {
+						fatal(err)
+					}
+					rcpus = relayCPUs
+				}
+				la, _ := os.ReadFile("/proc/loadavg")
+				f, err := measureFull(mode, rcpus, o.rate, o.rate*o.offeredX, o.delay, o.queue, o.size, o.dur, o.spin, isPlain)
+				if rcpus != nil {
+					if err := pinSelf(all); err != nil {
+						fatal(err)
+					}
+				}
+				name := "relay"
+				if isPlain {
+					name = "relay, plain"
+				}
+				name += " (" + mode + ")"
+				if rcpus != nil {
+					name += ", pinned"
+				}
+				if err != nil {
+					fmt.Printf("      %s: %v\n", name, err)
+					continue
+				}
+				fmt.Printf("      %s, load %s: delivered %s; receive time - modelled arrival: median %v, p99 %v, p99.9 %v, min %v, max %v (n=%d, %s);\n",
+					name, strings.Join(strings.Fields(string(la))[:1], ""), units.FormatRate(f.delivered), f.errP50, f.errP99, f.errP999, f.errMin, f.errMax, f.matched, stampKind(f.stamped))
+				fmt.Printf("        at the receiving application: median %v, p99 %v, max %v\n", f.appP50, f.appP99, f.appMax)
+				fmt.Printf("        link drops %d, lost before/after the relay %d/%d; %.1f datagrams per read, %.1f per write\n",
+					f.drops, f.lostBefore, f.lostAfter, f.perRead, f.perWrite)
+				fmt.Printf("        relay write lateness vs modelled instant: %s\n", f.late)
 			}
-			if err != nil {
-				fmt.Printf("      %-12s %v\n", name+":", err)
-				continue
-			}
-			fmt.Printf("      %-12s delivered %s; receive time - modelled arrival: median %v, p99 %v, min %v, max %v (n=%d, %s);\n",
-				name+":", units.FormatRate(f.delivered), f.errP50, f.errP99, f.errMin, f.errMax, f.matched, stampKind(f.stamped))
-			fmt.Printf("      %-12s at the receiving application: median %v, p99 %v, max %v\n", "", f.appP50, f.appP99, f.appMax)
-			fmt.Printf("      %-12s link drops %d, lost before/after the relay %d/%d; %.1f datagrams per read, %.1f per write; relay write lateness vs modelled instant: %s\n",
-				"", f.drops, f.lostBefore, f.lostAfter, f.perRead, f.perWrite, f.late)
 		}
 	}
 }
