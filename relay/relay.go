@@ -165,6 +165,14 @@ type Relay struct {
 	fixed  *client
 	flows  flowTable
 
+	// noSpin: the scheduler never busy-polls the clock (wait), because
+	// the process has one P (polling would hold it: the readers, woken
+	// by the network poller, could not run until the runtime preempted
+	// the scheduler, up to 10 ms, and a read would then hold hundreds of
+	// datagrams) or one CPU (polling would compete with the readers'
+	// thread for it): it sleeps with nanosleep to the instant.
+	noSpin bool
+
 	kick   chan struct{}
 	timer  *time.Timer // the scheduler's coarse timer, reused
 	wakeAt atomic.Int64
@@ -587,7 +595,24 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 		now := r.now()
 		r.mu.Lock()
 		r.cnt.ReadCalls++
+		due := r.writeDue()
 		for i := 0; i < n; i++ {
+			if i > 0 && due != clock.Never {
+				// A large batch (with GRO up to 16 × 64 datagrams, hundreds
+				// of µs of copying and queueing) would hold back the writes
+				// that fall due meanwhile, and the scheduler waits for the
+				// lock: write them between the batch's messages, and take
+				// the rest of the batch as arriving now (the instant the
+				// reader got to it; the links treat earlier instants as
+				// this one anyway).
+				if t := r.now(); t >= due {
+					now = t
+					if r.service(now) {
+						r.lastWrite = now
+					}
+					due = r.writeDue()
+				}
+			}
 			m := &ms[i]
 			cl := c
 			if cl == nil {
@@ -926,6 +951,20 @@ func (r *Relay) deadline() clock.Time {
 	return d
 }
 
+// writeDue is the earliest instant a packet reaches the far end of a hop
+// (a write, or a hand-over to the next hop), not before the coalescing
+// bound after the scheduler's last write (Config.Coalesce); clock.Never if
+// none is in flight. Called with mu held.
+func (r *Relay) writeDue() clock.Time {
+	d := clock.Never
+	for dir := 0; dir < 2; dir++ {
+		for _, h := range r.paths[dir] {
+			d = clock.Earliest(d, h.l.DeliveryDeadline())
+		}
+	}
+	return coalesce(d, r.lastWrite, r.cfg.Coalesce)
+}
+
 // schedule is the real-time driver: it wakes at every deadline.
 func (r *Relay) schedule() {
 	defer r.wg.Done()
@@ -934,6 +973,7 @@ func (r *Relay) schedule() {
 		defer runtime.UnlockOSThread()
 		netio.PreciseTimers()
 	}
+	r.noSpin = runtime.GOMAXPROCS(0) == 1 || runtime.NumCPU() == 1
 	nextExpire := r.now().Add(time.Second)
 	for {
 		if r.closed.Load() {
@@ -976,6 +1016,9 @@ func coalesce(d, lastWrite clock.Time, c time.Duration) clock.Time {
 // wait returns at d (polling the clock for the last Spin), when kicked, or at Close.
 func (r *Relay) wait(d clock.Time) {
 	spin := r.cfg.Spin
+	if r.noSpin {
+		spin = 0
+	}
 	for {
 		now := r.now()
 		if now >= d {

@@ -29,6 +29,7 @@ import (
 )
 
 func main() {
+	relay.TwoProcs() // pinned to one CPU, the relay still wants two Ps (relay.TwoProcs)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, nil))
 }
 

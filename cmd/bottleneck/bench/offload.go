@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -89,6 +90,10 @@ type fullResult struct {
 	stamped        bool // the kernel stamped arrivals (else errP* are the application's)
 	matched        int
 	late           string // the relay's write lateness
+	procs, cpus    int    // the relay process's GOMAXPROCS and CPUs (0: in this process)
+	mallocs        uint64 // heap allocations in the relay's process while relaying
+	gcs            uint32 // garbage collections in it meanwhile
+	gcPause        time.Duration
 	perRead        float64
 	perWrite       float64
 	drops          int64 // at the link (queue overflow)
@@ -107,6 +112,11 @@ type relayRun struct {
 	Drops      int64         `json:"drops"`       // link drops
 	Overhead   int           `json:"overhead"`    // bytes per datagram on the link beyond its payload
 	Offset     time.Duration `json:"offset"`      // relay clock − CLOCK_MONOTONIC
+	Procs      int           `json:"procs"`       // the relay process's GOMAXPROCS
+	CPUs       int           `json:"cpus"`        // CPUs the relay process may use (runtime.NumCPU)
+	Mallocs    uint64        `json:"mallocs"`     // heap allocations in the process while relaying
+	GCs        uint32        `json:"gcs"`         // garbage collections in the process while relaying
+	GCPause    time.Duration `json:"gc_pause"`    // their stop-the-world pauses, total
 	// Deps[id] is the modelled arrival at the far end of the link of the
 	// relay's packet id (the relay numbers datagrams from 1 in the order
 	// it reads them); 0: none.
@@ -152,14 +162,19 @@ func startFullRelay(cfg relay.Config, capacity int) (addr string, finish func() 
 	rc := r.Now()
 	b := monotonic()
 	offset := time.Duration(rc) - (a+b)/2 // relay clock = monotonic + offset
+	var m0 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	return r.Addr().String(), func() relayRun {
+		var m1 runtime.MemStats
+		runtime.ReadMemStats(&m1)
 		cn := r.Counters()
 		r.Close()
 		mu.Lock()
 		defer mu.Unlock()
 		return relayRun{Received: cn.Received[relay.Fwd], Sent: cn.Sent[relay.Fwd], ReadCalls: cn.ReadCalls,
 			WriteCalls: cn.WriteCalls, Late: lateSummary(cn), Drops: drops.Load(), Overhead: r.Overhead(),
-			Offset: offset, Deps: deps}
+			Offset: offset, Deps: deps, Mallocs: m1.Mallocs - m0.Mallocs, GCs: m1.NumGC - m0.NumGC,
+			GCPause: time.Duration(m1.PauseTotalNs - m0.PauseTotalNs)}
 	}, nil
 }
 
@@ -168,6 +183,7 @@ func startFullRelay(cfg relay.Config, capacity int) (addr string, finish func() 
 // relayRun as a JSON line followed by the departures (count, then one
 // little-endian uint64 each).
 func relayChild(cfg relay.Config) {
+	procs := relay.TwoProcs()
 	addr, finish, err := startFullRelay(cfg, 1<<20)
 	if err != nil {
 		fatal(err)
@@ -175,6 +191,7 @@ func relayChild(cfg relay.Config) {
 	fmt.Println(addr)
 	io.Copy(io.Discard, os.Stdin)
 	run := finish()
+	run.Procs, run.CPUs = procs, runtime.NumCPU()
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	b, _ := json.Marshal(run)
 	w.Write(append(b, '\n'))
@@ -286,6 +303,8 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 		return res, err
 	}
 	res.late = run.Late
+	res.procs, res.cpus = run.Procs, run.CPUs
+	res.mallocs, res.gcs, res.gcPause = run.Mallocs, run.GCs, run.GCPause
 	res.stamped = stamped
 	res.drops = run.Drops
 	if run.ReadCalls > 0 {
@@ -398,7 +417,7 @@ func runFull(o fullOpts) {
 			fatal(fmt.Errorf("-affinity: need at least 2 CPUs (allowed %v, %v)", cpus, err))
 		}
 		all, relayCPUs, restCPUs = cpus, cpus[len(cpus)-1:], cpus[:len(cpus)-1]
-		fmt.Printf("    affinity (mode proc): relay process on CPU %v (GOMAXPROCS %d), benchmark, blaster and receiver on CPUs %v\n", relayCPUs, len(relayCPUs), restCPUs)
+		fmt.Printf("    affinity (mode proc): relay process on CPU %v, benchmark, blaster and receiver on CPUs %v\n", relayCPUs, restCPUs)
 	}
 	for i := 0; i < o.rounds; i++ {
 		for _, mode := range o.modes {
@@ -438,6 +457,11 @@ func runFull(o fullOpts) {
 				fmt.Printf("        link drops %d, lost before/after the relay %d/%d; %.1f datagrams per read, %.1f per write\n",
 					f.drops, f.lostBefore, f.lostAfter, f.perRead, f.perWrite)
 				fmt.Printf("        relay write lateness vs modelled instant: %s\n", f.late)
+				if f.procs > 0 {
+					fmt.Printf("        relay process: GOMAXPROCS %d, %d CPUs; while relaying %d heap allocations, %d GCs (pauses %v)\n", f.procs, f.cpus, f.mallocs, f.gcs, f.gcPause)
+				} else {
+					fmt.Printf("        benchmark process (relay and its event sink) while relaying: %d heap allocations, %d GCs (pauses %v)\n", f.mallocs, f.gcs, f.gcPause)
+				}
 			}
 		}
 	}

@@ -1,0 +1,31 @@
+package relay
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestTwoProcs: GOMAXPROCS 1 becomes 2 unless the environment sets it;
+// other values stay.
+func TestTwoProcs(t *testing.T) {
+	old := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(old)
+	for _, tc := range []struct {
+		env         string
+		procs, want int
+	}{
+		{"", 1, 2},
+		{"1", 1, 1},
+		{"", 3, 3},
+		{"", 2, 2},
+	} {
+		t.Setenv("GOMAXPROCS", tc.env)
+		runtime.GOMAXPROCS(tc.procs)
+		if got := TwoProcs(); got != tc.want {
+			t.Errorf("GOMAXPROCS %d, env %q: TwoProcs() = %d, want %d", tc.procs, tc.env, got, tc.want)
+		}
+		if got := runtime.GOMAXPROCS(0); got != tc.want {
+			t.Errorf("GOMAXPROCS %d, env %q: GOMAXPROCS after %d, want %d", tc.procs, tc.env, got, tc.want)
+		}
+	}
+}
