@@ -4,32 +4,48 @@ import "cclab/clock"
 
 // expiring is a table of entries by 64-bit ID that expire (the endpoint's
 // tombstones of removed connections). Entries are queued in the order they
-// are put as well, so that dropping the expired ones (sweep) costs time in
+// are put, so that dropping the expired ones (sweep) costs time in
 // proportion to them and not to the table: an endpoint that opens and
 // closes many connections would otherwise walk every tombstone at each
 // sweep. An expired entry is never returned (get checks its time), so when
 // sweep drops it does not change what the table answers.
+//
+// A small table is only the queue, searched from its newest entry: most
+// endpoints hold a few tombstones (a simulated host's flow leaves one per
+// transfer for IdleTimeout), and a map per endpoint cost an allocation and
+// its growth for each. From expiringSmall entries on, a map indexes them
+// (a server with many connections, or one sent garbage CIDs, looks them up
+// in constant time).
 type expiring[V any] struct {
+	q    []expiringEntry[V] // in the order of put
+	head int                // q[head:] are pending
 	m    map[uint64]expiringEntry[V]
-	q    []expiryRec // in the order of put
-	head int         // q[head:] are pending
 }
+
+// expiringSmall is how many pending entries a table searches without a map.
+const expiringSmall = 16
 
 type expiringEntry[V any] struct {
-	v   V
-	exp clock.Time // the entry is gone from exp on
-}
-
-// expiryRec is one queued put: the ID and the expiry it set.
-type expiryRec struct {
 	id  uint64
-	exp clock.Time
+	exp clock.Time // the entry is gone from exp on
+	v   V
 }
 
 // get returns the entry for id if it has not expired at now.
 func (t *expiring[V]) get(id uint64, now clock.Time) (V, bool) {
-	if e, ok := t.m[id]; ok && now.Before(e.exp) {
-		return e.v, true
+	if t.m != nil {
+		if e, ok := t.m[id]; ok && now.Before(e.exp) {
+			return e.v, true
+		}
+	} else {
+		for i := len(t.q) - 1; i >= t.head; i-- { // newest first: a put again wins
+			if e := &t.q[i]; e.id == id {
+				if now.Before(e.exp) {
+					return e.v, true
+				}
+				break
+			}
+		}
 	}
 	var zero V
 	return zero, false
@@ -37,33 +53,45 @@ func (t *expiring[V]) get(id uint64, now clock.Time) (V, bool) {
 
 // put sets the entry for id until exp (replacing an earlier one).
 func (t *expiring[V]) put(id uint64, v V, exp clock.Time) {
-	if t.m == nil {
-		t.m = map[uint64]expiringEntry[V]{}
+	e := expiringEntry[V]{id, exp, v}
+	t.q = append(t.q, e)
+	switch {
+	case t.m != nil:
+		t.m[id] = e
+	case len(t.q)-t.head > expiringSmall:
+		t.m = make(map[uint64]expiringEntry[V], 2*expiringSmall)
+		for _, e := range t.q[t.head:] { // in order: a put again overwrites
+			t.m[e.id] = e
+		}
 	}
-	t.m[id] = expiringEntry[V]{v, exp}
-	t.q = append(t.q, expiryRec{id, exp})
 }
 
-// len returns the number of entries held (expired ones not yet swept
-// included).
-func (t *expiring[V]) len() int { return len(t.m) }
+// len returns the number of entries pending (expired ones not yet swept
+// included; an entry put twice counts twice until its first expiry is
+// swept).
+func (t *expiring[V]) len() int { return len(t.q) - t.head }
 
 // sweep drops the entries expired at now, in the order they were put: it
 // stops at the first queued entry still alive (one that lives longer than
 // those put after it delays their removal, not their expiry).
 func (t *expiring[V]) sweep(now clock.Time) {
 	for t.head < len(t.q) && !now.Before(t.q[t.head].exp) {
-		r := t.q[t.head]
-		t.head++
-		if e, ok := t.m[r.id]; ok && !now.Before(e.exp) { // not put again with a later expiry
-			delete(t.m, r.id)
+		r := &t.q[t.head]
+		if t.m != nil {
+			if e, ok := t.m[r.id]; ok && !now.Before(e.exp) { // not put again with a later expiry
+				delete(t.m, r.id)
+			}
 		}
+		var zero expiringEntry[V]
+		*r = zero
+		t.head++
 	}
 	switch {
 	case t.head == len(t.q):
 		t.q, t.head = t.q[:0], 0
 	case t.head >= 64 && t.head*2 >= len(t.q):
 		n := copy(t.q, t.q[t.head:])
+		clear(t.q[n:])
 		t.q, t.head = t.q[:n], 0
 	}
 }
