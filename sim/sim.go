@@ -204,10 +204,13 @@ func (st *Stack) readAll(now clock.Time) {
 		if !c.Done() {
 			st.accepted[k] = a
 			k++
-		} else if c.Err() == nil {
-			cs := c.Stats()
-			ok := a.want != nil && !a.bad && uint64(a.off) == cs.BytesDelivered
-			st.sim.verify(c.ID(), streamCheck{cs.BytesDelivered, ok})
+		} else {
+			if c.Err() == nil {
+				cs := c.Stats()
+				ok := a.want != nil && !a.bad && uint64(a.off) == cs.BytesDelivered
+				st.sim.verify(c.ID(), streamCheck{cs.BytesDelivered, ok})
+			}
+			c.Release() // the endpoint reuses it once removed
 		}
 	}
 	clear(st.accepted[k:])
@@ -410,6 +413,7 @@ func (f *TCPFlow) finish(now clock.Time) {
 			f.Stats.BytesOffered += f.cur.Bytes
 		}
 	}
+	c.Release() // the endpoint reuses it once removed
 	f.next(now)
 }
 

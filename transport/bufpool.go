@@ -7,7 +7,8 @@ import (
 
 // Per-connection buffers (the send and receive rings' bytes, the scoreboard's
 // segments) are recycled across connections through free lists, one per
-// power-of-two size: a simulation of many short transfers (ON/OFF flows, a
+// power-of-two size, and so are the connections themselves once the
+// application has released them (Conn.Release): a simulation of many short transfers (ON/OFF flows, a
 // new connection per ON period) otherwise allocates and clears several KiB
 // per connection and leaves them to the garbage collector. A connection takes
 // a buffer when it first needs one, grows it by doubling (returning the
@@ -46,6 +47,38 @@ type Buffers struct {
 	rings bufPool[byte]    // send and receive rings
 	segs  bufPool[Segment] // scoreboards
 	held  int              // bytes held in both, at most MaxPooledBytes
+	conns []*Conn          // released and removed connections, cleared (Conn.Release), at most MaxPooledConns
+}
+
+// MaxPooledConns is how many idle connections (Conn.Release) a Buffers
+// keeps at most.
+const MaxPooledConns = 1024
+
+// conn returns a zero Conn: a released one if b has one, else a new one.
+func (b *Buffers) conn() *Conn {
+	if b != nil {
+		if n := len(b.conns); n > 0 {
+			c := b.conns[n-1]
+			b.conns[n-1] = nil
+			b.conns = b.conns[:n-1]
+			return c
+		}
+	}
+	return new(Conn)
+}
+
+// putConn recycles a removed connection the application has released: its
+// buffers go back to the free lists, and the cleared Conn (it keeps no
+// reference to its controller, strategy, sink or peer) to b's list of idle
+// connections while the bound allows.
+func (b *Buffers) putConn(c *Conn) {
+	c.sb.release()
+	c.sbuf.release()
+	c.rbuf.release()
+	*c = Conn{}
+	if b != nil && len(b.conns) < MaxPooledConns {
+		b.conns = append(b.conns, c)
+	}
 }
 
 // NewBuffers returns an empty Buffers.

@@ -1,8 +1,10 @@
 package transport
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -98,7 +100,7 @@ func TestPoolClass(t *testing.T) {
 // BenchmarkConnChurn: one op is one short connection (dial, a 48 kB stream
 // as the scale benchmark's mean ON period, both FINs, drain and removal)
 // between two Endpoints in memory, with the buffer pools (pooled) and with
-// fresh buffers per connection (fresh), side by side in one run; setup is
+// fresh buffers and connections (fresh), side by side in one run; setup is
 // the same with a 1-byte stream: the cost of a connection's setup and
 // teardown alone (handshake, both FINs, drain, removal).
 func BenchmarkConnChurn(b *testing.B) {
@@ -118,62 +120,153 @@ func BenchmarkConnChurn(b *testing.B) {
 }
 
 func benchChurn(b *testing.B, size int64, bufs *Buffers) {
-	cfg := Config{Digest: "none", Sink: event.Discard}
-	now := clock.Start
-	ca := netip.MustParseAddrPort("10.0.0.1:1")
-	sa := netip.MustParseAddrPort("10.0.0.2:2")
-	cli := NewEndpoint(EndpointConfig{Defaults: cfg, Rand: rand.New(rand.NewPCG(1, 1))})
-	srv := NewEndpoint(EndpointConfig{Server: true, Defaults: cfg, NoRetry: true, Rand: rand.New(rand.NewPCG(2, 2))})
-	cli.bufs, srv.bufs = bufs, bufs // nil: fresh buffers for every connection
-	buf := make([]byte, 65536)
-	rbuf := make([]byte, 1<<16)
+	p := newChurnPair(Config{Digest: "none", Sink: event.Discard}, bufs)
 	delivered := uint64(0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		c, err := cli.Dial(now, sa, Config{})
+		c, s, err := p.one(size)
 		if err != nil {
 			b.Fatal(err)
 		}
-		c.SetSource(NewPatternSource(1), size)
-		var s *Conn
-		for steps := 0; !c.Done() || s == nil || !s.Done(); steps++ {
-			if steps > 100000 {
-				b.Fatalf("connection not done after %d steps", steps)
-			}
-			for moved := true; moved; {
-				moved = false
-				for n, _, cp := cli.Transmit(now, buf); n > 0; n, _, cp = cli.Transmit(now, buf) {
-					srv.Receive(now, ca, cp, buf[:n])
-					moved = true
-				}
-				if s == nil {
-					s = srv.Accept()
-				}
-				if s != nil {
-					for s.Read(rbuf) > 0 {
-					}
-					if s.EOF() {
-						s.CloseWrite(now)
-					}
-				}
-				for n, _, cp := srv.Transmit(now, buf); n > 0; n, _, cp = srv.Transmit(now, buf) {
-					cli.Receive(now, sa, cp, buf[:n])
-					moved = true
-				}
-			}
-			now = now.Add(time.Millisecond)
-			cli.OnDeadline(now)
-			srv.OnDeadline(now)
-		}
 		delivered += s.Stats().BytesDelivered
-		now = now.Add(100 * time.Millisecond) // older connections drain and are removed
-		cli.OnDeadline(now)
-		srv.OnDeadline(now)
+		c.Release() // as the simulator does: recycled once removed
+		s.Release()
+		p.pause(100 * time.Millisecond) // older connections drain and are removed
 	}
 	b.StopTimer()
 	if delivered != uint64(b.N)*uint64(size) {
 		b.Fatalf("delivered %d bytes, want %d", delivered, uint64(b.N)*uint64(size))
 	}
-	b.ReportMetric(float64(len(cli.byCID)+len(srv.byCID)), "live-conns")
+	b.ReportMetric(float64(len(p.cli.byCID)+len(p.srv.byCID)), "live-conns")
+}
+
+// churnPair is a client and a server endpoint joined in memory (no delay,
+// no loss) that run one connection at a time (one), as BenchmarkConnChurn
+// does.
+type churnPair struct {
+	cli, srv  *Endpoint
+	ca, sa    netip.AddrPort
+	now       clock.Time
+	buf, rbuf []byte
+}
+
+// newChurnPair returns endpoints with defaults cfg sharing bufs (nil:
+// fresh buffers and connections).
+func newChurnPair(cfg Config, bufs *Buffers) *churnPair {
+	p := &churnPair{ca: netip.MustParseAddrPort("10.0.0.1:1"), sa: netip.MustParseAddrPort("10.0.0.2:2"), now: clock.Start,
+		buf: make([]byte, 65536), rbuf: make([]byte, 1<<16)}
+	p.cli = NewEndpoint(EndpointConfig{Defaults: cfg, Rand: rand.New(rand.NewPCG(1, 1))})
+	p.srv = NewEndpoint(EndpointConfig{Server: true, Defaults: cfg, NoRetry: true, Rand: rand.New(rand.NewPCG(2, 2))})
+	p.cli.bufs, p.srv.bufs = bufs, bufs
+	return p
+}
+
+// one dials a connection, sends a size-byte stream over it, reads it at
+// the server and closes both directions; it returns when both ends are
+// done (not yet drained), in 1 ms steps.
+func (p *churnPair) one(size int64) (c, s *Conn, err error) {
+	c, err = p.cli.Dial(p.now, p.sa, Config{})
+	if err != nil {
+		return nil, nil, err
+	}
+	c.SetSource(NewPatternSource(1), size)
+	for steps := 0; !c.Done() || s == nil || !s.Done(); steps++ {
+		if steps > 100000 {
+			return nil, nil, fmt.Errorf("connection not done after %d steps", steps)
+		}
+		for moved := true; moved; {
+			moved = false
+			for n, _, cp := p.cli.Transmit(p.now, p.buf); n > 0; n, _, cp = p.cli.Transmit(p.now, p.buf) {
+				p.srv.Receive(p.now, p.ca, cp, p.buf[:n])
+				moved = true
+			}
+			if s == nil {
+				s = p.srv.Accept()
+			}
+			if s != nil {
+				for s.Read(p.rbuf) > 0 {
+				}
+				if s.EOF() {
+					s.CloseWrite(p.now)
+				}
+			}
+			for n, _, cp := p.srv.Transmit(p.now, p.buf); n > 0; n, _, cp = p.srv.Transmit(p.now, p.buf) {
+				p.cli.Receive(p.now, p.sa, cp, p.buf[:n])
+				moved = true
+			}
+		}
+		p.pause(time.Millisecond)
+	}
+	return c, s, nil
+}
+
+// pause advances time by d and runs both endpoints' timers.
+func (p *churnPair) pause(d time.Duration) {
+	p.now = p.now.Add(d)
+	p.cli.OnDeadline(p.now)
+	p.srv.OnDeadline(p.now)
+}
+
+// timedLog records events with their time relative to a start and no
+// connection ID: two connections that behave alike log alike.
+type timedLog struct {
+	start clock.Time
+	ev    []event.Event
+}
+
+func (l *timedLog) Record(e event.Event) {
+	e.Time = clock.Start.Add(e.Time.Sub(l.start))
+	e.Flow = 0
+	l.ev = append(l.ev, e)
+}
+
+// TestConnRelease: released connections are reused once their endpoint
+// has removed them (not before), and a connection built on a reused Conn
+// behaves exactly as the first one built fresh (the same events at the
+// same relative times, on both sides, every byte delivered).
+func TestConnRelease(t *testing.T) {
+	var logs [2]timedLog // client, server
+	p := newChurnPair(Config{Digest: "none", Recovery: "rack"}, NewBuffers())
+	p.cli.cfg.Defaults.Sink, p.srv.cfg.Sink = &logs[0], &logs[1]
+	var first [2][]event.Event
+	released := map[*Conn]bool{}
+	reused := 0
+	for i := range 6 {
+		logs[0] = timedLog{start: p.now}
+		logs[1] = timedLog{start: p.now}
+		c, s, err := p.one(20_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Stats().BytesDelivered; got != 20_000 {
+			t.Fatalf("transfer %d: delivered %d bytes, want 20000", i, got)
+		}
+		if released[c] || released[s] {
+			reused++
+		}
+		for k, l := range logs {
+			if i == 0 {
+				first[k] = l.ev
+				if len(l.ev) == 0 {
+					t.Fatalf("side %d logged no events", k)
+				}
+			} else if !slices.Equal(l.ev, first[k]) {
+				t.Errorf("transfer %d on side %d: %d events differing from the first transfer's %d", i, k, len(l.ev), len(first[k]))
+			}
+		}
+		c.Release()
+		s.Release()
+		if !slices.Contains(p.cli.Conns(), c) || slices.Contains(p.cli.bufs.conns, c) || slices.Contains(p.srv.bufs.conns, s) {
+			t.Fatalf("transfer %d: a conn released before its drain period ended is gone from its endpoint or recycled", i)
+		}
+		released[c], released[s] = true, true
+		p.pause(2 * time.Second) // past the drain period: both are removed and recycled
+		if n := len(p.cli.Conns()) + len(p.srv.Conns()); n != 0 {
+			t.Fatalf("transfer %d: %d conns left after the drain period, want 0", i, n)
+		}
+	}
+	if reused < 5 {
+		t.Errorf("%d of the last 5 transfers ran on recycled conns, want 5", reused)
+	}
 }

@@ -82,6 +82,7 @@ type Conn struct {
 
 	pn       uint64 // next packet number (data and ACK-only packets alike)
 	abortDue bool
+	released bool // the application is done with it (Release): recycled once removed
 
 	sender
 	receiver
@@ -167,7 +168,9 @@ type receiver struct {
 }
 
 func newConn(ep *Endpoint, cfg Config, sp *connSpec, now clock.Time) *Conn {
-	c := &Conn{connCommon: newConnCommon(ep, cfg.Sink, now), cfg: cfg, spec: sp}
+	c := ep.bufs.conn() // zero: new, or a released one cleared (Conn.Release)
+	c.connCommon = newConnCommon(ep, cfg.Sink, now)
+	c.cfg, c.spec = cfg, sp
 	c.rtt = newRTTEstimator(cfg.MinRTO, cfg.InitialRTO, cfg.MaxRTO)
 	c.hashSent, c.hashRecv = newDigest(cfg.Digest), newDigest(cfg.Digest)
 	c.seedA, c.seedB = ep.rand.Uint64(), ep.rand.Uint64()
@@ -221,6 +224,26 @@ func (c *Conn) Recovery() Recovery { return c.rec }
 // MSS returns the maximum segment size, payload bytes per packet (0 before
 // the handshake).
 func (c *Conn) MSS() int { return c.mss }
+
+// Release tells the endpoint that the application is done with c: it calls
+// none of c's methods again and keeps nothing they returned that refers
+// into c. c goes on until it has finished (or fails) and its drain period
+// has passed, as any connection does; once the endpoint has then removed
+// it, its memory is reused for a later connection of an endpoint sharing
+// its Buffers (EndpointConfig.Buffers), and what its buffers still hold is
+// dropped. Releasing is optional (a connection never released is left to
+// the garbage collector); a driver that opens many short connections, as
+// the simulator does, releases each once it has read its results. A second
+// Release does nothing.
+func (c *Conn) Release() {
+	if c.released {
+		return
+	}
+	c.released = true
+	if c.removed {
+		c.ep.bufs.putConn(c)
+	}
+}
 
 // Abort ends the connection at once and tells the peer (CLOSE).
 func (c *Conn) Abort(now clock.Time) {

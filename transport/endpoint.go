@@ -501,6 +501,11 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 	}
 	if removed {
 		e.sch.compact(func(c *Conn) bool { return c.removed })
+		for _, c := range e.sch.due { // the endpoint holds no pointer to a removed conn now
+			if c.removed && c.released {
+				e.bufs.putConn(c)
+			}
+		}
 	}
 	e.tombs.sweep(now)
 	e.tombInit.sweep(now)
