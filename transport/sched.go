@@ -176,26 +176,33 @@ func (s *scheduler[T]) dueNow(now clock.Time) []T {
 }
 
 // next returns the position of the next ready connection at or after
-// position from, cyclically, and clears its bit; -1 if none is ready.
+// position from (at most len(conns)), cyclically, and clears its bit; -1 if
+// none is ready. It steps through the bitset's words without divisions (it
+// runs at every Transmit).
 func (s *scheduler[T]) next(from int) int {
 	n := len(s.conns)
 	if n == 0 {
 		return -1
 	}
-	from %= n
-	for k := 0; k <= len(s.ready); k++ { // the last round sees from's word whole (bits below from)
-		w := (from/64 + k) % len(s.ready)
-		word := s.ready[w]
-		if k == 0 {
-			word &= ^uint64(0) << (from % 64)
-		}
-		if word != 0 {
-			p := w*64 + bits.TrailingZeros64(word)
-			s.ready[p/64] &^= 1 << (p % 64)
-			return p
-		}
+	if from >= n {
+		from %= n
 	}
-	return -1
+	w := from / 64
+	word := s.ready[w] & (^uint64(0) << (from % 64))
+	for k := 0; ; { // the last round sees from's word whole (bits below from)
+		if word != 0 {
+			b := bits.TrailingZeros64(word)
+			s.ready[w] &^= 1 << b
+			return w*64 + b
+		}
+		if k++; k > len(s.ready) {
+			return -1
+		}
+		if w++; w == len(s.ready) {
+			w = 0
+		}
+		word = s.ready[w]
+	}
 }
 
 // clearReady marks the connection at position p as having nothing to send.

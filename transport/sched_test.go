@@ -136,3 +136,36 @@ func TestReadIdleNoTouch(t *testing.T) {
 		t.Errorf("touched conns after a Read of data: got %d, want 1", got)
 	}
 }
+
+// TestSchedNext: next finds the first ready position at or after from,
+// cyclically, as a scan of every position does, and clears it.
+func TestSchedNext(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 2000; trial++ {
+		n := 1 + r.IntN(300)
+		var s scheduler[*Conn]
+		s.conns = make([]*Conn, n)
+		s.ready = make([]uint64, (n+63)/64+r.IntN(2)) // compact keeps a spare word
+		ready := make([]bool, n)
+		for i := range ready {
+			if r.IntN(8) == 0 {
+				ready[i] = true
+				s.ready[i/64] |= 1 << (i % 64)
+			}
+		}
+		from := r.IntN(n + 1)
+		want := -1
+		for k := 0; k < n; k++ {
+			if p := (from + k) % n; ready[p] {
+				want = p
+				break
+			}
+		}
+		if got := s.next(from); got != want {
+			t.Fatalf("trial %d: n %d, next(%d) = %d, want %d", trial, n, from, got, want)
+		}
+		if want >= 0 && s.ready[want/64]&(1<<(want%64)) != 0 {
+			t.Fatalf("trial %d: position %d still ready after next", trial, want)
+		}
+	}
+}
