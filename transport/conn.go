@@ -265,14 +265,8 @@ func (c *Conn) tsRTT(now clock.Time, echo uint32) time.Duration {
 	return time.Duration(c.tsNow(now)-echo) * time.Microsecond
 }
 
-func (c *Conn) emit(e event.Event) {
-	e.Flow = c.id
-	e.Link = -1
-	c.sink.Record(e)
-}
-
 func (c *Conn) emitMetrics(now clock.Time) {
-	if c.cc == nil {
+	if c.cc == nil || c.sink == nil {
 		return
 	}
 	c.emit(event.Event{Time: now, Kind: event.MetricsUpdated, Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(),

@@ -14,7 +14,7 @@ import (
 type connCommon struct {
 	ep     *Endpoint
 	server bool
-	sink   event.Sink
+	sink   event.Sink // nil: events are dropped before they are built (emit)
 
 	id          uint64 // client-chosen CID: the flow identity at both ends
 	localCID    uint64
@@ -50,6 +50,18 @@ type connCommon struct {
 	pingDue    bool
 }
 
+// emit records e as the connection's event (its Flow is the connection's
+// identity, its Link -1). With no sink it returns before the call, so an
+// event nobody takes costs a test (the live path without metrics).
+func (h *connCommon) emit(e event.Event) {
+	if h.sink == nil {
+		return
+	}
+	e.Flow = h.id
+	e.Link = -1
+	h.sink.Record(e)
+}
+
 // ID returns the connection's identity: the client-chosen connection ID,
 // equal at both ends (event.Event.Flow).
 func (h *connCommon) ID() uint64 { return h.id }
@@ -69,10 +81,10 @@ func (h *connCommon) Err() error { return h.err }
 func (h *connCommon) Request() []byte { return h.request }
 
 // newConnCommon returns the state of a connection created at now; sink nil
-// discards its events.
+// or event.Discard discards its events (none is built: see emit).
 func newConnCommon(ep *Endpoint, sink event.Sink, now clock.Time) connCommon {
-	if sink == nil {
-		sink = event.Discard
+	if sink == event.Discard {
+		sink = nil
 	}
 	return connCommon{ep: ep, sink: sink, base: now - clock.Time(time.Microsecond), lastNow: now, lastRecv: now, validated: true}
 }

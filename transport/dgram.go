@@ -428,13 +428,10 @@ func (c *DgramConn) Abort(now clock.Time) {
 
 func (c *DgramConn) tsNow(now clock.Time) uint32 { return uint32(now.Sub(c.base) / time.Microsecond) }
 
-func (c *DgramConn) emit(e event.Event) {
-	e.Flow = c.id
-	e.Link = -1
-	c.sink.Record(e)
-}
-
 func (c *DgramConn) emitMetrics(now clock.Time) {
+	if c.sink == nil {
+		return
+	}
 	ev := event.Event{Time: now, Kind: event.MetricsUpdated, InFlight: c.pipe * c.mss, SRTT: c.rtt.srtt, RTT: c.rtt.latest, MinRTT: c.rtt.min}
 	if c.cc != nil {
 		ev.Cwnd, ev.Ssthresh = c.cc.Cwnd(), c.cc.Ssthresh()
