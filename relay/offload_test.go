@@ -126,6 +126,16 @@ func TestRelayOffload(t *testing.T) {
 			if c.Sent[Fwd] != int64(len(want)) || c.Received[Fwd] != int64(len(want)) {
 				t.Errorf("relay received %d, sent %d datagrams, want %d each", c.Received[Fwd], c.Sent[Fwd], len(want))
 			}
+			// Kernel receive stamps: every received message's read
+			// lateness is counted, mapped onto the relay's clock (a broken
+			// mapping would be off by years, not by a minute).
+			if n := c.ReadLateHist.Count(); n == 0 || n > c.Received[Fwd] {
+				t.Errorf("read lateness of %d messages, want 1..%d (one per received message)", n, c.Received[Fwd])
+			}
+			if c.ReadLateP50 > c.ReadLateP99 || c.ReadLateP99 > c.ReadLateP999 || c.ReadLateMax > time.Minute {
+				t.Errorf("read lateness median %v, p99 %v, p99.9 %v, max %v: want ordered percentiles and a maximum below a minute",
+					c.ReadLateP50, c.ReadLateP99, c.ReadLateP999, c.ReadLateMax)
+			}
 			if tc.noOff {
 				if c.GROReads != 0 {
 					t.Errorf("GRO reads with NoOffload: got %d, want 0", c.GROReads)

@@ -68,6 +68,18 @@ type Counters struct {
 	LateP50  time.Duration `json:"late_p50_ns"`
 	LateP99  time.Duration `json:"late_p99_ns"`
 	LateP999 time.Duration `json:"late_p999_ns"`
+	// Read lateness: when the reader got a datagram (recvmmsg returned)
+	// minus when the kernel received it (SO_TIMESTAMPNS, where the socket
+	// has stamps: UDP sockets on Linux), per received message (with GRO,
+	// against its first datagram); its histogram, percentiles (set in
+	// every snapshot, like LatePxx) and maximum. The arrival instants the
+	// links see are the read times, so this is the part of the emulation
+	// error before the links, as the write lateness is the part after.
+	ReadLateHist LateHist      `json:"-"`
+	ReadLateP50  time.Duration `json:"read_late_p50_ns"`
+	ReadLateP99  time.Duration `json:"read_late_p99_ns"`
+	ReadLateP999 time.Duration `json:"read_late_p999_ns"`
+	ReadLateMax  time.Duration `json:"read_late_max_ns"`
 }
 
 // snapshot returns the counters with the lateness percentiles filled in.
@@ -75,6 +87,7 @@ type Counters struct {
 func (r *Relay) snapshot() Counters {
 	c := r.cnt
 	c.LateP50, c.LateP99, c.LateP999 = c.LateHist.Quantile(0.5), c.LateHist.Quantile(0.99), c.LateHist.Quantile(0.999)
+	c.ReadLateP50, c.ReadLateP99, c.ReadLateP999 = c.ReadLateHist.Quantile(0.5), c.ReadLateHist.Quantile(0.99), c.ReadLateHist.Quantile(0.999)
 	return c
 }
 
@@ -576,6 +589,7 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 	if c != nil {
 		ms = NewBatch(1, size)
 	}
+	stamps := netio.EnableRxTimestamps(conn)
 	grow := false
 	for {
 		if grow {
@@ -593,6 +607,7 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 			continue
 		}
 		now := r.now()
+		readAt := now
 		r.mu.Lock()
 		r.cnt.ReadCalls++
 		due := r.writeDue()
@@ -614,6 +629,9 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 				}
 			}
 			m := &ms[i]
+			if stamps && m.RxTime != 0 {
+				r.readLate(readAt.Sub(r.fromWall(m.RxTime)))
+			}
 			cl := c
 			if cl == nil {
 				cl = r.clientFor(m.Addr, now, entry)
@@ -648,6 +666,19 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 			}
 		}
 	}
+}
+
+// fromWall converts a wall-clock instant (ns since the Unix epoch, as the
+// kernel stamps datagrams) to the relay's clock.
+func (r *Relay) fromWall(ns int64) clock.Time {
+	return r.base.Add(time.Duration(ns - r.start.UnixNano()))
+}
+
+// readLate counts a read d after the kernel received the datagram. Called
+// with mu held.
+func (r *Relay) readLate(d time.Duration) {
+	r.cnt.ReadLateHist.Add(d)
+	r.cnt.ReadLateMax = max(r.cnt.ReadLateMax, d)
 }
 
 // groBatch is the number of messages per read on a socket with GRO: each

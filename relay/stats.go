@@ -167,6 +167,10 @@ func (r *Relay) writeSummary(now clock.Time) {
 		fmt.Fprintf(w, "  write lateness vs modelled instant (%d writes): median %v, p99 %v, p99.9 %v, max %v\n",
 			n, c.LateP50, c.LateP99, c.LateP999, c.LateMax)
 	}
+	if n := c.ReadLateHist.Count(); n > 0 {
+		fmt.Fprintf(w, "  read lateness vs kernel receive (%d reads): median %v, p99 %v, p99.9 %v, max %v\n",
+			n, c.ReadLateP50, c.ReadLateP99, c.ReadLateP999, c.ReadLateMax)
+	}
 	fmt.Fprintf(w, "  send errors %d, read errors %d, truncated %d, client-limit drops %d, expired sessions %d, evicted sessions %d, orphans %d",
 		c.SendErrors, c.ReadErrors, c.Truncated, c.ClientLimit, c.Expired, c.Evicted, c.Orphans)
 	if r.packet {

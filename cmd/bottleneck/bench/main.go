@@ -420,6 +420,12 @@ func lateSummary(c relay.Counters) string {
 	return fmt.Sprintf("median %v, p99 %v, p99.9 %v, max %v (%d datagrams)", c.LateP50, c.LateP99, c.LateP999, c.LateMax, c.LateHist.Count())
 }
 
+// readLateSummary gives the relay's read lateness against the kernel's
+// receive stamps (per read message): median, p99, p99.9, maximum.
+func readLateSummary(c relay.Counters) string {
+	return fmt.Sprintf("median %v, p99 %v, p99.9 %v, max %v (%d messages)", c.ReadLateP50, c.ReadLateP99, c.ReadLateP999, c.ReadLateMax, c.ReadLateHist.Count())
+}
+
 func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, p99, minE time.Duration, n int, err error) {
 	s, err := newSink(true)
 	if err != nil {

@@ -90,6 +90,7 @@ type fullResult struct {
 	stamped        bool // the kernel stamped arrivals (else errP* are the application's)
 	matched        int
 	late           string // the relay's write lateness
+	readLate       string // the relay's read lateness
 	procs, cpus    int    // the relay process's GOMAXPROCS and CPUs (0: in this process)
 	mallocs        uint64 // heap allocations in the relay's process while relaying
 	gcs            uint32 // garbage collections in it meanwhile
@@ -109,6 +110,7 @@ type relayRun struct {
 	ReadCalls  int64         `json:"read_calls"`  // batched reads
 	WriteCalls int64         `json:"write_calls"` // batched writes
 	Late       string        `json:"late"`        // write lateness (lateSummary)
+	ReadLate   string        `json:"read_late"`   // read lateness (readLateSummary)
 	Drops      int64         `json:"drops"`       // link drops
 	Overhead   int           `json:"overhead"`    // bytes per datagram on the link beyond its payload
 	Offset     time.Duration `json:"offset"`      // relay clock − CLOCK_MONOTONIC
@@ -168,7 +170,7 @@ func startFullRelay(cfg relay.Config, capacity int) (addr string, finish func() 
 		mu.Lock()
 		defer mu.Unlock()
 		return relayRun{Received: cn.Received[relay.Fwd], Sent: cn.Sent[relay.Fwd], ReadCalls: cn.ReadCalls,
-			WriteCalls: cn.WriteCalls, Late: lateSummary(cn), Drops: drops.Load(), Overhead: r.Overhead(),
+			WriteCalls: cn.WriteCalls, Late: lateSummary(cn), ReadLate: readLateSummary(cn), Drops: drops.Load(), Overhead: r.Overhead(),
 			Offset: offset, Deps: deps, Mallocs: m1.Mallocs - m0.Mallocs, GCs: m1.NumGC - m0.NumGC,
 			GCPause: time.Duration(m1.PauseTotalNs - m0.PauseTotalNs)}
 	}, nil
@@ -315,7 +317,7 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 	if err != nil {
 		return res, err
 	}
-	res.late = run.Late
+	res.late, res.readLate = run.Late, run.ReadLate
 	res.procs, res.cpus = run.Procs, run.CPUs
 	res.mallocs, res.gcs, res.gcPause = run.Mallocs, run.GCs, run.GCPause
 	res.stamped = stamped
@@ -470,6 +472,7 @@ func runFull(o fullOpts) {
 				fmt.Printf("        link drops %d, lost before/after the relay %d/%d; %.1f datagrams per read, %.1f per write\n",
 					f.drops, f.lostBefore, f.lostAfter, f.perRead, f.perWrite)
 				fmt.Printf("        relay write lateness vs modelled instant: %s\n", f.late)
+				fmt.Printf("        relay read lateness vs kernel receive at its socket: %s\n", f.readLate)
 				if f.procs > 0 {
 					fmt.Printf("        relay process: GOMAXPROCS %d, %d CPUs; while relaying %d heap allocations, %d GCs (pauses %v)\n", f.procs, f.cpus, f.mallocs, f.gcs, f.gcPause)
 				} else {
