@@ -606,8 +606,9 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 			r.mu.Unlock()
 			continue
 		}
-		now := r.now()
-		readAt := now
+		t := time.Now()
+		now := r.base.Add(t.Sub(r.start))
+		wallNs := t.UnixNano() // for the kernel's stamps, which are on the wall clock
 		r.mu.Lock()
 		r.cnt.ReadCalls++
 		due := r.writeDue()
@@ -629,8 +630,13 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 				}
 			}
 			m := &ms[i]
+			at := now // the arrival instant of m's datagrams
 			if stamps && m.RxTime != 0 {
-				r.readLate(readAt.Sub(r.fromWall(m.RxTime)))
+				wait := time.Duration(wallNs - m.RxTime)
+				r.readLate(wait)
+				if !r.cfg.ReadArrival && wait > 0 && wait < maxStampAge {
+					at = now.Add(-wait)
+				}
 			}
 			cl := c
 			if cl == nil {
@@ -651,7 +657,7 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 				r.cnt.GROReads++
 			}
 			for j := 0; j < k; j++ {
-				r.receive(cl, dir, m.Datagram(j), m.ECN, now)
+				r.receive(cl, dir, m.Datagram(j), m.ECN, at)
 			}
 		}
 		r.service(now)
@@ -668,11 +674,10 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 	}
 }
 
-// fromWall converts a wall-clock instant (ns since the Unix epoch, as the
-// kernel stamps datagrams) to the relay's clock.
-func (r *Relay) fromWall(ns int64) clock.Time {
-	return r.base.Add(time.Duration(ns - r.start.UnixNano()))
-}
+// maxStampAge is the longest a datagram may have waited in a socket for its
+// kernel receive stamp to be its arrival instant; a longer wait (or one
+// that is negative: the wall clock was stepped) falls back to the read time.
+const maxStampAge = time.Second
 
 // readLate counts a read d after the kernel received the datagram. Called
 // with mu held.
