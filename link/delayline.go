@@ -12,17 +12,22 @@ type inTransit struct {
 }
 
 // delayLine holds packets in propagation. Without reordering arrival instants
-// are non-decreasing and it is a FIFO ring; with reordering it is a binary
-// min-heap on (at, seq) so equal instants keep their order. Neither allocates
-// once grown.
+// are non-decreasing and it is a FIFO ring (its length a power of two, so an
+// index wraps with a mask instead of a division); with reordering (rh set)
+// it is a binary min-heap on (at, seq) so equal instants keep their order.
+// Neither allocates once grown. The heap is behind a pointer so that the
+// ring's fields, which every packet of a link reads, stay small (Link's
+// layout).
 type delayLine struct {
-	reorder bool
-	// FIFO ring
 	ring    []inTransit
 	head, n int
-	// heap
-	heap []heapItem
-	seq  uint64
+	rh      *reorderHeap // nil: the FIFO ring
+}
+
+// reorderHeap is the delay line of a link whose jitter may reorder.
+type reorderHeap struct {
+	items []heapItem
+	seq   uint64
 }
 
 type heapItem struct {
@@ -31,88 +36,88 @@ type heapItem struct {
 }
 
 func (d *delayLine) len() int {
-	if d.reorder {
-		return len(d.heap)
+	if d.rh != nil {
+		return len(d.rh.items)
 	}
 	return d.n
 }
 
 func (d *delayLine) push(p *qdisc.Packet, at clock.Time) {
-	if d.reorder {
-		d.seq++
-		d.heap = append(d.heap, heapItem{inTransit{p, at}, d.seq})
-		d.up(len(d.heap) - 1)
+	if h := d.rh; h != nil {
+		h.seq++
+		h.items = append(h.items, heapItem{inTransit{p, at}, h.seq})
+		h.up(len(h.items) - 1)
 		return
 	}
 	if d.n == len(d.ring) {
 		nr := make([]inTransit, max(16, 2*len(d.ring)))
 		for i := 0; i < d.n; i++ {
-			nr[i] = d.ring[(d.head+i)%len(d.ring)]
+			nr[i] = d.ring[(d.head+i)&(len(d.ring)-1)]
 		}
 		d.ring, d.head = nr, 0
 	}
-	d.ring[(d.head+d.n)%len(d.ring)] = inTransit{p, at}
+	d.ring[(d.head+d.n)&(len(d.ring)-1)] = inTransit{p, at}
 	d.n++
 }
 
 // peek returns the earliest arrival; only valid if len() > 0.
 func (d *delayLine) peek() clock.Time {
-	if d.reorder {
-		return d.heap[0].at
+	if d.rh != nil {
+		return d.rh.items[0].at
 	}
 	return d.ring[d.head].at
 }
 
 func (d *delayLine) pop() inTransit {
-	if d.reorder {
-		top := d.heap[0].inTransit
-		last := len(d.heap) - 1
-		d.heap[0] = d.heap[last]
-		d.heap[last] = heapItem{}
-		d.heap = d.heap[:last]
+	if h := d.rh; h != nil {
+		top := h.items[0].inTransit
+		last := len(h.items) - 1
+		h.items[0] = h.items[last]
+		h.items[last] = heapItem{}
+		h.items = h.items[:last]
 		if last > 0 {
-			d.down(0)
+			h.down(0)
 		}
 		return top
 	}
 	it := d.ring[d.head]
 	d.ring[d.head] = inTransit{}
-	d.head = (d.head + 1) % len(d.ring)
+	d.head = (d.head + 1) & (len(d.ring) - 1)
 	d.n--
 	return it
 }
 
-func (d *delayLine) less(i, j int) bool {
-	a, b := &d.heap[i], &d.heap[j]
+func (h *reorderHeap) less(i, j int) bool {
+	a, b := &h.items[i], &h.items[j]
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-func (d *delayLine) up(i int) {
+func (h *reorderHeap) up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !d.less(i, parent) {
+		if !h.less(i, parent) {
 			return
 		}
-		d.heap[i], d.heap[parent] = d.heap[parent], d.heap[i]
+		h.items[i], h.items[parent] = h.items[parent], h.items[i]
 		i = parent
 	}
 }
 
-func (d *delayLine) down(i int) {
-	n := len(d.heap)
+func (h *reorderHeap) down(i int) {
+	n := len(h.items)
 	for {
 		l := 2*i + 1
 		if l >= n {
 			return
 		}
 		m := l
-		if r := l + 1; r < n && d.less(r, l) {
+		if r := l + 1; r < n && h.less(r, l) {
 			m = r
 		}
-		if !d.less(m, i) {
+		if !h.less(m, i) {
 			return
 		}
-		d.heap[i], d.heap[m] = d.heap[m], d.heap[i]
+		h.items[i], h.items[m] = h.items[m], h.items[i]
 		i = m
 	}
 }

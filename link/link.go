@@ -60,21 +60,22 @@ type Env struct {
 // DropReasons is the size of Stats.Drops, indexed by qdisc.DropReason.
 const DropReasons = 8
 
-// Stats are a link's cumulative counters.
+// Stats are a link's cumulative counters. The ones every packet updates
+// come first (one cache line).
 type Stats struct {
 	Arrivals       int64              // packets offered by Send and Inject
 	ArrivalBytes   int64              // bytes offered
-	Injected       int64              // of Arrivals, those offered by Inject
 	Enqueued       int64              // packets the queue accepted
+	Dequeues       int64              // packets that left the queue for the serializer
+	Departures     int64              // packets delivered at the far end
+	DepartureBytes int64              // bytes delivered at the far end
+	QueueDelaySum  time.Duration      // sum of the sojourn times of dequeued packets
+	QueueDelayMax  time.Duration      // largest sojourn time of a dequeued packet
+	BusyTime       time.Duration      // time the serializer spent serving packets
+	Injected       int64              // of Arrivals, those offered by Inject
 	Drops          [DropReasons]int64 // packets dropped, by qdisc.DropReason (DropRandom = loss stage)
 	DropBytes      int64              // bytes dropped, all reasons
 	Marks          int64              // packets CE-marked by the queue
-	Dequeues       int64              // packets that left the queue for the serializer
-	QueueDelaySum  time.Duration      // sum of the sojourn times of dequeued packets
-	QueueDelayMax  time.Duration      // largest sojourn time of a dequeued packet
-	Departures     int64              // packets delivered at the far end
-	DepartureBytes int64              // bytes delivered at the far end
-	BusyTime       time.Duration      // time the serializer spent serving packets
 	QueueLen       int                // packets in the queue now
 	QueueBytes     int                // bytes in the queue now
 	InTransit      int                // packets being serialized or propagating now
@@ -90,32 +91,43 @@ func (s Stats) TotalDrops() int64 {
 }
 
 // Link is one direction of a path. It is not safe for concurrent use.
+//
+// The fields a packet touches come first, so that a packet crossing one of
+// the many links of a large simulation touches few cache lines; the queue's
+// length is mirrored in qlen (read on every call) instead of asking the
+// queue discipline, a separate object behind an interface, each time.
 type Link struct {
-	cfg   Config
-	env   Env
-	sink  event.Sink
-	quiet bool // no sink: events are not even built
-	// transparent: no loss stage, unlimited rate, no delay or jitter, and a
-	// qdisc.Transparent queue: an idle link passes a packet at once (Through).
-	transparent qdisc.Transparent
-	q           qdisc.Queue
-	loss        lossModel
-	ser         serializer
-	trace       *traceSerializer
-	dl          delayLine
-
-	lossRand, jitterRand *rand.Rand
-
 	now      clock.Time // latest instant seen
-	started  bool
 	freeAt   clock.Time // instant the serializer became (or becomes) free
 	cur      *qdisc.Packet
 	curStart clock.Time
 	txEnd    clock.Time
 	curArr   clock.Time // far-end arrival instant of cur (drawn when its service begins)
 	lastArr  clock.Time // latest arrival instant scheduled (no-reorder clamp)
-	stalled  bool       // queue reported packets but returned none
-	st       Stats
+	qlen     int        // packets in the queue: q.Len() after the latest Enqueue or Dequeue
+	// passMax is the largest packet, bytes, that Through passes; -1 if the
+	// link is not transparent (no loss stage, unlimited rate, no delay or
+	// jitter, and a qdisc.Transparent queue: an idle link passes a packet
+	// at once).
+	passMax int
+	started bool
+	stalled bool  // queue reported packets but returned none
+	quiet   bool  // no sink: events are not even built
+	index   int32 // env.Index
+	dl      delayLine
+	st      Stats
+	q       qdisc.Queue
+	rate    rateSerializer   // the serializer unless trace is set
+	trace   *traceSerializer // the serializer of a trace-driven link; nil at a constant rate
+	delay   time.Duration    // cfg.Delay
+	jitter  time.Duration    // cfg.Jitter
+	loss    lossModel
+	sink    event.Sink
+
+	cfg Config
+	env Env
+
+	lossRand, jitterRand *rand.Rand
 }
 
 // Bounds of a link's parameters (docs/link.md). Below MinRate a datagram's
@@ -165,7 +177,8 @@ func New(cfg Config, env Env) (*Link, error) {
 	if sink == nil {
 		sink = event.Discard
 	}
-	l := &Link{cfg: cfg, env: env, sink: sink, quiet: env.Sink == nil, loss: lm}
+	l := &Link{cfg: cfg, env: env, sink: sink, quiet: env.Sink == nil, loss: lm, index: env.Index,
+		delay: cfg.Delay, jitter: cfg.Jitter, passMax: -1}
 	// Separate streams, drawn in a fixed order, so that e.g. enabling jitter
 	// does not shift the loss stage's draws.
 	l.lossRand = rand.New(rand.NewPCG(env.Rand.Uint64(), env.Rand.Uint64()))
@@ -175,14 +188,9 @@ func New(cfg Config, env Env) (*Link, error) {
 	rate := cfg.Rate
 	if cfg.TraceData != nil {
 		l.trace = &traceSerializer{tr: cfg.TraceData, mtu: cfg.MTU}
-		l.ser = l.trace
 		rate = cfg.TraceData.Rate(cfg.MTU)
-	} else {
-		rs := &rateSerializer{}
-		if cfg.Rate > 0 {
-			rs.nsPerByte = 8e9 / cfg.Rate
-		}
-		l.ser = rs
+	} else if cfg.Rate > 0 {
+		l.rate.nsPerByte = 8e9 / cfg.Rate
 	}
 	qs := cfg.Queue
 	if strings.TrimSpace(qs) == "" {
@@ -193,10 +201,12 @@ func New(cfg Config, env Env) (*Link, error) {
 		return nil, fmt.Errorf("link: Queue: %v", err)
 	}
 	l.q = q
-	l.dl.reorder = cfg.Reorder
+	if cfg.Reorder {
+		l.dl.rh = &reorderHeap{}
+	}
 	if tq, ok := q.(qdisc.Transparent); ok && lm == nil && cfg.TraceData == nil && cfg.Rate == 0 &&
 		cfg.Delay == 0 && cfg.Jitter == 0 {
-		l.transparent = tq
+		l.passMax = tq.EmptyAdmits()
 	}
 	return l, nil
 }
@@ -231,7 +241,7 @@ func (l *Link) Send(now clock.Time, p *qdisc.Packet) {
 // returning p (TestThroughMatchesSend), at a fraction of the cost: an
 // access link of the simulator is such a link.
 func (l *Link) Through(now clock.Time, p *qdisc.Packet) bool {
-	if l.transparent == nil || l.cur != nil || l.q.Len() != 0 || l.dl.len() != 0 || !l.transparent.AdmitsEmpty(p.Size) {
+	if p.Size > l.passMax || l.cur != nil || l.qlen != 0 || l.dl.len() != 0 {
 		return false
 	}
 	now = l.advance(now) // an idle rate-less link: only its clock moves
@@ -246,11 +256,11 @@ func (l *Link) Through(now clock.Time, p *qdisc.Packet) bool {
 	l.st.Departures++
 	l.st.DepartureBytes += int64(p.Size)
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.index, Seq: p.ID,
 			Bytes: p.Size, QueueLen: 1, QueueBytes: p.Size})
-		l.sink.Record(event.Event{Time: now, Kind: event.Dequeue, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		l.sink.Record(event.Event{Time: now, Kind: event.Dequeue, Flow: p.Flow, Link: l.index, Seq: p.ID,
 			Bytes: p.Size})
-		l.sink.Record(event.Event{Time: now, Kind: event.Departure, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		l.sink.Record(event.Event{Time: now, Kind: event.Departure, Flow: p.Flow, Link: l.index, Seq: p.ID,
 			Bytes: p.Size})
 	}
 	return true
@@ -271,14 +281,16 @@ func (l *Link) Inject(now clock.Time, p *qdisc.Packet) {
 }
 
 func (l *Link) enqueue(now clock.Time, p *qdisc.Packet) {
-	idle := l.cur == nil && l.q.Len() == 0
-	if !l.q.Enqueue(now, p) {
+	idle := l.cur == nil && l.qlen == 0
+	ok := l.q.Enqueue(now, p)
+	l.qlen = l.q.Len()
+	if !ok {
 		return
 	}
 	l.st.Enqueued++
 	l.stalled = false
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.index, Seq: p.ID,
 			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
 	}
 	if idle && l.freeAt < now {
@@ -311,16 +323,17 @@ func (l *Link) advance(now clock.Time) clock.Time {
 			l.complete()
 			continue
 		}
-		if l.stalled || l.q.Len() == 0 {
+		if l.stalled || l.qlen == 0 {
 			return now
 		}
-		s := l.ser.startAt(l.freeAt)
+		s := l.startAt()
 		if s > now {
 			return now
 		}
 		p := l.q.Dequeue(s)
+		l.qlen = l.q.Len()
 		if p == nil {
-			l.stalled = l.q.Len() > 0
+			l.stalled = l.qlen > 0
 			return now
 		}
 		l.begin(s, p)
@@ -335,23 +348,27 @@ func (l *Link) begin(s clock.Time, p *qdisc.Packet) {
 		l.st.QueueDelayMax = soj
 	}
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: s, Kind: event.Dequeue, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		l.sink.Record(event.Event{Time: s, Kind: event.Dequeue, Flow: p.Flow, Link: l.index, Seq: p.ID,
 			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes(), Sojourn: soj})
 	}
 	l.cur = p
 	l.curStart = s
-	l.txEnd = l.ser.finish(s, p.Size)
+	if l.trace != nil {
+		l.txEnd = l.trace.finish(s, p.Size)
+	} else {
+		l.txEnd = l.rate.finish(s, p.Size)
+	}
 	// The arrival instant is known once service begins: propagation
 	// (and jitter) follow the serialization that has just been decided.
-	d := l.cfg.Delay
-	if l.cfg.Jitter > 0 {
-		d += time.Duration((l.jitterRand.Float64()*2 - 1) * float64(l.cfg.Jitter))
+	d := l.delay
+	if l.jitter > 0 {
+		d += time.Duration((l.jitterRand.Float64()*2 - 1) * float64(l.jitter))
 		if d < 0 {
 			d = 0
 		}
 	}
 	at := l.txEnd.Add(d)
-	if !l.cfg.Reorder && at < l.lastArr {
+	if l.dl.rh == nil && at < l.lastArr {
 		at = l.lastArr
 	}
 	if at > l.lastArr {
@@ -368,6 +385,16 @@ func (l *Link) complete() {
 	l.dl.push(p, l.curArr)
 }
 
+// startAt returns the earliest instant at which a queued packet may begin
+// service: freeAt at a constant rate, a trace's next opportunity from
+// freeAt on.
+func (l *Link) startAt() clock.Time {
+	if l.trace != nil {
+		return l.trace.startAt(l.freeAt)
+	}
+	return l.freeAt
+}
+
 // Deadline returns the next instant at which the link needs control: a
 // serialization completes, a queued packet can begin service (a trace's next
 // opportunity), or a packet reaches the far end. It returns clock.Never when
@@ -376,8 +403,8 @@ func (l *Link) Deadline() clock.Time {
 	d := clock.Never
 	if l.cur != nil {
 		d = l.txEnd
-	} else if l.q.Len() > 0 && !l.stalled && l.started {
-		d = l.ser.startAt(l.freeAt)
+	} else if l.qlen > 0 && !l.stalled && l.started {
+		d = l.startAt()
 	}
 	if l.dl.len() > 0 {
 		d = clock.Earliest(d, l.dl.peek())
@@ -410,11 +437,11 @@ func (l *Link) DeliveryDeadline() clock.Time {
 	switch {
 	case l.cur != nil:
 		d = clock.Earliest(d, l.curArr)
-		if l.cfg.Reorder && l.cfg.Jitter > 0 && l.q.Len() > 0 {
+		if l.dl.rh != nil && l.jitter > 0 && l.qlen > 0 {
 			d = clock.Earliest(d, l.txEnd)
 		}
-	case l.q.Len() > 0 && !l.stalled && l.started:
-		d = clock.Earliest(d, l.ser.startAt(l.freeAt))
+	case l.qlen > 0 && !l.stalled && l.started:
+		d = clock.Earliest(d, l.startAt())
 	}
 	return d
 }
@@ -446,7 +473,7 @@ func (l *Link) DeliverAt(now clock.Time) (*qdisc.Packet, clock.Time) {
 	l.st.Departures++
 	l.st.DepartureBytes += int64(p.Size)
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: it.at, Kind: event.Departure, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		l.sink.Record(event.Event{Time: it.at, Kind: event.Departure, Flow: p.Flow, Link: l.index, Seq: p.ID,
 			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
 	}
 	return p, it.at
@@ -479,7 +506,7 @@ func (h *handler) Dropped(now clock.Time, p *qdisc.Packet, reason qdisc.DropReas
 		soj = now.Sub(p.Enqueued)
 	}
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: now, Kind: event.Drop, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		l.sink.Record(event.Event{Time: now, Kind: event.Drop, Flow: p.Flow, Link: l.index, Seq: p.ID,
 			Bytes: p.Size, Reason: uint8(reason), QueueLen: l.q.Len(), QueueBytes: l.q.Bytes(), Sojourn: soj})
 	}
 	if l.env.Free != nil {
@@ -492,7 +519,7 @@ func (h *handler) Marked(now clock.Time, p *qdisc.Packet) {
 	l := (*Link)(h)
 	l.st.Marks++
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: now, Kind: event.Mark, Flow: p.Flow, Link: l.env.Index, Seq: p.ID,
+		l.sink.Record(event.Event{Time: now, Kind: event.Mark, Flow: p.Flow, Link: l.index, Seq: p.ID,
 			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
 	}
 }

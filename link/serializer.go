@@ -6,16 +6,13 @@ import (
 	"cclab/clock"
 )
 
-// serializer models the transmitter: when service of a packet may begin and
-// when its last bit has left.
-type serializer interface {
-	// startAt returns the earliest instant >= t at which service may begin.
-	// Calls have non-decreasing t.
-	startAt(t clock.Time) clock.Time
-	// finish serves a packet of size bytes whose service begins at s (a
-	// value returned by startAt) and returns its departure instant.
-	finish(s clock.Time, size int) clock.Time
-}
+// A serializer models the transmitter: when service of a packet may begin
+// (startAt returns the earliest instant >= t, for non-decreasing t) and when
+// its last bit has left (finish serves a packet of size bytes whose service
+// begins at s, a value startAt returned, and returns its departure
+// instant). The link calls its serializer directly (Link.startAt, begin):
+// a constant rate (rateSerializer, service may begin at once) or a trace
+// (traceSerializer).
 
 // rateSerializer transmits at a constant rate: departure = start +
 // size*8/rate. Sub-nanosecond remainders are carried to the next packet, so
@@ -24,8 +21,6 @@ type rateSerializer struct {
 	nsPerByte float64 // 8e9/rate; 0 for an unlimited rate
 	frac      float64 // carried fraction of a nanosecond, [0, 1)
 }
-
-func (r *rateSerializer) startAt(t clock.Time) clock.Time { return t }
 
 func (r *rateSerializer) finish(s clock.Time, size int) clock.Time {
 	if r.nsPerByte == 0 {

@@ -2,6 +2,7 @@ package qdisc
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -96,10 +97,16 @@ func (d *DropTail) Dequeue(clock.Time) *Packet { return d.q.pop() }
 // Len returns the number of queued packets.
 func (d *DropTail) Len() int { return d.q.n }
 
-// AdmitsEmpty reports whether the queue, when empty, accepts a packet of
-// size bytes (Transparent): enqueuing it and dequeuing it at once leaves no
-// trace but the packet's Enqueued.
-func (d *DropTail) AdmitsEmpty(size int) bool { return !d.cfg.Limit.full(0, 0, size) }
+// EmptyAdmits returns the largest packet, bytes, the queue accepts when
+// empty (Transparent): enqueuing such a packet and dequeuing it at once
+// leaves no trace but the packet's Enqueued. A limit in packets (at least
+// one) admits any size.
+func (d *DropTail) EmptyAdmits() int {
+	if d.cfg.Limit.Bytes > 0 {
+		return d.cfg.Limit.Bytes
+	}
+	return math.MaxInt
+}
 
 // Bytes returns the number of queued bytes.
 func (d *DropTail) Bytes() int { return d.q.bytes }

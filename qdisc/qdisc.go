@@ -77,10 +77,11 @@ type Queue interface {
 // Transparent is implemented by queues whose only state is the packets they
 // hold (DropTail): a packet that arrives at the empty queue and is dequeued
 // at once changes nothing but its own Enqueued, so a link may pass it
-// without calling the queue (link.Link.Through). AdmitsEmpty reports
-// whether the empty queue accepts a packet of size bytes.
+// without calling the queue (link.Link.Through). EmptyAdmits returns the
+// largest packet, bytes, the empty queue accepts; a queue's limit does not
+// change, so a link asks once.
 type Transparent interface {
-	AdmitsEmpty(size int) bool
+	EmptyAdmits() int
 }
 
 // Env is what a queue may need from its surroundings when built from a spec.
