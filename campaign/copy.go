@@ -22,8 +22,9 @@ type CopyStats struct {
 // Each attempt is written in its own transaction (as Save does) and
 // attempts the destination holds already (the same campaign, digest, seq
 // and attempt) are kept, so an interrupted copy is completed by copying
-// again. A source without campaign tables has nothing to copy: no error
-// unless a campaign was named.
+// again. Leases (Lease) are not copied: they belong to the source's runs.
+// A source without campaign tables has nothing to copy: no error unless a
+// campaign was named.
 func CopyCampaigns(ctx context.Context, dst, src *eval.SQLStore, name string) (CopyStats, error) {
 	var st CopyStats
 	v, err := src.TablesVersion(ctx, "campaign")
@@ -36,10 +37,10 @@ func CopyCampaigns(ctx context.Context, dst, src *eval.SQLStore, name string) (C
 		}
 		return st, nil
 	}
-	from, err := NewStore(src) // current version: changes nothing
-	if err != nil {
-		return st, fmt.Errorf("source: %w", err)
+	if v > len(schema) {
+		return st, fmt.Errorf("source: the database's campaign tables have schema version %d; this cclab knows versions up to %d: use a newer cclab", v, len(schema))
 	}
+	from := &Store{SQL: src} // read as it is: the source is not migrated
 	names, err := from.Campaigns(ctx)
 	if err != nil {
 		return st, err

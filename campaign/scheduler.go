@@ -124,6 +124,9 @@ type Scheduler struct {
 	Progress func(Event)
 	// Log, if set, gets one line per notable thing (the length bound).
 	Log func(format string, args ...any)
+	// LeaseTTL is how long the run's claim on the campaign (Lease) lasts
+	// without renewal; 0 means DefaultLeaseTTL.
+	LeaseTTL time.Duration
 	// lengthNow, if set (tests), is the clock of the max_length bound.
 	lengthNow func() time.Time
 }
@@ -156,11 +159,33 @@ type result struct {
 // retry_delay up to schedule.retries times (an unauthorized one in the
 // next run). When ctx is done Run stops starting transfers, cancels the
 // running ones (they are not stored) and returns ctx's error.
-func (s *Scheduler) Run(ctx context.Context) (Counts, error) {
+//
+// One run at a time runs a campaign (by name): Run first takes the
+// campaign's lease in the database (Store.Acquire) and returns a
+// *LeasedError naming the other run if one holds it; it renews the lease
+// while it runs and releases it when it returns. If the lease is lost (not
+// renewed in time and taken by another run) Run stops as if cancelled and
+// returns ErrLeaseLost.
+func (s *Scheduler) Run(ctx context.Context) (counts Counts, err error) {
 	sp := s.Spec
 	digest := sp.Digest()
 	plan := sp.Plan()
-	counts := Counts{Total: len(plan)}
+	counts = Counts{Total: len(plan)}
+	ttl := s.LeaseTTL
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	lease, err := s.Store.Acquire(ctx, sp.Name, NewOwner(), ttl, nil)
+	if err != nil {
+		return counts, err
+	}
+	ctx, stopLease := lease.Keep(ctx)
+	defer func() {
+		if err != nil && errors.Is(context.Cause(ctx), ErrLeaseLost) {
+			err = context.Cause(ctx)
+		}
+		stopLease()
+	}()
 	store := context.WithoutCancel(ctx) // a finished transfer is stored even when the run is being cancelled
 	if err := s.Store.Register(store, sp); err != nil {
 		return counts, err

@@ -191,6 +191,7 @@ var schedulerTests = []struct {
 	{"rows", testRows},
 	{"report", testReportFromStore},
 	{"copy", testCopy},
+	{"lease", testLease},
 }
 
 func TestSchedulerSQLite(t *testing.T) {

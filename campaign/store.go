@@ -98,6 +98,15 @@ var schema = [][]string{{
 		receiver_qlog TEXT NOT NULL,
 		UNIQUE (campaign, digest, seq, attempt))`,
 	`CREATE INDEX campaign_transfers_path ON campaign_transfers (campaign, src, dst)`,
+}, {
+	// Version 2: one scheduler run per campaign (Lease).
+	`CREATE TABLE campaign_leases (
+		campaign TEXT NOT NULL PRIMARY KEY,
+		owner_host TEXT NOT NULL,
+		owner_pid BIGINT NOT NULL,
+		owner_token TEXT NOT NULL,
+		since_ns BIGINT NOT NULL,
+		until_ns BIGINT NOT NULL)`,
 }}
 
 // columns are campaign_transfers' columns after id, in Row's order.

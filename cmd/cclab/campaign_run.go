@@ -122,6 +122,10 @@ func runCampaignRun(args []string) int {
 	t0 := time.Now()
 	counts, err := s.Run(ctx)
 	view.stop()
+	if leased := (*campaign.LeasedError)(nil); errors.As(err, &leased) {
+		fmt.Fprintln(os.Stderr, "cclab campaign run:", err)
+		return 1
+	}
 	fmt.Printf("campaign %s (spec digest %s): %d transfers: %d done now, %d stored before, %d failed (%s); database %s\n",
 		sp.Name, sp.Digest(), counts.Total, counts.Done, counts.Skipped, counts.Failed, roundDur(time.Since(t0)), eval.DBName(c.dbName(sp)))
 	switch {

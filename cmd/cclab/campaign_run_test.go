@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"cclab/agent"
 	"cclab/campaign"
@@ -130,6 +132,38 @@ func TestCampaignKillResume(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "stored before") {
 		t.Errorf("second run's summary:\n%s", out)
+	}
+}
+
+// TestCampaignRunLeased: cclab campaign run refuses a campaign whose lease
+// another run holds (here: of another host), exits 1 with an error that
+// names the campaign and that run, and stores nothing.
+func TestCampaignRunLeased(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cclab")
+	}
+	bin := buildCclab(t)
+	dir, spec := loopbackSpec(t, "leasetest", [3]string{"g0", "g1", "g0"}, "variants: [{name: reno, cc: reno}]\n"+
+		"transfer: {bytes: 100kB}\nschedule: {spacing: 0s, timeout: 60s}\n")
+	db := filepath.Join(dir, "c.db")
+	st, err := campaign.OpenStore(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	other := campaign.Owner{Host: "otherhost", PID: 4242, Token: "feedbeef"}
+	if _, err := st.Acquire(ctx, "leasetest", other, time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "campaign", "run", "-db", db, spec).CombinedOutput()
+	var ee *exec.ExitError
+	want := `campaign "leasetest" is being run by host otherhost pid 4242 (run feedbeef)`
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), want) || strings.Contains(string(out), "done now") {
+		t.Errorf("campaign run of a leased campaign: %v, output:\n%s\nwant exit 1 and only an error containing %q", err, out, want)
+	}
+	if rows, err := st.Rows(ctx, "leasetest", ""); err != nil || len(rows) != 0 {
+		t.Errorf("stored attempts: got %d, %v; want none", len(rows), err)
 	}
 }
 

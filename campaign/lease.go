@@ -1,0 +1,171 @@
+package campaign
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"cclab/eval"
+)
+
+// DefaultLeaseTTL is how long a scheduler's claim on a campaign lasts
+// without renewal (Scheduler.LeaseTTL); a running scheduler renews it every
+// third of that.
+const DefaultLeaseTTL = 30 * time.Second
+
+// Owner identifies one scheduler run: the host and process that run it
+// and a random token (two schedulers of one process differ).
+type Owner struct {
+	Host  string
+	PID   int
+	Token string // 16 hex digits
+}
+
+// NewOwner returns the identity of a new scheduler run of this process.
+func NewOwner() Owner {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	return Owner{Host: host, PID: os.Getpid(), Token: hex.EncodeToString(b[:])}
+}
+
+func (o Owner) String() string { return fmt.Sprintf("host %s pid %d (run %s)", o.Host, o.PID, o.Token) }
+
+// LeasedError says that another scheduler run holds the campaign's lease.
+type LeasedError struct {
+	Campaign string
+	Holder   Owner
+	Since    time.Time // when the holder took the lease
+	Until    time.Time // when it expires unless renewed
+}
+
+func (e *LeasedError) Error() string {
+	return fmt.Sprintf("campaign %q is being run by %s since %s (lease until %s): run one scheduler per campaign; "+
+		"a run that was killed gives up its lease when it expires, or at once on its own host",
+		e.Campaign, e.Holder, e.Since.UTC().Format(time.RFC3339), e.Until.UTC().Format(time.RFC3339))
+}
+
+// ErrLeaseLost is returned when a running scheduler found its lease taken
+// by another run (it could not renew it in time): it stops at once so that
+// two runs never run one campaign's transfers together.
+var ErrLeaseLost = errors.New("campaign: the scheduler lost its lease on the campaign to another run")
+
+// Lease is a scheduler run's claim on a campaign, a row of campaign_leases
+// (docs/campaigns.md, "Running").
+type Lease struct {
+	store    *Store
+	campaign string
+	owner    Owner
+	ttl      time.Duration
+	now      func() time.Time
+}
+
+// Acquire claims the campaign for owner for ttl, in one transaction that
+// holds the store lock: it succeeds if no run holds the campaign, the
+// holder's lease has expired, the holder is owner itself, or the holder is
+// a process of this host that no longer exists (a killed run resumed on
+// its host at once). Otherwise it returns a *LeasedError naming the other
+// run.
+func (s *Store) Acquire(ctx context.Context, campaign string, owner Owner, ttl time.Duration, now func() time.Time) (*Lease, error) {
+	if now == nil {
+		now = time.Now
+	}
+	l := &Lease{store: s, campaign: campaign, owner: owner, ttl: ttl, now: now}
+	err := s.SQL.InTx(ctx, true, func(tx eval.SQLTx) error {
+		var h Owner
+		var since, until int64
+		err := tx.QueryRow(ctx, `SELECT owner_host, owner_pid, owner_token, since_ns, until_ns FROM campaign_leases WHERE campaign = ?`, campaign).
+			Scan(&h.Host, &h.PID, &h.Token, &since, &until)
+		t := now()
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		case h != owner && until > t.UnixNano() && !(h.Host == owner.Host && !processAlive(h.PID)):
+			return &LeasedError{Campaign: campaign, Holder: h, Since: time.Unix(0, since), Until: time.Unix(0, until)}
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO campaign_leases (campaign, owner_host, owner_pid, owner_token, since_ns, until_ns) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (campaign) DO UPDATE SET owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,
+			owner_token = excluded.owner_token, since_ns = excluded.since_ns, until_ns = excluded.until_ns`,
+			campaign, owner.Host, owner.PID, owner.Token, t.UnixNano(), t.Add(ttl).UnixNano())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Renew extends the lease by its ttl from now; ErrLeaseLost if another run
+// holds the campaign now.
+func (l *Lease) Renew(ctx context.Context) error {
+	res, err := l.store.SQL.SQL().Exec(ctx, `UPDATE campaign_leases SET until_ns = ? WHERE campaign = ? AND owner_host = ? AND owner_pid = ? AND owner_token = ?`,
+		l.now().Add(l.ttl).UnixNano(), l.campaign, l.owner.Host, l.owner.PID, l.owner.Token)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return errors.Join(ErrLeaseLost, err)
+	}
+	return nil
+}
+
+// Release gives the lease up (if this run still holds it).
+func (l *Lease) Release(ctx context.Context) error {
+	_, err := l.store.SQL.SQL().Exec(ctx, `DELETE FROM campaign_leases WHERE campaign = ? AND owner_host = ? AND owner_pid = ? AND owner_token = ?`,
+		l.campaign, l.owner.Host, l.owner.PID, l.owner.Token)
+	return err
+}
+
+// Keep renews the lease every third of its ttl until stop is called, and
+// returns a context derived from ctx that is cancelled with cause
+// ErrLeaseLost if a renewal finds the lease taken, or if renewals fail for
+// longer than the ttl (the lease may have expired and been taken). stop
+// ends the renewals and releases the lease.
+func (l *Lease) Keep(ctx context.Context) (kept context.Context, stop func()) {
+	kctx, cancel := context.WithCancelCause(ctx)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tk := time.NewTicker(l.ttl / 3)
+		defer tk.Stop()
+		renewed := time.Now()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-kctx.Done():
+				return
+			case <-tk.C:
+			}
+			err := l.Renew(kctx)
+			switch {
+			case errors.Is(err, ErrLeaseLost):
+				cancel(err)
+				return
+			case err == nil:
+				renewed = time.Now()
+			case time.Since(renewed) >= l.ttl:
+				cancel(fmt.Errorf("%w: renewing failed for %s: %v", ErrLeaseLost, l.ttl, err))
+				return
+			}
+		}
+	}()
+	return kctx, func() {
+		close(quit)
+		wg.Wait()
+		cancel(nil)
+		_ = l.Release(context.WithoutCancel(ctx))
+	}
+}
