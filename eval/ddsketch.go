@@ -1,6 +1,9 @@
 package eval
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // DDSketch (Masson, Rim and Lee, "DDSketch: A Fast and Fully-Mergeable
 // Quantile Sketch with Relative-Error Guarantees", VLDB 2019) estimates
@@ -17,6 +20,7 @@ type DDSketch struct {
 	counts  []float64 // dense buckets from offset
 	zeros   float64   // values ≤ 0 (kept apart: log undefined)
 	n       float64
+	durs    *durationIndex // buckets of durations (addDuration); nil: none
 }
 
 // sketchAlpha is the sketches' relative accuracy α: 0.5 %.
@@ -35,7 +39,16 @@ func (s *DDSketch) Add(x float64) {
 		s.zeros++
 		return
 	}
-	i := int(math.Ceil(math.Log(x) / s.lnGamma))
+	s.count(bucketOf(x, s.lnGamma))
+}
+
+// bucketOf is the bucket ⌈log_γ x⌉ of x > 0, lnGamma = ln γ.
+func bucketOf(x, lnGamma float64) int {
+	return int(math.Ceil(math.Log(x) / lnGamma))
+}
+
+// count counts bucket i once.
+func (s *DDSketch) count(i int) {
 	switch {
 	case len(s.counts) == 0:
 		s.offset = i
@@ -115,13 +128,134 @@ func putPercentiles(v map[string]float64, name string, sk *DDSketch) {
 	v["p99_"+name] = sk.Quantile(0.99)
 }
 
-// addSample adds x to sk, creating the sketch on first use.
-func addSample(sk *DDSketch, x float64) *DDSketch {
+// addDuration counts d.Seconds() once, as Add(d.Seconds()) does, with the
+// bucket from s.durs (if set and d is in its range) instead of a logarithm.
+func (s *DDSketch) addDuration(d time.Duration) {
+	if s.durs == nil || d <= 0 || d >= maxIndexedDuration {
+		s.Add(d.Seconds())
+		return
+	}
+	s.n++
+	s.count(s.durs.bucket(d))
+}
+
+// addSample adds d (seconds) to sk, creating the sketch on first use (with
+// the collector's table of duration buckets).
+func (c *Collector) addSample(sk *DDSketch, d time.Duration) *DDSketch {
 	if sk == nil {
 		sk = NewDDSketch(sketchAlpha)
+		sk.durs = c.durs
 	}
-	sk.Add(x)
+	sk.addDuration(d)
 	return sk
+}
+
+// durationIndex gives the bucket ⌈log_γ x⌉ of a duration's seconds
+// x = d.Seconds() (d in whole nanoseconds, 0 < d < maxIndexedDuration)
+// without a logarithm per value, and exactly as bucketOf computes it.
+// Durations are grouped in cells by the exponent and the top
+// durationCellBits mantissa bits of float64(d): a cell spans a factor of at
+// most 1 + 2^−durationCellBits, less than a bucket (a factor γ ≈ 1 + 2α),
+// so it holds at most two buckets, and the cell keeps the first of them
+// and the first duration of the second. A cell is filled the first time one
+// of its durations comes, with bucketOf at its ends and a binary search for
+// the split between them.
+//
+// The search, and bucketOf's values at the ends bounding those inside, rest
+// on bucketOf(d.Seconds()) never decreasing from one whole nanosecond to the
+// next below maxIndexedDuration: there the computed ln x/ln γ grows by at
+// least 1/(2^40 ln γ) ≈ 9e-11 per nanosecond while its rounding error (a few
+// units in the last place of values below 2,100: d.Seconds(), math.Log
+// within 1 ulp, the division) stays below 1e-12. TestDurationIndex checks
+// the table against bucketOf.
+type durationIndex struct {
+	lnGamma float64
+	cells   []durationCell // by cell key; made at the first use
+}
+
+// durationCell is one cell of a durationIndex.
+type durationCell struct {
+	split int64 // first duration, ns, of bucket lo+1; past the cell if none
+	lo    int32 // bucket of the cell's first duration
+	state uint8 // cellUnknown, cellKnown, cellFormula
+}
+
+// States of a durationCell.
+const (
+	cellUnknown = iota // not filled yet
+	cellKnown          // lo and split hold
+	cellFormula        // more than two buckets (never for α ≥ 2^−9): bucketOf
+)
+
+// durationCellBits is the mantissa bits of a durationIndex cell key.
+const durationCellBits = 7
+
+// maxIndexedDuration bounds the durations a durationIndex covers: 2^40 ns,
+// about 18 minutes (longer ones take bucketOf).
+const maxIndexedDuration = 1 << 40
+
+// newDurationIndex returns the duration buckets of sketches of accuracy alpha.
+func newDurationIndex(alpha float64) *durationIndex {
+	return &durationIndex{lnGamma: NewDDSketch(alpha).lnGamma}
+}
+
+// cellKey is the cell of d ≥ 1: float64(d)'s biased exponent and top
+// mantissa bits, from 1 ns (key 0) up.
+func cellKey(d int64) uint64 {
+	return math.Float64bits(float64(d))>>(52-durationCellBits) - 1023<<durationCellBits
+}
+
+// bucket returns bucketOf(d.Seconds()), 0 < d < maxIndexedDuration.
+func (x *durationIndex) bucket(d time.Duration) int {
+	if x.cells == nil {
+		x.cells = make([]durationCell, cellKey(maxIndexedDuration))
+	}
+	c := &x.cells[cellKey(int64(d))]
+	if c.state != cellKnown {
+		if c.state == cellUnknown {
+			x.fill(c, cellKey(int64(d)))
+		}
+		if c.state == cellFormula {
+			return x.formula(int64(d))
+		}
+	}
+	if int64(d) >= c.split {
+		return int(c.lo) + 1
+	}
+	return int(c.lo)
+}
+
+// formula is bucketOf(d.Seconds()) computed.
+func (x *durationIndex) formula(d int64) int {
+	return bucketOf(time.Duration(d).Seconds(), x.lnGamma)
+}
+
+// fill computes cell c of key k.
+func (x *durationIndex) fill(c *durationCell, k uint64) {
+	lowest := func(k uint64) int64 { // the first whole duration of cell k
+		return int64(math.Ceil(math.Float64frombits((k + 1023<<durationCellBits) << (52 - durationCellBits))))
+	}
+	first, last := lowest(k), lowest(k+1)-1
+	lo, hi := x.formula(first), x.formula(last)
+	switch {
+	case hi == lo:
+		c.split = last + 1
+	case hi == lo+1:
+		a, b := first, last // formula(a) = lo, formula(b) = hi
+		for b-a > 1 {
+			if m := a + (b-a)/2; x.formula(m) == hi {
+				b = m
+			} else {
+				a = m
+			}
+		}
+		c.split = b
+	default:
+		c.state = cellFormula
+		return
+	}
+	c.lo = int32(lo)
+	c.state = cellKnown
 }
 
 // pooledRTTs merges the RTT samples of every flow (the network's delay

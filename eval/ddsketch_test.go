@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -104,5 +105,40 @@ func TestDelayPercentiles(t *testing.T) {
 		check("link "+q.name+"_queue_delay", v, ok, exact(soj, q.q))
 		v, ok = m.Network.Get(q.name + "_queue_delay")
 		check("network "+q.name+"_queue_delay", v, ok, exact(soj, q.q))
+	}
+}
+
+// TestDurationIndex checks the table of duration buckets against the
+// formula it stands for, bucketOf(d.Seconds()) = ⌈ln x / ln γ⌉: every
+// nanosecond of several ranges (the shortest durations, and around the
+// delays of typical runs), and log-uniform random durations up to the
+// table's bound; and that a sketch fed durations through it equals one fed
+// their seconds through Add.
+func TestDurationIndex(t *testing.T) {
+	x := newDurationIndex(sketchAlpha)
+	check := func(d int64) {
+		t.Helper()
+		if got, want := x.bucket(time.Duration(d)), x.formula(d); got != want {
+			t.Fatalf("duration %d ns: got bucket %d, want %d", d, got, want)
+		}
+	}
+	for _, r := range [][2]int64{{1, 300000}, {999000, 1001000}, {39800000, 40200000}, {79900000, 80100000}, {1e9 - 200000, 1e9 + 200000}, {maxIndexedDuration - 100000, maxIndexedDuration - 1}} {
+		for d := r[0]; d <= r[1]; d++ {
+			check(d)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 300000 {
+		check(int64(math.Exp2(rng.Float64() * 40)))
+	}
+	formula, table := NewDDSketch(sketchAlpha), NewDDSketch(sketchAlpha)
+	table.durs = newDurationIndex(sketchAlpha)
+	for _, d := range []time.Duration{-5, 0, 1, 999, 20 * time.Millisecond, 20*time.Millisecond + 1, 3 * time.Microsecond, maxIndexedDuration, 2 * time.Hour, 80 * time.Millisecond} {
+		formula.Add(d.Seconds())
+		table.addDuration(d)
+	}
+	if formula.n != table.n || formula.zeros != table.zeros || formula.offset != table.offset || !slices.Equal(formula.counts, table.counts) {
+		t.Errorf("sketch of durations: got n %v zeros %v offset %d counts %v, want n %v zeros %v offset %d counts %v",
+			table.n, table.zeros, table.offset, table.counts, formula.n, formula.zeros, formula.offset, formula.counts)
 	}
 }

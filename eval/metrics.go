@@ -132,16 +132,23 @@ func grow(s []float64, i int) []float64 {
 }
 
 // twAcc accumulates the time-weighted mean and variance of a piecewise
-// constant quantity (cwnd, queue length), overall and per interval.
+// constant quantity v (cwnd, queue length), overall and per interval, and
+// the time-weighted mean of a companion quantity w that changes at the same
+// instants (bytes in flight, queue bytes), overall and, if wSeries, per
+// interval: one pass over the time (and one conversion of each step to
+// seconds) serves both.
 type twAcc struct {
 	set     bool
-	v       float64
+	wSeries bool // keep binsW
+	v, w    float64
 	t       clock.Time
-	integ   float64 // ∫v dt, value·s
-	integSq float64 // ∫v² dt
-	dur     float64 // seconds covered
-	max     float64
+	integ   float64   // ∫v dt, value·s
+	integSq float64   // ∫v² dt
+	integW  float64   // ∫w dt
+	dur     float64   // seconds covered
+	max     float64   // of v
 	bins    []float64 // ∫v dt per interval
+	binsW   []float64 // ∫w dt per interval (if wSeries)
 	cover   []float64 // seconds covered per interval
 }
 
@@ -158,6 +165,7 @@ func (a *twAcc) advance(b binner, t clock.Time) {
 		d := t.Sub(from).Seconds()
 		a.integ += a.v * d
 		a.integSq += a.v * a.v * d
+		a.integW += a.w * d
 		a.dur += d
 		for cur := from; cur < t && b.series; {
 			k := b.index(cur)
@@ -170,21 +178,26 @@ func (a *twAcc) advance(b binner, t clock.Time) {
 			a.cover = grow(a.cover, k)
 			a.bins[k] += a.v * seg
 			a.cover[k] += seg
+			if a.wSeries {
+				a.binsW = grow(a.binsW, k)
+				a.binsW[k] += a.w * seg
+			}
 			cur = end
 		}
 	}
 	a.t = t
 }
 
-// update sets the value to v at t. A value set before the window (t before
-// b.start) is held into it but is not a maximum of the window.
-func (a *twAcc) update(b binner, t clock.Time, v float64) {
+// update sets the value to v (and its companion to w) at t. A value set
+// before the window (t before b.start) is held into it but is not a
+// maximum of the window.
+func (a *twAcc) update(b binner, t clock.Time, v, w float64) {
 	a.advance(b, t)
 	if !a.set || t > a.t {
 		a.t = t
 	}
 	a.set = true
-	a.v = v
+	a.v, a.w = v, w
 	if v > a.max && t >= b.start {
 		a.max = v
 	}
@@ -204,6 +217,14 @@ func (a *twAcc) mean() (float64, bool) {
 	return a.integ / a.dur, true
 }
 
+// meanW is the time-weighted mean of the companion quantity w.
+func (a *twAcc) meanW() (float64, bool) {
+	if a.dur <= 0 {
+		return 0, false
+	}
+	return a.integW / a.dur, true
+}
+
 func (a *twAcc) variance() (float64, bool) {
 	m, ok := a.mean()
 	if !ok {
@@ -218,6 +239,11 @@ func (a *twAcc) variance() (float64, bool) {
 
 func (a *twAcc) series(name, unit string, b binner) Series {
 	return ratioSeries(name, unit, b, a.bins, a.cover)
+}
+
+// seriesW is the per-interval series of the companion quantity w.
+func (a *twAcc) seriesW(name, unit string, b binner) Series {
+	return ratioSeries(name, unit, b, a.binsW, a.cover)
 }
 
 // ratioSeries is the per-interval series sum[k]/weight[k], at each interval's
@@ -337,7 +363,7 @@ type flowAcc struct {
 	congestionSignals   int64
 	delayReductions     int64 // congestion signals of Reason ccalgo.Delay
 	minRTT              time.Duration
-	cwnd, inflight      twAcc
+	cwnd                twAcc         // bytes; companion: bytes in flight
 	srtt                twAcc         // seconds
 	deliveredS          sparseCounter // kept even without series: the throughput variance
 	sentS               counterSeries
@@ -348,20 +374,20 @@ type flowAcc struct {
 }
 
 type linkAcc struct {
-	index        int32
-	info         LinkInfo // as configured (RunInfo.Links), or just the index
-	qlen, qbytes twAcc
-	sojourn      sampleAcc
-	enqueued     int64
-	drops        map[uint8]int64
-	marks        int64
-	departed     int64
-	departedS    counterSeries
-	dropS        counterSeries
-	lastCong     clock.Time
-	lossEvents   int64
-	epochs       epochCounter
-	sojourns     *DDSketch // sojourn times, for p50/p95/p99_queue_delay (ddsketch.go)
+	index      int32
+	info       LinkInfo // as configured (RunInfo.Links), or just the index
+	qlen       twAcc    // packets; companion: bytes
+	sojourn    sampleAcc
+	enqueued   int64
+	drops      map[uint8]int64
+	marks      int64
+	departed   int64
+	departedS  counterSeries
+	dropS      counterSeries
+	lastCong   clock.Time
+	lossEvents int64
+	epochs     epochCounter
+	sojourns   *DDSketch // sojourn times, for p50/p95/p99_queue_delay (ddsketch.go)
 }
 
 // epochCounter counts congestion epochs (docs/metrics.md): an epoch starts
@@ -442,6 +468,7 @@ type Collector struct {
 	byID    []*flowAcc
 	byIndex []*linkAcc
 	trace   []TracePoint
+	durs    *durationIndex // the delay sketches' buckets
 }
 
 // smallIDs bounds the flow IDs and link indices looked up by slice.
@@ -452,7 +479,7 @@ func NewCollector(info RunInfo) *Collector {
 	if info.Interval <= 0 {
 		info.Interval = defaultInterval
 	}
-	c := &Collector{info: info, flows: map[uint64]*flowAcc{}, links: map[int32]*linkAcc{}}
+	c := &Collector{info: info, flows: map[uint64]*flowAcc{}, links: map[int32]*linkAcc{}, durs: newDurationIndex(sketchAlpha)}
 	c.b = binner{start: info.Start, interval: info.Interval, series: !info.NoSeries}
 	c.started = info.Start != clock.Never
 	for _, l := range info.Links {
@@ -480,7 +507,8 @@ func (c *Collector) flow(id uint64) *flowAcc {
 	}
 	f := c.flows[id]
 	if f == nil {
-		f = &flowAcc{id: id, rtos: map[uint8]int64{}}
+		f = &flowAcc{id: id}
+		f.cwnd.wSeries = true // the inflight series
 		c.flows[id] = f
 		if id < smallIDs {
 			for uint64(len(c.byID)) <= id {
@@ -518,16 +546,13 @@ func (c *Collector) link(i int32) *linkAcc {
 	return l
 }
 
-func isLinkEvent(k event.Kind) bool {
-	switch k {
-	case event.Enqueue, event.Drop, event.Mark, event.Dequeue, event.Departure:
-		return true
-	}
-	return false
-}
-
 // Record adds one event.
-func (c *Collector) Record(e event.Event) {
+func (c *Collector) Record(e event.Event) { c.Observe(&e) }
+
+// Observe adds the event *e, as Record does, without copying it (the
+// simulator's sinks pass their own copy of each event); it keeps no
+// reference to e.
+func (c *Collector) Observe(e *event.Event) {
 	if !c.started {
 		c.info.Start = e.Time
 		c.b.start = e.Time
@@ -551,18 +576,51 @@ func (c *Collector) Record(e event.Event) {
 	if e.Time > c.last {
 		c.last = e.Time
 	}
-	k := c.b.index(e.Time) // the interval, for the throughput variance
-	sk := k                // the interval of the other time series; -1: none kept
-	if !c.b.series {
-		sk = -1
-	}
-	if isLinkEvent(e.Kind) {
-		c.recordLink(sk, e)
-		if e.Kind == event.Drop && e.Flow != 0 {
+	switch e.Kind {
+	case event.Enqueue:
+		l := c.link(e.Link)
+		l.enqueued++
+		c.queueState(l, e, true)
+	case event.Dequeue:
+		l := c.link(e.Link)
+		l.sojourn.add(c.seriesIndex(e.Time), e.Sojourn.Seconds())
+		l.sojourns = c.addSample(l.sojourns, e.Sojourn)
+		c.queueState(l, e, true)
+	case event.Departure:
+		l := c.link(e.Link)
+		l.departed += int64(e.Bytes)
+		l.departedS.add(c.seriesIndex(e.Time), float64(e.Bytes))
+	case event.Drop:
+		l := c.link(e.Link)
+		l.drops[e.Reason]++
+		l.dropS.add(c.seriesIndex(e.Time), 1)
+		if qdisc.DropReason(e.Reason) != qdisc.DropRandom { // a loss stage, not the queue: QueueLen is meaningless
+			c.lossEvent(l, e.Time)
+			c.queueState(l, e, true)
+		}
+		if e.Flow != 0 {
 			c.flow(e.Flow).linkDrops++
 		}
-		return
+	case event.Mark:
+		l := c.link(e.Link)
+		l.marks++
+		c.lossEvent(l, e.Time)
+		c.queueState(l, e, true)
+	default:
+		c.recordFlow(e)
 	}
+}
+
+// seriesIndex is the time-series interval of t, or -1 if no series are kept.
+func (c *Collector) seriesIndex(t clock.Time) int {
+	if !c.b.series {
+		return -1
+	}
+	return c.b.index(t)
+}
+
+// recordFlow adds an event of a flow's sender or receiver.
+func (c *Collector) recordFlow(e *event.Event) {
 	f := c.flow(e.Flow)
 	switch e.Kind {
 	case event.PacketSent:
@@ -572,27 +630,27 @@ func (c *Collector) Record(e event.Event) {
 		f.lastSent = e.Time
 		f.sent += int64(e.Bytes)
 		f.packetsSent++
-		f.sentS.add(sk, float64(e.Bytes))
+		f.sentS.add(c.seriesIndex(e.Time), float64(e.Bytes))
 		if e.Reason == event.SentRetransmission {
 			f.retransFlagged++
 		}
 	case event.PacketAcked:
 		f.acked += int64(e.Bytes)
-		f.ackedS.add(sk, float64(e.Bytes))
+		f.ackedS.add(c.seriesIndex(e.Time), float64(e.Bytes))
 	case event.Retransmit:
 		f.retransEvents++
-		f.retransS.add(sk, 1)
+		f.retransS.add(c.seriesIndex(e.Time), 1)
 	case event.SpuriousRetransmit:
 		f.spurious++
 	case event.PacketLost:
 		f.lost++
-		f.lostS.add(sk, 1)
+		f.lostS.add(c.seriesIndex(e.Time), 1)
 	case event.RTO:
-		f.rtos[e.Reason]++
-		f.rtoS.add(sk, 1)
+		f.rtoCount(e.Reason, 1)
+		f.rtoS.add(c.seriesIndex(e.Time), 1)
 	case event.SpuriousRTO:
-		f.rtos[e.Reason]--
-		f.rtos[rtoSpurious]++
+		f.rtoCount(e.Reason, -1)
+		f.rtoCount(rtoSpurious, 1)
 	case event.RecoveryStart:
 		f.recoveries++
 		f.recoveryOpen = e.Time
@@ -610,32 +668,40 @@ func (c *Collector) Record(e event.Event) {
 	case event.Delivered:
 		f.delivered += int64(e.Bytes)
 		f.lastDelivered = e.Time
-		f.deliveredS.add(k, float64(e.Bytes))
+		f.deliveredS.add(c.b.index(e.Time), float64(e.Bytes)) // kept without series too: the throughput variance
 	case event.MetricsUpdated:
 		c.senderState(f, e)
 	}
 }
 
+// rtoCount adds n to the RTOs of cause r (the map is made at the flow's
+// first RTO).
+func (f *flowAcc) rtoCount(r uint8, n int64) {
+	if f.rtos == nil {
+		f.rtos = map[uint8]int64{}
+	}
+	f.rtos[r] += n
+}
+
 // senderState takes a MetricsUpdated event: the state variables cwnd, bytes
 // in flight and srtt (time-weighted: each value holds until the next), and
 // the minimum RTT.
-func (c *Collector) senderState(f *flowAcc, e event.Event) {
-	f.cwnd.update(c.b, e.Time, float64(e.Cwnd))
-	f.inflight.update(c.b, e.Time, float64(e.InFlight))
+func (c *Collector) senderState(f *flowAcc, e *event.Event) {
+	f.cwnd.update(c.b, e.Time, float64(e.Cwnd), float64(e.InFlight))
 	if e.SRTT > 0 {
-		f.srtt.update(c.b, e.Time, e.SRTT.Seconds())
+		f.srtt.update(c.b, e.Time, e.SRTT.Seconds(), 0)
 	}
 	if e.MinRTT > 0 && (f.minRTT == 0 || e.MinRTT < f.minRTT) {
 		f.minRTT = e.MinRTT
 	}
 	if e.RTT > 0 {
-		f.rtts = addSample(f.rtts, e.RTT.Seconds())
+		f.rtts = c.addSample(f.rtts, e.RTT)
 	}
 }
 
 // hold takes an event from before the window: only the state variables it
 // sets (a sender's state, a queue's length) carry into the window.
-func (c *Collector) hold(e event.Event) {
+func (c *Collector) hold(e *event.Event) {
 	switch e.Kind {
 	case event.MetricsUpdated:
 		c.senderState(c.flow(e.Flow), e)
@@ -653,7 +719,6 @@ func (c *Collector) begin() {
 	c.begun = true
 	for _, l := range c.links {
 		l.qlen.begin()
-		l.qbytes.begin()
 		if l.epochs.started && l.epochs.high == 0 {
 			// The length held into the window starts the replay (an
 			// epoch in progress then is not counted).
@@ -663,9 +728,8 @@ func (c *Collector) begin() {
 }
 
 // queueState takes a queue's length after a queue event.
-func (c *Collector) queueState(l *linkAcc, e event.Event, inWindow bool) {
-	l.qlen.update(c.b, e.Time, float64(e.QueueLen))
-	l.qbytes.update(c.b, e.Time, float64(e.QueueBytes))
+func (c *Collector) queueState(l *linkAcc, e *event.Event, inWindow bool) {
+	l.qlen.update(c.b, e.Time, float64(e.QueueLen), float64(e.QueueBytes))
 	l.epochs.observe(e.QueueLen, inWindow)
 }
 
@@ -676,36 +740,6 @@ func (c *Collector) linkInfo(i int32) (LinkInfo, bool) {
 		}
 	}
 	return LinkInfo{Index: i}, false
-}
-
-func (c *Collector) recordLink(k int, e event.Event) {
-	l := c.link(e.Link)
-	queueEvent := true
-	switch e.Kind {
-	case event.Enqueue:
-		l.enqueued++
-	case event.Dequeue:
-		l.sojourn.add(k, e.Sojourn.Seconds())
-		l.sojourns = addSample(l.sojourns, e.Sojourn.Seconds())
-	case event.Drop:
-		l.drops[e.Reason]++
-		l.dropS.add(k, 1)
-		if qdisc.DropReason(e.Reason) == qdisc.DropRandom {
-			queueEvent = false // a loss stage, not the queue: QueueLen is meaningless
-		} else {
-			c.lossEvent(l, e.Time)
-		}
-	case event.Mark:
-		l.marks++
-		c.lossEvent(l, e.Time)
-	case event.Departure:
-		l.departed += int64(e.Bytes)
-		l.departedS.add(k, float64(e.Bytes))
-		queueEvent = false
-	}
-	if queueEvent {
-		c.queueState(l, e, true)
-	}
 }
 
 // lossEvent counts loss events: a drop or mark more than one base RTT after
@@ -871,7 +905,6 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 	}
 	v := r.Values
 	f.cwnd.advance(c.b, end)
-	f.inflight.advance(c.b, end)
 	f.srtt.advance(c.b, end)
 
 	// Active time: first data sent to the stop, completion or end of the window.
@@ -919,7 +952,7 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 		v["mean_cwnd"] = mean
 		putSpread(v, "cwnd", mean, vr)
 	}
-	if mean, ok := f.inflight.mean(); ok {
+	if mean, ok := f.cwnd.meanW(); ok {
 		v["mean_inflight"] = mean
 	}
 	srtt, haveSRTT := f.srtt.mean()
@@ -982,7 +1015,7 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 		counterToSeries("send_rate", "bit/s", f.sentS, nbins, c.b, 8/iv),
 		counterToSeries("delivery_rate", "bit/s", f.ackedS, nbins, c.b, 8/iv),
 		f.cwnd.series("cwnd", "byte", c.b),
-		f.inflight.series("inflight", "byte", c.b),
+		f.cwnd.seriesW("inflight", "byte", c.b),
 		f.srtt.series("srtt", "s", c.b),
 		counterToSeries("losses", "packet", f.lostS, nbins, c.b, 1),
 		counterToSeries("retransmissions", "packet", f.retransS, nbins, c.b, 1),
@@ -1014,7 +1047,6 @@ func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
 	}
 	v := r.Values
 	l.qlen.advance(c.b, end)
-	l.qbytes.advance(c.b, end)
 	frac := info.EpochThreshold
 	if frac <= 0 {
 		frac = DefaultEpochThreshold
@@ -1025,7 +1057,7 @@ func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
 		putSpread(v, "queue_len", mean, vr)
 	}
 	v["max_queue_len"] = l.qlen.max
-	if mean, ok := l.qbytes.mean(); ok {
+	if mean, ok := l.qlen.meanW(); ok {
 		v["mean_queue_bytes"] = mean
 	}
 	if l.sojourn.n > 0 {

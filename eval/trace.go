@@ -55,7 +55,7 @@ type TracePoint struct {
 const MaxTracePoints = 200000
 
 // tracePoint returns e as a point of the trace w, if it is one.
-func (w *TraceWindow) tracePoint(e event.Event) (TracePoint, bool) {
+func (w *TraceWindow) tracePoint(e *event.Event) (TracePoint, bool) {
 	if e.Flow != w.Flow || e.Time < w.From || e.Time > w.To {
 		return TracePoint{}, false
 	}

@@ -91,7 +91,6 @@ type Sim struct {
 	opt   Options
 	start clock.Time
 	col   *eval.Collector
-	out   event.Sink // the collector, and Options.Sink
 	// keys map the simulator flow key of a flow's data packets to its
 	// number: keys[src node ID] holds the key and the number (each flow
 	// has a sender host of its own).
@@ -116,10 +115,6 @@ func Build(p *plan.Plan, opt Options) (*Sim, error) {
 	info := p.RunInfo(s.start)
 	info.NoSeries = opt.NoSeries
 	s.col = eval.NewCollector(info)
-	s.out = s.col
-	if opt.Sink != nil {
-		s.out = event.Tee{s.col, opt.Sink}
-	}
 	quiet := func(id int32) bool { return !opt.Hash && id >= s.hops } // access links: not measured, only hashed
 	net, err := sim.Build(e, Description(p), sim.Options{Seed: p.Seed, Sink: linkSink{s}, Quiet: quiet,
 		PayloadOnly: p.PayloadOnly, BufSize: max(2048, p.MaxDatagram())})
@@ -441,7 +436,7 @@ func (f flowSink) Record(e event.Event) {
 	if e.Flow != 0 {
 		e.Flow = f.num
 	}
-	f.s.out.Record(e)
+	f.s.measure(&e)
 }
 
 // endpointSink takes the endpoints' events (receiving connections): it maps
@@ -466,7 +461,7 @@ func (es endpointSink) Record(e event.Event) {
 			e.Flow = n
 		}
 	}
-	s.out.Record(e)
+	s.measure(&e)
 }
 
 // dgramFlow finds the datagram-mode flow whose connection has ID id (its
@@ -492,7 +487,15 @@ func (ls linkSink) Record(e event.Event) {
 		return
 	}
 	e.Flow = s.flowOf(e.Flow)
-	s.out.Record(e)
+	s.measure(&e)
+}
+
+// measure gives a measured event to the collector and to Options.Sink.
+func (s *Sim) measure(e *event.Event) {
+	s.col.Observe(e)
+	if s.opt.Sink != nil {
+		s.opt.Sink.Record(*e)
+	}
 }
 
 // flowKey is a flow's data packets' simulator flow key and its number.
