@@ -89,12 +89,7 @@ func WriteReport(w io.Writer, sp *Spec, db string, rows []Row) error {
 	if err != nil {
 		return err
 	}
-	var c StatusCounts
-	for _, l := range lines {
-		c.Done += l.Done
-		c.Failed += l.Failed
-		c.Pending += l.Pending
-	}
+	c, causes := Totals(lines)
 	var first, last time.Time
 	for _, r := range rows {
 		if first.IsZero() || r.Start.Before(first) {
@@ -114,6 +109,7 @@ func WriteReport(w io.Writer, sp *Spec, db string, rows []Row) error {
 		{"hosts", hostNames(sp.Hosts)},
 		{"transfers", fmt.Sprintf("%d planned (%d rounds × %d pairs × %d variants): %d done, %d failed, %d pending",
 			len(sp.Plan()), sp.Schedule.Rounds, len(sp.Pairs), len(sp.Variants), c.Done, c.Failed, c.Pending)},
+		{"failed attempts", causeList(causes, "none")},
 		{"period", period},
 		{"path groups", "intra: both hosts in one group; inter: different groups (the spec's hosts[].group)"},
 	}

@@ -106,13 +106,34 @@ type Event struct {
 	Running int
 }
 
-// Counts are the plan's transfers by state.
+// Counts are the plan's transfers by state, and this run's failed
+// attempts by cause.
 type Counts struct {
 	Total   int // transfers in the plan
 	Skipped int // done or given up in an earlier run (stored)
 	Done    int // finished in this run
 	Failed  int // gave up in this run (every attempt failed)
+	// Deferred are the transfers whose attempt in this run failed with a
+	// cause that is not retried within a run (unauthorized) while attempts
+	// are left: not done; the next run tries them again.
+	Deferred int
+	// FailedAttempts counts this run's failed attempts by cause (Cause*
+	// constants), retried ones included; nil when none failed.
+	FailedAttempts map[string]int
 }
+
+// Summary is the counts in one line (cclab campaign run ends with it):
+// "N transfers: D done now, S stored before, F failed (G given up, L left
+// for the next run); failed attempts: CAUSE K, ..." ("none" when no
+// attempt failed).
+func (c Counts) Summary() string {
+	return fmt.Sprintf("%d transfers: %d done now, %d stored before, %d failed (%d given up, %d left for the next run); failed attempts: %s",
+		c.Total, c.Done, c.Skipped, c.NotDone(), c.Failed, c.Deferred, causeList(c.FailedAttempts, "none"))
+}
+
+// NotDone returns the transfers this run ended without finishing after
+// trying them: given up (Failed) or left for the next run (Deferred).
+func (c Counts) NotDone() int { return c.Failed + c.Deferred }
 
 // Scheduler runs a campaign's plan (docs/campaigns.md, "Running").
 type Scheduler struct {
@@ -344,6 +365,12 @@ func (s *Scheduler) Run(ctx context.Context) (counts Counts, err error) {
 				stopErr = fmt.Errorf("storing transfer %s: %w", it.ID(), err)
 				continue
 			}
+			if row.Status == StatusFailed {
+				if counts.FailedAttempts == nil {
+					counts.FailedAttempts = map[string]int{}
+				}
+				counts.FailedAttempts[row.Cause]++
+			}
 			switch {
 			case row.Status == StatusDone:
 				counts.Done++
@@ -353,6 +380,8 @@ func (s *Scheduler) Run(ctx context.Context) (counts Counts, err error) {
 				queue = insertInOrder(queue, r.p)
 			case r.p.attempts >= maxAttempts:
 				counts.Failed++
+			default: // not retried within a run, attempts left
+				counts.Deferred++
 			}
 			emit(ev)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -328,9 +329,14 @@ func testFailures(t *testing.T, newDB func(t *testing.T) string) {
 		t.Fatal(err)
 	}
 	// h2->h3 (2 variants) unauthorized once each, not retried: neither
-	// done nor given up; h3->h1 (2) timeout 3 times: given up.
-	if got, want := c, (Counts{Total: 12, Done: 8, Failed: 2}); got != want {
+	// done nor given up, but deferred; h3->h1 (2) timeout 3 times: given
+	// up. Every failed attempt is counted by its cause.
+	wantAttempts := map[string]int{CauseDialRefused: 2, CauseUnauthorized: 2, CauseTimeout: 6, CauseTransfer: 4}
+	if got, want := c, (Counts{Total: 12, Done: 8, Failed: 2, Deferred: 2, FailedAttempts: wantAttempts}); !reflect.DeepEqual(got, want) {
 		t.Errorf("counts: got %+v, want %+v", got, want)
+	}
+	if got := c.NotDone(); got != 4 {
+		t.Errorf("NotDone: got %d, want 4 (2 given up, 2 deferred)", got)
 	}
 	rows, err := st.Rows(context.Background(), s.Name, "")
 	if err != nil {
@@ -345,8 +351,7 @@ func testFailures(t *testing.T, newDB func(t *testing.T) string) {
 			}
 		}
 	}
-	want := map[string]int{CauseDialRefused: 2, CauseUnauthorized: 2, CauseTimeout: 6, CauseTransfer: 4}
-	for k, v := range want {
+	for k, v := range wantAttempts {
 		if causes[k] != v {
 			t.Errorf("failures with cause %s: got %d, want %d (all: %v)", k, causes[k], v, causes)
 		}
@@ -360,14 +365,12 @@ func testFailures(t *testing.T, newDB func(t *testing.T) string) {
 			t.Errorf("status line %d: %s %s, want %s %s (the spec's order)", i, l.Pair, l.Variant, want, s.Variants[i%2].Name)
 		}
 	}
-	var tot StatusCounts
-	for _, l := range st2 {
-		tot.Done += l.Done
-		tot.Failed += l.Failed
-		tot.Pending += l.Pending
-	}
+	tot, causes := Totals(st2)
 	if got, want := tot, (StatusCounts{Done: 8, Failed: 2, Pending: 2}); got != want {
 		t.Errorf("status totals: got %+v, want %+v", got, want)
+	}
+	if !reflect.DeepEqual(causes, wantAttempts) {
+		t.Errorf("status failed attempts: got %v, want %v", causes, wantAttempts)
 	}
 }
 
@@ -469,3 +472,53 @@ func TestSpacing(t *testing.T) {
 type runnerFunc func(ctx context.Context, t Transfer) (*Outcome, error)
 
 func (f runnerFunc) Run(ctx context.Context, t Transfer) (*Outcome, error) { return f(ctx, t) }
+
+// TestUnauthorizedCounted: a run whose every attempt is refused as
+// unauthorized finishes nothing and says so — every transfer is counted as
+// failed (left for the next run) and every attempt by its cause, not
+// "0 failed"; the report's header lists the attempts too.
+func TestUnauthorizedCounted(t *testing.T) {
+	s := testSpec(t, 3, 2, 1, ", retries: 2")
+	db := sqliteDB(t)
+	st := openTestStore(t, db)
+	f := newFake(t, 1)
+	f.fail = func(Transfer) error { return &Failure{CauseUnauthorized, errors.New("agent refused our key")} }
+	c, err := (&Scheduler{Spec: s, Store: st, Runner: f}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Counts{Total: 12, Deferred: 12, FailedAttempts: map[string]int{CauseUnauthorized: 12}}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("counts: got %+v, want %+v", c, want)
+	}
+	if got, want := c.Summary(), "12 transfers: 0 done now, 0 stored before, 12 failed (0 given up, 12 left for the next run); failed attempts: unauthorized 12"; got != want {
+		t.Errorf("summary:\n got %q\nwant %q", got, want)
+	}
+	rows, err := st.Rows(context.Background(), s.Name, s.Digest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteReport(&b, s, db, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "unauthorized 12") {
+		t.Errorf("report header lacks the failed attempts:\n%.1500s", b.String())
+	}
+}
+
+// TestCountsSummary: the run's closing line for each mix of outcomes.
+func TestCountsSummary(t *testing.T) {
+	for _, tc := range []struct {
+		c    Counts
+		want string
+	}{
+		{Counts{Total: 4, Done: 3, Skipped: 1}, "4 transfers: 3 done now, 1 stored before, 0 failed (0 given up, 0 left for the next run); failed attempts: none"},
+		{Counts{Total: 5, Done: 2, Failed: 1, Deferred: 2, FailedAttempts: map[string]int{CauseTimeout: 3, CauseDialRefused: 1, CauseUnauthorized: 2}},
+			"5 transfers: 2 done now, 0 stored before, 3 failed (1 given up, 2 left for the next run); failed attempts: dial_refused 1, timeout 3, unauthorized 2"},
+	} {
+		if got := tc.c.Summary(); got != tc.want {
+			t.Errorf("%+v:\n got %q\nwant %q", tc.c, got, tc.want)
+		}
+	}
+}

@@ -86,22 +86,33 @@ func Summarize(s *Spec, rows []Row) ([]StatusLine, error) {
 func WriteStatus(w io.Writer, lines []StatusLine) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "path\tvariant\tdone\tfailed\tpending\tfailed attempts by cause")
-	var tot StatusCounts
-	all := map[string]int{}
 	for _, l := range lines {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", l.Pair, l.Variant, l.Done, l.Failed, l.Pending, causeList(l.Causes))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", l.Pair, l.Variant, l.Done, l.Failed, l.Pending, causeList(l.Causes, "-"))
+	}
+	tot, all := Totals(lines)
+	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t%s\n", tot.Done, tot.Failed, tot.Pending, causeList(all, "-"))
+	return tw.Flush()
+}
+
+// Totals sums status lines: the transfers by state and the failed
+// attempts by cause.
+func Totals(lines []StatusLine) (StatusCounts, map[string]int) {
+	var tot StatusCounts
+	causes := map[string]int{}
+	for _, l := range lines {
 		tot.Done += l.Done
 		tot.Failed += l.Failed
 		tot.Pending += l.Pending
 		for c, n := range l.Causes {
-			all[c] += n
+			causes[c] += n
 		}
 	}
-	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t%s\n", tot.Done, tot.Failed, tot.Pending, causeList(all))
-	return tw.Flush()
+	return tot, causes
 }
 
-func causeList(m map[string]int) string {
+// causeList writes counts by cause as "CAUSE N, ..." in the causes'
+// order, or none for an empty map.
+func causeList(m map[string]int, none string) string {
 	var ks []string
 	for k := range m {
 		ks = append(ks, k)
@@ -112,7 +123,7 @@ func causeList(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	if len(parts) == 0 {
-		return "-"
+		return none
 	}
 	return strings.Join(parts, ", ")
 }

@@ -126,8 +126,8 @@ func runCampaignRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "cclab campaign run:", err)
 		return 1
 	}
-	fmt.Printf("campaign %s (spec digest %s): %d transfers: %d done now, %d stored before, %d failed (%s); database %s\n",
-		sp.Name, sp.Digest(), counts.Total, counts.Done, counts.Skipped, counts.Failed, roundDur(time.Since(t0)), eval.DBName(c.dbName(sp)))
+	fmt.Printf("campaign %s (spec digest %s): %s (%s); database %s\n",
+		sp.Name, sp.Digest(), counts.Summary(), roundDur(time.Since(t0)), eval.DBName(c.dbName(sp)))
 	switch {
 	case errors.Is(err, context.Canceled):
 		fmt.Println("interrupted: finished transfers are stored; run the same command again to resume")
