@@ -99,13 +99,6 @@ type Config struct {
 	// timer slack (Linux). It helps on an otherwise idle machine and hurts
 	// when CPUs are contended; off by default.
 	LockThread bool
-	// ReadArrival takes a datagram's arrival instant at the first hop to be
-	// when the relay's reader got it (recvmmsg returned), as the relay did
-	// before kernel receive stamps; by default, where the socket stamps
-	// datagrams (UDP on Linux), it is when the kernel received it, so the
-	// time a datagram waits in the socket for the reader is not added to
-	// its path (docs/bottleneck.md, Arrival instant).
-	ReadArrival bool
 	// NoOffload turns off UDP receive offload (GRO: a read may hold several
 	// datagrams of one sender) and segmentation offload on writes (GSO: one
 	// write entry per run of equal-sized datagrams to one destination),

@@ -606,9 +606,8 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 			r.mu.Unlock()
 			continue
 		}
-		t := time.Now()
-		now := r.base.Add(t.Sub(r.start))
-		wallNs := t.UnixNano() // for the kernel's stamps, which are on the wall clock
+		now := r.now()
+		readAt := now
 		r.mu.Lock()
 		r.cnt.ReadCalls++
 		due := r.writeDue()
@@ -630,13 +629,8 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 				}
 			}
 			m := &ms[i]
-			at := now // the arrival instant of m's datagrams
 			if stamps && m.RxTime != 0 {
-				wait := time.Duration(wallNs - m.RxTime)
-				r.readLate(wait)
-				if !r.cfg.ReadArrival && wait > 0 && wait < maxStampAge {
-					at = now.Add(-wait)
-				}
+				r.readLate(readAt.Sub(r.fromWall(m.RxTime)))
 			}
 			cl := c
 			if cl == nil {
@@ -657,7 +651,7 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 				r.cnt.GROReads++
 			}
 			for j := 0; j < k; j++ {
-				r.receive(cl, dir, m.Datagram(j), m.ECN, at)
+				r.receive(cl, dir, m.Datagram(j), m.ECN, now)
 			}
 		}
 		r.service(now)
@@ -674,10 +668,11 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 	}
 }
 
-// maxStampAge is the longest a datagram may have waited in a socket for its
-// kernel receive stamp to be its arrival instant; a longer wait (or one
-// that is negative: the wall clock was stepped) falls back to the read time.
-const maxStampAge = time.Second
+// fromWall converts a wall-clock instant (ns since the Unix epoch, as the
+// kernel stamps datagrams) to the relay's clock.
+func (r *Relay) fromWall(ns int64) clock.Time {
+	return r.base.Add(time.Duration(ns - r.start.UnixNano()))
+}
 
 // readLate counts a read d after the kernel received the datagram. Called
 // with mu held.

@@ -151,7 +151,7 @@ func (o overheadFlag) Set(s string) error {
 
 // udpOnlyFlags are the flags of the UDP relay that a link shell (-tun)
 // refuses.
-var udpOnlyFlags = []string{"listen", "target", "entry", "max-clients", "max-clients-per-host", "client-timeout", "buf", "no-offload", "read-arrival"}
+var udpOnlyFlags = []string{"listen", "target", "entry", "max-clients", "max-clients-per-host", "client-timeout", "buf", "no-offload"}
 
 // maxClients is the upper bound of -max-clients and -max-clients-per-host
 // (each session holds a socket).
@@ -238,7 +238,6 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs.Var(durFlag{&cfg.Spin}, "spin", "poll the clock for this long before each deadline instead of sleeping")
 	coalesce := relay.DefaultCoalesce
 	fs.Var(durFlag{&coalesce}, "coalesce", "least time between two writes of delayed or rate-limited packets: packets due sooner wait for the next write, up to this late, so that fast links write several per system call (0 = write each at its instant)")
-	fs.BoolVar(&cfg.ReadArrival, "read-arrival", false, "a datagram arrives when the relay reads it, not when the kernel received it (its receive stamp)")
 	fs.BoolVar(&cfg.NoOffload, "no-offload", false, "no UDP GRO on reads and no GSO on writes (by default used where the kernel has them)")
 	fs.BoolVar(&cfg.LockThread, "lock-thread", false, "run the scheduler on a locked OS thread with 1ns timer slack (Linux; best on an idle machine)")
 	classify := fs.String("classify", "5tuple", "flow classification for flow-aware queues: 5tuple, or cid (cclab connection ID, falling back to the 5-tuple)")

@@ -98,7 +98,6 @@ func runChild(role string, args []string) {
 	queue := fs.String("queue", "", "relay: link queue")
 	spin := fs.Duration("spin", 0, "relay: -spin")
 	isPlain := fs.Bool("plain", false, "relay: without offloads and coalescing")
-	fs.BoolVar(&readArrival, "read-arrival", false, "relay: -read-arrival")
 	lock := fs.Bool("lock", false, "relay: -lock-thread")
 	fs.Parse(args)
 	switch role {

@@ -39,10 +39,6 @@ var lateHist string
 
 var lockThread bool
 
-// readArrival is -read-arrival: the relays take arrival instants at their
-// reads, not the kernel's receive stamps (relay.Config.ReadArrival).
-var readArrival bool
-
 func since() time.Duration { return time.Since(base) }
 
 func main() {
@@ -53,7 +49,6 @@ func main() {
 	fwdSize := flag.Int("fwd-size", 100, "datagram size for (c), bytes")
 	spin := flag.Duration("spin", 0, "relay -spin (0 = default)")
 	lock := flag.Bool("lock", false, "relay -lock-thread")
-	flag.BoolVar(&readArrival, "read-arrival", false, "relay -read-arrival: arrival instants at the relay's reads, not the kernel's receive stamps")
 	rounds := flag.Int("rounds", 3, "interleaved rounds of (c) and (d)")
 	bigSize := flag.Int("big-size", 1500, "datagram size for (d), bytes")
 	fullRate := flag.String("full-rate", "1Gbit", "link rate of (d)'s full emulation")
@@ -356,7 +351,7 @@ func startRelay(target string, hop link.Config, spin time.Duration) (*relay.Rela
 
 // startRelayConfig starts a relay with cfg on loopback.
 func startRelayConfig(cfg relay.Config) (*relay.Relay, error) {
-	cfg.Listen, cfg.LockThread, cfg.ReadArrival = "127.0.0.1:0", lockThread, readArrival
+	cfg.Listen, cfg.LockThread = "127.0.0.1:0", lockThread
 	r, err := relay.New(cfg)
 	if err != nil {
 		return nil, err
