@@ -3,11 +3,13 @@ package relay
 import (
 	"encoding/binary"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"cclab/clock"
 	"cclab/ecn"
+	"cclab/event"
 	"cclab/internal/testenv"
 	"cclab/link"
 	"cclab/netio"
@@ -174,5 +176,73 @@ func TestCoalesce(t *testing.T) {
 		if got := coalesce(tc.d, last, tc.c); got != tc.want {
 			t.Errorf("%s: coalesce(%v, %v, %v) got %v, want %v", tc.name, tc.d, last, tc.c, got, tc.want)
 		}
+	}
+}
+
+// TestReadLateness: datagrams that waited in the relay's socket before its
+// reader ran (stamps are on from the socket's creation) count that wait as
+// read lateness, and enter the link when they are read (the arrival
+// instant), not before Start.
+func TestReadLateness(t *testing.T) {
+	const wait = 50 * time.Millisecond
+	dst, err := netio.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	var mu sync.Mutex
+	var enq []clock.Time
+	sink := event.Func(func(e event.Event) {
+		if e.Kind == event.Enqueue {
+			mu.Lock()
+			enq = append(enq, e.Time)
+			mu.Unlock()
+		}
+	})
+	r, err := New(Config{Listen: "127.0.0.1:0", Target: dst.LocalAddr().String(), Sink: sink,
+		Hops: [2][]link.Config{{mkHop(t, "delay=1ms")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	src, err := netio.DialUDP("127.0.0.1:0", r.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	const n = 5
+	ms := make([]netio.Message, n)
+	for i := range ms {
+		ms[i] = netio.Message{Buf: make([]byte, 100), N: 100}
+	}
+	if sent, err := src.WriteBatch(ms); err != nil || sent != n {
+		t.Fatalf("send: %d, %v; want %d, nil", sent, err, n)
+	}
+	time.Sleep(wait) // the datagrams wait in the relay's socket: the wait is what is measured
+	start := r.Now()
+	r.Start()
+	rm := NewBatch(n, 2048)
+	_ = dst.Raw().SetReadDeadline(time.Now().Add(10 * time.Second))
+	for got := 0; got < n; {
+		k, err := dst.ReadBatch(rm)
+		if err != nil {
+			t.Fatalf("received %d of %d: %v", got, n, err)
+		}
+		got += k
+	}
+	mu.Lock()
+	times := append([]clock.Time(nil), enq...)
+	mu.Unlock()
+	if len(times) != n {
+		t.Fatalf("%d enqueue events, want %d", len(times), n)
+	}
+	for i, at := range times {
+		if at < start {
+			t.Errorf("datagram %d entered the link %v before Start, want at or after it (its read)", i, start.Sub(at))
+		}
+	}
+	c := r.Counters()
+	if c.ReadLateHist.Count() == 0 || c.ReadLateMax < wait {
+		t.Errorf("read lateness: %d messages, max %v; want at least one, max at least %v (the wait in the socket)", c.ReadLateHist.Count(), c.ReadLateMax, wait)
 	}
 }

@@ -220,7 +220,7 @@ func New(cfg Config) (*Relay, error) {
 		return nil, fmt.Errorf("listen %q: %v", cfg.Listen, err)
 	}
 	r.ln = ln
-	bigBuffers(ln)
+	setupSocket(ln)
 	r.lnOut = make([][]netio.Message, 1+len(cfg.Entries))
 	r.lnPkts = make([][]*qdisc.Packet, 1+len(cfg.Entries))
 	r.lnGSO = make([]*netio.GSOWriter, 1+len(cfg.Entries))
@@ -232,7 +232,7 @@ func New(cfg Config) (*Relay, error) {
 			r.closeCaptures()
 			return nil, fmt.Errorf("entry %d: listen %q: %v", i, en.Listen, err)
 		}
-		bigBuffers(c)
+		setupSocket(c)
 		r.entries = append(r.entries, c)
 		r.lnGSO[1+i] = r.gsoWriter(c)
 	}
@@ -418,10 +418,14 @@ const SocketBuffer = 4 << 20
 // net.core.rmem_max with CAP_NET_ADMIN).
 const ReceiveBuffer = 16 << 20
 
-func bigBuffers(c netio.Conn) {
+// setupSocket prepares a new UDP socket of the relay: big buffers, and
+// kernel receive stamps (read lateness) from the start,
+// so that datagrams queued before its reader runs are stamped too.
+func setupSocket(c netio.Conn) {
 	if u, ok := c.(*netio.UDPConn); ok {
 		netio.RaiseReceiveBuffer(u, ReceiveBuffer)
 		_ = u.Raw().SetWriteBuffer(SocketBuffer)
+		netio.EnableRxTimestamps(u)
 	}
 }
 
@@ -589,7 +593,6 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 	if c != nil {
 		ms = NewBatch(1, size)
 	}
-	stamps := netio.EnableRxTimestamps(conn)
 	grow := false
 	for {
 		if grow {
@@ -606,8 +609,9 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 			r.mu.Unlock()
 			continue
 		}
-		now := r.now()
-		readAt := now
+		t := time.Now()
+		now := r.base.Add(t.Sub(r.start))
+		wallNs := t.UnixNano() // for the kernel's stamps, which are on the wall clock
 		r.mu.Lock()
 		r.cnt.ReadCalls++
 		due := r.writeDue()
@@ -629,8 +633,8 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 				}
 			}
 			m := &ms[i]
-			if stamps && m.RxTime != 0 {
-				r.readLate(readAt.Sub(r.fromWall(m.RxTime)))
+			if m.RxTime != 0 { // the socket has kernel receive stamps (setupSocket)
+				r.readLate(time.Duration(wallNs - m.RxTime))
 			}
 			cl := c
 			if cl == nil {
@@ -666,12 +670,6 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 			}
 		}
 	}
-}
-
-// fromWall converts a wall-clock instant (ns since the Unix epoch, as the
-// kernel stamps datagrams) to the relay's clock.
-func (r *Relay) fromWall(ns int64) clock.Time {
-	return r.base.Add(time.Duration(ns - r.start.UnixNano()))
 }
 
 // readLate counts a read d after the kernel received the datagram. Called
@@ -761,7 +759,7 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 		r.cnt.DialErrors++
 		return nil
 	}
-	bigBuffers(up)
+	setupSocket(up)
 	gso := r.gsoWriter(up)
 	idx, ok := pop(&r.freeIdx)
 	if !ok {
