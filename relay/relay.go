@@ -3,13 +3,15 @@
 // (package link) in both directions, in real time.
 //
 // Threading: one reader goroutine per socket (the listening socket and one
-// upstream socket per client) and one scheduler goroutine on a locked OS
-// thread. All link state is guarded by one mutex. A reader that receives a
-// batch offers it to the first hop, then itself delivers whatever is already
+// upstream socket per client) and one scheduler goroutine (on a locked OS
+// thread with Config.LockThread). All link state is guarded by one mutex. A
+// reader that receives a batch offers it to the first hop, writing what
+// falls due between its messages, then itself delivers whatever is already
 // due (so an unshaped path forwards without a hand-off); the scheduler sleeps
 // (nanosleep with 1 ns timer slack on Linux) until shortly before the next
-// modelled instant, then polls the clock, so packets leave at their modelled
-// instants rather than at timer granularity.
+// modelled instant, then polls the clock (not on one CPU or one P: there it
+// sleeps to the instant), so packets leave at their modelled instants rather
+// than at timer granularity.
 package relay
 
 import (
