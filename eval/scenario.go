@@ -753,30 +753,17 @@ func (d *decoder) enum(n *yaml.Node, path string, allowed ...string) (string, er
 }
 
 func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, error) {
-	v, s, err := d.value(n, path)
-	if err != nil {
-		return 0, err
-	}
-	t, err := units.ParseDuration(v)
-	if err != nil {
-		return 0, d.errAt(s, path, "%v", err)
-	}
-	if t < 0 {
-		return 0, d.errAt(s, path, "duration %q must not be negative", v)
-	}
-	return t, nil
+	return parsed(d, n, path, func(v string) (time.Duration, error) {
+		t, err := units.ParseDuration(v)
+		if err == nil && t < 0 {
+			err = fmt.Errorf("duration %q must not be negative", v)
+		}
+		return t, err
+	})
 }
 
 func (d *decoder) rate(n *yaml.Node, path string) (float64, error) {
-	v, s, err := d.value(n, path)
-	if err != nil {
-		return 0, err
-	}
-	r, err := units.ParseRate(v)
-	if err != nil {
-		return 0, d.errAt(s, path, "%v", err)
-	}
-	return r, nil
+	return parsed(d, n, path, units.ParseRate)
 }
 
 func (d *decoder) integer(n *yaml.Node, path string, min int) (int, error) {
@@ -804,19 +791,31 @@ func (d *decoder) integerIn(n *yaml.Node, path string, min, max int) (int, error
 	return i, err
 }
 
-// checked parses n's scalar with parse, whose error (a range check) is
-// reported at n.
-func checked[T any](d *decoder, n *yaml.Node, path string, parse func(string) (T, error)) (T, error) {
+// parsed parses n's scalar with parse, whose error (it names the value)
+// is reported at n; on error the result is T's zero value.
+func parsed[T any](d *decoder, n *yaml.Node, path string, parse func(string) (T, error)) (T, error) {
+	var zero T
 	v, s, err := d.value(n, path)
 	if err != nil {
-		var zero T
 		return zero, err
 	}
 	x, err := parse(v)
 	if err != nil {
-		return x, d.errAt(s, path, "%q: %v", v, err)
+		return zero, d.errAt(s, path, "%v", err)
 	}
 	return x, nil
+}
+
+// checked parses n's scalar with parse, whose error (a range check that
+// does not name the value) is reported at n after the value.
+func checked[T any](d *decoder, n *yaml.Node, path string, parse func(string) (T, error)) (T, error) {
+	return parsed(d, n, path, func(v string) (T, error) {
+		x, err := parse(v)
+		if err != nil {
+			err = fmt.Errorf("%q: %v", v, err)
+		}
+		return x, err
+	})
 }
 
 func (d *decoder) size(n *yaml.Node, path string) (int, error) {
@@ -826,15 +825,7 @@ func (d *decoder) size(n *yaml.Node, path string) (int, error) {
 
 // bytes decodes a byte count; a unit is required: "1500B".
 func (d *decoder) bytes(n *yaml.Node, path string) (int64, error) {
-	v, s, err := d.value(n, path)
-	if err != nil {
-		return 0, err
-	}
-	b, err := units.ParseSize(v)
-	if err != nil {
-		return 0, d.errAt(s, path, "%v", err)
-	}
-	return b, nil
+	return parsed(d, n, path, units.ParseSize)
 }
 
 func (d *decoder) boolean(n *yaml.Node, path string) (bool, error) {
@@ -888,14 +879,7 @@ func (d *decoder) path(n *yaml.Node, path string) ([]int, error) {
 
 // spec validates a component spec with validate (a registry's Validate).
 func (d *decoder) spec(n *yaml.Node, path string, validate func(string) error) (string, error) {
-	v, s, err := d.value(n, path)
-	if err != nil {
-		return "", err
-	}
-	if err := validate(v); err != nil {
-		return "", d.errAt(s, path, "%v", err)
-	}
-	return v, nil
+	return parsed(d, n, path, func(v string) (string, error) { return v, validate(v) })
 }
 
 // list returns the items of a list field (no sweep: the list is the value).
@@ -1482,6 +1466,16 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 	if err != nil {
 		return f, err
 	}
+	// trafficErr reports a traffic spec the flow's mode cannot use, at the
+	// traffic field (or the flow, where the default was used).
+	trafficErr := func(format string, args ...any) error {
+		at := cmp.Or(trafficNode, n)
+		s, serr := d.scalar(at, path+".traffic")
+		if serr != nil {
+			s = resolve(at)
+		}
+		return d.errAt(s, path+".traffic", format, args...)
+	}
 	if rttNode != nil && f.AccessDelay != nil {
 		return f, d.errAt(resolve(rttNode), path+".rtt", "give either rtt or access_delay, not both (rtt sets the access delay)")
 	}
@@ -1514,15 +1508,7 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 			return f, d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc, alt_share, ack_every, delayed_ack or recv_window")
 		}
 		if err := ValidateCrossTraffic(f.Traffic); err != nil {
-			at := trafficNode
-			if at == nil {
-				at = n
-			}
-			s, serr := d.scalar(at, path+".traffic")
-			if serr != nil {
-				s = resolve(at)
-			}
-			return f, d.errAt(s, path+".traffic", "mode udp: %v", err)
+			return f, trafficErr("mode udp: %v", err)
 		}
 		return f, nil
 	}
@@ -1543,15 +1529,7 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 	}
 	if f.Mode == ModeDatagram {
 		if _, err := DatagramRate(f.Traffic); err != nil {
-			at := trafficNode
-			if at == nil {
-				at = n
-			}
-			s, serr := d.scalar(at, path+".traffic")
-			if serr != nil {
-				s = resolve(at)
-			}
-			return f, d.errAt(s, path+".traffic", "%v", err)
+			return f, trafficErr("%v", err)
 		}
 		if ccName(f.CC) == CCNone {
 			if r, _ := DatagramRate(f.Traffic); r <= 0 {

@@ -249,6 +249,31 @@ duration: 15 seconds
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows: [{cc: reno}]
 `, 2, "duration", []string{"15 seconds", "examples"}},
+		{"negative duration", `name: x
+duration: -1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows: [{cc: reno}]
+`, 2, "duration", []string{`duration "-1s" must not be negative`}},
+		{"udp flow with a stream generator", `name: x
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows:
+  - mode: udp
+    traffic: greedy
+`, 6, "flows[0].traffic", []string{"mode udp:", "not a datagram generator"}},
+		{"udp flow with the default generator", `name: x
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows:
+  - mode: udp
+`, 5, "flows[0].traffic", []string{"mode udp:", "greedy"}},
+		{"datagram flow with a sized transfer", `name: x
+duration: 1s
+topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
+flows:
+  - mode: datagram
+    traffic: "greedy:bytes=1MB"
+`, 6, "flows[0].traffic", []string{"datagram mode", "a byte count is not supported"}},
 	}
 	for _, c := range cases {
 		_, err := ParseScenario("bad.yaml", []byte(c.src))
