@@ -14,13 +14,13 @@ import (
 // come from it, so a long run's millions of samples take a few hundred
 // buckets.
 type DDSketch struct {
+	n       float64
+	offset  int            // bucket index of counts[0]
+	counts  []float64      // dense buckets from offset
+	durs    *durationIndex // buckets of durations (addDuration); nil: none
+	zeros   float64        // values ≤ 0 (kept apart: log undefined)
 	gamma   float64
 	lnGamma float64
-	offset  int       // bucket index of counts[0]
-	counts  []float64 // dense buckets from offset
-	zeros   float64   // values ≤ 0 (kept apart: log undefined)
-	n       float64
-	durs    *durationIndex // buckets of durations (addDuration); nil: none
 }
 
 // sketchAlpha is the sketches' relative accuracy α: 0.5 %.
@@ -139,15 +139,10 @@ func (s *DDSketch) addDuration(d time.Duration) {
 	s.count(s.durs.bucket(d))
 }
 
-// addSample adds d (seconds) to sk, creating the sketch on first use (with
-// the collector's table of duration buckets).
-func (c *Collector) addSample(sk *DDSketch, d time.Duration) *DDSketch {
-	if sk == nil {
-		sk = NewDDSketch(sketchAlpha)
-		sk.durs = c.durs
-	}
-	sk.addDuration(d)
-	return sk
+// initSketch makes *sk an empty sketch of the collector's accuracy
+// (sketchAlpha) with its table of duration buckets.
+func (c *Collector) initSketch(sk *DDSketch) {
+	*sk = DDSketch{gamma: c.durs.gamma, lnGamma: c.durs.lnGamma, durs: c.durs}
 }
 
 // durationIndex gives the bucket ⌈log_γ x⌉ of a duration's seconds
@@ -169,6 +164,7 @@ func (c *Collector) addSample(sk *DDSketch, d time.Duration) *DDSketch {
 // within 1 ulp, the division) stays below 1e-12. TestDurationIndex checks
 // the table against bucketOf.
 type durationIndex struct {
+	gamma   float64
 	lnGamma float64
 	cells   []durationCell // by cell key; made at the first use
 }
@@ -196,7 +192,8 @@ const maxIndexedDuration = 1 << 40
 
 // newDurationIndex returns the duration buckets of sketches of accuracy alpha.
 func newDurationIndex(alpha float64) *durationIndex {
-	return &durationIndex{lnGamma: NewDDSketch(alpha).lnGamma}
+	sk := NewDDSketch(alpha)
+	return &durationIndex{gamma: sk.gamma, lnGamma: sk.lnGamma}
 }
 
 // cellKey is the cell of d ≥ 1: float64(d)'s biased exponent and top
@@ -263,7 +260,7 @@ func (x *durationIndex) fill(c *durationCell, k uint64) {
 func (c *Collector) pooledRTTs() *DDSketch {
 	all := NewDDSketch(sketchAlpha)
 	for _, f := range c.flows {
-		all.Merge(f.rtts)
+		all.Merge(&f.rtts)
 	}
 	return all
 }

@@ -142,14 +142,20 @@ type twAcc struct {
 	wSeries bool // keep binsW
 	v, w    float64
 	t       clock.Time
-	integ   float64   // ∫v dt, value·s
-	integSq float64   // ∫v² dt
-	integW  float64   // ∫w dt
-	dur     float64   // seconds covered
-	max     float64   // of v
-	bins    []float64 // ∫v dt per interval
-	binsW   []float64 // ∫w dt per interval (if wSeries)
-	cover   []float64 // seconds covered per interval
+	integ   float64 // ∫v dt, value·s
+	integSq float64 // ∫v² dt
+	integW  float64 // ∫w dt
+	dur     float64 // seconds covered
+	max     float64 // of v
+	bins    *twBins // per interval, if series are kept
+}
+
+// twBins are a twAcc's per-interval sums (made when the first is taken, so
+// that without series a twAcc is the few numbers every update touches).
+type twBins struct {
+	v     []float64 // ∫v dt per interval
+	w     []float64 // ∫w dt per interval (if wSeries)
+	cover []float64 // seconds covered per interval
 }
 
 // advance integrates the current value up to t.
@@ -167,6 +173,9 @@ func (a *twAcc) advance(b binner, t clock.Time) {
 		a.integSq += a.v * a.v * d
 		a.integW += a.w * d
 		a.dur += d
+		if b.series && a.bins == nil {
+			a.bins = &twBins{}
+		}
 		for cur := from; cur < t && b.series; {
 			k := b.index(cur)
 			end := b.start.Add(time.Duration(k+1) * b.interval)
@@ -174,13 +183,14 @@ func (a *twAcc) advance(b binner, t clock.Time) {
 				end = t
 			}
 			seg := end.Sub(cur).Seconds()
-			a.bins = grow(a.bins, k)
-			a.cover = grow(a.cover, k)
-			a.bins[k] += a.v * seg
-			a.cover[k] += seg
+			s := a.bins
+			s.v = grow(s.v, k)
+			s.cover = grow(s.cover, k)
+			s.v[k] += a.v * seg
+			s.cover[k] += seg
 			if a.wSeries {
-				a.binsW = grow(a.binsW, k)
-				a.binsW[k] += a.w * seg
+				s.w = grow(s.w, k)
+				s.w[k] += a.w * seg
 			}
 			cur = end
 		}
@@ -238,12 +248,18 @@ func (a *twAcc) variance() (float64, bool) {
 }
 
 func (a *twAcc) series(name, unit string, b binner) Series {
-	return ratioSeries(name, unit, b, a.bins, a.cover)
+	if a.bins == nil {
+		return ratioSeries(name, unit, b, nil, nil)
+	}
+	return ratioSeries(name, unit, b, a.bins.v, a.bins.cover)
 }
 
 // seriesW is the per-interval series of the companion quantity w.
 func (a *twAcc) seriesW(name, unit string, b binner) Series {
-	return ratioSeries(name, unit, b, a.binsW, a.cover)
+	if a.bins == nil {
+		return ratioSeries(name, unit, b, nil, nil)
+	}
+	return ratioSeries(name, unit, b, a.bins.w, a.bins.cover)
 }
 
 // ratioSeries is the per-interval series sum[k]/weight[k], at each interval's
@@ -306,71 +322,76 @@ func (c *counterSeries) add(k int, x float64) {
 }
 
 // sparseCounter is a per-interval sum kept only for the intervals that had
-// events (a flow idle most of the time, or thousands of flows, stay small).
-type sparseCounter struct {
-	k []int32   // intervals, increasing
-	v []float64 // their sums
+// events (a flow idle most of the time, or thousands of flows, stay small),
+// in increasing order of interval.
+type sparseCounter []sparseSum
+
+// sparseSum is the sum v of interval k.
+type sparseSum struct {
+	k int32
+	v float64
 }
 
 func (c *sparseCounter) add(k int, x float64) {
 	if k < 0 {
 		return
 	}
-	n := len(c.k)
+	s := *c
+	n := len(s)
 	switch {
-	case n > 0 && int(c.k[n-1]) == k:
-		c.v[n-1] += x
-	case n == 0 || int(c.k[n-1]) < k:
-		c.k = append(c.k, int32(k))
-		c.v = append(c.v, x)
+	case n > 0 && int(s[n-1].k) == k:
+		s[n-1].v += x
+	case n == 0 || int(s[n-1].k) < k:
+		*c = append(s, sparseSum{int32(k), x})
 	default: // an event out of time order (another emitter's clock)
-		i := sort.Search(n, func(i int) bool { return int(c.k[i]) >= k })
-		if int(c.k[i]) == k {
-			c.v[i] += x
+		i := sort.Search(n, func(i int) bool { return int(s[i].k) >= k })
+		if int(s[i].k) == k {
+			s[i].v += x
 			return
 		}
-		c.k = slices.Insert(c.k, i, int32(k))
-		c.v = slices.Insert(c.v, i, x)
+		*c = slices.Insert(s, i, sparseSum{int32(k), x})
 	}
 }
 
 // dense returns the sums as a per-interval counter.
 func (c *sparseCounter) dense() counterSeries {
 	var d counterSeries
-	for i, k := range c.k {
-		d.add(int(k), c.v[i])
+	for _, s := range *c {
+		d.add(int(s.k), s.v)
 	}
 	return d
 }
 
+// flowAcc holds a flow's accumulators; those the most frequent events
+// (data sent, acknowledged, delivered; sender state) take come first, close
+// together.
 type flowAcc struct {
-	id                  uint64
-	firstSent, lastSent clock.Time
-	lastDelivered       clock.Time
-	delivered, sent     int64
-	acked               int64
-	packetsSent         int64
-	retransEvents       int64
-	retransFlagged      int64
-	spurious            int64
-	lost                int64
-	linkDrops           int64
-	rtos                map[uint8]int64
-	recoveries          int64
-	recoveryOpen        clock.Time
-	recoveryTime        float64
-	recoveriesEnded     int64
-	congestionSignals   int64
-	delayReductions     int64 // congestion signals of Reason ccalgo.Delay
-	minRTT              time.Duration
-	cwnd                twAcc         // bytes; companion: bytes in flight
-	srtt                twAcc         // seconds
-	deliveredS          sparseCounter // kept even without series: the throughput variance
-	sentS               counterSeries
-	ackedS              counterSeries
-	lostS, retransS     counterSeries
-	rtoS                counterSeries
-	rtts                *DDSketch // RTT samples, for p50/p95/p99_rtt (ddsketch.go)
+	id                uint64
+	firstSent         clock.Time
+	sent, packetsSent int64 // bytes, packets
+	acked, delivered  int64 // bytes
+	retransFlagged    int64
+	lastDelivered     clock.Time
+	minRTT            time.Duration
+	deliveredS        sparseCounter // kept even without series: the throughput variance
+	cwnd              twAcc         // bytes; companion: bytes in flight
+	srtt              twAcc         // seconds
+	rtts              DDSketch      // RTT samples, for p50/p95/p99_rtt (ddsketch.go)
+	retransEvents     int64
+	spurious          int64
+	lost              int64
+	linkDrops         int64
+	rtos              map[uint8]int64 // by cause; made at the first RTO
+	recoveries        int64
+	recoveryOpen      clock.Time
+	recoveryTime      float64
+	recoveriesEnded   int64
+	congestionSignals int64
+	delayReductions   int64 // congestion signals of Reason ccalgo.Delay
+	sentS             counterSeries
+	ackedS            counterSeries
+	lostS, retransS   counterSeries
+	rtoS              counterSeries
 }
 
 type linkAcc struct {
@@ -387,7 +408,7 @@ type linkAcc struct {
 	lastCong   clock.Time
 	lossEvents int64
 	epochs     epochCounter
-	sojourns   *DDSketch // sojourn times, for p50/p95/p99_queue_delay (ddsketch.go)
+	sojourns   DDSketch // sojourn times, for p50/p95/p99_queue_delay (ddsketch.go)
 }
 
 // epochCounter counts congestion epochs (docs/metrics.md): an epoch starts
@@ -469,6 +490,10 @@ type Collector struct {
 	byIndex []*linkAcc
 	trace   []TracePoint
 	durs    *durationIndex // the delay sketches' buckets
+	// cur is the latest interval looked up (interval): number curK, from
+	// curFrom to before curTo.
+	curK           int
+	curFrom, curTo clock.Time
 }
 
 // smallIDs bounds the flow IDs and link indices looked up by slice.
@@ -509,6 +534,7 @@ func (c *Collector) flow(id uint64) *flowAcc {
 	if f == nil {
 		f = &flowAcc{id: id}
 		f.cwnd.wSeries = true // the inflight series
+		c.initSketch(&f.rtts)
 		c.flows[id] = f
 		if id < smallIDs {
 			for uint64(len(c.byID)) <= id {
@@ -528,6 +554,7 @@ func (c *Collector) link(i int32) *linkAcc {
 	if l == nil {
 		info, _ := c.linkInfo(i)
 		l = &linkAcc{index: i, info: info, drops: map[uint8]int64{}}
+		c.initSketch(&l.sojourns)
 		frac := info.EpochThreshold
 		if frac <= 0 {
 			frac = DefaultEpochThreshold
@@ -584,7 +611,7 @@ func (c *Collector) Observe(e *event.Event) {
 	case event.Dequeue:
 		l := c.link(e.Link)
 		l.sojourn.add(c.seriesIndex(e.Time), e.Sojourn.Seconds())
-		l.sojourns = c.addSample(l.sojourns, e.Sojourn)
+		l.sojourns.addDuration(e.Sojourn)
 		c.queueState(l, e, true)
 	case event.Departure:
 		l := c.link(e.Link)
@@ -611,12 +638,37 @@ func (c *Collector) Observe(e *event.Event) {
 	}
 }
 
+// UsesFlow reports whether the Collector uses the Flow field of events of
+// kind k: of the queue and link events only that of drops (a flow's
+// link drops, total_link_drops).
+func UsesFlow(k event.Kind) bool {
+	switch k {
+	case event.Enqueue, event.Dequeue, event.Departure, event.Mark:
+		return false
+	}
+	return true
+}
+
 // seriesIndex is the time-series interval of t, or -1 if no series are kept.
 func (c *Collector) seriesIndex(t clock.Time) int {
 	if !c.b.series {
 		return -1
 	}
-	return c.b.index(t)
+	return c.interval(t)
+}
+
+// interval is the time-series interval of t (binner.index), without a
+// division while events stay in the one looked up last.
+func (c *Collector) interval(t clock.Time) int {
+	if t >= c.curFrom && t < c.curTo {
+		return c.curK
+	}
+	k := c.b.index(t)
+	if k >= 0 {
+		c.curK, c.curFrom = k, c.b.start.Add(time.Duration(k)*c.b.interval)
+		c.curTo = c.curFrom.Add(c.b.interval)
+	}
+	return k
 }
 
 // recordFlow adds an event of a flow's sender or receiver.
@@ -627,7 +679,6 @@ func (c *Collector) recordFlow(e *event.Event) {
 		if f.firstSent == clock.Never {
 			f.firstSent = e.Time
 		}
-		f.lastSent = e.Time
 		f.sent += int64(e.Bytes)
 		f.packetsSent++
 		f.sentS.add(c.seriesIndex(e.Time), float64(e.Bytes))
@@ -668,7 +719,7 @@ func (c *Collector) recordFlow(e *event.Event) {
 	case event.Delivered:
 		f.delivered += int64(e.Bytes)
 		f.lastDelivered = e.Time
-		f.deliveredS.add(c.b.index(e.Time), float64(e.Bytes)) // kept without series too: the throughput variance
+		f.deliveredS.add(c.interval(e.Time), float64(e.Bytes)) // kept without series too: the throughput variance
 	case event.MetricsUpdated:
 		c.senderState(f, e)
 	}
@@ -695,7 +746,7 @@ func (c *Collector) senderState(f *flowAcc, e *event.Event) {
 		f.minRTT = e.MinRTT
 	}
 	if e.RTT > 0 {
-		f.rtts = c.addSample(f.rtts, e.RTT)
+		f.rtts.addDuration(e.RTT)
 	}
 }
 
@@ -936,11 +987,11 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 	j := 0 // walks the sparse per-interval sums
 	for k := kFrom; k <= kTo && k >= 0; k++ {
 		x := 0.0
-		for j < len(f.deliveredS.k) && int(f.deliveredS.k[j]) < k {
+		for j < len(f.deliveredS) && int(f.deliveredS[j].k) < k {
 			j++
 		}
-		if j < len(f.deliveredS.k) && int(f.deliveredS.k[j]) == k {
-			x = f.deliveredS.v[j] * 8 / c.info.Interval.Seconds()
+		if j < len(f.deliveredS) && int(f.deliveredS[j].k) == k {
+			x = f.deliveredS[j].v * 8 / c.info.Interval.Seconds()
 		}
 		tput.add(-1, x)
 	}
@@ -967,7 +1018,7 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 			v["mean_qdelay_est"] = max(srtt-f.minRTT.Seconds(), 0)
 		}
 	}
-	putPercentiles(v, "rtt", f.rtts)
+	putPercentiles(v, "rtt", &f.rtts)
 	v["total_lost"] = float64(f.lost)
 	v["total_link_drops"] = float64(f.linkDrops)
 	if f.packetsSent > 0 {
@@ -1063,7 +1114,7 @@ func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
 	if l.sojourn.n > 0 {
 		v["mean_queue_delay"] = l.sojourn.mean
 		putSpread(v, "queue_delay", l.sojourn.mean, l.sojourn.variance())
-		putPercentiles(v, "queue_delay", l.sojourns)
+		putPercentiles(v, "queue_delay", &l.sojourns)
 	}
 	v["total_enqueued"] = float64(l.enqueued)
 	var drops int64

@@ -3,6 +3,8 @@ package eval
 import (
 	"math"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -356,6 +358,35 @@ func TestSparseCounter(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("dense: got %v, want %v", got, want)
+		}
+	}
+}
+
+// TestUsesFlow: the events whose Flow the collector does not use
+// (UsesFlow false: the simulator leaves their flow keys unmapped) can carry
+// any flow without changing a metric, and those it uses change some.
+func TestUsesFlow(t *testing.T) {
+	info, ev := syntheticRun()
+	want := Compute(info, ev)
+	for k := event.Kind(0); k <= event.SpuriousRTO; k++ {
+		changed := slices.Clone(ev)
+		n := 0
+		for i := range changed {
+			if changed[i].Kind == k {
+				changed[i].Flow += 1000
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		got := Compute(info, changed)
+		same := reflect.DeepEqual(got, want)
+		if !UsesFlow(k) && !same {
+			t.Errorf("%v: UsesFlow false, but the metrics change with the events' flow", k)
+		}
+		if UsesFlow(k) && same && k != event.Unknown {
+			t.Errorf("%v: UsesFlow true, but the metrics do not change with the events' flow", k)
 		}
 	}
 }

@@ -95,7 +95,7 @@ type Sim struct {
 	// number: keys[src node ID] holds the key and the number (each flow
 	// has a sender host of its own).
 	keys  []flowKey
-	conns map[uint64]uint64 // receiving connection ID → flow number
+	conns map[uint64]uint64 // receiving datagram-mode connection ID → flow number
 	// lastConn and lastNum are the latest connection looked up in conns
 	// and its flow number.
 	lastConn, lastNum uint64
@@ -261,16 +261,23 @@ func (s *Sim) addFlow(i int) error {
 		if err := full.Validate(); err != nil {
 			return err
 		}
-		if f.SetsReceiving() {
+		if f.SetsReceiving() || !f.Background {
+			// The flow's receiving host accepts only its connections:
+			// they report to the flow's sink (the endpoint's sink,
+			// endpointSink, takes the events of the others).
+			var recv event.Sink
+			if !f.Background {
+				recv = flowSink{s, f.ID}
+			}
 			s.Sim.ConfigureReceiver(dst, func(rc *transport.Config) {
-				rc.MaxDatagram = cfg.MaxDatagram // the flow's size (the one negotiated), so its window holds two
-				f.Receive(rc)
+				if f.SetsReceiving() {
+					rc.MaxDatagram = cfg.MaxDatagram // the flow's size (the one negotiated), so its window holds two
+					f.Receive(rc)
+				}
+				rc.Sink = recv
 			})
 		}
 		tf := s.Sim.AddTCPFlow(f.Name, src, dst, sg, cfg, start)
-		if num := f.ID; !f.Background {
-			tf.OnConn = func(_ *sim.TCPFlow, c *transport.Conn) { s.conns[c.ID()] = num }
-		}
 		s.TCP[i] = tf
 		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, sim.TransportPort), f.MetricID()}
 		stop = tf.Stop
@@ -424,8 +431,8 @@ type hashSink struct{ s *Sim }
 
 func (h hashSink) Record(e event.Event) { h.s.hash.add(&e) }
 
-// flowSink gives every event of a flow's sending side (and of a raw UDP
-// flow's receiver) the flow's number.
+// flowSink gives every event of a flow's sending side (and of its
+// receiving connections) the flow's number.
 type flowSink struct {
 	s   *Sim
 	num uint64
@@ -439,7 +446,8 @@ func (f flowSink) Record(e event.Event) {
 	f.s.measure(&e)
 }
 
-// endpointSink takes the endpoints' events (receiving connections): it maps
+// endpointSink takes the endpoints' events (and those of receiving
+// connections without a flow sink: datagram-mode flows'): it maps
 // connection IDs to flow numbers and drops the events of unknown connections.
 type endpointSink struct{ s *Sim }
 
@@ -453,7 +461,7 @@ func (es endpointSink) Record(e event.Event) {
 			n, ok := s.conns[e.Flow]
 			if !ok {
 				if n, ok = s.dgramFlow(e.Flow); !ok {
-					return // a connection that is not a measured flow
+					return // a connection that is not a measured flow (background)
 				}
 				s.conns[e.Flow] = n
 			}
@@ -477,7 +485,8 @@ func (s *Sim) dgramFlow(id uint64) (uint64, bool) {
 
 // linkSink takes every link's events: it keeps those of the plan's hops and
 // replaces the simulator's flow keys by flow numbers (0 for packets of no
-// flow: ACKs, cross traffic).
+// flow: ACKs, cross traffic) where they are used (eval.UsesFlow, or all for
+// Options.Sink).
 type linkSink struct{ s *Sim }
 
 func (ls linkSink) Record(e event.Event) {
@@ -486,7 +495,9 @@ func (ls linkSink) Record(e event.Event) {
 	if e.Link >= s.hops || e.Link < 0 {
 		return
 	}
-	e.Flow = s.flowOf(e.Flow)
+	if eval.UsesFlow(e.Kind) || s.opt.Sink != nil {
+		e.Flow = s.flowOf(e.Flow)
+	}
 	s.measure(&e)
 }
 
