@@ -148,7 +148,7 @@ func New(c netio.Conn, cfg Config) *Endpoint {
 	if rb <= 0 {
 		rb = DefaultRecvBuffer
 	}
-	got := raiseRecvBuffer(c, rb)
+	got := netio.RaiseReceiveBuffer(c, rb)
 	// GRO goes on before the reader starts: a datagram queued before
 	// UDP_GRO is set would arrive segmented (harmless, but not coalesced).
 	// Every read buffer holds netio.GROBufSize bytes (DefaultRecvBuf).
