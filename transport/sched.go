@@ -100,6 +100,9 @@ func (s *scheduler[T]) refresh() {
 // refreshIdle recomputes the deadlines of the touched connections that are
 // not ready; the ready ones stay touched (markDue).
 func (s *scheduler[T]) refreshIdle() {
+	if len(s.dirty) == 0 {
+		return
+	}
 	keep := s.dirty[:0]
 	for _, c := range s.dirty {
 		if p := c.schedState().pos; s.ready[p/64]&(1<<(p%64)) != 0 {
@@ -108,8 +111,10 @@ func (s *scheduler[T]) refreshIdle() {
 		}
 		s.update(c)
 	}
-	clear(s.dirty[len(keep):])
-	s.dirty = keep
+	if len(keep) < len(s.dirty) {
+		clear(s.dirty[len(keep):])
+		s.dirty = keep
+	}
 }
 
 // update recomputes touched connection c's deadline and its heap place.
