@@ -155,30 +155,35 @@ func (k *rackState) detectLoss(x *Ctx, reoWnd time.Duration) (time.Duration, boo
 	if k.xmitSeq == 0 {
 		return 0, false
 	}
-	sb := x.SB
 	var timeout time.Duration
 	marked := false
-	for i := 0; i < sb.Count(); i++ {
-		s := sb.Seg(i)
-		if s.SendSeq > k.xmitSeq {
-			if s.Retrans == 0 {
-				// Never-retransmitted segments are in send order, and a
-				// retransmission above one is sent after it: nothing
-				// further was sent before RACK.xmit.
-				break
+	a, b := x.SB.runs() // segments 0.. in order (MarkLost changes marks, not the ring)
+	i := 0              // the index of segment s
+scan:
+	for _, run := range [2][]Segment{a, b} {
+		for j := range run {
+			s := &run[j]
+			if s.SendSeq > k.xmitSeq {
+				if s.Retrans == 0 {
+					// Never-retransmitted segments are in send order, and a
+					// retransmission above one is sent after it: nothing
+					// further was sent before RACK.xmit.
+					break scan
+				}
+				i++
+				continue
 			}
-			continue
-		}
-		if s.Sacked || s.Lost || s.SendSeq == k.xmitSeq {
-			continue
-		}
-		remaining := s.SentAt.Add(k.rtt + reoWnd).Sub(x.Now)
-		if remaining <= 0 {
-			x.MarkLost(i, LossTime)
-			k.lost++
-			marked = true
-		} else {
-			timeout = max(timeout, remaining)
+			if !s.Sacked && !s.Lost && s.SendSeq != k.xmitSeq {
+				remaining := s.SentAt.Add(k.rtt + reoWnd).Sub(x.Now)
+				if remaining <= 0 {
+					x.MarkLost(i, LossTime)
+					k.lost++
+					marked = true
+				} else {
+					timeout = max(timeout, remaining)
+				}
+			}
+			i++
 		}
 	}
 	return timeout, marked

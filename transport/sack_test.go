@@ -253,3 +253,38 @@ func TestSACKNewDataRule2(t *testing.T) {
 		t.Errorf("sent %v, want new segments %v", sent, want)
 	}
 }
+
+// TestScoreboardRuns: runs gives the outstanding segments in index order,
+// as Seg does, also when they wrap around the ring's end.
+func TestScoreboardRuns(t *testing.T) {
+	var sb Scoreboard
+	off := uint64(0)
+	wrapped := false
+	for step := 0; step < 200; step++ {
+		if step%3 != 2 {
+			sb.push(Segment{Off: off, Len: 100})
+			off += 100
+		} else if sb.count > 0 {
+			sb.advance(sb.Seg(0).End(), func(*Segment) {})
+		}
+		a, b := sb.runs()
+		wrapped = wrapped || len(b) > 0
+		if got, want := len(a)+len(b), sb.Count(); got != want {
+			t.Fatalf("step %d: runs hold %d segments, want %d", step, got, want)
+		}
+		for i := 0; i < sb.Count(); i++ {
+			var got *Segment
+			if i < len(a) {
+				got = &a[i]
+			} else {
+				got = &b[i-len(a)]
+			}
+			if got != sb.Seg(i) {
+				t.Fatalf("step %d: runs' segment %d is not Seg(%d) (offset %d, want %d)", step, i, i, got.Off, sb.Seg(i).Off)
+			}
+		}
+	}
+	if !wrapped {
+		t.Error("the segments never wrapped around the ring's end: the test does not cover the second run")
+	}
+}

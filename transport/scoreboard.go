@@ -64,6 +64,20 @@ func (sb *Scoreboard) Seg(i int) *Segment {
 	return &sb.segs[(sb.head+i)&(len(sb.segs)-1)]
 }
 
+// runs returns the outstanding segments in index order as at most two
+// contiguous parts of the ring (a holds indexes 0..len(a)-1, b the rest):
+// a scan in index order walks them without the ring's index arithmetic and
+// bounds check per segment. Strategies treat them as read-only (Seg).
+func (sb *Scoreboard) runs() (a, b []Segment) {
+	if sb.count == 0 {
+		return nil, nil
+	}
+	if end := sb.head + sb.count; end <= len(sb.segs) {
+		return sb.segs[sb.head:end], nil
+	}
+	return sb.segs[sb.head:], sb.segs[:sb.head+sb.count-len(sb.segs)]
+}
+
 // Una returns the cumulative acknowledgement point (SND.UNA), bytes.
 func (sb *Scoreboard) Una() uint64 { return sb.una }
 
