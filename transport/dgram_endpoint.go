@@ -23,7 +23,7 @@ type dgramEndpoint struct {
 	sch       scheduler[*DgramConn] // datagram connections, in creation order, with their timers (sched.go)
 	byCID     map[uint64]*DgramConn
 	byInitial map[uint64]*DgramConn
-	acceptQ   []*DgramConn
+	acceptQ   fifo[DgramConn]
 	tombInit  expiring[struct{}] // removed server conns by Initial DCID (as Endpoint.tombInit)
 	pkt       dgramPacket
 }
@@ -65,13 +65,7 @@ func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfi
 
 // AcceptDgram returns the next newly accepted datagram connection, or nil.
 func (e *Endpoint) AcceptDgram() *DgramConn {
-	if len(e.dg.acceptQ) == 0 {
-		return nil
-	}
-	c := e.dg.acceptQ[0]
-	e.dg.acceptQ[0] = nil
-	e.dg.acceptQ = e.dg.acceptQ[1:]
-	return c
+	return e.dg.acceptQ.pop()
 }
 
 // DgramConns returns the live datagram connections (do not modify).
@@ -117,7 +111,7 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 	e.dg.sch.add(c)
 	e.dg.byCID[c.localCID] = c
 	e.dg.byInitial[c.initialDCID] = c
-	e.dg.acceptQ = append(e.dg.acceptQ, c)
+	e.dg.acceptQ.push(c)
 	e.opened(&c.connCommon)
 }
 

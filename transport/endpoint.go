@@ -19,7 +19,7 @@ type Endpoint struct {
 	sch       scheduler[*Conn] // stream connections, in creation order, with their timers (sched.go)
 	byCID     map[uint64]*Conn // by local CID
 	byInitial map[uint64]*Conn // server: by the client's Initial destination CID
-	acceptQ   []*Conn
+	acceptQ   fifo[Conn]
 	tombs     expiring[tombstone] // finished conns by local CID: re-acknowledge a late FIN
 	tombQ     []tombReply         // pending re-acknowledgements
 	tombInit  expiring[struct{}]  // removed server conns by Initial DCID: late duplicate Initials are not new conns
@@ -262,13 +262,7 @@ func (e *Endpoint) onRetry(p *packet) {
 
 // Accept returns the next newly accepted incoming connection, or nil.
 func (e *Endpoint) Accept() *Conn {
-	if len(e.acceptQ) == 0 {
-		return nil
-	}
-	c := e.acceptQ[0]
-	e.acceptQ[0] = nil
-	e.acceptQ = e.acceptQ[1:]
-	return c
+	return e.acceptQ.pop()
 }
 
 func (e *Endpoint) reject(r RejectReason) { e.stats.Rejects[r]++ }
@@ -393,7 +387,7 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 	}
 	c.sendAccept = 1
 	e.add(c)
-	e.acceptQ = append(e.acceptQ, c)
+	e.acceptQ.push(c)
 }
 
 // Unreachable ends every connection (stream or datagram mode) whose peer is
