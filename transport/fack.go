@@ -88,7 +88,9 @@ func init() {
 				return nil, err
 			}
 			l.fackRule = true
-			return &FACK{sackLoss: l}, nil
+			r := &FACK{sackLoss: l}
+			r.place(nil)
+			return r, nil
 		},
 	})
 }

@@ -127,15 +127,15 @@ func init() {
 				return nil, err
 			}
 			p := &v
-			p.entered = p.startEpisode
+			p.place(p)
 			return p, nil
 		},
 	})
 }
 
 // buildPRR validates the parameters and builds the strategy as a value
-// (the caller places it, in a PRR or a RACK, and then sets
-// sackLoss.entered).
+// (the caller places it, in a PRR or a RACK, and then calls
+// sackLoss.place).
 func buildPRR(name string, c PRRConfig, env RecoveryEnv) (PRR, error) {
 	l, err := buildSACK(name, c.SACKConfig, env)
 	if err != nil {

@@ -58,8 +58,8 @@ type rackState struct {
 	tlpFix uint64 // losses repaired by a probe (congestion response invoked)
 }
 
-func newRACKState(tlp bool) *rackState {
-	return &rackState{tlpOn: tlp, reoWndMult: 1, timerAt: clock.Never, ptoAt: clock.Never}
+func newRACKState(tlp bool) rackState {
+	return rackState{tlpOn: tlp, reoWndMult: 1, timerAt: clock.Never, ptoAt: clock.Never}
 }
 
 // RACKStats is what RACK-TLP did, for tests and reports.
@@ -385,7 +385,7 @@ func init() {
 				return nil, err
 			}
 			r := &RACK{PRR: p}
-			r.entered = r.PRR.startEpisode
+			r.place(&r.PRR)
 			return r, nil
 		},
 	})

@@ -119,7 +119,7 @@ func init() {
 				return nil, fmt.Errorf("ratehalving: parameter maxburst=%d: must be 1..%d packets", c.MaxBurst, ccalgo.MaxWindowParam)
 			}
 			r := &RateHalving{sackLoss: l, maxBurst: c.MaxBurst}
-			r.entered = r.startEpisode
+			r.place(r)
 			return r, nil
 		},
 	})

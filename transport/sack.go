@@ -54,16 +54,18 @@ func (r *SACK) Next(x *Ctx) Action {
 // lost-retransmission detection. The embedding strategy decides how much may
 // be sent in recovery.
 type sackLoss struct {
-	dupThresh int        // DupThresh, segments (adapted to reordering with option adaptive)
-	baseDup   int        // the configured DupThresh, segments
-	mss       int        // SMSS, bytes
-	fackRule  bool       // FACK loss rule: lost if more than DupThresh*SMSS below snd.fack (else RFC 6675 IsLost)
-	lostRetx  bool       // lost-retransmission detection on
-	adaptive  bool       // DupThresh adapts to the reordering seen (reorder.go)
-	undo      bool       // spurious episodes are undone (undo.go)
-	rack      *rackState // RACK-TLP loss detection (rack.go), nil if off
-	entered   func(*Ctx) // the embedding strategy's set-up of a new episode, called at the end of enter
-	frto      frtoState  // F-RTO (frto.go), if frto.on
+	dupThresh int            // DupThresh, segments (adapted to reordering with option adaptive)
+	baseDup   int            // the configured DupThresh, segments
+	mss       int            // SMSS, bytes
+	fackRule  bool           // FACK loss rule: lost if more than DupThresh*SMSS below snd.fack (else RFC 6675 IsLost)
+	lostRetx  bool           // lost-retransmission detection on
+	adaptive  bool           // DupThresh adapts to the reordering seen (reorder.go)
+	undo      bool           // spurious episodes are undone (undo.go)
+	rack      *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
+	rackSt    rackState      // rack's storage (in the strategy: no allocation of its own; see place)
+	rackOn    bool           // RACK-TLP configured (place sets rack)
+	entered   episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
+	frto      frtoState      // F-RTO (frto.go), if frto.on
 	// rtoRecovery: an RTO fired and the cumulative point has not yet
 	// reached its RecoveryPoint.
 	rtoRecovery bool
@@ -309,7 +311,7 @@ func (r *sackLoss) enter(x *Ctx) {
 		}
 	}
 	if r.entered != nil {
-		r.entered(x)
+		r.entered.startEpisode(x)
 	}
 }
 
@@ -463,9 +465,27 @@ func buildSACK(name string, c SACKConfig, env RecoveryEnv) (sackLoss, error) {
 	l := sackLoss{dupThresh: c.DupThresh, baseDup: c.DupThresh, mss: env.MSS, lostRetx: c.LostRetx, adaptive: c.Adaptive, undo: c.Undo}
 	l.frto.on = c.FRTO
 	if c.RACK {
-		l.rack = newRACKState(c.TLP)
+		l.rackSt, l.rackOn = newRACKState(c.TLP), true
 	}
 	return l, nil
+}
+
+// episodeStarter is a strategy that sets up its own state when a recovery
+// episode starts (PRR, RateHalving): sackLoss.enter calls it last.
+type episodeStarter interface {
+	startEpisode(x *Ctx)
+}
+
+// place completes a sackLoss built by buildSACK where it is finally
+// stored (in the strategy, on the heap): RACK's state, if configured, is
+// found through a pointer into it, so the strategy must not be copied
+// afterwards; entered (nil for none) is the embedding strategy's episode
+// set-up.
+func (r *sackLoss) place(entered episodeStarter) {
+	if r.rackOn {
+		r.rack = &r.rackSt
+	}
+	r.entered = entered
 }
 
 func init() {
@@ -478,7 +498,9 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return &SACK{sackLoss: l}, nil
+			r := &SACK{sackLoss: l}
+			r.place(nil)
+			return r, nil
 		},
 	})
 }
