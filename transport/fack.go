@@ -83,13 +83,11 @@ func init() {
 		Doc:      "Forward Acknowledgment, Mathis & Mahdavi 1996 (snd.fack drives loss detection and awnd); option lostretx",
 		Defaults: func() any { return &SACKConfig{DupThresh: DupThresh, TLP: true} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
-			l, err := buildSACK("fack", *cfg.(*SACKConfig), env)
-			if err != nil {
+			r := &FACK{}
+			if err := r.init("fack", *cfg.(*SACKConfig), env, nil); err != nil {
 				return nil, err
 			}
-			l.fackRule = true
-			r := &FACK{sackLoss: l}
-			r.place(nil)
+			r.fackRule = true
 			return r, nil
 		},
 	})

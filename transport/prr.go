@@ -122,27 +122,25 @@ func init() {
 		Doc:      "Proportional Rate Reduction, RFC 6937 (bound=ssrb|crb), RFC 6675 loss detection; option lostretx",
 		Defaults: func() any { return &PRRConfig{SACKConfig: SACKConfig{DupThresh: DupThresh, TLP: true}, Bound: "ssrb"} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
-			v, err := buildPRR("prr", *cfg.(*PRRConfig), env)
-			if err != nil {
+			p := &PRR{}
+			if err := p.init("prr", *cfg.(*PRRConfig), env, p); err != nil {
 				return nil, err
 			}
-			p := &v
-			p.place(p)
 			return p, nil
 		},
 	})
 }
 
-// buildPRR validates the parameters and builds the strategy as a value
-// (the caller places it, in a PRR or a RACK, and then calls
-// sackLoss.place).
-func buildPRR(name string, c PRRConfig, env RecoveryEnv) (PRR, error) {
-	l, err := buildSACK(name, c.SACKConfig, env)
-	if err != nil {
-		return PRR{}, err
+// init validates the parameters and sets up r in place (in a PRR or a
+// RACK on the heap: sackLoss.init); entered is the strategy whose
+// startEpisode runs when an episode starts.
+func (r *PRR) init(name string, c PRRConfig, env RecoveryEnv, entered episodeStarter) error {
+	if err := r.sackLoss.init(name, c.SACKConfig, env, entered); err != nil {
+		return err
 	}
 	if c.Bound != "ssrb" && c.Bound != "crb" {
-		return PRR{}, fmt.Errorf("%s: parameter bound=%q: must be ssrb or crb", name, c.Bound)
+		return fmt.Errorf("%s: parameter bound=%q: must be ssrb or crb", name, c.Bound)
 	}
-	return PRR{sackLoss: l, ssrb: c.Bound == "ssrb"}, nil
+	r.ssrb = c.Bound == "ssrb"
+	return nil
 }

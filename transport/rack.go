@@ -380,12 +380,10 @@ func init() {
 		Defaults: func() any { return &RACKConfig{DupThresh: DupThresh, TLP: true, Undo: true, Bound: "ssrb"} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			c := *cfg.(*RACKConfig)
-			p, err := buildPRR("rack", PRRConfig{SACKConfig: SACKConfig{DupThresh: c.DupThresh, RACK: true, TLP: c.TLP, Undo: c.Undo}, Bound: c.Bound}, env)
-			if err != nil {
+			r := &RACK{}
+			if err := r.PRR.init("rack", PRRConfig{SACKConfig: SACKConfig{DupThresh: c.DupThresh, RACK: true, TLP: c.TLP, Undo: c.Undo}, Bound: c.Bound}, env, &r.PRR); err != nil {
 				return nil, err
 			}
-			r := &RACK{PRR: p}
-			r.place(&r.PRR)
 			return r, nil
 		},
 	})

@@ -111,15 +111,13 @@ func init() {
 		},
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			c := *cfg.(*RateHalvingConfig)
-			l, err := buildSACK("ratehalving", c.SACKConfig, env)
-			if err != nil {
+			r := &RateHalving{maxBurst: c.MaxBurst}
+			if err := r.init("ratehalving", c.SACKConfig, env, r); err != nil {
 				return nil, err
 			}
 			if c.MaxBurst < 1 || c.MaxBurst > ccalgo.MaxWindowParam {
 				return nil, fmt.Errorf("ratehalving: parameter maxburst=%d: must be 1..%d packets", c.MaxBurst, ccalgo.MaxWindowParam)
 			}
-			r := &RateHalving{sackLoss: l, maxBurst: c.MaxBurst}
-			r.place(r)
 			return r, nil
 		},
 	})

@@ -62,8 +62,7 @@ type sackLoss struct {
 	adaptive  bool           // DupThresh adapts to the reordering seen (reorder.go)
 	undo      bool           // spurious episodes are undone (undo.go)
 	rack      *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
-	rackSt    rackState      // rack's storage (in the strategy: no allocation of its own; see place)
-	rackOn    bool           // RACK-TLP configured (place sets rack)
+	rackSt    rackState      // rack's storage (in the strategy: no allocation of its own; see init)
 	entered   episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
 	frto      frtoState      // F-RTO (frto.go), if frto.on
 	// rtoRecovery: an RTO fired and the cumulative point has not yet
@@ -454,20 +453,27 @@ func (r *sackLoss) OnUndo(x *Ctx) {
 	}
 }
 
-// buildSACK validates the shared parameters.
-func buildSACK(name string, c SACKConfig, env RecoveryEnv) (sackLoss, error) {
+// init validates the shared parameters and sets up r where it is stored
+// for good, inside its strategy on the heap (built in place: no copies of
+// the strategy, and RACK's state is found through a pointer into r, so the
+// strategy must not be copied afterwards); entered (nil for none) is the
+// embedding strategy's episode set-up.
+func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered episodeStarter) error {
 	if err := checkDupThresh(name, c.DupThresh); err != nil {
-		return sackLoss{}, err
+		return err
 	}
 	if env.MSS <= 0 {
-		return sackLoss{}, fmt.Errorf("%s: RecoveryEnv.MSS=%d: must be a positive segment size in bytes", name, env.MSS)
+		return fmt.Errorf("%s: RecoveryEnv.MSS=%d: must be a positive segment size in bytes", name, env.MSS)
 	}
-	l := sackLoss{dupThresh: c.DupThresh, baseDup: c.DupThresh, mss: env.MSS, lostRetx: c.LostRetx, adaptive: c.Adaptive, undo: c.Undo}
-	l.frto.on = c.FRTO
+	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
+	r.lostRetx, r.adaptive, r.undo = c.LostRetx, c.Adaptive, c.Undo
+	r.frto.on = c.FRTO
 	if c.RACK {
-		l.rackSt, l.rackOn = newRACKState(c.TLP), true
+		r.rackSt = newRACKState(c.TLP)
+		r.rack = &r.rackSt
 	}
-	return l, nil
+	r.entered = entered
+	return nil
 }
 
 // episodeStarter is a strategy that sets up its own state when a recovery
@@ -476,30 +482,16 @@ type episodeStarter interface {
 	startEpisode(x *Ctx)
 }
 
-// place completes a sackLoss built by buildSACK where it is finally
-// stored (in the strategy, on the heap): RACK's state, if configured, is
-// found through a pointer into it, so the strategy must not be copied
-// afterwards; entered (nil for none) is the embedding strategy's episode
-// set-up.
-func (r *sackLoss) place(entered episodeStarter) {
-	if r.rackOn {
-		r.rack = &r.rackSt
-	}
-	r.entered = entered
-}
-
 func init() {
 	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
 		Name:     "sack",
 		Doc:      "conservative SACK-based loss recovery, RFC 6675 (IsLost, pipe, NextSeg); option lostretx",
 		Defaults: func() any { return &SACKConfig{DupThresh: DupThresh, TLP: true} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
-			l, err := buildSACK("sack", *cfg.(*SACKConfig), env)
-			if err != nil {
+			r := &SACK{}
+			if err := r.init("sack", *cfg.(*SACKConfig), env, nil); err != nil {
 				return nil, err
 			}
-			r := &SACK{sackLoss: l}
-			r.place(nil)
 			return r, nil
 		},
 	})
