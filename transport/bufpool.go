@@ -68,15 +68,22 @@ func (b *Buffers) conn() *Conn {
 }
 
 // putConn recycles a removed connection the application has released: its
-// buffers go back to the free lists, and the cleared Conn (it keeps no
-// reference to its controller, strategy, sink or peer) to b's list of idle
-// connections while the bound allows.
+// buffers go back to the free lists, and the cleared Conn to b's list of
+// idle connections while the bound allows. The Conn keeps no reference to
+// its controller, sink or peer, only its loss-recovery strategy, in which
+// the next connection's strategy of the same type is built (it is cleared
+// then: RecoveryEnv.reuse).
 func (b *Buffers) putConn(c *Conn) {
 	c.sb.release()
 	c.sbuf.release()
 	c.rbuf.release()
+	rec := c.rec
+	if rec == nil {
+		rec = c.spareRec // never established: keep the one it had
+	}
 	*c = Conn{}
 	if b != nil && len(b.conns) < MaxPooledConns {
+		c.spareRec = rec
 		b.conns = append(b.conns, c)
 	}
 }

@@ -222,16 +222,18 @@ func (l *timedLog) Record(e event.Event) {
 }
 
 // TestConnRelease: released connections are reused once their endpoint
-// has removed them (not before), and a connection built on a reused Conn
-// behaves exactly as the first one built fresh (the same events at the
-// same relative times, on both sides, every byte delivered).
+// has removed them (not before), with their loss-recovery strategies, and
+// a connection built on a reused Conn behaves exactly as the first one
+// built fresh (the same events at the same relative times, on both sides,
+// every byte delivered).
 func TestConnRelease(t *testing.T) {
 	var logs [2]timedLog // client, server
 	p := newChurnPair(Config{Digest: "none", Recovery: "rack"}, NewBuffers())
 	p.cli.cfg.Defaults.Sink, p.srv.cfg.Sink = &logs[0], &logs[1]
 	var first [2][]event.Event
 	released := map[*Conn]bool{}
-	reused := 0
+	strategies := map[Recovery]bool{}
+	reused, recReused := 0, 0
 	for i := range 6 {
 		logs[0] = timedLog{start: p.now}
 		logs[1] = timedLog{start: p.now}
@@ -245,6 +247,10 @@ func TestConnRelease(t *testing.T) {
 		if released[c] || released[s] {
 			reused++
 		}
+		if strategies[c.rec] || strategies[s.rec] {
+			recReused++
+		}
+		strategies[c.rec], strategies[s.rec] = true, true
 		for k, l := range logs {
 			if i == 0 {
 				first[k] = l.ev
@@ -266,7 +272,7 @@ func TestConnRelease(t *testing.T) {
 			t.Fatalf("transfer %d: %d conns left after the drain period, want 0", i, n)
 		}
 	}
-	if reused < 5 {
-		t.Errorf("%d of the last 5 transfers ran on recycled conns, want 5", reused)
+	if reused < 5 || recReused < 5 {
+		t.Errorf("%d of the last 5 transfers ran on recycled conns and %d with recycled strategies, want 5 and 5", reused, recReused)
 	}
 }

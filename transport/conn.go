@@ -82,7 +82,8 @@ type Conn struct {
 
 	pn       uint64 // next packet number (data and ACK-only packets alike)
 	abortDue bool
-	released bool // the application is done with it (Release): recycled once removed
+	released bool     // the application is done with it (Release): recycled once removed
+	spareRec Recovery // a recycled Conn's former strategy, for establish to build in (RecoveryEnv.reuse)
 
 	sender
 	receiver
@@ -190,7 +191,8 @@ func (c *Conn) establish(now clock.Time) error {
 	if err != nil {
 		return err
 	}
-	rec, err := c.spec.recP.Build(RecoveryEnv{MSS: c.mss})
+	rec, err := c.spec.recP.Build(RecoveryEnv{MSS: c.mss, reuse: c.spareRec})
+	c.spareRec = nil
 	if err != nil {
 		return err
 	}

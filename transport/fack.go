@@ -83,7 +83,7 @@ func init() {
 		Doc:      "Forward Acknowledgment, Mathis & Mahdavi 1996 (snd.fack drives loss detection and awnd); option lostretx",
 		Defaults: func() any { return &SACKConfig{DupThresh: DupThresh, TLP: true} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
-			r := &FACK{}
+			r := newStrategy[FACK](env)
 			if err := r.init("fack", *cfg.(*SACKConfig), env, nil); err != nil {
 				return nil, err
 			}

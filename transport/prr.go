@@ -122,7 +122,7 @@ func init() {
 		Doc:      "Proportional Rate Reduction, RFC 6937 (bound=ssrb|crb), RFC 6675 loss detection; option lostretx",
 		Defaults: func() any { return &PRRConfig{SACKConfig: SACKConfig{DupThresh: DupThresh, TLP: true}, Bound: "ssrb"} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
-			p := &PRR{}
+			p := newStrategy[PRR](env)
 			if err := p.init("prr", *cfg.(*PRRConfig), env, p); err != nil {
 				return nil, err
 			}

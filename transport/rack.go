@@ -380,7 +380,7 @@ func init() {
 		Defaults: func() any { return &RACKConfig{DupThresh: DupThresh, TLP: true, Undo: true, Bound: "ssrb"} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			c := *cfg.(*RACKConfig)
-			r := &RACK{}
+			r := newStrategy[RACK](env)
 			if err := r.PRR.init("rack", PRRConfig{SACKConfig: SACKConfig{DupThresh: c.DupThresh, RACK: true, TLP: c.TLP, Undo: c.Undo}, Bound: c.Bound}, env, &r.PRR); err != nil {
 				return nil, err
 			}

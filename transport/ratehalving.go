@@ -111,7 +111,8 @@ func init() {
 		},
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			c := *cfg.(*RateHalvingConfig)
-			r := &RateHalving{maxBurst: c.MaxBurst}
+			r := newStrategy[RateHalving](env)
+			r.maxBurst = c.MaxBurst
 			if err := r.init("ratehalving", c.SACKConfig, env, r); err != nil {
 				return nil, err
 			}

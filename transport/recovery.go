@@ -244,6 +244,25 @@ func (c RTOCause) String() string {
 // RecoveryEnv is what a strategy is built with.
 type RecoveryEnv struct {
 	MSS int // sender maximum segment size, bytes
+
+	// reuse is the strategy of a recycled connection (Conn.Release), or
+	// nil: a strategy of the same type may clear it and build in it
+	// instead of allocating (newStrategy).
+	reuse Recovery
+}
+
+// newStrategy returns a zero *T for a strategy's Build: env's reusable
+// strategy cleared if it is a *T, else a new one.
+func newStrategy[T any, PT interface {
+	*T
+	Recovery
+}](env RecoveryEnv) PT {
+	if r, ok := env.reuse.(PT); ok {
+		var zero T
+		*r = zero
+		return r
+	}
+	return new(T)
 }
 
 // Recoveries is the registry of loss-recovery strategies by name.

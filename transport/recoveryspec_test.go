@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,45 @@ func TestDefaultsDefinedOnce(t *testing.T) {
 	}
 	if err := d.Validate(); err != nil {
 		t.Errorf("DefaultConfig().Validate(): %v", err)
+	}
+}
+
+// lossOf returns the SACK-family machinery of a strategy built on it.
+func (r *sackLoss) lossOf() *sackLoss { return r }
+
+// TestStrategyReuse: a strategy built in a recycled connection's former
+// strategy (RecoveryEnv.reuse) is exactly a freshly built one, whatever
+// state the former one was left in; a strategy of another type is not
+// reused.
+func TestStrategyReuse(t *testing.T) {
+	for _, s := range []string{"sack", "fack", "prr", "rack", "ratehalving:maxburst=2", "sack:rack,frto,lostretx"} {
+		t.Run(s, func(t *testing.T) {
+			env := RecoveryEnv{MSS: 1000}
+			fresh, err := NewRecovery(s, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old, _ := NewRecovery(s, env)
+			l := old.(interface{ lossOf() *sackLoss }).lossOf()
+			l.inRec, l.dupAcks, l.recPoint, l.highRxt, l.rescues = true, 7, 12345, 999, 3
+			l.dbl = append(l.dbl, 1, 2, 3)
+			l.rackSt.lost, l.rackSt.reordSeen, l.frto.on = 5, true, !l.frto.on
+			env.reuse = old
+			got, err := NewRecovery(s, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != old {
+				t.Errorf("the former strategy of the same type was not reused")
+			}
+			if !reflect.DeepEqual(got, fresh) {
+				t.Errorf("strategy built in a used one:\n%+v\nwant as fresh:\n%+v", got, fresh)
+			}
+		})
+	}
+	other, _ := NewRecovery("prr", RecoveryEnv{MSS: 1000})
+	got, err := NewRecovery("rack", RecoveryEnv{MSS: 1000, reuse: other})
+	if err != nil || any(got) == any(other) {
+		t.Errorf("rack built with a prr to reuse: %v, reused %v; want a new rack", err, any(got) == any(other))
 	}
 }

@@ -488,7 +488,7 @@ func init() {
 		Doc:      "conservative SACK-based loss recovery, RFC 6675 (IsLost, pipe, NextSeg); option lostretx",
 		Defaults: func() any { return &SACKConfig{DupThresh: DupThresh, TLP: true} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
-			r := &SACK{}
+			r := newStrategy[SACK](env)
 			if err := r.init("sack", *cfg.(*SACKConfig), env, nil); err != nil {
 				return nil, err
 			}
