@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -10,34 +11,56 @@ import (
 	"cclab/transport"
 )
 
-// corrupter stands in front of a host's receiver and flips the last byte of
-// the n-th datagram longer than 1000 bytes (stream data: the transport has
-// no checksum of its own, as UDP's is not modelled).
+// corrupter stands in front of a host's receiver and tampers with the
+// datagrams longer than 1000 bytes (stream data: the transport has no
+// checksum of its own, as UDP's is not modelled), counting them from 1: it
+// flips the last byte of the flip-th, drops the drop-th (so that the ones
+// after it arrive out of order and wait in the receive ring), and gives the
+// paste-th the last 1000 bytes of the one three before it (stream bytes, but
+// of another offset: misordered or duplicated data).
 type corrupter struct {
-	next    Receiver
-	n, seen int
+	next              Receiver
+	flip, drop, paste int
+	seen              int
+	tails             [3][]byte // the last 1000 bytes of the previous three
 }
 
 func (c *corrupter) Receive(now clock.Time, p *qdisc.Packet) {
 	if len(p.Buf) > 1000 {
 		c.seen++
-		if c.seen == c.n {
+		tail := p.Buf[len(p.Buf)-1000:]
+		slot := &c.tails[c.seen%3] // the one three before, replaced by this one
+		old := *slot
+		*slot = bytes.Clone(tail)
+		switch c.seen {
+		case c.drop:
+			return
+		case c.flip:
 			p.Buf[len(p.Buf)-1] ^= 0x40
+		case c.paste:
+			copy(tail, old)
 		}
 	}
 	c.next.Receive(now, p)
 }
 
 // TestIntegrityCatchesCorruption: transfers whose stream arrives intact are
-// verified; one flipped byte makes its transfer a mismatch.
+// verified (also after a loss, the data behind it waiting out of order); one
+// flipped byte, or stream bytes delivered at the wrong offset, make the
+// transfer a mismatch, whether the datagram arrived in order (checked in the
+// datagram) or out of order (checked in the receive ring).
 func TestIntegrityCatchesCorruption(t *testing.T) {
 	for _, tc := range []struct {
 		name                 string
-		corrupt              int // which large datagram to corrupt; 0 = none
+		flip, drop, paste    int // which large datagrams to tamper with (corrupter); 0 = none
 		verified, mismatched int
 	}{
-		{"intact", 0, 3, 0},
-		{"one byte flipped", 50, 2, 1},
+		{"intact", 0, 0, 0, 3, 0},
+		{"one byte flipped", 50, 0, 0, 2, 1},
+		{"lost and retransmitted", 0, 40, 0, 3, 0},
+		{"one byte flipped out of order", 45, 40, 0, 2, 1},
+		{"bytes of another offset", 0, 0, 50, 2, 1},
+		{"bytes of another offset out of order", 0, 40, 45, 2, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := NewEngine()
@@ -52,9 +75,9 @@ func TestIntegrityCatchesCorruption(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.AddTCPFlow("f", db.Senders[0], db.Receivers[0], g.(traffic.StreamGen), transport.Config{}, clock.Start)
-			if tc.corrupt > 0 {
+			if tc.flip+tc.drop+tc.paste > 0 {
 				r := db.Receivers[0]
-				r.Receiver = &corrupter{next: r.Receiver, n: tc.corrupt}
+				r.Receiver = &corrupter{next: r.Receiver, flip: tc.flip, drop: tc.drop, paste: tc.paste}
 			}
 			e.RunUntilOrTimeout(s.AllFinished, clock.Start.Add(30*time.Second))
 			if !s.AllFinished() {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 
@@ -42,10 +41,8 @@ type Sim struct {
 	pending  map[uint64]streamCheck // the first side's check, by connection ID
 	patterns map[uint64]uint64      // the seed of each open connection's pattern stream, by connection ID
 
-	stacks  []*Stack
-	bufs    *transport.Buffers // connection buffers, shared by every host's endpoint (one goroutine drives them all)
-	readBuf []byte
-	wantBuf []byte // the expected bytes of a read
+	stacks []*Stack
+	bufs   *transport.Buffers // connection buffers, shared by every host's endpoint (one goroutine drives them all)
 }
 
 // New returns a simulator driving n (which must have been built on e). The
@@ -58,7 +55,7 @@ func New(n *Network, sink event.Sink) *Sim {
 	tc := transport.DefaultConfig()
 	tc.Digest = "none" // the simulator checks every byte (Sim.Integrity)
 	return &Sim{E: n.E, Net: n, Sink: sink, Transport: tc, stacks: make([]*Stack, len(n.Nodes)),
-		readBuf: make([]byte, 64<<10), wantBuf: make([]byte, 64<<10), pending: map[uint64]streamCheck{},
+		pending:  map[uint64]streamCheck{},
 		patterns: map[uint64]uint64{}, bufs: transport.NewBuffers()}
 }
 
@@ -155,11 +152,12 @@ func (st *Stack) Fire(now clock.Time, _ uint64) {
 func (st *Stack) service(now clock.Time) {
 	ep := st.ep
 	for c := ep.Accept(); c != nil; c = ep.Accept() {
-		a := acceptedConn{c: c}
+		r := &streamReader{}
 		if seed, ok := st.sim.patterns[c.ID()]; ok {
-			a.want = transport.NewPatternSource(seed)
+			r.want, r.known = *transport.NewPatternSource(seed), true
 		}
-		st.accepted = append(st.accepted, a)
+		c.SetConsumer(r)
+		st.accepted = append(st.accepted, acceptedConn{c: c, r: r})
 	}
 	if len(st.accepted) > 0 {
 		st.readAll(now)
@@ -178,25 +176,13 @@ func (st *Stack) service(now clock.Time) {
 	st.timer.Set(ep.Deadline())
 }
 
-// readAll drains every accepted conn (a reader that never falls behind),
-// checking each byte against the sender's pattern stream, and closes our
-// direction once the peer's FIN has been read.
+// readAll follows every accepted conn (a reader that never falls behind:
+// its streamReader takes each byte as it arrives) and closes our direction
+// once the peer's FIN has been read.
 func (st *Stack) readAll(now clock.Time) {
-	buf, want := st.sim.readBuf, st.sim.wantBuf
 	k := 0
 	for _, a := range st.accepted {
 		c := a.c
-		for {
-			n := c.Read(buf)
-			if n == 0 {
-				break
-			}
-			if a.want != nil && !a.bad {
-				a.want.Fill(a.off, want[:n])
-				a.bad = !bytes.Equal(buf[:n], want[:n])
-			}
-			a.off += int64(n)
-		}
 		if c.EOF() && !a.closed {
 			c.CloseWrite(now)
 			a.closed = true
@@ -207,7 +193,8 @@ func (st *Stack) readAll(now clock.Time) {
 		} else {
 			if c.Err() == nil {
 				cs := c.Stats()
-				ok := a.want != nil && !a.bad && uint64(a.off) == cs.BytesDelivered
+				r := a.r
+				ok := r.known && !r.bad && r.off == cs.BytesDelivered
 				st.sim.verify(c.ID(), streamCheck{cs.BytesDelivered, ok})
 			}
 			c.Release() // the endpoint reuses it once removed
@@ -217,14 +204,31 @@ func (st *Stack) readAll(now clock.Time) {
 	st.accepted = st.accepted[:k]
 }
 
-// acceptedConn is an incoming conn, how far its stream has been read and
-// checked, and whether we closed our side.
+// acceptedConn is an incoming conn, its reader, and whether we closed our
+// side.
 type acceptedConn struct {
 	c      *transport.Conn
-	want   *transport.PatternSource // the sender's stream; nil if unknown (cannot be verified)
-	off    int64                    // bytes read so far
-	bad    bool                     // a byte read differed from the pattern
+	r      *streamReader
 	closed bool
+}
+
+// streamReader is the receiving application of an incoming conn: it checks
+// each byte against the sender's pattern stream at its offset where the
+// bytes lie, in the datagram or the receive ring (transport.Conn.SetConsumer:
+// nothing is copied out).
+type streamReader struct {
+	want  transport.PatternSource // the sender's stream, if known
+	known bool                    // false: the stream cannot be verified
+	off   uint64                  // bytes consumed so far
+	bad   bool                    // a byte differed from the pattern, or arrived out of order
+}
+
+// Consume implements transport.Consumer.
+func (r *streamReader) Consume(off uint64, p []byte) {
+	if r.known && !r.bad {
+		r.bad = off != r.off || !r.want.Equal(int64(off), p)
+	}
+	r.off = off + uint64(len(p))
 }
 
 // transmit drains the endpoint's datagrams onto the network.

@@ -145,6 +145,7 @@ type sender struct {
 // window, ECN-Echo) and when they are due (delayed ACKs).
 type receiver struct {
 	rbuf         byteRing
+	consumer     Consumer // takes in-order bytes in place of Read (SetConsumer); nil: they wait in rbuf
 	rcvRead      uint64
 	rcvNxt       uint64
 	rcvHigh      uint64 // highest received payload end

@@ -14,12 +14,20 @@ import (
 
 // Read copies in-order received bytes into p and returns how many.
 func (c *Conn) Read(p []byte) int {
-	n := min(len(p), int(c.rcvNxt-c.rcvRead))
+	n := min(len(p), c.Readable())
+	if n > 0 {
+		c.rbuf.read(c.rcvRead, p[:n])
+	}
+	c.consume(n)
+	return n
+}
+
+// consume marks the next n in-order bytes read (Read, a Consumer).
+func (c *Conn) consume(n int) {
 	if n <= 0 {
-		return 0 // nothing changed: no touch (a driver polls every conn)
+		return // nothing changed: no touch (a driver polls every conn)
 	}
 	c.touch() // the scheduler asks it at the next Transmit (sched.go)
-	c.rbuf.read(c.rcvRead, p[:n])
 	c.rcvRead += uint64(n)
 	c.stats.BytesRead += uint64(n)
 	if c.done && c.rcvRead == c.rcvHigh {
@@ -33,7 +41,43 @@ func (c *Conn) Read(p []byte) int {
 		c.ackNow = true
 		c.ackPending = true
 	}
-	return n
+}
+
+// Consumer is an application that takes a connection's received stream in
+// place as it becomes in order, instead of reading it (Conn.SetConsumer):
+// the receiving counterpart of Source.
+type Consumer interface {
+	// Consume is given the stream bytes at [off, off+len(p)), in stream
+	// order without gaps or repeats. p is valid only during the call (it
+	// may be the received datagram itself); Consume must not keep it nor
+	// call into the connection.
+	Consume(off uint64, p []byte)
+}
+
+// SetConsumer makes c hand its in-order received bytes to k instead of
+// keeping them for Read: the bytes waiting now are handed over at once,
+// every later byte as soon as it is in order (during the Receive that made
+// it so). Handed-over bytes count as read, as if Read had returned them
+// (flow control, Stats.BytesRead). Data that arrives in order while nothing
+// else is buffered goes from the datagram to k without a copy into the
+// receive ring; out-of-order data waits in the ring as usual.
+// A nil k returns c to Read.
+func (c *Conn) SetConsumer(k Consumer) {
+	c.consumer = k
+	if n := c.Readable(); n > 0 && k != nil {
+		a, b := c.rbuf.slices(c.rcvRead, n)
+		c.handOver(a, b)
+	}
+}
+
+// handOver gives the consumer the next in-order bytes, a then b, and
+// consumes them.
+func (c *Conn) handOver(a, b []byte) {
+	c.consumer.Consume(c.rcvRead, a)
+	if len(b) > 0 {
+		c.consumer.Consume(c.rcvRead+uint64(len(a)), b)
+	}
+	c.consume(len(a) + len(b))
 }
 
 // Readable returns the bytes ready for Read.
@@ -122,7 +166,16 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 	} else {
 		data = data[c.rcvNxt-off:]
 		off = c.rcvNxt
-		c.storeData(off, data)
+		// A consumer that has taken every earlier byte takes this data
+		// straight from the datagram: nothing to keep in the ring.
+		direct := c.consumer != nil && c.rcvRead == off && len(c.ooo) == 0
+		if direct {
+			c.rcvHigh = max(c.rcvHigh, end)
+			c.stats.BytesReceived += uint64(len(data))
+		} else {
+			c.storeData(off, data)
+			data = nil
+		}
 		holes := len(c.ooo) > 0
 		prev := c.rcvNxt
 		c.rcvNxt = end
@@ -133,7 +186,7 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 		if holes {
 			c.ackNow = true // fills a gap: immediate ACK (RFC 5681 §4.2)
 		}
-		c.deliver(now, prev)
+		c.deliver(now, prev, data)
 		if len(p.data) >= c.mss {
 			c.fullSinceAck++
 		}
@@ -212,19 +265,27 @@ func (c *Conn) storeData(off uint64, data []byte) {
 	c.stats.BytesReceived += uint64(len(data))
 }
 
-// deliver hashes and reports bytes that became in-order.
-func (c *Conn) deliver(now clock.Time, prev uint64) {
+// deliver hashes and reports the bytes [prev, rcvNxt) that became in order
+// and hands them to the consumer, if any. direct holds them when they were
+// not stored in the ring (nil: they are in the ring).
+func (c *Conn) deliver(now clock.Time, prev uint64, direct []byte) {
 	n := int(c.rcvNxt - prev)
 	if n <= 0 {
 		return
 	}
-	a, b := c.rbuf.slices(prev, n)
+	a, b := direct, []byte(nil)
+	if direct == nil {
+		a, b = c.rbuf.slices(prev, n)
+	}
 	if c.hashRecv != nil {
 		c.hashRecv.Write(a)
 		c.hashRecv.Write(b)
 	}
 	c.stats.BytesDelivered += uint64(n)
 	c.emit(event.Event{Time: now, Kind: event.Delivered, Seq: c.rcvNxt, Bytes: n})
+	if c.consumer != nil {
+		c.handOver(a, b) // rcvRead == prev: the consumer took every earlier byte
+	}
 }
 
 // insertOOO records the out-of-order range [s, e) and its recency for SACK.

@@ -67,3 +67,46 @@ func (s *PatternSource) Fill(off int64, p []byte) {
 		copy(p, w[:])
 	}
 }
+
+// Equal reports whether p holds the stream bytes at [off, off+len(p)): the
+// same answer as filling a buffer with Fill and comparing, but in one pass
+// over p that writes nothing (a receiver's check of what it read).
+func (s *PatternSource) Equal(off int64, p []byte) bool {
+	if len(p) == 0 {
+		return true
+	}
+	k := uint64(off) / 8
+	var w [8]byte
+	if r := uint64(off) % 8; r != 0 {
+		binary.LittleEndian.PutUint64(w[:], s.word(k))
+		n := min(len(p), 8-int(r))
+		if string(p[:n]) != string(w[r:int(r)+n]) {
+			return false
+		}
+		p = p[n:]
+		k++
+	}
+	for len(p) >= 32 {
+		d := binary.LittleEndian.Uint64(p) ^ s.word(k)
+		d |= binary.LittleEndian.Uint64(p[8:]) ^ s.word(k+1)
+		d |= binary.LittleEndian.Uint64(p[16:]) ^ s.word(k+2)
+		d |= binary.LittleEndian.Uint64(p[24:]) ^ s.word(k+3)
+		if d != 0 {
+			return false
+		}
+		p = p[32:]
+		k += 4
+	}
+	for len(p) >= 8 {
+		if binary.LittleEndian.Uint64(p) != s.word(k) {
+			return false
+		}
+		p = p[8:]
+		k++
+	}
+	if len(p) > 0 {
+		binary.LittleEndian.PutUint64(w[:], s.word(k))
+		return string(p) == string(w[:len(p)])
+	}
+	return true
+}

@@ -29,6 +29,71 @@ func TestPatternSourceOffsets(t *testing.T) {
 	}
 }
 
+// TestPatternSourceEqual: Equal accepts exactly the stream's bytes at an
+// offset: it agrees with Fill, and rejects any single corrupted byte and
+// the same bytes checked at another offset (a reordered or duplicated
+// segment) at every alignment.
+func TestPatternSourceEqual(t *testing.T) {
+	s := NewPatternSource(11)
+	all := make([]byte, 4096)
+	s.Fill(0, all)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 2000; i++ {
+		off := r.IntN(len(all) - 1)
+		n := 1 + r.IntN(min(len(all)-off, 1500))
+		p := bytes.Clone(all[off : off+n])
+		if !s.Equal(int64(off), p) {
+			t.Fatalf("Equal(%d, %d stream bytes) = false, want true", off, n)
+		}
+		j := r.IntN(n)
+		p[j] ^= byte(1 + r.IntN(255))
+		if s.Equal(int64(off), p) {
+			t.Fatalf("Equal(%d, %d bytes, byte %d corrupted) = true, want false", off, n, j)
+		}
+		p[j] = all[off+j]
+		if n >= 8 {
+			// The same bytes claimed for another offset (misordered or
+			// duplicated data): a segment of 8 or more bytes never matches.
+			other := r.IntN(len(all) - n)
+			if other != off && s.Equal(int64(other), p) {
+				t.Fatalf("Equal(%d, the %d bytes at %d) = true, want false", other, n, off)
+			}
+		}
+	}
+	if !s.Equal(123, nil) {
+		t.Errorf("Equal of no bytes = false, want true")
+	}
+}
+
+// BenchmarkPatternEqual checks 1165-byte segments in one pass;
+// BenchmarkPatternFillCompare does the same check as the simulator did
+// before Equal: Fill a scratch buffer and bytes.Equal.
+func BenchmarkPatternEqual(b *testing.B) {
+	benchmarkPatternCheck(b, func(s *PatternSource, off int64, p, _ []byte) bool { return s.Equal(off, p) })
+}
+
+func BenchmarkPatternFillCompare(b *testing.B) {
+	benchmarkPatternCheck(b, func(s *PatternSource, off int64, p, want []byte) bool {
+		s.Fill(off, want)
+		return bytes.Equal(p, want)
+	})
+}
+
+func benchmarkPatternCheck(b *testing.B, check func(s *PatternSource, off int64, p, scratch []byte) bool) {
+	const seg, segs = 1165, 16
+	s := NewPatternSource(1)
+	stream := make([]byte, seg*segs)
+	s.Fill(0, stream)
+	scratch := make([]byte, seg)
+	b.SetBytes(seg)
+	for i := 0; i < b.N; i++ {
+		off := int64(i%segs) * seg
+		if !check(s, off, stream[off:off+seg], scratch) {
+			b.Fatal("mismatch")
+		}
+	}
+}
+
 func BenchmarkPatternFill(b *testing.B) {
 	s := NewPatternSource(1)
 	p := make([]byte, 1165)
