@@ -71,7 +71,8 @@ type Stack struct {
 	// configure, if set, adjusts the config of each incoming connection
 	// (Sim.ConfigureReceiver).
 	configure func(*transport.Config)
-	senders   []*TCPFlow // flows sending from this host
+	senders   []*TCPFlow      // flows sending from this host
+	readers   []*streamReader // finished conns' readers, for reuse
 }
 
 func (s *Sim) stack(n *Node) *Stack {
@@ -152,7 +153,14 @@ func (st *Stack) Fire(now clock.Time, _ uint64) {
 func (st *Stack) service(now clock.Time) {
 	ep := st.ep
 	for c := ep.Accept(); c != nil; c = ep.Accept() {
-		r := &streamReader{}
+		var r *streamReader
+		if k := len(st.readers); k > 0 {
+			r = st.readers[k-1]
+			st.readers = st.readers[:k-1]
+			*r = streamReader{}
+		} else {
+			r = &streamReader{}
+		}
 		if seed, ok := st.sim.patterns[c.ID()]; ok {
 			r.want, r.known = *transport.NewPatternSource(seed), true
 		}
@@ -198,6 +206,7 @@ func (st *Stack) readAll(now clock.Time) {
 				st.sim.verify(c.ID(), streamCheck{cs.BytesDelivered, ok})
 			}
 			c.Release() // the endpoint reuses it once removed
+			st.readers = append(st.readers, a.r)
 		}
 	}
 	clear(st.accepted[k:])
