@@ -74,16 +74,17 @@ type Receiver interface {
 	Receive(now clock.Time, p *qdisc.Packet)
 }
 
-// Node is a host or router of a built Network.
+// Node is a host or router of a built Network. The fields every packet
+// reads come first (one cache line).
 type Node struct {
-	Name     string
-	Kind     NodeKind
 	ID       int32
+	Kind     NodeKind
+	defRoute int32    // the only outgoing link (nodes with one link), or -1
+	routes   []int32  // by destination node ID: outgoing link ID, -1 if unreachable; nil: use defRoute
+	Receiver Receiver // for hosts: who gets arriving packets; nil discards them
+	Dropped  int64    // packets discarded here: no route onward, addressed to a router, no receiver for the port, or sent to a non-simulated address
+	Name     string
 	Addr     netip.Addr // synthetic IPv4 address 10.a.b.c derived from ID
-	Receiver Receiver   // for hosts: who gets arriving packets; nil discards them
-	routes   []int32    // by destination node ID: outgoing link ID, -1 if unreachable; nil: use defRoute
-	defRoute int32      // the only outgoing link (nodes with one link), or -1
-	Dropped  int64      // packets discarded here: no route onward, addressed to a router, no receiver for the port, or sent to a non-simulated address
 }
 
 // Link is one direction of a link in a built Network. The simulator drives
@@ -92,12 +93,13 @@ type Node struct {
 // reported (events, Stats) when the link is next called (docs/sim.md).
 type Link struct {
 	*link.Link
-	Name     string
-	ID       int32
-	From, To *Node
-	net      *Network
-	timer    Timer
-	firing   bool // inside Fire: a re-entrant send goes through the timer
+	To     *Node
+	net    *Network
+	firing bool // inside Fire: a re-entrant send goes through the timer
+	ID     int32
+	From   *Node
+	Name   string
+	timer  Timer
 }
 
 // Fire delivers the packets that have reached the far end and re-arms.
