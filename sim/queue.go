@@ -49,6 +49,7 @@ func (a node) less(b node) bool {
 type queue struct {
 	near    []node // 4-ary min-heap on (at, seq); the root is at index heapBase
 	nearEnd clock.Time
+	nearCap int // a push that makes the near heap larger than this demotes it to a rung
 
 	rungs []rung // rungs[0] is the outermost; rungs[:nr] are in use
 	nr    int
@@ -103,11 +104,17 @@ const (
 	// smallQueue: while no more events are pending than this, they all
 	// stay in the near heap (a heap of a few is cheaper than any rung).
 	smallQueue = 32
+	// nearMax: a near heap pushed beyond this many events (nearEnd lies
+	// far ahead, e.g. after smallQueue let it take a distant event) is
+	// spread over a new innermost rung (demote), as the ladder queue moves
+	// an overfull Bottom to a rung; a heap of thousands costs a pop a
+	// dozen cache-missing levels.
+	nearMax = 256
 )
 
 func newQueue(maxSeq uint32) queue {
 	return queue{near: make([]node, heapBase, 1024), maxSeq: maxSeq, nearEnd: clock.Time(-1 << 63),
-		rungs: make([]rung, maxRungs), far: emptyList, free: -1}
+		nearCap: nearMax, rungs: make([]rung, maxRungs), far: emptyList, free: -1}
 }
 
 // len returns the number of queued events.
@@ -129,6 +136,9 @@ func (q *queue) push(at clock.Time, slot uint32) {
 	if at < q.nearEnd {
 		q.near = append(q.near, x)
 		q.up(len(q.near)-1, x)
+		if len(q.near)-heapBase > q.nearCap {
+			q.demote()
+		}
 		return
 	}
 	q.n++
@@ -226,6 +236,7 @@ func (q *queue) refill() bool {
 		}
 		q.n -= k
 		q.nearEnd = start + clock.Time(1)<<r.shift
+		q.nearCap = max(nearMax, 2*k)
 		for i := b.head; i >= 0; {
 			e := &q.arena[i]
 			q.near = append(q.near, e.node)
@@ -237,6 +248,39 @@ func (q *queue) refill() bool {
 		}
 		return true
 	}
+}
+
+// demote spreads the near heap over a new innermost rung covering
+// [its earliest instant, nearEnd), which keeps the ranges contiguous, and
+// empties it: the next pop refills it from the rung's first bucket. It
+// does nothing if the rungs are all in use. nearCap then doubles what
+// the next refill moves into the heap (at least nearMax), so a heap that
+// stays large (events at a few instants, which no rung splits) is demoted
+// again only once it has doubled: O(1) moves per event.
+func (q *queue) demote() {
+	k := len(q.near) - heapBase
+	if q.nr >= maxRungs {
+		q.nearCap = 2 * k
+		return
+	}
+	lo := q.near[heapBase].at
+	nb := bucketsFor(k)
+	span := uint64(q.nearEnd - lo)
+	shift := uint(0)
+	for span>>shift >= uint64(nb) {
+		shift++
+	}
+	q.nr++
+	r := q.setRung(q.nr-1, lo, shift, nb)
+	r.end = min(r.end, q.nearEnd) // later instants belong to the outer rungs
+	for _, x := range q.near[heapBase:] {
+		q.add(&r.buckets[uint64(x.at-lo)>>shift], x)
+	}
+	r.n = k
+	q.n += k
+	q.near = q.near[:heapBase]
+	q.nearEnd = lo
+	q.nearCap = nearMax
 }
 
 // spawn spreads the k events of bucket b, [start, start+1<<shift), over a
