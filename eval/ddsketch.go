@@ -58,8 +58,8 @@ func (s *DDSketch) count(i int) {
 		copy(grown[s.offset-i:], s.counts)
 		s.counts, s.offset = grown, i
 	}
-	for i-s.offset >= len(s.counts) {
-		s.counts = append(s.counts, 0)
+	if n := i - s.offset + 1; n > len(s.counts) {
+		s.counts = append(s.counts, make([]float64, n-len(s.counts))...) // one growth, not one per bucket
 	}
 	s.counts[i-s.offset]++
 }
