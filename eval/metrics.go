@@ -139,7 +139,7 @@ func grow(s []float64, i int) []float64 {
 // seconds) serves both.
 type twAcc struct {
 	set     bool
-	wSeries bool // keep binsW
+	wSeries bool // keep bins.w
 	v, w    float64
 	t       clock.Time
 	integ   float64 // ∫v dt, value·s
