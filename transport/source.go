@@ -13,27 +13,93 @@ type Source interface {
 	Fill(off int64, p []byte)
 }
 
-// PatternSource is a deterministic pseudo-random byte stream: the 8-byte word
-// at offset 8k is mix(seed, k) (little-endian), where mix is one 64x64->128
-// bit multiply folded (wyhash-style). It is cheap (one multiply per 8 bytes)
-// and any offset can be generated independently. Not cryptographic.
-type PatternSource struct{ seed uint64 }
+// PatternSource is a deterministic pseudo-random byte stream, made of
+// 64-byte blocks: word i (0..7) of block b, the 8 bytes at offset 64b+8i, is
+// mix(b) XOR key[i] (little-endian). mix(b) is one 64x64->128-bit multiply
+// of b's golden-ratio multiple XOR the seed, folded (wyhash-style); key[0..7]
+// are eight distinct words drawn from the seed with splitmix64. A block costs
+// one multiply and eight XORs and stores (checking it, eight loads and
+// XORs), and any offset can be generated independently. Not cryptographic.
+//
+// What a receiver that compares every byte with the stream (Equal) detects:
+// any corrupted byte, since the comparison is exact whatever the pattern; and
+// stream bytes delivered at the wrong offset (reordered, duplicated or
+// misplaced data), since no 8 aligned bytes of the stream recur elsewhere in
+// it but by a 64-bit coincidence: words i != j of one block differ by key[i]
+// XOR key[j], never 0 (splitmix64 is a bijection); words of blocks b != b'
+// agree only if mix(b) XOR mix(b') equals key[i] XOR key[j], odds of about
+// 2^-64 per word for a pseudo-random mix. Bytes shifted by a distance that is
+// not a multiple of 8 meet straddling words, with the same odds. Any segment
+// of 15 bytes or more holds an aligned word, so a misplaced full-sized
+// segment is caught (TestPatternSourceEqual, TestPatternSourceWordsDistinct).
+type PatternSource struct {
+	seed uint64
+	key  [8]uint64
+}
 
 // NewPatternSource returns the pattern stream for seed.
 func NewPatternSource(seed uint64) *PatternSource {
-	return &PatternSource{seed: seed*golden ^ 0xa0761d6478bd642f}
+	s := &PatternSource{seed: seed*golden ^ wyP0}
+	x := s.seed
+	for i := range s.key {
+		x += golden
+		s.key[i] = splitmix64(x)
+	}
+	return s
 }
 
-// golden is the 64-bit golden-ratio constant of splitmix64 (Steele, Lea &
-// Flood 2014); mixK is wyhash's secret[1].
+// golden is the 64-bit golden-ratio increment of splitmix64, and smixA,
+// smixB its output mixer's multipliers (Steele, Lea & Flood, "Fast
+// splittable pseudorandom number generators", OOPSLA 2014); wyP0 and mixK
+// are wyhash's secret[0] and secret[1] (Wang Yi, wyhash final version 4).
 const (
 	golden = 0x9e3779b97f4a7c15
+	smixA  = 0xbf58476d1ce4e5b9
+	smixB  = 0x94d049bb133111eb
+	wyP0   = 0xa0761d6478bd642f
 	mixK   = 0xe7037ed1a0b428db
 )
 
-func (s *PatternSource) word(k uint64) uint64 {
-	hi, lo := bits.Mul64(k*golden^s.seed, mixK)
+// splitmix64 is splitmix64's output function: a bijection of x.
+func splitmix64(x uint64) uint64 {
+	x = (x ^ x>>30) * smixA
+	x = (x ^ x>>27) * smixB
+	return x ^ x>>31
+}
+
+// mix returns block b's word before its key.
+func (s *PatternSource) mix(b uint64) uint64 {
+	hi, lo := bits.Mul64(b*golden^s.seed, mixK)
 	return hi ^ lo
+}
+
+// put writes block b into q.
+func (s *PatternSource) put(b uint64, q *[64]byte) {
+	m := s.mix(b)
+	k := &s.key
+	binary.LittleEndian.PutUint64(q[0:], m^k[0])
+	binary.LittleEndian.PutUint64(q[8:], m^k[1])
+	binary.LittleEndian.PutUint64(q[16:], m^k[2])
+	binary.LittleEndian.PutUint64(q[24:], m^k[3])
+	binary.LittleEndian.PutUint64(q[32:], m^k[4])
+	binary.LittleEndian.PutUint64(q[40:], m^k[5])
+	binary.LittleEndian.PutUint64(q[48:], m^k[6])
+	binary.LittleEndian.PutUint64(q[56:], m^k[7])
+}
+
+// match reports whether q holds block b.
+func (s *PatternSource) match(b uint64, q *[64]byte) bool {
+	m := s.mix(b)
+	k := &s.key
+	d := binary.LittleEndian.Uint64(q[0:]) ^ k[0] ^ m
+	d |= binary.LittleEndian.Uint64(q[8:]) ^ k[1] ^ m
+	d |= binary.LittleEndian.Uint64(q[16:]) ^ k[2] ^ m
+	d |= binary.LittleEndian.Uint64(q[24:]) ^ k[3] ^ m
+	d |= binary.LittleEndian.Uint64(q[32:]) ^ k[4] ^ m
+	d |= binary.LittleEndian.Uint64(q[40:]) ^ k[5] ^ m
+	d |= binary.LittleEndian.Uint64(q[48:]) ^ k[6] ^ m
+	d |= binary.LittleEndian.Uint64(q[56:]) ^ k[7] ^ m
+	return d == 0
 }
 
 // Fill writes the stream bytes at [off, off+len(p)) into p.
@@ -41,30 +107,21 @@ func (s *PatternSource) Fill(off int64, p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	k := uint64(off) / 8
-	var w [8]byte
-	if r := uint64(off) % 8; r != 0 {
-		binary.LittleEndian.PutUint64(w[:], s.word(k))
-		n := copy(p, w[r:])
-		p = p[n:]
-		k++
+	b := uint64(off) / 64
+	var t [64]byte
+	if r := uint64(off) % 64; r != 0 || len(p) < 64 {
+		s.put(b, &t) // a partial first block
+		p = p[copy(p, t[r:]):]
+		b++
 	}
-	for len(p) >= 32 {
-		binary.LittleEndian.PutUint64(p, s.word(k))
-		binary.LittleEndian.PutUint64(p[8:], s.word(k+1))
-		binary.LittleEndian.PutUint64(p[16:], s.word(k+2))
-		binary.LittleEndian.PutUint64(p[24:], s.word(k+3))
-		p = p[32:]
-		k += 4
-	}
-	for len(p) >= 8 {
-		binary.LittleEndian.PutUint64(p, s.word(k))
-		p = p[8:]
-		k++
+	for len(p) >= 64 {
+		s.put(b, (*[64]byte)(p))
+		p = p[64:]
+		b++
 	}
 	if len(p) > 0 {
-		binary.LittleEndian.PutUint64(w[:], s.word(k))
-		copy(p, w[:])
+		s.put(b, &t) // a partial last block
+		copy(p, t[:])
 	}
 }
 
@@ -75,38 +132,27 @@ func (s *PatternSource) Equal(off int64, p []byte) bool {
 	if len(p) == 0 {
 		return true
 	}
-	k := uint64(off) / 8
-	var w [8]byte
-	if r := uint64(off) % 8; r != 0 {
-		binary.LittleEndian.PutUint64(w[:], s.word(k))
-		n := min(len(p), 8-int(r))
-		if string(p[:n]) != string(w[r:int(r)+n]) {
+	b := uint64(off) / 64
+	var t [64]byte
+	if r := uint64(off) % 64; r != 0 || len(p) < 64 {
+		s.put(b, &t) // a partial first block
+		n := min(len(p), 64-int(r))
+		if string(p[:n]) != string(t[r:int(r)+n]) {
 			return false
 		}
 		p = p[n:]
-		k++
+		b++
 	}
-	for len(p) >= 32 {
-		d := binary.LittleEndian.Uint64(p) ^ s.word(k)
-		d |= binary.LittleEndian.Uint64(p[8:]) ^ s.word(k+1)
-		d |= binary.LittleEndian.Uint64(p[16:]) ^ s.word(k+2)
-		d |= binary.LittleEndian.Uint64(p[24:]) ^ s.word(k+3)
-		if d != 0 {
+	for len(p) >= 64 {
+		if !s.match(b, (*[64]byte)(p)) {
 			return false
 		}
-		p = p[32:]
-		k += 4
-	}
-	for len(p) >= 8 {
-		if binary.LittleEndian.Uint64(p) != s.word(k) {
-			return false
-		}
-		p = p[8:]
-		k++
+		p = p[64:]
+		b++
 	}
 	if len(p) > 0 {
-		binary.LittleEndian.PutUint64(w[:], s.word(k))
-		return string(p) == string(w[:len(p)])
+		s.put(b, &t) // a partial last block
+		return string(p) == string(t[:len(p)])
 	}
 	return true
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 )
@@ -62,6 +63,31 @@ func TestPatternSourceEqual(t *testing.T) {
 	}
 	if !s.Equal(123, nil) {
 		t.Errorf("Equal of no bytes = false, want true")
+	}
+}
+
+// TestPatternSourceWordsDistinct: the 8-byte aligned words of the first
+// 4 MiB of a stream are all distinct (the detection argument of
+// PatternSource), and so are a stream's keys.
+func TestPatternSourceWordsDistinct(t *testing.T) {
+	s := NewPatternSource(3)
+	keys := map[uint64]bool{}
+	for _, k := range s.key {
+		keys[k] = true
+	}
+	if len(keys) != len(s.key) {
+		t.Fatalf("%d distinct keys of %d", len(keys), len(s.key))
+	}
+	const n = 4 << 20
+	buf := make([]byte, n)
+	s.Fill(0, buf)
+	seen := make(map[uint64]int, n/8)
+	for i := 0; i < n; i += 8 {
+		w := binary.LittleEndian.Uint64(buf[i:])
+		if j, ok := seen[w]; ok {
+			t.Fatalf("the words at offsets %d and %d are equal", j, i)
+		}
+		seen[w] = i
 	}
 }
 
