@@ -7,13 +7,19 @@ import (
 	"testing"
 )
 
+// patternStream returns seed's stream, its first n bytes and a random
+// source for the test's offsets.
+func patternStream(seed uint64, n int) (*PatternSource, []byte, *rand.Rand) {
+	s := NewPatternSource(seed)
+	all := make([]byte, n)
+	s.Fill(0, all)
+	return s, all, rand.New(rand.NewPCG(seed, 1))
+}
+
 // TestPatternSourceOffsets: any [off, off+n) equals the same range of one
 // long Fill, so retransmissions regenerate identical bytes.
 func TestPatternSourceOffsets(t *testing.T) {
-	s := NewPatternSource(7)
-	all := make([]byte, 10000)
-	s.Fill(0, all)
-	r := rand.New(rand.NewPCG(1, 2))
+	s, all, r := patternStream(7, 10000)
 	for i := 0; i < 1000; i++ {
 		off := r.IntN(len(all))
 		n := r.IntN(len(all) - off + 1)
@@ -35,10 +41,7 @@ func TestPatternSourceOffsets(t *testing.T) {
 // the same bytes checked at another offset (a reordered or duplicated
 // segment) at every alignment.
 func TestPatternSourceEqual(t *testing.T) {
-	s := NewPatternSource(11)
-	all := make([]byte, 4096)
-	s.Fill(0, all)
-	r := rand.New(rand.NewPCG(3, 4))
+	s, all, r := patternStream(11, 4096)
 	for i := 0; i < 2000; i++ {
 		off := r.IntN(len(all) - 1)
 		n := 1 + r.IntN(min(len(all)-off, 1500))
