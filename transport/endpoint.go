@@ -172,9 +172,13 @@ func (e *Endpoint) opened(h *connCommon) {
 	}
 }
 
-// closed uncounts a removed connection.
+// closed uncounts a removed connection and detaches it from its scheduler.
 func (e *Endpoint) closed(h *connCommon) {
 	e.stats.ConnsClosed++
+	// Removed from its scheduler: a later call of the application's (Write,
+	// Abort, ...) must not touch it there, where its position and heap
+	// index now name another connection or none.
+	h.owner = nil
 	if h.server {
 		if e.perSource[h.source]--; e.perSource[h.source] <= 0 {
 			delete(e.perSource, h.source)

@@ -169,3 +169,42 @@ func TestSchedNext(t *testing.T) {
 		}
 	}
 }
+
+// TestCallsAfterRemoval: an application may still call a connection its
+// endpoint has removed (finished, drain period over, not released); the
+// calls must not mark it in the scheduler, where its position and heap
+// index now belong to other connections or to none (a ready bit past the
+// last connection made Transmit index out of range), and later
+// connections run as before.
+func TestCallsAfterRemoval(t *testing.T) {
+	p := newChurnPair(Config{Digest: "none"}, nil)
+	var old []*Conn
+	for range 3 {
+		c, s, err := p.one(1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old = append(old, c, s)
+	}
+	p.pause(2 * time.Second) // past the drain period: all removed
+	if n := len(p.cli.Conns()) + len(p.srv.Conns()); n != 0 {
+		t.Fatalf("%d conns left after the drain period, want 0", n)
+	}
+	for _, c := range old {
+		c.Write([]byte("x"))
+		c.SetSource(NewPatternSource(2), 10)
+		c.CloseWrite(p.now)
+		c.Read(make([]byte, 8))
+		c.Abort(p.now)
+	}
+	if got, want := len(p.cli.sch.dirty)+len(p.srv.sch.dirty), 0; got != want {
+		t.Errorf("%d removed conns marked in a scheduler, want %d", got, want)
+	}
+	_, s, err := p.one(5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Stats().BytesDelivered, uint64(5000); got != want {
+		t.Errorf("delivered %d bytes after the calls, want %d", got, want)
+	}
+}
