@@ -32,13 +32,19 @@ func EnableGRO(c Conn) bool {
 	if off, _ := strconv.ParseBool(os.Getenv("CCLAB_NO_GRO")); off {
 		return false
 	}
+	return setFlag(c, unix.IPPROTO_UDP, unix.UDP_GRO)
+}
+
+// setFlag turns on the boolean socket option level/opt of c and reports
+// whether it is on: false if c is not a UDP socket or the kernel refuses.
+func setFlag(c Conn, level, opt int) bool {
 	u, ok := c.(*UDPConn)
 	if !ok {
 		return false
 	}
 	var serr error
 	if err := u.sys.rc.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_GRO, 1)
+		serr = unix.SetsockoptInt(int(fd), level, opt, 1)
 	}); err != nil {
 		return false
 	}

@@ -8,15 +8,5 @@ import "golang.org/x/sys/unix"
 // by ReadBatch in Message.RxTime. It reports whether stamps are on: false
 // if c is not a UDP socket or the kernel refuses the option.
 func EnableRxTimestamps(c Conn) bool {
-	u, ok := c.(*UDPConn)
-	if !ok {
-		return false
-	}
-	var serr error
-	if err := u.sys.rc.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	}); err != nil {
-		return false
-	}
-	return serr == nil
+	return setFlag(c, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS)
 }
