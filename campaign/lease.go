@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,11 @@ type Owner struct {
 	Host  string
 	PID   int
 	Token string // 16 hex digits
+	// PIDSpace names the space PID is a process id of: on Linux the
+	// kernel's boot id and the process's PID namespace, "" where unknown.
+	// A host name alone does not: containers of one machine, or machines,
+	// may share a name, each with its own process ids.
+	PIDSpace string
 }
 
 // NewOwner returns the identity of a new scheduler run of this process.
@@ -35,7 +41,28 @@ func NewOwner() Owner {
 	}
 	var b [8]byte
 	rand.Read(b[:])
-	return Owner{Host: host, PID: os.Getpid(), Token: hex.EncodeToString(b[:])}
+	return Owner{Host: host, PID: os.Getpid(), Token: hex.EncodeToString(b[:]), PIDSpace: pidSpace()}
+}
+
+// pidSpace returns the space of this process's id (Owner.PIDSpace): the
+// kernel's boot id and the process's PID namespace on Linux, "" elsewhere.
+func pidSpace() string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + " " + ns
+}
+
+// sameProcessSpace reports whether o's process ids are those of this
+// process (the same host name and PID space): only then can a check of
+// this host's processes tell whether o's process runs.
+func (o Owner) sameProcessSpace(me Owner) bool {
+	return o.Host == me.Host && o.PIDSpace == me.PIDSpace
 }
 
 func (o Owner) String() string { return fmt.Sprintf("host %s pid %d (run %s)", o.Host, o.PID, o.Token) }
@@ -72,9 +99,9 @@ type Lease struct {
 // Acquire claims the campaign for owner for ttl, in one transaction that
 // holds the store lock: it succeeds if no run holds the campaign, the
 // holder's lease has expired, the holder is owner itself, or the holder is
-// a process of this host that no longer exists (a killed run resumed on
-// its host at once). Otherwise it returns a *LeasedError naming the other
-// run.
+// a process of this host and PID space (Owner.PIDSpace) that no longer
+// exists (a killed run resumed on its host at once). Otherwise it returns a
+// *LeasedError naming the other run.
 func (s *Store) Acquire(ctx context.Context, campaign string, owner Owner, ttl time.Duration, now func() time.Time) (*Lease, error) {
 	if now == nil {
 		now = time.Now
@@ -83,20 +110,20 @@ func (s *Store) Acquire(ctx context.Context, campaign string, owner Owner, ttl t
 	err := s.SQL.InTx(ctx, true, func(tx eval.SQLTx) error {
 		var h Owner
 		var since, until int64
-		err := tx.QueryRow(ctx, `SELECT owner_host, owner_pid, owner_token, since_ns, until_ns FROM campaign_leases WHERE campaign = ?`, campaign).
-			Scan(&h.Host, &h.PID, &h.Token, &since, &until)
+		err := tx.QueryRow(ctx, `SELECT owner_host, owner_pid, owner_token, owner_pid_space, since_ns, until_ns FROM campaign_leases WHERE campaign = ?`, campaign).
+			Scan(&h.Host, &h.PID, &h.Token, &h.PIDSpace, &since, &until)
 		t := now()
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return err
-		case h != owner && until > t.UnixNano() && !(h.Host == owner.Host && !processAlive(h.PID)):
+		case h != owner && until > t.UnixNano() && !(h.sameProcessSpace(owner) && !processAlive(h.PID)):
 			return &LeasedError{Campaign: campaign, Holder: h, Since: time.Unix(0, since), Until: time.Unix(0, until)}
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO campaign_leases (campaign, owner_host, owner_pid, owner_token, since_ns, until_ns) VALUES (?, ?, ?, ?, ?, ?)
+		_, err = tx.Exec(ctx, `INSERT INTO campaign_leases (campaign, owner_host, owner_pid, owner_token, owner_pid_space, since_ns, until_ns) VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (campaign) DO UPDATE SET owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,
-			owner_token = excluded.owner_token, since_ns = excluded.since_ns, until_ns = excluded.until_ns`,
-			campaign, owner.Host, owner.PID, owner.Token, t.UnixNano(), t.Add(ttl).UnixNano())
+			owner_token = excluded.owner_token, owner_pid_space = excluded.owner_pid_space, since_ns = excluded.since_ns, until_ns = excluded.until_ns`,
+			campaign, owner.Host, owner.PID, owner.Token, owner.PIDSpace, t.UnixNano(), t.Add(ttl).UnixNano())
 		return err
 	})
 	if err != nil {

@@ -57,6 +57,7 @@ func testLease(t *testing.T, newDB func(t *testing.T) string) {
 	}
 
 	host, _ := os.Hostname()
+	space := pidSpace()
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
@@ -68,10 +69,13 @@ func testLease(t *testing.T, newDB func(t *testing.T) string) {
 		now     func() time.Time // the holder's clock when it took the lease
 		refused bool
 	}{
-		{"live, another host", Owner{"elsewhere", 1, "00"}, nil, true},
-		{"expired, another host", Owner{"elsewhere", 1, "01"}, past, false},
-		{"live, a dead process of this host", Owner{host, dead.Process.Pid, "02"}, nil, false},
-		{"live, a running process of this host", Owner{host, os.Getpid(), "03"}, nil, true},
+		{"live, another host", Owner{"elsewhere", 1, "00", space}, nil, true},
+		{"expired, another host", Owner{"elsewhere", 1, "01", space}, past, false},
+		{"live, a dead process of this host", Owner{host, dead.Process.Pid, "02", space}, nil, false},
+		{"live, a running process of this host", Owner{host, os.Getpid(), "03", space}, nil, true},
+		// This host's name, but another PID space (a container or machine
+		// of the same name): this host's processes say nothing of it.
+		{"live, this host name, another PID space", Owner{host, dead.Process.Pid, "04", space + "x"}, nil, true},
 	} {
 		l, err := st.Acquire(ctx, "test", tc.holder, time.Hour-time.Minute, tc.now)
 		if err != nil {

@@ -107,6 +107,9 @@ var schema = [][]string{{
 		owner_token TEXT NOT NULL,
 		since_ns BIGINT NOT NULL,
 		until_ns BIGINT NOT NULL)`,
+}, {
+	// Version 3: a lease names its holder's PID space (Owner.PIDSpace).
+	`ALTER TABLE campaign_leases ADD COLUMN owner_pid_space TEXT NOT NULL DEFAULT ''`,
 }}
 
 // columns are campaign_transfers' columns after id, in Row's order.
