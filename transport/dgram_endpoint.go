@@ -23,7 +23,7 @@ type dgramEndpoint struct {
 	sch       scheduler[*DgramConn] // datagram connections, in creation order, with their timers (sched.go)
 	byCID     map[uint64]*DgramConn
 	byInitial map[uint64]*DgramConn
-	acceptQ   fifo[DgramConn]
+	acceptQ   fifo[*DgramConn]
 	tombInit  expiring[struct{}] // removed server conns by Initial DCID (as Endpoint.tombInit)
 	pkt       dgramPacket
 }

@@ -19,7 +19,7 @@ type Endpoint struct {
 	sch       scheduler[*Conn] // stream connections, in creation order, with their timers (sched.go)
 	byCID     map[uint64]*Conn // by local CID
 	byInitial map[uint64]*Conn // server: by the client's Initial destination CID
-	acceptQ   fifo[Conn]
+	acceptQ   fifo[*Conn]
 	tombs     expiring[tombstone] // finished conns by local CID: re-acknowledge a late FIN
 	tombQ     []tombReply         // pending re-acknowledgements
 	tombInit  expiring[struct{}]  // removed server conns by Initial DCID: late duplicate Initials are not new conns

@@ -17,9 +17,8 @@ import "cclab/clock"
 // (a server with many connections, or one sent garbage CIDs, looks them up
 // in constant time).
 type expiring[V any] struct {
-	q    []expiringEntry[V] // in the order of put
-	head int                // q[head:] are pending
-	m    map[uint64]expiringEntry[V]
+	q fifo[expiringEntry[V]] // pending, in the order of put
+	m map[uint64]expiringEntry[V]
 }
 
 // expiringSmall is how many pending entries a table searches without a map.
@@ -38,8 +37,9 @@ func (t *expiring[V]) get(id uint64, now clock.Time) (V, bool) {
 			return e.v, true
 		}
 	} else {
-		for i := len(t.q) - 1; i >= t.head; i-- { // newest first: a put again wins
-			if e := &t.q[i]; e.id == id {
+		q := t.q.items()
+		for i := len(q) - 1; i >= 0; i-- { // newest first: a put again wins
+			if e := &q[i]; e.id == id {
 				if now.Before(e.exp) {
 					return e.v, true
 				}
@@ -54,13 +54,13 @@ func (t *expiring[V]) get(id uint64, now clock.Time) (V, bool) {
 // put sets the entry for id until exp (replacing an earlier one).
 func (t *expiring[V]) put(id uint64, v V, exp clock.Time) {
 	e := expiringEntry[V]{id, exp, v}
-	t.q = append(t.q, e)
+	t.q.push(e)
 	switch {
 	case t.m != nil:
 		t.m[id] = e
-	case len(t.q)-t.head > expiringSmall:
+	case t.q.len() > expiringSmall:
 		t.m = make(map[uint64]expiringEntry[V], 2*expiringSmall)
-		for _, e := range t.q[t.head:] { // in order: a put again overwrites
+		for _, e := range t.q.items() { // in order: a put again overwrites
 			t.m[e.id] = e
 		}
 	}
@@ -69,29 +69,18 @@ func (t *expiring[V]) put(id uint64, v V, exp clock.Time) {
 // len returns the number of entries pending (expired ones not yet swept
 // included; an entry put twice counts twice until its first expiry is
 // swept).
-func (t *expiring[V]) len() int { return len(t.q) - t.head }
+func (t *expiring[V]) len() int { return t.q.len() }
 
 // sweep drops the entries expired at now, in the order they were put: it
 // stops at the first queued entry still alive (one that lives longer than
 // those put after it delays their removal, not their expiry).
 func (t *expiring[V]) sweep(now clock.Time) {
-	for t.head < len(t.q) && !now.Before(t.q[t.head].exp) {
-		r := &t.q[t.head]
+	for r := t.q.front(); r != nil && !now.Before(r.exp); r = t.q.front() {
 		if t.m != nil {
 			if e, ok := t.m[r.id]; ok && !now.Before(e.exp) { // not put again with a later expiry
 				delete(t.m, r.id)
 			}
 		}
-		var zero expiringEntry[V]
-		*r = zero
-		t.head++
-	}
-	switch {
-	case t.head == len(t.q):
-		t.q, t.head = t.q[:0], 0
-	case t.head >= 64 && t.head*2 >= len(t.q):
-		n := copy(t.q, t.q[t.head:])
-		clear(t.q[n:])
-		t.q, t.head = t.q[:n], 0
+		t.q.pop()
 	}
 }

@@ -76,7 +76,7 @@ func TestExpiring(t *testing.T) {
 			t.Fatalf("churn step %d: get = %d, %v; want %d, true", i, v, ok, i)
 		}
 	}
-	if cap(x.q) > 1024 || x.m != nil {
-		t.Errorf("churn: queue capacity %d, map %v; want the queue bounded by the live entries and no map", cap(x.q), x.m != nil)
+	if cap(x.q.q) > 1024 || x.m != nil {
+		t.Errorf("churn: queue capacity %d, map %v; want the queue bounded by the live entries and no map", cap(x.q.q), x.m != nil)
 	}
 }

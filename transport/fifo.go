@@ -1,16 +1,16 @@
 package transport
 
-// fifo is a first-in first-out queue of pointers (an endpoint's accepted
-// connections waiting for the application) that reuses its slice: taking
-// the front by reslicing (q = q[1:]) lost the slice's head room, so every
-// few connections an append allocated a new one.
+// fifo is a first-in first-out queue (an endpoint's accepted connections
+// waiting for the application, the tombstones in expiry order: expiring)
+// that reuses its slice: taking the front by reslicing (q = q[1:]) lost the
+// slice's head room, so every few values an append allocated a new one.
 type fifo[T any] struct {
-	q    []*T
+	q    []T
 	head int // q[head:] are queued
 }
 
 // push appends v.
-func (f *fifo[T]) push(v *T) {
+func (f *fifo[T]) push(v T) {
 	if f.head > 0 && len(f.q) == cap(f.q) && 2*f.head >= len(f.q) {
 		n := copy(f.q, f.q[f.head:]) // move the queued ones down instead of growing
 		clear(f.q[n:])
@@ -19,19 +19,32 @@ func (f *fifo[T]) push(v *T) {
 	f.q = append(f.q, v)
 }
 
-// pop removes and returns the front, or nil if the queue is empty.
-func (f *fifo[T]) pop() *T {
+// pop removes and returns the front, or the zero T if the queue is empty.
+func (f *fifo[T]) pop() T {
+	var zero T
 	if f.head == len(f.q) {
-		return nil
+		return zero
 	}
 	v := f.q[f.head]
-	f.q[f.head] = nil
+	f.q[f.head] = zero
 	f.head++
 	if f.head == len(f.q) {
 		f.q, f.head = f.q[:0], 0
 	}
 	return v
 }
+
+// front returns the front, or nil if the queue is empty.
+func (f *fifo[T]) front() *T {
+	if f.head == len(f.q) {
+		return nil
+	}
+	return &f.q[f.head]
+}
+
+// items returns the queued values, front first (valid until the next push
+// or pop).
+func (f *fifo[T]) items() []T { return f.q[f.head:] }
 
 // len returns the number queued.
 func (f *fifo[T]) len() int { return len(f.q) - f.head }

@@ -10,7 +10,7 @@ func TestFIFO(t *testing.T) {
 	for i := range vals {
 		vals[i] = i
 	}
-	var f fifo[int]
+	var f fifo[*int]
 	next, out := 0, 0
 	check := func(step string) {
 		t.Helper()
