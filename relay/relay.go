@@ -170,7 +170,8 @@ type Relay struct {
 	pcapDrop *pcapFile
 	nextStat clock.Time
 	lastStat clock.Time
-	// lastWrite is the instant of the scheduler's latest write (Config.Coalesce).
+	// lastWrite is the instant of the latest timed write (serviceTimed;
+	// Config.Coalesce).
 	lastWrite clock.Time
 	// serviceNow is the instant service was called with, for lateness.
 	serviceNow clock.Time
@@ -628,9 +629,7 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 				// this one anyway).
 				if t := r.now(); t >= due {
 					now = t
-					if r.service(now) {
-						r.lastWrite = now
-					}
+					r.serviceTimed(now)
 					due = r.writeDue()
 				}
 			}
@@ -807,6 +806,15 @@ func (r *Relay) runCross(h *hop, now clock.Time) {
 func (r *Relay) sendHop(h *hop, at clock.Time, p *qdisc.Packet) {
 	r.runCross(h, at)
 	h.l.Send(at, p)
+}
+
+// serviceTimed is service at a write the coalescing bound counts from (the
+// scheduler's, and a reader's between the messages of a batch): a write
+// moves lastWrite to now. Called with mu held.
+func (r *Relay) serviceTimed(now clock.Time) {
+	if r.service(now) {
+		r.lastWrite = now
+	}
 }
 
 // service moves every packet due at now along the paths and writes the
@@ -1012,9 +1020,7 @@ func (r *Relay) schedule() {
 		}
 		now := r.now()
 		r.mu.Lock()
-		if r.service(now) {
-			r.lastWrite = now
-		}
+		r.serviceTimed(now)
 		if now >= r.nextStat {
 			r.writeStats(now, false)
 			for r.nextStat <= now {
