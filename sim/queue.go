@@ -265,11 +265,7 @@ func (q *queue) demote() {
 	}
 	lo := q.near[heapBase].at
 	nb := bucketsFor(k)
-	span := uint64(q.nearEnd - lo)
-	shift := uint(0)
-	for span>>shift >= uint64(nb) {
-		shift++
-	}
+	shift := shiftFor(uint64(q.nearEnd-lo), nb)
 	q.nr++
 	r := q.setRung(q.nr-1, lo, shift, nb)
 	r.end = min(r.end, q.nearEnd) // later instants belong to the outer rungs
@@ -307,11 +303,7 @@ func (q *queue) rebuild() {
 		k++
 	}
 	nb := bucketsFor(k)
-	span := uint64(hi - lo)
-	shift := uint(0)
-	for span>>shift >= uint64(nb) {
-		shift++
-	}
+	shift := shiftFor(uint64(hi-lo), nb)
 	q.nr = 1
 	r := q.setRung(0, lo, shift, nb)
 	q.spread(r, q.far)
@@ -338,6 +330,16 @@ func (q *queue) setRung(k int, base clock.Time, shift uint, nb int) *rung {
 	r.base, r.shift, r.cur, r.n = base, shift, 0, 0
 	r.end = addSat(base, uint64(nb), shift)
 	return r
+}
+
+// shiftFor returns the smallest bucket width 2^shift ns at which nb
+// buckets from an instant cover every instant up to span ns after it.
+func shiftFor(span uint64, nb int) uint {
+	shift := uint(0)
+	for span>>shift >= uint64(nb) {
+		shift++
+	}
+	return shift
 }
 
 // bucketsFor returns the bucket count for a rung of n events.
