@@ -104,7 +104,10 @@ type Link struct {
 	txEnd    clock.Time
 	curArr   clock.Time // far-end arrival instant of cur (drawn when its service begins)
 	lastArr  clock.Time // latest arrival instant scheduled (no-reorder clamp)
-	qlen     int        // packets in the queue: q.Len() after the latest Enqueue or Dequeue
+	// qlen is the packets in the queue: q.Len() after the latest Enqueue
+	// or Dequeue, the only calls that change it. During them it is stale:
+	// the handler's drops and marks ask the queue.
+	qlen int
 	// passMax is the largest packet, bytes, that Through passes; -1 if the
 	// link is not transparent (no loss stage, unlimited rate, no delay or
 	// jitter, and a qdisc.Transparent queue: an idle link passes a packet
@@ -291,7 +294,7 @@ func (l *Link) enqueue(now clock.Time, p *qdisc.Packet) {
 	l.stalled = false
 	if !l.quiet {
 		l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.q.Bytes()})
 	}
 	if idle && l.freeAt < now {
 		l.freeAt = now
@@ -349,7 +352,7 @@ func (l *Link) begin(s clock.Time, p *qdisc.Packet) {
 	}
 	if !l.quiet {
 		l.sink.Record(event.Event{Time: s, Kind: event.Dequeue, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes(), Sojourn: soj})
+			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.q.Bytes(), Sojourn: soj})
 	}
 	l.cur = p
 	l.curStart = s
@@ -474,7 +477,7 @@ func (l *Link) DeliverAt(now clock.Time) (*qdisc.Packet, clock.Time) {
 	l.st.DepartureBytes += int64(p.Size)
 	if !l.quiet {
 		l.sink.Record(event.Event{Time: it.at, Kind: event.Departure, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.q.Bytes()})
 	}
 	return p, it.at
 }
@@ -482,7 +485,7 @@ func (l *Link) DeliverAt(now clock.Time) (*qdisc.Packet, clock.Time) {
 // Stats returns the link's counters.
 func (l *Link) Stats() Stats {
 	s := l.st
-	s.QueueLen = l.q.Len()
+	s.QueueLen = l.qlen
 	s.QueueBytes = l.q.Bytes()
 	s.InTransit = l.dl.len()
 	if l.cur != nil {

@@ -519,6 +519,11 @@ func TestConservationWithEveryQueue(t *testing.T) {
 				} else {
 					l.Send(now, p)
 				}
+				// The link's mirror of the queue's length (Stats, the
+				// events) stays in step through its drops and dequeues.
+				if got, want := l.Stats().QueueLen, l.Queue().Len(); got != want {
+					t.Fatalf("packet %d: Stats().QueueLen %d, queue's Len %d", i, got, want)
+				}
 			}
 			st := l.Stats()
 			for id, k := range freed {
