@@ -202,6 +202,11 @@ func cellKey(d int64) uint64 {
 	return math.Float64bits(float64(d))>>(52-durationCellBits) - 1023<<durationCellBits
 }
 
+// cellStart is the first whole duration, ns, of cell k (cellKey).
+func cellStart(k uint64) int64 {
+	return int64(math.Ceil(math.Float64frombits((k + 1023<<durationCellBits) << (52 - durationCellBits))))
+}
+
 // bucket returns bucketOf(d.Seconds()), 0 < d < maxIndexedDuration.
 func (x *durationIndex) bucket(d time.Duration) int {
 	if x.cells == nil {
@@ -229,10 +234,7 @@ func (x *durationIndex) formula(d int64) int {
 
 // fill computes cell c of key k.
 func (x *durationIndex) fill(c *durationCell, k uint64) {
-	lowest := func(k uint64) int64 { // the first whole duration of cell k
-		return int64(math.Ceil(math.Float64frombits((k + 1023<<durationCellBits) << (52 - durationCellBits))))
-	}
-	first, last := lowest(k), lowest(k+1)-1
+	first, last := cellStart(k), cellStart(k+1)-1
 	lo, hi := x.formula(first), x.formula(last)
 	switch {
 	case hi == lo:

@@ -111,9 +111,10 @@ func TestDelayPercentiles(t *testing.T) {
 // TestDurationIndex checks the table of duration buckets against the
 // formula it stands for, bucketOf(d.Seconds()) = ⌈ln x / ln γ⌉: every
 // nanosecond of several ranges (the shortest durations, and around the
-// delays of typical runs), and log-uniform random durations up to the
-// table's bound; and that a sketch fed durations through it equals one fed
-// their seconds through Add.
+// delays of typical runs), log-uniform random durations up to the table's
+// bound, and every cell's ends and the durations around its split; and
+// that a sketch fed durations through it equals one fed their seconds
+// through Add.
 func TestDurationIndex(t *testing.T) {
 	x := newDurationIndex(sketchAlpha)
 	check := func(d int64) {
@@ -130,6 +131,22 @@ func TestDurationIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 300000 {
 		check(int64(math.Exp2(rng.Float64() * 40)))
+	}
+	// Every cell below the bound, at its ends and on both sides of its
+	// split: where bucketOf changes value within the cell, and so where a
+	// rounding error of the formula would show.
+	for k := range cellKey(maxIndexedDuration) {
+		first, last := cellStart(k), min(maxIndexedDuration-1, cellStart(k+1)-1)
+		if first > last { // a cell holding no whole nanosecond
+			continue
+		}
+		x.bucket(time.Duration(first)) // fills the cell
+		split := x.cells[k].split
+		for _, d := range []int64{first, first + 1, split - 2, split - 1, split, split + 1, last - 1, last} {
+			if d >= first && d <= last {
+				check(d)
+			}
+		}
 	}
 	formula, table := NewDDSketch(sketchAlpha), NewDDSketch(sketchAlpha)
 	table.durs = newDurationIndex(sketchAlpha)
