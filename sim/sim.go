@@ -291,7 +291,9 @@ type TCPFlow struct {
 	Config   transport.Config // CC, Recovery, Sink, ... for this flow's conns
 	Stats    TCPStats
 	// OnConn, if set, is called with each new connection (e.g. to map its
-	// ID to the flow for metrics).
+	// ID to the flow for metrics). The connection is the flow's until its
+	// transfer finishes; the flow then releases it (transport.Conn.Release)
+	// and its memory serves a later connection: keep its ID, not c.
 	OnConn func(f *TCPFlow, c *transport.Conn)
 
 	sim     *Sim
@@ -322,7 +324,8 @@ func (s *Sim) AllFinished() bool {
 	return true
 }
 
-// Conn returns the flow's current connection, or nil between transfers.
+// Conn returns the flow's current connection, or nil between transfers
+// (valid until its transfer finishes: see OnConn).
 func (f *TCPFlow) Conn() *transport.Conn { return f.conn }
 
 // AddTCPFlow attaches gen as a stream flow from src to dst; cfg's zero
