@@ -39,7 +39,7 @@ func (e *Endpoint) connSpec(cfg *Config) (*connSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &connSpec{cc: cfg.CC, rec: cfg.Recovery, ccP: ccP, recP: recP, dsack: wantsDSACK(cfg.Recovery)}
+	s := &connSpec{cc: cfg.CC, rec: cfg.Recovery, ccP: ccP, recP: recP, dsack: wantsDSACK(recP)}
 	e.specs[e.specNext] = s
 	e.specNext = (e.specNext + 1) % maxConnSpecs
 	return s, nil

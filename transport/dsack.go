@@ -1,5 +1,7 @@
 package transport
 
+import "cclab/internal/spec"
+
 // D-SACK (RFC 2883): the data receiver reports a duplicate segment in the
 // next ACK, and the sender uses the report to detect spurious
 // retransmissions (RFC 3708), to undo the congestion response to them
@@ -24,10 +26,11 @@ type DSACKUser interface {
 	UsesDSACK() bool
 }
 
-// wantsDSACK reports whether the strategy spec uses D-SACK (the client asks
-// in its Initial, before the strategy is built with the final MSS).
-func wantsDSACK(spec string) bool {
-	rec, err := NewRecovery(spec, RecoveryEnv{MSS: DefaultMaxDatagram - maxShortOverhead})
+// wantsDSACK reports whether the parsed strategy spec uses D-SACK (the
+// client asks in its Initial, before the strategy is built with the final
+// MSS).
+func wantsDSACK(p spec.Parsed[Recovery, RecoveryEnv]) bool {
+	rec, err := p.Build(RecoveryEnv{MSS: DefaultMaxDatagram - maxShortOverhead})
 	if err != nil {
 		return false
 	}
