@@ -254,7 +254,9 @@ type EndpointConfig struct {
 	MaxConns int
 	// Configure, if set, is called for each incoming connection with the
 	// client's request before the connection is built, so a server can pick
-	// per-request parameters (e.g. the controller in reverse mode).
+	// per-request parameters (e.g. the controller in reverse mode). cfg
+	// and request are valid only during the call (the endpoint reuses
+	// both): Configure must not keep them.
 	Configure func(request []byte, cfg *Config)
 	// Dgram configures the datagram mode (DialDgram, AcceptDgram).
 	Dgram DgramEndpointConfig
