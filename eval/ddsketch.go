@@ -39,7 +39,7 @@ func (s *DDSketch) Add(x float64) {
 		s.zeros++
 		return
 	}
-	s.count(bucketOf(x, s.lnGamma))
+	s.count(bucketOf(x, s.lnGamma), 1)
 }
 
 // bucketOf is the bucket ⌈log_γ x⌉ of x > 0, lnGamma = ln γ.
@@ -47,8 +47,8 @@ func bucketOf(x, lnGamma float64) int {
 	return int(math.Ceil(math.Log(x) / lnGamma))
 }
 
-// count counts bucket i once.
-func (s *DDSketch) count(i int) {
+// count adds c to bucket i.
+func (s *DDSketch) count(i int, c float64) {
 	switch {
 	case len(s.counts) == 0:
 		s.offset = i
@@ -61,7 +61,7 @@ func (s *DDSketch) count(i int) {
 	if n := i - s.offset + 1; n > len(s.counts) {
 		s.counts = append(s.counts, make([]float64, n-len(s.counts))...) // one growth, not one per bucket
 	}
-	s.counts[i-s.offset]++
+	s.counts[i-s.offset] += c
 }
 
 // Merge adds o's counts (a sketch of the same accuracy) to s.
@@ -72,23 +72,9 @@ func (s *DDSketch) Merge(o *DDSketch) {
 	s.n += o.n
 	s.zeros += o.zeros
 	for k, c := range o.counts {
-		if c == 0 {
-			continue
+		if c != 0 {
+			s.count(o.offset+k, c)
 		}
-		i := o.offset + k
-		if len(s.counts) == 0 {
-			s.offset = i
-			s.counts = []float64{0}
-		}
-		if i < s.offset {
-			grown := make([]float64, s.offset-i+len(s.counts))
-			copy(grown[s.offset-i:], s.counts)
-			s.counts, s.offset = grown, i
-		}
-		for i-s.offset >= len(s.counts) {
-			s.counts = append(s.counts, 0)
-		}
-		s.counts[i-s.offset] += c
 	}
 }
 
@@ -136,7 +122,7 @@ func (s *DDSketch) addDuration(d time.Duration) {
 		return
 	}
 	s.n++
-	s.count(s.durs.bucket(d))
+	s.count(s.durs.bucket(d), 1)
 }
 
 // initSketch makes *sk an empty sketch of the collector's accuracy
