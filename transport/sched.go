@@ -235,13 +235,7 @@ func (s *scheduler[T]) compact(gone func(T) bool) {
 	}
 	clear(s.conns[j:])
 	s.conns = s.conns[:j]
-	for n := (j+63)/64 + 1; len(s.ready) != n; {
-		if len(s.ready) > n {
-			s.ready = s.ready[:n] // the words cut off are zero (every bit was cleared above)
-		} else {
-			s.ready = append(s.ready, 0)
-		}
-	}
+	s.ready = s.ready[:(j+63)/64] // (as add keeps it) the words cut off are zero: every bit was cleared above
 	if s.rr > j {
 		s.rr = 0
 	}

@@ -145,7 +145,7 @@ func TestSchedNext(t *testing.T) {
 		n := 1 + r.IntN(300)
 		var s scheduler[*Conn]
 		s.conns = make([]*Conn, n)
-		s.ready = make([]uint64, (n+63)/64+r.IntN(2)) // compact keeps a spare word
+		s.ready = make([]uint64, (n+63)/64+r.IntN(2)) // with and without a spare word
 		ready := make([]bool, n)
 		for i := range ready {
 			if r.IntN(8) == 0 {
