@@ -38,7 +38,7 @@ type connCommon struct {
 
 	path  pathState  // path validation (path.go)
 	sched schedState // place in the endpoint's scheduler (sched.go)
-	owner scheduled  // the connection itself once its endpoint keeps it (touch); nil before
+	owner scheduled  // the connection itself while its endpoint keeps it (touch); nil before and once removed (Endpoint.closed)
 
 	// handshake
 	token      []byte // client: the Retry token to send in the Initial
