@@ -100,12 +100,16 @@ func (d *DropTail) Len() int { return d.q.n }
 // EmptyAdmits returns the largest packet, bytes, the queue accepts when
 // empty (Transparent): enqueuing such a packet and dequeuing it at once
 // leaves no trace but the packet's Enqueued. A limit in packets (at least
-// one) admits any size.
+// one) admits any size; a zero Limit (NewDropTail's caller gave none)
+// admits nothing: -1.
 func (d *DropTail) EmptyAdmits() int {
-	if d.cfg.Limit.Bytes > 0 {
-		return d.cfg.Limit.Bytes
+	switch l := d.cfg.Limit; {
+	case l.Bytes > 0:
+		return l.Bytes
+	case l.Packets > 0:
+		return math.MaxInt
 	}
-	return math.MaxInt
+	return -1
 }
 
 // Bytes returns the number of queued bytes.

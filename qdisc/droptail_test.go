@@ -106,3 +106,18 @@ func TestDropTailRefillAfterDrain(t *testing.T) {
 		t.Errorf("drops got %d, want %d", got, want)
 	}
 }
+
+// TestDropTailEmptyAdmits: EmptyAdmits is the largest packet the empty
+// queue accepts (Transparent): a packet of that size is enqueued, one byte
+// more is dropped, for limits in packets, in bytes and a zero Limit.
+func TestDropTailEmptyAdmits(t *testing.T) {
+	for _, limit := range []Limit{{Packets: 20}, {Packets: 1}, {Bytes: 3000}, {}} {
+		for _, size := range []int{1, 1500, 2999, 3000, 3001, 65535} {
+			d := NewDropTail(limit, nil)
+			got := d.Enqueue(0, &Packet{Size: size})
+			if want := size <= d.EmptyAdmits(); got != want {
+				t.Errorf("limit %+v, empty queue, %d-byte packet: enqueued %v, want %v (EmptyAdmits %d)", limit, size, got, want, d.EmptyAdmits())
+			}
+		}
+	}
+}
