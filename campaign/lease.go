@@ -94,6 +94,9 @@ type Lease struct {
 	owner    Owner
 	ttl      time.Duration
 	now      func() time.Time
+	// until is when the lease expires as the database holds it (the
+	// until_ns this run last wrote): Acquire's or the latest Renew's.
+	until time.Time
 }
 
 // Acquire claims the campaign for owner for ttl, in one transaction that
@@ -124,6 +127,7 @@ func (s *Store) Acquire(ctx context.Context, campaign string, owner Owner, ttl t
 			ON CONFLICT (campaign) DO UPDATE SET owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,
 			owner_token = excluded.owner_token, owner_pid_space = excluded.owner_pid_space, since_ns = excluded.since_ns, until_ns = excluded.until_ns`,
 			campaign, owner.Host, owner.PID, owner.Token, owner.PIDSpace, t.UnixNano(), t.Add(ttl).UnixNano())
+		l.until = t.Add(ttl)
 		return err
 	})
 	if err != nil {
@@ -133,16 +137,18 @@ func (s *Store) Acquire(ctx context.Context, campaign string, owner Owner, ttl t
 }
 
 // Renew extends the lease by its ttl from now; ErrLeaseLost if another run
-// holds the campaign now.
+// holds the campaign now. It is not safe for concurrent use.
 func (l *Lease) Renew(ctx context.Context) error {
+	until := l.now().Add(l.ttl)
 	res, err := l.store.SQL.SQL().Exec(ctx, `UPDATE campaign_leases SET until_ns = ? WHERE campaign = ? AND owner_host = ? AND owner_pid = ? AND owner_token = ?`,
-		l.now().Add(l.ttl).UnixNano(), l.campaign, l.owner.Host, l.owner.PID, l.owner.Token)
+		until.UnixNano(), l.campaign, l.owner.Host, l.owner.PID, l.owner.Token)
 	if err != nil {
 		return err
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return errors.Join(ErrLeaseLost, err)
 	}
+	l.until = until
 	return nil
 }
 
@@ -155,11 +161,18 @@ func (l *Lease) Release(ctx context.Context) error {
 
 // Keep renews the lease every third of its ttl until stop is called, and
 // returns a context derived from ctx that is cancelled with cause
-// ErrLeaseLost if a renewal finds the lease taken, or if renewals fail for
-// longer than the ttl (the lease may have expired and been taken). stop
-// ends the renewals and releases the lease.
+// ErrLeaseLost if a renewal finds the lease taken, or if renewals fail
+// until the lease expires (another run may take it then). A renewal that
+// hangs (an unreachable database) is given up at the expiry, so the run
+// stops by the time another may start. stop ends the renewals and releases
+// the lease.
 func (l *Lease) Keep(ctx context.Context) (kept context.Context, stop func()) {
 	kctx, cancel := context.WithCancelCause(ctx)
+	// The expiry cancels the run unless a renewal moved it, whether or not
+	// the renewal under way has returned.
+	expiry := time.AfterFunc(l.until.Sub(l.now()), func() {
+		cancel(fmt.Errorf("%w: the lease expired before a renewal succeeded", ErrLeaseLost))
+	})
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -167,7 +180,6 @@ func (l *Lease) Keep(ctx context.Context) (kept context.Context, stop func()) {
 		defer wg.Done()
 		tk := time.NewTicker(l.ttl / 3)
 		defer tk.Stop()
-		renewed := time.Now()
 		for {
 			select {
 			case <-quit:
@@ -176,23 +188,23 @@ func (l *Lease) Keep(ctx context.Context) (kept context.Context, stop func()) {
 				return
 			case <-tk.C:
 			}
-			err := l.Renew(kctx)
+			rctx, rcancel := context.WithTimeout(kctx, l.until.Sub(l.now()))
+			err := l.Renew(rctx)
+			rcancel()
 			switch {
 			case errors.Is(err, ErrLeaseLost):
 				cancel(err)
 				return
-			case err == nil:
-				renewed = time.Now()
-			case time.Since(renewed) >= l.ttl:
-				cancel(fmt.Errorf("%w: renewing failed for %s: %v", ErrLeaseLost, l.ttl, err))
-				return
+			case err == nil && expiry.Stop():
+				expiry.Reset(l.until.Sub(l.now()))
 			}
 		}
 	}()
 	return kctx, func() {
 		close(quit)
-		wg.Wait()
+		expiry.Stop()
 		cancel(nil)
+		wg.Wait()
 		_ = l.Release(context.WithoutCancel(ctx))
 	}
 }

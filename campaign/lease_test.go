@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cclab/eval"
 )
 
 // testLease: while one scheduler runs a campaign a second one (another
@@ -118,4 +120,44 @@ func stealAfterStart(t *testing.T, st *Store, f *fakeRunner) context.Context {
 	}()
 	t.Cleanup(func() { close(f.started) })
 	return context.Background()
+}
+
+// TestLeaseRenewalHangs: a run whose renewals hang (another handle holds
+// SQLite's write lock: each renewal waits for it, up to the store's busy
+// timeout of minutes) cancels its transfers with ErrLeaseLost once its
+// lease expires, not when a renewal gives up.
+func TestLeaseRenewalHangs(t *testing.T) {
+	db := sqliteDB(t)
+	st := openTestStore(t, db)
+	f := newFake(t, 1)
+	f.block = make(chan struct{}) // transfers run until cancelled
+	f.started = make(chan string)
+	release := make(chan struct{})
+	locked := make(chan error, 1)
+	t0 := time.Now()
+	go func() {
+		<-f.started
+		other := openTestStore(t, db)
+		locked <- other.SQL.InTx(context.Background(), true, func(eval.SQLTx) error {
+			<-release // held until the run's transfer was cancelled
+			return nil
+		})
+	}()
+	stopped := make(chan time.Duration, 1)
+	r := runnerFunc(func(ctx context.Context, tr Transfer) (*Outcome, error) {
+		o, err := f.Run(ctx, tr)
+		select {
+		case stopped <- time.Since(t0):
+			close(release)
+		default:
+		}
+		return o, err
+	})
+	_, err := (&Scheduler{Spec: testSpec(t, 2, 1, 1, ""), Store: st, Runner: r, LeaseTTL: 300 * time.Millisecond}).Run(context.Background())
+	if lerr := <-locked; lerr != nil {
+		t.Fatal(lerr)
+	}
+	if took := <-stopped; !errors.Is(err, ErrLeaseLost) || took > time.Minute {
+		t.Errorf("run whose renewals hang: got %v, its transfer cancelled after %v; want ErrLeaseLost and the cancel well before the busy timeout (2 min)", err, took)
+	}
 }
