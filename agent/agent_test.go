@@ -242,23 +242,16 @@ func TestReplayedHandshake(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := startAgent(t, Config{Creds: tc.agent})
-			conn, err := net.Dial("tcp", a.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
+			conn, cb := dialTLS(t, a.Addr().String())
 			rec := &recorder{Conn: conn}
-			if _, err := clientHandshake(rec, tc.client); err != nil {
+			if _, err := clientHandshake(rec, tc.client, cb); err != nil {
 				t.Fatalf("the original handshake: %v", err)
 			}
 			conn.Close()
 			if len(rec.frames) != 2 {
 				t.Fatalf("recorded %d frames, want hello and auth", len(rec.frames))
 			}
-			replay, err := net.Dial("tcp", a.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer replay.Close()
+			replay, _ := dialTLS(t, a.Addr().String())
 			replay.SetDeadline(time.Now().Add(30 * time.Second))
 			if _, err := replay.Write(rec.frames[0]); err != nil {
 				t.Fatal(err)
@@ -269,7 +262,7 @@ func TestReplayedHandshake(t *testing.T) {
 			if _, err := replay.Write(rec.frames[1]); err != nil {
 				t.Fatal(err)
 			}
-			_, err = handshakeMessage(replay, tOK)
+			_, err := handshakeMessage(replay, tOK)
 			if !errors.Is(err, ErrUnauthorized) {
 				t.Errorf("replayed auth: got %v, want ErrUnauthorized", err)
 			}

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -64,7 +66,7 @@ func Dial(ctx context.Context, addr string, creds *Credentials) (*Client, error)
 		addr = net.JoinHostPort(addr, fmt.Sprint(DefaultPort))
 	}
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", addr, err)
 	}
@@ -72,22 +74,53 @@ func Dial(ctx context.Context, addr string, creds *Credentials) (*Client, error)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
 	}
-	conn.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-	name, err := clientHandshake(conn, creds)
+	raw.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
+	fb := &firstBytes{Conn: raw}
+	conn := tls.Client(fb, clientTLS())
+	name, err := clientAuthenticate(conn, fb, creds)
 	stop()
 	if err != nil {
-		conn.Close()
+		raw.Close()
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
 		return nil, fmt.Errorf("agent %s: %w", addr, err)
 	}
-	conn.SetDeadline(time.Time{})
+	raw.SetDeadline(time.Time{})
 	c := &Client{conn: conn, addr: addr, name: name, pending: map[uint64]chan *message{}, done: make(chan struct{})}
 	go c.read()
 	go c.keepalive()
 	return c, nil
+}
+
+// clientAuthenticate runs the TLS handshake and the cclab handshake bound
+// to it. An agent of control protocol v1 (plain text), which answers the
+// TLS ClientHello with a v1 error message, gives an error wrapping
+// ErrVersion and ErrUnauthorized (a campaign does not retry it). An agent
+// over its -max-conns or -max-handshakes says so in a plain-text frame
+// before TLS (refuseBusy).
+func clientAuthenticate(conn *tls.Conn, fb *firstBytes, creds *Credentials) (string, error) {
+	if err := conn.Handshake(); err != nil {
+		if b, ok := fb.plainFrame(err); ok {
+			var m plainMessage
+			switch {
+			case json.Unmarshal(b, &m) != nil:
+			case m.V == 1:
+				return "", fmt.Errorf("%w: %w: the agent speaks control protocol v1 (no TLS), this side v2: upgrade cclab on the agent's host (the agent said: %s)", ErrUnauthorized, ErrVersion, m.Error)
+			case m.V == Version && m.Type == tError:
+				// A refusal before TLS: -max-conns or -max-handshakes.
+				return "", fmt.Errorf("%w: %s", errPeerRefused, m.Error)
+			}
+		}
+		return "", fmt.Errorf("TLS handshake: %w", err)
+	}
+	fb.handshakeDone()
+	cb, err := channelBinding(conn)
+	if err != nil {
+		return "", fmt.Errorf("TLS handshake: %w", err)
+	}
+	return clientHandshake(conn, creds, cb)
 }
 
 // Addr returns the agent's control address.

@@ -2,10 +2,13 @@
 // measurement campaigns (docs/campaigns.md, "Agents"), and its client.
 //
 // An agent listens for control connections (TCP, default port 5310) and
-// runs a perf receiver on its data port (UDP). A client — the campaign
-// scheduler — authenticates both ends (handshake.go: a pre-shared key with
-// HMAC-SHA256 over both sides' nonces, or Ed25519 keys with an
-// authorized-keys file on each side), then asks agents to receive or send
+// runs a perf receiver on its data port (UDP). A control connection runs
+// inside TLS 1.3 with an ephemeral self-signed certificate (tls.go); a
+// client — the campaign scheduler — authenticates both ends inside it
+// (handshake.go: a pre-shared key with HMAC-SHA256 over both sides' nonces,
+// or Ed25519 keys with an authorized-keys file on each side, every proof
+// bound to the TLS session by its RFC 9266 tls-exporter channel binding),
+// then asks agents to receive or send
 // transfers with a given controller, recovery, size or duration, and to
 // answer time requests for clock offsets. RunTransfer drives one transfer
 // between two agents and returns the sender's and receiver's JSON summaries,
@@ -13,7 +16,7 @@
 //
 // # Control protocol
 //
-// Every message is JSON after a 4-byte big-endian length (at most
+// Inside TLS, every message is JSON after a 4-byte big-endian length (at most
 // MaxRequest bytes to an agent, MaxReply from it), carrying the protocol
 // Version, a type and a request ID the answer echoes. After the handshake
 // (hello, challenge, auth, ok) the client sends requests that may run

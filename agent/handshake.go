@@ -1,21 +1,25 @@
 package agent
 
-// Mutual authentication of a control connection (docs/campaigns.md, "Keys").
-// The client speaks first; each side proves its key over both nonces, so a
-// recorded handshake is worth nothing on a new connection (the agent's nonce
-// is fresh, single use, and lives only in that connection's handshake).
+// Mutual authentication of a control connection (docs/campaigns.md, "Keys"),
+// inside its TLS 1.3 session (tls.go). The client speaks first; each side
+// proves its key over the session's channel binding CB (RFC 9266
+// tls-exporter) and both nonces, so a recorded handshake is worth nothing on
+// a new connection (the agent's nonce is fresh, single use, and lives only
+// in that connection's handshake), and a handshake relayed by a man in the
+// middle between two TLS sessions does not verify (the two sessions'
+// CBs differ).
 //
 //	client → hello     {method, key (psk: its name), nonce: Nc}
 //	agent  → challenge {nonce: Na, proof: Pa, pubkey (ed25519: the agent's)}
 //	client → auth      {proof: Pc, pubkey (ed25519: the client's)}
 //	agent  → ok        {name: the client's name} | error {code: unauthorized}
 //
-// PSK (HMAC-SHA256, psk.MAC): Pa = HMAC(K, labelAgent || Nc || Na),
-// Pc = HMAC(K, labelClient || Nc || Na).
-// Ed25519 (RFC 8032, crypto/ed25519): Pa = Sign(agent key, labelAgent || Nc ||
-// Na || agent public key), Pc = Sign(client key, labelClient || Nc || Na ||
-// agent public key || client public key); each side accepts the other's public
-// key only if its authorized-keys file lists it.
+// PSK (HMAC-SHA256, psk.MAC): Pa = HMAC(K, labelAgent || CB || Nc || Na),
+// Pc = HMAC(K, labelClient || CB || Nc || Na).
+// Ed25519 (RFC 8032, crypto/ed25519): Pa = Sign(agent key, labelAgent || CB ||
+// Nc || Na || agent public key), Pc = Sign(client key, labelClient || CB || Nc
+// || Na || agent public key || client public key); each side accepts the
+// other's public key only if its authorized-keys file lists it.
 
 import (
 	"bytes"
@@ -31,8 +35,8 @@ import (
 
 // Transcript labels (domain separation of the two proofs and from perf's).
 const (
-	labelAgent  = "cclab agent v1 agent\x00"
-	labelClient = "cclab agent v1 client\x00"
+	labelAgent  = "cclab agent v2 agent\x00"
+	labelClient = "cclab agent v2 client\x00"
 )
 
 // transcript is label || the parts, the bytes an Ed25519 proof signs.
@@ -72,10 +76,11 @@ func handshakeMessage(conn net.Conn, typ string) (*message, error) {
 }
 
 // clientHandshake authenticates both ends from the client's side and
-// returns the agent's name. When the agent fails to prove its key, the
-// agent is told so (it counts the failed handshake as an unauthorized peer).
-func clientHandshake(conn net.Conn, c *Credentials) (string, error) {
-	name, err := clientProve(conn, c)
+// returns the agent's name; cb is the TLS session's channel binding. When
+// the agent fails to prove its key, the agent is told so (it counts the
+// failed handshake as an unauthorized peer).
+func clientHandshake(conn net.Conn, c *Credentials, cb []byte) (string, error) {
+	name, err := clientProve(conn, c, cb)
 	if err != nil && errors.Is(err, ErrUnauthorized) && !errors.Is(err, errPeerRefused) {
 		_ = writeFrame(conn, &message{Type: tError, Code: codeUnauthorized, Error: "the client does not accept this agent: " + err.Error()})
 	}
@@ -83,7 +88,7 @@ func clientHandshake(conn net.Conn, c *Credentials) (string, error) {
 }
 
 // clientProve is clientHandshake's exchange.
-func clientProve(conn net.Conn, c *Credentials) (string, error) {
+func clientProve(conn net.Conn, c *Credentials, cb []byte) (string, error) {
 	cn := psk.NewNonce()
 	hello := &message{Type: tHello, Nonce: hex.EncodeToString(cn)}
 	var key []byte
@@ -117,18 +122,18 @@ func clientProve(conn net.Conn, c *Credentials) (string, error) {
 		if name, known = c.peer(apub); !known {
 			return "", fmt.Errorf("%w: the agent's key %s is not in this side's -authorized-keys", ErrUnauthorized, Fingerprint(apub))
 		}
-		if !ed25519.Verify(apub, transcript(labelAgent, cn, an, apub), proof) {
+		if !ed25519.Verify(apub, transcript(labelAgent, cb, cn, an, apub), proof) {
 			return "", fmt.Errorf("%w: the agent's signature does not verify (not the agent %q holds the key of)", ErrUnauthorized, name)
 		}
 		cpub := c.PublicKey()
 		auth.PubKey = hex.EncodeToString(cpub)
-		auth.Proof = hex.EncodeToString(ed25519.Sign(c.identity, transcript(labelClient, cn, an, apub, cpub)))
+		auth.Proof = hex.EncodeToString(ed25519.Sign(c.identity, transcript(labelClient, cb, cn, an, apub, cpub)))
 	} else {
-		if !hmac.Equal(proof, psk.MAC(key, labelAgent, cn, an)) {
+		if !hmac.Equal(proof, psk.MAC(key, labelAgent, cb, cn, an)) {
 			return "", fmt.Errorf("%w: the agent does not hold key %q (wrong -psk-file, or not the agent you meant)", ErrUnauthorized, hello.Key)
 		}
 		name = hello.Key
-		auth.Proof = hex.EncodeToString(psk.MAC(key, labelClient, cn, an))
+		auth.Proof = hex.EncodeToString(psk.MAC(key, labelClient, cb, cn, an))
 	}
 	if err := writeFrame(conn, auth); err != nil {
 		return "", err
@@ -145,9 +150,10 @@ type errUnauthorizedPeer struct{ msg string }
 func (e errUnauthorizedPeer) Error() string { return e.msg }
 
 // serverHandshake authenticates both ends from the agent's side and returns
-// the client's name; an errUnauthorizedPeer error means the client did not
-// prove a key this agent accepts.
-func serverHandshake(conn net.Conn, c *Credentials) (string, error) {
+// the client's name (cb: the TLS session's channel binding); an
+// errUnauthorizedPeer error means the client did not prove a key this agent
+// accepts.
+func serverHandshake(conn net.Conn, c *Credentials, cb []byte) (string, error) {
 	hello, err := handshakeMessage(conn, tHello)
 	if err != nil {
 		return "", err
@@ -168,14 +174,14 @@ func serverHandshake(conn net.Conn, c *Credentials) (string, error) {
 		if !ok {
 			return "", errUnauthorizedPeer{fmt.Sprintf("unknown key %q (not in this agent's -psk-file)", hello.Key)}
 		}
-		ch.Proof = hex.EncodeToString(psk.MAC(key, labelAgent, cn, an))
+		ch.Proof = hex.EncodeToString(psk.MAC(key, labelAgent, cb, cn, an))
 	case methodEd25519:
 		if c.identity == nil {
 			return "", errUnauthorizedPeer{"this agent has no Ed25519 identity (-identity, -authorized-keys)"}
 		}
 		apub = c.PublicKey()
 		ch.PubKey = hex.EncodeToString(apub)
-		ch.Proof = hex.EncodeToString(ed25519.Sign(c.identity, transcript(labelAgent, cn, an, apub)))
+		ch.Proof = hex.EncodeToString(ed25519.Sign(c.identity, transcript(labelAgent, cb, cn, an, apub)))
 	default:
 		return "", fmt.Errorf("%w: method %q, want %s or %s", errBadMessage, hello.Method, methodPSK, methodEd25519)
 	}
@@ -191,7 +197,7 @@ func serverHandshake(conn net.Conn, c *Credentials) (string, error) {
 		return "", errUnauthorizedPeer{"malformed proof"}
 	}
 	if hello.Method == methodPSK {
-		if !hmac.Equal(proof, psk.MAC(key, labelClient, cn, an)) {
+		if !hmac.Equal(proof, psk.MAC(key, labelClient, cb, cn, an)) {
 			return "", errUnauthorizedPeer{fmt.Sprintf("wrong key %q", hello.Key)}
 		}
 		return hello.Key, nil
@@ -207,7 +213,7 @@ func serverHandshake(conn net.Conn, c *Credentials) (string, error) {
 	if bytes.Equal(cpub, apub) {
 		return "", errUnauthorizedPeer{"the client presented this agent's own key"}
 	}
-	if !ed25519.Verify(cpub, transcript(labelClient, cn, an, apub, cpub), proof) {
+	if !ed25519.Verify(cpub, transcript(labelClient, cb, cn, an, apub, cpub), proof) {
 		return "", errUnauthorizedPeer{fmt.Sprintf("the signature of %q does not verify", name)}
 	}
 	return name, nil

@@ -12,7 +12,9 @@ import (
 )
 
 // Version is the control protocol's version, carried in every message.
-const Version = 1
+// Version 2 runs inside TLS 1.3 with the handshake bound to the session
+// (tls.go); version 1 was plain text.
+const Version = 2
 
 // Message size bounds, bytes (the 4-byte length prefix not counted).
 const (

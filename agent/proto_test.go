@@ -14,21 +14,21 @@ func TestDecodeMessage(t *testing.T) {
 		in      string
 		wantErr string // substring; "" for success
 	}{
-		{`{"v":1,"type":"ping","id":3}`, ""},
-		{`{"v":1,"type":"collect","id":3,"token":"` + tok + `"}`, ""},
-		{`{"v":1,"type":"receive","id":1,"spec":{"id":"a","receiver_host":"h","cc":"reno","bytes":1000}}`, ""},
-		{`{"v":2,"type":"ping"}`, "protocol version 2"},
-		{`{"v":1,"type":"shell"}`, "unknown type"},
-		{`{"v":1,"type":"ping"`, "bad control message"},
-		{`{"v":1,"type":"collect","token":"` + strings.ToUpper(tok) + `"}`, "lower-case hex"},
-		{`{"v":1,"type":"collect","token":"abcd"}`, "token"},
-		{`{"v":1,"type":"ready","data_port":70000}`, "data_port"},
-		{`{"v":1,"type":"send","spec":{"id":"a","receiver_host":"h","bytes":1000,"seconds":3}}`, "exactly one"},
-		{`{"v":1,"type":"send","spec":{"id":"","receiver_host":"h","bytes":1000}}`, "id"},
-		{`{"v":1,"type":"send","spec":{"id":"a","receiver_host":"h","seconds":99999}}`, "seconds"},
-		{`{"v":1,"type":"send","spec":{"id":"a","receiver_host":"h","bytes":-1}}`, "bytes"},
-		{`{"v":1,"type":"send","spec":{"id":"a","receiver_host":"h","bytes":1,"max_datagram":20}}`, "max_datagram"},
-		{`{"v":1,"type":"hello","key":"` + strings.Repeat("k", 300) + `"}`, "longer than"},
+		{`{"v":2,"type":"ping","id":3}`, ""},
+		{`{"v":2,"type":"collect","id":3,"token":"` + tok + `"}`, ""},
+		{`{"v":2,"type":"receive","id":1,"spec":{"id":"a","receiver_host":"h","cc":"reno","bytes":1000}}`, ""},
+		{`{"v":1,"type":"ping"}`, "protocol version 1"},
+		{`{"v":2,"type":"shell"}`, "unknown type"},
+		{`{"v":2,"type":"ping"`, "bad control message"},
+		{`{"v":2,"type":"collect","token":"` + strings.ToUpper(tok) + `"}`, "lower-case hex"},
+		{`{"v":2,"type":"collect","token":"abcd"}`, "token"},
+		{`{"v":2,"type":"ready","data_port":70000}`, "data_port"},
+		{`{"v":2,"type":"send","spec":{"id":"a","receiver_host":"h","bytes":1000,"seconds":3}}`, "exactly one"},
+		{`{"v":2,"type":"send","spec":{"id":"","receiver_host":"h","bytes":1000}}`, "id"},
+		{`{"v":2,"type":"send","spec":{"id":"a","receiver_host":"h","seconds":99999}}`, "seconds"},
+		{`{"v":2,"type":"send","spec":{"id":"a","receiver_host":"h","bytes":-1}}`, "bytes"},
+		{`{"v":2,"type":"send","spec":{"id":"a","receiver_host":"h","bytes":1,"max_datagram":20}}`, "max_datagram"},
+		{`{"v":2,"type":"hello","key":"` + strings.Repeat("k", 300) + `"}`, "longer than"},
 	} {
 		_, err := decodeMessage([]byte(tc.in))
 		switch {
@@ -62,9 +62,9 @@ func TestFrameBound(t *testing.T) {
 // FuzzDecodeMessage: the decoder never panics, and what it accepts
 // survives a round trip through writeFrame and readFrame unchanged.
 func FuzzDecodeMessage(f *testing.F) {
-	f.Add([]byte(`{"v":1,"type":"hello","method":"psk","key":"lab","nonce":"000102030405060708090a0b0c0d0e0f"}`))
-	f.Add([]byte(`{"v":1,"type":"time","id":9,"t1":1700000000000000000}`))
-	f.Add([]byte(`{"v":1,"type":"send","id":2,"token":"` + strings.Repeat("0f", tokenBytes) + `","addr":"h:5311","spec":{"id":"c/1/2","receiver_host":"h","cc":"reno","recovery":"sack","seconds":1.5,"qlog":true}}`))
+	f.Add([]byte(`{"v":2,"type":"hello","method":"psk","key":"lab","nonce":"000102030405060708090a0b0c0d0e0f"}`))
+	f.Add([]byte(`{"v":2,"type":"time","id":9,"t1":1700000000000000000}`))
+	f.Add([]byte(`{"v":2,"type":"send","id":2,"token":"` + strings.Repeat("0f", tokenBytes) + `","addr":"h:5311","spec":{"id":"c/1/2","receiver_host":"h","cc":"reno","recovery":"sack","seconds":1.5,"qlog":true}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeMessage(b)
 		if err != nil {

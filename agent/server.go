@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -103,7 +104,8 @@ type Stats struct {
 	Busy            uint64 `json:"busy"`             // closed at once: -max-conns or -max-handshakes reached
 	Authenticated   uint64 `json:"authenticated"`    // handshakes that succeeded
 	Unauthorized    uint64 `json:"unauthorized"`     // peers refused: unknown or wrong key, bad proof, replayed handshake
-	HandshakeFailed uint64 `json:"handshake_failed"` // handshakes that failed otherwise (timeout, malformed, closed)
+	HandshakeFailed uint64 `json:"handshake_failed"` // handshakes that failed otherwise (timeout, malformed, closed, TLS)
+	OldProtocol     uint64 `json:"old_protocol"`     // clients refused for speaking control protocol v1 (no TLS)
 	BadMessages     uint64 `json:"bad_messages"`     // malformed or unexpected control messages (the connection is closed)
 	Refused         uint64 `json:"refused"`          // requests refused: a bad spec, a cap, busy
 	Sent            uint64 `json:"sent"`             // transfers sent that succeeded
@@ -120,6 +122,7 @@ type Stats struct {
 type Server struct {
 	cfg     Config
 	ln      net.Listener
+	tls     *tls.Config // the control connections' TLS (tls.go)
 	data    *perf.Server
 	qlogDir string // private directory of the qlogs in flight ("": none)
 
@@ -171,6 +174,9 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxTransfers), conns: make(chan struct{}, cfg.MaxConns),
 		handshakes: make(chan struct{}, cfg.MaxHandshakes), expect: map[string]*expected{}, open: map[net.Conn]struct{}{},
 		claimWait: claimTimeout, grace: transferGrace, idle: idleTimeout}
+	if s.tls, err = serverTLS(); err != nil {
+		return nil, fmt.Errorf("TLS certificate: %v", err)
+	}
 	if cfg.QlogMax > 0 {
 		if s.qlogDir, err = os.MkdirTemp("", "cclab-agent-qlog-"); err != nil {
 			return nil, fmt.Errorf("qlog directory: %v", err)
@@ -292,24 +298,33 @@ func (s *Server) refuseBusy(c net.Conn, msg string) {
 	c.Close()
 }
 
-// handle authenticates a control connection and serves its requests.
-func (s *Server) handle(ctx context.Context, c net.Conn) {
+// handle authenticates a control connection (TLS, then the cclab handshake
+// bound to the TLS session, both within handshakeTimeout) and serves its
+// requests.
+func (s *Server) handle(ctx context.Context, raw net.Conn) {
 	select {
 	case s.handshakes <- struct{}{}:
 	default:
 		s.count(func(st *Stats) { st.Busy++ })
-		s.refuseBusy(c, fmt.Sprintf("%d handshakes already in progress (-max-handshakes)", s.cfg.MaxHandshakes))
+		s.refuseBusy(raw, fmt.Sprintf("%d handshakes already in progress (-max-handshakes)", s.cfg.MaxHandshakes))
 		return
 	}
-	c.SetDeadline(time.Now().Add(handshakeTimeout))
-	name, err := serverHandshake(c, s.cfg.Creds)
+	raw.SetDeadline(time.Now().Add(handshakeTimeout))
+	fb := &firstBytes{Conn: raw}
+	c := tls.Server(fb, s.tls)
+	name, err := s.authenticate(ctx, c, fb)
 	<-s.handshakes
 	if err != nil {
-		if isUnauthorized(err) {
+		switch {
+		case errors.Is(err, errOldProtocol):
+		case errors.Is(err, errTLS):
+			s.count(func(st *Stats) { st.HandshakeFailed++ })
+			s.logf("agent: handshake with %v failed: %v", c.RemoteAddr(), err)
+		case isUnauthorized(err):
 			s.count(func(st *Stats) { st.Unauthorized++ })
 			s.logf("agent: refused %v: %v", c.RemoteAddr(), err)
 			_ = writeFrame(c, &message{Type: tError, Code: codeUnauthorized, Error: err.Error()})
-		} else {
+		default:
 			s.count(func(st *Stats) { st.HandshakeFailed++ })
 			s.logf("agent: handshake with %v failed: %v", c.RemoteAddr(), err)
 			_ = writeFrame(c, &message{Type: tError, Code: codeBad, Error: err.Error()})
@@ -320,12 +335,41 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 		s.count(func(st *Stats) { st.HandshakeFailed++ })
 		return
 	}
-	c.SetDeadline(time.Time{})
+	raw.SetDeadline(time.Time{})
 	s.count(func(st *Stats) { st.Authenticated++ })
 	s.logf("agent: %v authenticated as %q", c.RemoteAddr(), name)
 	sess := &session{s: s, conn: c, peer: name, reqs: map[uint64]context.CancelFunc{}}
 	sess.serve(ctx)
 }
+
+// errTLS marks a failed TLS handshake (counted as HandshakeFailed, no
+// error message: the peer speaks no TLS we could answer in).
+var errTLS = errors.New("TLS handshake")
+
+// authenticate runs the TLS handshake and the cclab handshake bound to it.
+// A client of control protocol v1 (plain text) is answered in its own
+// format and refused (Stats.OldProtocol).
+func (s *Server) authenticate(ctx context.Context, c *tls.Conn, fb *firstBytes) (string, error) {
+	if err := c.HandshakeContext(ctx); err != nil {
+		var m plainMessage
+		if b, ok := fb.plainFrame(err); ok && json.Unmarshal(b, &m) == nil && m.V == 1 {
+			s.count(func(st *Stats) { st.OldProtocol++ })
+			s.logf("agent: refused %v: it speaks control protocol v1 (no TLS); this agent speaks v%d", c.RemoteAddr(), Version)
+			refuseV1(fb.Conn)
+			return "", errOldProtocol
+		}
+		return "", fmt.Errorf("%w: %w", errTLS, err)
+	}
+	fb.handshakeDone()
+	cb, err := channelBinding(c)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errTLS, err)
+	}
+	return serverHandshake(c, s.cfg.Creds, cb)
+}
+
+// errOldProtocol is authenticate's error for a v1 client, already answered.
+var errOldProtocol = errors.New("control protocol v1")
 
 // Idle and message timeouts of an authenticated connection.
 const (

@@ -52,7 +52,7 @@ type Runner interface {
 const (
 	CauseDialRefused  = "dial_refused"   // an agent's control port refused the connection
 	CauseDial         = "dial_error"     // an agent could not be reached otherwise (no route, name, TLS/handshake)
-	CauseUnauthorized = "unauthorized"   // an agent refused our credentials or we refused its (not retried within a run)
+	CauseUnauthorized = "unauthorized"   // an agent refused our credentials or we refused its, or it speaks another control protocol version (not retried within a run)
 	CauseTimeout      = "timeout"        // the transfer did not finish within schedule.timeout
 	CauseTransfer     = "transfer_error" // the agents reported a failed transfer
 )

@@ -1,0 +1,396 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/tls"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cclab/internal/psk"
+)
+
+// dialTLS opens a TLS control connection to addr (closed when the test
+// ends) and returns it with its channel binding.
+func dialTLS(t *testing.T, addr string) (*tls.Conn, []byte) {
+	t.Helper()
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.SetDeadline(time.Now().Add(30 * time.Second))
+	c := tls.Client(raw, clientTLS())
+	t.Cleanup(func() { raw.Close() })
+	if err := c.Handshake(); err != nil {
+		t.Fatalf("TLS handshake: %v", err)
+	}
+	cb, err := channelBinding(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cb
+}
+
+// tcpProxy relays TCP connections to target and records what crosses it in
+// each direction; tamper, when set, may change a chunk going to target
+// before it is relayed.
+type tcpProxy struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	up     bytes.Buffer // client → target
+	down   bytes.Buffer // target → client
+	tamper func(b []byte)
+}
+
+func startProxy(t *testing.T, target string) *tcpProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{ln: ln}
+	var wg sync.WaitGroup
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		p.mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			conns = append(conns, c, u)
+			p.mu.Unlock()
+			wg.Add(2)
+			go func() { defer wg.Done(); p.relay(u, c, &p.up, true) }()
+			go func() { defer wg.Done(); p.relay(c, u, &p.down, false) }()
+		}
+	}()
+	return p
+}
+
+// relay copies from src to dst, recording (and tampering with the upstream).
+func (p *tcpProxy) relay(dst, src net.Conn, rec *bytes.Buffer, upstream bool) {
+	defer dst.Close()
+	b := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(b)
+		if n > 0 {
+			p.mu.Lock()
+			rec.Write(b[:n])
+			if upstream && p.tamper != nil {
+				p.tamper(b[:n])
+			}
+			p.mu.Unlock()
+			if _, werr := dst.Write(b[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *tcpProxy) addr() string { return p.ln.Addr().String() }
+
+// recorded returns both directions' bytes.
+func (p *tcpProxy) recorded() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append(append([]byte(nil), p.up.Bytes()...), p.down.Bytes()...)
+}
+
+// TestControlEncrypted: an on-path observer of both control connections of
+// a transfer sees none of the requests' text: not the message types, the
+// key's name, the spec's ID or controller, nor the transfer's admission
+// token.
+func TestControlEncrypted(t *testing.T) {
+	creds := pskCreds(t, "labkey "+hexKeyA)
+	a := startAgent(t, Config{Creds: creds})
+	b := startAgent(t, Config{Creds: creds})
+	pa, pb := startProxy(t, a.Addr().String()), startProxy(t, b.Addr().String())
+	send, err := Dial(context.Background(), pa.addr(), creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer send.Close()
+	recv, err := Dial(context.Background(), pb.addr(), creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
+	spec := TransferSpec{ID: "campaign-secret/7/42", ReceiverHost: "127.0.0.1", CC: "cubic", Recovery: "sack", Bytes: 200_000}
+	res, err := RunTransfer(context.Background(), send, recv, spec)
+	if err != nil {
+		t.Fatalf("RunTransfer through the observer: %v", err)
+	}
+	checkTransfer(t, res, 200_000)
+	for name, rec := range map[string][]byte{"sending agent's": pa.recorded(), "receiving agent's": pb.recorded()} {
+		if len(rec) < 1000 {
+			t.Fatalf("%s connection: only %d bytes recorded", name, len(rec))
+		}
+		secrets := []string{`"type"`, "hello", "receive", "collect", "labkey", spec.ID, "cubic", "sack", "cclab agent v"}
+		for _, s := range secrets {
+			if bytes.Contains(rec, []byte(s)) {
+				t.Errorf("%s connection: %q visible on the wire", name, s)
+			}
+		}
+	}
+}
+
+// TestTamperedByte: one byte changed on the wire after authentication ends
+// the connection (TLS record integrity); the tampered request is not run.
+func TestTamperedByte(t *testing.T) {
+	creds := pskCreds(t, "lab "+hexKeyA)
+	a := startAgent(t, Config{Creds: creds})
+	p := startProxy(t, a.Addr().String())
+	c, err := Dial(context.Background(), p.addr(), creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Stats(context.Background()); err != nil {
+		t.Fatalf("a request before tampering: %v", err)
+	}
+	p.mu.Lock()
+	p.tamper = func(b []byte) {
+		b[len(b)-1] ^= 0x01
+		p.tamper = nil
+	}
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = c.Stats(ctx)
+	if !errors.Is(err, ErrClosed) {
+		t.Errorf("the tampered request: got %v, want ErrClosed (the agent drops the connection)", err)
+	}
+	if st := waitStats(t, a, func(st Stats) bool { return st.Conns == 0 }); st.Conns != 0 {
+		t.Errorf("agent: %d connections open, want 0", st.Conns)
+	}
+}
+
+// tlsMITM terminates TLS towards the client with its own certificate, opens
+// its own TLS session to the agent and relays the plain text between the
+// two: every byte of the cclab handshake passes unchanged.
+func tlsMITM(t *testing.T, agentAddr string) string {
+	t.Helper()
+	cfg, err := serverTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := tls.Dial("tcp", agentAddr, clientTLS())
+			if err != nil {
+				c.Close()
+				continue
+			}
+			wg.Add(2)
+			go func() { defer wg.Done(); io.Copy(u, c); u.Close() }()
+			go func() { defer wg.Done(); io.Copy(c, u); c.Close() }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestMITMRefused: a man in the middle that relays the handshake across two
+// TLS sessions is refused by the client (the agent's proof covers the other
+// session's channel binding), PSK and Ed25519; the agent counts the refusal.
+func TestMITMRefused(t *testing.T) {
+	ps, ks := newKey(t)
+	pa, ka := newKey(t)
+	for _, tc := range []struct {
+		name          string
+		agent, client *Credentials
+	}{
+		{"psk", pskCreds(t, "lab "+hexKeyA), pskCreds(t, "lab "+hexKeyA)},
+		{"ed25519", Ed25519Credentials(ka, map[string]ed25519.PublicKey{"s": ps}), Ed25519Credentials(ks, map[string]ed25519.PublicKey{"a": pa})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := startAgent(t, Config{Creds: tc.agent})
+			if c, err := Dial(context.Background(), a.Addr().String(), tc.client); err != nil {
+				t.Fatalf("direct Dial: %v", err)
+			} else {
+				c.Close()
+			}
+			c, err := Dial(context.Background(), tlsMITM(t, a.Addr().String()), tc.client)
+			if err == nil {
+				c.Close()
+				t.Fatal("Dial through a TLS-terminating relay: authenticated, want ErrUnauthorized")
+			}
+			if !errors.Is(err, ErrUnauthorized) {
+				t.Errorf("Dial through a TLS-terminating relay: got %v, want ErrUnauthorized", err)
+			}
+			st := waitStats(t, a, func(st Stats) bool { return st.Unauthorized == 1 })
+			if st.Unauthorized != 1 || st.Authenticated != 1 {
+				t.Errorf("agent stats %+v: want 1 authenticated (direct), 1 unauthorized (relayed)", st)
+			}
+		})
+	}
+}
+
+// TestAgentChecksBinding: the agent refuses a client proof made with the
+// right key over another TLS session's channel binding (what a relaying man
+// in the middle could at best obtain).
+func TestAgentChecksBinding(t *testing.T) {
+	creds := pskCreds(t, "lab "+hexKeyA)
+	a := startAgent(t, Config{Creds: creds})
+	key, _ := creds.keys.Key("lab")
+	for _, tc := range []struct {
+		name   string
+		other  bool // the proof covers another session's binding
+		wantOK bool
+	}{{"this session", false, true}, {"another session", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, cb := dialTLS(t, a.Addr().String())
+			if tc.other {
+				_, cb = dialTLS(t, a.Addr().String())
+			}
+			cn := psk.NewNonce()
+			if err := writeFrame(conn, &message{Type: tHello, Method: methodPSK, Key: "lab", Nonce: hex.EncodeToString(cn)}); err != nil {
+				t.Fatal(err)
+			}
+			ch, err := handshakeMessage(conn, tChallenge)
+			if err != nil {
+				t.Fatal(err)
+			}
+			an, _ := psk.DecodeNonce(ch.Nonce)
+			if err := writeFrame(conn, &message{Type: tAuth, Proof: hex.EncodeToString(psk.MAC(key, labelClient, cb, cn, an))}); err != nil {
+				t.Fatal(err)
+			}
+			_, err = handshakeMessage(conn, tOK)
+			if got := err == nil; got != tc.wantOK {
+				t.Errorf("authenticated %v (%v), want %v", got, err, tc.wantOK)
+			}
+			if !tc.wantOK && !errors.Is(err, ErrUnauthorized) {
+				t.Errorf("got %v, want ErrUnauthorized", err)
+			}
+		})
+	}
+}
+
+// v1Frame encodes a control message of protocol version 1: plain text.
+func v1Frame(v any) []byte {
+	b, _ := json.Marshal(v)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+}
+
+// readPlain reads one plain-text frame.
+func readPlain(t *testing.T, c net.Conn) plainMessage {
+	t.Helper()
+	b, err := readFrame(c, MaxRequest)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	var m plainMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("answer %q: %v", b, err)
+	}
+	return m
+}
+
+// TestV1ClientRefused: a scheduler of control protocol v1 (plain text) gets
+// an answer it understands (a v1 unauthorized error naming v2), and the
+// agent counts and logs it.
+func TestV1ClientRefused(t *testing.T) {
+	var logs []string
+	var mu sync.Mutex
+	a := startAgent(t, Config{Creds: pskCreds(t, "lab "+hexKeyA), Logf: func(f string, args ...any) {
+		mu.Lock()
+		logs = append(logs, f)
+		mu.Unlock()
+	}})
+	c, err := net.Dial("tcp", a.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	hello := map[string]any{"v": 1, "type": "hello", "method": "psk", "key": "lab", "nonce": hex.EncodeToString(psk.NewNonce())}
+	if _, err := c.Write(v1Frame(hello)); err != nil {
+		t.Fatal(err)
+	}
+	m := readPlain(t, c)
+	if m.V != 1 || m.Type != tError || m.Code != codeUnauthorized || !strings.Contains(m.Error, "v2") {
+		t.Errorf("answer to a v1 hello: %+v, want a v1 unauthorized error naming v2", m)
+	}
+	st := waitStats(t, a, func(st Stats) bool { return st.OldProtocol == 1 })
+	if st.OldProtocol != 1 || st.Authenticated != 0 {
+		t.Errorf("stats %+v: want 1 old-protocol refusal", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(strings.Join(logs, "\n"), "control protocol v1") {
+		t.Errorf("log %q: no line about the v1 client", logs)
+	}
+}
+
+// TestV1AgentRefused: a v2 client dialling an agent of control protocol v1
+// (which reads the TLS ClientHello as a frame length over its bound and
+// answers with a plain-text error) fails at once with ErrVersion.
+func TestV1AgentRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		var hdr [4]byte
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+			return
+		}
+		// The v1 agent's readFrame: "bad control message: length N, want 1..65536 bytes".
+		msg := fmt.Sprintf("bad control message: length %d, want 1..65536 bytes", binary.BigEndian.Uint32(hdr[:]))
+		c.Write(v1Frame(map[string]any{"v": 1, "type": "error", "code": "bad", "error": msg}))
+	}()
+	_, err = Dial(context.Background(), ln.Addr().String(), pskCreds(t, "lab "+hexKeyA))
+	if !errors.Is(err, ErrVersion) || !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("Dial to a v1 agent: got %v, want ErrVersion and ErrUnauthorized", err)
+	}
+	if !strings.Contains(err.Error(), "v1") {
+		t.Errorf("error %q does not name the agent's version", err)
+	}
+}
