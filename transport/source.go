@@ -87,41 +87,46 @@ func (s *PatternSource) put(b uint64, q *[64]byte) {
 	binary.LittleEndian.PutUint64(q[56:], m^k[7])
 }
 
-// match reports whether q holds block b.
-func (s *PatternSource) match(b uint64, q *[64]byte) bool {
-	m := s.mix(b)
-	k := &s.key
-	d := binary.LittleEndian.Uint64(q[0:]) ^ k[0] ^ m
-	d |= binary.LittleEndian.Uint64(q[8:]) ^ k[1] ^ m
-	d |= binary.LittleEndian.Uint64(q[16:]) ^ k[2] ^ m
-	d |= binary.LittleEndian.Uint64(q[24:]) ^ k[3] ^ m
-	d |= binary.LittleEndian.Uint64(q[32:]) ^ k[4] ^ m
-	d |= binary.LittleEndian.Uint64(q[40:]) ^ k[5] ^ m
-	d |= binary.LittleEndian.Uint64(q[48:]) ^ k[6] ^ m
-	d |= binary.LittleEndian.Uint64(q[56:]) ^ k[7] ^ m
-	return d == 0
-}
-
 // Fill writes the stream bytes at [off, off+len(p)) into p.
 func (s *PatternSource) Fill(off int64, p []byte) {
 	if len(p) == 0 {
 		return
 	}
 	b := uint64(off) / 64
-	var t [64]byte
 	if r := uint64(off) % 64; r != 0 || len(p) < 64 {
+		var t [64]byte
 		s.put(b, &t) // a partial first block
 		p = p[copy(p, t[r:]):]
 		b++
 	}
-	for len(p) >= 64 {
-		s.put(b, (*[64]byte)(p))
-		p = p[64:]
-		b++
-	}
-	if len(p) > 0 {
-		s.put(b, &t) // a partial last block
+	n := len(p) &^ 63
+	s.fillBlocks(b, p[:n])
+	if p = p[n:]; len(p) > 0 {
+		var t [64]byte
+		s.put(b+uint64(n/64), &t) // a partial last block
 		copy(p, t[:])
+	}
+}
+
+// fillBlocks writes the whole blocks b, b+1, ... into p, len(p) a multiple
+// of 64: put's work in Fill's hot loop, where b*golden advances by
+// addition.
+func (s *PatternSource) fillBlocks(b uint64, p []byte) {
+	k := &s.key
+	x := b * golden
+	for i := 0; i+64 <= len(p); i += 64 {
+		hi, lo := bits.Mul64(x^s.seed, mixK)
+		m := hi ^ lo
+		q := (*[64]byte)(p[i : i+64])
+		binary.LittleEndian.PutUint64(q[0:], m^k[0])
+		binary.LittleEndian.PutUint64(q[8:], m^k[1])
+		binary.LittleEndian.PutUint64(q[16:], m^k[2])
+		binary.LittleEndian.PutUint64(q[24:], m^k[3])
+		binary.LittleEndian.PutUint64(q[32:], m^k[4])
+		binary.LittleEndian.PutUint64(q[40:], m^k[5])
+		binary.LittleEndian.PutUint64(q[48:], m^k[6])
+		binary.LittleEndian.PutUint64(q[56:], m^k[7])
+		x += golden
 	}
 }
 
@@ -133,8 +138,8 @@ func (s *PatternSource) Equal(off int64, p []byte) bool {
 		return true
 	}
 	b := uint64(off) / 64
-	var t [64]byte
 	if r := uint64(off) % 64; r != 0 || len(p) < 64 {
+		var t [64]byte
 		s.put(b, &t) // a partial first block
 		n := min(len(p), 64-int(r))
 		if string(p[:n]) != string(t[r:int(r)+n]) {
@@ -143,16 +148,39 @@ func (s *PatternSource) Equal(off int64, p []byte) bool {
 		p = p[n:]
 		b++
 	}
-	for len(p) >= 64 {
-		if !s.match(b, (*[64]byte)(p)) {
-			return false
-		}
-		p = p[64:]
-		b++
+	n := len(p) &^ 63
+	if !s.equalBlocks(b, p[:n]) {
+		return false
 	}
-	if len(p) > 0 {
-		s.put(b, &t) // a partial last block
+	if p = p[n:]; len(p) > 0 {
+		var t [64]byte
+		s.put(b+uint64(n/64), &t) // a partial last block
 		return string(p) == string(t[:len(p)])
 	}
 	return true
+}
+
+// equalBlocks reports whether p, len(p) a multiple of 64, holds the whole
+// blocks b, b+1, ...: Equal's hot loop, as fillBlocks (eight loads and
+// XORs a block); the differences of all blocks are gathered into one word,
+// tested once at the end.
+func (s *PatternSource) equalBlocks(b uint64, p []byte) bool {
+	k := &s.key
+	x := b * golden
+	var d uint64
+	for i := 0; i+64 <= len(p); i += 64 {
+		hi, lo := bits.Mul64(x^s.seed, mixK)
+		m := hi ^ lo
+		q := (*[64]byte)(p[i : i+64])
+		d |= binary.LittleEndian.Uint64(q[0:]) ^ k[0] ^ m
+		d |= binary.LittleEndian.Uint64(q[8:]) ^ k[1] ^ m
+		d |= binary.LittleEndian.Uint64(q[16:]) ^ k[2] ^ m
+		d |= binary.LittleEndian.Uint64(q[24:]) ^ k[3] ^ m
+		d |= binary.LittleEndian.Uint64(q[32:]) ^ k[4] ^ m
+		d |= binary.LittleEndian.Uint64(q[40:]) ^ k[5] ^ m
+		d |= binary.LittleEndian.Uint64(q[48:]) ^ k[6] ^ m
+		d |= binary.LittleEndian.Uint64(q[56:]) ^ k[7] ^ m
+		x += golden
+	}
+	return d == 0
 }
