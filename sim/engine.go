@@ -6,9 +6,10 @@
 // The engine is single-threaded and deterministic: events fire in time order
 // and events scheduled for the same instant fire in the order they were
 // scheduled. In steady state it does not allocate: events are 16-byte values
-// (instant, sequence number, payload slot) in a two-level calendar queue
-// (queue.go) with the payloads (handler, argument) in a slot table, and
-// handlers are small interface values.
+// (instant, sequence number, payload slot) in a ladder queue (queue.go)
+// with the payloads (handler, argument) in a slot table, and handlers are
+// small interface values; a Timer's events point at the timer itself
+// (Engine.timers), which Step runs directly.
 package sim
 
 import (
@@ -42,17 +43,27 @@ type payload struct {
 
 // Engine is a virtual clock and an event queue.
 type Engine struct {
-	now   clock.Time
-	q     queue
-	slots []payload // by node.slot
-	free  []uint32  // unused slots, reused last-freed first (warm in cache)
-	fired uint64    // events fired so far
-	late  uint64    // events scheduled in the past (run at now instead)
+	now    clock.Time
+	q      queue
+	slots  []payload // by node.slot (events given to Schedule)
+	free   []uint32  // unused slots, reused last-freed first (warm in cache)
+	timers []*Timer  // by node.slot&^timerSlot (events of Timers)
+	fired  uint64    // events fired so far
+	late   uint64    // events scheduled in the past (run at now instead)
 }
+
+// timerSlot marks a node that is a Timer's event: its slot (without the
+// mark) indexes Engine.timers instead of Engine.slots. A timer keeps its
+// index for good (timers live as long as the simulation), so its events
+// need no payload slot taken and given back per event, and Step runs the
+// timer directly instead of through the Handler interface.
+const timerSlot = 1 << 31
 
 // NewEngine returns an engine whose clock reads clock.Start.
 func NewEngine() *Engine {
-	return &Engine{now: clock.Start, q: newQueue(math.MaxUint32), slots: make([]payload, 0, 1024)}
+	e := &Engine{now: clock.Start, q: newQueue(math.MaxUint32), slots: make([]payload, 0, 1024)}
+	e.q.renumbered = e.renumbered
+	return e
 }
 
 // Now returns the current virtual time.
@@ -110,14 +121,23 @@ func (e *Engine) Step() bool {
 	if !ok {
 		return false
 	}
-	p := &e.slots[top.slot]
+	e.fire(top)
+	return true
+}
+
+// fire runs the event x just popped from the queue.
+func (e *Engine) fire(x node) {
+	e.now = x.at
+	e.fired++
+	if x.slot&timerSlot != 0 {
+		e.timers[x.slot&^timerSlot].fire(x.at, x.seq)
+		return
+	}
+	p := &e.slots[x.slot]
 	h, arg := p.h, p.arg
 	p.h = nil // drop the handler reference
-	e.free = append(e.free, top.slot)
-	e.now = top.at
-	e.fired++
-	h.Fire(top.at, arg)
-	return true
+	e.free = append(e.free, x.slot)
+	h.Fire(x.at, arg)
 }
 
 // RunFor fires every event due within d of Now, then advances the clock to
@@ -130,11 +150,11 @@ func (e *Engine) RunFor(d time.Duration) {
 // (if t is later than Now).
 func (e *Engine) RunUntilTime(t clock.Time) {
 	for {
-		x, ok := e.q.peek()
-		if !ok || x.at > t {
+		x, ok := e.q.popUntil(t)
+		if !ok {
 			break
 		}
-		e.Step()
+		e.fire(x)
 	}
 	if t > e.now {
 		e.now = t
@@ -174,15 +194,18 @@ func (e *Engine) RunUntilOrTimeout(pred func() bool, deadline clock.Time) bool {
 // Deadline and the driver keeps a Timer at it. Re-arming later than the
 // pending event does not schedule anything new (the pending event re-arms
 // itself when it fires early); re-arming earlier schedules a new event and
-// makes the old one stale via a generation counter. So a timer has at most a
-// few events in the queue however often it is re-armed.
+// makes the old one stale: the timer remembers the sequence number of its
+// live event (the queue's, unique among queued events), and an event of
+// the timer with another one is ignored. So a timer has at most a few
+// events in the queue however often it is re-armed.
 type Timer struct {
 	e       *Engine
 	h       Handler
 	arg     uint64
-	gen     uint64     // generation of the live scheduled event
 	pending clock.Time // time of the live scheduled event; Never if none
 	want    clock.Time // when the handler should run; Never if disarmed
+	seq     uint32     // queue sequence number of the live scheduled event (if pending is not Never)
+	slot    uint32     // index in Engine.timers plus one; 0 until first scheduled
 }
 
 // NewTimer returns a disarmed timer that calls h.Fire(now, arg) when due.
@@ -192,7 +215,9 @@ func (e *Engine) NewTimer(h Handler, arg uint64) *Timer {
 	return t
 }
 
-// InitTimer initialises a Timer in place (for timers embedded in other structs).
+// InitTimer initialises a Timer in place (for timers embedded in other
+// structs). A timer is initialised once; the engine keeps a reference to
+// it from its first event on.
 func (e *Engine) InitTimer(t *Timer, h Handler, arg uint64) {
 	*t = Timer{e: e, h: h, arg: arg}
 }
@@ -210,17 +235,26 @@ func (t *Timer) Set(at clock.Time) {
 	if t.pending != clock.Never && t.pending <= at {
 		return // the pending event will fire first and re-arm
 	}
-	t.gen++
+	t.schedule(at)
+}
+
+// schedule queues the timer's live event at at (not before Now).
+func (t *Timer) schedule(at clock.Time) {
+	e := t.e
+	if t.slot == 0 {
+		e.timers = append(e.timers, t)
+		t.slot = uint32(len(e.timers))
+	}
 	t.pending = at
-	t.e.Schedule(at, t, t.gen)
+	t.seq = e.q.push(at, (t.slot-1)|timerSlot)
 }
 
 // When returns the instant the timer is armed for, or clock.Never.
 func (t *Timer) When() clock.Time { return t.want }
 
-// Fire implements Handler for the timer's own queue entries.
-func (t *Timer) Fire(now clock.Time, gen uint64) {
-	if gen != t.gen {
+// fire runs the timer's queue entry with sequence number seq.
+func (t *Timer) fire(now clock.Time, seq uint32) {
+	if seq != t.seq || t.pending == clock.Never {
 		return // stale: superseded by an earlier re-arm
 	}
 	t.pending = clock.Never
@@ -228,11 +262,19 @@ func (t *Timer) Fire(now clock.Time, gen uint64) {
 	case t.want == clock.Never:
 		return
 	case t.want > now:
-		t.gen++
-		t.pending = t.want
-		t.e.Schedule(t.want, t, t.gen)
+		t.schedule(t.want)
 		return
 	}
 	t.want = clock.Never
 	t.h.Fire(now, t.arg)
+}
+
+// renumbered is the queue's renumbering hook (queue.renumbered): every
+// armed timer's live event has a new sequence number.
+func (e *Engine) renumbered(newSeq func(old uint32) uint32) {
+	for _, t := range e.timers {
+		if t.pending != clock.Never {
+			t.seq = newSeq(t.seq)
+		}
+	}
 }

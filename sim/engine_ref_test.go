@@ -82,3 +82,50 @@ func (q *refQueue) Step() bool {
 	ev.h.Fire(ev.at, ev.arg)
 	return true
 }
+
+// refTimer is the engine's former Timer (a generation counter tells its
+// live event from stale ones), on refQueue: the reference of
+// TestTimerMatchesReference.
+type refTimer struct {
+	q       *refQueue
+	h       Handler
+	arg     uint64
+	gen     uint64
+	pending clock.Time
+	want    clock.Time
+}
+
+func (t *refTimer) Set(at clock.Time) {
+	t.want = at
+	if at == clock.Never {
+		return
+	}
+	if at < t.q.now {
+		at = t.q.now
+		t.want = at
+	}
+	if t.pending != clock.Never && t.pending <= at {
+		return
+	}
+	t.gen++
+	t.pending = at
+	t.q.Schedule(at, t, t.gen)
+}
+
+func (t *refTimer) Fire(now clock.Time, gen uint64) {
+	if gen != t.gen {
+		return
+	}
+	t.pending = clock.Never
+	switch {
+	case t.want == clock.Never:
+		return
+	case t.want > now:
+		t.gen++
+		t.pending = t.want
+		t.q.Schedule(t.want, t, t.gen)
+		return
+	}
+	t.want = clock.Never
+	t.h.Fire(now, t.arg)
+}

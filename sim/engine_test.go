@@ -455,3 +455,66 @@ func TestEngineSteadyStateNoAlloc(t *testing.T) {
 		t.Errorf("allocations per event got %v, want 0", got)
 	}
 }
+
+// timerLoad is a set of timers whose handlers log each firing and re-arm
+// 1–3 random timers (itself or others) earlier, later, at the same instant,
+// or disarm them: many stale events and re-arms in flight.
+type timerLoad struct {
+	now    func() clock.Time
+	timers []interface{ Set(clock.Time) }
+	rng    *rand.Rand
+	log    []ev
+}
+
+func (l *timerLoad) Fire(now clock.Time, arg uint64) {
+	l.log = append(l.log, ev{now, arg})
+	for range 1 + l.rng.IntN(3) {
+		t := l.timers[l.rng.IntN(len(l.timers))]
+		switch k := l.rng.IntN(10); {
+		case k == 0:
+			t.Set(clock.Never)
+		case k == 1:
+			t.Set(now)
+		default:
+			t.Set(now.Add(time.Duration(1+l.rng.IntN(1000)) * time.Microsecond))
+		}
+	}
+}
+
+// TestTimerMatchesReference: timers fire exactly as the former
+// generation-counted timers on the reference queue, with sequence numbers
+// renumbered often (a small maxSeq: a timer's live event is known by its
+// sequence number, which renumbering changes).
+func TestTimerMatchesReference(t *testing.T) {
+	for _, maxSeq := range []uint32{math.MaxUint32, 50, 1000} {
+		e := NewEngine()
+		e.q.maxSeq = maxSeq
+		ref := &refQueue{now: clock.Start}
+		a := &timerLoad{now: e.Now, rng: rand.New(rand.NewPCG(3, 4))}
+		b := &timerLoad{now: ref.Now, rng: rand.New(rand.NewPCG(3, 4))}
+		for i := range 40 {
+			a.timers = append(a.timers, e.NewTimer(a, uint64(i)))
+			b.timers = append(b.timers, &refTimer{q: ref, h: b, arg: uint64(i)})
+		}
+		for i := range 40 {
+			at := clock.Start.Add(time.Duration(i) * 7 * time.Microsecond)
+			a.timers[i].Set(at)
+			b.timers[i].Set(at)
+		}
+		for len(a.log) < 100000 {
+			okA, okB := e.Step(), ref.Step()
+			if okA != okB {
+				t.Fatalf("maxSeq %d: engine had an event %v, reference %v", maxSeq, okA, okB)
+			}
+			if !okA {
+				break
+			}
+		}
+		if !slices.Equal(a.log, b.log) {
+			t.Fatalf("maxSeq %d: firings differ (got %d, want %d)", maxSeq, len(a.log), len(b.log))
+		}
+		if len(a.log) < 100000 {
+			t.Errorf("maxSeq %d: only %d firings, want a long run", maxSeq, len(a.log))
+		}
+	}
+}

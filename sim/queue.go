@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 
@@ -61,6 +62,10 @@ type queue struct {
 
 	seq    uint32 // sequence number of the latest event pushed
 	maxSeq uint32 // renumber when seq reaches it (math.MaxUint32; lower in tests)
+	// renumbered, if set, is called after a renumbering with the map from
+	// a queued event's former sequence number to its new one (Engine's
+	// timers remember their live event's).
+	renumbered func(newSeq func(old uint32) uint32)
 }
 
 // entry is an event waiting in a bucket or in far.
@@ -120,8 +125,9 @@ func newQueue(maxSeq uint32) queue {
 // len returns the number of queued events.
 func (q *queue) len() int { return len(q.near) - heapBase + q.n }
 
-// push queues an event; at must not be earlier than the last popped event.
-func (q *queue) push(at clock.Time, slot uint32) {
+// push queues an event and returns its sequence number; at must not be
+// earlier than the last popped event.
+func (q *queue) push(at clock.Time, slot uint32) uint32 {
 	if q.seq >= q.maxSeq {
 		q.renumber()
 	}
@@ -139,7 +145,7 @@ func (q *queue) push(at clock.Time, slot uint32) {
 		if len(q.near)-heapBase > q.nearCap {
 			q.demote()
 		}
-		return
+		return x.seq
 	}
 	q.n++
 	for k := q.nr - 1; k >= 0; k-- {
@@ -147,10 +153,11 @@ func (q *queue) push(at clock.Time, slot uint32) {
 		if at < r.end {
 			q.add(&r.buckets[uint64(at-r.base)>>r.shift], x)
 			r.n++
-			return
+			return x.seq
 		}
 	}
 	q.add(&q.far, x)
+	return x.seq
 }
 
 // add appends x to l in a new arena entry.
@@ -188,11 +195,18 @@ func (q *queue) peek() (node, bool) {
 
 // pop removes and returns the earliest event; ok is false if the queue is
 // empty.
-func (q *queue) pop() (node, bool) {
+func (q *queue) pop() (node, bool) { return q.popUntil(math.MaxInt64) }
+
+// popUntil is pop if the earliest event is due at or before t; ok is
+// false if there is none.
+func (q *queue) popUntil(t clock.Time) (node, bool) {
 	if len(q.near) == heapBase && !q.refill() {
 		return node{}, false
 	}
 	top := q.near[heapBase]
+	if top.at > t {
+		return node{}, false
+	}
 	last := len(q.near) - 1
 	if last > heapBase {
 		q.down(q.near[last], last)
@@ -423,11 +437,15 @@ func (q *queue) renumber() {
 	}
 	each(func(x *node) { seqs = append(seqs, x.seq) })
 	slices.Sort(seqs)
-	each(func(x *node) {
-		r, _ := slices.BinarySearch(seqs, x.seq)
-		x.seq = uint32(r + 1)
-	})
+	newSeq := func(old uint32) uint32 {
+		r, _ := slices.BinarySearch(seqs, old)
+		return uint32(r + 1)
+	}
+	each(func(x *node) { x.seq = newSeq(x.seq) })
 	q.seq = uint32(len(seqs))
+	if q.renumbered != nil {
+		q.renumbered(newSeq)
+	}
 }
 
 // addSat returns t + n<<shift, or the largest Time if that overflows.
