@@ -160,6 +160,62 @@ func checkScoreboard(t *testing.T, sb *Scoreboard) {
 	if pipe != sb.Pipe() || sacked != sb.SackedBytes() || lost != sb.LostBytes() {
 		t.Fatalf("scoreboard counters pipe %d sacked %d lost %d, recount %d %d %d", sb.Pipe(), sb.SackedBytes(), sb.LostBytes(), pipe, sacked, lost)
 	}
+	if err := sb.checkLinks(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkLinks verifies the scoreboard's derived structures against its
+// marks: the transmission-ordered list holds exactly the segments neither
+// SACKed nor lost, in increasing SendSeq, with consistent links; every
+// SACKed segment's skip covers SACKed segments only.
+func (sb *Scoreboard) checkLinks() error {
+	members := 0
+	for i := 0; i < sb.count; i++ {
+		s := sb.Seg(i)
+		if !s.Sacked && !s.Lost {
+			members++
+		}
+		if s.Sacked {
+			if s.skip == 0 || i+int(s.skip) > sb.count {
+				return fmt.Errorf("segment %d of %d: skip %d", i, sb.count, s.skip)
+			}
+			for j := i; j < i+int(s.skip); j++ {
+				if !sb.Seg(j).Sacked {
+					return fmt.Errorf("segment %d skips %d to %d over un-SACKed %d", i, s.skip, i+int(s.skip), j)
+				}
+			}
+		}
+	}
+	n := 0
+	var prev uint32
+	var prevSeq uint64
+	for p := sb.tsHead; p != 0; p = sb.at(p).tsNext {
+		s := sb.at(p)
+		i := (int(p) - 1 - sb.head) & (len(sb.segs) - 1)
+		switch {
+		case i >= sb.count:
+			return fmt.Errorf("list holds ring position %d, not outstanding", p-1)
+		case s.Sacked || s.Lost:
+			return fmt.Errorf("list holds segment %d (sacked %v, lost %v)", i, s.Sacked, s.Lost)
+		case s.tsPrev != prev:
+			return fmt.Errorf("segment %d: prev link %d, want %d", i, s.tsPrev, prev)
+		case n > 0 && s.SendSeq <= prevSeq:
+			return fmt.Errorf("segment %d: SendSeq %d after %d", i, s.SendSeq, prevSeq)
+		}
+		prev, prevSeq = p, s.SendSeq
+		n++
+		if n > sb.count {
+			return fmt.Errorf("list longer than the scoreboard (a cycle)")
+		}
+	}
+	if prev != sb.tsTail {
+		return fmt.Errorf("list tail %d, last member %d", sb.tsTail, prev)
+	}
+	if n != members {
+		return fmt.Errorf("list holds %d segments, %d are neither SACKed nor lost", n, members)
+	}
+	return nil
 }
 
 // TestScoreboardConsistency checks the counters after impaired transfers.

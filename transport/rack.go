@@ -151,10 +151,36 @@ func (k *rackState) detectAndArm(x *Ctx, inRecovery bool, dupThresh int) bool {
 // before RACK.xmit (RACK_sent_after, by transmission order) is lost once
 // xmit_ts + RACK.rtt + reo_wnd has passed; it returns the longest remaining
 // wait of the others and whether any was marked.
+//
+// As RFC 8985's implementation notes allow, it walks only the segments it
+// may mark: those neither SACKed nor marked lost, in transmission order
+// (the scoreboard's list), up to the first sent after RACK.xmit. If one of
+// them is due, markLosses marks them all in stream order (the order of the
+// PacketLost events), scanning the scoreboard.
 func (k *rackState) detectLoss(x *Ctx, reoWnd time.Duration) (time.Duration, bool) {
 	if k.xmitSeq == 0 {
 		return 0, false
 	}
+	var timeout time.Duration
+	sb := x.SB
+	for p := sb.tsHead; p != 0; {
+		s := sb.at(p)
+		if s.SendSeq >= k.xmitSeq {
+			break // (the segment of RACK.xmit itself is delivered: not in the list)
+		}
+		remaining := s.SentAt.Add(k.rtt + reoWnd).Sub(x.Now)
+		if remaining <= 0 {
+			return k.markLosses(x, reoWnd)
+		}
+		timeout = max(timeout, remaining)
+		p = s.tsNext
+	}
+	return timeout, false
+}
+
+// markLosses is detectLoss by a scan of the scoreboard in stream order,
+// marking the segments due.
+func (k *rackState) markLosses(x *Ctx, reoWnd time.Duration) (time.Duration, bool) {
 	var timeout time.Duration
 	marked := false
 	a, b := x.SB.runs() // segments 0.. in order (MarkLost changes marks, not the ring)

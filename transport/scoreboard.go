@@ -12,11 +12,14 @@ type Segment struct {
 	Off     uint64     // stream offset of the first payload byte
 	Len     int        // payload bytes
 	Fin     bool       // carries the FIN (occupies one extra unit of acknowledgement space)
+	skip    uint32     // if Sacked: the segments from this one's index i to i+skip-1 are all SACKed (>= 1; Scoreboard.pastSacked)
 	SentAt  clock.Time // time of the latest (re)transmission
 	TS      uint32     // timestamp sent with the latest (re)transmission, µs
+	tsNext  uint32     // the next segment in the transmission-ordered list (Scoreboard.tsHead), as ring position + 1; 0: none
 	Retrans int        // number of retransmissions
 	Sacked  bool       // selectively acknowledged
 	Lost    bool       // marked lost and not retransmitted since
+	tsPrev  uint32     // the previous segment in the transmission-ordered list, as tsNext
 	SendSeq uint64     // transmission order of the latest (re)transmission (1, 2, ... per connection)
 	rate    rateStamp  // delivery state when (re)sent (ratesample.go)
 }
@@ -51,6 +54,14 @@ type Scoreboard struct {
 	lostIdx int    // no segment below this index is marked lost
 	sends   uint64 // transmissions so far (last SendSeq given)
 	highSSq uint64 // highest SendSeq among never-retransmitted segments ever SACKed
+	// tsHead and tsTail are the ends of the transmission-ordered list of
+	// the outstanding segments neither SACKed nor marked lost, in
+	// increasing SendSeq, linked through Segment.tsNext and tsPrev (ring
+	// positions + 1; 0: empty). It is the time-sorted list of RFC 8985's
+	// implementation notes (Linux tsorted_sent_queue): RACK's loss
+	// detection visits only the segments it may mark (rack.go), not every
+	// SACKed one below them.
+	tsHead, tsTail uint32
 
 	pool *Buffers // where segment buffers come from and go back to (nil: allocated)
 }
@@ -163,16 +174,88 @@ func (sb *Scoreboard) push(s Segment) {
 		ns := sb.pool.segments(n)
 		for i := 0; i < sb.count; i++ {
 			ns[i] = *sb.Seg(i)
+			ns[i].tsNext, ns[i].tsPrev = sb.moved(ns[i].tsNext), sb.moved(ns[i].tsPrev)
 		}
+		sb.tsHead, sb.tsTail = sb.moved(sb.tsHead), sb.moved(sb.tsTail)
 		sb.release()
 		sb.segs, sb.head = ns, 0
 	}
 	sb.sends++
 	s.SendSeq = sb.sends
-	sb.segs[(sb.head+sb.count)&(len(sb.segs)-1)] = s
+	p := sb.pos(sb.count)
+	sb.segs[p-1] = s
 	sb.count++
 	sb.nxt = s.Off + uint64(s.Len)
 	sb.pipe += s.Len
+	sb.tsAppend(p)
+}
+
+// pos returns the ring position + 1 of segment i (a list link).
+func (sb *Scoreboard) pos(i int) uint32 { return uint32((sb.head+i)&(len(sb.segs)-1)) + 1 }
+
+// at returns the segment at list link p (ring position + 1, not 0).
+func (sb *Scoreboard) at(p uint32) *Segment { return &sb.segs[p-1] }
+
+// moved returns list link p after push copied the ring into a new buffer
+// with segment 0 at position 0.
+func (sb *Scoreboard) moved(p uint32) uint32 {
+	if p == 0 {
+		return 0
+	}
+	return uint32((int(p)-1-sb.head)&(len(sb.segs)-1)) + 1
+}
+
+// tsAppend adds segment p (a link), just (re)sent, at the list's tail.
+func (sb *Scoreboard) tsAppend(p uint32) {
+	s := sb.at(p)
+	s.tsPrev, s.tsNext = sb.tsTail, 0
+	if sb.tsTail != 0 {
+		sb.at(sb.tsTail).tsNext = p
+	} else {
+		sb.tsHead = p
+	}
+	sb.tsTail = p
+}
+
+// tsInsert adds segment p (a link) in SendSeq order, searching forward
+// from after member `after` (0: from the head), which must have a smaller
+// SendSeq.
+func (sb *Scoreboard) tsInsert(p, after uint32) {
+	s := sb.at(p)
+	next := sb.tsHead
+	if after != 0 {
+		next = sb.at(after).tsNext
+	}
+	for next != 0 && sb.at(next).SendSeq < s.SendSeq {
+		after, next = next, sb.at(next).tsNext
+	}
+	s.tsPrev, s.tsNext = after, next
+	if after != 0 {
+		sb.at(after).tsNext = p
+	} else {
+		sb.tsHead = p
+	}
+	if next != 0 {
+		sb.at(next).tsPrev = p
+	} else {
+		sb.tsTail = p
+	}
+}
+
+// tsRemove takes segment p (a link, a member) out of the list.
+func (sb *Scoreboard) tsRemove(p uint32) {
+	s := sb.at(p)
+	if s.tsPrev != 0 {
+		sb.at(s.tsPrev).tsNext = s.tsNext
+	} else {
+		sb.tsHead = s.tsNext
+	}
+	if s.tsNext != 0 {
+		sb.at(s.tsNext).tsPrev = s.tsPrev
+	} else {
+		sb.tsTail = s.tsPrev
+	}
+	s.tsPrev, s.tsNext = 0, 0
 }
 
 // markLost marks segment i lost; it reports whether the mark is new.
@@ -184,6 +267,7 @@ func (sb *Scoreboard) markLost(i int) bool {
 	s.Lost = true
 	sb.lost += s.Len
 	sb.pipe -= s.Len
+	sb.tsRemove(sb.pos(i))
 	if i < sb.lostIdx {
 		sb.lostIdx = i
 	}
@@ -192,11 +276,14 @@ func (sb *Scoreboard) markLost(i int) bool {
 
 // retransmitted records that segment i was sent again.
 func (sb *Scoreboard) retransmitted(i int, now clock.Time, ts uint32) {
-	s := sb.Seg(i)
+	p := sb.pos(i)
+	s := sb.at(p)
 	if s.Lost {
 		s.Lost = false
 		sb.lost -= s.Len
 		sb.pipe += s.Len
+	} else if !s.Sacked {
+		sb.tsRemove(p) // sent again: it moves to the list's tail
 	}
 	// A segment retransmitted without a loss mark is still counted once.
 	s.Retrans++
@@ -204,27 +291,39 @@ func (sb *Scoreboard) retransmitted(i int, now clock.Time, ts uint32) {
 	s.SendSeq = sb.sends
 	s.SentAt = now
 	s.TS = ts
+	if !s.Sacked {
+		sb.tsAppend(p)
+	}
 }
 
 // sack marks segments fully inside [start, end) as SACKed and calls fn for
-// each newly SACKed one. It returns the newly SACKed bytes.
+// each newly SACKed one, in stream order. It returns the newly SACKed bytes.
+// Runs of segments SACKed before are jumped over (pastSacked): an ACK's
+// blocks mostly repeat what earlier ACKs reported.
 func (sb *Scoreboard) sack(start, end uint64, fn func(*Segment)) int {
 	i := sort.Search(sb.count, func(i int) bool { return sb.Seg(i).Off >= start })
 	n := 0
-	for ; i < sb.count; i++ {
-		s := sb.Seg(i)
+	for i < sb.count {
+		p := sb.pos(i)
+		s := sb.at(p)
+		if s.Sacked {
+			// (Segment ends increase with the index: a jump past SACKed
+			// segments ending beyond end still stops at one that does.)
+			i = sb.pastSacked(i)
+			continue
+		}
 		if s.End() > end {
 			break
 		}
-		if s.Sacked {
-			continue
-		}
 		s.Sacked = true
+		s.skip = 1
+		i++
 		if s.Lost {
 			s.Lost = false
 			sb.lost -= s.Len
 		} else {
 			sb.pipe -= s.Len
+			sb.tsRemove(p)
 		}
 		sb.sacked += s.Len
 		n += s.Len
@@ -239,6 +338,29 @@ func (sb *Scoreboard) sack(start, end uint64, fn func(*Segment)) int {
 		fn(s)
 	}
 	return n
+}
+
+// pastSacked returns the index of the first segment after SACKed segment i
+// that is not SACKed, or Count(). It follows the segments' skips (SACK
+// marks are never removed and segments leave only from index 0, so a
+// skip stays true) and shortens the path it took to one jump each (path
+// compression), so that repeated walks over a long SACKed run cost O(1).
+func (sb *Scoreboard) pastSacked(i int) int {
+	j := i
+	for j < sb.count {
+		s := sb.Seg(j)
+		if !s.Sacked {
+			break
+		}
+		j += int(s.skip)
+	}
+	for k := i; k < j; {
+		s := sb.Seg(k)
+		next := k + int(s.skip)
+		s.skip = uint32(j - k)
+		k = next
+	}
+	return j
 }
 
 // advance removes segments wholly below the cumulative ack, calling fn for
@@ -260,6 +382,7 @@ func (sb *Scoreboard) advance(cum uint64, fn func(*Segment)) int {
 		default:
 			sb.pipe -= s.Len
 			n += s.Len
+			sb.tsRemove(sb.pos(0))
 		}
 		fn(s)
 		sb.head = (sb.head + 1) & (len(sb.segs) - 1)

@@ -120,9 +120,7 @@ func (c *Conn) undoEpisode(now clock.Time) {
 	if cu, ok := c.cc.(ccalgo.Undoer); ok {
 		cu.Undo(now, u.priorCwnd, u.priorSsthresh)
 	}
-	for i := 0; i < c.sb.count; i++ {
-		c.sb.unmarkLost(i)
-	}
+	c.sb.unmarkLost()
 	c.ctx.Now = now
 	inRecovery := c.rec.InRecovery()
 	us.OnUndo(&c.ctx) // the strategy leaves its episode
@@ -138,13 +136,26 @@ func (c *Conn) undoEpisode(now clock.Time) {
 // found spurious and undone (event.RecoveryEndUndo).
 const RecoveryEndUndo = event.RecoveryEndUndo
 
-// unmarkLost clears the loss mark of segment i (an undone episode).
-func (sb *Scoreboard) unmarkLost(i int) {
-	s := sb.Seg(i)
-	if !s.Lost {
-		return
+// unmarkLost clears every loss mark (an undone episode). The segments
+// rejoin the transmission-ordered list in SendSeq order; each search goes
+// on from the previous one while their SendSeqs increase (never
+// retransmitted segments, in stream order), so the whole costs about one
+// walk of the list.
+func (sb *Scoreboard) unmarkLost() {
+	var prev uint32 // the segment last put back: the search for the next starts after it
+	for i := 0; i < sb.count; i++ {
+		p := sb.pos(i)
+		s := sb.at(p)
+		if !s.Lost {
+			continue
+		}
+		s.Lost = false
+		sb.lost -= s.Len
+		sb.pipe += s.Len
+		if prev != 0 && sb.at(prev).SendSeq > s.SendSeq {
+			prev = 0
+		}
+		sb.tsInsert(p, prev)
+		prev = p
 	}
-	s.Lost = false
-	sb.lost -= s.Len
-	sb.pipe += s.Len
 }

@@ -1,0 +1,115 @@
+package transport
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"cclab/clock"
+)
+
+// TestScoreboardRandomOps applies random sends, SACKs, loss marks,
+// retransmissions, cumulative advances and undos to a connection's
+// scoreboard and checks after each: the counters and derived structures
+// (checkScoreboard: the transmission-ordered list, the SACK skips), that
+// sack marks exactly the un-SACKed segments inside the block, in stream
+// order, and that RACK's detectLoss (which walks the list) marks and
+// waits as RACK_detect_loss defined over every segment (rackReference).
+func TestScoreboardRandomOps(t *testing.T) {
+	f := sackFixture(t, "rack", 4, 0)
+	c := f.c
+	sb := &c.sb
+	_, k := rackOf(t, f)
+	rng := rand.New(rand.NewPCG(7, 9))
+	now := f.now
+	checks := 0
+	for step := 0; step < 20000; step++ {
+		now = now.Add(time.Duration(rng.IntN(3)) * time.Millisecond)
+		n := sb.Count()
+		switch op := rng.IntN(20); {
+		case op < 6 || n == 0:
+			sb.push(Segment{Off: sb.Nxt(), Len: 100, SentAt: now})
+		case op < 11:
+			a := rng.IntN(n)
+			b := min(n, a+1+rng.IntN(8))
+			start, end := sb.Seg(a).Off, sb.Seg(b-1).End()
+			var want []uint64
+			for i := a; i < b; i++ {
+				if !sb.Seg(i).Sacked {
+					want = append(want, sb.Seg(i).Off)
+				}
+			}
+			var got []uint64
+			sb.sack(start, end, func(s *Segment) { got = append(got, s.Off) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("step %d: sack [%d, %d) marked %v, want %v", step, start, end, got, want)
+			}
+		case op < 13:
+			sb.markLost(rng.IntN(n))
+		case op < 16:
+			sb.retransmitted(rng.IntN(n), now, 0)
+		case op < 19:
+			sb.advance(sb.Seg(rng.IntN(min(n, 3))).End(), func(*Segment) {})
+		default:
+			sb.unmarkLost()
+		}
+		checkScoreboard(t, sb)
+		if sb.sends == 0 || rng.IntN(4) != 0 {
+			continue
+		}
+		k.xmitSeq = 1 + rng.Uint64N(sb.sends)
+		k.rtt = time.Duration(rng.IntN(20)) * time.Millisecond
+		reoWnd := time.Duration(rng.IntN(5)) * time.Millisecond
+		wantWait, wantLost := rackReference(sb, k.xmitSeq, k.rtt, reoWnd, now)
+		before := lostIndexes(sb)
+		c.ctx.Now = now
+		gotWait, marked := k.detectLoss(&c.ctx, reoWnd)
+		var newly []int
+		for _, i := range lostIndexes(sb) {
+			if !slices.Contains(before, i) {
+				newly = append(newly, i)
+			}
+		}
+		if gotWait != wantWait || marked != (len(wantLost) > 0) || !slices.Equal(newly, wantLost) {
+			t.Fatalf("step %d: detectLoss wait %v marked %v newly lost %v, want %v, %v, %v", step, gotWait, marked, newly, wantWait, len(wantLost) > 0, wantLost)
+		}
+		checkScoreboard(t, sb)
+		checks++
+	}
+	if checks < 1000 {
+		t.Fatalf("only %d detectLoss checks", checks)
+	}
+}
+
+// rackReference is RACK_detect_loss (RFC 8985 §6.2 step 5) over every
+// outstanding segment: the indexes due (neither SACKed nor lost, sent
+// before RACK.xmit, xmit_ts + rtt + reoWnd passed) and the longest wait of
+// the others.
+func rackReference(sb *Scoreboard, xmitSeq uint64, rtt, reoWnd time.Duration, now clock.Time) (time.Duration, []int) {
+	var wait time.Duration
+	var due []int
+	for i := 0; i < sb.Count(); i++ {
+		s := sb.Seg(i)
+		if s.Sacked || s.Lost || s.SendSeq >= xmitSeq {
+			continue
+		}
+		if r := s.SentAt.Add(rtt + reoWnd).Sub(now); r <= 0 {
+			due = append(due, i)
+		} else {
+			wait = max(wait, r)
+		}
+	}
+	return wait, due
+}
+
+// lostIndexes returns the indexes of the segments marked lost.
+func lostIndexes(sb *Scoreboard) []int {
+	var l []int
+	for i := 0; i < sb.Count(); i++ {
+		if sb.Seg(i).Lost {
+			l = append(l, i)
+		}
+	}
+	return l
+}
