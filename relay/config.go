@@ -85,7 +85,13 @@ type Config struct {
 	// traffic in either direction; 0 = 2 minutes.
 	ClientTimeout time.Duration
 	// Spin is how long before a deadline the scheduler stops sleeping and
-	// polls the clock; 0 = 150µs. Larger is more accurate and burns more CPU.
+	// polls the clock. 0 (the default) learns it: the scheduler measures how
+	// late its sleeps wake (the machine's wake-up latency, tens of µs in a
+	// VM) and stops sleeping that long before each instant, polling the
+	// clock only for what is left when a sleep ends early (wakeLead). A
+	// positive Spin is fixed (larger is more accurate and burns more CPU;
+	// ignored on one CPU or one P, where polling would take the readers'
+	// CPU); negative never polls (sleeps to each instant).
 	Spin time.Duration
 	// Coalesce is the least time between two writes of the scheduler,
 	// which releases the packets of delayed or rate-limited hops: packets
@@ -99,6 +105,12 @@ type Config struct {
 	// timer slack (Linux). It helps on an otherwise idle machine and hurts
 	// when CPUs are contended; off by default.
 	LockThread bool
+	// Realtime runs the scheduler on a locked OS thread with the SCHED_FIFO
+	// real-time policy at RealtimePriority (Linux; needs root or
+	// CAP_SYS_NICE: New fails otherwise), so that it runs as soon as its
+	// sleep ends instead of waiting for a CPU behind other programs' threads.
+	// The readers keep the normal policy.
+	Realtime bool
 	// NoOffload turns off UDP receive offload (GRO: a read may hold several
 	// datagrams of one sender) and segmentation offload on writes (GSO: one
 	// write entry per run of equal-sized datagrams to one destination),

@@ -8,10 +8,11 @@
 // reader that receives a batch offers it to the first hop, writing what
 // falls due between its messages, then itself delivers whatever is already
 // due (so an unshaped path forwards without a hand-off); the scheduler sleeps
-// (nanosleep with 1 ns timer slack on Linux) until shortly before the next
-// modelled instant, then polls the clock (not on one CPU or one P: there it
-// sleeps to the instant), so packets leave at their modelled instants rather
-// than at timer granularity.
+// (sleeper: ppoll with 1 ns timer slack on Linux, which a reader interrupts
+// when its packets fall due sooner) until a lead before the next modelled
+// instant, learned from how late its sleeps wake (wakeLead), then polls the
+// clock, so packets leave at their modelled instants rather than at the
+// machine's wake-up latency.
 package relay
 
 import (
@@ -82,6 +83,17 @@ type Counters struct {
 	ReadLateP99  time.Duration `json:"read_late_p99_ns"`
 	ReadLateP999 time.Duration `json:"read_late_p999_ns"`
 	ReadLateMax  time.Duration `json:"read_late_max_ns"`
+	// Sleep lateness: how late the scheduler's sleeps woke against the
+	// instant each asked for (the machine's wake-up latency at the time,
+	// timer slack included), per sleep that ran to its end; its histogram
+	// and percentiles (set in every snapshot). Lead is how long before an
+	// instant the scheduler stops sleeping (Config.Spin 0: learned from
+	// these, see wakeLead; else Spin), as of the latest snapshot.
+	SleepLateHist LateHist      `json:"-"`
+	SleepLateP50  time.Duration `json:"sleep_late_p50_ns"`
+	SleepLateP99  time.Duration `json:"sleep_late_p99_ns"`
+	SleepLateP999 time.Duration `json:"sleep_late_p999_ns"`
+	Lead          time.Duration `json:"lead_ns"`
 }
 
 // snapshot returns the counters with the lateness percentiles filled in.
@@ -90,6 +102,7 @@ func (r *Relay) snapshot() Counters {
 	c := r.cnt
 	c.LateP50, c.LateP99, c.LateP999 = c.LateHist.Quantile(0.5), c.LateHist.Quantile(0.99), c.LateHist.Quantile(0.999)
 	c.ReadLateP50, c.ReadLateP99, c.ReadLateP999 = c.ReadLateHist.Quantile(0.5), c.ReadLateHist.Quantile(0.99), c.ReadLateHist.Quantile(0.999)
+	c.SleepLateP50, c.SleepLateP99, c.SleepLateP999 = c.SleepLateHist.Quantile(0.5), c.SleepLateHist.Quantile(0.99), c.SleepLateHist.Quantile(0.999)
 	return c
 }
 
@@ -188,11 +201,19 @@ type Relay struct {
 	// datagrams) or one CPU (polling would compete with the readers'
 	// thread for it): it sleeps with nanosleep to the instant.
 	noSpin bool
+	// realtimeErr is why the scheduler's thread did not get the real-time
+	// policy (Config.Realtime), for the summary; nil if it did or was not
+	// asked to.
+	realtimeErr error
 
-	kick   chan struct{}
-	timer  *time.Timer // the scheduler's coarse timer, reused
+	// sl is the scheduler's precise, interruptible sleep; wakeAt is the
+	// instant it sleeps until (clock.Never: none), which a reader whose
+	// packets fall due sooner moves and wakes it (sl.wake).
+	sl     *sleeper
 	wakeAt atomic.Int64
-	done   chan struct{}
+	// lead is the learned wake-up lateness of the scheduler's sleeps
+	// (Config.Spin 0: it sleeps that much less and polls the rest).
+	lead   wakeLead
 	wg     sync.WaitGroup
 	closed atomic.Bool
 }
@@ -277,9 +298,6 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 	if cfg.ClientTimeout <= 0 {
 		cfg.ClientTimeout = 2 * time.Minute
 	}
-	if cfg.Spin <= 0 {
-		cfg.Spin = 150 * time.Microsecond
-	}
 	if cfg.Coalesce == 0 {
 		cfg.Coalesce = DefaultCoalesce
 	}
@@ -288,9 +306,18 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 	}
 	r := &Relay{
 		cfg: cfg, net: cfg.Network, clients: map[netip.AddrPort]*client{}, perHost: map[netip.Addr]int{},
-		kick: make(chan struct{}, 1), done: make(chan struct{}), timer: time.NewTimer(time.Hour),
 		start: time.Now(), base: clock.Start, packet: packet,
 	}
+	if cfg.Realtime {
+		if err := checkRealtime(); err != nil {
+			return nil, err
+		}
+	}
+	sl, err := newSleeper(cfg.LockThread || cfg.Realtime, cfg.Realtime)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %v", err)
+	}
+	r.sl = sl
 	r.overhead = cfg.Overhead
 	if r.overhead == 0 {
 		r.overhead = auto
@@ -663,11 +690,10 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 		d := r.deadline()
 		r.mu.Unlock()
 		if d != clock.Never {
-			if w := clock.Time(r.wakeAt.Load()); w == clock.Never || d < w {
-				select {
-				case r.kick <- struct{}{}:
-				default:
-				}
+			// Wake the scheduler if it sleeps past d; the swap keeps
+			// other readers from waking it again for later instants.
+			if w := clock.Time(r.wakeAt.Load()); (w == clock.Never || d < w) && r.wakeAt.CompareAndSwap(int64(w), int64(d)) {
+				r.sl.wake()
 			}
 		}
 	}
@@ -1007,19 +1033,42 @@ func (r *Relay) writeDue() clock.Time {
 // schedule is the real-time driver: it wakes at every deadline.
 func (r *Relay) schedule() {
 	defer r.wg.Done()
-	if r.cfg.LockThread {
+	if r.cfg.LockThread || r.cfg.Realtime {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		netio.PreciseTimers()
 	}
+	if r.cfg.Realtime {
+		// New checked that the policy is allowed (checkRealtime). The
+		// thread gets its policy back before it is unlocked; if it could
+		// not, it stays locked (a second lock, never undone) and ends with
+		// this goroutine, so no other goroutine runs on it real-time.
+		restore, err := setRealtime()
+		if err != nil {
+			r.mu.Lock()
+			r.realtimeErr = err
+			r.mu.Unlock()
+		} else {
+			defer func() {
+				if !restore() {
+					runtime.LockOSThread()
+				}
+			}()
+		}
+	}
 	r.noSpin = runtime.GOMAXPROCS(0) == 1 || runtime.NumCPU() == 1
 	nextExpire := r.now().Add(time.Second)
+	over := time.Duration(-1)
 	for {
 		if r.closed.Load() {
 			return
 		}
 		now := r.now()
 		r.mu.Lock()
+		if over >= 0 {
+			r.cnt.SleepLateHist.Add(over)
+		}
+		r.cnt.Lead = r.lead.lead()
 		r.serviceTimed(now)
 		if now >= r.nextStat {
 			r.writeStats(now, false)
@@ -1036,7 +1085,7 @@ func (r *Relay) schedule() {
 		d = clock.Earliest(d, nextExpire)
 		r.wakeAt.Store(int64(d))
 		r.mu.Unlock()
-		r.wait(d)
+		over = r.wait(d)
 	}
 }
 
@@ -1050,46 +1099,46 @@ func coalesce(d, lastWrite clock.Time, c time.Duration) clock.Time {
 	return d
 }
 
-// wait returns at d (polling the clock for the last Spin), when kicked, or at Close.
-func (r *Relay) wait(d clock.Time) {
-	spin := r.cfg.Spin
-	if r.noSpin {
-		spin = 0
+// wait returns at d, or when woken (a reader's packets fall due sooner,
+// Close). It sleeps (sleeper: precise and interruptible) until a lead
+// before d and polls the clock for the rest: with Config.Spin 0 the lead is
+// the learned wake-up lateness of its sleeps (wakeLead), and if d is
+// nearer than that it sleeps once as briefly as it can, which takes about
+// that long; with a fixed Spin the lead is Spin (none on one CPU or one P,
+// noSpin); with a negative Spin none. It returns how late its last sleep
+// woke against the instant asked for (the overshoot), or -1 if it did not
+// sleep to the end of one.
+func (r *Relay) wait(d clock.Time) time.Duration {
+	over := time.Duration(-1)
+	adaptive := r.cfg.Spin == 0 && !r.cfg.Realtime
+	lead := r.cfg.Spin
+	switch {
+	case adaptive:
+		lead = r.lead.lead()
+	case lead < 0 || r.noSpin || r.cfg.Realtime:
+		lead = 0
 	}
 	for {
 		now := r.now()
-		if now >= d {
-			return
-		}
-		select {
-		case <-r.kick:
-			return
-		case <-r.done:
-			return
-		default:
+		if now >= d || r.closed.Load() {
+			return over
 		}
 		rem := d.Sub(now)
-		switch {
-		case rem > spin+2*time.Millisecond || (!netio.HasPreciseSleep && rem > spin):
-			// Go timers fire up to ~1 ms late: wake 2 ms early, then sleep precisely.
-			r.timer.Reset(max(rem-spin-2*time.Millisecond, 0))
-			select {
-			case <-r.timer.C:
-			case <-r.kick:
-				r.timer.Stop()
-				return
-			case <-r.done:
-				r.timer.Stop()
-				return
-			}
-		case rem > spin:
-			netio.Sleep(min(rem-spin, 500*time.Microsecond))
-		default:
+		if rem <= lead && (!adaptive || over >= 0) {
 			// Busy-poll the clock without yielding: runtime.Gosched would put
 			// the scheduler on the global run queue, behind whatever else is
 			// runnable (measured: p99 lateness several ms under CPU load,
-			// against under 1 ms without yielding). The window is short
-			// (Spin), and the sleeps above give the P back between packets.
+			// against under 1 ms without yielding). The window is short (the
+			// lead), and the sleeps give the P back between writes.
+			continue
+		}
+		s := max(rem-lead, time.Nanosecond)
+		if r.sl.sleep(s) {
+			return over
+		}
+		over = r.now().Sub(now.Add(s)) // negative: the sleep was cut short (EINTR)
+		if adaptive && over >= 0 {
+			r.lead.observe(over)
 		}
 	}
 }
@@ -1168,7 +1217,7 @@ func (r *Relay) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
-	close(r.done)
+	r.sl.wake()
 	r.closeSockets()
 	r.mu.Lock()
 	for _, c := range r.clients {
@@ -1181,6 +1230,7 @@ func (r *Relay) Close() error {
 	}
 	r.mu.Unlock()
 	r.wg.Wait()
+	r.sl.close()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()

@@ -171,6 +171,13 @@ func (r *Relay) writeSummary(now clock.Time) {
 		fmt.Fprintf(w, "  read lateness vs kernel receive (%d reads): median %v, p99 %v, p99.9 %v, max %v\n",
 			n, c.ReadLateP50, c.ReadLateP99, c.ReadLateP999, c.ReadLateMax)
 	}
+	if n := c.SleepLateHist.Count(); n > 0 {
+		fmt.Fprintf(w, "  scheduler sleep lateness (%d sleeps): median %v, p99 %v, p99.9 %v; lead %v\n",
+			n, c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.Lead)
+	}
+	if r.realtimeErr != nil {
+		fmt.Fprintf(w, "  scheduler not real-time: %v\n", r.realtimeErr)
+	}
 	fmt.Fprintf(w, "  send errors %d, read errors %d, truncated %d, client-limit drops %d, expired sessions %d, evicted sessions %d, orphans %d",
 		c.SendErrors, c.ReadErrors, c.Truncated, c.ClientLimit, c.Expired, c.Evicted, c.Orphans)
 	if r.packet {

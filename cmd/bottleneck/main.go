@@ -96,6 +96,42 @@ func (d durFlag) Set(s string) error {
 	return nil
 }
 
+// spinFlag is -spin: auto (relay.Config.Spin 0: learned), off or 0
+// (negative: never poll), or a positive duration.
+type spinFlag struct{ d *time.Duration }
+
+// String formats the setting.
+func (f spinFlag) String() string {
+	switch {
+	case f.d == nil || *f.d == 0:
+		return "auto"
+	case *f.d < 0:
+		return "off"
+	}
+	return f.d.String()
+}
+
+// Set parses auto, off or a non-negative duration (0 = off).
+func (f spinFlag) Set(s string) error {
+	switch s {
+	case "auto":
+		*f.d = 0
+		return nil
+	case "off":
+		*f.d = -1
+		return nil
+	}
+	v, err := units.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("%q: want auto, off or a duration >= 0 such as 150us (0 = off)", s)
+	}
+	if v == 0 {
+		v = -1
+	}
+	*f.d = v
+	return nil
+}
+
 type bytesFlag struct{ n *int }
 
 // String formats the size in bytes.
@@ -234,12 +270,12 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs.IntVar(&cfg.MaxClientsPerHost, "max-clients-per-host", relay.DefaultMaxClientsPerHost, "client sessions (ports) of one IP address at once, 1..65536; a new port beyond it replaces that address's idlest session")
 	cfg.ClientTimeout = 2 * time.Minute
 	fs.Var(durFlag{&cfg.ClientTimeout}, "client-timeout", "close a client's upstream socket after this long idle")
-	cfg.Spin = 150 * time.Microsecond
-	fs.Var(durFlag{&cfg.Spin}, "spin", "poll the clock for this long before each deadline instead of sleeping")
+	fs.Var(spinFlag{&cfg.Spin}, "spin", "poll the clock for this long before each modelled instant instead of sleeping: auto (learn the machine's wake-up lateness and stop sleeping that much early), a duration, or off (sleep to each instant)")
 	coalesce := relay.DefaultCoalesce
 	fs.Var(durFlag{&coalesce}, "coalesce", "least time between two writes of delayed or rate-limited packets: packets due sooner wait for the next write, up to this late, so that fast links write several per system call (0 = write each at its instant)")
 	fs.BoolVar(&cfg.NoOffload, "no-offload", false, "no UDP GRO on reads and no GSO on writes (by default used where the kernel has them)")
 	fs.BoolVar(&cfg.LockThread, "lock-thread", false, "run the scheduler on a locked OS thread with 1ns timer slack (Linux; best on an idle machine)")
+	fs.BoolVar(&cfg.Realtime, "realtime", false, fmt.Sprintf("run the scheduler on a locked OS thread with the SCHED_FIFO real-time policy, priority %d (Linux; needs root or CAP_SYS_NICE)", relay.RealtimePriority))
 	classify := fs.String("classify", "5tuple", "flow classification for flow-aware queues: 5tuple, or cid (cclab connection ID, falling back to the 5-tuple)")
 	var duration time.Duration
 	fs.Var(durFlag{&duration}, "duration", "stop after this long (0 = until SIGINT/SIGTERM)")

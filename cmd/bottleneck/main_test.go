@@ -46,12 +46,40 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-tun", "-tun-mtu", "100"}, "1280..65535"},
 		{[]string{"-tun", "-tun-net", "nonsense"}, "not an IP prefix"},
 		{[]string{"-tun", "-tun-net", "fd00::/64"}, "IPv4 prefix"},
+		{[]string{"-target", "127.0.0.1:9", "-spin", "fast"}, "want auto, off or a duration"},
+		{[]string{"-target", "127.0.0.1:9", "-spin", "-1us"}, "want auto, off or a duration"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
 		code := run(tc.args, &out, &errb, nil)
 		if code == 0 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("run(%q): exit %d, stderr %q; want non-zero exit and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestSpinFlag: -spin's values and the relay.Config.Spin each gives (0:
+// learned, negative: never poll).
+func TestSpinFlag(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		str  string
+	}{
+		{"auto", 0, "auto"},
+		{"off", -1, "off"},
+		{"0", -1, "off"},
+		{"150us", 150 * time.Microsecond, "150µs"},
+	}
+	for _, tc := range tests {
+		d := time.Duration(42)
+		f := spinFlag{&d}
+		if err := f.Set(tc.in); err != nil {
+			t.Errorf("Set(%q): %v", tc.in, err)
+			continue
+		}
+		if d != tc.want || f.String() != tc.str {
+			t.Errorf("Set(%q): got %v (%s), want %v (%s)", tc.in, d, f.String(), tc.want, tc.str)
 		}
 	}
 }

@@ -99,6 +99,7 @@ func runChild(role string, args []string) {
 	spin := fs.Duration("spin", 0, "relay: -spin")
 	isPlain := fs.Bool("plain", false, "relay: without offloads and coalescing")
 	lock := fs.Bool("lock", false, "relay: -lock-thread")
+	rt := fs.Bool("realtime", false, "relay: -realtime")
 	fs.Parse(args)
 	switch role {
 	case "blast":
@@ -112,7 +113,7 @@ func runChild(role string, args []string) {
 	case "receive":
 		receiveChild(*size)
 	case "relay":
-		lockThread = *lock
+		lockThread, realtime = *lock, *rt
 		relayChild(fullConfig(*target, *rate, *delay, *queue, *spin, *isPlain))
 	default:
 		fatal(fmt.Errorf("-child %q: want blast, receive or relay", role))

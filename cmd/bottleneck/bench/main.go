@@ -39,6 +39,8 @@ var lateHist string
 
 var lockThread bool
 
+var realtime bool
+
 func since() time.Duration { return time.Since(base) }
 
 func main() {
@@ -47,8 +49,9 @@ func main() {
 	dur := flag.Duration("dur", 2*time.Second, "duration of each measurement")
 	size := flag.Int("size", 1200, "datagram size for (a) and (b), bytes")
 	fwdSize := flag.Int("fwd-size", 100, "datagram size for (c), bytes")
-	spin := flag.Duration("spin", 0, "relay -spin (0 = default)")
+	spin := flag.Duration("spin", 0, "relay -spin: 0 = auto (learned), negative = off, else fixed")
 	lock := flag.Bool("lock", false, "relay -lock-thread")
+	rt := flag.Bool("realtime", false, "relay -realtime (SCHED_FIFO scheduler thread; needs root or CAP_SYS_NICE)")
 	rounds := flag.Int("rounds", 3, "interleaved rounds of (c) and (d)")
 	bigSize := flag.Int("big-size", 1500, "datagram size for (d), bytes")
 	fullRate := flag.String("full-rate", "1Gbit", "link rate of (d)'s full emulation")
@@ -78,7 +81,7 @@ func main() {
 	for _, s := range strings.Split(*only, ",") {
 		run[strings.TrimSpace(s)] = true
 	}
-	lockThread = *lock
+	lockThread, realtime = *lock, *rt
 	la, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("bottleneck benchmark (loopback, GOMAXPROCS=%d, %v per measurement, load average %s)\n\n", numCPU(), *dur, strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "))
 
@@ -351,7 +354,7 @@ func startRelay(target string, hop link.Config, spin time.Duration) (*relay.Rela
 
 // startRelayConfig starts a relay with cfg on loopback.
 func startRelayConfig(cfg relay.Config) (*relay.Relay, error) {
-	cfg.Listen, cfg.LockThread = "127.0.0.1:0", lockThread
+	cfg.Listen, cfg.LockThread, cfg.Realtime = "127.0.0.1:0", lockThread, realtime
 	r, err := relay.New(cfg)
 	if err != nil {
 		return nil, err
@@ -418,6 +421,12 @@ func measureRate(rate float64, size int, dur, spin time.Duration) (float64, stri
 // within 6.25 %) and the maximum.
 func lateSummary(c relay.Counters) string {
 	return fmt.Sprintf("median %v, p99 %v, p99.9 %v, max %v (%d datagrams)", c.LateP50, c.LateP99, c.LateP999, c.LateMax, c.LateHist.Count())
+}
+
+// sleepLateSummary gives how late the relay's scheduler woke from its
+// sleeps (median, p99, p99.9) and its lead (relay.Counters).
+func sleepLateSummary(c relay.Counters) string {
+	return fmt.Sprintf("median %v, p99 %v, p99.9 %v (%d sleeps); lead %v", c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.SleepLateHist.Count(), c.Lead)
 }
 
 // readLateSummary gives the relay's read lateness against the kernel's

@@ -91,6 +91,7 @@ type fullResult struct {
 	matched        int
 	late           string // the relay's write lateness
 	readLate       string // the relay's read lateness
+	sleepLate      string // the relay scheduler's sleep lateness and lead
 	procs, cpus    int    // the relay process's GOMAXPROCS and CPUs (0: in this process)
 	mallocs        uint64 // heap allocations in the relay's process while relaying
 	gcs            uint32 // garbage collections in it meanwhile
@@ -111,6 +112,7 @@ type relayRun struct {
 	WriteCalls int64         `json:"write_calls"` // batched writes
 	Late       string        `json:"late"`        // write lateness (lateSummary)
 	ReadLate   string        `json:"read_late"`   // read lateness (readLateSummary)
+	SleepLate  string        `json:"sleep_late"`  // the scheduler's sleep lateness and lead (sleepLateSummary)
 	Drops      int64         `json:"drops"`       // link drops
 	Overhead   int           `json:"overhead"`    // bytes per datagram on the link beyond its payload
 	Offset     time.Duration `json:"offset"`      // relay clock − CLOCK_MONOTONIC
@@ -170,7 +172,7 @@ func startFullRelay(cfg relay.Config, capacity int) (addr string, finish func() 
 		mu.Lock()
 		defer mu.Unlock()
 		return relayRun{Received: cn.Received[relay.Fwd], Sent: cn.Sent[relay.Fwd], ReadCalls: cn.ReadCalls,
-			WriteCalls: cn.WriteCalls, Late: lateSummary(cn), ReadLate: readLateSummary(cn), Drops: drops.Load(), Overhead: r.Overhead(),
+			WriteCalls: cn.WriteCalls, Late: lateSummary(cn), ReadLate: readLateSummary(cn), SleepLate: sleepLateSummary(cn), Drops: drops.Load(), Overhead: r.Overhead(),
 			Offset: offset, Deps: deps, Mallocs: m1.Mallocs - m0.Mallocs, GCs: m1.NumGC - m0.NumGC,
 			GCPause: time.Duration(m1.PauseTotalNs - m0.PauseTotalNs)}
 	}, nil
@@ -272,7 +274,7 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 	var finish func() (relayRun, error)
 	if mode == modeProc {
 		rl, err := startChildOn(relayCPUs, "relay", "-target", rcv.addr, "-rate", fmt.Sprint(rate), "-delay", delay.String(),
-			"-queue", queue, "-spin", spin.String(), fmt.Sprintf("-plain=%v", isPlain), fmt.Sprintf("-lock=%v", lockThread))
+			"-queue", queue, "-spin", spin.String(), fmt.Sprintf("-plain=%v", isPlain), fmt.Sprintf("-lock=%v", lockThread), fmt.Sprintf("-realtime=%v", realtime))
 		if err != nil {
 			return res, err
 		}
@@ -317,7 +319,7 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 	if err != nil {
 		return res, err
 	}
-	res.late, res.readLate = run.Late, run.ReadLate
+	res.late, res.readLate, res.sleepLate = run.Late, run.ReadLate, run.SleepLate
 	res.procs, res.cpus = run.Procs, run.CPUs
 	res.mallocs, res.gcs, res.gcPause = run.Mallocs, run.GCs, run.GCPause
 	res.stamped = stamped
@@ -473,6 +475,7 @@ func runFull(o fullOpts) {
 					f.drops, f.lostBefore, f.lostAfter, f.perRead, f.perWrite)
 				fmt.Printf("        relay write lateness vs modelled instant: %s\n", f.late)
 				fmt.Printf("        relay read lateness vs kernel receive at its socket: %s\n", f.readLate)
+				fmt.Printf("        relay scheduler's sleeps, lateness vs the instant asked for: %s\n", f.sleepLate)
 				if f.procs > 0 {
 					fmt.Printf("        relay process: GOMAXPROCS %d, %d CPUs; while relaying %d heap allocations, %d GCs (pauses %v)\n", f.procs, f.cpus, f.mallocs, f.gcs, f.gcPause)
 				} else {
