@@ -139,7 +139,8 @@ func NewBBR(cfg BBRConfig, env Env) (*BBR, error) {
 	if cfg.IW < 0 || cfg.IW > MaxWindowParam {
 		return nil, fmt.Errorf("bbr: parameter iw=%d: must be 0..%d packets (0 = RFC 6928)", cfg.IW, MaxWindowParam)
 	}
-	b := &BBR{cfg: cfg, mss: env.MSS, rand: env.Rand, rtStamp: clock.Never, probeRTTDone: clock.Never}
+	b := reuse[BBR](env)
+	*b = BBR{cfg: cfg, mss: env.MSS, rand: env.Rand, rtStamp: clock.Never, probeRTTDone: clock.Never}
 	b.iw = InitialWindow(env.MSS)
 	if cfg.IW > 0 {
 		b.iw = cfg.IW * env.MSS

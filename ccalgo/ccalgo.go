@@ -136,6 +136,12 @@ type Var struct {
 type Env struct {
 	MSS  int        // sender maximum segment size (payload bytes per packet), bytes
 	Rand *rand.Rand // seeded random source owned by this controller, if it needs one
+
+	// Reuse, if not nil, is a controller its owner no longer uses (a
+	// recycled connection's former one): a constructor of the same type
+	// may build the new controller in it instead of allocating, with
+	// exactly a fresh controller's state. Nothing else may hold it.
+	Reuse Controller
 }
 
 // Registry holds the controllers by name.

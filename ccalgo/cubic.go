@@ -100,8 +100,10 @@ func NewCubic(cfg CubicConfig, env Env) (*Cubic, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cubic{window: w, cfg: cfg, resetWMax: true,
-		alpha: 3 * (1 - cfg.Beta) / (1 + cfg.Beta)}, nil
+	c := reuse[Cubic](env)
+	*c = Cubic{window: w, cfg: cfg, resetWMax: true,
+		alpha: 3 * (1 - cfg.Beta) / (1 + cfg.Beta)}
+	return c, nil
 }
 
 // Name returns "cubic".

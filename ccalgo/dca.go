@@ -201,7 +201,16 @@ func NewDCA(cfg DCAConfig, env Env) (*DCA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DCA{window: w, cfg: cfg, buf: make([]int64, cfg.W)}, nil
+	d := reuse[DCA](env)
+	buf := d.buf // a reused DCA's ring, if long enough
+	if cap(buf) >= cfg.W {
+		buf = buf[:cfg.W]
+		clear(buf)
+	} else {
+		buf = make([]int64, cfg.W)
+	}
+	*d = DCA{window: w, cfg: cfg, buf: buf}
+	return d, nil
 }
 
 // Name returns "dca".

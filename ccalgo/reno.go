@@ -69,7 +69,9 @@ func NewReno(name string, cfg RenoConfig, env Env) (*Reno, error) {
 		return nil, fmt.Errorf("%s: parameter ca=%v: allowed: bytes, acks", name, cfg.CA)
 	}
 	w.perAckCA = cfg.CA == CAPerAck
-	return &Reno{window: w, name: name}, nil
+	r := reuse[Reno](env)
+	*r = Reno{window: w, name: name}
+	return r, nil
 }
 
 // Name returns "reno" or "newreno".

@@ -151,7 +151,8 @@ func NewVegas(cfg VegasConfig, env Env) (*Vegas, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Vegas{window: w, cfg: cfg, ssGrow: true}
+	v := reuse[Vegas](env)
+	*v = Vegas{window: w, cfg: cfg, ssGrow: true}
 	v.resetRound()
 	return v, nil
 }

@@ -70,20 +70,21 @@ func (b *Buffers) conn() *Conn {
 // putConn recycles a removed connection the application has released: its
 // buffers go back to the free lists, and the cleared Conn to b's list of
 // idle connections while the bound allows. The Conn keeps no reference to
-// its controller, sink or peer, only its loss-recovery strategy, in which
-// the next connection's strategy of the same type is built (it is cleared
-// then: RecoveryEnv.reuse).
+// its sink or peer, only its loss-recovery strategy and congestion
+// controller, in which the next connection's strategy and controller of the
+// same types are built (overwritten whole then: RecoveryEnv.reuse,
+// ccalgo.Env.Reuse).
 func (b *Buffers) putConn(c *Conn) {
 	c.sb.release()
 	c.sbuf.release()
 	c.rbuf.release()
-	rec := c.rec
-	if rec == nil {
-		rec = c.spareRec // never established: keep the one it had
+	rec, cc := c.rec, c.cc
+	if rec == nil { // never established: keep the ones it had
+		rec, cc = c.spareRec, c.spareCC
 	}
 	*c = Conn{}
 	if b != nil && len(b.conns) < MaxPooledConns {
-		c.spareRec = rec
+		c.spareRec, c.spareCC = rec, cc
 		b.conns = append(b.conns, c)
 	}
 }

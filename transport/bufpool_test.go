@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"cclab/ccalgo"
 	"cclab/clock"
 	"cclab/event"
 )
@@ -222,18 +223,25 @@ func (l *timedLog) Record(e event.Event) {
 }
 
 // TestConnRelease: released connections are reused once their endpoint
-// has removed them (not before), with their loss-recovery strategies, and
-// a connection built on a reused Conn behaves exactly as the first one
-// built fresh (the same events at the same relative times, on both sides,
-// every byte delivered).
+// has removed them (not before), with their loss-recovery strategies and
+// congestion controllers, and a connection built on a reused Conn behaves
+// exactly as the first one built fresh (the same events at the same
+// relative times, on both sides, every byte delivered).
 func TestConnRelease(t *testing.T) {
+	for _, cc := range []string{"reno", "cubic", "bbr"} {
+		t.Run(cc, func(t *testing.T) { testConnRelease(t, cc) })
+	}
+}
+
+func testConnRelease(t *testing.T, cc string) {
 	var logs [2]timedLog // client, server
-	p := newChurnPair(Config{Digest: "none", Recovery: "rack"}, NewBuffers())
+	p := newChurnPair(Config{Digest: "none", Recovery: "rack", CC: cc}, NewBuffers())
 	p.cli.cfg.Defaults.Sink, p.srv.cfg.Sink = &logs[0], &logs[1]
 	var first [2][]event.Event
 	released := map[*Conn]bool{}
 	strategies := map[Recovery]bool{}
-	reused, recReused := 0, 0
+	controllers := map[ccalgo.Controller]bool{}
+	reused, recReused, ccReused := 0, 0, 0
 	for i := range 6 {
 		logs[0] = timedLog{start: p.now}
 		logs[1] = timedLog{start: p.now}
@@ -251,6 +259,10 @@ func TestConnRelease(t *testing.T) {
 			recReused++
 		}
 		strategies[c.rec], strategies[s.rec] = true, true
+		if controllers[c.cc] || controllers[s.cc] {
+			ccReused++
+		}
+		controllers[c.cc], controllers[s.cc] = true, true
 		for k, l := range logs {
 			if i == 0 {
 				first[k] = l.ev
@@ -272,7 +284,8 @@ func TestConnRelease(t *testing.T) {
 			t.Fatalf("transfer %d: %d conns left after the drain period, want 0", i, n)
 		}
 	}
-	if reused < 5 || recReused < 5 {
-		t.Errorf("%d of the last 5 transfers ran on recycled conns and %d with recycled strategies, want 5 and 5", reused, recReused)
+	if reused < 5 || recReused < 5 || ccReused < 5 {
+		t.Errorf("%d of the last 5 transfers ran on recycled conns, %d with recycled strategies and %d with recycled controllers, want 5, 5 and 5",
+			reused, recReused, ccReused)
 	}
 }

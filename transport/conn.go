@@ -82,8 +82,9 @@ type Conn struct {
 
 	pn       uint64 // next packet number (data and ACK-only packets alike)
 	abortDue bool
-	released bool     // the application is done with it (Release): recycled once removed
-	spareRec Recovery // a recycled Conn's former strategy, for establish to build in (RecoveryEnv.reuse)
+	released bool              // the application is done with it (Release): recycled once removed
+	spareRec Recovery          // a recycled Conn's former strategy, for establish to build in (RecoveryEnv.reuse)
+	spareCC  ccalgo.Controller // a recycled Conn's former controller, for establish to build in (ccalgo.Env.Reuse)
 
 	sender
 	receiver
@@ -188,7 +189,8 @@ func (c *Conn) establish(now clock.Time) error {
 	c.mss = c.maxDatagram - maxShortOverhead
 	c.ccPCG.Seed(c.seedA, c.seedB)
 	c.ccRand = *rand.New(&c.ccPCG)
-	cc, err := c.spec.ccP.Build(ccalgo.Env{MSS: c.mss, Rand: &c.ccRand})
+	cc, err := c.spec.ccP.Build(ccalgo.Env{MSS: c.mss, Rand: &c.ccRand, Reuse: c.spareCC})
+	c.spareCC = nil
 	if err != nil {
 		return err
 	}
@@ -230,7 +232,7 @@ func (c *Conn) MSS() int { return c.mss }
 
 // Release tells the endpoint that the application is done with c: it calls
 // none of c's methods again and keeps nothing they returned that refers
-// into c. c goes on until it has finished (or fails) and its drain period
+// into c (its Controller and Recovery are reused too). c goes on until it has finished (or fails) and its drain period
 // has passed, as any connection does; once the endpoint has then removed
 // it, its memory is reused for a later connection of an endpoint sharing
 // its Buffers (EndpointConfig.Buffers), and what its buffers still hold is
