@@ -201,6 +201,7 @@ func runSim(args []string) int {
 	if memprofile != "" {
 		runtime.MemProfileRate = 64 << 10
 		defer func() {
+			runtime.GC() // the profile holds the allocations up to the last collection: count them all
 			f, err := os.Create(memprofile)
 			if err == nil {
 				err = pprof.Lookup("allocs").WriteTo(f, 0)
