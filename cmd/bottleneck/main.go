@@ -30,6 +30,7 @@ import (
 
 func main() {
 	relay.TwoProcs() // pinned to one CPU, the relay still wants two Ps (relay.TwoProcs)
+	relay.QuietGC()  // no collection while the packet pools fill (relay.QuietGC)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, nil))
 }
 

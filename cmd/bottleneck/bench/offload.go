@@ -201,6 +201,7 @@ func clockOffset(r *relay.Relay) time.Duration {
 // little-endian uint64 each).
 func relayChild(cfg relay.Config) {
 	procs := relay.TwoProcs()
+	relay.QuietGC()
 	addr, finish, err := startFullRelay(cfg, 1<<20)
 	if err != nil {
 		fatal(err)
