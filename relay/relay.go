@@ -94,6 +94,12 @@ type Counters struct {
 	SleepLateP99  time.Duration `json:"sleep_late_p99_ns"`
 	SleepLateP999 time.Duration `json:"sleep_late_p999_ns"`
 	Lead          time.Duration `json:"lead_ns"`
+	// Lock wait: how long the scheduler, awake, waited for the relay's
+	// lock (held by a reader handling a read); histogram and percentiles.
+	LockWaitHist LateHist      `json:"-"`
+	LockWaitP50  time.Duration `json:"lock_wait_p50_ns"`
+	LockWaitP99  time.Duration `json:"lock_wait_p99_ns"`
+	LockWaitP999 time.Duration `json:"lock_wait_p999_ns"`
 }
 
 // snapshot returns the counters with the lateness percentiles filled in.
@@ -103,6 +109,7 @@ func (r *Relay) snapshot() Counters {
 	c.LateP50, c.LateP99, c.LateP999 = c.LateHist.Quantile(0.5), c.LateHist.Quantile(0.99), c.LateHist.Quantile(0.999)
 	c.ReadLateP50, c.ReadLateP99, c.ReadLateP999 = c.ReadLateHist.Quantile(0.5), c.ReadLateHist.Quantile(0.99), c.ReadLateHist.Quantile(0.999)
 	c.SleepLateP50, c.SleepLateP99, c.SleepLateP999 = c.SleepLateHist.Quantile(0.5), c.SleepLateHist.Quantile(0.99), c.SleepLateHist.Quantile(0.999)
+	c.LockWaitP50, c.LockWaitP99, c.LockWaitP999 = c.LockWaitHist.Quantile(0.5), c.LockWaitHist.Quantile(0.99), c.LockWaitHist.Quantile(0.999)
 	return c
 }
 
@@ -1063,8 +1070,13 @@ func (r *Relay) schedule() {
 		if r.closed.Load() {
 			return
 		}
-		now := r.now()
+		// The instant is read once the lock is held: a reader may hold it
+		// for a while (a large read), and the packets that fell due
+		// meanwhile go out in this write, not the next.
+		woke := r.now()
 		r.mu.Lock()
+		now := r.now()
+		r.cnt.LockWaitHist.Add(now.Sub(woke))
 		if over >= 0 {
 			r.cnt.SleepLateHist.Add(over)
 		}

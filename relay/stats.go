@@ -174,6 +174,7 @@ func (r *Relay) writeSummary(now clock.Time) {
 	if n := c.SleepLateHist.Count(); n > 0 {
 		fmt.Fprintf(w, "  scheduler sleep lateness (%d sleeps): median %v, p99 %v, p99.9 %v; lead %v\n",
 			n, c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.Lead)
+		fmt.Fprintf(w, "  scheduler wait for the lock: median %v, p99 %v, p99.9 %v\n", c.LockWaitP50, c.LockWaitP99, c.LockWaitP999)
 	}
 	if r.realtimeErr != nil {
 		fmt.Fprintf(w, "  scheduler not real-time: %v\n", r.realtimeErr)

@@ -424,9 +424,11 @@ func lateSummary(c relay.Counters) string {
 }
 
 // sleepLateSummary gives how late the relay's scheduler woke from its
-// sleeps (median, p99, p99.9) and its lead (relay.Counters).
+// sleeps (median, p99, p99.9), its lead, and how long it then waited for
+// the relay's lock (relay.Counters).
 func sleepLateSummary(c relay.Counters) string {
-	return fmt.Sprintf("median %v, p99 %v, p99.9 %v (%d sleeps); lead %v", c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.SleepLateHist.Count(), c.Lead)
+	return fmt.Sprintf("median %v, p99 %v, p99.9 %v (%d sleeps); lead %v; then waiting for the lock: median %v, p99 %v, p99.9 %v",
+		c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.SleepLateHist.Count(), c.Lead, c.LockWaitP50, c.LockWaitP99, c.LockWaitP999)
 }
 
 // readLateSummary gives the relay's read lateness against the kernel's
