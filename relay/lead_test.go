@@ -7,8 +7,8 @@ import (
 )
 
 // TestWakeLeadConverges feeds wakeLead overshoots from known distributions
-// and checks that it settles at their median (leadQuantile) and never
-// beyond maxLead.
+// and checks that it settles at their leadQuantile-quantile (0.25) and
+// never beyond maxLead.
 func TestWakeLeadConverges(t *testing.T) {
 	us := time.Microsecond
 	cases := []struct {
@@ -18,7 +18,7 @@ func TestWakeLeadConverges(t *testing.T) {
 		tolerate time.Duration
 	}{
 		{"constant 50us", func(*rand.Rand) time.Duration { return 50 * us }, 50 * us, leadStep},
-		{"uniform 20-80us", func(g *rand.Rand) time.Duration { return 20*us + time.Duration(g.Int64N(int64(60*us))) }, 50 * us, 2 * us},
+		{"uniform 20-80us", func(g *rand.Rand) time.Duration { return 20*us + time.Duration(g.Int64N(int64(60*us))) }, 35 * us, 2 * us},
 		{"90% at 10us, 10% at 5ms", func(g *rand.Rand) time.Duration {
 			if g.IntN(10) == 0 {
 				return 5 * time.Millisecond

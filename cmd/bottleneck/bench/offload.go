@@ -96,6 +96,7 @@ type fullResult struct {
 	mallocs        uint64 // heap allocations in the relay's process while relaying
 	gcs            uint32 // garbage collections in it meanwhile
 	gcPause        time.Duration
+	cpu, wall      time.Duration // the relay's (or, in this process, the benchmark's) CPU time while relaying, and how long
 	perRead        float64
 	perWrite       float64
 	drops          int64 // at the link (queue overflow)
@@ -121,6 +122,8 @@ type relayRun struct {
 	Mallocs    uint64        `json:"mallocs"`     // heap allocations in the process while relaying
 	GCs        uint32        `json:"gcs"`         // garbage collections in the process while relaying
 	GCPause    time.Duration `json:"gc_pause"`    // their stop-the-world pauses, total
+	CPU        time.Duration `json:"cpu"`         // CPU time the process used while relaying (user and system)
+	Wall       time.Duration `json:"wall"`        // how long it relayed
 	// Deps[id] is the modelled arrival at the far end of the link of the
 	// relay's packet id (the relay numbers datagrams from 1 in the order
 	// it reads them); 0: none.
@@ -164,7 +167,9 @@ func startFullRelay(cfg relay.Config, capacity int) (addr string, finish func() 
 	offset := clockOffset(r)
 	var m0 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	cpu0, wall0 := processCPU(), time.Now()
 	return r.Addr().String(), func() relayRun {
+		cpu, wall := processCPU()-cpu0, time.Since(wall0)
 		var m1 runtime.MemStats
 		runtime.ReadMemStats(&m1)
 		cn := r.Counters()
@@ -174,7 +179,7 @@ func startFullRelay(cfg relay.Config, capacity int) (addr string, finish func() 
 		return relayRun{Received: cn.Received[relay.Fwd], Sent: cn.Sent[relay.Fwd], ReadCalls: cn.ReadCalls,
 			WriteCalls: cn.WriteCalls, Late: lateSummary(cn), ReadLate: readLateSummary(cn), SleepLate: sleepLateSummary(cn), Drops: drops.Load(), Overhead: r.Overhead(),
 			Offset: offset, Deps: deps, Mallocs: m1.Mallocs - m0.Mallocs, GCs: m1.NumGC - m0.NumGC,
-			GCPause: time.Duration(m1.PauseTotalNs - m0.PauseTotalNs)}
+			GCPause: time.Duration(m1.PauseTotalNs - m0.PauseTotalNs), CPU: cpu, Wall: wall}
 	}, nil
 }
 
@@ -323,6 +328,7 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 	res.late, res.readLate, res.sleepLate = run.Late, run.ReadLate, run.SleepLate
 	res.procs, res.cpus = run.Procs, run.CPUs
 	res.mallocs, res.gcs, res.gcPause = run.Mallocs, run.GCs, run.GCPause
+	res.cpu, res.wall = run.CPU, run.Wall
 	res.stamped = stamped
 	res.drops = run.Drops
 	if run.ReadCalls > 0 {
@@ -478,9 +484,9 @@ func runFull(o fullOpts) {
 				fmt.Printf("        relay read lateness vs kernel receive at its socket: %s\n", f.readLate)
 				fmt.Printf("        relay scheduler's sleeps, lateness vs the instant asked for: %s\n", f.sleepLate)
 				if f.procs > 0 {
-					fmt.Printf("        relay process: GOMAXPROCS %d, %d CPUs; while relaying %d heap allocations, %d GCs (pauses %v)\n", f.procs, f.cpus, f.mallocs, f.gcs, f.gcPause)
+					fmt.Printf("        relay process: GOMAXPROCS %d, %d CPUs; while relaying %d heap allocations, %d GCs (pauses %v), CPU %.2f s in %.2f s (%.0f %% of a CPU)\n", f.procs, f.cpus, f.mallocs, f.gcs, f.gcPause, f.cpu.Seconds(), f.wall.Seconds(), 100*f.cpu.Seconds()/max(f.wall.Seconds(), 1e-9))
 				} else {
-					fmt.Printf("        benchmark process (relay and its event sink) while relaying: %d heap allocations, %d GCs (pauses %v)\n", f.mallocs, f.gcs, f.gcPause)
+					fmt.Printf("        benchmark process (relay, its event sink and the benchmark) while relaying: %d heap allocations, %d GCs (pauses %v), CPU %.2f s in %.2f s\n", f.mallocs, f.gcs, f.gcPause, f.cpu.Seconds(), f.wall.Seconds())
 				}
 			}
 		}
