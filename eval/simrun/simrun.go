@@ -267,7 +267,7 @@ func (s *Sim) addFlow(i int) error {
 			// endpointSink, takes the events of the others).
 			var recv event.Sink
 			if !f.Background {
-				recv = flowSink{s, f.ID}
+				recv = &flowSink{s, f.ID}
 			}
 			s.Sim.ConfigureReceiver(dst, func(rc *transport.Config) {
 				if f.SetsReceiving() {
@@ -423,7 +423,7 @@ func (s *Sim) flowSink(f *plan.Flow) event.Sink {
 	if f.Background {
 		return hashSink{s}
 	}
-	return flowSink{s, f.ID}
+	return &flowSink{s, f.ID}
 }
 
 // hashSink hashes and counts events and drops them.
@@ -432,18 +432,22 @@ type hashSink struct{ s *Sim }
 func (h hashSink) Record(e event.Event) { h.s.hash.add(&e) }
 
 // flowSink gives every event of a flow's sending side (and of its
-// receiving connections) the flow's number.
+// receiving connections) the flow's number. It is used by pointer: a
+// value in an interface would be called through a wrapper that copies
+// each event once more.
 type flowSink struct {
 	s   *Sim
 	num uint64
 }
 
-func (f flowSink) Record(e event.Event) {
-	f.s.hash.add(&e)
+func (f *flowSink) Record(e event.Event) {
+	s := f.s
+	s.hash.add(&e)
 	if e.Flow != 0 {
 		e.Flow = f.num
 	}
-	f.s.measure(&e)
+	s.col.Observe(&e)
+	s.tee(&e)
 }
 
 // endpointSink takes the endpoints' events (and those of receiving
@@ -469,7 +473,8 @@ func (es endpointSink) Record(e event.Event) {
 			e.Flow = n
 		}
 	}
-	s.measure(&e)
+	s.col.Observe(&e)
+	s.tee(&e)
 }
 
 // dgramFlow finds the datagram-mode flow whose connection has ID id (its
@@ -498,12 +503,15 @@ func (ls linkSink) Record(e event.Event) {
 	if eval.UsesFlow(e.Kind) || s.opt.Sink != nil {
 		e.Flow = s.flowOf(e.Flow)
 	}
-	s.measure(&e)
+	s.col.Observe(&e)
+	s.tee(&e)
 }
 
-// measure gives a measured event to the collector and to Options.Sink.
-func (s *Sim) measure(e *event.Event) {
-	s.col.Observe(e)
+// tee gives a measured event (one the sinks gave the collector) to
+// Options.Sink, if set. The sinks call the collector themselves: a function
+// making both calls would not be inlined, and its call cost more per event
+// than the collector's lookups.
+func (s *Sim) tee(e *event.Event) {
 	if s.opt.Sink != nil {
 		s.opt.Sink.Record(*e)
 	}
