@@ -159,58 +159,81 @@ type twBins struct {
 }
 
 // advance integrates the current value up to t.
-func (a *twAcc) advance(b binner, t clock.Time) {
-	if !a.set || t <= a.t {
-		return
+func (a *twAcc) advance(b *binner, t clock.Time) {
+	if a.set && t > a.t {
+		a.step(b, t)
 	}
-	from := a.t
-	if from < b.start {
-		from = b.start
-	}
+}
+
+// step integrates the current value from a.t up to t > a.t (from the
+// window's start if a.t is before it).
+func (a *twAcc) step(b *binner, t clock.Time) {
+	from := max(a.t, b.start)
 	if t > from {
-		d := t.Sub(from).Seconds()
+		d := seconds(t.Sub(from))
 		a.integ += a.v * d
 		a.integSq += a.v * a.v * d
 		a.integW += a.w * d
 		a.dur += d
-		if b.series && a.bins == nil {
-			a.bins = &twBins{}
-		}
-		for cur := from; cur < t && b.series; {
-			k := b.index(cur)
-			end := b.start.Add(time.Duration(k+1) * b.interval)
-			if end > t {
-				end = t
-			}
-			seg := end.Sub(cur).Seconds()
-			s := a.bins
-			s.v = grow(s.v, k)
-			s.cover = grow(s.cover, k)
-			s.v[k] += a.v * seg
-			s.cover[k] += seg
-			if a.wSeries {
-				s.w = grow(s.w, k)
-				s.w[k] += a.w * seg
-			}
-			cur = end
+		if b.series {
+			a.stepBins(b, from, t)
 		}
 	}
 	a.t = t
 }
 
+// stepBins adds the current value's integral from from to t to the
+// per-interval sums.
+func (a *twAcc) stepBins(b *binner, from, t clock.Time) {
+	if a.bins == nil {
+		a.bins = &twBins{}
+	}
+	for cur := from; cur < t; {
+		k := b.index(cur)
+		end := b.start.Add(time.Duration(k+1) * b.interval)
+		if end > t {
+			end = t
+		}
+		seg := seconds(end.Sub(cur))
+		s := a.bins
+		s.v = grow(s.v, k)
+		s.cover = grow(s.cover, k)
+		s.v[k] += a.v * seg
+		s.cover[k] += seg
+		if a.wSeries {
+			s.w = grow(s.w, k)
+			s.w[k] += a.w * seg
+		}
+		cur = end
+	}
+}
+
 // update sets the value to v (and its companion to w) at t. A value set
 // before the window (t before b.start) is held into it but is not a
-// maximum of the window.
-func (a *twAcc) update(b binner, t clock.Time, v, w float64) {
-	a.advance(b, t)
-	if !a.set || t > a.t {
-		a.t = t
+// maximum of the window. An update dated before the latest (another
+// emitter's clock) changes the value from the latest time on.
+func (a *twAcc) update(b *binner, t clock.Time, v, w float64) {
+	switch {
+	case !a.set:
+		a.set, a.t = true, t
+	case t > a.t:
+		a.step(b, t)
 	}
-	a.set = true
 	a.v, a.w = v, w
 	if v > a.max && t >= b.start {
 		a.max = v
 	}
+}
+
+// seconds is d.Seconds(), with the same float64 result: below one second
+// Seconds computes 0 + float64(d)/1e9, which is float64(d)/1e9 (d is then
+// exact in a float64); this path skips Seconds' integer division and
+// remainder. TestSeconds checks it.
+func seconds(d time.Duration) float64 {
+	if uint64(d) < uint64(time.Second) {
+		return float64(d) / 1e9
+	}
+	return d.Seconds()
 }
 
 // begin marks the start of the window: the value held then counts as seen.
@@ -286,15 +309,28 @@ type sampleAcc struct {
 }
 
 func (a *sampleAcc) add(k int, x float64) {
-	a.n++
-	d := x - a.mean
-	a.mean += d / float64(a.n)
-	a.m2 += d * (x - a.mean)
+	a.welford(x)
 	if k >= 0 {
 		a.sum = grow(a.sum, k)
 		a.count = grow(a.count, k)
 		a.sum[k] += x
 		a.count[k]++
+	}
+}
+
+// welford adds x to the overall mean and variance.
+func (a *sampleAcc) welford(x float64) {
+	a.n++
+	d := x - a.mean
+	a.mean += d / float64(a.n)
+	a.m2 += d * (x - a.mean)
+}
+
+// addZeros adds n samples 0 to the overall mean and variance, with the
+// same result as n calls add(-1, 0).
+func (a *sampleAcc) addZeros(n int) {
+	for ; n > 0; n-- {
+		a.welford(0)
 	}
 }
 
@@ -490,6 +526,10 @@ type Collector struct {
 	byIndex []*linkAcc
 	trace   []TracePoint
 	durs    *durationIndex // the delay sketches' buckets
+	// Events from steadyFrom to steadyTo (an empty range until the window
+	// has begun; always empty with a packet trace) are measured without
+	// admit's checks.
+	steadyFrom, steadyTo clock.Time
 	// cur is the latest interval looked up (interval): number curK, from
 	// curFrom to before curTo.
 	curK           int
@@ -507,6 +547,7 @@ func NewCollector(info RunInfo) *Collector {
 	c := &Collector{info: info, flows: map[uint64]*flowAcc{}, links: map[int32]*linkAcc{}, durs: newDurationIndex(sketchAlpha)}
 	c.b = binner{start: info.Start, interval: info.Interval, series: !info.NoSeries}
 	c.started = info.Start != clock.Never
+	c.steadyFrom, c.steadyTo = 1, 0 // empty until the window begins (admit)
 	for _, l := range info.Links {
 		c.link(l.Index)
 	}
@@ -515,7 +556,10 @@ func NewCollector(info RunInfo) *Collector {
 
 // SetEnd ends the measurement window at t (a run that stopped early, e.g.
 // when every flow had finished); events after t are ignored.
-func (c *Collector) SetEnd(t clock.Time) { c.info.End = t }
+func (c *Collector) SetEnd(t clock.Time) {
+	c.info.End = t
+	c.steadyFrom, c.steadyTo = 1, 0 // the next event sets them anew (admit)
+}
 
 // Compute returns the metrics of a recorded run.
 func Compute(info RunInfo, events []event.Event) Metrics {
@@ -526,10 +570,20 @@ func Compute(info RunInfo, events []event.Event) Metrics {
 	return c.Finish()
 }
 
+// flow returns the accumulators of flow id, made at its first event. The
+// lookup of a small ID is a slice index (inlined); others, and new flows,
+// take newFlow.
 func (c *Collector) flow(id uint64) *flowAcc {
-	if id < uint64(len(c.byID)) && c.byID[id] != nil {
-		return c.byID[id]
+	if id < uint64(len(c.byID)) {
+		if f := c.byID[id]; f != nil {
+			return f
+		}
 	}
+	return c.newFlow(id)
+}
+
+// newFlow returns flow id's accumulators from the map, or makes them.
+func (c *Collector) newFlow(id uint64) *flowAcc {
 	f := c.flows[id]
 	if f == nil {
 		f = &flowAcc{id: id}
@@ -546,10 +600,17 @@ func (c *Collector) flow(id uint64) *flowAcc {
 	return f
 }
 
+// link returns the accumulators of link i, made at its first event; as
+// flow, a small index is looked up inline.
 func (c *Collector) link(i int32) *linkAcc {
-	if i >= 0 && int(i) < len(c.byIndex) && c.byIndex[i] != nil {
+	if uint32(i) < uint32(len(c.byIndex)) && c.byIndex[i] != nil {
 		return c.byIndex[i]
 	}
+	return c.newLink(i)
+}
+
+// newLink returns link i's accumulators from the map, or makes them.
+func (c *Collector) newLink(i int32) *linkAcc {
 	l := c.links[i]
 	if l == nil {
 		info, _ := c.linkInfo(i)
@@ -580,25 +641,10 @@ func (c *Collector) Record(e event.Event) { c.Observe(&e) }
 // simulator's sinks pass their own copy of each event); it keeps no
 // reference to e.
 func (c *Collector) Observe(e *event.Event) {
-	if !c.started {
-		c.info.Start = e.Time
-		c.b.start = e.Time
-		c.started = true
-	}
-	if c.info.Trace != nil && len(c.trace) < MaxTracePoints {
-		if p, ok := c.info.Trace.tracePoint(e); ok {
-			c.trace = append(c.trace, p)
+	if e.Time < c.steadyFrom || e.Time > c.steadyTo {
+		if !c.admit(e) {
+			return
 		}
-	}
-	if e.Time < c.info.Start {
-		c.hold(e)
-		return
-	}
-	if c.info.End != clock.Never && e.Time > c.info.End {
-		return
-	}
-	if !c.begun {
-		c.begin()
 	}
 	if e.Time > c.last {
 		c.last = e.Time
@@ -610,7 +656,7 @@ func (c *Collector) Observe(e *event.Event) {
 		c.queueState(l, e, true)
 	case event.Dequeue:
 		l := c.link(e.Link)
-		l.sojourn.add(c.seriesIndex(e.Time), e.Sojourn.Seconds())
+		l.sojourn.add(c.seriesIndex(e.Time), seconds(e.Sojourn))
 		l.sojourns.addDuration(e.Sojourn)
 		c.queueState(l, e, true)
 	case event.Departure:
@@ -638,16 +684,51 @@ func (c *Collector) Observe(e *event.Event) {
 	}
 }
 
+// admit takes the part of an event that Observe's steady window (the
+// measurement window once it has begun, with no packet trace) skips: the
+// start of the window at the first event, the packet trace, the state
+// held from before the window and the end of the window. It reports
+// whether the event is measured.
+func (c *Collector) admit(e *event.Event) bool {
+	if !c.started {
+		c.info.Start = e.Time
+		c.b.start = e.Time
+		c.started = true
+	}
+	if c.info.Trace != nil && len(c.trace) < MaxTracePoints {
+		if p, ok := c.info.Trace.tracePoint(e); ok {
+			c.trace = append(c.trace, p)
+		}
+	}
+	if e.Time < c.info.Start {
+		c.hold(e)
+		return false
+	}
+	if c.info.End != clock.Never && e.Time > c.info.End {
+		return false
+	}
+	if !c.begun {
+		c.begin()
+	}
+	if c.info.Trace == nil {
+		c.steadyFrom, c.steadyTo = c.info.Start, c.info.End
+		if c.info.End == clock.Never {
+			c.steadyTo = math.MaxInt64
+		}
+	}
+	return true
+}
+
 // UsesFlow reports whether the Collector uses the Flow field of events of
 // kind k: of the queue and link events only that of drops (a flow's
 // link drops, total_link_drops).
 func UsesFlow(k event.Kind) bool {
-	switch k {
-	case event.Enqueue, event.Dequeue, event.Departure, event.Mark:
-		return false
-	}
-	return true
+	return flowlessKinds>>k&1 == 0 // a shift by 32 or more gives 0
 }
+
+// flowlessKinds has bit k set for the event kinds whose Flow the Collector
+// does not use.
+const flowlessKinds uint32 = 1<<event.Enqueue | 1<<event.Dequeue | 1<<event.Departure | 1<<event.Mark
 
 // seriesIndex is the time-series interval of t, or -1 if no series are kept.
 func (c *Collector) seriesIndex(t clock.Time) int {
@@ -738,9 +819,9 @@ func (f *flowAcc) rtoCount(r uint8, n int64) {
 // in flight and srtt (time-weighted: each value holds until the next), and
 // the minimum RTT.
 func (c *Collector) senderState(f *flowAcc, e *event.Event) {
-	f.cwnd.update(c.b, e.Time, float64(e.Cwnd), float64(e.InFlight))
+	f.cwnd.update(&c.b, e.Time, float64(e.Cwnd), float64(e.InFlight))
 	if e.SRTT > 0 {
-		f.srtt.update(c.b, e.Time, e.SRTT.Seconds(), 0)
+		f.srtt.update(&c.b, e.Time, seconds(e.SRTT), 0)
 	}
 	if e.MinRTT > 0 && (f.minRTT == 0 || e.MinRTT < f.minRTT) {
 		f.minRTT = e.MinRTT
@@ -780,7 +861,7 @@ func (c *Collector) begin() {
 
 // queueState takes a queue's length after a queue event.
 func (c *Collector) queueState(l *linkAcc, e *event.Event, inWindow bool) {
-	l.qlen.update(c.b, e.Time, float64(e.QueueLen), float64(e.QueueBytes))
+	l.qlen.update(&c.b, e.Time, float64(e.QueueLen), float64(e.QueueBytes))
 	l.epochs.observe(e.QueueLen, inWindow)
 }
 
@@ -907,8 +988,13 @@ func (c *Collector) Finish() Metrics {
 		flowIDs = append(flowIDs, id)
 	}
 	sort.Slice(flowIDs, func(a, b int) bool { return flowIDs[a] < flowIDs[b] })
+	infos := c.flowInfos()
 	for _, id := range flowIDs {
-		m.Flows = append(m.Flows, c.finishFlow(c.flows[id], end, nbins, bneck))
+		info, ok := infos[id]
+		if !ok {
+			info = FlowInfo{ID: id}
+		}
+		m.Flows = append(m.Flows, c.finishFlow(c.flows[id], info, end, nbins, bneck))
 	}
 	m.Network = c.finishNetwork(m.Flows, m.Links, bneck, bneckResult)
 	putPercentiles(m.Network.Values, "rtt", c.pooledRTTs())
@@ -939,24 +1025,27 @@ func (c *Collector) bottleneckRate(bneck LinkInfo) float64 {
 	return c.info.BottleneckRate
 }
 
-func (c *Collector) flowInfo(id uint64) FlowInfo {
+// flowInfos returns the configured flows (RunInfo.Flows) by ID; of flows
+// given twice, the first.
+func (c *Collector) flowInfos() map[uint64]FlowInfo {
+	m := make(map[uint64]FlowInfo, len(c.info.Flows))
 	for _, f := range c.info.Flows {
-		if f.ID == id {
-			return f
+		if _, ok := m[f.ID]; !ok {
+			m[f.ID] = f
 		}
 	}
-	return FlowInfo{ID: id}
+	return m
 }
 
-func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck LinkInfo) Result {
-	info := c.flowInfo(f.id)
+// finishFlow computes the metrics of flow f, configured as info.
+func (c *Collector) finishFlow(f *flowAcc, info FlowInfo, end clock.Time, nbins int, bneck LinkInfo) Result {
 	r := Result{Scope: ScopeFlow, ID: int64(f.id), Name: info.Name, Values: map[string]float64{}}
 	if r.Name == "" {
 		r.Name = "flow " + itoa(int(f.id))
 	}
 	v := r.Values
-	f.cwnd.advance(c.b, end)
-	f.srtt.advance(c.b, end)
+	f.cwnd.advance(&c.b, end)
+	f.srtt.advance(&c.b, end)
 
 	// Active time: first data sent to the stop, completion or end of the window.
 	from := f.firstSent
@@ -981,19 +1070,26 @@ func (c *Collector) finishFlow(f *flowAcc, end clock.Time, nbins int, bneck Link
 		v["mean_send_rate"] = float64(f.sent) * 8 / active
 		v["mean_delivery_rate"] = float64(f.acked) * 8 / active
 	}
-	// Throughput series over the active intervals.
+	// Throughput series over the active intervals: the intervals with
+	// deliveries (deliveredS, in increasing order) and zeros between them.
 	var tput sampleAcc
 	kFrom, kTo := c.b.index(from), c.b.index(to.Add(-1))
-	j := 0 // walks the sparse per-interval sums
-	for k := kFrom; k <= kTo && k >= 0; k++ {
-		x := 0.0
-		for j < len(f.deliveredS) && int(f.deliveredS[j].k) < k {
-			j++
+	if kFrom >= 0 && kFrom <= kTo {
+		iv := c.info.Interval.Seconds()
+		k := kFrom // the next interval to add
+		for _, d := range f.deliveredS {
+			dk := int(d.k)
+			if dk < k {
+				continue
+			}
+			if dk > kTo {
+				break
+			}
+			tput.addZeros(dk - k)
+			tput.welford(d.v * 8 / iv)
+			k = dk + 1
 		}
-		if j < len(f.deliveredS) && int(f.deliveredS[j].k) == k {
-			x = f.deliveredS[j].v * 8 / c.info.Interval.Seconds()
-		}
-		tput.add(-1, x)
+		tput.addZeros(kTo - k + 1)
 	}
 	if tput.n > 0 {
 		putSpread(v, "throughput", tput.mean, tput.variance())
@@ -1097,7 +1193,7 @@ func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
 		r.Name = "link " + itoa(int(l.index))
 	}
 	v := r.Values
-	l.qlen.advance(c.b, end)
+	l.qlen.advance(&c.b, end)
 	frac := info.EpochThreshold
 	if frac <= 0 {
 		frac = DefaultEpochThreshold

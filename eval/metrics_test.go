@@ -390,3 +390,84 @@ func TestUsesFlow(t *testing.T) {
 		}
 	}
 }
+
+// TestSeconds: seconds gives d.Seconds() bit for bit, on both sides of one
+// second and for negative durations.
+func TestSeconds(t *testing.T) {
+	ds := []time.Duration{0, 1, 2, 999, 1e6 - 1, 1e6, 123456789, time.Second - 1, time.Second, time.Second + 1,
+		2*time.Second - 1, 90 * time.Minute, -1, -time.Second, math.MaxInt64, math.MinInt64}
+	for d := time.Duration(1); d < 1<<60; d = d*7/4 + 3 {
+		ds = append(ds, d, d-1, d+1)
+	}
+	for _, d := range ds {
+		if got, want := seconds(d), d.Seconds(); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("seconds(%d): got %v, want %v", int64(d), got, want)
+		}
+	}
+}
+
+// TestSampleAccZeros: addZeros(n) leaves the accumulator bit for bit as n
+// samples 0 added one by one do.
+func TestSampleAccZeros(t *testing.T) {
+	var a, b sampleAcc
+	for i, x := range []float64{3.5, 0, 1e6, 7, 0.25, 12345.678, 0, 42} {
+		a.add(-1, x)
+		b.add(-1, x)
+		n := i*i + 1
+		a.addZeros(n)
+		for range n {
+			b.add(-1, 0)
+		}
+		if a.n != b.n || math.Float64bits(a.mean) != math.Float64bits(b.mean) || math.Float64bits(a.m2) != math.Float64bits(b.m2) {
+			t.Fatalf("addZeros gives n %d mean %v m2 %v, add(-1, 0) n %d mean %v m2 %v",
+				a.n, a.mean, a.m2, b.n, b.mean, b.m2)
+		}
+	}
+}
+
+// TestThroughputVariance: var_throughput and cov_throughput are the
+// population variance (Welford, in interval order) of the flow's throughput
+// over every interval from its first packet to its stop, intervals without
+// deliveries counted as 0 — computed here interval by interval.
+func TestThroughputVariance(t *testing.T) {
+	const iv = 100 * time.Millisecond
+	info := RunInfo{Start: at(1), End: at(9), Interval: iv,
+		Flows: []FlowInfo{{ID: 1, Stop: at(8.45)}}}
+	ev := []event.Event{{Time: at(2.33), Kind: event.PacketSent, Flow: 1, Bytes: 1000}}
+	perInterval := map[int]float64{} // bytes delivered per interval of the window
+	for i, s := range []float64{0.5, 2.35, 2.36, 2.9, 3.0, 4.44, 4.45, 6.01, 7.99, 8.02, 8.5} {
+		bytes := 1000 * (i + 1)
+		ev = append(ev, event.Event{Time: at(s), Kind: event.Delivered, Flow: 1, Bytes: bytes})
+		if s >= 1 {
+			perInterval[int(at(s).Sub(at(1))/iv)] += float64(bytes)
+		}
+	}
+	var want sampleAcc
+	for k := int(at(2.33).Sub(at(1)) / iv); k <= int(at(8.45).Add(-1).Sub(at(1))/iv); k++ {
+		want.add(-1, perInterval[k]*8/iv.Seconds())
+	}
+	v := Compute(info, ev).Flows[0].Values
+	if got := v["var_throughput"]; math.Float64bits(got) != math.Float64bits(want.variance()) {
+		t.Errorf("var_throughput: got %v, want %v", got, want.variance())
+	}
+	if got, w := v["cov_throughput"], math.Sqrt(want.variance())/want.mean; got != w {
+		t.Errorf("cov_throughput: got %v, want %v", got, w)
+	}
+}
+
+// TestSetEndAfterEvents: events after a window end set late (SetEnd, once
+// events have been measured) are ignored.
+func TestSetEndAfterEvents(t *testing.T) {
+	c := NewCollector(RunInfo{Start: at(0), End: clock.Never})
+	c.Record(event.Event{Time: at(1), Kind: event.PacketSent, Flow: 1, Bytes: 100})
+	c.Record(event.Event{Time: at(2), Kind: event.PacketSent, Flow: 1, Bytes: 200})
+	c.SetEnd(at(2))
+	c.Record(event.Event{Time: at(3), Kind: event.PacketSent, Flow: 1, Bytes: 400})
+	m := c.Finish()
+	if got := m.Flows[0].Values["total_sent"]; got != 300 {
+		t.Errorf("total_sent: got %v, want 300 (the event after the end ignored)", got)
+	}
+	if m.End != at(2) {
+		t.Errorf("end: got %v, want %v", m.End, at(2))
+	}
+}
