@@ -122,7 +122,12 @@ func (s *DDSketch) addDuration(d time.Duration) {
 		return
 	}
 	s.n++
-	s.count(s.durs.bucket(d), 1)
+	i := s.durs.bucket(d)
+	if k := i - s.offset; k >= 0 && k < len(s.counts) {
+		s.counts[k]++ // a bucket the sketch holds already: count's common case
+		return
+	}
+	s.count(i, 1)
 }
 
 // initSketch makes *sk an empty sketch of the collector's accuracy
