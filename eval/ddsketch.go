@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"sync"
 	"time"
 )
 
@@ -136,6 +137,11 @@ func (c *Collector) initSketch(sk *DDSketch) {
 	*sk = DDSketch{gamma: c.durs.gamma, lnGamma: c.durs.lnGamma, durs: c.durs}
 }
 
+// durationBuckets is the table of duration buckets of sketchAlpha, built at
+// its first use and then only read: every Collector of the process shares it
+// (it takes 80 KiB).
+var durationBuckets = sync.OnceValue(func() *durationIndex { return newDurationIndex(sketchAlpha) })
+
 // durationIndex gives the bucket ⌈log_γ x⌉ of a duration's seconds
 // x = d.Seconds() (d in whole nanoseconds, 0 < d < maxIndexedDuration)
 // without a logarithm per value, and exactly as bucketOf computes it.
@@ -144,8 +150,8 @@ func (c *Collector) initSketch(sk *DDSketch) {
 // most 1 + 2^−durationCellBits, less than a bucket (a factor γ ≈ 1 + 2α),
 // so it holds at most two buckets, and the cell keeps the first of them
 // and the first duration of the second. A cell is filled the first time one
-// of its durations comes, with bucketOf at its ends and a binary search for
-// the split between them.
+// is filled when the table is built, with bucketOf at its ends and a binary
+// search for the split between them.
 //
 // The search, and bucketOf's values at the ends bounding those inside, rest
 // on bucketOf(d.Seconds()) never decreasing from one whole nanosecond to the
@@ -157,22 +163,15 @@ func (c *Collector) initSketch(sk *DDSketch) {
 type durationIndex struct {
 	gamma   float64
 	lnGamma float64
-	cells   []durationCell // by cell key; made at the first use
+	cells   []durationCell // by cell key
 }
 
 // durationCell is one cell of a durationIndex.
 type durationCell struct {
-	split int64 // first duration, ns, of bucket lo+1; past the cell if none
-	lo    int32 // bucket of the cell's first duration
-	state uint8 // cellUnknown, cellKnown, cellFormula
+	split   int64 // first duration, ns, of bucket lo+1; past the cell if none
+	lo      int32 // bucket of the cell's first duration
+	formula bool  // more than two buckets (never for α ≥ 2^−9), or no whole duration: bucketOf
 }
-
-// States of a durationCell.
-const (
-	cellUnknown = iota // not filled yet
-	cellKnown          // lo and split hold
-	cellFormula        // more than two buckets (never for α ≥ 2^−9): bucketOf
-)
 
 // durationCellBits is the mantissa bits of a durationIndex cell key.
 const durationCellBits = 7
@@ -181,10 +180,15 @@ const durationCellBits = 7
 // about 18 minutes (longer ones take bucketOf).
 const maxIndexedDuration = 1 << 40
 
-// newDurationIndex returns the duration buckets of sketches of accuracy alpha.
+// newDurationIndex returns the duration buckets of sketches of accuracy
+// alpha, every cell filled.
 func newDurationIndex(alpha float64) *durationIndex {
 	sk := NewDDSketch(alpha)
-	return &durationIndex{gamma: sk.gamma, lnGamma: sk.lnGamma}
+	x := &durationIndex{gamma: sk.gamma, lnGamma: sk.lnGamma, cells: make([]durationCell, cellKey(maxIndexedDuration))}
+	for k := range x.cells {
+		x.fill(&x.cells[k], uint64(k))
+	}
+	return x
 }
 
 // cellKey is the cell of d ≥ 1: float64(d)'s biased exponent and top
@@ -200,17 +204,9 @@ func cellStart(k uint64) int64 {
 
 // bucket returns bucketOf(d.Seconds()), 0 < d < maxIndexedDuration.
 func (x *durationIndex) bucket(d time.Duration) int {
-	if x.cells == nil {
-		x.cells = make([]durationCell, cellKey(maxIndexedDuration))
-	}
 	c := &x.cells[cellKey(int64(d))]
-	if c.state != cellKnown {
-		if c.state == cellUnknown {
-			x.fill(c, cellKey(int64(d)))
-		}
-		if c.state == cellFormula {
-			return x.formula(int64(d))
-		}
+	if c.formula {
+		return x.formula(int64(d))
 	}
 	if int64(d) >= c.split {
 		return int(c.lo) + 1
@@ -226,12 +222,23 @@ func (x *durationIndex) formula(d int64) int {
 // fill computes cell c of key k.
 func (x *durationIndex) fill(c *durationCell, k uint64) {
 	first, last := cellStart(k), cellStart(k+1)-1
+	if first > last { // no whole duration in the cell
+		c.formula = true
+		return
+	}
 	lo, hi := x.formula(first), x.formula(last)
 	switch {
 	case hi == lo:
 		c.split = last + 1
 	case hi == lo+1:
 		a, b := first, last // formula(a) = lo, formula(b) = hi
+		// The split is near γ^lo seconds: bracket it there when the
+		// formula agrees (it never decreases), to search a few
+		// durations instead of the whole cell.
+		if m := int64(math.Exp(float64(lo)*x.lnGamma) * 1e9); m-4 > a && m+4 < b &&
+			x.formula(m-4) == lo && x.formula(m+4) == hi {
+			a, b = m-4, m+4
+		}
 		for b-a > 1 {
 			if m := a + (b-a)/2; x.formula(m) == hi {
 				b = m
@@ -241,11 +248,10 @@ func (x *durationIndex) fill(c *durationCell, k uint64) {
 		}
 		c.split = b
 	default:
-		c.state = cellFormula
+		c.formula = true
 		return
 	}
 	c.lo = int32(lo)
-	c.state = cellKnown
 }
 
 // pooledRTTs merges the RTT samples of every flow (the network's delay

@@ -140,7 +140,6 @@ func TestDurationIndex(t *testing.T) {
 		if first > last { // a cell holding no whole nanosecond
 			continue
 		}
-		x.bucket(time.Duration(first)) // fills the cell
 		split := x.cells[k].split
 		for _, d := range []int64{first, first + 1, split - 2, split - 1, split, split + 1, last - 1, last} {
 			if d >= first && d <= last {
@@ -157,5 +156,22 @@ func TestDurationIndex(t *testing.T) {
 	if formula.n != table.n || formula.zeros != table.zeros || formula.offset != table.offset || !slices.Equal(formula.counts, table.counts) {
 		t.Errorf("sketch of durations: got n %v zeros %v offset %d counts %v, want n %v zeros %v offset %d counts %v",
 			table.n, table.zeros, table.offset, table.counts, formula.n, formula.zeros, formula.offset, formula.counts)
+	}
+}
+
+// TestDurationBucketsShared: collectors share one table of duration
+// buckets, built once.
+func TestDurationBucketsShared(t *testing.T) {
+	a, b := NewCollector(RunInfo{}), NewCollector(RunInfo{})
+	if a.durs != b.durs || a.durs != durationBuckets() {
+		t.Errorf("duration tables: got %p and %p, want both the shared %p", a.durs, b.durs, durationBuckets())
+	}
+}
+
+// BenchmarkDurationIndexBuild times the one-time build of the table of
+// duration buckets.
+func BenchmarkDurationIndexBuild(b *testing.B) {
+	for b.Loop() {
+		newDurationIndex(sketchAlpha)
 	}
 }

@@ -525,7 +525,7 @@ type Collector struct {
 	byID    []*flowAcc
 	byIndex []*linkAcc
 	trace   []TracePoint
-	durs    *durationIndex // the delay sketches' buckets
+	durs    *durationIndex // the delay sketches' buckets (durationBuckets, shared)
 	// Events from steadyFrom to steadyTo (an empty range until the window
 	// has begun; always empty with a packet trace) are measured without
 	// admit's checks.
@@ -544,7 +544,7 @@ func NewCollector(info RunInfo) *Collector {
 	if info.Interval <= 0 {
 		info.Interval = defaultInterval
 	}
-	c := &Collector{info: info, flows: map[uint64]*flowAcc{}, links: map[int32]*linkAcc{}, durs: newDurationIndex(sketchAlpha)}
+	c := &Collector{info: info, flows: map[uint64]*flowAcc{}, links: map[int32]*linkAcc{}, durs: durationBuckets()}
 	c.b = binner{start: info.Start, interval: info.Interval, series: !info.NoSeries}
 	c.started = info.Start != clock.Never
 	c.steadyFrom, c.steadyTo = 1, 0 // empty until the window begins (admit)
