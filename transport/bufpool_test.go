@@ -289,3 +289,46 @@ func testConnRelease(t *testing.T, cc string) {
 			reused, recReused, ccReused)
 	}
 }
+
+// TestReleaseTwice: a second Release of a connection panics with
+// ErrReleasedTwice, before its memory is recycled and after: a stale
+// Release that reached the next connection built in the same Conn is
+// caught when that connection's own application releases it (before, the
+// stale call marked the new connection, which was then recycled while in
+// use).
+func TestReleaseTwice(t *testing.T) {
+	p := newChurnPair(Config{Digest: "none"}, NewBuffers())
+	c, s, err := p.one(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	s.Release()
+	if got := releasePanic(c); got != ErrReleasedTwice {
+		t.Errorf("second Release before recycling: panic %v, want %v", got, ErrReleasedTwice)
+	}
+	p.pause(2 * time.Second) // both removed and recycled
+	c2, s2, err := p.one(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := c // the released Conn the new client connection is built in
+	if c2 == s {
+		old = s
+	} else if c2 != c {
+		t.Fatalf("the next client connection reused neither released Conn: the test needs it")
+	}
+	old.Release() // stale: the first connection's owner again, reaching the new connection
+	if got := releasePanic(c2); got != ErrReleasedTwice {
+		t.Errorf("the new owner's Release after a stale one: panic %v, want %v", got, ErrReleasedTwice)
+	}
+	s2.Release()
+}
+
+// releasePanic calls c.Release and returns what it panicked with (nil if
+// it did not).
+func releasePanic(c *Conn) (v any) {
+	defer func() { v = recover() }()
+	c.Release()
+	return nil
+}

@@ -24,6 +24,11 @@ var (
 	ErrGiveUp           = errors.New("transport: gave up: retransmissions unanswered for Config.GiveUp (peer gone or path down?)")
 )
 
+// ErrReleasedTwice is what Conn.Release panics with when the connection was
+// released already (or a Release meant for an earlier connection built in
+// the same memory reached it).
+var ErrReleasedTwice = errors.New("transport: Conn.Release called twice (a stale Release of an earlier connection recycled into this one?)")
+
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
 // newDigest returns the stream digest named by alg (nil for "none").
@@ -238,11 +243,18 @@ func (c *Conn) MSS() int { return c.mss }
 // its Buffers (EndpointConfig.Buffers), and what its buffers still hold is
 // dropped. Releasing is optional (a connection never released is left to
 // the garbage collector); a driver that opens many short connections, as
-// the simulator does, releases each once it has read its results. A second
-// Release does nothing.
+// the simulator does, releases each once it has read its results.
+//
+// Release is called at most once per connection: a second call panics
+// (ErrReleasedTwice). A Release that comes after its connection's memory
+// went to a later connection would release that one while its application
+// still uses it; such a stale call cannot be told from the new owner's, so
+// it is caught when the new owner releases its connection in turn (a
+// second Release of the same connection, panic) rather than silently
+// recycling a connection in use.
 func (c *Conn) Release() {
 	if c.released {
-		return
+		panic(ErrReleasedTwice)
 	}
 	c.released = true
 	if c.removed {
