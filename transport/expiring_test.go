@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -8,16 +9,17 @@ import (
 )
 
 // TestExpiring: an entry is answered until its expiry and never after,
-// sweep drops exactly the expired entries (an entry put again with a later
-// expiry survives its first record), and the queue does not grow without
-// bound under steady churn.
+// sweep drops exactly the expired entries, each at the first sweep after its
+// own expiry (an entry put again with a later expiry survives its first
+// record), and the heap does not grow without bound under steady churn.
 func TestExpiring(t *testing.T) {
 	at := func(ms int) clock.Time { return clock.Start.Add(time.Duration(ms) * time.Millisecond) }
 	for _, mode := range []struct {
 		name    string
 		fillers int // entries put first (expiring at once) so that the table is indexed by a map
 		indexed bool
-	}{{"small", 0, false}, {"indexed", expiringSmall, true}} {
+		at60    int // entries pending after the sweep at 60 ms
+	}{{"small", 0, false, 2}, {"indexed", expiringSmall, true, 3}} { // indexed: entry 3's first record is pending too
 		t.Run(mode.name, func(t *testing.T) {
 			var x expiring[int]
 			for i := range mode.fillers {
@@ -43,8 +45,8 @@ func TestExpiring(t *testing.T) {
 					t.Errorf("get(%d, %v) = %d, %v; want %d, %v", tc.id, tc.now, got, ok, tc.want, tc.wantOK)
 				}
 			}
-			x.sweep(at(60)) // entry 2 is expired but queued behind entry 1
-			if got, want := x.len(), 4; got != want {
+			x.sweep(at(60)) // entry 2 is expired, although put after entry 1, which lives on
+			if got, want := x.len(), mode.at60; got != want {
 				t.Errorf("after sweep at 60 ms: %d entries, want %d", got, want)
 			}
 			if _, ok := x.get(2, at(60)); ok {
@@ -63,7 +65,7 @@ func TestExpiring(t *testing.T) {
 			}
 		})
 	}
-	// Churn: one entry per ms living 10 ms, swept every ms: the queue stays
+	// Churn: one entry per ms living 10 ms, swept every ms: the heap stays
 	// small and no map is made.
 	var x expiring[int]
 	for i := range 10000 {
@@ -76,7 +78,63 @@ func TestExpiring(t *testing.T) {
 			t.Fatalf("churn step %d: get = %d, %v; want %d, true", i, v, ok, i)
 		}
 	}
-	if cap(x.q.q) > 1024 || x.m != nil {
-		t.Errorf("churn: queue capacity %d, map %v; want the queue bounded by the live entries and no map", cap(x.q.q), x.m != nil)
+	if cap(x.h) > 1024 || x.m != nil {
+		t.Errorf("churn: heap capacity %d, map %v; want the heap bounded by the live entries and no map", cap(x.h), x.m != nil)
+	}
+}
+
+// TestExpiringMixedLifetimes: entries of different lifetimes (connections
+// with different IdleTimeouts) are each dropped at the first sweep after
+// their own expiry: one long-lived entry put first does not hold back the
+// short-lived ones put after it (before, the table was swept in put order
+// and kept every entry put after a long-lived one until that one expired).
+func TestExpiringMixedLifetimes(t *testing.T) {
+	at := func(ms int) clock.Time { return clock.Start.Add(time.Duration(ms) * time.Millisecond) }
+	for _, n := range []int{5, 3 * expiringSmall} { // without and with the map
+		var x expiring[int]
+		x.put(0, 0, at(3_600_000)) // an hour
+		for i := 1; i <= n; i++ {
+			x.put(uint64(i), i, at(1000+i))
+			x.sweep(at(i))
+		}
+		x.sweep(at(2000))
+		if got, want := x.len(), 1; got != want {
+			t.Errorf("%d short entries after a long one, swept after they expired: %d entries pending, want %d", n, got, want)
+		}
+		if v, ok := x.get(0, at(2000)); !ok || v != 0 {
+			t.Errorf("%d short entries: the long-lived entry: get = %d, %v; want 0, true", n, v, ok)
+		}
+		if x.m != nil && len(x.m) != 1 {
+			t.Errorf("%d short entries: %d in the map, want 1", n, len(x.m))
+		}
+	}
+	// Random lifetimes: after each sweep, exactly the unexpired entries are
+	// pending and the heap is ordered.
+	r := rand.New(rand.NewPCG(5, 6))
+	var x expiring[int]
+	live := map[uint64]clock.Time{}
+	for i := range 3000 {
+		id := uint64(r.IntN(200))
+		exp := at(i + 1 + r.IntN(500))
+		x.put(id, i, exp)
+		live[id] = exp
+		now := at(i)
+		x.sweep(now)
+		for id, exp := range live {
+			if !now.Before(exp) {
+				delete(live, id)
+			}
+		}
+		if x.m == nil && x.len() != len(live) {
+			t.Fatalf("step %d: %d entries pending, want the %d unexpired", i, x.len(), len(live))
+		}
+		if x.m != nil && len(x.m) != len(live) {
+			t.Fatalf("step %d: %d entries in the map, want the %d unexpired", i, len(x.m), len(live))
+		}
+		for j := 1; j < len(x.h); j++ {
+			if x.h[j].exp.Before(x.h[(j-1)/2].exp) {
+				t.Fatalf("step %d: heap out of order at %d", i, j)
+			}
+		}
 	}
 }

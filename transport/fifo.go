@@ -1,8 +1,7 @@
 package transport
 
 // fifo is a first-in first-out queue (an endpoint's accepted connections
-// waiting for the application, the tombstones in expiry order: expiring)
-// that reuses its slice: taking the front by reslicing (q = q[1:]) lost the
+// waiting for the application) that reuses its slice: taking the front by reslicing (q = q[1:]) lost the
 // slice's head room, so every few values an append allocated a new one.
 type fifo[T any] struct {
 	q    []T
@@ -33,18 +32,6 @@ func (f *fifo[T]) pop() T {
 	}
 	return v
 }
-
-// front returns the front, or nil if the queue is empty.
-func (f *fifo[T]) front() *T {
-	if f.head == len(f.q) {
-		return nil
-	}
-	return &f.q[f.head]
-}
-
-// items returns the queued values, front first (valid until the next push
-// or pop).
-func (f *fifo[T]) items() []T { return f.q[f.head:] }
 
 // len returns the number queued.
 func (f *fifo[T]) len() int { return len(f.q) - f.head }
