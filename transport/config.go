@@ -101,6 +101,14 @@ type Config struct {
 	ECN        bool   // negotiate ECN: send ECT(0), echo CE (RFC 3168)
 	Digest     string // stream integrity digest: "sha256" (default), "crc32c" (fast, not cryptographic) or "none"
 	Request    []byte // client: opaque application request carried in the Initial (<= MaxRequest bytes)
+	// SealRequest, if not nil, is called by a client's Dial with the
+	// connection's ID (its own connection ID), the destination connection
+	// ID of its Initial and Request, and what it returns is carried in the
+	// Initial instead (at most MaxRequest bytes, or Dial fails): an
+	// application binds its request to this very handshake, e.g. with a
+	// MAC over the two IDs, so that a request captured on the wire admits
+	// no other connection.
+	SealRequest func(id, initialDCID uint64, request []byte) []byte
 
 	IdleTimeout      time.Duration // fail with ErrIdleTimeout after this long without a datagram (default 2 min; keep it above MaxRTO)
 	HandshakeTimeout time.Duration // fail with ErrHandshakeTimeout if no Accept arrives (default 10 s)

@@ -66,6 +66,12 @@ func (h *connCommon) emit(e event.Event) {
 // equal at both ends (event.Event.Flow).
 func (h *connCommon) ID() uint64 { return h.id }
 
+// InitialDCID returns the destination connection ID of the client's
+// Initial (drawn at random by the client, equal at both ends): with ID it
+// names the connection's handshake (Config.SealRequest binds a request to
+// the two).
+func (h *connCommon) InitialDCID() uint64 { return h.initialDCID }
+
 // Peer returns the peer's current address (it changes on NAT rebinding).
 func (h *connCommon) Peer() netip.AddrPort { return h.peer }
 

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/netip"
@@ -147,6 +148,13 @@ func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn,
 	}
 	c := newConn(e, cfg, sp, now)
 	c.dial(peer, cfg.Request)
+	if cfg.SealRequest != nil {
+		r := cfg.SealRequest(c.id, c.initialDCID, c.request)
+		if len(r) > MaxRequest {
+			return nil, fmt.Errorf("transport: SealRequest returned %d bytes, at most %d", len(r), MaxRequest)
+		}
+		c.request = append(c.request[:0], r...)
+	}
 	e.add(c)
 	return c, nil
 }

@@ -53,6 +53,10 @@ func (e *Endpoint) AcceptDgram(ctx context.Context) (*DgramConn, error) {
 // ID returns the connection ID (the same at both ends).
 func (c *DgramConn) ID() uint64 { return c.c.ID() }
 
+// InitialDCID returns the destination connection ID of the client's
+// Initial (the same value at both ends).
+func (c *DgramConn) InitialDCID() uint64 { return c.c.InitialDCID() }
+
 // Peer returns the peer's address.
 func (c *DgramConn) Peer() netip.AddrPort {
 	c.e.l.mu.Lock()

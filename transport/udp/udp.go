@@ -318,6 +318,10 @@ type Conn struct {
 // ID returns the connection ID (the same value at both ends).
 func (c *Conn) ID() uint64 { return c.c.ID() }
 
+// InitialDCID returns the destination connection ID of the client's
+// Initial (the same value at both ends).
+func (c *Conn) InitialDCID() uint64 { return c.c.InitialDCID() }
+
 // Request returns the application request the client sent in its handshake.
 func (c *Conn) Request() []byte {
 	c.e.l.mu.Lock()
