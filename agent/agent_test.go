@@ -231,15 +231,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 // it on a new connection, PSK and Ed25519: the agent's fresh nonce makes the
 // recorded proof worthless, and the replay is refused and counted.
 func TestReplayedHandshake(t *testing.T) {
-	ps, ks := newKey(t)
-	pa, ka := newKey(t)
-	for _, tc := range []struct {
-		name          string
-		agent, client *Credentials
-	}{
-		{"psk", pskCreds(t, "lab "+hexKeyA), pskCreds(t, "lab "+hexKeyA)},
-		{"ed25519", Ed25519Credentials(ka, map[string]ed25519.PublicKey{"s": ps}), Ed25519Credentials(ks, map[string]ed25519.PublicKey{"a": pa})},
-	} {
+	for _, tc := range bothMethods(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := startAgent(t, Config{Creds: tc.agent})
 			conn, cb := dialTLS(t, a.Addr().String())
@@ -266,11 +258,36 @@ func TestReplayedHandshake(t *testing.T) {
 			if !errors.Is(err, ErrUnauthorized) {
 				t.Errorf("replayed auth: got %v, want ErrUnauthorized", err)
 			}
-			st := waitStats(t, a, func(st Stats) bool { return st.Unauthorized == 1 })
-			if st.Unauthorized != 1 || st.Authenticated != 1 {
-				t.Errorf("stats %+v: want 1 authenticated, 1 unauthorized", st)
-			}
+			checkOneRefused(t, a)
 		})
+	}
+}
+
+// checkOneRefused waits until the agent has counted one authenticated and
+// one unauthorized peer (it counts after the client has its answer) and
+// checks that it did.
+func checkOneRefused(t *testing.T, a *Server) {
+	t.Helper()
+	st := waitStats(t, a, func(st Stats) bool { return st.Unauthorized == 1 && st.Authenticated == 1 })
+	if st.Unauthorized != 1 || st.Authenticated != 1 {
+		t.Errorf("agent stats %+v: want 1 authenticated, 1 unauthorized", st)
+	}
+}
+
+// methodCreds are an agent's and a client's matching credentials of one
+// authentication method.
+type methodCreds struct {
+	name          string
+	agent, client *Credentials
+}
+
+// bothMethods returns matching credentials for PSK and for Ed25519.
+func bothMethods(t *testing.T) []methodCreds {
+	ps, ks := newKey(t)
+	pa, ka := newKey(t)
+	return []methodCreds{
+		{"psk", pskCreds(t, "lab "+hexKeyA), pskCreds(t, "lab "+hexKeyA)},
+		{"ed25519", Ed25519Credentials(ka, map[string]ed25519.PublicKey{"s": ps}), Ed25519Credentials(ks, map[string]ed25519.PublicKey{"a": pa})},
 	}
 }
 

@@ -28,9 +28,10 @@
 // An agent keeps no per-peer state before authentication: a connection's
 // handshake state lives only in its goroutine, within -max-conns and
 // -max-handshakes, and must finish within handshakeTimeout. A data flow is
-// admitted only if it carries a token the agent handed out for an
-// announced transfer (perf's test ID, 128 random bits, single use, valid
-// for that transfer's time limit).
+// admitted only if its Initial carries the MAC of its own handshake under
+// the admission key the agent handed out (over TLS) for an announced
+// transfer (admission.go; single use, valid for that transfer's time
+// limit); the key never crosses the data path.
 //
 // Caps: every spec is validated with the sender's parsers and against the
 // agent's -max-bytes and -max-seconds before anything runs; -max-transfers

@@ -85,7 +85,7 @@ type message struct {
 	T3 int64 `json:"t3,omitempty"` // time: agent's send time, Unix ns
 
 	Spec     *TransferSpec   `json:"spec,omitempty"`      // receive, send
-	Token    string          `json:"token,omitempty"`     // ready, collect, send: the transfer's admission token (hex)
+	Token    string          `json:"token,omitempty"`     // ready, collect, send: the transfer's admission key (hex; transfer.go)
 	DataPort int             `json:"data_port,omitempty"` // ready
 	Addr     string          `json:"addr,omitempty"`      // send: the receiver's data address
 	Sender   *perf.Result    `json:"sender,omitempty"`    // result
@@ -98,7 +98,7 @@ type message struct {
 const (
 	maxErrorText = 4096
 	maxField     = 256 // strings other than Error
-	tokenBytes   = 16  // admission token, bytes
+	tokenBytes   = 32  // admission key, bytes (HMAC-SHA-256's output length, RFC 2104 §3)
 )
 
 // errBadMessage is wrapped by decodeMessage's errors.
@@ -126,7 +126,7 @@ func decodeMessage(b []byte) (*message, error) {
 		}
 	}
 	if m.Token != "" && !validToken(m.Token) {
-		return nil, fmt.Errorf("%w: token must be %d bytes in lower-case hex", errBadMessage, tokenBytes)
+		return nil, fmt.Errorf("%w: token (admission key) must be %d bytes in lower-case hex", errBadMessage, tokenBytes)
 	}
 	if m.DataPort < 0 || m.DataPort > 65535 {
 		return nil, fmt.Errorf("%w: data_port %d out of range", errBadMessage, m.DataPort)
@@ -139,8 +139,8 @@ func decodeMessage(b []byte) (*message, error) {
 	return &m, nil
 }
 
-// validToken reports whether s is an admission token: tokenBytes in
-// lower-case hex (perf's test ID syntax).
+// validToken reports whether s is an admission key: tokenBytes in
+// lower-case hex.
 func validToken(s string) bool {
 	return len(s) == 2*tokenBytes && strings.Trim(s, "0123456789abcdef") == ""
 }

@@ -148,7 +148,8 @@ func (s *Server) wallNow() int64 { return time.Now().Add(s.skew).UnixNano() }
 // expected is an incoming transfer announced by a receive request.
 type expected struct {
 	spec    TransferSpec
-	claimed bool   // a data flow carrying the token was admitted
+	key     []byte // admission key (tokenBytes)
+	claimed bool   // a data flow with the key's MAC was admitted
 	connID  uint64 // its connection ID
 	sum     perf.FlowSummary
 	done    chan struct{} // closed when sum is final
@@ -574,8 +575,9 @@ func (s *Server) limit(sp *TransferSpec) time.Duration {
 	return sp.duration() + s.grace
 }
 
-// receive announces an incoming transfer: it reserves a slot and a token
-// that the sender's data flow must carry (perf's test ID) to be admitted.
+// receive announces an incoming transfer: it reserves a slot and an
+// admission key (admission.go) whose MAC the sender's data flow must carry
+// to be admitted; the key goes back on this (encrypted) connection only.
 func (s *Server) receive(m *message, peer string) *message {
 	if msg := s.checkSpec(m.Spec); msg != "" {
 		return s.refuse(m.ID, "%s", msg)
@@ -583,36 +585,42 @@ func (s *Server) receive(m *message, peer string) *message {
 	if msg := s.takeSlot(); msg != "" {
 		return s.refuse(m.ID, "%s", msg)
 	}
-	var t [tokenBytes]byte
-	_, _ = rand.Read(t[:])
-	token := hex.EncodeToString(t[:])
-	e := &expected{spec: *m.Spec, done: make(chan struct{})}
+	key := make([]byte, tokenBytes)
+	_, _ = rand.Read(key)
+	id := flowID(key)
+	e := &expected{spec: *m.Spec, key: key, done: make(chan struct{})}
 	s.mu.Lock()
-	s.expect[token] = e
+	s.expect[id] = e
 	// The announcement lapses if no flow claims it in time, and a claimed
 	// flow is aborted when it outlives its limit.
-	e.timer = time.AfterFunc(s.claimWait+s.limit(m.Spec), func() { s.expire(token) })
+	e.timer = time.AfterFunc(s.claimWait+s.limit(m.Spec), func() { s.expire(id) })
 	s.mu.Unlock()
-	s.logf("agent: transfer %q from %q: expecting its flow on %v", m.Spec.ID, peer, s.data.Addr())
-	return &message{Type: tReady, ID: m.ID, Token: token, DataPort: int(s.data.Addr().Port())}
+	s.logf("agent: transfer %q from %q: expecting its flow %s on %v", m.Spec.ID, peer, id, s.data.Addr())
+	return &message{Type: tReady, ID: m.ID, Token: hex.EncodeToString(key), DataPort: int(s.data.Addr().Port())}
 }
 
-// admit is the data receiver's Admit: only a flow carrying an announced
-// token, and only the first.
-func (s *Server) admit(connID uint64, peer netip.AddrPort, test string) (bool, error) {
+// admit is the data receiver's Admit: only a flow naming an announced
+// transfer (its flow ID) with the admission MAC of its own handshake under
+// that transfer's key, and only the first. A flow with a wrong MAC claims
+// nothing.
+func (s *Server) admit(a perf.Admission) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.expect[test]
+	e := s.expect[a.Test]
 	switch {
 	case e == nil:
 		s.stats.NotAdmitted++
 		return false, errors.New("no such transfer announced to this agent")
+	case !a.Verify(e.key):
+		s.stats.NotAdmitted++
+		s.logf("agent: transfer %q: flow %016x from %v refused: wrong admission MAC", e.spec.ID, a.ConnID, a.Peer)
+		return false, errors.New("wrong admission MAC for this flow (the MAC covers its connection IDs)")
 	case e.claimed || e.ended:
 		s.stats.NotAdmitted++
 		return false, errors.New("this transfer's flow has already arrived")
 	}
-	e.claimed, e.connID = true, connID
-	s.logf("agent: transfer %q: flow %016x from %v admitted", e.spec.ID, connID, peer)
+	e.claimed, e.connID = true, a.ConnID
+	s.logf("agent: transfer %q: flow %016x from %v admitted", e.spec.ID, a.ConnID, a.Peer)
 	return e.spec.Qlog && s.qlogDir != "", nil
 }
 
@@ -654,18 +662,18 @@ func (s *Server) endLocked(e *expected, fail string) {
 
 // expire ends an announced transfer that outlived its limit: a claimed flow
 // is aborted (it then reports, failed), an unclaimed one lapses.
-func (s *Server) expire(token string) {
+func (s *Server) expire(id string) {
 	s.mu.Lock()
-	e := s.expect[token]
+	e := s.expect[id]
 	if e == nil || e.ended {
 		if e != nil {
-			delete(s.expect, token) // ended and never collected
+			delete(s.expect, id) // ended and never collected
 			s.removeQlog(e)
 		}
 		s.mu.Unlock()
 		return
 	}
-	claimed, id := e.claimed && !e.aborted, e.connID
+	claimed, connID := e.claimed && !e.aborted, e.connID
 	switch {
 	case !e.claimed:
 		s.endLocked(e, fmt.Sprintf("no data flow arrived within %v", s.claimWait))
@@ -680,8 +688,8 @@ func (s *Server) expire(token string) {
 	}
 	s.mu.Unlock()
 	if claimed {
-		s.logf("agent: transfer %q: aborting flow %016x after its limit", e.spec.ID, id)
-		s.data.Abort(id)
+		s.logf("agent: transfer %q: aborting flow %016x after its limit", e.spec.ID, connID)
+		s.data.Abort(connID)
 	}
 }
 
@@ -689,9 +697,9 @@ func (s *Server) expire(token string) {
 func (s *Server) endExpected(why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for token, e := range s.expect {
+	for id, e := range s.expect {
 		s.endLocked(e, why)
-		delete(s.expect, token)
+		delete(s.expect, id)
 	}
 }
 
@@ -699,8 +707,10 @@ func (s *Server) endExpected(why string) {
 // receiver's summary (and qlog). Cancelled before a flow arrived, the
 // announcement is withdrawn.
 func (s *Server) collect(ctx context.Context, m *message) *message {
+	key, _ := hex.DecodeString(m.Token)
+	id := flowID(key)
 	s.mu.Lock()
-	e := s.expect[m.Token]
+	e := s.expect[id]
 	s.mu.Unlock()
 	if e == nil {
 		return s.refuse(m.ID, "no transfer with this token (expired or collected)")
@@ -716,7 +726,7 @@ func (s *Server) collect(ctx context.Context, m *message) *message {
 		return &message{Type: tError, ID: m.ID, Code: codeFailed, Error: "cancelled"}
 	}
 	s.mu.Lock()
-	delete(s.expect, m.Token)
+	delete(s.expect, id)
 	s.mu.Unlock()
 	r := &message{Type: tResult, ID: m.ID}
 	r.Receiver, _ = json.Marshal(e.sum)
@@ -762,7 +772,8 @@ func (s *Server) readQlog(path string) []byte {
 }
 
 // send runs a transfer as its sender (perf.Run) to the receiving agent's
-// data address with the token it announced.
+// data address, its flow admitted by the MAC under the key that agent
+// announced (the key itself is not sent).
 func (s *Server) send(ctx context.Context, m *message, peer string) *message {
 	if msg := s.checkSpec(m.Spec); msg != "" {
 		return s.refuse(m.ID, "%s", msg)
@@ -777,7 +788,9 @@ func (s *Server) send(ctx context.Context, m *message, peer string) *message {
 	sp := m.Spec
 	cc, rec := sp.ccRecovery()
 	cfg := perf.ClientConfig{Addr: m.Addr, Bytes: sp.Bytes, Duration: sp.duration(), CC: cc, Recovery: rec,
-		Size: sp.MaxDatagram, Test: m.Token, Logf: s.cfg.Logf}
+		Size: sp.MaxDatagram, Logf: s.cfg.Logf}
+	key, _ := hex.DecodeString(m.Token)
+	cfg.Test, cfg.AdmitKey = flowID(key), key
 	if sp.Qlog && s.qlogDir != "" {
 		dir, err := os.MkdirTemp(s.qlogDir, "send-")
 		if err == nil {

@@ -179,5 +179,32 @@ func RunTransfer(ctx context.Context, send, recv *Client, spec TransferSpec) (*T
 	case c.err != nil:
 		return res, fmt.Errorf("transfer %q: receiving agent %s: %w", spec.ID, recv.addr, c.err)
 	}
+	if err := crossCheck(res); err != nil {
+		return res, fmt.Errorf("transfer %q: %w", spec.ID, err)
+	}
 	return res, nil
+}
+
+// ErrDataPath is wrapped by RunTransfer's error when the receiving agent's
+// summary, which came over its authenticated control connection, does not
+// match what the sender sent: the sender's verification relied on the
+// receiver's report over the (unauthenticated) data path.
+var ErrDataPath = errors.New("the receiving agent's summary does not match the sender's")
+
+// crossCheck compares the receiving agent's summary (digest and bytes of
+// the stream it received) with the sender's account of what it sent.
+func crossCheck(res *TransferResult) error {
+	if res.Sender == nil {
+		return fmt.Errorf("%w: no sender summary", ErrDataPath)
+	}
+	var sum perf.FlowSummary
+	if err := json.Unmarshal(res.Receiver, &sum); err != nil {
+		return fmt.Errorf("%w: summary %.80q: %v", ErrDataPath, res.Receiver, err)
+	}
+	e := res.Sender.End
+	if sum.Digest != e.SenderDigest || sum.Bytes != e.SenderBytes {
+		return fmt.Errorf("%w: received %d bytes with digest %.16s, sent %d with %.16s (the data path was altered)",
+			ErrDataPath, sum.Bytes, sum.Digest, e.SenderBytes, e.SenderDigest)
+	}
+	return nil
 }

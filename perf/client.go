@@ -57,6 +57,10 @@ type ClientConfig struct {
 	Driver     udp.Config           // socket driver options when Endpoint is nil
 	Logf       func(string, ...any) // progress messages (may be nil)
 	Keys       *Keys                // -psk-file: authenticate reverse requests with the first key (may be nil)
+	// AdmitKey, with Test, makes the Initial's request carry the admission
+	// MAC of this connection under this key (admission.go; cclab agent's
+	// data flows); the key itself is never sent.
+	AdmitKey []byte
 }
 
 // Validate checks the names and values of cfg and fills defaults. Unknown
@@ -99,6 +103,9 @@ func (c *ClientConfig) Validate() error {
 	}
 	if c.MinRTO < 0 {
 		return fmt.Errorf("-min-rto %v: must not be negative", c.MinRTO)
+	}
+	if len(c.AdmitKey) > 0 && c.Test == "" {
+		return errors.New("an admission key needs a test ID (ClientConfig.Test)")
 	}
 	if c.Interval < 0 {
 		return fmt.Errorf("-i %v: must not be negative (0: no intervals)", c.Interval)
@@ -218,7 +225,11 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		tsink = sink
 	}
 	startWall := time.Now()
-	conn, err := ep.Dial(ctx, peer, cfg.transportConfig(req, tsink))
+	tc := cfg.transportConfig(req, tsink)
+	if len(cfg.AdmitKey) > 0 {
+		tc.SealRequest = sealRequest(req, cfg.AdmitKey)
+	}
+	conn, err := ep.Dial(ctx, peer, tc)
 	if err != nil {
 		return nil, err
 	}

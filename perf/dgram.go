@@ -341,7 +341,7 @@ func (s *Server) serveDgram(ctx context.Context, c *udp.DgramConn) *pending {
 		return nil
 	}
 	if s.cfg.Admit != nil {
-		if _, err := s.cfg.Admit(id, c.Peer(), req.Test); err != nil {
+		if _, err := s.cfg.Admit(Admission{ConnID: id, InitialDCID: c.InitialDCID(), Peer: c.Peer(), Test: req.Test, MAC: req.MAC}); err != nil {
 			s.count(func(st *ServerStats) { st.NotAdmitted++ })
 			c.Abort()
 			sum.Error = err.Error()

@@ -76,6 +76,7 @@ type Request struct {
 	Nonce    string  `json:"nonce,omitempty"`      // auth: the server nonce this reverse request answers, hex
 	Test     string  `json:"test,omitempty"`       // test ID shared by the flows of one sender run (-P, --bidir), hex
 	Flows    int     `json:"flows,omitempty"`      // flows in that test, 2..MaxFlows (0: a single flow)
+	MAC      string  `json:"mac,omitempty"`        // admission MAC over this handshake, hex (admission.go; cclab agent)
 }
 
 // MaxFlows is the most flows one test may have (-P, times 2 with --bidir).
@@ -134,6 +135,9 @@ func parseRequest(b []byte) (Request, error) {
 	}
 	if len(r.Test) > maxTestID || strings.Trim(r.Test, "0123456789abcdef") != "" {
 		return r, fmt.Errorf("%w: test ID %q: want at most %d lower-case hex digits", ErrBadRequest, r.Test, maxTestID)
+	}
+	if !validMAC(r.MAC) {
+		return r, fmt.Errorf("%w: mac %q: want %d lower-case hex digits", ErrBadRequest, r.MAC, 2*AdmissionMACBytes)
 	}
 	return r, nil
 }

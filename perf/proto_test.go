@@ -33,6 +33,10 @@ func TestParseRequest(t *testing.T) {
 		{`{"v":3,"bytes":-1}`, true},
 		{`{"v":3,"seconds":1e9}`, true},
 		{`[1,2]`, true},
+		{`{"v":3,"seed":5,"test":"0123abcd","mac":"00112233445566778899aabbccddeeff"}`, false},
+		{`{"v":3,"seed":5,"test":"0123abcd","mac":"00112233445566778899AABBCCDDEEFF"}`, true},
+		{`{"v":3,"seed":5,"test":"0123abcd","mac":"0011"}`, true},
+		{`{"v":3,"seed":5,"test":"0123abcd","mac":"00112233445566778899aabbccddeeff00"}`, true},
 	} {
 		_, err := parseRequest([]byte(tc.in))
 		if (err != nil) != tc.wantErr {
@@ -49,13 +53,15 @@ func FuzzParseRequest(f *testing.F) {
 	f.Add([]byte(`{"v":3,"reverse":true,"seconds":2.5,"cc":"dca:x=2","recovery":"reno","ecn":true,"seed":9}`))
 	f.Add([]byte(`{"v":3,"results":12345}`))
 	f.Add([]byte(`{"v":3,"seed":1,"test":"00ff00ff00ff00ff","flows":8}`))
+	f.Add([]byte(`{"v":3,"seed":1,"test":"00ff00ff00ff00ff00ff00ff00ff00ff","mac":"0123456789abcdef0123456789abcdef"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseRequest(b)
 		if err != nil {
 			return
 		}
 		if r.V != Version || r.Bytes < 0 || r.Seconds < 0 || r.Seconds > MaxReverseSeconds ||
-			r.Flows != 0 && (r.Flows < 2 || r.Flows > MaxFlows || r.Test == "") || len(r.Test) > maxTestID {
+			r.Flows != 0 && (r.Flows < 2 || r.Flows > MaxFlows || r.Test == "") || len(r.Test) > maxTestID ||
+			r.MAC != "" && len(r.MAC) != 2*AdmissionMACBytes {
 			t.Errorf("parseRequest(%q) accepted %+v", b, r)
 		}
 	})

@@ -48,12 +48,12 @@ type ServerConfig struct {
 	ReverseCCParams    bool          // a request may set controller parameters (off: names only)
 
 	// Admit, if not nil, decides each test flow (forward or reverse) from
-	// its connection ID, peer and test ID (Request.Test) before anything is
+	// its Admission (connection IDs, peer, test ID, admission MAC) before anything is
 	// read or sent: an error refuses the flow with its message (counted in
 	// NotAdmitted); qlog says whether to write this flow's qlog (with
 	// QlogDir; without Admit every flow's is written). cclab agent admits
 	// only the transfer its scheduler announced.
-	Admit func(connID uint64, peer netip.AddrPort, test string) (qlog bool, err error)
+	Admit func(a Admission) (qlog bool, err error)
 }
 
 // ErrConfig is wrapped by NewServer's errors about its configuration.
@@ -372,7 +372,7 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 	qlog := s.cfg.QlogDir != ""
 	if s.cfg.Admit != nil {
 		var err error
-		if qlog, err = s.cfg.Admit(id, peer, req.Test); err != nil {
+		if qlog, err = s.cfg.Admit(Admission{ConnID: id, InitialDCID: c.InitialDCID(), Peer: peer, Test: req.Test, MAC: req.MAC}); err != nil {
 			s.count(func(st *ServerStats) { st.NotAdmitted++ })
 			s.refuse(ctx, c, err.Error())
 			sum.Error = err.Error()
