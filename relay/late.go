@@ -79,3 +79,8 @@ func (h *LateHist) Quantile(q float64) time.Duration {
 	}
 	return lateUpper(lateHistLen - 1)
 }
+
+// Percentiles returns the median, 99th and 99.9th percentiles (Quantile).
+func (h *LateHist) Percentiles() (p50, p99, p999 time.Duration) {
+	return h.Quantile(0.5), h.Quantile(0.99), h.Quantile(0.999)
+}

@@ -190,6 +190,7 @@ func TestReadLateness(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dst.Close()
+	stampsLive(t, dst)
 	var mu sync.Mutex
 	var enq []clock.Time
 	sink := event.Func(func(e event.Event) {
@@ -245,4 +246,38 @@ func TestReadLateness(t *testing.T) {
 	if c.ReadLateHist.Count() == 0 || c.ReadLateMax < wait {
 		t.Errorf("read lateness: %d messages, max %v; want at least one, max at least %v (the wait in the socket)", c.ReadLateHist.Count(), c.ReadLateMax, wait)
 	}
+}
+
+// stampsLive waits (at most 10 s) until the kernel stamps datagrams as they
+// arrive: the first socket that asks for receive stamps switches them on
+// for the whole host through a deferred work item, and until that has run
+// a datagram is stamped when it is read, not when it arrived. It sends c
+// (a UDP socket it then drains) a datagram, lets it wait 5 ms, and checks
+// that the stamp is at least that old.
+func stampsLive(t *testing.T, c *netio.UDPConn) {
+	t.Helper()
+	if !netio.EnableRxTimestamps(c) {
+		t.Skip("no kernel receive timestamps here (SO_TIMESTAMPNS is Linux)")
+	}
+	const held = 5 * time.Millisecond
+	src, err := netio.DialUDP("127.0.0.1:0", c.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ms := NewBatch(1, 2048)
+	end := time.Now().Add(10 * time.Second)
+	for time.Now().Before(end) {
+		if _, err := src.WriteBatch([]netio.Message{{Buf: make([]byte, 10), N: 10}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(held) // the wait the stamp must show
+		if _, err := c.ReadBatch(ms); err != nil {
+			t.Fatal(err)
+		}
+		if ms[0].RxTime != 0 && time.Now().UnixNano()-ms[0].RxTime >= int64(held) {
+			return
+		}
+	}
+	t.Fatal("the kernel's receive stamps did not come on within 10 s")
 }

@@ -106,10 +106,10 @@ type Counters struct {
 // Called with mu held.
 func (r *Relay) snapshot() Counters {
 	c := r.cnt
-	c.LateP50, c.LateP99, c.LateP999 = c.LateHist.Quantile(0.5), c.LateHist.Quantile(0.99), c.LateHist.Quantile(0.999)
-	c.ReadLateP50, c.ReadLateP99, c.ReadLateP999 = c.ReadLateHist.Quantile(0.5), c.ReadLateHist.Quantile(0.99), c.ReadLateHist.Quantile(0.999)
-	c.SleepLateP50, c.SleepLateP99, c.SleepLateP999 = c.SleepLateHist.Quantile(0.5), c.SleepLateHist.Quantile(0.99), c.SleepLateHist.Quantile(0.999)
-	c.LockWaitP50, c.LockWaitP99, c.LockWaitP999 = c.LockWaitHist.Quantile(0.5), c.LockWaitHist.Quantile(0.99), c.LockWaitHist.Quantile(0.999)
+	c.LateP50, c.LateP99, c.LateP999 = c.LateHist.Percentiles()
+	c.ReadLateP50, c.ReadLateP99, c.ReadLateP999 = c.ReadLateHist.Percentiles()
+	c.SleepLateP50, c.SleepLateP99, c.SleepLateP999 = c.SleepLateHist.Percentiles()
+	c.LockWaitP50, c.LockWaitP99, c.LockWaitP999 = c.LockWaitHist.Percentiles()
 	return c
 }
 
