@@ -36,7 +36,7 @@ func TestQuietGC(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
 	for _, tc := range []struct {
-		env        string
+		env       string
 		set, want int
 	}{
 		{"", 100, GCPercent},
