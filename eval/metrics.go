@@ -802,7 +802,7 @@ func (c *Collector) recordFlow(e *event.Event) {
 		f.lastDelivered = e.Time
 		f.deliveredS.add(c.interval(e.Time), float64(e.Bytes)) // kept without series too: the throughput variance
 	case event.MetricsUpdated:
-		c.senderState(f, e)
+		c.senderState(f, e, true)
 	}
 }
 
@@ -816,9 +816,10 @@ func (f *flowAcc) rtoCount(r uint8, n int64) {
 }
 
 // senderState takes a MetricsUpdated event: the state variables cwnd, bytes
-// in flight and srtt (time-weighted: each value holds until the next), and
-// the minimum RTT.
-func (c *Collector) senderState(f *flowAcc, e *event.Event) {
+// in flight and srtt (time-weighted: each value holds until the next), the
+// minimum RTT and, if inWindow, the RTT sample (a sample taken before the
+// window, as a queue's sojourn times then, is not counted).
+func (c *Collector) senderState(f *flowAcc, e *event.Event, inWindow bool) {
 	f.cwnd.update(&c.b, e.Time, float64(e.Cwnd), float64(e.InFlight))
 	if e.SRTT > 0 {
 		f.srtt.update(&c.b, e.Time, seconds(e.SRTT), 0)
@@ -826,7 +827,7 @@ func (c *Collector) senderState(f *flowAcc, e *event.Event) {
 	if e.MinRTT > 0 && (f.minRTT == 0 || e.MinRTT < f.minRTT) {
 		f.minRTT = e.MinRTT
 	}
-	if e.RTT > 0 {
+	if e.RTT > 0 && inWindow {
 		f.rtts.addDuration(e.RTT)
 	}
 }
@@ -836,7 +837,7 @@ func (c *Collector) senderState(f *flowAcc, e *event.Event) {
 func (c *Collector) hold(e *event.Event) {
 	switch e.Kind {
 	case event.MetricsUpdated:
-		c.senderState(c.flow(e.Flow), e)
+		c.senderState(c.flow(e.Flow), e, false)
 	case event.Enqueue, event.Dequeue, event.Mark:
 		c.queueState(c.link(e.Link), e, false)
 	case event.Drop:

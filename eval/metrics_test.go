@@ -471,3 +471,33 @@ func TestSetEndAfterEvents(t *testing.T) {
 		t.Errorf("end: got %v, want %v", m.End, at(2))
 	}
 }
+
+// TestWarmupRTTSamples: RTT samples taken before the window (warm-up) are
+// not in the RTT percentiles, as sojourn times then are not in the queue
+// delay's; the minimum RTT, a state, carries into the window.
+func TestWarmupRTTSamples(t *testing.T) {
+	info := RunInfo{Start: at(1), End: at(3)}
+	ev := []event.Event{
+		{Time: at(0.2), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 1000, SRTT: ms(500), RTT: ms(500), MinRTT: ms(5)},
+		{Time: at(0.4), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 1000, SRTT: ms(500), RTT: ms(500), MinRTT: ms(5)},
+		{Time: at(0.6), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 1000, SRTT: ms(500), RTT: ms(500), MinRTT: ms(5)},
+		{Time: at(0.6), Kind: event.Dequeue, Link: 0, Sojourn: ms(300)},
+		{Time: at(1.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(2), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 1000, SRTT: ms(20), RTT: ms(10), MinRTT: ms(10)},
+		{Time: at(2), Kind: event.Dequeue, Link: 0, Sojourn: ms(1)},
+	}
+	m := Compute(info, ev)
+	f, n, l := m.Flows[0].Values, m.Network.Values, m.Links[0].Values
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"flow p50_rtt", f["p50_rtt"], 0.010}, {"flow p99_rtt", f["p99_rtt"], 0.010},
+		{"network p50_rtt", n["p50_rtt"], 0.010}, {"link p99_queue_delay", l["p99_queue_delay"], 0.001},
+		{"flow min_rtt", f["min_rtt"], 0.005},
+	} {
+		if math.Abs(c.got-c.want) > sketchAlpha*c.want {
+			t.Errorf("%s: got %v, want %v (within %.1f %%)", c.name, c.got, c.want, 100*sketchAlpha)
+		}
+	}
+}
