@@ -281,9 +281,12 @@ func TestConnBound(t *testing.T) {
 func TestTimeLimit(t *testing.T) {
 	creds := pskCreds(t, "lab "+hexKeyA)
 	short := func(s *Server) { s.grace, s.claimWait = 0, 200*time.Millisecond }
-	capped := Config{Creds: creds, MaxDuration: 50 * time.Millisecond}
-	// 256 MiB cannot cross loopback in 50 ms (40 Gbit/s).
-	spec := TransferSpec{ID: "long", ReceiverHost: "127.0.0.1", Bytes: 256 << 20}
+	// The limit leaves the data flow's handshake time to complete on a
+	// loaded machine (with 50 ms it sometimes did not, and the sender had
+	// no summary to return); 1 GiB cannot cross loopback in 500 ms
+	// (17 Gbit/s).
+	capped := Config{Creds: creds, MaxDuration: 500 * time.Millisecond}
+	spec := TransferSpec{ID: "long", ReceiverHost: "127.0.0.1", Bytes: 1 << 30}
 	for _, tc := range []struct {
 		name       string
 		send, recv *Server
