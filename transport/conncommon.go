@@ -38,7 +38,6 @@ type connCommon struct {
 
 	path  pathState  // path validation (path.go)
 	sched schedState // place in the endpoint's scheduler (sched.go)
-	owner scheduled  // the connection itself while its endpoint keeps it (touch); nil before and once removed (Endpoint.closed)
 
 	// handshake
 	token      []byte // client: the Retry token to send in the Initial
@@ -187,29 +186,6 @@ func (h *connCommon) onRetry(p *packet) RejectReason {
 	h.hsAt = clock.Never
 	return RejectNone
 }
-
-// touch tells the endpoint's scheduler that the connection's state changed
-// (what it may send, or when its timers run): every entry point that
-// changes it calls this (sched.go).
-func (h *connCommon) touch() {
-	if h.owner != nil {
-		h.owner.schedTouch()
-	}
-}
-
-// scheduled is a connection kept by its endpoint's scheduler (Conn,
-// DgramConn): connCommon reaches the scheduler of its kind through it (an
-// interface holding the connection itself costs no allocation, as a
-// closure per connection did).
-type scheduled interface {
-	schedTouch()
-}
-
-// schedTouch marks c in its endpoint's stream scheduler.
-func (c *Conn) schedTouch() { c.ep.sch.touch(c) }
-
-// schedTouch marks c in its endpoint's datagram scheduler.
-func (c *DgramConn) schedTouch() { c.ep.dg.sch.touch(c) }
 
 // confirm records the client's first packet after the Accept: the
 // handshake is complete and the connection leaves the half-open count.

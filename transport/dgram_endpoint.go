@@ -56,7 +56,6 @@ func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfi
 	e.dg.init()
 	c := newDgramConn(e, cfg, now)
 	c.dial(peer, cfg.Request)
-	c.owner = c
 	e.dg.sch.add(c)
 	e.dg.byCID[c.localCID] = c
 	e.opened(&c.connCommon)
@@ -107,7 +106,6 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		return
 	}
 	c.sendAccept = 1
-	c.owner = c
 	e.dg.sch.add(c)
 	e.dg.byCID[c.localCID] = c
 	e.dg.byInitial[c.initialDCID] = c
@@ -153,7 +151,7 @@ func (e *Endpoint) dgTransmit(now clock.Time, buf []byte) (n int, to netip.AddrP
 	s.markDue(now)
 	for i := s.next(s.rr); i >= 0; i = s.next(i + 1) {
 		c := s.conns[i]
-		s.touch(c)
+		s.touch(&c.sched)
 		if n, to = c.pathTransmit(buf); n > 0 {
 			s.rr = i + 1
 			return n, to, ecn.NotECT
@@ -162,7 +160,7 @@ func (e *Endpoint) dgTransmit(now clock.Time, buf []byte) (n int, to netip.AddrP
 			s.rr = i + 1
 			return n, c.peer, cp
 		}
-		s.clearReady(i)
+		s.idle(&c.sched)
 	}
 	return 0, netip.AddrPort{}, ecn.NotECT
 }
@@ -173,7 +171,7 @@ func (e *Endpoint) dgOnDeadline(now clock.Time) {
 	removed := false
 	for _, c := range e.dg.sch.dueNow(now) {
 		c.onDeadline(now)
-		e.dg.sch.touch(c)
+		e.dg.sch.touch(&c.sched)
 		if c.done && !c.resetDue && !now.Before(c.drainAt) {
 			c.removed, removed = true, true
 			delete(e.dg.byCID, c.localCID)

@@ -160,7 +160,6 @@ func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn,
 }
 
 func (e *Endpoint) add(c *Conn) {
-	c.owner = c
 	e.sch.add(c)
 	e.byCID[c.localCID] = c
 	if c.server {
@@ -186,7 +185,7 @@ func (e *Endpoint) closed(h *connCommon) {
 	// Removed from its scheduler: a later call of the application's (Write,
 	// Abort, ...) must not touch it there, where its position and heap
 	// index now name another connection or none.
-	h.owner = nil
+	h.sched.core = nil
 	if h.server {
 		if e.perSource[h.source]--; e.perSource[h.source] <= 0 {
 			delete(e.perSource, h.source)
@@ -347,7 +346,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 			e.reject(RejectUnknownCID)
 			return
 		}
-		e.sch.touch(c) // (c.touch, without the indirect call)
+		e.sch.touch(&c.sched)
 		if r := c.onShort(now, from, ce, p); r != RejectNone {
 			e.reject(r)
 		}
@@ -411,14 +410,14 @@ func (e *Endpoint) Unreachable(now clock.Time, peer netip.AddrPort, err error) i
 	for _, c := range e.sch.conns {
 		if !c.done && (!peer.IsValid() || c.peer == peer) {
 			c.fail(now, err)
-			e.sch.touch(c)
+			e.sch.touch(&c.sched)
 			n++
 		}
 	}
 	for _, c := range e.dg.sch.conns {
 		if !c.done && (!peer.IsValid() || c.peer == peer) {
 			c.finish(now, err)
-			e.dg.sch.touch(c)
+			e.dg.sch.touch(&c.sched)
 			n++
 		}
 	}
@@ -452,7 +451,7 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 	s.markDue(now)
 	for i := s.next(s.rr); i >= 0; i = s.next(i + 1) {
 		c := s.conns[i]
-		s.touch(c) // its deadline may change; it stays ready if it sends
+		s.touch(&c.sched) // its deadline may change; it stays ready if it sends
 		if n, to = c.pathTransmit(buf); n > 0 {
 			s.rr = i + 1
 			e.stats.DatagramsOut++
@@ -465,7 +464,10 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 			e.stats.BytesOut += uint64(n)
 			return n, c.peer, cp
 		}
-		s.clearReady(i)
+		s.idle(&c.sched)
+	}
+	if len(e.dg.sch.conns) == 0 {
+		return 0, netip.AddrPort{}, ecn.NotECT // (no datagram-mode connection: no call)
 	}
 	if n, to, cp = e.dgTransmit(now, buf); n > 0 {
 		e.stats.DatagramsOut++
@@ -479,7 +481,11 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 // (retransmission, delayed-ACK, persist, pacing, idle or drain timers), or
 // clock.Never.
 func (e *Endpoint) Deadline() clock.Time {
-	return clock.Earliest(e.sch.earliest(), e.dg.sch.earliest())
+	d := e.sch.earliest()
+	if len(e.dg.sch.conns) > 0 {
+		d = clock.Earliest(d, e.dg.sch.earliest())
+	}
+	return d
 }
 
 // OnDeadline runs every expired timer and removes finished connections
@@ -489,7 +495,7 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 	removed := false
 	for _, c := range e.sch.dueNow(now) {
 		c.onDeadline(now)
-		e.sch.touch(c)
+		e.sch.touch(&c.sched)
 		if c.done && !c.abortDue && !now.Before(c.drainAt) {
 			c.removed = true
 			removed = true

@@ -16,7 +16,8 @@ import (
 //     heap), refreshed lazily: a connection whose state may have changed is
 //     "touched" (a packet for it arrived, the application called it, it ran
 //     a timer or transmitted) and its deadline is recomputed at the next
-//     Deadline, OnDeadline or Transmit;
+//     Deadline or OnDeadline, or as soon as Transmit finds it has nothing
+//     to send (idle);
 //   - a bitset of the connections that may have something to send: touched
 //     ones and those whose deadline has passed (pacing). Transmit asks only
 //     those, in the same round-robin order over creation order as a scan of
@@ -28,32 +29,63 @@ import (
 // the driver's Transmit and Deadline after it cost O(1) plus a scan of the
 // bitset (one word per 64 connections). Every exported method of a
 // connection that can change what it sends or when must touch it.
+//
+// The work per packet is done by schedCore, which knows each connection
+// only by its schedState (no call through the type parameter's dictionary:
+// the state is a field of the connection); the generic part keeps the
+// connections themselves for iteration and for OnDeadline.
 type scheduler[T schedItem] struct {
-	conns []T      // in creation order (deterministic iteration)
-	heap  []T      // by cached deadline
-	dirty []T      // touched since the last refresh
-	ready []uint64 // bitset by position in conns: may have something to send
-	rr    int      // round-robin position: where the next Transmit scan starts
-	due   []T      // scratch for OnDeadline
+	schedCore
+	conns []T           // in creation order (deterministic iteration)
+	due   []T           // scratch for OnDeadline
+	dueSt []*schedState // scratch for dueNow
+}
+
+// schedCore is the scheduler's state by connection state: the heap, the
+// touched connections and the ready bitset (positions index conns).
+type schedCore struct {
+	heap   []*schedState // by cached deadline, then position; every connection is in it
+	dirty  []*schedState // touched since their deadline was last computed
+	ready  []uint64      // bitset by position in conns: may have something to send
+	rr     int           // round-robin position: where the next Transmit scan starts (at most len(heap))
+	marked []*schedState // scratch for markDue
 }
 
 // schedItem is a connection the scheduler keeps.
 type schedItem interface {
 	comparable
-	deadline() clock.Time
+	timed
 	schedState() *schedState
+}
+
+// timed is a connection with timers: deadline returns the earliest
+// instant it needs control (clock.Never: none).
+type timed interface {
+	deadline() clock.Time
 }
 
 // schedState is a connection's place in its scheduler.
 type schedState struct {
-	pos     int        // index in conns
-	heapIdx int        // index in heap
-	due     clock.Time // cached deadline (Never: none)
-	dirty   bool
+	core     *schedCore // the scheduler keeping the connection; nil before it is added and once it is removed (Endpoint.closed)
+	conn     timed      // the connection itself (its deadline)
+	pos      int        // index in conns
+	heapIdx  int        // index in heap
+	at       int64      // cached deadline as a heap key (key: math.MaxInt64 for none)
+	dirty    bool       // touched since at was computed: in the dirty list, at dirtyIdx
+	dirtyIdx int
 }
 
 // schedState returns the connection's scheduler state.
 func (h *connCommon) schedState() *schedState { return &h.sched }
+
+// touch tells the endpoint's scheduler that the connection's state changed
+// (what it may send, or when its timers run): every entry point that
+// changes it calls this.
+func (h *connCommon) touch() {
+	if s := h.sched.core; s != nil {
+		s.touch(&h.sched)
+	}
+}
 
 // key orders the heap: Never sorts last.
 func key(t clock.Time) int64 {
@@ -66,170 +98,182 @@ func key(t clock.Time) int64 {
 // add appends a new connection (touched).
 func (s *scheduler[T]) add(c T) {
 	st := c.schedState()
+	st.core = &s.schedCore
+	st.conn = c
 	st.pos = len(s.conns)
 	s.conns = append(s.conns, c)
 	if len(s.ready)*64 < len(s.conns) {
 		s.ready = append(s.ready, 0)
 	}
 	st.heapIdx = len(s.heap)
-	st.due = clock.Never
-	s.heap = append(s.heap, c)
-	s.touch(c)
+	st.at = key(clock.Never)
+	s.heap = append(s.heap, st)
+	s.touch(st)
 }
 
-// touch marks c as possibly changed: its deadline is recomputed and it is
-// asked at the next Transmit.
-func (s *scheduler[T]) touch(c T) {
-	st := c.schedState()
-	s.ready[st.pos/64] |= 1 << (st.pos % 64)
+// touch marks st's connection as possibly changed: its deadline is
+// recomputed and it is asked at the next Transmit.
+func (s *schedCore) touch(st *schedState) {
+	p := uint(st.pos)
+	s.ready[p/64] |= 1 << (p % 64)
 	if !st.dirty {
 		st.dirty = true
-		s.dirty = append(s.dirty, c)
+		st.dirtyIdx = len(s.dirty)
+		s.dirty = append(s.dirty, st)
 	}
 }
 
+// idle records that Transmit asked st's connection (touched) and it had
+// nothing to send: it is no longer ready, and its deadline is recomputed
+// now (it cannot change before the connection is touched again), so it
+// leaves the dirty list (the last entry takes its place: the order of
+// the updates does not matter, the heap's order being total).
+func (s *schedCore) idle(st *schedState) {
+	p := uint(st.pos)
+	s.ready[p/64] &^= 1 << (p % 64)
+	if !st.dirty {
+		return
+	}
+	last := len(s.dirty) - 1
+	s.dirty[st.dirtyIdx] = s.dirty[last]
+	s.dirty[st.dirtyIdx].dirtyIdx = st.dirtyIdx
+	s.dirty[last] = nil
+	s.dirty = s.dirty[:last]
+	s.update(st)
+}
+
 // refresh recomputes the deadlines of the touched connections.
-func (s *scheduler[T]) refresh() {
-	for _, c := range s.dirty {
-		s.update(c)
+func (s *schedCore) refresh() {
+	for _, st := range s.dirty {
+		s.update(st)
 	}
 	clear(s.dirty)
 	s.dirty = s.dirty[:0]
 }
 
-// refreshIdle recomputes the deadlines of the touched connections that are
-// not ready; the ready ones stay touched (markDue).
-func (s *scheduler[T]) refreshIdle() {
-	if len(s.dirty) == 0 {
-		return
-	}
-	keep := s.dirty[:0]
-	for _, c := range s.dirty {
-		if p := c.schedState().pos; s.ready[p/64]&(1<<(p%64)) != 0 {
-			keep = append(keep, c)
-			continue
-		}
-		s.update(c)
-	}
-	if len(keep) < len(s.dirty) {
-		clear(s.dirty[len(keep):])
-		s.dirty = keep
-	}
-}
-
-// update recomputes touched connection c's deadline and its heap place.
-func (s *scheduler[T]) update(c T) {
-	st := c.schedState()
+// update recomputes st's deadline and its heap place.
+func (s *schedCore) update(st *schedState) {
 	st.dirty = false
-	if d := c.deadline(); d != st.due {
-		st.due = d
+	if k := key(st.conn.deadline()); k != st.at {
+		st.at = k
 		s.up(st.heapIdx)
 		s.down(st.heapIdx)
 	}
 }
 
 // earliest returns the earliest deadline.
-func (s *scheduler[T]) earliest() clock.Time {
-	s.refresh()
-	if len(s.heap) == 0 {
+func (s *schedCore) earliest() clock.Time {
+	if len(s.dirty) > 0 {
+		s.refresh()
+	}
+	if len(s.heap) == 0 || s.heap[0].at == math.MaxInt64 {
 		return clock.Never
 	}
-	return s.heap[0].schedState().due
+	return clock.Time(s.heap[0].at)
 }
 
 // markDue marks the connections whose deadline has passed as ready (they
-// may send at now: pacing). Only the touched connections that are not
-// ready have their deadlines recomputed first: a ready one is asked
-// anyway, so its deadline can only set a bit already set, and it stays
-// touched until the next refresh (Deadline, OnDeadline). The heap is
-// ordered by the cached deadlines, so visitDue still finds every
-// connection whose cached deadline has passed, and every other
-// connection's cached deadline is current: the ready set is the one a full
-// refresh gives, without recomputing the deadline of the connection that
-// just received or sent at every Transmit.
-func (s *scheduler[T]) markDue(now clock.Time) {
-	s.refreshIdle()
-	s.visitDue(0, now, func(c T) {
-		p := c.schedState().pos
-		s.ready[p/64] |= 1 << (p % 64)
-	})
+// may send at now: pacing). No deadline is recomputed: a touched
+// connection is ready already (touch sets its bit; Transmit recomputes the
+// deadline of each connection whose bit it clears, idle), so its deadline
+// could only set a bit already set, and every other connection's cached
+// deadline is current. The heap is ordered by the cached deadlines, so the
+// ready set is the one a full refresh gives, without recomputing the
+// deadline of the connection that just received or sent at every
+// Transmit.
+func (s *schedCore) markDue(now clock.Time) {
+	if len(s.heap) > 0 && s.heap[0].at <= int64(now) { // (most often nothing is due)
+		s.markReady(now)
+	}
 }
 
-// visitDue calls f for every connection in the heap below i whose
-// deadline is at or before now.
-func (s *scheduler[T]) visitDue(i int, now clock.Time, f func(T)) {
-	if i >= len(s.heap) {
-		return
+// markReady sets the ready bits of the connections due at now (markDue).
+func (s *schedCore) markReady(now clock.Time) {
+	s.marked = s.appendDue(s.marked[:0], 0, now)
+	for _, st := range s.marked {
+		p := uint(st.pos)
+		s.ready[p/64] |= 1 << (p % 64)
 	}
-	d := s.heap[i].schedState().due
-	if d == clock.Never || d > now {
-		return
+	clear(s.marked)
+}
+
+// appendDue appends to out every connection in the heap below i whose
+// cached deadline is at or before now.
+func (s *schedCore) appendDue(out []*schedState, i int, now clock.Time) []*schedState {
+	for i < len(s.heap) && s.heap[i].at <= int64(now) {
+		out = append(out, s.heap[i])
+		out = s.appendDue(out, 2*i+1, now)
+		i = 2*i + 2
 	}
-	f(s.heap[i])
-	s.visitDue(2*i+1, now, f)
-	s.visitDue(2*i+2, now, f)
+	return out
 }
 
 // dueNow returns the connections whose deadline has passed, in creation
 // order (the slice is reused).
 func (s *scheduler[T]) dueNow(now clock.Time) []T {
 	s.refresh()
+	s.dueSt = s.appendDue(s.dueSt[:0], 0, now)
+	slices.SortFunc(s.dueSt, func(a, b *schedState) int { return a.pos - b.pos })
 	s.due = s.due[:0]
-	s.visitDue(0, now, func(c T) { s.due = append(s.due, c) })
-	slices.SortFunc(s.due, func(a, b T) int { return a.schedState().pos - b.schedState().pos })
+	for _, st := range s.dueSt {
+		s.due = append(s.due, s.conns[st.pos])
+	}
+	clear(s.dueSt)
 	return s.due
 }
 
 // next returns the position of the next ready connection at or after
-// position from (at most len(conns)), cyclically, and clears its bit; -1 if
-// none is ready. It steps through the bitset's words without divisions (it
-// runs at every Transmit).
-func (s *scheduler[T]) next(from int) int {
-	n := len(s.conns)
-	if n == 0 {
-		return -1
+// position from (at most the number of connections, which is as position
+// 0), cyclically; -1 if none is ready. The bit stays set: the connection
+// stays ready until idle clears it. It runs twice at most Transmits: the
+// ready bits at and above from in from's word are looked at here, the
+// rest in nextWrap.
+func (s *schedCore) next(from int) int {
+	if from >= len(s.heap) {
+		from = 0
 	}
-	if from >= n {
-		from %= n
+	if w := uint(from) / 64; w < uint(len(s.ready)) {
+		if word := s.ready[w] >> (uint(from) % 64); word != 0 {
+			return from + bits.TrailingZeros64(word)
+		}
 	}
-	w := from / 64
-	word := s.ready[w] & (^uint64(0) << (from % 64))
-	for k := 0; ; { // the last round sees from's word whole (bits below from)
-		if word != 0 {
-			b := bits.TrailingZeros64(word)
-			s.ready[w] &^= 1 << b
-			return w*64 + b
-		}
-		if k++; k > len(s.ready) {
-			return -1
-		}
-		if w++; w == len(s.ready) {
-			w = 0
-		}
-		word = s.ready[w]
-	}
+	return s.nextWrap(from)
 }
 
-// clearReady marks the connection at position p as having nothing to send.
-func (s *scheduler[T]) clearReady(p int) { s.ready[p/64] &^= 1 << (p % 64) }
+// nextWrap is next past from's word: the following words cyclically, and
+// last from's word whole (its bits below from). It steps through the
+// words without divisions.
+func (s *schedCore) nextWrap(from int) int {
+	w := uint(from) / 64
+	for range s.ready {
+		if w++; w >= uint(len(s.ready)) {
+			w = 0
+		}
+		if word := s.ready[w]; word != 0 {
+			return int(w)*64 + bits.TrailingZeros64(word)
+		}
+	}
+	return -1
+}
 
 // compact removes the connections gone(c) reports, keeping the others in
 // creation order, and rebuilds positions, the heap and the bitset.
 func (s *scheduler[T]) compact(gone func(T) bool) {
 	j := 0
-	var zero T
 	for i, c := range s.conns {
 		// The bitset is compacted in place: bit i is read and cleared
 		// before bit j <= i is set.
 		bit := s.ready[i/64]&(1<<(i%64)) != 0
 		s.ready[i/64] &^= 1 << (i % 64)
+		st := c.schedState()
 		if gone(c) {
+			st.pos = -1 // (for the dirty list below)
 			continue
 		}
 		if bit {
 			s.ready[j/64] |= 1 << (j % 64)
 		}
-		c.schedState().pos = j
+		st.pos = j
 		s.conns[j] = c
 		j++
 	}
@@ -239,40 +283,42 @@ func (s *scheduler[T]) compact(gone func(T) bool) {
 	if s.rr > j {
 		s.rr = 0
 	}
-	s.heap = append(s.heap[:0], s.conns...)
-	for i, c := range s.heap {
-		c.schedState().heapIdx = i
+	s.heap = s.heap[:0]
+	for i, c := range s.conns {
+		st := c.schedState()
+		st.heapIdx = i
+		s.heap = append(s.heap, st)
 	}
+	clear(s.heap[len(s.heap):cap(s.heap)])
 	for i := len(s.heap)/2 - 1; i >= 0; i-- {
 		s.down(i)
 	}
 	d := s.dirty[:0]
-	for _, c := range s.dirty {
-		if !gone(c) {
-			d = append(d, c)
+	for _, st := range s.dirty {
+		if st.pos >= 0 {
+			st.dirtyIdx = len(d)
+			d = append(d, st)
 		}
 	}
-	for i := len(d); i < len(s.dirty); i++ {
-		s.dirty[i] = zero
-	}
+	clear(s.dirty[len(d):])
 	s.dirty = d
 }
 
-func (s *scheduler[T]) less(i, j int) bool {
-	a, b := s.heap[i].schedState(), s.heap[j].schedState()
-	if ka, kb := key(a.due), key(b.due); ka != kb {
-		return ka < kb
+func (s *schedCore) less(i, j int) bool {
+	a, b := s.heap[i], s.heap[j]
+	if a.at != b.at {
+		return a.at < b.at
 	}
 	return a.pos < b.pos
 }
 
-func (s *scheduler[T]) swap(i, j int) {
+func (s *schedCore) swap(i, j int) {
 	s.heap[i], s.heap[j] = s.heap[j], s.heap[i]
-	s.heap[i].schedState().heapIdx = i
-	s.heap[j].schedState().heapIdx = j
+	s.heap[i].heapIdx = i
+	s.heap[j].heapIdx = j
 }
 
-func (s *scheduler[T]) up(i int) {
+func (s *schedCore) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if !s.less(i, p) {
@@ -283,7 +329,7 @@ func (s *scheduler[T]) up(i int) {
 	}
 }
 
-func (s *scheduler[T]) down(i int) {
+func (s *schedCore) down(i int) {
 	for {
 		l := 2*i + 1
 		if l >= len(s.heap) {

@@ -91,6 +91,7 @@ func TestSchedMatchesScan(t *testing.T) {
 		}
 		for k, _, _ := ep.Transmit(now, buf); k > 0; k, _, _ = ep.Transmit(now, buf) {
 		}
+		checkDirty(t, step, &ep.sch.schedCore)
 		// Reference: the earliest deadline over all conns.
 		want := clock.Never
 		for _, c := range ep.Conns() {
@@ -105,6 +106,29 @@ func TestSchedMatchesScan(t *testing.T) {
 				t.Fatalf("step %d: conn %d had a datagram the scheduler did not ask for", step, c.sched.pos)
 			}
 		}
+	}
+}
+
+// checkDirty fails unless s's dirty list holds each touched connection
+// once, at its dirtyIdx, and no other (so it stays bounded by the
+// connections however rarely the driver calls Deadline), and every touched
+// connection is ready (markDue relies on it).
+func checkDirty(t *testing.T, step int, s *schedCore) {
+	t.Helper()
+	n := 0
+	for _, st := range s.heap {
+		if st.dirty {
+			n++
+			if st.dirtyIdx >= len(s.dirty) || s.dirty[st.dirtyIdx] != st {
+				t.Fatalf("step %d: touched conn %d not at its place %d in the dirty list", step, st.pos, st.dirtyIdx)
+			}
+			if s.ready[st.pos/64]&(1<<(st.pos%64)) == 0 {
+				t.Fatalf("step %d: touched conn %d not ready", step, st.pos)
+			}
+		}
+	}
+	if got, want := len(s.dirty), n; got != want {
+		t.Fatalf("step %d: dirty list of %d entries, want %d (the touched conns)", step, got, want)
 	}
 }
 
@@ -138,13 +162,14 @@ func TestReadIdleNoTouch(t *testing.T) {
 }
 
 // TestSchedNext: next finds the first ready position at or after from,
-// cyclically, as a scan of every position does, and clears it.
+// cyclically, as a scan of every position does, and leaves it ready.
 func TestSchedNext(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 2000; trial++ {
 		n := 1 + r.IntN(300)
 		var s scheduler[*Conn]
 		s.conns = make([]*Conn, n)
+		s.heap = make([]*schedState, n)
 		s.ready = make([]uint64, (n+63)/64+r.IntN(2)) // with and without a spare word
 		ready := make([]bool, n)
 		for i := range ready {
@@ -164,8 +189,8 @@ func TestSchedNext(t *testing.T) {
 		if got := s.next(from); got != want {
 			t.Fatalf("trial %d: n %d, next(%d) = %d, want %d", trial, n, from, got, want)
 		}
-		if want >= 0 && s.ready[want/64]&(1<<(want%64)) != 0 {
-			t.Fatalf("trial %d: position %d still ready after next", trial, want)
+		if want >= 0 && s.ready[want/64]&(1<<(want%64)) == 0 {
+			t.Fatalf("trial %d: position %d no longer ready after next", trial, want)
 		}
 	}
 }
