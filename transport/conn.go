@@ -94,7 +94,6 @@ type Conn struct {
 	sender
 	receiver
 
-	out   packet // scratch for encoding
 	stats ConnStats
 }
 
@@ -532,9 +531,9 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	c.lastNow = now
 	if c.abortDue {
 		c.abortDue = false
-		c.out = packet{typ: typeShort, dcid: c.peerCID, flags: flagCLOSE, pn: c.pn, ts: c.tsNow(now), tsecr: c.tsRecent}
+		p := &packet{typ: typeShort, dcid: c.peerCID, flags: flagCLOSE, pn: c.pn, ts: c.tsNow(now), tsecr: c.tsRecent}
 		c.pn++
-		return encodeShortHeader(buf, &c.out), ecn.NotECT
+		return encodeShortHeader(buf, p), ecn.NotECT
 	}
 	if c.err != nil {
 		return 0, ecn.NotECT
@@ -544,29 +543,29 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 			return 0, ecn.NotECT
 		}
 		c.initialDue = false
-		c.out = packet{typ: typeInitial, dcid: c.initialDCID, scid: c.localCID, ts: c.tsNow(now),
+		p := &packet{typ: typeInitial, dcid: c.initialDCID, scid: c.localCID, ts: c.tsNow(now),
 			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvWindow), request: c.request, token: c.token}
 		if c.cfg.ECN {
-			c.out.hsFlags = hsECN
+			p.hsFlags = hsECN
 		}
 		if c.spec.dsack {
-			c.out.hsFlags |= hsDSACK
+			p.hsFlags |= hsDSACK
 		}
 		c.hsAt = now.Add(c.rtt.current())
-		return encodeInitial(buf, &c.out, c.cfg.MaxDatagram), ecn.NotECT
+		return encodeInitial(buf, p, c.cfg.MaxDatagram), ecn.NotECT
 	}
 	if c.sendAccept > 0 {
 		c.sendAccept--
 		c.acceptTS = c.tsNow(now)
-		c.out = packet{typ: typeAccept, dcid: c.peerCID, scid: c.localCID, ts: c.acceptTS, tsecr: c.tsRecent,
+		p := &packet{typ: typeAccept, dcid: c.peerCID, scid: c.localCID, ts: c.acceptTS, tsecr: c.tsRecent,
 			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvWindow)}
 		if c.ecnOn {
-			c.out.hsFlags = hsECN
+			p.hsFlags = hsECN
 		}
 		if u, ok := c.rec.(DSACKUser); ok && u.UsesDSACK() {
-			c.out.hsFlags |= hsDSACK
+			p.hsFlags |= hsDSACK
 		}
-		return encodeAccept(buf, &c.out), ecn.NotECT
+		return encodeAccept(buf, p), ecn.NotECT
 	}
 	if !c.validated || len(buf) < c.maxDatagram {
 		return 0, ecn.NotECT // amplification limit: nothing but Accepts before validation
@@ -577,18 +576,18 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		}
 	}
 	if c.ackNow || c.pingDue {
-		c.out = packet{typ: typeShort, dcid: c.peerCID, pn: c.pn, ts: c.tsNow(now), tsecr: c.tsRecent}
+		p := &packet{typ: typeShort, dcid: c.peerCID, pn: c.pn, ts: c.tsNow(now), tsecr: c.tsRecent}
 		c.pn++
 		if c.pingDue {
-			c.out.flags |= flagPING
+			p.flags |= flagPING
 			c.pingDue = false
 		}
 		if c.ackPending || c.ackNow || c.rcvNxt > 0 || c.peerFin {
-			c.buildAck(&c.out)
+			c.buildAck(p)
 		}
-		n := encodeShortHeader(buf, &c.out)
-		if c.out.flags&flagACK != 0 {
-			c.ackSent(&c.out)
+		n := encodeShortHeader(buf, p)
+		if p.flags&flagACK != 0 {
+			c.ackSent(p)
 		}
 		c.stats.PacketsSent++
 		return n, ecn.NotECT

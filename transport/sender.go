@@ -529,8 +529,7 @@ func (c *Conn) sendSegment(now clock.Time, buf []byte, i int) (int, ecn.Codepoin
 // encodeData writes segment i into buf with an ACK piggybacked when it fits.
 func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ecn.Codepoint) {
 	s := c.sb.Seg(i)
-	p := &c.out
-	*p = packet{typ: typeShort, dcid: c.peerCID, pn: c.pn, ts: s.TS, tsecr: c.tsRecent, off: s.Off}
+	p := &packet{typ: typeShort, dcid: c.peerCID, pn: c.pn, ts: s.TS, tsecr: c.tsRecent, off: s.Off} // (on the stack)
 	c.pn++
 	if s.Len > 0 {
 		p.flags |= flagDATA
