@@ -108,11 +108,17 @@ type Link struct {
 	// or Dequeue, the only calls that change it. During them it is stale:
 	// the handler's drops and marks ask the queue.
 	qlen int
+	// qbytes is q.Bytes() after the latest Enqueue or Dequeue, kept only
+	// for events (not if quiet): the Dequeue and Departure events read it.
+	qbytes int
 	// passMax is the largest packet, bytes, that Through passes; -1 if the
 	// link is not transparent (no loss stage, unlimited rate, no delay or
 	// jitter, and a qdisc.Transparent queue: an idle link passes a packet
 	// at once).
 	passMax int
+	// settled: advance has nothing to do before this instant (run sets
+	// it; an Enqueue that may start a service runs at once).
+	settled clock.Time
 	started bool
 	stalled bool  // queue reported packets but returned none
 	quiet   bool  // no sink: events are not even built
@@ -120,6 +126,7 @@ type Link struct {
 	dl      delayLine
 	st      Stats
 	q       qdisc.Queue
+	dt      *qdisc.DropTail  // q if it is a DropTail (the default), called directly; else nil
 	rate    rateSerializer   // the serializer unless trace is set
 	trace   *traceSerializer // the serializer of a trace-driven link; nil at a constant rate
 	delay   time.Duration    // cfg.Delay
@@ -204,6 +211,7 @@ func New(cfg Config, env Env) (*Link, error) {
 		return nil, fmt.Errorf("link: Queue: %v", err)
 	}
 	l.q = q
+	l.dt, _ = q.(*qdisc.DropTail)
 	if cfg.Reorder {
 		l.dl.rh = &reorderHeap{}
 	}
@@ -269,6 +277,11 @@ func (l *Link) Through(now clock.Time, p *qdisc.Packet) bool {
 	return true
 }
 
+// Transparent reports whether Through may pass packets across the link
+// (no loss stage, unlimited rate, no delay or jitter, a transparent queue):
+// if not, Through always reports false and a driver can skip it.
+func (l *Link) Transparent() bool { return l.passMax >= 0 }
+
 // Inject offers cross traffic p directly to the queue at now. It skips the
 // loss stage (the loss stage models the path the measured flows take
 // upstream of the bottleneck; synthetic cross traffic is generated at the
@@ -285,8 +298,13 @@ func (l *Link) Inject(now clock.Time, p *qdisc.Packet) {
 
 func (l *Link) enqueue(now clock.Time, p *qdisc.Packet) {
 	idle := l.cur == nil && l.qlen == 0
-	ok := l.q.Enqueue(now, p)
-	l.qlen = l.q.Len()
+	var ok bool
+	if l.dt != nil {
+		ok = l.dt.Enqueue(now, p)
+	} else {
+		ok = l.q.Enqueue(now, p)
+	}
+	l.mirror()
 	if !ok {
 		return
 	}
@@ -294,20 +312,46 @@ func (l *Link) enqueue(now clock.Time, p *qdisc.Packet) {
 	l.stalled = false
 	if !l.quiet {
 		l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.q.Bytes()})
+			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.qbytes})
 	}
 	if idle && l.freeAt < now {
 		l.freeAt = now
 	}
-	l.advance(now)
+	if l.cur == nil { // a busy serializer is settled at now: Send or Inject advanced it
+		l.run(now)
+	}
 }
 
-// advance runs the serializer up to now at the modelled instants.
-func (l *Link) advance(now clock.Time) clock.Time {
-	if now < l.now {
-		now = l.now
+// mirror copies the queue's length (and, for events, bytes) into qlen
+// and qbytes after an Enqueue or Dequeue.
+func (l *Link) mirror() {
+	if dt := l.dt; dt != nil {
+		l.qlen, l.qbytes = dt.Len(), dt.Bytes()
+		return
 	}
+	l.qlen = l.q.Len()
+	if !l.quiet {
+		l.qbytes = l.q.Bytes()
+	}
+}
+
+// advance runs the serializer up to now at the modelled instants. Until
+// settled it has nothing to do (a serialization under way, nothing
+// queued, or a trace's next opportunity ahead): it returns at once (it is
+// inlined); run does the rest.
+func (l *Link) advance(now clock.Time) clock.Time {
+	now = max(now, l.now)
 	l.now = now
+	if now < l.settled {
+		return now
+	}
+	l.run(now)
+	return now
+}
+
+// run is advance's loop: it completes serializations and begins the
+// services due by now (= l.now), then sets settled.
+func (l *Link) run(now clock.Time) {
 	if !l.started {
 		l.started = true
 		l.freeAt = now
@@ -321,23 +365,31 @@ func (l *Link) advance(now clock.Time) clock.Time {
 	for {
 		if l.cur != nil {
 			if l.txEnd > now {
-				return now
+				l.settled = l.txEnd
+				return
 			}
 			l.complete()
 			continue
 		}
 		if l.stalled || l.qlen == 0 {
-			return now
+			l.settled = math.MaxInt64 // until the next Enqueue
+			return
 		}
 		s := l.startAt()
 		if s > now {
-			return now
+			l.settled = s
+			return
 		}
-		p := l.q.Dequeue(s)
-		l.qlen = l.q.Len()
+		var p *qdisc.Packet
+		if l.dt != nil {
+			p = l.dt.Dequeue(s)
+		} else {
+			p = l.q.Dequeue(s)
+		}
+		l.mirror()
 		if p == nil {
 			l.stalled = l.qlen > 0
-			return now
+			continue // stalled, or empty
 		}
 		l.begin(s, p)
 	}
@@ -352,7 +404,7 @@ func (l *Link) begin(s clock.Time, p *qdisc.Packet) {
 	}
 	if !l.quiet {
 		l.sink.Record(event.Event{Time: s, Kind: event.Dequeue, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.q.Bytes(), Sojourn: soj})
+			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.qbytes, Sojourn: soj})
 	}
 	l.cur = p
 	l.curStart = s
@@ -477,7 +529,7 @@ func (l *Link) DeliverAt(now clock.Time) (*qdisc.Packet, clock.Time) {
 	l.st.DepartureBytes += int64(p.Size)
 	if !l.quiet {
 		l.sink.Record(event.Event{Time: it.at, Kind: event.Departure, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.q.Bytes()})
+			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.qbytes})
 	}
 	return p, it.at
 }
