@@ -268,7 +268,7 @@ func (n *Network) transmit(now clock.Time, ep *transport.Endpoint, node *Node, s
 		p.ECN = cp
 		p.Flow = flowKey(node.ID, dst, srcPort)
 		*pool.Meta(p) = Meta{Src: node.ID, Dst: dst, SrcPort: srcPort, DstPort: to.Port(), Sent: now}
-		n.Send(now, node, p)
+		n.forward(now, node, p, dst)
 	}
 }
 

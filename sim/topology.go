@@ -93,13 +93,14 @@ type Node struct {
 // reported (events, Stats) when the link is next called (docs/sim.md).
 type Link struct {
 	*link.Link
-	To     *Node
-	net    *Network
-	firing bool // inside Fire: a re-entrant send goes through the timer
-	ID     int32
-	From   *Node
-	Name   string
-	timer  Timer
+	To      *Node
+	net     *Network
+	firing  bool // inside Fire: a re-entrant send goes through the timer
+	through bool // link.Link.Transparent: Through may pass packets
+	ID      int32
+	From    *Node
+	Name    string
+	timer   Timer
 }
 
 // Fire delivers the packets that have reached the far end and re-arms.
@@ -226,7 +227,7 @@ func Build(e *Engine, d Description, opt Options) (*Network, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sim: link %q: %v", ld.Name, err)
 		}
-		l := &Link{Link: ll, Name: ld.Name, ID: int32(i), From: from, To: to, net: n}
+		l := &Link{Link: ll, Name: ld.Name, ID: int32(i), From: from, To: to, net: n, through: ll.Transparent()}
 		e.InitTimer(&l.timer, l, 0)
 		n.Links = append(n.Links, l)
 		linkNames[ld.Name] = l
@@ -347,19 +348,19 @@ func (n *Network) Path(src, dst *Node) []*Link {
 // Send injects p at node src towards the node recorded in its metadata
 // (Pool.Meta(p).Dst). p must come from the network's pool.
 func (n *Network) Send(now clock.Time, src *Node, p *qdisc.Packet) {
-	n.forward(now, src, p)
+	n.forward(now, src, p, n.pool.Meta(p).Dst)
 }
 
-func (n *Network) forward(now clock.Time, at *Node, p *qdisc.Packet) {
-	m := n.pool.Meta(p)
-	id := at.route(m.Dst)
+// forward sends p, addressed to node dst, on from node at.
+func (n *Network) forward(now clock.Time, at *Node, p *qdisc.Packet, dst int32) {
+	id := at.route(dst)
 	if id < 0 {
 		at.Dropped++
 		n.pool.Free(p)
 		return
 	}
 	l := n.Links[id]
-	if !l.firing && l.Link.Through(now, p) { // an idle access link: straight to its far end
+	if l.through && !l.firing && l.Link.Through(now, p) { // an idle access link: straight to its far end
 		n.arrive(now, l.To, p)
 		return
 	}
@@ -367,10 +368,10 @@ func (n *Network) forward(now clock.Time, at *Node, p *qdisc.Packet) {
 }
 
 func (n *Network) arrive(now clock.Time, at *Node, p *qdisc.Packet) {
-	m := n.pool.Meta(p)
-	if m.Dst != at.ID {
+	dst := n.pool.Meta(p).Dst
+	if dst != at.ID {
 		if at.Kind == Router {
-			n.forward(now, at, p)
+			n.forward(now, at, p, dst)
 			return
 		}
 		at.Dropped++
