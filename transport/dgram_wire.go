@@ -123,10 +123,9 @@ func decodeDgram(b []byte, p *dgramPacket) RejectReason {
 		return RejectTruncated
 	}
 	if p.flags&dflagDATA != 0 {
-		p.data = r.b
-		r.b = nil
+		p.data = r.rest()
 	}
-	if len(r.b) != 0 {
+	if r.left() != 0 {
 		return RejectTrailing
 	}
 	return RejectNone

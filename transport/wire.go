@@ -121,51 +121,70 @@ type packet struct {
 // hasData reports whether the DATA section is present.
 func (p *packet) hasData() bool { return p.flags&(flagDATA|flagFIN) != 0 }
 
-// reader is a bounds-checked cursor over a datagram.
+// reader is a bounds-checked cursor over a datagram. A read that does not
+// fit marks it bad and consumes nothing. Its methods are small enough to be
+// inlined into the decoders (an index, not a re-sliced b, moves).
 type reader struct {
 	b   []byte
+	off int // bytes of b consumed
 	bad bool
+}
+
+// left returns the number of bytes not yet consumed.
+func (r *reader) left() int { return len(r.b) - r.off }
+
+// rest consumes and returns every byte left.
+func (r *reader) rest() []byte {
+	v := r.b[r.off:]
+	r.off = len(r.b)
+	return v
 }
 
 // bytes returns the next n bytes, or nil (marking r bad) if fewer remain.
 func (r *reader) bytes(n uint64) []byte {
-	if uint64(len(r.b)) < n {
+	if uint64(r.left()) < n {
 		r.bad = true
 		return nil
 	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
+	i := r.off
+	r.off += int(n)
+	return r.b[i:r.off:r.off]
 }
 
 func (r *reader) u8() uint8 {
-	if b := r.bytes(1); b != nil {
-		return b[0]
-	}
-	return 0
-}
-
-func (r *reader) u32() uint32 {
-	if b := r.bytes(4); b != nil {
-		return binary.BigEndian.Uint32(b)
-	}
-	return 0
-}
-
-func (r *reader) u64() uint64 {
-	if b := r.bytes(8); b != nil {
-		return binary.BigEndian.Uint64(b)
-	}
-	return 0
-}
-
-func (r *reader) varint() uint64 {
-	v, n := getVarint(r.b)
-	if n == 0 {
+	if r.off >= len(r.b) {
 		r.bad = true
 		return 0
 	}
-	r.b = r.b[n:]
+	r.off++
+	return r.b[r.off-1]
+}
+
+func (r *reader) u32() uint32 {
+	if r.left() < 4 {
+		r.bad = true
+		return 0
+	}
+	r.off += 4
+	return binary.BigEndian.Uint32(r.b[r.off-4:])
+}
+
+func (r *reader) u64() uint64 {
+	if r.left() < 8 {
+		r.bad = true
+		return 0
+	}
+	r.off += 8
+	return binary.BigEndian.Uint64(r.b[r.off-8:])
+}
+
+func (r *reader) varint() uint64 {
+	v, off := varintAt(r.b, r.off)
+	if off < 0 {
+		r.bad = true
+		return 0
+	}
+	r.off = off
 	return v
 }
 
@@ -200,6 +219,9 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		return RejectVersion
 	}
 	*p = packet{typ: packetType(b[1])}
+	if p.typ == typeShort {
+		return decodeShort(b, p)
+	}
 	r := reader{b: b[2:]}
 	p.dcid = r.u64()
 	switch p.typ {
@@ -240,7 +262,7 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		if rr := checkHandshake(p); rr != RejectNone {
 			return rr
 		}
-		if len(r.b) != 0 {
+		if r.left() != 0 {
 			return RejectTrailing
 		}
 		return RejectNone
@@ -253,7 +275,7 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		if len(p.token) == 0 {
 			return RejectToken
 		}
-		if len(r.b) != 0 {
+		if r.left() != 0 {
 			return RejectTrailing
 		}
 		return RejectNone
@@ -265,37 +287,54 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		if p.pathType != pathChallenge && p.pathType != pathResponse {
 			return RejectFlags
 		}
-		if len(r.b) != 0 {
+		if r.left() != 0 {
 			return RejectTrailing
 		}
 		return RejectNone
-	case typeShort:
-	default:
-		return RejectType
 	}
-	p.flags, p.pn, p.ts, p.tsecr = r.head()
-	if r.bad {
+	return RejectType
+}
+
+// decodeShort parses short packet b (its version, type and length up to
+// the dcid checked) into p, which holds only its type. The packet path's
+// decoder: it reads b by a local offset (off < 0: truncated, which every
+// later read keeps) instead of through reader, which the compiler keeps in
+// memory.
+func decodeShort(b []byte, p *packet) RejectReason {
+	p.dcid = binary.BigEndian.Uint64(b[2:])
+	off := 2 + cidLen
+	if len(b) < off+2 {
 		return RejectTruncated
 	}
+	p.flags = b[off]
+	p.pn, off = varintAt(b, off+1)
+	if off < 0 || len(b)-off < 8 {
+		return RejectTruncated
+	}
+	p.ts = binary.BigEndian.Uint32(b[off:])
+	p.tsecr = binary.BigEndian.Uint32(b[off+4:])
+	off += 8
 	if p.flags&^flagsKnown != 0 {
 		return RejectFlags
 	}
 	if p.flags&flagACK != 0 {
-		p.cumAck = r.varint()
-		p.window = r.varint()
-		nb := r.u8()
-		if r.bad {
+		p.cumAck, off = varintAt(b, off)
+		p.window, off = varintAt(b, off)
+		if off < 0 || off >= len(b) {
 			return RejectTruncated
 		}
+		nb := b[off]
+		off++
 		p.hasDSACK = nb&nBlocksDSACK != 0
 		nb &^= nBlocksDSACK
 		if nb > MaxSACKBlocks {
 			return RejectSACK
 		}
 		for i := 0; i < int(nb); i++ {
-			gap := r.varint()
-			ln := r.varint()
-			if r.bad {
+			var gap, ln uint64
+			gap, off = varintAt(b, off)
+			ln, off = varintAt(b, off)
+			if off < 0 {
 				return RejectTruncated
 			}
 			if gap == 0 || ln == 0 || gap > MaxStreamOffset-p.cumAck || ln > MaxStreamOffset-p.cumAck-gap {
@@ -309,9 +348,10 @@ func decodePacket(b []byte, p *packet) RejectReason {
 			return RejectRange
 		}
 		if p.hasDSACK {
-			s := r.varint()
-			ln := r.varint()
-			if r.bad {
+			var s, ln uint64
+			s, off = varintAt(b, off)
+			ln, off = varintAt(b, off)
+			if off < 0 {
 				return RejectTruncated
 			}
 			if ln == 0 || s > MaxStreamOffset || ln > MaxStreamOffset-s {
@@ -321,18 +361,18 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		}
 	}
 	if p.flags&flagCLOSE != 0 {
-		p.closeCode = r.varint()
-		if r.bad {
+		p.closeCode, off = varintAt(b, off)
+		if off < 0 {
 			return RejectTruncated
 		}
 	}
 	if p.hasData() {
-		p.off = r.varint()
-		if r.bad {
+		p.off, off = varintAt(b, off)
+		if off < 0 {
 			return RejectTruncated
 		}
-		p.data = r.b
-		r.b = nil
+		p.data = b[off:]
+		off = len(b)
 		if p.flags&flagDATA != 0 && len(p.data) == 0 {
 			return RejectFlags
 		}
@@ -343,7 +383,7 @@ func decodePacket(b []byte, p *packet) RejectReason {
 			return RejectRange
 		}
 	}
-	if len(r.b) != 0 {
+	if off != len(b) {
 		return RejectTrailing
 	}
 	return RejectNone
