@@ -1,6 +1,10 @@
 package simrun
 
-import "testing"
+import (
+	"testing"
+
+	"cclab/eval"
+)
 
 // backgroundSrc has a window-capped measured flow and a hop's background:
 // two window-capped greedy Reno flows and a UDP source.
@@ -69,5 +73,40 @@ func TestDelayReductions(t *testing.T) {
 	if v["total_delay_reductions"] < 1 || v["total_delay_reductions"] != v["total_congestion_signals"] {
 		t.Errorf("total_delay_reductions %v, total_congestion_signals %v: want at least 1 and equal (no ECN)",
 			v["total_delay_reductions"], v["total_congestion_signals"])
+	}
+}
+
+// TestEndpointSinkConns: a run with background ON/OFF stream flows (a new
+// connection per ON period, whose receiving sides report to the endpoint's
+// sink) and a datagram-mode flow that stops early keeps at most one entry per
+// datagram-mode flow in the connection map, and measures the datagram flow's
+// receiving side (deliveries) through it.
+func TestEndpointSinkConns(t *testing.T) {
+	_, s, res := runFirstPoint(t, `name: conns
+duration: 6s
+topology:
+  kind: chain
+  hops:
+    - rate: 20Mbit
+      delay: 5ms
+      queue: droptail:100p
+      background:
+        - {name: bg, count: 3, traffic: "onoff:size=20kB,off=exp(200ms)", rtt: 20ms}
+    - {rate: 20Mbit, delay: 5ms}
+flows:
+  - {name: d, cc: ccid2, stop: 3s, rtt: 20ms}
+  - {name: m, cc: reno, traffic: "greedy", rtt: 20ms}
+`)
+	if got, want := len(s.conns), len(s.dgram); got > want || want != 1 {
+		t.Errorf("connection map: got %d entries for %d datagram-mode flows, want at most one each (and one such flow)", got, want)
+	}
+	var d eval.Result
+	for _, f := range res.Metrics.Flows {
+		if f.Name == "d" {
+			d = f
+		}
+	}
+	if d.Values["total_delivered"] == 0 {
+		t.Errorf("datagram-mode flow d: total_delivered %v, want its receiving side measured", d.Values["total_delivered"])
 	}
 }

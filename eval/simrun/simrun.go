@@ -94,8 +94,13 @@ type Sim struct {
 	// keys map the simulator flow key of a flow's data packets to its
 	// number: keys[src node ID] holds the key and the number (each flow
 	// has a sender host of its own).
-	keys  []flowKey
-	conns map[uint64]uint64 // receiving datagram-mode connection ID → flow number
+	keys []flowKey
+	// conns maps the ID of a datagram-mode flow's connection (its
+	// receiving side reports to endpointSink) to the flow's number: at
+	// most one entry per datagram-mode flow, which dials once
+	// (sim.DgramFlow).
+	conns map[uint64]uint64
+	dgram []int // indices of the datagram-mode flows
 	// lastConn and lastNum are the latest connection looked up in conns
 	// and its flow number.
 	lastConn, lastNum uint64
@@ -232,6 +237,7 @@ func (s *Sim) addFlow(i int) error {
 		cfg := transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, Sink: s.flowSink(f)}
 		df := s.Dgram.AddFlow(f.Name, src, dst, cfg, start)
 		s.DFlow[i] = df
+		s.dgram = append(s.dgram, i)
 		s.keys[src.ID] = flowKey{sim.FlowKey(src.ID, dst.ID, sim.DgramPort), f.MetricID()}
 		stop = func(now clock.Time) {
 			if df.Conn != nil {
@@ -478,10 +484,12 @@ func (es endpointSink) Record(e event.Event) {
 }
 
 // dgramFlow finds the datagram-mode flow whose connection has ID id (its
-// receiver accepts it inside the simulator).
+// receiver accepts it inside the simulator). It searches the datagram-mode
+// flows only: the events of connections of no measured flow (a background
+// flow's receiving side) come here one by one.
 func (s *Sim) dgramFlow(id uint64) (uint64, bool) {
-	for i, df := range s.DFlow {
-		if df != nil && df.Conn != nil && df.Conn.ID() == id {
+	for _, i := range s.dgram {
+		if df := s.DFlow[i]; df.Conn != nil && df.Conn.ID() == id {
 			return s.Plan.Flows[i].ID, true
 		}
 	}
