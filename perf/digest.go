@@ -21,6 +21,13 @@ import (
 // The digests are equal iff the delivered stream is byte for byte the
 // pattern stream the sender sent, which is what the transport's own
 // SentDigest/RecvDigest pair checks, with an independent reference.
+//
+// Only the side that generates the stream ever generates its reference
+// (forward: the client; reverse: the server, whose digest the client
+// compares with what it read), so the two ends need not agree on the
+// pattern's definition: a cclab whose PatternSource produces other bytes
+// still verifies transfers with an older or newer one, and Request carries
+// no pattern version.
 
 // digestChunk is the pattern buffer patternDigest hashes at a time, bytes.
 const digestChunk = 256 << 10
