@@ -28,7 +28,7 @@ func setRealtime() (restore func() bool, err error) {
 	}
 	attr := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: RealtimePriority, Flags: unix.SCHED_FLAG_RESET_ON_FORK}
 	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
-		return nil, fmt.Errorf("realtime: the SCHED_FIFO policy needs root or CAP_SYS_NICE (sched_setattr: %v)", err)
+		return nil, fmt.Errorf("realtime: the SCHED_FIFO policy needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO (ulimit -r) of at least %d (sched_setattr: %v)", RealtimePriority, err)
 	}
 	return func() bool {
 		old.Flags = 0
