@@ -296,9 +296,13 @@ type TCPFlow struct {
 	// and its memory serves a later connection: keep its ID, not c.
 	OnConn func(f *TCPFlow, c *transport.Conn)
 
-	sim     *Sim
-	timer   Timer
-	conn    *transport.Conn
+	sim   *Sim
+	timer Timer
+	conn  *transport.Conn
+	// src is the current transfer's stream (the connection reads it until
+	// it is done, the flow rewrites it only for the next transfer): no
+	// allocation per transfer.
+	src     transport.PatternSource
 	cur     traffic.Transfer
 	started clock.Time
 	seed    uint64
@@ -400,7 +404,8 @@ func (f *TCPFlow) Fire(now clock.Time, _ uint64) {
 	if length == 0 {
 		length = -1 // unlimited until CloseWrite
 	}
-	c.SetSource(transport.NewPatternSource(f.seed), length)
+	f.src = *transport.NewPatternSource(f.seed)
+	c.SetSource(&f.src, length)
 	f.sim.patterns[c.ID()] = f.seed
 	f.conn, f.active, f.started, f.closeAt = c, true, now, clock.Never
 	if f.cur.Duration > 0 {
