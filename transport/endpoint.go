@@ -428,35 +428,21 @@ func (e *Endpoint) Unreachable(now clock.Time, peer netip.AddrPort, err error) i
 // destination and ECN codepoint; n == 0 means nothing is to be sent now.
 // buf must hold the largest MaxDatagram in use. Connections take turns.
 func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint) {
-	if len(e.retryQ) > 0 {
-		r := &e.retryQ[len(e.retryQ)-1]
-		p := packet{typ: typeRetry, dcid: r.dcid, odcid: r.odcid, token: r.token[:]}
-		n, to = encodeRetry(buf, &p), r.to
-		e.retryQ = e.retryQ[:len(e.retryQ)-1]
-		e.stats.RetriesSent++
-		e.stats.DatagramsOut++
-		e.stats.BytesOut += uint64(n)
-		return n, to, ecn.NotECT
-	}
-	if len(e.tombQ) > 0 {
-		r := e.tombQ[len(e.tombQ)-1]
-		e.tombQ = e.tombQ[:len(e.tombQ)-1]
-		p := r.t.ack()
-		n = encodeShortHeader(buf, &p)
-		e.stats.DatagramsOut++
-		e.stats.BytesOut += uint64(n)
-		return n, r.to, ecn.NotECT
+	if len(e.retryQ) > 0 || len(e.tombQ) > 0 {
+		return e.transmitReply(buf)
 	}
 	s := &e.sch
 	s.markDue(now)
 	for i := s.next(s.rr); i >= 0; i = s.next(i + 1) {
 		c := s.conns[i]
-		s.touch(&c.sched) // its deadline may change; it stays ready if it sends
-		if n, to = c.pathTransmit(buf); n > 0 {
-			s.rr = i + 1
-			e.stats.DatagramsOut++
-			e.stats.BytesOut += uint64(n)
-			return n, to, ecn.NotECT
+		s.touch(&c.sched)    // its deadline may change; it stays ready if it sends
+		if c.pathPending() { // (Path packets: rarely)
+			if n, to = c.pathTransmit(buf); n > 0 {
+				s.rr = i + 1
+				e.stats.DatagramsOut++
+				e.stats.BytesOut += uint64(n)
+				return n, to, ecn.NotECT
+			}
 		}
 		if n, cp = c.transmit(now, buf); n > 0 {
 			s.rr = i + 1
@@ -475,6 +461,26 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 		return n, to, cp
 	}
 	return 0, netip.AddrPort{}, ecn.NotECT
+}
+
+// transmitReply writes a queued stateless reply: a Retry, else a
+// re-acknowledgement of a late FIN (Transmit sends these first).
+func (e *Endpoint) transmitReply(buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint) {
+	if len(e.retryQ) > 0 {
+		r := &e.retryQ[len(e.retryQ)-1]
+		p := packet{typ: typeRetry, dcid: r.dcid, odcid: r.odcid, token: r.token[:]}
+		n, to = encodeRetry(buf, &p), r.to
+		e.retryQ = e.retryQ[:len(e.retryQ)-1]
+		e.stats.RetriesSent++
+	} else {
+		r := e.tombQ[len(e.tombQ)-1]
+		e.tombQ = e.tombQ[:len(e.tombQ)-1]
+		p := r.t.ack()
+		n, to = encodeShortHeader(buf, &p), r.to
+	}
+	e.stats.DatagramsOut++
+	e.stats.BytesOut += uint64(n)
+	return n, to, ecn.NotECT
 }
 
 // Deadline returns the earliest instant a connection needs OnDeadline

@@ -46,11 +46,16 @@ func (pc *pacing) slack(rate float64) time.Duration {
 }
 
 // at returns the instant from which a packet may be sent (clock.Never's
-// opposite: the past when not pacing).
+// opposite: the past when not pacing). Without a pacer it is inlined.
 func (pc *pacing) at() clock.Time {
 	if pc.p == nil {
 		return 0
 	}
+	return pc.pacedAt()
+}
+
+// pacedAt is at for a controller that paces.
+func (pc *pacing) pacedAt() clock.Time {
 	rate := pc.p.PacingRate()
 	if rate <= 0 {
 		return 0

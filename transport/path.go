@@ -89,8 +89,13 @@ func (h *connCommon) onPath(from netip.AddrPort, p *packet, size int) RejectReas
 	return RejectNone
 }
 
+// pathPending reports whether a Path response or challenge may be due
+// (pathTransmit has something to do).
+func (h *connCommon) pathPending() bool { return h.path.resp || h.path.due }
+
 // pathTransmit writes a due Path packet into buf and returns its length
 // and destination (0: none due).
+// (Transmit calls it only when pathPending.)
 func (h *connCommon) pathTransmit(buf []byte) (int, netip.AddrPort) {
 	ps := &h.path
 	if ps.resp {
