@@ -20,7 +20,7 @@ type inTransit struct {
 // layout).
 type delayLine struct {
 	ring    []inTransit
-	head, n int
+	head, n int          // the ring's first entry and length (n is 0 with rh)
 	rh      *reorderHeap // nil: the FIFO ring
 }
 

@@ -485,6 +485,17 @@ func (l *Link) Deadline() clock.Time {
 // call rather than at their instants. A simulator driving a link this way
 // needs one event per packet (its arrival) instead of two (docs/link.md).
 func (l *Link) DeliveryDeadline() clock.Time {
+	if l.dl.n > 0 && (l.cur != nil || l.qlen == 0) {
+		// Packets in flight in the FIFO ring (n counts only the ring's:
+		// arrivals in order, no reordering): the packet in service
+		// arrives no earlier than the last one in flight.
+		return l.dl.ring[l.dl.head].at
+	}
+	return l.deliveryDeadline()
+}
+
+// deliveryDeadline is DeliveryDeadline's general case.
+func (l *Link) deliveryDeadline() clock.Time {
 	d := clock.Never
 	if l.dl.len() > 0 {
 		d = l.dl.peek()
