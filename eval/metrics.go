@@ -735,8 +735,14 @@ func (c *Collector) seriesIndex(t clock.Time) int {
 	if !c.b.series {
 		return -1
 	}
-	return c.interval(t)
+	return c.seriesInterval(t)
 }
+
+// seriesInterval is interval, kept out of line so that seriesIndex is
+// inlined: without series (thousands of flows) it costs no call.
+//
+//go:noinline
+func (c *Collector) seriesInterval(t clock.Time) int { return c.interval(t) }
 
 // interval is the time-series interval of t (binner.index), without a
 // division while events stay in the one looked up last.
