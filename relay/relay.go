@@ -100,6 +100,14 @@ type Counters struct {
 	LockWaitP50  time.Duration `json:"lock_wait_p50_ns"`
 	LockWaitP99  time.Duration `json:"lock_wait_p99_ns"`
 	LockWaitP999 time.Duration `json:"lock_wait_p999_ns"`
+	// Send time: how long each batched write to one socket took (its
+	// sendmmsg calls; on loopback they also carry the datagrams into the
+	// receiving socket), after the write lateness; histogram and
+	// percentiles.
+	SendTimeHist LateHist      `json:"-"`
+	SendTimeP50  time.Duration `json:"send_time_p50_ns"`
+	SendTimeP99  time.Duration `json:"send_time_p99_ns"`
+	SendTimeP999 time.Duration `json:"send_time_p999_ns"`
 }
 
 // snapshot returns the counters with the lateness percentiles filled in.
@@ -110,6 +118,7 @@ func (r *Relay) snapshot() Counters {
 	c.ReadLateP50, c.ReadLateP99, c.ReadLateP999 = c.ReadLateHist.Percentiles()
 	c.SleepLateP50, c.SleepLateP99, c.SleepLateP999 = c.SleepLateHist.Percentiles()
 	c.LockWaitP50, c.LockWaitP99, c.LockWaitP999 = c.LockWaitHist.Percentiles()
+	c.SendTimeP50, c.SendTimeP99, c.SendTimeP999 = c.SendTimeHist.Percentiles()
 	return c
 }
 
@@ -956,6 +965,8 @@ func (r *Relay) flush() bool {
 // plain batches for good if the kernel refuses GSO), and recycles their
 // packets. Called with mu held.
 func (r *Relay) write(conn netio.Conn, gso **netio.GSOWriter, dir int, ms []netio.Message, pk []*qdisc.Packet) {
+	start := time.Now()
+	defer func() { r.cnt.SendTimeHist.Add(time.Since(start)) }()
 	sent := 0
 	for sent < len(ms) {
 		var n, calls int

@@ -418,9 +418,10 @@ func measureRate(rate float64, size int, dur, spin time.Duration) (float64, stri
 
 // lateSummary gives the relay's write lateness against the modelled
 // instants: median, 99th and 99.9th percentiles (from the fine histogram,
-// within 6.25 %) and the maximum.
+// within 6.25 %) and the maximum; and how long its batched writes took.
 func lateSummary(c relay.Counters) string {
-	return fmt.Sprintf("median %v, p99 %v, p99.9 %v, max %v (%d datagrams)", c.LateP50, c.LateP99, c.LateP999, c.LateMax, c.LateHist.Count())
+	return fmt.Sprintf("median %v, p99 %v, p99.9 %v, max %v (%d datagrams); the writes took median %v, p99 %v, p99.9 %v",
+		c.LateP50, c.LateP99, c.LateP999, c.LateMax, c.LateHist.Count(), c.SendTimeP50, c.SendTimeP99, c.SendTimeP999)
 }
 
 // sleepLateSummary gives how late the relay's scheduler woke from its
