@@ -112,15 +112,18 @@ func (s *scheduler[T]) add(c T) {
 }
 
 // touch marks st's connection as possibly changed: its deadline is
-// recomputed and it is asked at the next Transmit.
+// recomputed and it is asked at the next Transmit. A connection touched
+// already is ready already (its bit is cleared only by idle, which takes
+// it off the dirty list): nothing to do.
 func (s *schedCore) touch(st *schedState) {
+	if st.dirty {
+		return
+	}
 	p := uint(st.pos)
 	s.ready[p/64] |= 1 << (p % 64)
-	if !st.dirty {
-		st.dirty = true
-		st.dirtyIdx = len(s.dirty)
-		s.dirty = append(s.dirty, st)
-	}
+	st.dirty = true
+	st.dirtyIdx = len(s.dirty)
+	s.dirty = append(s.dirty, st)
 }
 
 // idle records that Transmit asked st's connection (touched) and it had
