@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"slices"
 	"time"
 
 	"cclab/clock"
@@ -154,14 +155,17 @@ func (k *rackState) detectAndArm(x *Ctx, inRecovery bool, dupThresh int) bool {
 //
 // As RFC 8985's implementation notes allow, it walks only the segments it
 // may mark: those neither SACKed nor marked lost, in transmission order
-// (the scoreboard's list), up to the first sent after RACK.xmit. If one of
-// them is due, markLosses marks them all in stream order (the order of the
-// PacketLost events), scanning the scoreboard.
+// (the scoreboard's list), up to the first sent after RACK.xmit. The
+// segments due are marked in stream order (the order of the PacketLost
+// events): sorted if at most maxRACKDue, else by markLosses, a scan of
+// the scoreboard.
 func (k *rackState) detectLoss(x *Ctx, reoWnd time.Duration) (time.Duration, bool) {
 	if k.xmitSeq == 0 {
 		return 0, false
 	}
 	var timeout time.Duration
+	var due [maxRACKDue]int // indexes of the segments due, in transmission order
+	n := 0
 	sb := x.SB
 	for p := sb.tsHead; p != 0; {
 		s := sb.at(p)
@@ -170,13 +174,27 @@ func (k *rackState) detectLoss(x *Ctx, reoWnd time.Duration) (time.Duration, boo
 		}
 		remaining := s.SentAt.Add(k.rtt + reoWnd).Sub(x.Now)
 		if remaining <= 0 {
-			return k.markLosses(x, reoWnd)
+			if n == len(due) {
+				return k.markLosses(x, reoWnd)
+			}
+			due[n] = sb.index(p)
+			n++
+		} else {
+			timeout = max(timeout, remaining)
 		}
-		timeout = max(timeout, remaining)
 		p = s.tsNext
 	}
-	return timeout, false
+	slices.Sort(due[:n])
+	for _, i := range due[:n] {
+		x.MarkLost(i, LossTime) // (marks change neither indexes nor the ring)
+	}
+	k.lost += uint64(n)
+	return timeout, n > 0
 }
+
+// maxRACKDue is how many segments detectLoss marks lost from its walk of
+// the list at most; more are marked by a scan.
+const maxRACKDue = 16
 
 // markLosses is detectLoss by a scan of the scoreboard in stream order,
 // marking the segments due.

@@ -193,6 +193,9 @@ func (sb *Scoreboard) push(s Segment) {
 // pos returns the ring position + 1 of segment i (a list link).
 func (sb *Scoreboard) pos(i int) uint32 { return uint32((sb.head+i)&(len(sb.segs)-1)) + 1 }
 
+// index returns the index of the segment at list link p.
+func (sb *Scoreboard) index(p uint32) int { return (int(p) - 1 - sb.head) & (len(sb.segs) - 1) }
+
 // at returns the segment at list link p (ring position + 1, not 0).
 func (sb *Scoreboard) at(p uint32) *Segment { return &sb.segs[p-1] }
 

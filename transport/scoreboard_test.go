@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cclab/clock"
+	"cclab/event"
 )
 
 // TestScoreboardRandomOps applies random sends, SACKs, loss marks,
@@ -21,18 +22,22 @@ func TestScoreboardRandomOps(t *testing.T) {
 	c := f.c
 	sb := &c.sb
 	_, k := rackOf(t, f)
+	var lostSeqs lostRecorder
+	c.sink = &lostSeqs
 	rng := rand.New(rand.NewPCG(7, 9))
 	now := f.now
-	checks := 0
+	checks, few, many := 0, 0, 0 // detectLoss calls checked, of which with 2..maxRACKDue and more segments due
 	for step := 0; step < 20000; step++ {
 		now = now.Add(time.Duration(rng.IntN(3)) * time.Millisecond)
 		n := sb.Count()
 		switch op := rng.IntN(20); {
-		case op < 6 || n == 0:
-			sb.push(Segment{Off: sb.Nxt(), Len: 100, SentAt: now})
+		case op < 8 || n == 0:
+			for range 1 + rng.IntN(8) {
+				sb.push(Segment{Off: sb.Nxt(), Len: 100, SentAt: now})
+			}
 		case op < 11:
 			a := rng.IntN(n)
-			b := min(n, a+1+rng.IntN(8))
+			b := min(n, a+1+rng.IntN(4))
 			start, end := sb.Seg(a).Off, sb.Seg(b-1).End()
 			var want []uint64
 			for i := a; i < b; i++ {
@@ -47,22 +52,23 @@ func TestScoreboardRandomOps(t *testing.T) {
 			}
 		case op < 13:
 			sb.markLost(rng.IntN(n))
-		case op < 16:
+		case op < 15:
 			sb.retransmitted(rng.IntN(n), now, 0)
-		case op < 19:
-			sb.advance(sb.Seg(rng.IntN(min(n, 3))).End(), func(*Segment) {})
-		default:
+		case op < 19 && n > 100:
+			sb.advance(sb.Seg(rng.IntN(min(n, 20))).End(), func(*Segment) {})
+		case op == 19:
 			sb.unmarkLost()
 		}
 		checkScoreboard(t, sb)
-		if sb.sends == 0 || rng.IntN(4) != 0 {
+		if sb.sends == 0 || rng.IntN(40) != 0 {
 			continue
 		}
-		k.xmitSeq = 1 + rng.Uint64N(sb.sends)
+		k.xmitSeq = sb.sends - rng.Uint64N(min(sb.sends, 100)) // recent: some outstanding segments were sent before it
 		k.rtt = time.Duration(rng.IntN(20)) * time.Millisecond
 		reoWnd := time.Duration(rng.IntN(5)) * time.Millisecond
 		wantWait, wantLost := rackReference(sb, k.xmitSeq, k.rtt, reoWnd, now)
 		before := lostIndexes(sb)
+		lostSeqs = lostSeqs[:0]
 		c.ctx.Now = now
 		gotWait, marked := k.detectLoss(&c.ctx, reoWnd)
 		var newly []int
@@ -74,11 +80,32 @@ func TestScoreboardRandomOps(t *testing.T) {
 		if gotWait != wantWait || marked != (len(wantLost) > 0) || !slices.Equal(newly, wantLost) {
 			t.Fatalf("step %d: detectLoss wait %v marked %v newly lost %v, want %v, %v, %v", step, gotWait, marked, newly, wantWait, len(wantLost) > 0, wantLost)
 		}
+		for j, i := range wantLost { // the PacketLost events, in stream order
+			if lostSeqs[j] != sb.Seg(i).Off {
+				t.Fatalf("step %d: PacketLost events for offsets %v, want the segments %v in stream order", step, lostSeqs, wantLost)
+			}
+		}
+		switch {
+		case len(wantLost) > maxRACKDue:
+			many++
+		case len(wantLost) > 1:
+			few++
+		}
 		checkScoreboard(t, sb)
 		checks++
 	}
-	if checks < 1000 {
-		t.Fatalf("only %d detectLoss checks", checks)
+	t.Logf("%d detectLoss checks: %d with 2-%d segments due, %d with more", checks, few, maxRACKDue, many)
+	if checks < 300 || few < 10 || many < 10 {
+		t.Fatalf("only %d detectLoss checks: %d with 2-%d segments due, %d with more", checks, few, maxRACKDue, many)
+	}
+}
+
+// lostRecorder records the offsets of PacketLost events.
+type lostRecorder []uint64
+
+func (r *lostRecorder) Record(e event.Event) {
+	if e.Kind == event.PacketLost {
+		*r = append(*r, e.Seq)
 	}
 }
 
