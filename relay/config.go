@@ -89,9 +89,10 @@ type Config struct {
 	// late its sleeps wake (the machine's wake-up latency, tens of µs in a
 	// VM) and stops sleeping that long before each instant, polling the
 	// clock only for what is left when a sleep ends early (wakeLead). A
-	// positive Spin is fixed (larger is more accurate and burns more CPU;
-	// ignored on one CPU or one P, where polling would take the readers'
-	// CPU); negative never polls (sleeps to each instant).
+	// positive Spin is fixed (larger is more accurate and burns more CPU).
+	// Either is ignored on one CPU or one P, where polling would take the
+	// readers' CPU: the scheduler sleeps to each instant. Negative never
+	// polls.
 	Spin time.Duration
 	// Coalesce is the least time between two writes of the scheduler,
 	// which releases the packets of delayed or rate-limited hops: packets
