@@ -518,3 +518,61 @@ func TestTimerMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineClampedRungOrder: a rung made by demote ends where the near
+// heap's range ended, inside its last bucket; events after that end wait
+// in far. When that last bucket is split into a finer rung (or moved into
+// the near heap), the new range must stop at the rung's end too, or those
+// far events are overtaken by later ones (they fired late, with the clock
+// going backwards).
+func TestEngineClampedRungOrder(t *testing.T) {
+	e := NewEngine()
+	ref := &refQueue{now: clock.Start}
+	end := clock.Start.Add(time.Second)
+	a, b := &evLog{e: e, from: end.Add(-50 * time.Microsecond)}, &evLog{e: ref, from: end.Add(-50 * time.Microsecond)}
+	sched := func(at clock.Time, arg uint64) {
+		e.Schedule(at, a, arg)
+		ref.Schedule(at, b, arg)
+	}
+	sched(end, 0) // while few are pending the near heap takes it: its range reaches end+1
+	n := uint64(1)
+	for i := range 2 * nearMax { // overfill the near heap: demote makes a rung ending at end+1
+		sched(clock.Start.Add(time.Duration(i)*time.Second/time.Duration(2*nearMax)), n)
+		n++
+	}
+	for i := range 3 * rungSplit { // crowd the rung's last bucket, up to its end
+		sched(end.Add(-time.Duration(i)*time.Microsecond), n)
+		n++
+	}
+	for i := range 100 { // after the rung's end: far
+		sched(end.Add(time.Duration(1+i)*time.Microsecond), n)
+		n++
+	}
+	for e.Step() {
+		ref.Step()
+	}
+	if len(a.log) != len(b.log) || len(a.log) < 2*nearMax {
+		t.Fatalf("fired got %d events, want %d", len(a.log), len(b.log))
+	}
+	for i := range a.log {
+		if a.log[i] != b.log[i] {
+			t.Fatalf("event %d got %+v, want %+v", i, a.log[i], b.log[i])
+		}
+	}
+}
+
+// evLog logs each firing; an event fired from instant from on (with an
+// arg below 1<<32) schedules one more 60 µs later, as a simulation
+// schedules while it runs.
+type evLog struct {
+	e    scheduler
+	from clock.Time
+	log  []ev
+}
+
+func (l *evLog) Fire(now clock.Time, arg uint64) {
+	l.log = append(l.log, ev{now, arg})
+	if now >= l.from && arg < 1<<32 {
+		l.e.Schedule(now.Add(60*time.Microsecond), l, arg|1<<32)
+	}
+}

@@ -244,12 +244,16 @@ func (q *queue) refill() bool {
 			k++
 		}
 		r.n -= k
+		// The bucket's range, cut at the rung's end: a rung made by
+		// demote ends inside its last bucket, and later instants are
+		// in far (TestEngineClampedRungOrder).
+		stop := min(addSat(start, 1, r.shift), r.end)
 		if k > rungSplit && r.shift > 0 && q.nr < maxRungs {
-			q.spawn(b, k, start, r.shift)
+			q.spawn(b, k, start, r.shift, stop)
 			continue
 		}
 		q.n -= k
-		q.nearEnd = start + clock.Time(1)<<r.shift
+		q.nearEnd = stop
 		q.nearCap = max(nearMax, 2*k)
 		for i := b.head; i >= 0; {
 			e := &q.arena[i]
@@ -294,14 +298,16 @@ func (q *queue) demote() {
 }
 
 // spawn spreads the k events of bucket b, [start, start+1<<shift), over a
-// new innermost rung covering the same range.
-func (q *queue) spawn(b list, k int, start clock.Time, shift uint) {
+// new innermost rung covering the same range up to stop (the end of the
+// rung b belongs to, if that comes first).
+func (q *queue) spawn(b list, k int, start clock.Time, shift uint, stop clock.Time) {
 	lg := uint(bits.Len(uint(bucketsFor(k))) - 1)
 	if lg > shift {
 		lg = shift
 	}
 	q.nr++
 	r := q.setRung(q.nr-1, start, shift-lg, 1<<lg)
+	r.end = min(r.end, stop)
 	q.spread(r, b)
 	r.n = k
 }
