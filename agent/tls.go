@@ -100,15 +100,13 @@ func channelBinding(c *tls.Conn) ([]byte, error) {
 // before TLS) can be understood, until done is called.
 type firstBytes struct {
 	net.Conn
-	buf  []byte
-	read int // bytes read until done
+	buf  []byte // the first bytes read, at most 4+MaxRequest
 	done bool
 }
 
 func (f *firstBytes) Read(b []byte) (int, error) {
 	n, err := f.Conn.Read(b)
 	if !f.done {
-		f.read += n
 		if room := 4 + MaxRequest - len(f.buf); room > 0 {
 			f.buf = append(f.buf, b[:min(n, room)]...)
 		}
@@ -132,7 +130,9 @@ func (f *firstBytes) plainFrame(err error) ([]byte, bool) {
 	if n == 0 || n > MaxRequest || rh.RecordHeader[4] != '{' || len(f.buf) < 5 {
 		return nil, false
 	}
-	if rest := 4 + n - f.read; rest > 0 {
+	// (Had more than 4+MaxRequest bytes been read, buf would hold the
+	// whole frame already.)
+	if rest := 4 + n - len(f.buf); rest > 0 {
 		b := make([]byte, rest)
 		if _, err := io.ReadFull(f.Conn, b); err != nil {
 			return nil, false
