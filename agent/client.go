@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -101,23 +100,14 @@ func Dial(ctx context.Context, addr string, creds *Credentials) (*Client, error)
 // over its -max-conns or -max-handshakes says so in a plain-text frame
 // before TLS (refuseBusy).
 func clientAuthenticate(conn *tls.Conn, fb *firstBytes, creds *Credentials) (string, error) {
-	if err := conn.Handshake(); err != nil {
-		if b, ok := fb.plainFrame(err); ok {
-			var m plainMessage
-			switch {
-			case json.Unmarshal(b, &m) != nil:
-			case m.V == 1:
-				return "", fmt.Errorf("%w: %w: the agent speaks control protocol v1 (no TLS), this side v2: upgrade cclab on the agent's host (the agent said: %s)", ErrUnauthorized, ErrVersion, m.Error)
-			case m.V == Version && m.Type == tError:
-				// A refusal before TLS: -max-conns or -max-handshakes.
-				return "", fmt.Errorf("%w: %s", errPeerRefused, m.Error)
-			}
-		}
-		return "", fmt.Errorf("TLS handshake: %w", err)
-	}
-	fb.handshakeDone()
-	cb, err := channelBinding(conn)
-	if err != nil {
+	cb, plain, err := startTLS(context.Background(), conn, fb)
+	switch {
+	case plain != nil && plain.V == 1:
+		return "", fmt.Errorf("%w: %w: the agent speaks control protocol v1 (no TLS), this side v2: upgrade cclab on the agent's host (the agent said: %s)", ErrUnauthorized, ErrVersion, plain.Error)
+	case plain != nil && plain.V == Version && plain.Type == tError:
+		// A refusal before TLS: -max-conns or -max-handshakes.
+		return "", fmt.Errorf("%w: %s", errPeerRefused, plain.Error)
+	case err != nil:
 		return "", fmt.Errorf("TLS handshake: %w", err)
 	}
 	return clientHandshake(conn, creds, cb)

@@ -351,19 +351,14 @@ var errTLS = errors.New("TLS handshake")
 // A client of control protocol v1 (plain text) is answered in its own
 // format and refused (Stats.OldProtocol).
 func (s *Server) authenticate(ctx context.Context, c *tls.Conn, fb *firstBytes) (string, error) {
-	if err := c.HandshakeContext(ctx); err != nil {
-		var m plainMessage
-		if b, ok := fb.plainFrame(err); ok && json.Unmarshal(b, &m) == nil && m.V == 1 {
-			s.count(func(st *Stats) { st.OldProtocol++ })
-			s.logf("agent: refused %v: it speaks control protocol v1 (no TLS); this agent speaks v%d", c.RemoteAddr(), Version)
-			refuseV1(fb.Conn)
-			return "", errOldProtocol
-		}
-		return "", fmt.Errorf("%w: %w", errTLS, err)
-	}
-	fb.handshakeDone()
-	cb, err := channelBinding(c)
-	if err != nil {
+	cb, plain, err := startTLS(ctx, c, fb)
+	switch {
+	case plain != nil && plain.V == 1:
+		s.count(func(st *Stats) { st.OldProtocol++ })
+		s.logf("agent: refused %v: it speaks control protocol v1 (no TLS); this agent speaks v%d", c.RemoteAddr(), Version)
+		refuseV1(fb.Conn)
+		return "", errOldProtocol
+	case err != nil:
 		return "", fmt.Errorf("%w: %w", errTLS, err)
 	}
 	return serverHandshake(c, s.cfg.Creds, cb)

@@ -13,6 +13,7 @@ package agent
 // confidentiality and integrity.
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/tls"
@@ -92,6 +93,25 @@ func channelBinding(c *tls.Conn) ([]byte, error) {
 		return nil, fmt.Errorf("TLS version %#x, application protocol %q: want TLS 1.3 and %q", cs.Version, cs.NegotiatedProtocol, alpn)
 	}
 	return cs.ExportKeyingMaterial(channelBindingLabel, nil, channelBindingBytes)
+}
+
+// startTLS runs c's TLS handshake (fb: its raw connection) and returns the
+// session's channel binding. When the handshake failed because the peer
+// answered in plain text (a control frame where a TLS record was expected),
+// plain is that frame's message, beside the TLS error.
+func startTLS(ctx context.Context, c *tls.Conn, fb *firstBytes) (cb []byte, plain *plainMessage, err error) {
+	if err := c.HandshakeContext(ctx); err != nil {
+		if b, ok := fb.plainFrame(err); ok {
+			var m plainMessage
+			if json.Unmarshal(b, &m) == nil {
+				plain = &m
+			}
+		}
+		return nil, plain, err
+	}
+	fb.handshakeDone()
+	cb, err = channelBinding(c)
+	return cb, nil, err
 }
 
 // firstBytes is the raw connection under TLS: it keeps what the TLS
