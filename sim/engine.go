@@ -224,6 +224,17 @@ func (e *Engine) InitTimer(t *Timer, h Handler, arg uint64) {
 
 // Set arms the timer for at; clock.Never disarms it.
 func (t *Timer) Set(at clock.Time) {
+	if t.pending != clock.Never && t.pending <= at {
+		// The pending event, which is not before Now (events fire in
+		// order), will fire first and re-arm: the common case, inlined.
+		t.want = at
+		return
+	}
+	t.set(at)
+}
+
+// set is Set's general case.
+func (t *Timer) set(at clock.Time) {
 	t.want = at
 	if at == clock.Never {
 		return
