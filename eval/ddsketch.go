@@ -149,9 +149,9 @@ var durationBuckets = sync.OnceValue(func() *durationIndex { return newDurationI
 // durationCellBits mantissa bits of float64(d): a cell spans a factor of at
 // most 1 + 2^−durationCellBits, less than a bucket (a factor γ ≈ 1 + 2α),
 // so it holds at most two buckets, and the cell keeps the first of them
-// and the first duration of the second. A cell is filled the first time one
-// is filled when the table is built, with bucketOf at its ends and a binary
-// search for the split between them.
+// and the first duration of the second. Every cell is filled when the
+// table is built, with bucketOf at its ends and a binary search for the
+// split between them.
 //
 // The search, and bucketOf's values at the ends bounding those inside, rest
 // on bucketOf(d.Seconds()) never decreasing from one whole nanosecond to the

@@ -236,13 +236,14 @@ func (c *Conn) MSS() int { return c.mss }
 
 // Release tells the endpoint that the application is done with c: it calls
 // none of c's methods again and keeps nothing they returned that refers
-// into c (its Controller and Recovery are reused too). c goes on until it has finished (or fails) and its drain period
-// has passed, as any connection does; once the endpoint has then removed
-// it, its memory is reused for a later connection of an endpoint sharing
-// its Buffers (EndpointConfig.Buffers), and what its buffers still hold is
-// dropped. Releasing is optional (a connection never released is left to
-// the garbage collector); a driver that opens many short connections, as
-// the simulator does, releases each once it has read its results.
+// into c (its Controller and Recovery are reused too). c goes on until it
+// has finished (or fails) and its drain period has passed, as any
+// connection does; once the endpoint has then removed it, its memory is
+// reused for a later connection of an endpoint sharing its Buffers
+// (EndpointConfig.Buffers), and what its buffers still hold is dropped.
+// Releasing is optional (a connection never released is left to the
+// garbage collector); a driver that opens many short connections, as the
+// simulator does, releases each once it has read its results.
 //
 // Release is called at most once per connection: a second call panics
 // (ErrReleasedTwice). A Release that comes after its connection's memory

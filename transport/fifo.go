@@ -1,8 +1,9 @@
 package transport
 
 // fifo is a first-in first-out queue (an endpoint's accepted connections
-// waiting for the application) that reuses its slice: taking the front by reslicing (q = q[1:]) lost the
-// slice's head room, so every few values an append allocated a new one.
+// waiting for the application) that reuses its slice: taking the front by
+// reslicing (q = q[1:]) lost the slice's head room, so every few values an
+// append allocated a new one.
 type fifo[T any] struct {
 	q    []T
 	head int // q[head:] are queued
