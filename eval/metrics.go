@@ -984,8 +984,12 @@ func (c *Collector) Finish() Metrics {
 			bneckResult = &m.Links[i]
 		}
 	}
+	infos := make(map[uint64]FlowInfo, len(c.info.Flows)) // the configured flows by ID; of one given twice, the first
 	for _, fi := range c.info.Flows {
 		c.flow(fi.ID)
+		if _, ok := infos[fi.ID]; !ok {
+			infos[fi.ID] = fi
+		}
 	}
 	var flowIDs []uint64
 	for id := range c.flows {
@@ -995,7 +999,6 @@ func (c *Collector) Finish() Metrics {
 		flowIDs = append(flowIDs, id)
 	}
 	sort.Slice(flowIDs, func(a, b int) bool { return flowIDs[a] < flowIDs[b] })
-	infos := c.flowInfos()
 	for _, id := range flowIDs {
 		info, ok := infos[id]
 		if !ok {
@@ -1030,18 +1033,6 @@ func (c *Collector) bottleneckRate(bneck LinkInfo) float64 {
 		return bneck.Rate
 	}
 	return c.info.BottleneckRate
-}
-
-// flowInfos returns the configured flows (RunInfo.Flows) by ID; of flows
-// given twice, the first.
-func (c *Collector) flowInfos() map[uint64]FlowInfo {
-	m := make(map[uint64]FlowInfo, len(c.info.Flows))
-	for _, f := range c.info.Flows {
-		if _, ok := m[f.ID]; !ok {
-			m[f.ID] = f
-		}
-	}
-	return m
 }
 
 // finishFlow computes the metrics of flow f, configured as info.
