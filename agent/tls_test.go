@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
@@ -285,6 +286,43 @@ func TestAgentChecksBinding(t *testing.T) {
 			}
 			if !tc.wantOK && !errors.Is(err, ErrUnauthorized) {
 				t.Errorf("got %v, want ErrUnauthorized", err)
+			}
+		})
+	}
+}
+
+// TestReflectedProof: the agent refuses its own proof sent back as the
+// client's (the two proofs' labels differ, and an Ed25519 client may not
+// present the agent's key, even one the agent's authorized keys list).
+func TestReflectedProof(t *testing.T) {
+	pa, ka := newKey(t)
+	for _, tc := range []struct {
+		name   string
+		creds  *Credentials
+		method string
+	}{
+		{"psk", pskCreds(t, "lab "+hexKeyA), methodPSK},
+		{"ed25519", Ed25519Credentials(ka, map[string]ed25519.PublicKey{"self": pa}), methodEd25519},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := startAgent(t, Config{Creds: tc.creds})
+			conn, _ := dialTLS(t, a.Addr().String())
+			hello := &message{Type: tHello, Method: tc.method, Nonce: hex.EncodeToString(psk.NewNonce())}
+			if tc.method == methodPSK {
+				hello.Key = "lab"
+			}
+			if err := writeFrame(conn, hello); err != nil {
+				t.Fatal(err)
+			}
+			ch, err := handshakeMessage(conn, tChallenge)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := writeFrame(conn, &message{Type: tAuth, Proof: ch.Proof, PubKey: ch.PubKey}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := handshakeMessage(conn, tOK); !errors.Is(err, ErrUnauthorized) {
+				t.Errorf("the agent's proof reflected: got %v, want ErrUnauthorized", err)
 			}
 		})
 	}
