@@ -251,6 +251,77 @@ func TestMITMRefused(t *testing.T) {
 	}
 }
 
+// TestClientChecksBinding: the client refuses an agent proof made over
+// another TLS session's channel binding before it sends its own proof: a
+// man in the middle that relays hello and challenge between its two
+// sessions and then answers ok itself, impersonating the agent, gets
+// neither the client's proof nor an authenticated connection (PSK and
+// Ed25519).
+func TestClientChecksBinding(t *testing.T) {
+	for _, tc := range bothMethods(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			a := startAgent(t, Config{Creds: tc.agent})
+			cfg, err := serverTLS()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			third := make(chan string, 1) // the type of the client's third frame
+			go func() {
+				defer close(third)
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(30 * time.Second))
+				u, err := tls.Dial("tcp", a.Addr().String(), clientTLS())
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				u.SetDeadline(time.Now().Add(30 * time.Second))
+				relay := func(dst, src net.Conn) bool {
+					b, err := readFrame(src, MaxRequest)
+					if err != nil {
+						return false
+					}
+					_, err = dst.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...))
+					return err == nil
+				}
+				if !relay(u, c) || !relay(c, u) { // hello, challenge
+					return
+				}
+				b, err := readFrame(c, MaxRequest)
+				if err != nil {
+					return
+				}
+				m, err := decodeMessage(b)
+				if err != nil {
+					return
+				}
+				third <- m.Type
+				_ = writeFrame(c, &message{Type: tOK, Name: "forged"})
+			}()
+			t.Cleanup(func() { ln.Close() })
+			c, err := Dial(context.Background(), ln.Addr().String(), tc.client)
+			if err == nil {
+				c.Close()
+				t.Fatal("Dial: authenticated a man in the middle, want ErrUnauthorized")
+			}
+			if !errors.Is(err, ErrUnauthorized) {
+				t.Errorf("Dial: got %v, want ErrUnauthorized", err)
+			}
+			if got := <-third; got == tAuth {
+				t.Errorf("the client's third message: got %q (its proof, to a man in the middle), want none or an error", got)
+			}
+		})
+	}
+}
+
 // TestAgentChecksBinding: the agent refuses a client proof made with the
 // right key over another TLS session's channel binding (what a relaying man
 // in the middle could at best obtain).
