@@ -61,6 +61,7 @@ func (b *Buffers) conn() *Conn {
 			c := b.conns[n-1]
 			b.conns[n-1] = nil
 			b.conns = b.conns[:n-1]
+			c.released = false // set while it waited (putConn)
 			return c
 		}
 	}
@@ -73,7 +74,10 @@ func (b *Buffers) conn() *Conn {
 // its sink or peer, only its loss-recovery strategy and congestion
 // controller, in which the next connection's strategy and controller of the
 // same types are built (overwritten whole then: RecoveryEnv.reuse,
-// ccalgo.Env.Reuse).
+// ccalgo.Env.Reuse). The cleared Conn stays marked released until conn
+// hands it out again, so that a stale Release while it waits panics at
+// once (ErrReleasedTwice) instead of marking the next connection built in
+// it.
 func (b *Buffers) putConn(c *Conn) {
 	c.sb.release()
 	c.sbuf.release()
@@ -82,7 +86,7 @@ func (b *Buffers) putConn(c *Conn) {
 	if rec == nil { // never established: keep the ones it had
 		rec, cc = c.spareRec, c.spareCC
 	}
-	*c = Conn{}
+	*c = Conn{released: true}
 	if b != nil && len(b.conns) < MaxPooledConns {
 		c.spareRec, c.spareCC = rec, cc
 		b.conns = append(b.conns, c)

@@ -325,6 +325,37 @@ func TestReleaseTwice(t *testing.T) {
 	s2.Release()
 }
 
+// TestReleasePooled: a stale Release of a connection whose memory waits in
+// its Buffers' list of idle connections (released and removed) panics at
+// once with ErrReleasedTwice (before, it marked the Conn, and the next
+// connection built in it was recycled at its removal while still in use);
+// that next connection is then released normally.
+func TestReleasePooled(t *testing.T) {
+	p := newChurnPair(Config{Digest: "none"}, NewBuffers())
+	c, s, err := p.one(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	s.Release()
+	p.pause(2 * time.Second) // both removed and waiting to be reused
+	if got := releasePanic(c); got != ErrReleasedTwice {
+		t.Errorf("stale Release of a waiting Conn: panic %v, want %v", got, ErrReleasedTwice)
+	}
+	c2, s2, err := p.one(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2 != c && c2 != s {
+		t.Fatalf("the next client connection reused neither released Conn: the test needs it")
+	}
+	for _, x := range []*Conn{c2, s2} {
+		if got := releasePanic(x); got != nil {
+			t.Errorf("Release of a connection built in a recycled Conn: panic %v, want none", got)
+		}
+	}
+}
+
 // releasePanic calls c.Release and returns what it panicked with (nil if
 // it did not).
 func releasePanic(c *Conn) (v any) {

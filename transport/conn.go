@@ -246,12 +246,13 @@ func (c *Conn) MSS() int { return c.mss }
 // simulator does, releases each once it has read its results.
 //
 // Release is called at most once per connection: a second call panics
-// (ErrReleasedTwice). A Release that comes after its connection's memory
-// went to a later connection would release that one while its application
-// still uses it; such a stale call cannot be told from the new owner's, so
-// it is caught when the new owner releases its connection in turn (a
-// second Release of the same connection, panic) rather than silently
-// recycling a connection in use.
+// (ErrReleasedTwice), also while the connection's cleared memory waits
+// for reuse. A Release that comes after that memory went to a later
+// connection would release that one while its application still uses it;
+// such a stale call cannot be told from the new owner's, so it is caught
+// when the new owner releases its connection in turn (a second Release of
+// the same connection, panic) rather than silently recycling a connection
+// in use.
 func (c *Conn) Release() {
 	if c.released {
 		panic(ErrReleasedTwice)
