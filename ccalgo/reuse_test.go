@@ -51,6 +51,25 @@ func TestReuse(t *testing.T) {
 	}
 }
 
+// TestReuseTypedNil: a nil controller pointer of the type to build (not
+// nil as an interface) in Env.Reuse is ignored: a new controller, as for
+// Reuse nil.
+func TestReuseTypedNil(t *testing.T) {
+	for _, c := range []struct {
+		spec  string
+		reuse Controller
+	}{{"reno", (*Reno)(nil)}, {"cubic", (*Cubic)(nil)}, {"vegas", (*Vegas)(nil)}, {"bbr", (*BBR)(nil)}, {"dca", (*DCA)(nil)}} {
+		want, err := New(c.spec, Env{MSS: testMSS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := New(c.spec, Env{MSS: testMSS, Reuse: c.reuse})
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s built with a nil %T to reuse: got %+v, %v; want a fresh one %+v", c.spec, c.reuse, got, err, want)
+		}
+	}
+}
+
 // TestReuseDCAGrows: a DCA reused for a longer sample window gets a ring
 // of that length.
 func TestReuseDCAGrows(t *testing.T) {
