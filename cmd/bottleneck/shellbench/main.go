@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command shellbench compares kernel TCP with cclab's own transport over the
 // same emulated link: for each path and each congestion controller it
 // builds a link shell (bottleneck -tun, docs/shell.md), runs one bulk
