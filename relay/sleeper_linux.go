@@ -6,6 +6,8 @@ import (
 	"time"
 	"unsafe"
 
+	"cclab/netio"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -47,7 +49,7 @@ func newSleeper(locked, raw bool) (*sleeper, error) {
 // sleep blocks for d or until wake; it reports whether it was woken.
 func (s *sleeper) sleep(d time.Duration) bool {
 	if !s.locked {
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) // this goroutine's thread of the moment
+		netio.PreciseTimers() // this goroutine's thread of the moment
 	}
 	ts := unix.NsecToTimespec(int64(max(d, 0)))
 	fds := [1]unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}}
