@@ -257,7 +257,7 @@ func New(cfg Config) (*Relay, error) {
 	r.target = target
 	ln, err := r.net.ListenPacket(cfg.Listen)
 	if err != nil {
-		r.closeCaptures()
+		r.discard()
 		return nil, fmt.Errorf("listen %q: %v", cfg.Listen, err)
 	}
 	r.ln = ln
@@ -270,7 +270,7 @@ func New(cfg Config) (*Relay, error) {
 		c, err := r.net.ListenPacket(en.Listen)
 		if err != nil {
 			r.closeSockets()
-			r.closeCaptures()
+			r.discard()
 			return nil, fmt.Errorf("entry %d: listen %q: %v", i, en.Listen, err)
 		}
 		setupSocket(c)
@@ -330,11 +330,6 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 			return nil, err
 		}
 	}
-	sl, err := newSleeper(cfg.LockThread || cfg.Realtime, cfg.Realtime)
-	if err != nil {
-		return nil, fmt.Errorf("scheduler: %v", err)
-	}
-	r.sl = sl
 	r.overhead = cfg.Overhead
 	if r.overhead == 0 {
 		r.overhead = auto
@@ -429,17 +424,26 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 			return nil, fmt.Errorf("pcap: %v", err)
 		}
 		if r.pcapDrop, err = newPcap(DropsPcapName(cfg.Pcap), cfg.PcapSnap, packet); err != nil {
-			r.closeCaptures()
+			r.discard()
 			return nil, fmt.Errorf("pcap: %v", err)
 		}
+	}
+	var err error
+	if r.sl, err = newSleeper(cfg.LockThread || cfg.Realtime, cfg.Realtime); err != nil {
+		r.discard()
+		return nil, fmt.Errorf("scheduler: %v", err)
 	}
 	return r, nil
 }
 
-// closeCaptures closes the capture files of a relay that will not run.
-func (r *Relay) closeCaptures() {
+// discard releases what build opened for a relay that will not run: its
+// capture files and the scheduler's sleeper (an eventfd on Linux).
+func (r *Relay) discard() {
 	_ = r.pcapOut.close()
 	_ = r.pcapDrop.close()
+	if r.sl != nil {
+		r.sl.close()
+	}
 }
 
 // closeSockets closes the listening sockets (a failed New).
