@@ -89,7 +89,8 @@ type Counters struct {
 	// timer slack included), per sleep that ran to its end; its histogram
 	// and percentiles (set in every snapshot). Lead is how long before an
 	// instant the scheduler stops sleeping (Config.Spin 0: learned from
-	// these, see wakeLead; else Spin), as of the latest snapshot.
+	// these, see wakeLead; else Spin; 0 where it does not poll: one CPU or
+	// one P, Config.Realtime), as of the latest snapshot.
 	SleepLateHist LateHist      `json:"-"`
 	SleepLateP50  time.Duration `json:"sleep_late_p50_ns"`
 	SleepLateP99  time.Duration `json:"sleep_late_p99_ns"`
@@ -1096,7 +1097,7 @@ func (r *Relay) schedule() {
 		if over >= 0 {
 			r.cnt.SleepLateHist.Add(over)
 		}
-		r.cnt.Lead = r.lead.lead()
+		r.cnt.Lead, _ = r.sleepLead()
 		r.serviceTimed(now)
 		if now >= r.nextStat {
 			r.writeStats(now, false)
@@ -1127,30 +1128,34 @@ func coalesce(d, lastWrite clock.Time, c time.Duration) clock.Time {
 	return d
 }
 
+// sleepLead returns how long before an instant the scheduler stops
+// sleeping and polls the clock, and whether that lead is learned
+// (Config.Spin 0: wakeLead) rather than fixed (Config.Spin). On one CPU or
+// one P (noSpin), for a real-time thread and with a negative Spin there is
+// no lead: the polling after an early wake-up takes CPU from the readers,
+// and on a shared CPU from the relay's fair share (measured pinned at load
+// 8: error p99 1.8-2.2 ms with the lead at 86 % of the CPU, against
+// 1.0-1.2 ms sleeping to each instant at 61-64 %).
+func (r *Relay) sleepLead() (lead time.Duration, learned bool) {
+	switch {
+	case r.noSpin || r.cfg.Realtime || r.cfg.Spin < 0:
+		return 0, false
+	case r.cfg.Spin == 0:
+		return r.lead.lead(), true
+	}
+	return r.cfg.Spin, false
+}
+
 // wait returns at d, or when woken (a reader's packets fall due sooner,
-// Close). It sleeps (sleeper: precise and interruptible) until a lead
-// before d and polls the clock for the rest: with Config.Spin 0 the lead is
-// the learned wake-up lateness of its sleeps (wakeLead), and if d is
-// nearer than that it sleeps once as briefly as it can, which takes about
-// that long; with a fixed Spin the lead is Spin; with a negative Spin, on
-// one CPU or one P (noSpin) and on a real-time thread none. It returns how late its last sleep
-// woke against the instant asked for (the overshoot), or -1 if it did not
-// sleep to the end of one.
+// Close). It sleeps (sleeper: precise and interruptible) until the lead
+// (sleepLead) before d and polls the clock for the rest; with a learned
+// lead, if d is nearer than that it sleeps once as briefly as it can, which
+// takes about that long. It returns how late its last sleep woke against
+// the instant asked for (the overshoot), or -1 if it did not sleep to the
+// end of one.
 func (r *Relay) wait(d clock.Time) time.Duration {
 	over := time.Duration(-1)
-	// On one CPU or one P (noSpin) and for a real-time thread there is no
-	// lead: the polling after an early wake-up takes CPU from the
-	// readers, and on a shared CPU from the relay's fair share (measured
-	// pinned at load 8: error p99 1.8-2.2 ms with the lead at 86 % of the
-	// CPU, against 1.0-1.2 ms sleeping to each instant at 61-64 %).
-	adaptive := r.cfg.Spin == 0 && !r.cfg.Realtime && !r.noSpin
-	lead := r.cfg.Spin
-	switch {
-	case adaptive:
-		lead = r.lead.lead()
-	case lead <= 0 || r.noSpin || r.cfg.Realtime:
-		lead = 0
-	}
+	lead, adaptive := r.sleepLead()
 	for {
 		now := r.now()
 		if now >= d || r.closed.Load() {

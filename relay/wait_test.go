@@ -57,6 +57,22 @@ func TestSchedulerSettings(t *testing.T) {
 			if r.realtimeErr != nil {
 				t.Errorf("scheduler not real-time: %v", r.realtimeErr)
 			}
+			// Counters.Lead is the lead in effect: none where the
+			// scheduler never polls, else the fixed Spin or the learned
+			// lead (within 0..maxLead).
+			lead := r.cnt.Lead
+			switch {
+			case cfg.Spin < 0 || r.noSpin || cfg.Realtime:
+				if lead != 0 {
+					t.Errorf("Counters.Lead got %v, want 0 (no polling)", lead)
+				}
+			case cfg.Spin > 0:
+				if lead != cfg.Spin {
+					t.Errorf("Counters.Lead got %v, want Spin %v", lead, cfg.Spin)
+				}
+			case lead < 0 || lead > maxLead:
+				t.Errorf("Counters.Lead got %v, want 0..%v (learned)", lead, maxLead)
+			}
 		})
 	}
 }
