@@ -972,7 +972,6 @@ func (r *Relay) flush() bool {
 // packets. Called with mu held.
 func (r *Relay) write(conn netio.Conn, gso **netio.GSOWriter, dir int, ms []netio.Message, pk []*qdisc.Packet) {
 	start := time.Now()
-	defer func() { r.cnt.SendTimeHist.Add(time.Since(start)) }()
 	sent := 0
 	for sent < len(ms) {
 		var n, calls int
@@ -1001,6 +1000,7 @@ func (r *Relay) write(conn netio.Conn, gso **netio.GSOWriter, dir int, ms []neti
 			sent++
 		}
 	}
+	r.cnt.SendTimeHist.Add(time.Since(start))
 	for i, p := range pk {
 		r.putPkt(p)
 		pk[i] = nil
