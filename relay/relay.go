@@ -217,7 +217,7 @@ type Relay struct {
 	// by the network poller, could not run until the runtime preempted
 	// the scheduler, up to 10 ms, and a read would then hold hundreds of
 	// datagrams) or one CPU (polling would compete with the readers'
-	// thread for it): it sleeps with nanosleep to the instant.
+	// thread for it): it sleeps to the instant (sleeper).
 	noSpin bool
 	// realtimeErr is why the scheduler's thread did not get the real-time
 	// policy (Config.Realtime), for the summary; nil if it did or was not
