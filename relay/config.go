@@ -139,6 +139,12 @@ type Config struct {
 	Links [2][]int32
 }
 
+// RealtimePriority is the SCHED_FIFO priority of the scheduler's thread
+// with Config.Realtime (Linux real-time priorities are 1..99; chrt's
+// examples and most audio and network daemons use low ones, which leave
+// the kernel's own real-time threads (priority 50 and up) ahead of it).
+const RealtimePriority = 10
+
 // Entry is a listening address whose clients cross only the forward hops
 // First..Last (0-based, inclusive) and, backwards, the reverse hops of the
 // same span (reverse hops K-1-Last..K-1-First of K): a flow that enters the

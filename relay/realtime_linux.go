@@ -7,12 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RealtimePriority is the SCHED_FIFO priority of the scheduler's thread
-// with Config.Realtime (Linux real-time priorities are 1..99; chrt's
-// examples and most audio and network daemons use low ones, which leave
-// the kernel's own real-time threads (priority 50 and up) ahead of it).
-const RealtimePriority = 10
-
 // setRealtime gives the calling OS thread (locked to its goroutine) the
 // SCHED_FIFO policy at RealtimePriority, with reset-on-fork so that threads
 // it creates start with the normal policy (the Go runtime makes its
