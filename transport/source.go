@@ -67,25 +67,15 @@ func splitmix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// mix returns block b's word before its key.
-func (s *PatternSource) mix(b uint64) uint64 {
-	hi, lo := bits.Mul64(b*golden^s.seed, mixK)
+// mix returns mix(b), block b's word before its key, from x = b*golden
+// (fillBlocks and equalBlocks advance x by addition).
+func (s *PatternSource) mix(x uint64) uint64 {
+	hi, lo := bits.Mul64(x^s.seed, mixK)
 	return hi ^ lo
 }
 
-// put writes block b into q.
-func (s *PatternSource) put(b uint64, q *[64]byte) {
-	m := s.mix(b)
-	k := &s.key
-	binary.LittleEndian.PutUint64(q[0:], m^k[0])
-	binary.LittleEndian.PutUint64(q[8:], m^k[1])
-	binary.LittleEndian.PutUint64(q[16:], m^k[2])
-	binary.LittleEndian.PutUint64(q[24:], m^k[3])
-	binary.LittleEndian.PutUint64(q[32:], m^k[4])
-	binary.LittleEndian.PutUint64(q[40:], m^k[5])
-	binary.LittleEndian.PutUint64(q[48:], m^k[6])
-	binary.LittleEndian.PutUint64(q[56:], m^k[7])
-}
+// put writes block b into q (a partial block's bytes, Fill and Equal).
+func (s *PatternSource) put(b uint64, q *[64]byte) { s.fillBlocks(b, q[:]) }
 
 // Fill writes the stream bytes at [off, off+len(p)) into p.
 func (s *PatternSource) Fill(off int64, p []byte) {
@@ -109,14 +99,12 @@ func (s *PatternSource) Fill(off int64, p []byte) {
 }
 
 // fillBlocks writes the whole blocks b, b+1, ... into p, len(p) a multiple
-// of 64: put's work in Fill's hot loop, where b*golden advances by
-// addition.
+// of 64 (Fill's hot loop; put for one block).
 func (s *PatternSource) fillBlocks(b uint64, p []byte) {
 	k := &s.key
 	x := b * golden
 	for i := 0; i+64 <= len(p); i += 64 {
-		hi, lo := bits.Mul64(x^s.seed, mixK)
-		m := hi ^ lo
+		m := s.mix(x)
 		q := (*[64]byte)(p[i : i+64])
 		binary.LittleEndian.PutUint64(q[0:], m^k[0])
 		binary.LittleEndian.PutUint64(q[8:], m^k[1])
@@ -169,8 +157,7 @@ func (s *PatternSource) equalBlocks(b uint64, p []byte) bool {
 	x := b * golden
 	var d uint64
 	for i := 0; i+64 <= len(p); i += 64 {
-		hi, lo := bits.Mul64(x^s.seed, mixK)
-		m := hi ^ lo
+		m := s.mix(x)
 		q := (*[64]byte)(p[i : i+64])
 		d |= binary.LittleEndian.Uint64(q[0:]) ^ k[0] ^ m
 		d |= binary.LittleEndian.Uint64(q[8:]) ^ k[1] ^ m
