@@ -70,3 +70,40 @@ func TestVarint(t *testing.T) {
 		t.Errorf("varintAt at offset -1: next %d, want -1 (a truncation stays one)", next)
 	}
 }
+
+// FuzzVarintAt: varintAt (one 8-byte load when 8 bytes are left, else
+// getVarint) decodes at any offset, also within 8 bytes of the end of b and
+// outside b, what RFC 9000 §16 defines (varintRef), or reports a
+// truncation; it never reads past b (b's capacity is cut to its length).
+func FuzzVarintAt(f *testing.F) {
+	f.Fuzz(func(t *testing.T, b []byte, off int) {
+		b = b[:len(b):len(b)]
+		got, next := varintAt(b, off)
+		want, wantNext := uint64(0), -1
+		if off >= 0 && off <= len(b) {
+			if v, n := varintRef(b[off:]); n > 0 {
+				want, wantNext = v, off+n
+			}
+		}
+		if got != want || next != wantNext {
+			t.Fatalf("varintAt(% x, %d) = %d, %d; want %d, %d", b, off, got, next, want, wantNext)
+		}
+	})
+}
+
+// varintRef decodes a varint as RFC 9000 §16 (Appendix A.1) writes it,
+// byte by byte; n == 0: b is too short.
+func varintRef(b []byte) (v uint64, n int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	n = 1 << (b[0] >> 6)
+	if len(b) < n {
+		return 0, 0
+	}
+	v = uint64(b[0] & 0x3f)
+	for _, c := range b[1:n] {
+		v = v<<8 | uint64(c)
+	}
+	return v, n
+}
