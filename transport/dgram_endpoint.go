@@ -152,11 +152,9 @@ func (e *Endpoint) dgTransmit(now clock.Time, buf []byte) (n int, to netip.AddrP
 	for i := s.next(s.rr); i >= 0; i = s.next(i + 1) {
 		c := s.conns[i]
 		s.touch(&c.sched)
-		if c.pathPending() { // (Path packets: rarely)
-			if n, to = c.pathTransmit(buf); n > 0 {
-				s.rr = i + 1
-				return n, to, ecn.NotECT
-			}
+		if n, to = c.pathTransmit(buf); n > 0 {
+			s.rr = i + 1
+			return n, to, ecn.NotECT
 		}
 		if n, cp = c.transmit(now, buf); n > 0 {
 			s.rr = i + 1

@@ -435,14 +435,12 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 	s.markDue(now)
 	for i := s.next(s.rr); i >= 0; i = s.next(i + 1) {
 		c := s.conns[i]
-		s.touch(&c.sched)    // its deadline may change; it stays ready if it sends
-		if c.pathPending() { // (Path packets: rarely)
-			if n, to = c.pathTransmit(buf); n > 0 {
-				s.rr = i + 1
-				e.stats.DatagramsOut++
-				e.stats.BytesOut += uint64(n)
-				return n, to, ecn.NotECT
-			}
+		s.touch(&c.sched) // its deadline may change; it stays ready if it sends
+		if n, to = c.pathTransmit(buf); n > 0 {
+			s.rr = i + 1
+			e.stats.DatagramsOut++
+			e.stats.BytesOut += uint64(n)
+			return n, to, ecn.NotECT
 		}
 		if n, cp = c.transmit(now, buf); n > 0 {
 			s.rr = i + 1

@@ -89,14 +89,18 @@ func (h *connCommon) onPath(from netip.AddrPort, p *packet, size int) RejectReas
 	return RejectNone
 }
 
-// pathPending reports whether a Path response or challenge may be due
-// (pathTransmit has something to do).
-func (h *connCommon) pathPending() bool { return h.path.resp || h.path.due }
-
 // pathTransmit writes a due Path packet into buf and returns its length
-// and destination (0: none due).
-// (Transmit calls it only when pathPending.)
-func (h *connCommon) pathTransmit(buf []byte) (int, netip.AddrPort) {
+// and destination (0: none due). It is inlined into Transmit's loops: with
+// no Path response or challenge pending (nearly always) it costs no call.
+func (h *connCommon) pathTransmit(buf []byte) (n int, to netip.AddrPort) {
+	if h.path.resp || h.path.due {
+		n, to = h.pathSend(buf)
+	}
+	return n, to
+}
+
+// pathSend is pathTransmit with a Path packet pending.
+func (h *connCommon) pathSend(buf []byte) (int, netip.AddrPort) {
 	ps := &h.path
 	if ps.resp {
 		ps.resp = false
