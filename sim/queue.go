@@ -43,7 +43,8 @@ func (a node) less(b node) bool {
 // The ranges are contiguous while the near heap holds events: near
 // (-∞, nearEnd), then the innermost rung's unread buckets, then each outer
 // rung's, then far. (refill only ever ends by moving a bucket into the near
-// heap, which sets nearEnd to the end of that bucket.) Order is exact:
+// heap, which sets nearEnd to the end of that bucket, cut at its rung's
+// end.) Order is exact:
 // buckets cover disjoint ranges and the near heap breaks ties by sequence
 // number, so events fire by (at, seq) exactly as from a single heap
 // (TestEngineMatchesReference).
@@ -87,8 +88,12 @@ type rung struct {
 	cur     int
 	base    clock.Time
 	shift   uint
-	end     clock.Time // base + len(buckets)<<shift (saturated)
-	n       int        // events in the unread buckets
+	// end is base + len(buckets)<<shift (saturated), or earlier: a rung
+	// made by demote or spawn ends where the range it takes over ends,
+	// possibly inside its last bucket (refill cuts that bucket's range
+	// there too).
+	end clock.Time
+	n   int // events in the unread buckets
 }
 
 // heapBase is the index of the near heap's root. With the root at 3 the
