@@ -103,10 +103,10 @@ func clientAuthenticate(conn *tls.Conn, fb *firstBytes, creds *Credentials) (str
 	cb, plain, err := startTLS(context.Background(), conn, fb)
 	switch {
 	case plain != nil && plain.V == 1:
-		return "", fmt.Errorf("%w: %w: the agent speaks control protocol v1 (no TLS), this side v2: upgrade cclab on the agent's host (the agent said: %s)", ErrUnauthorized, ErrVersion, plain.Error)
+		return "", fmt.Errorf("%w: %w: the agent speaks control protocol v1 (no TLS), this side v2: upgrade cclab on the agent's host (the agent said: %q)", ErrUnauthorized, ErrVersion, plain.Error)
 	case plain != nil && plain.V == Version && plain.Type == tError:
 		// A refusal before TLS: -max-conns or -max-handshakes.
-		return "", fmt.Errorf("%w: %s", errPeerRefused, plain.Error)
+		return "", fmt.Errorf("%w: %q", errPeerRefused, plain.Error)
 	case err != nil:
 		return "", fmt.Errorf("TLS handshake: %w", err)
 	}

@@ -104,6 +104,9 @@ func startTLS(ctx context.Context, c *tls.Conn, fb *firstBytes) (cb []byte, plai
 		if b, ok := fb.plainFrame(err); ok {
 			var m plainMessage
 			if json.Unmarshal(b, &m) == nil {
+				if len(m.Error) > maxPlainError { // unauthenticated text: keep our errors and logs small
+					m.Error = m.Error[:maxPlainError] + "..."
+				}
 				plain = &m
 			}
 		}
@@ -162,6 +165,11 @@ func (f *firstBytes) plainFrame(err error) ([]byte, bool) {
 	f.done = true
 	return f.buf[4 : 4+n], true
 }
+
+// maxPlainError is how much of a plain-text peer's error text, which no
+// one authenticated, goes into Dial's error (bytes); callers quote it (%q)
+// so that it cannot forge log lines.
+const maxPlainError = 256
 
 // plainMessage is the version and error fields of a plain-text control
 // message: what a v1 peer reads and sends, and an agent's refusal before

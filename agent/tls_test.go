@@ -459,11 +459,51 @@ func TestV1ClientRefused(t *testing.T) {
 // (which reads the TLS ClientHello as a frame length over its bound and
 // answers with a plain-text error) fails at once with ErrVersion.
 func TestV1AgentRefused(t *testing.T) {
+	addr := plainAgent(t, 1, func(n uint32) string {
+		// The v1 agent's readFrame: "bad control message: length N, want 1..65536 bytes".
+		return fmt.Sprintf("bad control message: length %d, want 1..65536 bytes", n)
+	})
+	_, err := Dial(context.Background(), addr, pskCreds(t, "lab "+hexKeyA))
+	if !errors.Is(err, ErrVersion) || !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("Dial to a v1 agent: got %v, want ErrVersion and ErrUnauthorized", err)
+	}
+	if !strings.Contains(err.Error(), "v1") {
+		t.Errorf("error %q does not name the agent's version", err)
+	}
+}
+
+// TestPlainErrorClipped: the error text of a peer that answers in plain
+// text (unauthenticated) reaches Dial's error cut to maxPlainError bytes and
+// quoted, whatever its size and content, so that it can neither flood nor
+// forge log lines (v1 and v2 plain frames).
+func TestPlainErrorClipped(t *testing.T) {
+	long := strings.Repeat("x", 60000) + "\nrefused 192.0.2.1: forged log line"
+	for _, v := range []int{1, Version} {
+		addr := plainAgent(t, v, func(uint32) string { return long })
+		_, err := Dial(context.Background(), addr, pskCreds(t, "lab "+hexKeyA))
+		if err == nil {
+			t.Fatalf("v%d: Dial to a plain-text peer succeeded", v)
+		}
+		if got, want := len(err.Error()), maxPlainError+300; got > want {
+			t.Errorf("v%d: error of %d bytes, want at most %d", v, got, want)
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("v%d: error %q holds a raw newline from the peer", v, err)
+		}
+	}
+}
+
+// plainAgent listens on loopback and answers one connection's first frame
+// header with a plain-text error frame of protocol version v whose error
+// text is msg(the length the client's first 4 bytes announce), as a v1
+// agent or a v2 agent refusing before TLS does.
+func plainAgent(t *testing.T, v int, msg func(n uint32) string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
@@ -474,17 +514,9 @@ func TestV1AgentRefused(t *testing.T) {
 		if _, err := io.ReadFull(c, hdr[:]); err != nil {
 			return
 		}
-		// The v1 agent's readFrame: "bad control message: length N, want 1..65536 bytes".
-		msg := fmt.Sprintf("bad control message: length %d, want 1..65536 bytes", binary.BigEndian.Uint32(hdr[:]))
-		c.Write(v1Frame(map[string]any{"v": 1, "type": "error", "code": "bad", "error": msg}))
+		c.Write(v1Frame(map[string]any{"v": v, "type": "error", "code": "bad", "error": msg(binary.BigEndian.Uint32(hdr[:]))}))
 	}()
-	_, err = Dial(context.Background(), ln.Addr().String(), pskCreds(t, "lab "+hexKeyA))
-	if !errors.Is(err, ErrVersion) || !errors.Is(err, ErrUnauthorized) {
-		t.Fatalf("Dial to a v1 agent: got %v, want ErrVersion and ErrUnauthorized", err)
-	}
-	if !strings.Contains(err.Error(), "v1") {
-		t.Errorf("error %q does not name the agent's version", err)
-	}
+	return ln.Addr().String()
 }
 
 // BenchmarkDial measures one control connection's set-up on loopback: TCP,
