@@ -52,7 +52,8 @@ type ServerConfig struct {
 	// read or sent: an error refuses the flow with its message (counted in
 	// NotAdmitted); qlog says whether to write this flow's qlog (with
 	// QlogDir; without Admit every flow's is written). cclab agent admits
-	// only the transfer its scheduler announced.
+	// only the transfer its scheduler announced. Admit is called from the
+	// connections' own goroutines, so concurrently with itself.
 	Admit func(a Admission) (qlog bool, err error)
 }
 
