@@ -355,9 +355,11 @@ func (c *Conn) Read(p []byte) (int, error) {
 	l := c.e.l
 	l.mu.Lock()
 	n := 0
+	eof, cerr := false, error(nil) // read under the lock: the loop goroutines write them
 	err := c.e.wait(context.Background(), func() bool {
 		n = c.c.Read(p)
-		return n > 0 || c.c.EOF() || c.c.Err() != nil
+		eof, cerr = c.c.EOF(), c.c.Err()
+		return n > 0 || eof || cerr != nil
 	})
 	l.mu.Unlock()
 	if n > 0 {
@@ -367,10 +369,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if c.c.EOF() {
+	if eof {
 		return 0, io.EOF
 	}
-	return 0, c.c.Err()
+	return 0, cerr
 }
 
 // Write blocks until all of p is queued in the send buffer (or the
