@@ -149,8 +149,15 @@ func TestLoopTransfersAndWakes(t *testing.T) {
 	case <-done:
 	case <-time.After(30 * time.Second):
 		la.mu.Lock()
-		t.Fatalf("transfer stalled: acked %d of %d", w.acked, w.total)
+		acked := w.acked
+		la.mu.Unlock() // not held into the deferred close, which takes it
+		t.Fatalf("transfer stalled: acked %d of %d", acked, w.total)
 	}
+	// Stop both loops before reading the counters: sendBatch counts a
+	// batch after writing it, so the last batch's ack can arrive (closing
+	// done) before its goroutine has counted it.
+	la.close()
+	lb.close()
 	la.mu.Lock()
 	defer la.mu.Unlock()
 	if w.badLen != 0 || w.badCP != 0 {
