@@ -49,9 +49,18 @@ func (a node) less(b node) bool {
 // number, so events fire by (at, seq) exactly as from a single heap
 // (TestEngineMatchesReference).
 type queue struct {
-	near    []node // 4-ary min-heap on (at, seq); the root is at index heapBase
+	// near holds the events due before nearEnd from index heapBase on: a
+	// 4-ary min-heap on (at, seq), root at heapBase, or, while sorted,
+	// sorted from the latest to the earliest (a pop takes the last).
+	near    []node
 	nearEnd clock.Time
 	nearCap int // a push that makes the near heap larger than this demotes it to a rung
+	// sorted: near is sorted (latest first), not a heap. It is while it
+	// holds at most sortedMax events since it was last empty: the common
+	// case of a handful of events, where insertion from the earliest end
+	// takes a comparison or two and a pop none, against a heap's sift-down
+	// along a group of four children.
+	sorted bool
 
 	rungs []rung // rungs[0] is the outermost; rungs[:nr] are in use
 	nr    int
@@ -120,10 +129,12 @@ const (
 	// an overfull Bottom to a rung; a heap of thousands costs a pop a
 	// dozen cache-missing levels.
 	nearMax = 256
+	// sortedMax: a near heap of more events than this is a heap (sorted).
+	sortedMax = 16
 )
 
 func newQueue(maxSeq uint32) queue {
-	return queue{near: make([]node, heapBase, 1024), maxSeq: maxSeq, nearEnd: clock.Time(-1 << 63),
+	return queue{near: make([]node, heapBase, 1024), sorted: true, maxSeq: maxSeq, nearEnd: clock.Time(-1 << 63),
 		nearCap: nearMax, rungs: make([]rung, maxRungs), far: emptyList, free: -1}
 }
 
@@ -145,8 +156,7 @@ func (q *queue) push(at clock.Time, slot uint32) uint32 {
 		q.nearEnd = at + 1
 	}
 	if at < q.nearEnd {
-		q.near = append(q.near, x)
-		q.up(len(q.near)-1, x)
+		q.pushNear(x)
 		if len(q.near)-heapBase > q.nearCap {
 			q.demote()
 		}
@@ -163,6 +173,30 @@ func (q *queue) push(at clock.Time, slot uint32) uint32 {
 	}
 	q.add(&q.far, x)
 	return x.seq
+}
+
+// pushNear adds x to the near heap: sorted in place while that stays
+// within sortedMax events, else (turned into a heap first) by the heap's
+// sift-up.
+func (q *queue) pushNear(x node) {
+	q.near = append(q.near, x)
+	h := q.near
+	i := len(h) - 1
+	if q.sorted {
+		if i-heapBase < sortedMax {
+			for i > heapBase && h[i-1].less(x) {
+				h[i] = h[i-1]
+				i--
+			}
+			h[i] = x
+			return
+		}
+		// Earliest first: an ascending array is a valid heap (a parent's
+		// index is below its children's).
+		slices.Reverse(h[heapBase:i])
+		q.sorted = false
+	}
+	q.up(i, x)
 }
 
 // add appends x to l in a new arena entry.
@@ -195,6 +229,9 @@ func (q *queue) peek() (node, bool) {
 	if len(q.near) == heapBase && !q.refill() {
 		return node{}, false
 	}
+	if q.sorted {
+		return q.near[len(q.near)-1], true
+	}
 	return q.near[heapBase], true
 }
 
@@ -208,13 +245,23 @@ func (q *queue) popUntil(t clock.Time) (node, bool) {
 	if len(q.near) == heapBase && !q.refill() {
 		return node{}, false
 	}
+	last := len(q.near) - 1
+	if q.sorted {
+		top := q.near[last]
+		if top.at > t {
+			return node{}, false
+		}
+		q.near = q.near[:last]
+		return top, true
+	}
 	top := q.near[heapBase]
 	if top.at > t {
 		return node{}, false
 	}
-	last := len(q.near) - 1
 	if last > heapBase {
 		q.down(q.near[last], last)
+	} else {
+		q.sorted = true // empty
 	}
 	q.near = q.near[:last]
 	return top, true
@@ -260,10 +307,10 @@ func (q *queue) refill() bool {
 		q.n -= k
 		q.nearEnd = stop
 		q.nearCap = max(nearMax, 2*k)
+		q.sorted = true // empty
 		for i := b.head; i >= 0; {
 			e := &q.arena[i]
-			q.near = append(q.near, e.node)
-			q.up(len(q.near)-1, e.node)
+			q.pushNear(e.node)
 			next := e.next
 			e.next = q.free
 			q.free = i
@@ -286,7 +333,7 @@ func (q *queue) demote() {
 		q.nearCap = 2 * k
 		return
 	}
-	lo := q.near[heapBase].at
+	lo := q.near[heapBase].at // the heap's root (more than sortedMax events: not sorted)
 	nb := bucketsFor(k)
 	shift := shiftFor(uint64(q.nearEnd-lo), nb)
 	q.nr++
@@ -298,6 +345,7 @@ func (q *queue) demote() {
 	r.n = k
 	q.n += k
 	q.near = q.near[:heapBase]
+	q.sorted = true // empty
 	q.nearEnd = lo
 	q.nearCap = nearMax
 }
