@@ -61,6 +61,23 @@ func (m *MemConn) ReadBatch(ms []Message) (int, error) {
 	for m.n == 0 && !m.closed {
 		m.cond.Wait()
 	}
+	return m.take(ms)
+}
+
+// TryReadBatch returns as many queued datagrams as fit in ms, or 0, nil
+// at once if none is queued (netio.Poller).
+func (m *MemConn) TryReadBatch(ms []Message) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n == 0 && !m.closed {
+		return 0, nil
+	}
+	return m.take(ms)
+}
+
+// take moves queued datagrams into ms; ErrClosed if none is queued (the
+// connection is closed). Called with mu held.
+func (m *MemConn) take(ms []Message) (int, error) {
 	if m.n == 0 {
 		return 0, ErrClosed
 	}

@@ -65,6 +65,16 @@ type Conn interface {
 	Close() error
 }
 
+// Poller is a Conn that can also be read without blocking, for a driver that
+// polls its sockets in a loop of its own instead of parking a goroutine on
+// each (relay.Config.BusyPoll). UDPConn (on Linux) and MemConn are Pollers.
+type Poller interface {
+	Conn
+	// TryReadBatch fills as many of ms as datagrams are ready, like
+	// ReadBatch, but returns 0, nil at once when none is.
+	TryReadBatch(ms []Message) (int, error)
+}
+
 // ErrClosed is returned by reads and writes on a closed Conn.
 var ErrClosed = errors.New("netio: use of closed connection")
 

@@ -32,7 +32,8 @@ type mmsgState struct {
 	n     int
 	err   error
 	call  func(fd uintptr) bool
-	count int // messages to process in this call
+	try   func(fd uintptr) bool // reads: call without waiting (TryReadBatch)
+	count int                   // messages to process in this call
 }
 
 type sysState struct {
@@ -77,6 +78,7 @@ func (u *UDPConn) sysInit() error {
 		st.oob = make([]byte, batchMax*oobSize)
 	}
 	u.sys.r.call = u.recvF
+	u.sys.r.try = u.tryF
 	u.sys.w.call = u.sendF
 	return nil
 }
@@ -86,6 +88,14 @@ func (u *UDPConn) recvF(fd uintptr) bool {
 	var ok bool
 	st.n, ok, st.err = mmsg(unix.SYS_RECVMMSG, fd, st.hdrs[:st.count])
 	return ok
+}
+
+// tryF is recvF that never asks the RawConn to wait: a read that would
+// block ends with no datagrams (st.n 0).
+func (u *UDPConn) tryF(fd uintptr) bool {
+	st := &u.sys.r
+	st.n, _, st.err = mmsg(unix.SYS_RECVMMSG, fd, st.hdrs[:st.count])
+	return true
 }
 
 func (u *UDPConn) sendF(fd uintptr) bool {
@@ -113,6 +123,18 @@ func mmsg(trap, fd uintptr, hdrs []unix.Mmsghdr) (n int, ok bool, err error) {
 // ReadBatch blocks until at least one datagram arrives and fills up to
 // len(ms) (at most 64 per call) messages.
 func (u *UDPConn) ReadBatch(ms []Message) (int, error) {
+	return u.readBatch(ms, u.sys.r.call)
+}
+
+// TryReadBatch is ReadBatch without blocking: one recvmmsg (on the
+// non-blocking socket); 0, nil if no datagram is ready.
+func (u *UDPConn) TryReadBatch(ms []Message) (int, error) {
+	return u.readBatch(ms, u.sys.r.try)
+}
+
+// readBatch fills ms with one recvmmsg made by call (recvF: waits until a
+// datagram is ready; tryF: does not).
+func (u *UDPConn) readBatch(ms []Message, call func(fd uintptr) bool) (int, error) {
 	st := &u.sys.r
 	k := min(len(ms), batchMax)
 	for i := 0; i < k; i++ {
@@ -130,7 +152,7 @@ func (u *UDPConn) ReadBatch(ms []Message) (int, error) {
 		st.hdrs[i].Len = 0
 	}
 	st.count = k
-	if err := u.sys.rc.Read(st.call); err != nil {
+	if err := u.sys.rc.Read(call); err != nil {
 		return 0, mapClosed(err)
 	}
 	if st.err != nil {

@@ -112,6 +112,20 @@ type Config struct {
 	// sleep ends instead of waiting for a CPU behind other programs' threads.
 	// The readers keep the normal policy.
 	Realtime bool
+	// BusyPoll runs the whole data path as one loop on one locked OS thread
+	// that never sleeps: it reads every socket without blocking
+	// (netio.Poller), offers what it read to the links, and writes what is
+	// due (after Coalesce), over and over, as mahimahi's link shell does
+	// with its event loop. No reader goroutine, no scheduler, no sleep and
+	// no lock another thread holds, so a packet is not held back by a
+	// sleep's wake-up latency or a hand-off; but the loop takes a whole CPU
+	// all the time, busy or idle, and makes one read call per socket per
+	// pass (a relay with many client sessions polls each). For a relay with
+	// a CPU of its own (docs/bottleneck.md). It cannot be combined with
+	// Realtime (a real-time thread that never sleeps starves its CPU);
+	// Spin and LockThread do not apply. Every socket must be a
+	// netio.Poller (UDP on Linux, netio.MemNet): New fails otherwise.
+	BusyPoll bool
 	// NoOffload turns off UDP receive offload (GRO: a read may hold several
 	// datagrams of one sender) and segmentation offload on writes (GSO: one
 	// write entry per run of equal-sized datagrams to one destination),

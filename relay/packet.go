@@ -40,6 +40,15 @@ func NewPacket(cfg Config, inner, outer netio.Conn) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, d := range []struct {
+		what string
+		conn netio.Conn
+	}{{"the inner device", inner}, {"the outer device", outer}} {
+		if err := r.checkPoll(d.what, d.conn); err != nil {
+			r.discard()
+			return nil, err
+		}
+	}
 	r.ln = inner
 	r.lnOut = make([][]netio.Message, 1)
 	r.lnPkts = make([][]*qdisc.Packet, 1)

@@ -13,7 +13,8 @@
 // instant, learned from how late its sleeps wake (wakeLead), then polls the
 // clock (not on one CPU or one P: there it sleeps to the instant), so
 // packets leave at their modelled instants rather than at the machine's
-// wake-up latency.
+// wake-up latency. With Config.BusyPoll one loop on one locked OS thread
+// does all of it instead, never sleeping (poll.go).
 package relay
 
 import (
@@ -110,6 +111,15 @@ type Counters struct {
 	SendTimeP50  time.Duration `json:"send_time_p50_ns"`
 	SendTimeP99  time.Duration `json:"send_time_p99_ns"`
 	SendTimeP999 time.Duration `json:"send_time_p999_ns"`
+	// Loop: with Config.BusyPoll, the length of each pass of the polling
+	// loop (from one look at the clock to the next: a non-blocking read of
+	// every socket, relaying what they held, and the writes that fell
+	// due), the most the loop itself holds a write back beyond its instant
+	// (besides Coalesce); histogram and percentiles.
+	LoopHist LateHist      `json:"-"`
+	LoopP50  time.Duration `json:"loop_p50_ns"`
+	LoopP99  time.Duration `json:"loop_p99_ns"`
+	LoopP999 time.Duration `json:"loop_p999_ns"`
 }
 
 // snapshot returns the counters with the lateness percentiles filled in.
@@ -121,6 +131,7 @@ func (r *Relay) snapshot() Counters {
 	c.SleepLateP50, c.SleepLateP99, c.SleepLateP999 = c.SleepLateHist.Percentiles()
 	c.LockWaitP50, c.LockWaitP99, c.LockWaitP999 = c.LockWaitHist.Percentiles()
 	c.SendTimeP50, c.SendTimeP99, c.SendTimeP999 = c.SendTimeHist.Percentiles()
+	c.LoopP50, c.LoopP99, c.LoopP999 = c.LoopHist.Percentiles()
 	return c
 }
 
@@ -231,7 +242,10 @@ type Relay struct {
 	wakeAt atomic.Int64
 	// lead is the learned wake-up lateness of the scheduler's sleeps
 	// (Config.Spin 0: it sleeps that much less and polls the rest).
-	lead   wakeLead
+	lead wakeLead
+	// polled are the sockets the busy-polling loop reads (Config.BusyPoll;
+	// only the loop touches it once started).
+	polled []*reader
 	wg     sync.WaitGroup
 	closed atomic.Bool
 }
@@ -262,6 +276,11 @@ func New(cfg Config) (*Relay, error) {
 		return nil, fmt.Errorf("listen %q: %v", cfg.Listen, err)
 	}
 	r.ln = ln
+	if err := r.checkPoll("the listening socket", ln); err != nil {
+		r.closeSockets()
+		r.discard()
+		return nil, err
+	}
 	setupSocket(ln)
 	r.lnOut = make([][]netio.Message, 1+len(cfg.Entries))
 	r.lnPkts = make([][]*qdisc.Packet, 1+len(cfg.Entries))
@@ -274,8 +293,13 @@ func New(cfg Config) (*Relay, error) {
 			r.discard()
 			return nil, fmt.Errorf("entry %d: listen %q: %v", i, en.Listen, err)
 		}
-		setupSocket(c)
 		r.entries = append(r.entries, c)
+		if err := r.checkPoll(fmt.Sprintf("entry %d's socket", i), c); err != nil {
+			r.closeSockets()
+			r.discard()
+			return nil, err
+		}
+		setupSocket(c)
 		r.lnGSO[1+i] = r.gsoWriter(c)
 	}
 	return r, nil
@@ -325,6 +349,9 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 	r := &Relay{
 		cfg: cfg, net: cfg.Network, clients: map[netip.AddrPort]*client{}, perHost: map[netip.Addr]int{},
 		start: time.Now(), base: clock.Start, packet: packet,
+	}
+	if cfg.BusyPoll && cfg.Realtime {
+		return nil, errPollRealtime
 	}
 	if cfg.Realtime {
 		if err := checkRealtime(); err != nil {
@@ -526,18 +553,35 @@ func (r *Relay) Start() {
 	r.lastStat = now
 	r.nextStat = now.Add(r.cfg.Interval)
 	r.mu.Unlock()
-	r.wg.Add(2 + len(r.entries))
 	// Offloads are switched on before any reader runs: a datagram the
 	// kernel queues before UDP_GRO is set arrives segmented.
-	go r.readLoop(r.ln, nil, -1, r.offload(r.ln))
+	r.addReader(r.newReader(r.ln, nil, -1, r.offload(r.ln)))
 	for i, c := range r.entries {
-		go r.readLoop(c, nil, i, r.offload(c))
+		r.addReader(r.newReader(c, nil, i, r.offload(c)))
 	}
-	go r.schedule()
 	if r.packet {
-		r.wg.Add(1)
-		go r.readLoop(r.fixed.up, r.fixed, -1, r.offload(r.fixed.up))
+		r.addReader(r.newReader(r.fixed.up, r.fixed, -1, r.offload(r.fixed.up)))
 	}
+	r.wg.Add(1)
+	if r.cfg.BusyPoll {
+		go r.pollLoop()
+	} else {
+		go r.schedule()
+	}
+}
+
+// addReader starts relaying what rd's socket receives: a reader goroutine
+// (readLoop), or with Config.BusyPoll one more socket the polling loop
+// reads (pollLoop, which alone touches r.polled: the loop itself opens the
+// sessions whose sockets it adds, and Start adds the first ones before the
+// loop starts).
+func (r *Relay) addReader(rd *reader) {
+	if r.cfg.BusyPoll {
+		r.polled = append(r.polled, rd)
+		return
+	}
+	r.wg.Add(1)
+	go r.readLoop(rd)
 }
 
 // NewBatch returns n messages with size-byte buffers, ready for ReadBatch.
@@ -618,40 +662,77 @@ func (r *Relay) offload(conn netio.Conn) bool {
 	return !r.cfg.NoOffload && netio.EnableGRO(conn)
 }
 
-// readLoop reads batches from conn: a listening socket (c == nil, forward
-// direction; entry is its index in Config.Entries, -1 for Listen) or client
-// c's upstream socket (reverse direction). gro says whether conn has receive
-// offload on (offload).
-func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
-	defer r.wg.Done()
-	dir := Fwd
+// reader is one socket's read state: a listening socket (c == nil,
+// forward direction; entry is its index in Config.Entries, -1 for Listen)
+// or client c's upstream socket (reverse direction), and its read buffers.
+// A reader goroutine (readLoop) or the busy-polling loop (pollLoop) owns it.
+type reader struct {
+	conn  netio.Conn
+	poll  netio.Poller // conn, when it is polled (Config.BusyPoll)
+	c     *client
+	entry int
+	dir   int
+	ms    []netio.Message
+	full  int  // messages per read when the batch has grown
+	size  int  // bytes per message buffer
+	grow  bool // the last read filled the batch: grow it before the next
+	gone  bool // pollLoop: the socket is closed, drop the reader
+}
+
+// newReader prepares the reads of conn (see reader); gro says whether
+// conn has receive offload on (offload).
+func (r *Relay) newReader(conn netio.Conn, c *client, entry int, gro bool) *reader {
+	rd := &reader{conn: conn, c: c, entry: entry}
 	if c != nil {
-		dir = Rev
+		rd.dir = Rev
 	}
+	rd.poll, _ = conn.(netio.Poller)
 	// The read buffers belong to this reader; each datagram is copied into
 	// a pooled packet of the right size class. With GRO a read may hold
 	// several datagrams of one sender (netio.Message.Count): fewer, larger
 	// buffers.
-	full, size := batchSize, r.cfg.BufSize
+	rd.full, rd.size = batchSize, r.cfg.BufSize
 	if gro {
-		full, size = groBatch, netio.GROBufSize
+		rd.full, rd.size = groBatch, netio.GROBufSize
 	}
 	// A client session's reader starts with one buffer and doubles its
 	// batch whenever a read fills it, up to the full batch: an idle or
 	// one-datagram session (e.g. one of a flood of ports) holds one buffer,
 	// not the full batch (64 × 9 KiB, or 16 × 64 KiB with GRO), so the
 	// sessions' memory stays bounded by their traffic (docs/security.md).
-	ms := NewBatch(full, size)
 	if c != nil {
-		ms = NewBatch(1, size)
+		rd.ms = NewBatch(1, rd.size)
+	} else {
+		rd.ms = NewBatch(rd.full, rd.size)
 	}
-	grow := false
+	return rd
+}
+
+// read reads one batch, blocking (ReadBatch) or not (try: TryReadBatch,
+// 0 if nothing is ready), growing the batch first if the last read filled
+// it.
+func (rd *reader) read(try bool) (int, error) {
+	if rd.grow {
+		rd.ms = append(rd.ms, NewBatch(min(len(rd.ms), rd.full-len(rd.ms)), rd.size)...)
+	}
+	var n int
+	var err error
+	if try {
+		n, err = rd.poll.TryReadBatch(rd.ms)
+	} else {
+		n, err = rd.conn.ReadBatch(rd.ms)
+	}
+	rd.grow = err == nil && n == len(rd.ms) && len(rd.ms) < rd.full
+	return n, err
+}
+
+// readLoop reads batches from rd's socket and relays them (handle) until
+// the socket closes; it wakes the scheduler when the packets of a read
+// fall due before the instant it sleeps to.
+func (r *Relay) readLoop(rd *reader) {
+	defer r.wg.Done()
 	for {
-		if grow {
-			ms = append(ms, NewBatch(min(len(ms), full-len(ms)), size)...)
-		}
-		n, err := conn.ReadBatch(ms)
-		grow = err == nil && n == len(ms) && len(ms) < full
+		n, err := rd.read(false)
 		if err != nil {
 			if errors.Is(err, netio.ErrClosed) || r.closed.Load() {
 				return
@@ -662,53 +743,8 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 			continue
 		}
 		t := time.Now()
-		now := r.base.Add(t.Sub(r.start))
-		wallNs := t.UnixNano() // for the kernel's stamps, which are on the wall clock
 		r.mu.Lock()
-		r.cnt.ReadCalls++
-		due := r.writeDue()
-		for i := 0; i < n; i++ {
-			if i > 0 && due != clock.Never {
-				// A large batch (with GRO up to 16 × 64 datagrams, hundreds
-				// of µs of copying and queueing) would hold back the writes
-				// that fall due meanwhile, and the scheduler waits for the
-				// lock: write them between the batch's messages, and take
-				// the rest of the batch as arriving now (the instant the
-				// reader got to it; the links treat earlier instants as
-				// this one anyway).
-				if t := r.now(); t >= due {
-					now = t
-					r.serviceTimed(now)
-					due = r.writeDue()
-				}
-			}
-			m := &ms[i]
-			if m.RxTime != 0 { // the socket has kernel receive stamps (setupSocket)
-				r.readLate(time.Duration(wallNs - m.RxTime))
-			}
-			cl := c
-			if cl == nil {
-				cl = r.clientFor(m.Addr, now, entry)
-				if cl == nil {
-					continue
-				}
-			}
-			if cl.up == nil { // session expired while we were reading
-				continue
-			}
-			cl.lastSeen = now
-			if m.N >= len(m.Buf) {
-				r.cnt.Truncated++
-			}
-			k := m.Count()
-			if k > 1 {
-				r.cnt.GROReads++
-			}
-			for j := 0; j < k; j++ {
-				r.receive(cl, dir, m.Datagram(j), m.ECN, now)
-			}
-		}
-		r.service(now)
+		r.handle(rd, n, t)
 		d := r.deadline()
 		r.mu.Unlock()
 		if d != clock.Never {
@@ -719,6 +755,59 @@ func (r *Relay) readLoop(conn netio.Conn, c *client, entry int, gro bool) {
 			}
 		}
 	}
+}
+
+// handle relays the n messages rd's read returned: it offers their
+// datagrams to the first hop of their path, writing what falls due
+// between the messages, then writes whatever is already due; t is when
+// the read returned. Called with mu held.
+func (r *Relay) handle(rd *reader, n int, t time.Time) {
+	now := r.base.Add(t.Sub(r.start))
+	wallNs := t.UnixNano() // for the kernel's stamps, which are on the wall clock
+	r.cnt.ReadCalls++
+	due := r.writeDue()
+	for i := 0; i < n; i++ {
+		if i > 0 && due != clock.Never {
+			// A large batch (with GRO up to 16 × 64 datagrams, hundreds
+			// of µs of copying and queueing) would hold back the writes
+			// that fall due meanwhile, and the scheduler waits for the
+			// lock: write them between the batch's messages, and take
+			// the rest of the batch as arriving now (the instant the
+			// reader got to it; the links treat earlier instants as
+			// this one anyway).
+			if t := r.now(); t >= due {
+				now = t
+				r.serviceTimed(now)
+				due = r.writeDue()
+			}
+		}
+		m := &rd.ms[i]
+		if m.RxTime != 0 { // the socket has kernel receive stamps (setupSocket)
+			r.readLate(time.Duration(wallNs - m.RxTime))
+		}
+		cl := rd.c
+		if cl == nil {
+			cl = r.clientFor(m.Addr, now, rd.entry)
+			if cl == nil {
+				continue
+			}
+		}
+		if cl.up == nil { // session expired while we were reading
+			continue
+		}
+		cl.lastSeen = now
+		if m.N >= len(m.Buf) {
+			r.cnt.Truncated++
+		}
+		k := m.Count()
+		if k > 1 {
+			r.cnt.GROReads++
+		}
+		for j := 0; j < k; j++ {
+			r.receive(cl, rd.dir, m.Datagram(j), m.ECN, now)
+		}
+	}
+	r.service(now)
 }
 
 // readLate counts a read d after the kernel received the datagram. Called
@@ -808,6 +897,11 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 		r.cnt.DialErrors++
 		return nil
 	}
+	if _, ok := up.(netio.Poller); r.cfg.BusyPoll && !ok {
+		up.Close()
+		r.cnt.DialErrors++
+		return nil
+	}
 	setupSocket(up)
 	gso := r.gsoWriter(up)
 	idx, ok := pop(&r.freeIdx)
@@ -829,8 +923,7 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 	r.clients[addr] = c
 	r.perHost[host]++
 	r.cnt.Clients++
-	r.wg.Add(1)
-	go r.readLoop(up, c, -1, r.offload(up))
+	r.addReader(r.newReader(up, c, -1, r.offload(up)))
 	return c
 }
 
@@ -1099,22 +1192,29 @@ func (r *Relay) schedule() {
 		}
 		r.cnt.Lead, _ = r.sleepLead()
 		r.serviceTimed(now)
-		if now >= r.nextStat {
-			r.writeStats(now, false)
-			for r.nextStat <= now {
-				r.nextStat = r.nextStat.Add(r.cfg.Interval)
-			}
-		}
-		if now >= nextExpire {
-			r.expire(now)
-			nextExpire = now.Add(time.Second)
-		}
+		r.housekeep(now, &nextExpire)
 		d := coalesce(r.deadline(), r.lastWrite, r.cfg.Coalesce)
 		d = clock.Earliest(d, r.nextStat)
 		d = clock.Earliest(d, nextExpire)
 		r.wakeAt.Store(int64(d))
 		r.mu.Unlock()
 		over = r.wait(d)
+	}
+}
+
+// housekeep writes the statistics line when one is due and closes idle
+// sessions once a second (*nextExpire: the next time). Called with mu held
+// by the scheduler or the polling loop.
+func (r *Relay) housekeep(now clock.Time, nextExpire *clock.Time) {
+	if now >= r.nextStat {
+		r.writeStats(now, false)
+		for r.nextStat <= now {
+			r.nextStat = r.nextStat.Add(r.cfg.Interval)
+		}
+	}
+	if now >= *nextExpire {
+		r.expire(now)
+		*nextExpire = now.Add(time.Second)
 	}
 }
 

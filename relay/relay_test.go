@@ -195,6 +195,7 @@ func startRelay(t *testing.T, n testNet, cfg Config) *Relay {
 	t.Helper()
 	cfg.Listen = n.host + ":0"
 	cfg.Network = n.network()
+	cfg.BusyPoll = cfg.BusyPoll || busyPollTests
 	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -176,6 +176,9 @@ func (r *Relay) writeSummary(now clock.Time) {
 			n, c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.Lead)
 		fmt.Fprintf(w, "  scheduler wait for the lock: median %v, p99 %v, p99.9 %v\n", c.LockWaitP50, c.LockWaitP99, c.LockWaitP999)
 	}
+	if n := c.LoopHist.Count(); n > 0 {
+		fmt.Fprintf(w, "  busy-polling loop passes (%d): median %v, p99 %v, p99.9 %v\n", n, c.LoopP50, c.LoopP99, c.LoopP999)
+	}
 	if n := c.SendTimeHist.Count(); n > 0 {
 		fmt.Fprintf(w, "  send time per batched write (%d writes): median %v, p99 %v, p99.9 %v\n", n, c.SendTimeP50, c.SendTimeP99, c.SendTimeP999)
 	}

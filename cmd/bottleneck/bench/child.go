@@ -100,6 +100,8 @@ func runChild(role string, args []string) {
 	isPlain := fs.Bool("plain", false, "relay: without offloads and coalescing")
 	lock := fs.Bool("lock", false, "relay: -lock-thread")
 	rt := fs.Bool("realtime", false, "relay: -realtime")
+	busy := fs.Bool("busy", false, "relay: -poll busy")
+	coal := fs.Duration("coalesce", 0, "relay: -coalesce (0: default, negative: off)")
 	fs.Parse(args)
 	switch role {
 	case "blast":
@@ -113,7 +115,7 @@ func runChild(role string, args []string) {
 	case "receive":
 		receiveChild(*size)
 	case "relay":
-		lockThread, realtime = *lock, *rt
+		lockThread, realtime, busyPoll, coalesceFlag = *lock, *rt, *busy, *coal
 		relayChild(fullConfig(*target, *rate, *delay, *queue, *spin, *isPlain))
 	default:
 		fatal(fmt.Errorf("-child %q: want blast, receive or relay", role))

@@ -41,6 +41,13 @@ var lockThread bool
 
 var realtime bool
 
+// busyPoll is -poll busy: the relay's busy-polling driver (relay.Config.BusyPoll).
+var busyPoll bool
+
+// coalesceFlag is -coalesce: the relay's write coalescing bound
+// (relay.Config.Coalesce: 0 default, negative off).
+var coalesceFlag time.Duration
+
 func since() time.Duration { return time.Since(base) }
 
 func main() {
@@ -52,6 +59,8 @@ func main() {
 	spin := flag.Duration("spin", 0, "relay -spin: 0 = auto (learned), negative = off, else fixed")
 	lock := flag.Bool("lock", false, "relay -lock-thread")
 	rt := flag.Bool("realtime", false, "relay -realtime (SCHED_FIFO scheduler thread; needs root or CAP_SYS_NICE)")
+	poll := flag.String("poll", "sleep", "relay -poll: sleep (reader goroutines and a sleeping scheduler) or busy (one busy-polling loop on a locked thread)")
+	coalesce := flag.Duration("coalesce", relay.DefaultCoalesce, "relay -coalesce (0 = write each packet at its instant)")
 	rounds := flag.Int("rounds", 3, "interleaved rounds of (c) and (d)")
 	bigSize := flag.Int("big-size", 1500, "datagram size for (d), bytes")
 	fullRate := flag.String("full-rate", "1Gbit", "link rate of (d)'s full emulation")
@@ -82,6 +91,18 @@ func main() {
 		run[strings.TrimSpace(s)] = true
 	}
 	lockThread, realtime = *lock, *rt
+	switch *poll {
+	case "sleep":
+	case "busy":
+		busyPoll = true
+	default:
+		fmt.Fprintf(os.Stderr, "invalid value %q for flag -poll: want sleep or busy\n", *poll)
+		os.Exit(2)
+	}
+	coalesceFlag = *coalesce
+	if coalesceFlag == 0 {
+		coalesceFlag = -1
+	}
 	la, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("bottleneck benchmark (loopback, GOMAXPROCS=%d, %v per measurement, load average %s)\n\n", numCPU(), *dur, strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "))
 
@@ -354,7 +375,10 @@ func startRelay(target string, hop link.Config, spin time.Duration) (*relay.Rela
 
 // startRelayConfig starts a relay with cfg on loopback.
 func startRelayConfig(cfg relay.Config) (*relay.Relay, error) {
-	cfg.Listen, cfg.LockThread, cfg.Realtime = "127.0.0.1:0", lockThread, realtime
+	cfg.Listen, cfg.LockThread, cfg.Realtime, cfg.BusyPoll = "127.0.0.1:0", lockThread, realtime, busyPoll
+	if cfg.Coalesce == 0 {
+		cfg.Coalesce = coalesceFlag
+	}
 	r, err := relay.New(cfg)
 	if err != nil {
 		return nil, err
@@ -426,8 +450,12 @@ func lateSummary(c relay.Counters) string {
 
 // sleepLateSummary gives how late the relay's scheduler woke from its
 // sleeps (median, p99, p99.9), its lead, and how long it then waited for
-// the relay's lock (relay.Counters).
+// the relay's lock (relay.Counters); with busy polling, how long the
+// loop's passes took instead.
 func sleepLateSummary(c relay.Counters) string {
+	if n := c.LoopHist.Count(); n > 0 {
+		return fmt.Sprintf("none (busy polling); loop passes median %v, p99 %v, p99.9 %v (%d passes)", c.LoopP50, c.LoopP99, c.LoopP999, n)
+	}
 	return fmt.Sprintf("median %v, p99 %v, p99.9 %v (%d sleeps); lead %v; then waiting for the lock: median %v, p99 %v, p99.9 %v",
 		c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.SleepLateHist.Count(), c.Lead, c.LockWaitP50, c.LockWaitP99, c.LockWaitP999)
 }

@@ -1,0 +1,162 @@
+package relay
+
+import (
+	"errors"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"cclab/clock"
+	"cclab/ecn"
+	"cclab/event"
+	"cclab/link"
+	"cclab/netio"
+)
+
+// busyPollTests makes startRelay build relays with Config.BusyPoll
+// (TestBusyPollSuite).
+var busyPollTests bool
+
+// TestBusyPollSuite runs the relay's end-to-end tests again with the
+// busy-polling driver (Config.BusyPoll): delivery, order, content and ECN
+// of GRO/GSO traffic over loopback, exact queue drops, the configured
+// delay as a lower bound, the reverse path over loopback and in memory,
+// hops in series with cross traffic, many clients, entries, idle expiry
+// and eviction (the loop drops the sockets of closed sessions). The one
+// test that checks a measured rate against a tolerance is left out
+// (TestBusyPollTimes checks the modelled instants instead).
+func TestBusyPollSuite(t *testing.T) {
+	busyPollTests = true
+	defer func() { busyPollTests = false }()
+	for _, tc := range []struct {
+		name string
+		f    func(*testing.T)
+	}{
+		{"offload", TestRelayOffload},
+		{"droptail burst", TestDropTailBurstDropsExactly},
+		{"added delay", TestAddedDelay},
+		{"reverse path and ecn", TestReversePathAndECN},
+		{"multi-hop and cross traffic", TestMultiHopAndCrossTraffic},
+		{"many clients", TestManyClientsGetTheirOwnReplies},
+		{"entries", TestEntries},
+		{"idle client expires", TestIdleClientExpires},
+		{"many ports of one host", TestManyPortsOfOneHost},
+		{"full table evicts idlest", TestFullTableEvictsIdlest},
+	} {
+		t.Run(tc.name, tc.f)
+	}
+}
+
+// TestBusyPollTimes relays a saturating burst through a rate-limited,
+// delayed hop over loopback with the busy-polling driver: every datagram
+// arrives, in order, none before the instant the link model gave it (its
+// Departure event, mapped onto the receiver's clock), the hop's modelled
+// bytes and busy time are exactly those of the configured rate, and the
+// counters show the loop (passes, no sleeps, no lock waits). How late the
+// datagrams are is a timing figure for the benchmark (cmd/bottleneck/bench
+// -poll busy); it is only logged here.
+func TestBusyPollTimes(t *testing.T) {
+	const rate, size, n = 50e6, 1200, 500 // 500 × 1228 bytes at 50 Mbit/s ≈ 98 ms
+	for _, tn := range []testNet{udpNet(), memNet()} {
+		t.Run(map[bool]string{true: "udp", false: "memory"}[tn.mem == nil], func(t *testing.T) {
+			dst := newSink(t, tn, false)
+			var deps []clock.Time // modelled arrivals at the far end, in packet order
+			depSink := event.Func(func(e event.Event) {
+				if e.Kind == event.Departure {
+					deps = append(deps, e.Time)
+				}
+			})
+			cnt := newCounter()
+			r := startRelay(t, tn, Config{Target: dst.conn.LocalAddr().String(), BusyPoll: true,
+				Sink: event.Func(func(e event.Event) { depSink.Record(e); cnt.Record(e) }),
+				Hops: [2][]link.Config{{mkHop(t, "rate=50Mbit,delay=5ms,queue=droptail:10000p")}}})
+			// The relay's clock against the test's (testBase): the
+			// narrowest of 100 bracketed readings.
+			var off, best time.Duration
+			for i := range 100 {
+				a := time.Since(testBase)
+				rc := time.Duration(r.Now())
+				b := time.Since(testBase)
+				if i == 0 || b-a < best {
+					best, off = b-a, rc-(a+b)/2
+				}
+			}
+			c := dial(t, tn, r.Addr())
+			// Paced in batches of 10 (on loopback a burst of 500 could
+			// overflow the relay's socket before its first read on a
+			// loaded machine); the queue takes the rest.
+			for i := 0; i < n; i += 10 {
+				if _, err := c.WriteBatch(datagrams(i, 10, size, ecn.ECT0)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := dst.waitFor(n, 10*time.Second)
+			if len(got) != n {
+				t.Fatalf("received %d datagrams, want %d", len(got), n)
+			}
+			cn := r.Counters() // under the relay's lock: deps is complete once all arrived
+			r.mu.Lock()
+			model := slices.Clone(deps)
+			r.mu.Unlock()
+			if len(model) != n {
+				t.Fatalf("%d departures modelled, want %d", len(model), n)
+			}
+			var errs []time.Duration
+			for i, g := range got {
+				if g.seq != uint64(i) || g.ecn != ecn.ECT0 || g.size != size {
+					t.Fatalf("delivery %d: datagram %d, ECN %v, %d bytes; want %d, ECT(0), %d (in order, unchanged)", i, g.seq, g.ecn, g.size, i, size)
+				}
+				at := time.Duration(model[i]) - off // on the test's clock
+				if g.got < at-best {
+					t.Errorf("datagram %d received at %v, before its modelled arrival %v", i, g.got, at)
+				}
+				errs = append(errs, g.got-at)
+			}
+			wire := int64(size + r.Overhead())
+			st := r.HopStats(Fwd)[0]
+			if st.DepartureBytes != n*wire {
+				t.Errorf("departure bytes got %d, want %d × %d", st.DepartureBytes, n, wire)
+			}
+			busy := time.Duration(float64(n*wire) * 8 / rate * 1e9)
+			if d := st.BusyTime - busy; d < -time.Microsecond || d > time.Microsecond {
+				t.Errorf("modelled busy time got %v, want %v (n·(size+overhead)·8/rate)", st.BusyTime, busy)
+			}
+			if cn.LoopHist.Count() == 0 || cn.SleepLateHist.Count() != 0 || cn.LockWaitHist.Count() != 0 {
+				t.Errorf("loop passes %d, sleeps %d, lock waits %d: want passes, no sleeps, no lock waits (no scheduler)",
+					cn.LoopHist.Count(), cn.SleepLateHist.Count(), cn.LockWaitHist.Count())
+			}
+			if cn.Sent[Fwd] != n || cn.LateHist.Count() != n {
+				t.Errorf("sent %d, lateness of %d writes; want %d each", cn.Sent[Fwd], cn.LateHist.Count(), n)
+			}
+			slices.Sort(errs)
+			t.Logf("receive - model: median %v, p99 %v, max %v; relay write lateness median %v, p99 %v; loop pass median %v, p99 %v",
+				errs[n/2], errs[n*99/100], errs[n-1], cn.LateP50, cn.LateP99, cn.LoopP50, cn.LoopP99)
+		})
+	}
+}
+
+// TestBusyPollConfig: busy polling is refused with the real-time policy and
+// on devices that cannot be read without blocking, with an error saying
+// why.
+func TestBusyPollConfig(t *testing.T) {
+	tn := memNet()
+	_, err := New(Config{Listen: tn.host + ":0", Network: tn.mem, Target: "10.0.0.9:9", BusyPoll: true, Realtime: true})
+	if !errors.Is(err, errPollRealtime) {
+		t.Errorf("BusyPoll with Realtime: got %v, want %v", err, errPollRealtime)
+	}
+	inner, outer := blocking{}, blocking{}
+	_, err = NewPacket(Config{BusyPoll: true}, inner, outer)
+	if err == nil || !strings.Contains(err.Error(), "inner device") || !strings.Contains(err.Error(), "without blocking") {
+		t.Errorf("BusyPoll on a device without TryReadBatch: got %v, want an error naming the inner device", err)
+	}
+}
+
+// blocking is a netio.Conn that is not a netio.Poller.
+type blocking struct{}
+
+func (blocking) ReadBatch([]netio.Message) (int, error)  { return 0, netio.ErrClosed }
+func (blocking) WriteBatch([]netio.Message) (int, error) { return 0, netio.ErrClosed }
+func (blocking) LocalAddr() netip.AddrPort               { return netip.AddrPort{} }
+func (blocking) Close() error                            { return nil }
