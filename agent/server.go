@@ -51,7 +51,9 @@ type Config struct {
 	MaxConns      int           // control connections at once (0: DefaultMaxConns)
 	MaxHandshakes int           // control connections not yet authenticated (0: DefaultMaxHandshakes)
 
-	Logf func(format string, args ...any) // log lines (may be nil)
+	// Logf receives log lines (may be nil). It is called from the control
+	// connections' and the data flows' goroutines, concurrently.
+	Logf func(format string, args ...any)
 }
 
 // withDefaults fills the zero values and checks the ranges; errors name the

@@ -20,6 +20,8 @@ type TestConfig struct {
 	// OnInterval, if set, is called for each interval once every flow
 	// still running has finished it: flow is the 1-based index in
 	// Result.Flows, or 0 for a direction's sum; reverse tells the direction.
+	// Calls never overlap (they are made under one lock), and all are made
+	// before RunTest returns.
 	OnInterval func(flow int, reverse bool, iv Interval)
 }
 

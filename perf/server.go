@@ -31,10 +31,13 @@ type ServerConfig struct {
 	Defaults     transport.Config // config of accepted connections (zero: transport.DefaultConfig())
 	QlogDir      string           // write <dir>/<connid>-server.sqlog per flow; "" none
 	Driver       udp.Config       // socket driver options (its Endpoint field is ignored)
-	OnFlow       func(FlowSummary)
+	// OnFlow, OnTest and Logf (each may be nil) are called from the
+	// connections' own goroutines: concurrently with themselves and with
+	// each other, so what they share needs a lock.
+	OnFlow       func(FlowSummary)    // called as each flow finishes
 	CloseTimeout time.Duration        // how long a finished forward flow waits for the closing handshake (0: DefaultCloseTimeout)
-	OnTest       func(TestSummary)    // called once every flow of a several-flow test (-P, --bidir) has finished (may be nil)
-	Logf         func(string, ...any) // progress messages (may be nil)
+	OnTest       func(TestSummary)    // called once every flow of a several-flow test (-P, --bidir) has finished
+	Logf         func(string, ...any) // progress messages
 
 	// Keys, if not nil, are the pre-shared keys a reverse request must
 	// prove (auth.go). Without keys, reverse flows are served only to
