@@ -265,8 +265,17 @@ func TestPacketModePcap(t *testing.T) {
 	r, app, host := packetRelay(t, Config{Pcap: file, PcapSnap: 10,
 		Hops: [2][]link.Config{{mkHop(t, "rate=50kbit,queue=droptail:2p")}, {}}})
 	atHost := collect(t, host)
-	for i := 0; i < 10; i++ {
-		send(t, app, ipPacket(t, false, layers.IPProtocolTCP, 40000, 5201, 300, ecn.ECT1))
+	// One write: the ten packets arrive together, so the first is sent,
+	// two wait and seven are dropped however slowly this goroutine runs
+	// (written one at a time, a pause of one packet's 54 ms service time
+	// let a fourth in).
+	burst := make([]netio.Message, 10)
+	for i := range burst {
+		p := ipPacket(t, false, layers.IPProtocolTCP, 40000, 5201, 300, ecn.ECT1)
+		burst[i] = netio.Message{Buf: p, N: len(p), ECN: ippkt.ECN(p)}
+	}
+	if _, err := app.WriteBatch(burst); err != nil {
+		t.Fatal(err)
 	}
 	atHost.waitFor(3, 3*time.Second)
 	time.Sleep(50 * time.Millisecond)
