@@ -695,6 +695,16 @@ func (r *Relay) newReader(conn netio.Conn, c *client, entry int, gro bool) *read
 	if gro {
 		rd.full, rd.size = groBatch, netio.GROBufSize
 	}
+	if r.cfg.BusyPoll {
+		// The polling loop comes back to the socket within µs: smaller
+		// reads bound how long one recvmmsg holds up the writes that are
+		// due (a full GRO batch after a stall is up to 1024 datagrams,
+		// 1.5 MB to copy, 100-300 µs).
+		rd.full = pollBatch
+		if gro {
+			rd.full = pollGROBatch
+		}
+	}
 	// A client session's reader starts with one buffer and doubles its
 	// batch whenever a read fills it, up to the full batch: an idle or
 	// one-datagram session (e.g. one of a flood of ports) holds one buffer,
@@ -820,6 +830,15 @@ func (r *Relay) readLate(d time.Duration) {
 // groBatch is the number of messages per read on a socket with GRO: each
 // buffer holds up to 64 datagrams (netio.GROBufSize).
 const groBatch = 16
+
+// pollBatch and pollGROBatch are the messages per read of the busy-polling
+// loop (Config.BusyPoll), without and with GRO: at most 16 datagrams, or 2
+// GRO messages of up to 64 (about 190 KB of 1500-byte datagrams, some 20 µs
+// of copying), so that one read never holds up the due writes for long.
+const (
+	pollBatch    = 16
+	pollGROBatch = 2
+)
 
 // receive offers datagram b of client cl, read at now in direction dir, to
 // the first hop of its path. Called with mu held.
