@@ -98,9 +98,11 @@ func (s *PatternSource) Fill(off int64, p []byte) {
 	}
 }
 
-// fillBlocks writes the whole blocks b, b+1, ... into p, len(p) a multiple
-// of 64 (Fill's hot loop; put for one block).
-func (s *PatternSource) fillBlocks(b uint64, p []byte) {
+// fillBlocksGeneric writes the whole blocks b, b+1, ... into p, len(p) a
+// multiple of 64: the pure-Go definition of fillBlocks (Fill's hot loop; put
+// for one block), which amd64 runs in assembly (source_amd64.s) and other
+// architectures as is (source_generic.go).
+func (s *PatternSource) fillBlocksGeneric(b uint64, p []byte) {
 	k := &s.key
 	x := b * golden
 	for i := 0; i+64 <= len(p); i += 64 {
@@ -148,11 +150,12 @@ func (s *PatternSource) Equal(off int64, p []byte) bool {
 	return true
 }
 
-// equalBlocks reports whether p, len(p) a multiple of 64, holds the whole
-// blocks b, b+1, ...: Equal's hot loop, as fillBlocks (eight loads and
-// XORs a block); the differences of all blocks are gathered into one word,
-// tested once at the end.
-func (s *PatternSource) equalBlocks(b uint64, p []byte) bool {
+// equalBlocksGeneric reports whether p, len(p) a multiple of 64, holds the
+// whole blocks b, b+1, ...: the pure-Go definition of equalBlocks (Equal's
+// hot loop, as fillBlocks: eight loads and XORs a block; the differences of
+// all blocks are gathered into one word, tested once at the end), which
+// amd64 runs in assembly (source_amd64.s) and other architectures as is.
+func (s *PatternSource) equalBlocksGeneric(b uint64, p []byte) bool {
 	k := &s.key
 	x := b * golden
 	var d uint64
