@@ -179,9 +179,13 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 		holes := len(c.ooo) > 0
 		prev := c.rcvNxt
 		c.rcvNxt = end
-		for len(c.ooo) > 0 && c.ooo[0].Start <= c.rcvNxt {
-			c.rcvNxt = max(c.rcvNxt, c.ooo[0].End)
-			c.ooo = c.ooo[:copy(c.ooo, c.ooo[1:])]
+		k := 0 // the blocks the new data joins, removed with one copy
+		for k < len(c.ooo) && c.ooo[k].Start <= c.rcvNxt {
+			c.rcvNxt = max(c.rcvNxt, c.ooo[k].End)
+			k++
+		}
+		if k > 0 {
+			c.ooo = c.ooo[:copy(c.ooo, c.ooo[k:])]
 		}
 		if holes {
 			c.ackNow = true // fills a gap: immediate ACK (RFC 5681 §4.2)
@@ -290,10 +294,7 @@ func (c *Conn) deliver(now clock.Time, prev uint64, direct []byte) {
 
 // insertOOO records the out-of-order range [s, e) and its recency for SACK.
 func (r *receiver) insertOOO(s, e uint64) {
-	i := 0
-	for i < len(r.ooo) && r.ooo[i].End < s {
-		i++
-	}
+	i := r.oooFrom(s)
 	j := i
 	for j < len(r.ooo) && r.ooo[j].Start <= e {
 		s = min(s, r.ooo[j].Start)
@@ -361,13 +362,31 @@ func hasBlock(p *packet, b sackBlock) bool {
 	return false
 }
 
+// oooContaining returns the out-of-order block that holds stream offset off
+// (off < MaxStreamOffset), if any.
 func (r *receiver) oooContaining(off uint64) (sackBlock, bool) {
-	for _, b := range r.ooo {
-		if b.Start <= off && off < b.End {
-			return b, true
-		}
+	if i := r.oooFrom(off + 1); i < len(r.ooo) && r.ooo[i].Start <= off {
+		return r.ooo[i], true
 	}
 	return sackBlock{}, false
+}
+
+// oooFrom returns the index of the first out-of-order block that ends at or
+// after stream offset x (len(r.ooo) if none) by binary search: the blocks
+// are sorted and disjoint (insertOOO merges touching ones), so their ends
+// increase. (A receiver with a lossy path holds tens of blocks; a linear
+// scan per arrival and per ACK cost more than the rest of the ACK.)
+func (r *receiver) oooFrom(x uint64) int {
+	lo, hi := 0, len(r.ooo)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if r.ooo[m].End < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // ackSent records that an ACK section went out.

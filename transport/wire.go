@@ -218,6 +218,12 @@ func decodePacket(b []byte, p *packet) RejectReason {
 	if b[0] != WireVersion {
 		return RejectVersion
 	}
+	if packetType(b[1]) == typeShort && p.typ == typeShort {
+		// p holds a short packet (the endpoint reuses one): only the
+		// short-packet fields can be set, and decodeShort sets or clears
+		// each of them, so the ~290-byte struct is not zeroed per datagram.
+		return decodeShort(b, p)
+	}
 	*p = packet{typ: packetType(b[1])}
 	if p.typ == typeShort {
 		return decodeShort(b, p)
@@ -296,12 +302,16 @@ func decodePacket(b []byte, p *packet) RejectReason {
 }
 
 // decodeShort parses short packet b (its version, type and length up to
-// the dcid checked) into p, which holds only its type. The packet path's
+// the dcid checked) into p, which holds its type and, if anything else, only
+// a short packet's fields: it sets or clears every one of those (blocks
+// beyond nBlocks excepted, which no reader looks at). The packet path's
 // decoder: it reads b by a local offset (off < 0: truncated, which every
 // later read keeps) instead of through reader, which the compiler keeps in
 // memory.
 func decodeShort(b []byte, p *packet) RejectReason {
 	p.dcid = binary.BigEndian.Uint64(b[2:])
+	p.flags, p.cumAck, p.window, p.nBlocks, p.hasDSACK, p.dsack = 0, 0, 0, 0, false, sackBlock{}
+	p.pn, p.ts, p.tsecr, p.closeCode, p.off, p.data = 0, 0, 0, 0, 0, nil
 	off := 2 + cidLen
 	if len(b) < off+2 {
 		return RejectTruncated
