@@ -461,7 +461,7 @@ func (c *Conn) deadline() clock.Time {
 func (c *Conn) silenceLimit() (clock.Time, error) {
 	timeout, err := c.timeout(c.state == stOpen, c.cfg.IdleTimeout, c.cfg.HandshakeTimeout)
 	switch {
-	case err == ErrHandshakeTimeout:
+	case c.handshaking(c.state == stOpen): // (err is ErrHandshakeTimeout; no interface comparison on the packet path)
 	case c.sb.count > 0:
 		if c.rtoSince == clock.Never {
 			return clock.Never, nil // the RTO timer runs; it starts the give-up clock
@@ -578,7 +578,8 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		}
 	}
 	if c.ackNow || c.pingDue {
-		p := &packet{typ: typeShort, dcid: c.peerCID, pn: c.pn, ts: c.tsNow(now), tsecr: c.tsRecent}
+		p := &c.ep.txPkt
+		p.setShort(c.peerCID, c.pn, c.tsNow(now), c.tsRecent)
 		c.pn++
 		if c.pingDue {
 			p.flags |= flagPING

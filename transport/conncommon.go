@@ -127,11 +127,15 @@ func (h *connCommon) accept(from netip.AddrPort, p *packet, maxDatagram int, ecn
 // complete (a server's half-open connection included), else the idle
 // timeout.
 func (h *connCommon) timeout(established bool, idle, handshake time.Duration) (time.Duration, error) {
-	if !established || !h.validated {
+	if h.handshaking(established) {
 		return handshake, ErrHandshakeTimeout
 	}
 	return idle, ErrIdleTimeout
 }
+
+// handshaking reports whether the handshake timeout applies (timeout):
+// the connection is not established or not yet validated.
+func (h *connCommon) handshaking(established bool) bool { return !established || !h.validated }
 
 // timeoutErr returns ErrHandshakeTimeout or ErrIdleTimeout (see timeout)
 // once nothing has been received for that long, else nil.

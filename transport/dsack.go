@@ -50,14 +50,11 @@ func (c *Conn) noteDuplicate(s, e uint64) {
 		c.dsack, c.dsackDue = sackBlock{s, min(e, c.rcvNxt)}, true
 		return
 	}
-	for _, b := range c.ooo {
-		if b.Start >= e {
-			break
-		}
-		if lo, hi := max(s, b.Start), min(e, b.End); lo < hi {
-			c.dsack, c.dsackDue = sackBlock{lo, hi}, true
-			return
-		}
+	// The first block ending after s is the only one that can hold the
+	// lowest duplicate byte (the blocks are sorted and disjoint).
+	if i := c.oooFrom(s + 1); i < len(c.ooo) && c.ooo[i].Start < e {
+		b := c.ooo[i]
+		c.dsack, c.dsackDue = sackBlock{max(s, b.Start), min(e, b.End)}, true
 	}
 }
 

@@ -30,8 +30,9 @@ type Endpoint struct {
 	halfOpen  int                 // server: connections accepted but not yet confirmed by the client
 	oooUsed   uint64              // out-of-order memory charged by all connections, bytes (Conn.recharge)
 	rxLen     int                 // length of the datagram being received, bytes
-	pkt       packet
-	acceptCfg Config // scratch: the config of a connection being accepted
+	pkt       packet              // scratch: the datagram being received (decodePacket)
+	txPkt     packet              // scratch: the short packet being sent (packet.setShort)
+	acceptCfg Config              // scratch: the config of a connection being accepted
 	stats     EndpointStats
 	dg        dgramEndpoint           // datagram-mode connections (dgram_endpoint.go)
 	bufs      *Buffers                // connection buffers (EndpointConfig.Buffers, or the endpoint's own)

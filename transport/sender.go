@@ -529,7 +529,9 @@ func (c *Conn) sendSegment(now clock.Time, buf []byte, i int) (int, ecn.Codepoin
 // encodeData writes segment i into buf with an ACK piggybacked when it fits.
 func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ecn.Codepoint) {
 	s := c.sb.Seg(i)
-	p := &packet{typ: typeShort, dcid: c.peerCID, pn: c.pn, ts: s.TS, tsecr: c.tsRecent, off: s.Off} // (on the stack)
+	p := &c.ep.txPkt
+	p.setShort(c.peerCID, c.pn, s.TS, c.tsRecent)
+	p.off = s.Off
 	c.pn++
 	if s.Len > 0 {
 		p.flags |= flagDATA

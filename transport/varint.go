@@ -21,32 +21,22 @@ func varintLen(v uint64) int {
 	return 8
 }
 
-// appendVarint writes v at b[0:] and returns the bytes written; b must have
-// room for varintLen(v) bytes.
+// putVarint writes v at b[0:] and returns the bytes written; b must have
+// room for varintLen(v) bytes. (One big-endian store per length: small
+// enough to be inlined into the encoders.)
 func putVarint(b []byte, v uint64) int {
 	switch {
 	case v < 1<<6:
 		b[0] = byte(v)
 		return 1
 	case v < 1<<14:
-		b[0] = byte(v>>8) | 0x40
-		b[1] = byte(v)
+		binary.BigEndian.PutUint16(b, uint16(v)|0x4000)
 		return 2
 	case v < 1<<30:
-		b[0] = byte(v>>24) | 0x80
-		b[1] = byte(v >> 16)
-		b[2] = byte(v >> 8)
-		b[3] = byte(v)
+		binary.BigEndian.PutUint32(b, uint32(v)|0x8000_0000)
 		return 4
 	}
-	b[0] = byte(v>>56) | 0xc0
-	b[1] = byte(v >> 48)
-	b[2] = byte(v >> 40)
-	b[3] = byte(v >> 32)
-	b[4] = byte(v >> 24)
-	b[5] = byte(v >> 16)
-	b[6] = byte(v >> 8)
-	b[7] = byte(v)
+	binary.BigEndian.PutUint64(b, v|0xc0<<56)
 	return 8
 }
 

@@ -118,6 +118,18 @@ type packet struct {
 	data []byte
 }
 
+// setShort makes p a short packet with the given header fields and no
+// sections. It sets every field a short packet uses (blocks beyond nBlocks
+// excepted, which nothing reads) instead of zeroing the whole ~290-byte
+// struct: the handshake and path fields must be zero already (p held a short
+// packet or is new). The packet path reuses one packet per endpoint for
+// receiving (decodePacket) and one for sending (Endpoint.txPkt).
+func (p *packet) setShort(dcid, pn uint64, ts, tsecr uint32) {
+	p.typ, p.dcid, p.flags, p.pn, p.ts, p.tsecr = typeShort, dcid, 0, pn, ts, tsecr
+	p.cumAck, p.window, p.nBlocks, p.hasDSACK, p.dsack = 0, 0, 0, false, sackBlock{}
+	p.closeCode, p.off, p.data = 0, 0, nil
+}
+
 // hasData reports whether the DATA section is present.
 func (p *packet) hasData() bool { return p.flags&(flagDATA|flagFIN) != 0 }
 
@@ -219,9 +231,8 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		return RejectVersion
 	}
 	if packetType(b[1]) == typeShort && p.typ == typeShort {
-		// p holds a short packet (the endpoint reuses one): only the
-		// short-packet fields can be set, and decodeShort sets or clears
-		// each of them, so the ~290-byte struct is not zeroed per datagram.
+		// p holds a short packet (the endpoint reuses one): only its
+		// fields can be set, and decodeShort resets them (setShort).
 		return decodeShort(b, p)
 	}
 	*p = packet{typ: packetType(b[1])}
@@ -302,16 +313,13 @@ func decodePacket(b []byte, p *packet) RejectReason {
 }
 
 // decodeShort parses short packet b (its version, type and length up to
-// the dcid checked) into p, which holds its type and, if anything else, only
-// a short packet's fields: it sets or clears every one of those (blocks
-// beyond nBlocks excepted, which no reader looks at). The packet path's
+// the dcid checked) into p, whose fields other than a short packet's are
+// zero (setShort resets those). The packet path's
 // decoder: it reads b by a local offset (off < 0: truncated, which every
 // later read keeps) instead of through reader, which the compiler keeps in
 // memory.
 func decodeShort(b []byte, p *packet) RejectReason {
-	p.dcid = binary.BigEndian.Uint64(b[2:])
-	p.flags, p.cumAck, p.window, p.nBlocks, p.hasDSACK, p.dsack = 0, 0, 0, 0, false, sackBlock{}
-	p.pn, p.ts, p.tsecr, p.closeCode, p.off, p.data = 0, 0, 0, 0, 0, nil
+	p.setShort(binary.BigEndian.Uint64(b[2:]), 0, 0, 0)
 	off := 2 + cidLen
 	if len(b) < off+2 {
 		return RejectTruncated

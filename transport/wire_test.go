@@ -1,6 +1,9 @@
 package transport
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+)
 
 // benchPackets are the short packets of a bulk transfer: a data segment
 // with a piggybacked ACK, and an ACK with two SACK blocks.
@@ -48,6 +51,13 @@ func TestVarint(t *testing.T) {
 	} {
 		if got, n := getVarint(tc.b); got != tc.want || n != len(tc.b) {
 			t.Errorf("getVarint(% x) = %d, %d; want %d, %d", tc.b, got, n, tc.want, len(tc.b))
+		}
+		if len(tc.b) != varintLen(tc.want) {
+			continue // (a non-minimal encoding: decoders accept it, putVarint never writes it)
+		}
+		got := make([]byte, 8)
+		if n := putVarint(got, tc.want); !bytes.Equal(got[:n], tc.b) {
+			t.Errorf("putVarint(%d) = % x; want % x", tc.want, got[:n], tc.b)
 		}
 	}
 	for _, v := range []uint64{0, 1, 63, 64, 16383, 16384, 1<<30 - 1, 1 << 30, MaxVarint} {
