@@ -74,8 +74,19 @@ func FuzzDecodePacket(f *testing.F) {
 		if r >= NumRejectReasons {
 			t.Fatalf("reason %d out of range", r)
 		}
+		// The endpoint decodes every datagram into one reused packet, and
+		// decodePacket then resets only a short packet's fields: nothing an
+		// earlier short packet set may show through.
+		reused := fullShortPacket(t)
+		if got := decodePacket(b, &reused); got != r {
+			t.Fatalf("into a reused packet: reason %v, want %v (as into a new one)", got, r)
+		}
 		if r != RejectNone {
 			return
+		}
+		clear(reused.blocks[reused.nBlocks:]) // (never read)
+		if !reflect.DeepEqual(p, reused) {
+			t.Fatalf("decoded into a reused packet:\n%+v\nwant (into a new one)\n%+v", reused, p)
 		}
 		out := make([]byte, max(len(b), 2048)+64)
 		n := encodePacket(out, &p)
@@ -90,6 +101,22 @@ func FuzzDecodePacket(f *testing.F) {
 			t.Fatalf("round trip changed the packet:\n%+v\n%+v", p, q)
 		}
 	})
+}
+
+// fullShortPacket returns a decoded short packet with every field a short
+// packet has set: every flag, four SACK blocks, a D-SACK block, a close code
+// and data.
+func fullShortPacket(t *testing.T) packet {
+	t.Helper()
+	in := packet{typ: typeShort, dcid: 0xfeed, flags: flagsKnown, pn: 77, ts: 5, tsecr: 4, cumAck: 1000, window: 9000,
+		nBlocks: MaxSACKBlocks, blocks: [MaxSACKBlocks]sackBlock{{1100, 1200}, {1300, 1400}, {1500, 1600}, {1700, 1800}},
+		hasDSACK: true, dsack: sackBlock{10, 20}, closeCode: 3, off: 2000, data: []byte("xyz")}
+	b := make([]byte, 256)
+	var p packet
+	if r := decodePacket(b[:encodePacket(b, &in)], &p); r != RejectNone || p.nBlocks != MaxSACKBlocks || !p.hasDSACK || p.closeCode != 3 {
+		t.Fatalf("full short packet: %v, %+v", r, p)
+	}
+	return p
 }
 
 // FuzzEndpointReceive feeds arbitrary datagrams to a server endpoint with a
