@@ -46,18 +46,39 @@
 	MOVQ MIXK, R10        \
 	MOVQ GOLDEN, R11
 
+// KEYSAVX2 loads key[0..3] into Y1 and key[4..7] into Y2.
+#define KEYSAVX2 \
+	VMOVDQU 0(SI), Y1 \
+	VMOVDQU 32(SI), Y2
+
+// MAVX2 sets Y0 = m = mix(R9) in all four 8-byte lanes; clobbers AX, DX.
+#define MAVX2 \
+	MIX                 \
+	MOVQ AX, X0         \ // X0 lane 0 = m
+	VPBROADCASTQ X0, Y0   // Y0 = m in all four lanes
+
+// KEYSSSE2 loads key[0,1], key[2,3], key[4,5], key[6,7] into X1..X4.
+#define KEYSSSE2 \
+	MOVOU 0(SI), X1  \
+	MOVOU 16(SI), X2 \
+	MOVOU 32(SI), X3 \
+	MOVOU 48(SI), X4
+
+// MSSE2 sets X0 = m = mix(R9) in both 8-byte lanes; clobbers AX, DX.
+#define MSSE2 \
+	MIX               \
+	MOVQ AX, X0       \ // X0 = [m, 0]
+	PUNPCKLQDQ X0, X0   // X0 = [m, m]
+
 // func fillBlocksAVX2(key *[8]uint64, seed, x uint64, p []byte)
 TEXT ·fillBlocksAVX2(SB), NOSPLIT, $0-48
 	LOADARGS
 	TESTQ CX, CX
 	JZ    fillavx2done
-	VMOVDQU 0(SI), Y1  // Y1 = key[0..3]
-	VMOVDQU 32(SI), Y2 // Y2 = key[4..7]
+	KEYSAVX2
 
 fillavx2loop:
-	MIX
-	MOVQ AX, X0        // X0 lane 0 = m
-	VPBROADCASTQ X0, Y0 // Y0 = m in all four lanes
+	MAVX2
 	VPXOR Y0, Y1, Y3   // Y3 = key[0..3] ^ m: words 0..3
 	VPXOR Y0, Y2, Y4   // Y4 = key[4..7] ^ m: words 4..7
 	VMOVDQU Y3, 0(DI)  // store bytes 0..31 of the block
@@ -76,15 +97,10 @@ TEXT ·fillBlocksSSE2(SB), NOSPLIT, $0-48
 	LOADARGS
 	TESTQ CX, CX
 	JZ    fillsse2done
-	MOVOU 0(SI), X1  // X1 = key[0,1]
-	MOVOU 16(SI), X2 // X2 = key[2,3]
-	MOVOU 32(SI), X3 // X3 = key[4,5]
-	MOVOU 48(SI), X4 // X4 = key[6,7]
+	KEYSSSE2
 
 fillsse2loop:
-	MIX
-	MOVQ AX, X0        // X0 = [m, 0]
-	PUNPCKLQDQ X0, X0  // X0 = [m, m]
+	MSSE2
 	MOVO X1, X5
 	PXOR X0, X5        // X5 = words 0,1
 	MOVOU X5, 0(DI)
@@ -114,13 +130,10 @@ TEXT ·equalBlocksAVX2(SB), NOSPLIT, $0-49
 	VPXOR   Y5, Y5, Y5 // Y5 = 0, the differences so far
 	TESTQ   CX, CX
 	JZ      equalavx2done
-	VMOVDQU 0(SI), Y1  // Y1 = key[0..3]
-	VMOVDQU 32(SI), Y2 // Y2 = key[4..7]
+	KEYSAVX2
 
 equalavx2loop:
-	MIX
-	MOVQ AX, X0          // X0 lane 0 = m
-	VPBROADCASTQ X0, Y0  // Y0 = m in all four lanes
+	MAVX2
 	VPXOR Y0, Y1, Y3     // Y3 = expected words 0..3
 	VPXOR Y0, Y2, Y4     // Y4 = expected words 4..7
 	VPXOR 0(DI), Y3, Y3  // Y3 = bytes 0..31 XOR expected (VEX allows unaligned memory operands)
@@ -148,15 +161,10 @@ TEXT ·equalBlocksSSE2(SB), NOSPLIT, $0-49
 	PXOR  X8, X8     // X8 = 0, the differences so far
 	TESTQ CX, CX
 	JZ    equalsse2done
-	MOVOU 0(SI), X1  // X1 = key[0,1]
-	MOVOU 16(SI), X2 // X2 = key[2,3]
-	MOVOU 32(SI), X3 // X3 = key[4,5]
-	MOVOU 48(SI), X4 // X4 = key[6,7]
+	KEYSSSE2
 
 equalsse2loop:
-	MIX
-	MOVQ AX, X0        // X0 = [m, 0]
-	PUNPCKLQDQ X0, X0  // X0 = [m, m]
+	MSSE2
 	MOVOU 0(DI), X5    // bytes 0..15
 	PXOR X1, X5
 	PXOR X0, X5        // X5 = bytes XOR words 0,1
