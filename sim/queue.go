@@ -156,6 +156,20 @@ func (q *queue) push(at clock.Time, slot uint32) uint32 {
 		q.nearEnd = at + 1
 	}
 	if at < q.nearEnd {
+		if h := q.near; q.sorted && len(h)-heapBase < sortedMax {
+			// pushNear's sorted case for the newest event, which comes
+			// after every queued one at its instant: one comparison per
+			// move.
+			i := len(h)
+			h = append(h, x)
+			for i > heapBase && h[i-1].at <= at {
+				h[i] = h[i-1]
+				i--
+			}
+			h[i] = x
+			q.near = h
+			return x.seq
+		}
 		q.pushNear(x)
 		if len(q.near)-heapBase > q.nearCap {
 			q.demote()
