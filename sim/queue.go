@@ -25,7 +25,8 @@ func (a node) less(b node) bool {
 // "Ladder Queue: An O(1) Priority Queue Structure for Large-Scale Discrete
 // Event Simulation", ACM TOMACS 15(3), 2005; after Brown's calendar queue,
 // CACM 31(10), 1988). Events due before nearEnd are in a small heap ordered
-// by (at, seq) (the ladder queue's Bottom); later events wait unsorted in
+// by (at, seq) (the ladder queue's Bottom; a sorted array while it holds
+// at most sortedMax events); later events wait unsorted in
 // the buckets of a few rungs, each rung an array of buckets of 2^shift ns
 // covering a range of time; events beyond the outermost rung wait unsorted
 // in far (Top). When the near heap runs dry, the next non-empty bucket of
@@ -321,10 +322,15 @@ func (q *queue) refill() bool {
 		q.n -= k
 		q.nearEnd = stop
 		q.nearCap = max(nearMax, 2*k)
-		q.sorted = true // empty
+		q.sorted = k <= sortedMax // empty, and a heap at once if it will be one
 		for i := b.head; i >= 0; {
 			e := &q.arena[i]
-			q.pushNear(e.node)
+			if q.sorted {
+				q.pushNear(e.node)
+			} else {
+				q.near = append(q.near, e.node)
+				q.up(len(q.near)-1, e.node)
+			}
 			next := e.next
 			e.next = q.free
 			q.free = i
