@@ -189,14 +189,17 @@ func (st *Stack) service(now clock.Time) {
 // once the peer's FIN has been read.
 func (st *Stack) readAll(now clock.Time) {
 	k := 0
-	for _, a := range st.accepted {
+	for i := range st.accepted {
+		a := &st.accepted[i]
 		c := a.c
 		if c.EOF() && !a.closed {
 			c.CloseWrite(now)
 			a.closed = true
 		}
 		if !c.Done() {
-			st.accepted[k] = a
+			if k != i {
+				st.accepted[k] = *a
+			}
 			k++
 		} else {
 			if c.Err() == nil {
@@ -209,8 +212,10 @@ func (st *Stack) readAll(now clock.Time) {
 			st.readers = append(st.readers, a.r)
 		}
 	}
-	clear(st.accepted[k:])
-	st.accepted = st.accepted[:k]
+	if k < len(st.accepted) { // some finished: compact
+		clear(st.accepted[k:])
+		st.accepted = st.accepted[:k]
+	}
 }
 
 // acceptedConn is an incoming conn, its reader, and whether we closed our
