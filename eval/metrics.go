@@ -146,7 +146,6 @@ type twAcc struct {
 	integSq float64 // ∫v² dt
 	integW  float64 // ∫w dt
 	dur     float64 // seconds covered
-	max     float64 // of v
 	bins    *twBins // per interval, if series are kept
 }
 
@@ -166,8 +165,13 @@ func (a *twAcc) advance(b *binner, t clock.Time) {
 }
 
 // step integrates the current value from a.t up to t > a.t (from the
-// window's start if a.t is before it).
+// window's start if a.t is before it); on a twAcc not set yet it only sets
+// the time to t.
 func (a *twAcc) step(b *binner, t clock.Time) {
+	if !a.set {
+		a.set, a.t = true, t
+		return
+	}
 	from := max(a.t, b.start)
 	if t > from {
 		d := seconds(t.Sub(from))
@@ -209,20 +213,16 @@ func (a *twAcc) stepBins(b *binner, from, t clock.Time) {
 }
 
 // update sets the value to v (and its companion to w) at t. A value set
-// before the window (t before b.start) is held into it but is not a
-// maximum of the window. An update dated before the latest (another
-// emitter's clock) changes the value from the latest time on.
+// before the window (t before b.start) is held into it. An update dated
+// before the latest (another emitter's clock) changes the value from the
+// latest time on. It is small enough to be inlined (the queue and sender
+// state take it at every queue event and ACK); the maximum, which only the
+// queue length needs, is the caller's (linkAcc.qmax).
 func (a *twAcc) update(b *binner, t clock.Time, v, w float64) {
-	switch {
-	case !a.set:
-		a.set, a.t = true, t
-	case t > a.t:
+	if t > a.t || !a.set {
 		a.step(b, t)
 	}
 	a.v, a.w = v, w
-	if v > a.max && t >= b.start {
-		a.max = v
-	}
 }
 
 // seconds is d.Seconds(), with the same float64 result: below one second
@@ -234,13 +234,6 @@ func seconds(d time.Duration) float64 {
 		return float64(d) / 1e9
 	}
 	return d.Seconds()
-}
-
-// begin marks the start of the window: the value held then counts as seen.
-func (a *twAcc) begin() {
-	if a.set && a.v > a.max {
-		a.max = a.v
-	}
 }
 
 func (a *twAcc) mean() (float64, bool) {
@@ -434,6 +427,7 @@ type linkAcc struct {
 	index      int32
 	info       LinkInfo // as configured (RunInfo.Links), or just the index
 	qlen       twAcc    // packets; companion: bytes
+	qmax       float64  // largest queue length in the window (the one held into it included), packets
 	sojourn    sampleAcc
 	enqueued   int64
 	drops      map[uint8]int64
@@ -565,7 +559,7 @@ func (c *Collector) SetEnd(t clock.Time) {
 func Compute(info RunInfo, events []event.Event) Metrics {
 	c := NewCollector(info)
 	for _, e := range events {
-		c.Record(e)
+		c.Observe(&e)
 	}
 	return c.Finish()
 }
@@ -634,12 +628,11 @@ func (c *Collector) newLink(i int32) *linkAcc {
 	return l
 }
 
-// Record adds one event.
-func (c *Collector) Record(e event.Event) { c.Observe(&e) }
+// Record adds the event *e (Observe).
+func (c *Collector) Record(e *event.Event) { c.Observe(e) }
 
-// Observe adds the event *e, as Record does, without copying it (the
-// simulator's sinks pass their own copy of each event); it keeps no
-// reference to e.
+// Observe adds the event *e; it keeps no reference to e and does not
+// change *e.
 func (c *Collector) Observe(e *event.Event) {
 	if e.Time < c.steadyFrom || e.Time > c.steadyTo {
 		if !c.admit(e) {
@@ -680,9 +673,30 @@ func (c *Collector) Observe(e *event.Event) {
 		c.lossEvent(l, e.Time)
 		c.queueState(l, e, true)
 	default:
-		c.recordFlow(e)
+		c.recordFlow(e, c.flow(e.Flow))
 	}
 }
+
+// ObserveFlow adds the event *e as if its Flow were flow: the same as
+// Observe of a copy of *e with Flow set to flow, without the copy in the
+// common case (an event of a flow's sender or receiver inside the
+// window), for a sink that numbers the flows of the events it passes on.
+func (c *Collector) ObserveFlow(e *event.Event, flow uint64) {
+	if e.Time < c.steadyFrom || e.Time > c.steadyTo || queueKinds[e.Kind] {
+		ev := *e
+		ev.Flow = flow
+		c.Observe(&ev)
+		return
+	}
+	if e.Time > c.last {
+		c.last = e.Time
+	}
+	c.recordFlow(e, c.flow(flow))
+}
+
+// queueKinds[k] is set for the kinds of queue and link events: those
+// Observe does not pass to recordFlow.
+var queueKinds = [256]bool{event.Enqueue: true, event.Dequeue: true, event.Departure: true, event.Drop: true, event.Mark: true}
 
 // admit takes the part of an event that Observe's steady window (the
 // measurement window once it has begun, with no packet trace) skips: the
@@ -758,9 +772,9 @@ func (c *Collector) interval(t clock.Time) int {
 	return k
 }
 
-// recordFlow adds an event of a flow's sender or receiver.
-func (c *Collector) recordFlow(e *event.Event) {
-	f := c.flow(e.Flow)
+// recordFlow adds an event of a flow's sender or receiver, whose
+// accumulators are f.
+func (c *Collector) recordFlow(e *event.Event, f *flowAcc) {
 	switch e.Kind {
 	case event.PacketSent:
 		if f.firstSent == clock.Never {
@@ -857,7 +871,9 @@ func (c *Collector) hold(e *event.Event) {
 func (c *Collector) begin() {
 	c.begun = true
 	for _, l := range c.links {
-		l.qlen.begin()
+		if l.qlen.set && l.qlen.v > l.qmax { // the length held into the window is seen in it
+			l.qmax = l.qlen.v
+		}
 		if l.epochs.started && l.epochs.high == 0 {
 			// The length held into the window starts the replay (an
 			// epoch in progress then is not counted).
@@ -868,7 +884,11 @@ func (c *Collector) begin() {
 
 // queueState takes a queue's length after a queue event.
 func (c *Collector) queueState(l *linkAcc, e *event.Event, inWindow bool) {
-	l.qlen.update(&c.b, e.Time, float64(e.QueueLen), float64(e.QueueBytes))
+	q := float64(e.QueueLen)
+	l.qlen.update(&c.b, e.Time, q, float64(e.QueueBytes))
+	if q > l.qmax && inWindow {
+		l.qmax = q
+	}
 	l.epochs.observe(e.QueueLen, inWindow)
 }
 
@@ -1201,7 +1221,7 @@ func (c *Collector) finishLink(l *linkAcc, end clock.Time, nbins int) Result {
 		v["mean_queue_len"] = mean
 		putSpread(v, "queue_len", mean, vr)
 	}
-	v["max_queue_len"] = l.qlen.max
+	v["max_queue_len"] = l.qmax
 	if mean, ok := l.qlen.meanW(); ok {
 		v["mean_queue_bytes"] = mean
 	}
@@ -1325,7 +1345,7 @@ type Locked struct {
 }
 
 // Record forwards e under the lock.
-func (l *Locked) Record(e event.Event) {
+func (l *Locked) Record(e *event.Event) {
 	l.mu.Lock()
 	l.Sink.Record(e)
 	l.mu.Unlock()

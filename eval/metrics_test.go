@@ -335,9 +335,9 @@ func BenchmarkCollector(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		tm := at(float64(i%100000) * 1e-5)
-		c.Record(event.Event{Time: tm, Kind: event.PacketSent, Flow: 1, Bytes: 1200})
-		c.Record(event.Event{Time: tm, Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: i % 20})
-		c.Record(event.Event{Time: tm, Kind: event.MetricsUpdated, Flow: 1, Cwnd: 1200 * (i % 50), SRTT: ms(20)})
+		c.Record(&event.Event{Time: tm, Kind: event.PacketSent, Flow: 1, Bytes: 1200})
+		c.Record(&event.Event{Time: tm, Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: i % 20})
+		c.Record(&event.Event{Time: tm, Kind: event.MetricsUpdated, Flow: 1, Cwnd: 1200 * (i % 50), SRTT: ms(20)})
 	}
 }
 
@@ -459,10 +459,10 @@ func TestThroughputVariance(t *testing.T) {
 // events have been measured) are ignored.
 func TestSetEndAfterEvents(t *testing.T) {
 	c := NewCollector(RunInfo{Start: at(0), End: clock.Never})
-	c.Record(event.Event{Time: at(1), Kind: event.PacketSent, Flow: 1, Bytes: 100})
-	c.Record(event.Event{Time: at(2), Kind: event.PacketSent, Flow: 1, Bytes: 200})
+	c.Record(&event.Event{Time: at(1), Kind: event.PacketSent, Flow: 1, Bytes: 100})
+	c.Record(&event.Event{Time: at(2), Kind: event.PacketSent, Flow: 1, Bytes: 200})
 	c.SetEnd(at(2))
-	c.Record(event.Event{Time: at(3), Kind: event.PacketSent, Flow: 1, Bytes: 400})
+	c.Record(&event.Event{Time: at(3), Kind: event.PacketSent, Flow: 1, Bytes: 400})
 	m := c.Finish()
 	if got := m.Flows[0].Values["total_sent"]; got != 300 {
 		t.Errorf("total_sent: got %v, want 300 (the event after the end ignored)", got)
@@ -498,6 +498,48 @@ func TestWarmupRTTSamples(t *testing.T) {
 	} {
 		if math.Abs(c.got-c.want) > sketchAlpha*c.want {
 			t.Errorf("%s: got %v, want %v (within %.1f %%)", c.name, c.got, c.want, 100*sketchAlpha)
+		}
+	}
+}
+
+// TestObserveFlow: ObserveFlow(e, n) measures exactly what Observe of a
+// copy of *e with Flow n does (events before, in and after the window,
+// queue events, with and without a packet trace and series), and leaves
+// *e as it was.
+func TestObserveFlow(t *testing.T) {
+	var ev []event.Event
+	for i := range 400 {
+		tm := at(0.01 * float64(i))
+		ev = append(ev,
+			event.Event{Time: tm, Kind: event.PacketSent, Flow: 77, Link: -1, Seq: uint64(i), Bytes: 1200},
+			event.Event{Time: tm, Kind: event.MetricsUpdated, Flow: 77, Link: -1, Cwnd: 1200 * (1 + i%40), InFlight: 600 * (i % 30),
+				SRTT: ms(20 + float64(i%7)), RTT: ms(18 + float64(i%11)), MinRTT: ms(15)},
+			event.Event{Time: tm, Kind: event.Enqueue, Flow: 77, Link: 0, QueueLen: i % 9},
+			event.Event{Time: tm, Kind: event.Drop, Flow: 77, Link: 0, QueueLen: i % 9, Reason: uint8(qdisc.DropOverflow)},
+			event.Event{Time: tm.Add(ms(5)), Kind: event.PacketAcked, Flow: 77, Link: -1, Seq: uint64(i), Bytes: 1200},
+			event.Event{Time: tm.Add(ms(6)), Kind: event.Delivered, Flow: 77, Link: -1, Bytes: 1200})
+	}
+	for _, c := range []struct {
+		name string
+		info RunInfo
+	}{
+		{"window", RunInfo{Start: at(1), End: at(3)}},
+		{"series", RunInfo{Start: at(0.5), End: at(2), Interval: 250 * time.Millisecond}},
+		{"trace", RunInfo{Start: at(1), End: at(3), NoSeries: true, Trace: &TraceWindow{Flow: 5, From: at(1), To: at(2)}}},
+		{"no window", RunInfo{Start: clock.Never, End: clock.Never}},
+	} {
+		a, b := NewCollector(c.info), NewCollector(c.info)
+		for i := range ev {
+			e := ev[i]
+			a.ObserveFlow(&e, 5)
+			if e != ev[i] {
+				t.Fatalf("%s: ObserveFlow changed the event: got %+v, want %+v", c.name, e, ev[i])
+			}
+			e.Flow = 5
+			b.Observe(&e)
+		}
+		if got, want := a.Finish(), b.Finish(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: ObserveFlow's metrics differ from Observe's:\ngot  %+v\nwant %+v", c.name, got, want)
 		}
 	}
 }

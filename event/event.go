@@ -90,7 +90,10 @@ func (k Kind) String() string {
 }
 
 // Event is one occurrence. Fields that do not apply to a Kind are zero.
-// Events are passed by value so emitting one does not allocate.
+// Sinks take a pointer to the emitter's event (Sink), so that an event of
+// 128 bytes is neither built in a temporary nor copied per call: emitters
+// on packet paths keep one Event of their own and set its fields in place,
+// which allocates nothing.
 type Event struct {
 	Time   clock.Time // when it happened
 	Kind   Kind       // what happened
@@ -113,10 +116,13 @@ type Event struct {
 	Sojourn    time.Duration // time the packet spent in the queue (Dequeue, Drop at dequeue)
 }
 
-// Sink receives events. Implementations must not retain pointers into the
-// event (it is passed by value) and should be cheap: they run on packet paths.
+// Sink receives events. The event *e is the emitter's and valid only
+// during the call: Record must neither keep e nor change *e (an emitter
+// may keep the fields it does not set from one event to the next); a sink
+// that needs a changed event changes a copy. Sinks should be cheap: they
+// run on packet paths.
 type Sink interface {
-	Record(e Event)
+	Record(e *Event)
 }
 
 // Discard is a Sink that drops every event.
@@ -124,15 +130,15 @@ var Discard Sink = discard{}
 
 type discard struct{}
 
-func (discard) Record(Event) {}
+func (discard) Record(*Event) {}
 
 // Log is a Sink that appends every event to a slice, for tests and offline metrics.
 type Log struct {
 	Events []Event
 }
 
-// Record appends e.
-func (l *Log) Record(e Event) { l.Events = append(l.Events, e) }
+// Record appends a copy of *e.
+func (l *Log) Record(e *Event) { l.Events = append(l.Events, *e) }
 
 // Count returns how many recorded events have kind k.
 func (l *Log) Count(k Kind) int {
@@ -145,17 +151,18 @@ func (l *Log) Count(k Kind) int {
 	return n
 }
 
-// Func adapts a function to a Sink.
-type Func func(Event)
+// Func adapts a function to a Sink; it gets the event by pointer, on the
+// same terms as Sink.Record.
+type Func func(*Event)
 
 // Record calls f(e).
-func (f Func) Record(e Event) { f(e) }
+func (f Func) Record(e *Event) { f(e) }
 
 // Tee is a Sink that forwards each event to every sink in order.
 type Tee []Sink
 
 // Record forwards e to every sink.
-func (t Tee) Record(e Event) {
+func (t Tee) Record(e *Event) {
 	for _, s := range t {
 		s.Record(e)
 	}
@@ -203,8 +210,8 @@ type Hasher struct {
 	buf [EncodedSize]byte
 }
 
-// Record adds e to the hash.
-func (h *Hasher) Record(e Event) {
+// Record adds *e to the hash.
+func (h *Hasher) Record(e *Event) {
 	if h.n == 0 && h.h == 0 {
 		h.h = fnvOffset
 	}

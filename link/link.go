@@ -133,6 +133,7 @@ type Link struct {
 	jitter  time.Duration    // cfg.Jitter
 	loss    lossModel
 	sink    event.Sink
+	ev      event.Event // the event given to sink (emit): set in place, not copied
 
 	cfg Config
 	env Env
@@ -267,12 +268,9 @@ func (l *Link) Through(now clock.Time, p *qdisc.Packet) bool {
 	l.st.Departures++
 	l.st.DepartureBytes += int64(p.Size)
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: 1, QueueBytes: p.Size})
-		l.sink.Record(event.Event{Time: now, Kind: event.Dequeue, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size})
-		l.sink.Record(event.Event{Time: now, Kind: event.Departure, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size})
+		l.emit(now, event.Enqueue, p, 0, 1, p.Size, 0)
+		l.emit(now, event.Dequeue, p, 0, 0, 0, 0)
+		l.emit(now, event.Departure, p, 0, 0, 0, 0)
 	}
 	return true
 }
@@ -311,8 +309,7 @@ func (l *Link) enqueue(now clock.Time, p *qdisc.Packet) {
 	l.st.Enqueued++
 	l.stalled = false
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: now, Kind: event.Enqueue, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.qbytes})
+		l.emit(now, event.Enqueue, p, 0, l.qlen, l.qbytes, 0)
 	}
 	if idle && l.freeAt < now {
 		l.freeAt = now
@@ -403,8 +400,7 @@ func (l *Link) begin(s clock.Time, p *qdisc.Packet) {
 		l.st.QueueDelayMax = soj
 	}
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: s, Kind: event.Dequeue, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.qbytes, Sojourn: soj})
+		l.emit(s, event.Dequeue, p, 0, l.qlen, l.qbytes, soj)
 	}
 	l.cur = p
 	l.curStart = s
@@ -539,10 +535,22 @@ func (l *Link) DeliverAt(now clock.Time) (*qdisc.Packet, clock.Time) {
 	l.st.Departures++
 	l.st.DepartureBytes += int64(p.Size)
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: it.at, Kind: event.Departure, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: l.qlen, QueueBytes: l.qbytes})
+		l.emit(it.at, event.Departure, p, 0, l.qlen, l.qbytes, 0)
 	}
 	return p, it.at
+}
+
+// emit gives the sink the link's event of kind k about packet p at t: the
+// drop reason, the queue's length after it (packets, bytes) and the
+// packet's sojourn time. It sets the fields of the link's own event in
+// place (building an Event and passing it by value costs a temporary and a
+// copy of 128 bytes per event); the fields a link's events never set
+// (sender state) stay zero, as sinks do not change the event (event.Sink).
+func (l *Link) emit(t clock.Time, k event.Kind, p *qdisc.Packet, reason uint8, qlen, qbytes int, soj time.Duration) {
+	e := &l.ev
+	e.Time, e.Kind, e.Flow, e.Link, e.Seq, e.Bytes, e.Reason = t, k, p.Flow, l.index, p.ID, p.Size, reason
+	e.QueueLen, e.QueueBytes, e.Sojourn = qlen, qbytes, soj
+	l.sink.Record(e)
 }
 
 // Stats returns the link's counters.
@@ -572,8 +580,7 @@ func (h *handler) Dropped(now clock.Time, p *qdisc.Packet, reason qdisc.DropReas
 		soj = now.Sub(p.Enqueued)
 	}
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: now, Kind: event.Drop, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, Reason: uint8(reason), QueueLen: l.q.Len(), QueueBytes: l.q.Bytes(), Sojourn: soj})
+		l.emit(now, event.Drop, p, uint8(reason), l.q.Len(), l.q.Bytes(), soj)
 	}
 	if l.env.Free != nil {
 		l.env.Free(p)
@@ -585,7 +592,6 @@ func (h *handler) Marked(now clock.Time, p *qdisc.Packet) {
 	l := (*Link)(h)
 	l.st.Marks++
 	if !l.quiet {
-		l.sink.Record(event.Event{Time: now, Kind: event.Mark, Flow: p.Flow, Link: l.index, Seq: p.ID,
-			Bytes: p.Size, QueueLen: l.q.Len(), QueueBytes: l.q.Bytes()})
+		l.emit(now, event.Mark, p, 0, l.q.Len(), l.q.Bytes(), 0)
 	}
 }

@@ -343,7 +343,7 @@ type flowSink struct {
 }
 
 // Record forwards e.
-func (f *flowSink) Record(e event.Event) {
+func (f *flowSink) Record(e *event.Event) {
 	if f.ql != nil {
 		f.ql.Record(e)
 	}

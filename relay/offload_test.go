@@ -193,7 +193,7 @@ func TestReadLateness(t *testing.T) {
 	stampsLive(t, dst)
 	var mu sync.Mutex
 	var enq []clock.Time
-	sink := event.Func(func(e event.Event) {
+	sink := event.Func(func(e *event.Event) {
 		if e.Kind == event.Enqueue {
 			mu.Lock()
 			enq = append(enq, e.Time)

@@ -134,7 +134,7 @@ func TestPacketModeFlowKeysAndSizes(t *testing.T) {
 	for _, overhead := range []int{0, 14} {
 		var mu sync.Mutex
 		enq := map[uint64][]int{} // flow key → sizes of its Enqueue events
-		sink := event.Func(func(e event.Event) {
+		sink := event.Func(func(e *event.Event) {
 			if e.Kind == event.Enqueue {
 				mu.Lock()
 				enq[e.Flow] = append(enq[e.Flow], e.Bytes)

@@ -63,14 +63,14 @@ func TestBusyPollTimes(t *testing.T) {
 		t.Run(map[bool]string{true: "udp", false: "memory"}[tn.mem == nil], func(t *testing.T) {
 			dst := newSink(t, tn, false)
 			var deps []clock.Time // modelled arrivals at the far end, in packet order
-			depSink := event.Func(func(e event.Event) {
+			depSink := event.Func(func(e *event.Event) {
 				if e.Kind == event.Departure {
 					deps = append(deps, e.Time)
 				}
 			})
 			cnt := newCounter()
 			r := startRelay(t, tn, Config{Target: dst.conn.LocalAddr().String(), BusyPoll: true,
-				Sink: event.Func(func(e event.Event) { depSink.Record(e); cnt.Record(e) }),
+				Sink: event.Func(func(e *event.Event) { depSink.Record(e); cnt.Record(e) }),
 				Hops: [2][]link.Config{{mkHop(t, "rate=50Mbit,delay=5ms,queue=droptail:10000p")}}})
 			// The relay's clock against the test's (testBase): the
 			// narrowest of 100 bracketed readings.

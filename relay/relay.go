@@ -382,7 +382,7 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 			}
 			hh := h
 			ext := cfg.Sink
-			sink := event.Func(func(e event.Event) {
+			sink := event.Func(func(e *event.Event) {
 				switch e.Kind {
 				case event.Drop:
 					hh.lastDrop = qdisc.DropReason(e.Reason)

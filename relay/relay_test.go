@@ -157,7 +157,7 @@ func newCounter() *counter {
 	return &counter{n: map[[2]int]int64{}, changed: make(chan struct{}, 1)}
 }
 
-func (c *counter) Record(e event.Event) {
+func (c *counter) Record(e *event.Event) {
 	c.mu.Lock()
 	c.n[[2]int{int(e.Link), int(e.Kind)}]++
 	c.mu.Unlock()
@@ -808,7 +808,7 @@ func BenchmarkRelayForward(b *testing.B) { benchRelayForward(b, nil) }
 // eval.Collector in a live run).
 func BenchmarkRelayForwardSink(b *testing.B) {
 	var n int64
-	benchRelayForward(b, event.Func(func(event.Event) { n++ }))
+	benchRelayForward(b, event.Func(func(*event.Event) { n++ }))
 	b.ReportMetric(float64(n)/float64(b.N), "events/op")
 }
 

@@ -29,11 +29,11 @@ func TestSinkMatchesHopStats(t *testing.T) {
 	)
 	// No lock of its own: the relay must serialize the calls (the race
 	// detector and the overlap count check that it does).
-	sink := event.Func(func(e event.Event) {
+	sink := event.Func(func(e *event.Event) {
 		if inside.Swap(true) {
 			overlap.Add(1)
 		}
-		events = append(events, e)
+		events = append(events, *e)
 		inside.Store(false)
 	})
 	tn := memNet()

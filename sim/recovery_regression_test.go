@@ -53,7 +53,7 @@ func runRegression(t testing.TB, cc, rec string, p regressionPath) regressionRun
 	// by a full acknowledgement, or the RTO that ends it (RecoveryEnd with
 	// Reason 1 precedes that RTO). RTOs are counted after that.
 	inFirst, firstDone := false, false
-	sink := event.Func(func(ev event.Event) {
+	sink := event.Func(func(ev *event.Event) {
 		switch ev.Kind {
 		case event.RecoveryStart:
 			inFirst = inFirst || !firstDone

@@ -30,7 +30,7 @@ func TestDCAReactsBeforeLoss(t *testing.T) {
 	}
 	crossStart := clock.Start.Add(15 * time.Second)
 	var firstLoss clock.Time
-	sink := event.Func(func(ev event.Event) {
+	sink := event.Func(func(ev *event.Event) {
 		if ev.Kind == event.PacketLost && ev.Time.After(crossStart) && firstLoss == clock.Never {
 			firstLoss = ev.Time
 		}

@@ -41,6 +41,7 @@ type UDPFlow struct {
 	Sink event.Sink
 	Flow uint64
 
+	ev    event.Event // the event given to Sink (it takes a pointer)
 	net   *Network
 	timer Timer
 	next  clock.Time
@@ -101,7 +102,8 @@ func (f *UDPFlow) Fire(now clock.Time, _ uint64) {
 	f.Stats.Sent++
 	f.Stats.SentBytes += int64(size)
 	if f.Sink != nil {
-		f.Sink.Record(event.Event{Time: now, Kind: event.PacketSent, Flow: f.Flow, Link: -1, Seq: m.Seq, Bytes: size})
+		f.ev = event.Event{Time: now, Kind: event.PacketSent, Flow: f.Flow, Link: -1, Seq: m.Seq, Bytes: size}
+		f.Sink.Record(&f.ev)
 	}
 	f.net.Send(now, f.Src, p)
 	f.next, f.size = f.Gen.NextDatagram(now)
@@ -116,7 +118,8 @@ func (f *UDPFlow) Fire(now clock.Time, _ uint64) {
 func (f *UDPFlow) receive(now clock.Time, p *qdisc.Packet, m *Meta) {
 	f.Stats.Receive(now, m.Seq, len(p.Buf), m.Sent, f.fb)
 	if f.Sink != nil {
-		f.Sink.Record(event.Event{Time: now, Kind: event.Delivered, Flow: f.Flow, Link: -1, Seq: m.Seq, Bytes: len(p.Buf)})
+		f.ev = event.Event{Time: now, Kind: event.Delivered, Flow: f.Flow, Link: -1, Seq: m.Seq, Bytes: len(p.Buf)}
+		f.Sink.Record(&f.ev)
 	}
 }
 

@@ -216,7 +216,8 @@ type timedLog struct {
 	ev    []event.Event
 }
 
-func (l *timedLog) Record(e event.Event) {
+func (l *timedLog) Record(ep *event.Event) {
+	e := *ep // the emitter's: changed in a copy (event.Sink)
 	e.Time = clock.Start.Add(e.Time.Sub(l.start))
 	e.Flow = 0
 	l.ev = append(l.ev, e)

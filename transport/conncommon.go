@@ -14,7 +14,8 @@ import (
 type connCommon struct {
 	ep     *Endpoint
 	server bool
-	sink   event.Sink // nil: events are dropped before they are built (emit)
+	sink   event.Sink  // nil: events are dropped before they are built (emit)
+	ev     event.Event // the event given to sink (emit; event.Sink takes a pointer)
 
 	id          uint64 // client-chosen CID: the flow identity at both ends
 	localCID    uint64
@@ -53,12 +54,11 @@ type connCommon struct {
 // identity, its Link -1). With no sink it returns before the call, so an
 // event nobody takes costs a test (the live path without metrics).
 func (h *connCommon) emit(e event.Event) {
-	if h.sink == nil {
-		return
+	if h.sink != nil {
+		h.ev = e
+		h.ev.Flow, h.ev.Link = h.id, -1
+		h.sink.Record(&h.ev)
 	}
-	e.Flow = h.id
-	e.Link = -1
-	h.sink.Record(e)
 }
 
 // ID returns the connection's identity: the client-chosen connection ID,

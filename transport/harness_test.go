@@ -210,7 +210,7 @@ func newHarness(t testing.TB, seed uint64, fwd, rev pathModel, cfg Config) *harn
 }
 
 // record hashes every event (all fields) into the trace digest.
-func (h *harness) record(e event.Event) {
+func (h *harness) record(e *event.Event) {
 	var b [96]byte
 	binary.LittleEndian.PutUint64(b[0:], uint64(e.Time))
 	b[8] = byte(e.Kind)

@@ -103,7 +103,7 @@ func TestScoreboardRandomOps(t *testing.T) {
 // lostRecorder records the offsets of PacketLost events.
 type lostRecorder []uint64
 
-func (r *lostRecorder) Record(e event.Event) {
+func (r *lostRecorder) Record(e *event.Event) {
 	if e.Kind == event.PacketLost {
 		*r = append(*r, e.Seq)
 	}

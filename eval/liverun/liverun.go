@@ -82,12 +82,13 @@ type shiftSink struct {
 // links only, as in the simulator: plan.Flow.MetricID).
 const dropFlow = ^uint64(0)
 
-func (s *shiftSink) Record(e event.Event) {
+func (s *shiftSink) Record(ep *event.Event) {
 	s.mu.Lock() // off and col are set under mu when the measurement starts
 	defer s.mu.Unlock()
 	if s.fixed == dropFlow {
 		return
 	}
+	e := *ep // the emitter's: changed in a copy (event.Sink)
 	e.Time = e.Time.Add(s.off)
 	if e.Flow != 0 && s.fixed != 0 {
 		e.Flow = s.fixed
@@ -104,7 +105,7 @@ func (s *shiftSink) Record(e event.Event) {
 		}
 		e.Flow = n
 	}
-	s.col.Record(e)
+	s.col.Record(&e)
 }
 
 // linkSink is the relay's Config.Sink: it moves link events onto the common
@@ -119,15 +120,16 @@ type linkSink struct {
 	flows map[uint64]uint64 // relay flow key (forward direction) → flow number
 }
 
-func (s *linkSink) Record(e event.Event) {
+func (s *linkSink) Record(ep *event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.col == nil {
 		return // before the measurement starts
 	}
+	e := *ep // the emitter's: changed in a copy (event.Sink)
 	e.Time = e.Time.Add(s.off)
 	e.Flow = s.flows[e.Flow]
-	s.col.Record(e)
+	s.col.Record(&e)
 }
 
 // RelayConfig returns the relay configuration of a plan: its hops per
@@ -522,7 +524,7 @@ func mapReceiver(mu *sync.Mutex, recvSink *shiftSink, pending *[]event.Event, id
 	for _, e := range *pending {
 		if e.Flow == id {
 			e.Flow = num
-			recvSink.col.Record(e)
+			recvSink.col.Record(&e)
 		} else {
 			keep = append(keep, e)
 		}

@@ -52,6 +52,9 @@ type udpFlow struct {
 	f    *plan.Flow
 	conn *net.UDPConn // the sender's socket, connected to its relay entry
 	sink *shiftSink   // the flow's events, on the common clock
+	// sendEv and recvEv are the events the sending and the receiving
+	// goroutine give sink (it takes a pointer; one each: no sharing).
+	sendEv, recvEv event.Event
 
 	mu    sync.Mutex
 	gen   traffic.DatagramGen
@@ -115,7 +118,8 @@ func (u *udpFlow) send(ctx context.Context, cm common, start, end clock.Time) er
 			}
 			return fmt.Errorf("flow %s: %v", u.f.Name, err)
 		}
-		u.sink.Record(event.Event{Time: now, Kind: event.PacketSent, Flow: u.f.ID, Link: -1, Seq: seq, Bytes: size})
+		u.sendEv = event.Event{Time: now, Kind: event.PacketSent, Flow: u.f.ID, Link: -1, Seq: seq, Bytes: size}
+		u.sink.Record(&u.sendEv)
 		u.mu.Lock()
 		at, size = u.gen.NextDatagram(at)
 		u.mu.Unlock()
@@ -148,6 +152,7 @@ func udpReceiver(conn *net.UDPConn, cm common, flows map[uint64]*udpFlow, bad *i
 		u.mu.Lock()
 		u.stats.Receive(now, seq, n, sent, u.fb)
 		u.mu.Unlock()
-		u.sink.Record(event.Event{Time: now, Kind: event.Delivered, Flow: u.f.ID, Link: -1, Seq: seq, Bytes: n})
+		u.recvEv = event.Event{Time: now, Kind: event.Delivered, Flow: u.f.ID, Link: -1, Seq: seq, Bytes: n}
+		u.sink.Record(&u.recvEv)
 	}
 }

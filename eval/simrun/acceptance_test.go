@@ -463,7 +463,7 @@ func TestSACKRepairsBurst(t *testing.T) {
 		// Count the losses of the first recovery episode (before the
 		// first ACK that ends it or the first RTO).
 		episode, lost := 0, 0
-		sink := event.Func(func(ev event.Event) {
+		sink := event.Func(func(ev *event.Event) {
 			if ev.Flow != 1 {
 				return
 			}

@@ -41,7 +41,7 @@ func BenchmarkCollectorRecord(b *testing.B) {
 			for b.Loop() {
 				c := eval.NewCollector(info)
 				for i := range log.Events {
-					c.Record(log.Events[i])
+					c.Record(&log.Events[i])
 				}
 			}
 			cpu1, ok := rusage.CPU()

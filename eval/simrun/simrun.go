@@ -105,8 +105,19 @@ type Sim struct {
 	// and its flow number.
 	lastConn, lastNum uint64
 	hops              int32 // link IDs below hops are the plan's hops
-	hash              hasher
-	closers           []interface{ Close() error }
+	// plain[k] is set for the link event kinds that linkSink gives the
+	// collector as they are: those whose Flow (the simulator's flow key)
+	// the collector does not use (eval.UsesFlow), none with Options.Sink
+	// (which gets every event with flow numbers). A table lookup: a
+	// variable shift of a bit mask costs a few instructions more.
+	plain [256]bool
+	// noTee: Options.Sink is nil.
+	noTee bool
+	// ev is the copy of an event whose Flow a sink changes (a sink does
+	// not change the emitter's event: event.Sink).
+	ev      event.Event
+	hash    hasher
+	closers []interface{ Close() error }
 }
 
 // Build builds p on a new engine: the plan's routers and hops (link IDs and
@@ -117,6 +128,12 @@ func Build(p *plan.Plan, opt Options) (*Sim, error) {
 	s := &Sim{Plan: p, E: e, opt: opt, start: e.Now(), conns: map[uint64]uint64{},
 		hops: int32(2 * len(p.Hops[plan.Fwd]))}
 	s.hash.on = opt.Hash
+	s.noTee = opt.Sink == nil
+	if opt.Sink == nil {
+		for k := range s.plain {
+			s.plain[k] = !eval.UsesFlow(event.Kind(k))
+		}
+	}
 	info := p.RunInfo(s.start)
 	info.NoSeries = opt.NoSeries
 	s.col = eval.NewCollector(info)
@@ -435,25 +452,30 @@ func (s *Sim) flowSink(f *plan.Flow) event.Sink {
 // hashSink hashes and counts events and drops them.
 type hashSink struct{ s *Sim }
 
-func (h hashSink) Record(e event.Event) { h.s.hash.add(&e) }
+func (h hashSink) Record(e *event.Event) { h.s.hash.add(e) }
 
 // flowSink gives every event of a flow's sending side (and of its
-// receiving connections) the flow's number. It is used by pointer: a
-// value in an interface would be called through a wrapper that copies
-// each event once more.
+// receiving connections) the flow's number. It is used by pointer (a
+// value in an interface is called through a wrapper).
 type flowSink struct {
 	s   *Sim
 	num uint64
 }
 
-func (f *flowSink) Record(e event.Event) {
+func (f *flowSink) Record(e *event.Event) {
 	s := f.s
-	s.hash.add(&e)
+	s.hash.add(e)
 	if e.Flow != 0 {
-		e.Flow = f.num
+		if s.noTee { // the common case
+			s.col.ObserveFlow(e, f.num)
+			return
+		}
+		s.ev = *e
+		s.ev.Flow = f.num
+		e = &s.ev
 	}
-	s.col.Observe(&e)
-	s.tee(&e)
+	s.col.Observe(e)
+	s.tee(e)
 }
 
 // endpointSink takes the endpoints' events (and those of receiving
@@ -461,14 +483,14 @@ func (f *flowSink) Record(e event.Event) {
 // connection IDs to flow numbers and drops the events of unknown connections.
 type endpointSink struct{ s *Sim }
 
-func (es endpointSink) Record(e event.Event) {
+func (es endpointSink) Record(e *event.Event) {
 	s := es.s
-	s.hash.add(&e)
+	s.hash.add(e)
 	if e.Flow != 0 {
-		if e.Flow == s.lastConn { // a connection's events come in runs
-			e.Flow = s.lastNum
-		} else {
-			n, ok := s.conns[e.Flow]
+		n := s.lastNum
+		if e.Flow != s.lastConn { // a connection's events come in runs
+			var ok bool
+			n, ok = s.conns[e.Flow]
 			if !ok {
 				if n, ok = s.dgramFlow(e.Flow); !ok {
 					return // a connection that is not a measured flow (background)
@@ -476,11 +498,17 @@ func (es endpointSink) Record(e event.Event) {
 				s.conns[e.Flow] = n
 			}
 			s.lastConn, s.lastNum = e.Flow, n
-			e.Flow = n
 		}
+		if s.noTee {
+			s.col.ObserveFlow(e, n)
+			return
+		}
+		s.ev = *e
+		s.ev.Flow = n
+		e = &s.ev
 	}
-	s.col.Observe(&e)
-	s.tee(&e)
+	s.col.Observe(e)
+	s.tee(e)
 }
 
 // dgramFlow finds the datagram-mode flow whose connection has ID id (its
@@ -502,17 +530,20 @@ func (s *Sim) dgramFlow(id uint64) (uint64, bool) {
 // Options.Sink).
 type linkSink struct{ s *Sim }
 
-func (ls linkSink) Record(e event.Event) {
+func (ls linkSink) Record(e *event.Event) {
 	s := ls.s
-	s.hash.add(&e)
-	if e.Link >= s.hops || e.Link < 0 {
+	s.hash.add(e)
+	if uint32(e.Link) >= uint32(s.hops) { // not a hop (a negative Link too)
 		return
 	}
-	if eval.UsesFlow(e.Kind) || s.opt.Sink != nil {
-		e.Flow = s.flowOf(e.Flow)
+	if s.plain[e.Kind] { // the common case: a queue event, no Options.Sink
+		s.col.Observe(e)
+		return
 	}
-	s.col.Observe(&e)
-	s.tee(&e)
+	s.ev = *e
+	s.ev.Flow = s.flowOf(e.Flow)
+	s.col.Observe(&s.ev)
+	s.tee(&s.ev)
 }
 
 // tee gives a measured event (one the sinks gave the collector) to
@@ -521,7 +552,7 @@ func (ls linkSink) Record(e event.Event) {
 // than the collector's lookups.
 func (s *Sim) tee(e *event.Event) {
 	if s.opt.Sink != nil {
-		s.opt.Sink.Record(*e)
+		s.opt.Sink.Record(e)
 	}
 }
 
@@ -550,6 +581,6 @@ type hasher struct {
 func (h *hasher) add(e *event.Event) {
 	h.n++
 	if h.on {
-		h.h.Record(*e)
+		h.h.Record(e)
 	}
 }

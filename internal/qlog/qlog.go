@@ -84,7 +84,7 @@ func (q *Writer) Events() uint64 {
 
 // Record writes e as one JSON-SEQ record. Write errors are remembered and
 // returned by Flush and Close.
-func (q *Writer) Record(e event.Event) {
+func (q *Writer) Record(e *event.Event) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.err != nil || q.closed {
@@ -187,7 +187,7 @@ func lossTrigger(r uint8) string {
 var rtoCauses = [...]string{0: "unknown", 1: "lost_retransmission", 2: "too_few_dupacks", 3: "burst_loss", 4: "handshake", 5: "spurious"}
 
 // appendEvent appends one event record.
-func (q *Writer) appendEvent(b []byte, e event.Event) []byte {
+func (q *Writer) appendEvent(b []byte, e *event.Event) []byte {
 	switch e.Kind {
 	case event.MetricsUpdated:
 		b = q.begin(b, e.Time, "recovery:metrics_updated")
@@ -279,7 +279,7 @@ func (q *Writer) appendEvent(b []byte, e event.Event) []byte {
 }
 
 // appendFields appends every non-zero field of e (for cclab: events).
-func appendFields(b []byte, e event.Event) []byte {
+func appendFields(b []byte, e *event.Event) []byte {
 	start := len(b)
 	if e.Flow != 0 {
 		b = appendUint(append(b, ','), "flow", e.Flow)

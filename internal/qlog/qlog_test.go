@@ -40,15 +40,15 @@ func TestHeaderAndEvents(t *testing.T) {
 	w := NewWriter(&buf, Header{Title: "t \"quoted\"", VantagePoint: "client", GroupID: "abcd", Reference: ref,
 		WallClock: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), CC: "reno", Recovery: "newreno"})
 	ms := time.Millisecond
-	w.Record(event.Event{Time: ref.Add(1500 * time.Microsecond), Kind: event.PacketSent, Seq: 7, Bytes: 1200})
-	w.Record(event.Event{Time: ref.Add(2 * ms), Kind: event.PacketSent, Seq: 8, Bytes: 1200, Reason: 1})
-	w.Record(event.Event{Time: ref.Add(3 * ms), Kind: event.MetricsUpdated, Cwnd: 14400, Ssthresh: 1 << 30,
+	w.Record(&event.Event{Time: ref.Add(1500 * time.Microsecond), Kind: event.PacketSent, Seq: 7, Bytes: 1200})
+	w.Record(&event.Event{Time: ref.Add(2 * ms), Kind: event.PacketSent, Seq: 8, Bytes: 1200, Reason: 1})
+	w.Record(&event.Event{Time: ref.Add(3 * ms), Kind: event.MetricsUpdated, Cwnd: 14400, Ssthresh: 1 << 30,
 		InFlight: 2400, SRTT: 10 * ms, RTT: 12 * ms, MinRTT: 9 * ms})
-	w.Record(event.Event{Time: ref.Add(4 * ms), Kind: event.PacketLost, Seq: 7, Bytes: 1200, Reason: 1})
-	w.Record(event.Event{Time: ref.Add(4 * ms), Kind: event.RecoveryStart})
-	w.Record(event.Event{Time: ref.Add(5 * ms), Kind: event.RecoveryEnd, Cwnd: 7200, Ssthresh: 7200})
-	w.Record(event.Event{Time: ref.Add(6 * ms), Kind: event.RTO, Reason: 2, Cwnd: 1200})
-	w.Record(event.Event{Time: ref.Add(7 * ms), Kind: event.Delivered, Seq: 0, Bytes: 4096})
+	w.Record(&event.Event{Time: ref.Add(4 * ms), Kind: event.PacketLost, Seq: 7, Bytes: 1200, Reason: 1})
+	w.Record(&event.Event{Time: ref.Add(4 * ms), Kind: event.RecoveryStart})
+	w.Record(&event.Event{Time: ref.Add(5 * ms), Kind: event.RecoveryEnd, Cwnd: 7200, Ssthresh: 7200})
+	w.Record(&event.Event{Time: ref.Add(6 * ms), Kind: event.RTO, Reason: 2, Cwnd: 1200})
+	w.Record(&event.Event{Time: ref.Add(7 * ms), Kind: event.Delivered, Seq: 0, Bytes: 4096})
 	if err := w.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -114,8 +114,8 @@ func TestReferenceDefaultsToFirstEvent(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf, Header{VantagePoint: "server"})
 	t0 := clock.Time(5 * time.Second)
-	w.Record(event.Event{Time: t0, Kind: event.Delivered, Bytes: 1})
-	w.Record(event.Event{Time: t0.Add(250 * time.Millisecond), Kind: event.Delivered, Bytes: 1})
+	w.Record(&event.Event{Time: t0, Kind: event.Delivered, Bytes: 1})
+	w.Record(&event.Event{Time: t0.Add(250 * time.Millisecond), Kind: event.Delivered, Bytes: 1})
 	w.Close()
 	recs := parseSeq(t, buf.Bytes())
 	for i, want := range []float64{0, 250} {
@@ -134,7 +134,7 @@ func TestCloseWithoutEventsWritesHeader(t *testing.T) {
 	if recs := parseSeq(t, buf.Bytes()); len(recs) != 1 {
 		t.Errorf("records: got %d, want 1 (header only)", len(recs))
 	}
-	w.Record(event.Event{Kind: event.Delivered}) // ignored after Close
+	w.Record(&event.Event{Kind: event.Delivered}) // ignored after Close
 	if n := w.Events(); n != 0 {
 		t.Errorf("events after close: got %d, want 0", n)
 	}
@@ -143,7 +143,7 @@ func TestCloseWithoutEventsWritesHeader(t *testing.T) {
 func TestCclabEventsCarryNonZeroFields(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf, Header{Reference: 1})
-	w.Record(event.Event{Time: 1, Kind: event.Enqueue, Link: 2, QueueLen: 3, QueueBytes: 3600})
+	w.Record(&event.Event{Time: 1, Kind: event.Enqueue, Link: 2, QueueLen: 3, QueueBytes: 3600})
 	w.Close()
 	recs := parseSeq(t, buf.Bytes())
 	r := recs[1]
@@ -166,8 +166,8 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 	w := NewWriter(io.Discard, Header{Reference: 1})
 	e := event.Event{Time: 12345678, Kind: event.MetricsUpdated, Cwnd: 100000, Ssthresh: 50000, InFlight: 90000,
 		SRTT: 1234567, RTT: 1300000, MinRTT: 1000000}
-	w.Record(e)
-	if a := testing.AllocsPerRun(1000, func() { w.Record(e) }); a != 0 {
+	w.Record(&e)
+	if a := testing.AllocsPerRun(1000, func() { w.Record(&e) }); a != 0 {
 		t.Errorf("allocs per Record: got %v, want 0", a)
 	}
 }
@@ -178,7 +178,7 @@ func BenchmarkRecord(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		e.Time++
-		w.Record(e)
+		w.Record(&e)
 	}
 }
 

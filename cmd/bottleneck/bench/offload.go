@@ -147,7 +147,7 @@ func startFullRelay(cfg relay.Config, capacity int) (addr string, finish func() 
 	var mu sync.Mutex
 	deps := make([]clock.Time, capacity)
 	var drops atomic.Int64
-	cfg.Sink = event.Func(func(e event.Event) {
+	cfg.Sink = event.Func(func(e *event.Event) {
 		switch e.Kind {
 		case event.Departure:
 			mu.Lock()
