@@ -543,3 +543,41 @@ func TestObserveFlow(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmupHeldSenderStateOnly: a flow whose sender state (cwnd, bytes in
+// flight, srtt) was last set during the warm-up and stays constant across
+// the window's start, with no MetricsUpdated inside the window, has that
+// state as its time-weighted mean over the window, and in every interval of
+// its series: by the definition, ∫v dt / window = v·(End−Start)/(End−Start).
+func TestWarmupHeldSenderStateOnly(t *testing.T) {
+	info := RunInfo{Start: at(1), End: at(3), Interval: time.Second}
+	ev := []event.Event{
+		{Time: at(0.2), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 5000, InFlight: 4000, SRTT: ms(90), MinRTT: ms(5)},
+		{Time: at(0.5), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 12000, InFlight: 9000, SRTT: ms(40), MinRTT: ms(5)},
+		{Time: at(1.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
+	}
+	m := Compute(info, ev)
+	f := m.Flows[0]
+	for _, c := range []struct {
+		name string
+		want float64
+	}{{"mean_cwnd", 12000}, {"var_cwnd", 0}, {"mean_inflight", 9000}, {"mean_srtt", 0.040}, {"var_srtt", 0}} {
+		if got, ok := f.Get(c.name); !ok || !near(got, c.want) {
+			t.Errorf("%s: got %v (present %v), want %v", c.name, got, ok, c.want)
+		}
+	}
+	for _, s := range f.Series {
+		want := map[string]float64{"cwnd": 12000, "inflight": 9000, "srtt": 0.040}[s.Name]
+		if want == 0 {
+			continue
+		}
+		if len(s.V) != 2 {
+			t.Errorf("series %s: got %d points, want 2 (both intervals of the window)", s.Name, len(s.V))
+		}
+		for i, v := range s.V {
+			if !near(v, want) {
+				t.Errorf("series %s[%d]: got %v, want %v", s.Name, i, v, want)
+			}
+		}
+	}
+}
