@@ -365,8 +365,10 @@ func (r *sackLoss) OnTimer(x *Ctx) {
 // normal is the send rule outside recovery: a due tail loss probe first
 // (sent whatever cwnd), else Ctx.Normal.
 func (r *sackLoss) normal(x *Ctx) Action {
-	if act, ok := r.frtoNext(x); ok {
-		return act
+	if r.frto.step != 0 { // (frtoNext sends only during F-RTO's steps: no call on every Transmit)
+		if act, ok := r.frtoNext(x); ok {
+			return act
+		}
 	}
 	if r.rack != nil && r.rack.probeDue {
 		act, end := r.rack.probe(x)
