@@ -287,8 +287,10 @@ func (c *Conn) emitMetrics(now clock.Time) {
 	if c.cc == nil || c.sink == nil {
 		return
 	}
-	c.emit(event.Event{Time: now, Kind: event.MetricsUpdated, Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(),
-		InFlight: c.sb.pipe, SRTT: c.rtt.srtt, RTT: c.rtt.latest, MinRTT: c.rtt.min})
+	e := c.event(now, event.MetricsUpdated)
+	e.Cwnd, e.Ssthresh, e.InFlight = c.cc.Cwnd(), c.cc.Ssthresh(), c.sb.pipe
+	e.SRTT, e.RTT, e.MinRTT = c.rtt.srtt, c.rtt.latest, c.rtt.min
+	c.sink.Record(e)
 }
 
 func (c *Conn) fail(now clock.Time, err error) {

@@ -61,6 +61,21 @@ func (h *connCommon) emit(e event.Event) {
 	}
 }
 
+// event returns the connection's own event reset to kind k at now (Flow the
+// connection's identity, Link -1, every other field zero) for the caller to
+// fill and pass to h.sink, or nil with no sink: the packet paths' events
+// (PacketSent, PacketAcked, Delivered, MetricsUpdated) are set in place,
+// where emit builds its argument and copies it.
+func (h *connCommon) event(now clock.Time, k event.Kind) *event.Event {
+	if h.sink == nil {
+		return nil
+	}
+	e := &h.ev
+	*e = event.Event{}
+	e.Time, e.Kind, e.Flow, e.Link = now, k, h.id, -1
+	return e
+}
+
 // ID returns the connection's identity: the client-chosen connection ID,
 // equal at both ends (event.Event.Flow).
 func (h *connCommon) ID() uint64 { return h.id }

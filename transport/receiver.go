@@ -286,7 +286,10 @@ func (c *Conn) deliver(now clock.Time, prev uint64, direct []byte) {
 		c.hashRecv.Write(b)
 	}
 	c.stats.BytesDelivered += uint64(n)
-	c.emit(event.Event{Time: now, Kind: event.Delivered, Seq: c.rcvNxt, Bytes: n})
+	if e := c.event(now, event.Delivered); e != nil {
+		e.Seq, e.Bytes = c.rcvNxt, n
+		c.sink.Record(e)
+	}
 	if c.consumer != nil {
 		c.handOver(a, b) // rcvRead == prev: the consumer took every earlier byte
 	}

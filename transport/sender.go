@@ -238,7 +238,10 @@ func (c *Conn) delivered(a *ackProgress, s *Segment) {
 	a.packets++
 	c.rsamp.onDelivered(a.now, &s.rate, s.Len)
 	c.scan.seg(s)
-	c.emit(event.Event{Time: a.now, Kind: event.PacketAcked, Seq: s.Off, Bytes: s.Len})
+	if e := c.event(a.now, event.PacketAcked); e != nil {
+		e.Seq, e.Bytes = s.Off, s.Len
+		c.sink.Record(e)
+	}
 }
 
 // classifyAck describes the ACK for the strategy (c.ai): what it
@@ -573,8 +576,10 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 	if retx {
 		reason = event.SentRetransmission
 	}
-	c.emit(event.Event{Time: now, Kind: event.PacketSent, Seq: s.Off, Bytes: s.Len, Reason: reason,
-		InFlight: c.sb.pipe})
+	if e := c.event(now, event.PacketSent); e != nil {
+		e.Seq, e.Bytes, e.Reason, e.InFlight = s.Off, s.Len, reason, c.sb.pipe
+		c.sink.Record(e)
+	}
 	c.cc.OnSent(now, s.Len, c.sb.pipe)
 	c.ctx.Now = now
 	c.rec.OnSent(&c.ctx, retx, s.Len)
