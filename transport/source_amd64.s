@@ -54,7 +54,7 @@
 // MAVX2 sets Y0 = m = mix(R9) in all four 8-byte lanes; clobbers AX, DX.
 #define MAVX2 \
 	MIX                 \
-	MOVQ AX, X0         \ // X0 lane 0 = m
+	VMOVQ AX, X0        \ // X0 lane 0 = m (VEX: no legacy-SSE write amid dirty YMM state)
 	VPBROADCASTQ X0, Y0   // Y0 = m in all four lanes
 
 // KEYSSSE2 loads key[0,1], key[2,3], key[4,5], key[6,7] into X1..X4.
