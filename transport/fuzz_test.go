@@ -68,6 +68,7 @@ func FuzzDecodePacket(f *testing.F) {
 	for _, b := range seedPackets() {
 		f.Add(b)
 	}
+	priors := priorDatagrams(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p, q packet
 		r := decodePacket(b, &p)
@@ -76,17 +77,24 @@ func FuzzDecodePacket(f *testing.F) {
 		}
 		// The endpoint decodes every datagram into one reused packet, and
 		// decodePacket then resets only a short packet's fields: nothing an
-		// earlier short packet set may show through.
-		reused := fullShortPacket(t)
-		if got := decodePacket(b, &reused); got != r {
-			t.Fatalf("into a reused packet: reason %v, want %v (as into a new one)", got, r)
+		// earlier datagram set (a handshake's token, a path challenge, ack
+		// ranges; accepted or rejected midway) may show through.
+		for i, prior := range priors {
+			var reused packet
+			decodePacket(prior, &reused)
+			if got := decodePacket(b, &reused); got != r {
+				t.Fatalf("into a packet reused after prior datagram %d (type %d, %d bytes): reason %v, want %v (as into a new one)", i, prior[1], len(prior), got, r)
+			}
+			if r != RejectNone {
+				continue
+			}
+			clear(reused.blocks[reused.nBlocks:]) // (never read)
+			if !reflect.DeepEqual(p, reused) {
+				t.Fatalf("decoded into a packet reused after prior datagram %d (type %d, %d bytes):\n%+v\nwant (into a new one)\n%+v", i, prior[1], len(prior), reused, p)
+			}
 		}
 		if r != RejectNone {
 			return
-		}
-		clear(reused.blocks[reused.nBlocks:]) // (never read)
-		if !reflect.DeepEqual(p, reused) {
-			t.Fatalf("decoded into a reused packet:\n%+v\nwant (into a new one)\n%+v", reused, p)
 		}
 		out := make([]byte, max(len(b), 2048)+64)
 		n := encodePacket(out, &p)
@@ -103,20 +111,28 @@ func FuzzDecodePacket(f *testing.F) {
 	})
 }
 
-// fullShortPacket returns a decoded short packet with every field a short
-// packet has set: every flag, four SACK blocks, a D-SACK block, a close code
-// and data.
-func fullShortPacket(t *testing.T) packet {
-	t.Helper()
+// priorDatagrams returns the datagrams whose decoding may precede another's
+// in the endpoint's reused packet (FuzzDecodePacket): one of every type
+// (seedPackets: handshakes with a token and a request, path packets, ACKs
+// with SACK and D-SACK blocks), and every prefix of a short packet with
+// every field a short packet has set (every flag, four SACK blocks, a
+// D-SACK block, a close code and data), the shorter ones rejected midway.
+func priorDatagrams(tb testing.TB) [][]byte {
+	tb.Helper()
 	in := packet{typ: typeShort, dcid: 0xfeed, flags: flagsKnown, pn: 77, ts: 5, tsecr: 4, cumAck: 1000, window: 9000,
 		nBlocks: MaxSACKBlocks, blocks: [MaxSACKBlocks]sackBlock{{1100, 1200}, {1300, 1400}, {1500, 1600}, {1700, 1800}},
 		hasDSACK: true, dsack: sackBlock{10, 20}, closeCode: 3, off: 2000, data: []byte("xyz")}
 	b := make([]byte, 256)
+	b = b[:encodePacket(b, &in)]
 	var p packet
-	if r := decodePacket(b[:encodePacket(b, &in)], &p); r != RejectNone || p.nBlocks != MaxSACKBlocks || !p.hasDSACK || p.closeCode != 3 {
-		t.Fatalf("full short packet: %v, %+v", r, p)
+	if r := decodePacket(b, &p); r != RejectNone || p.nBlocks != MaxSACKBlocks || !p.hasDSACK || p.closeCode != 3 {
+		tb.Fatalf("full short packet: %v, %+v", r, p)
 	}
-	return p
+	out := seedPackets()
+	for n := len(b); n > 2+cidLen; n-- {
+		out = append(out, b[:n])
+	}
+	return out
 }
 
 // FuzzEndpointReceive feeds arbitrary datagrams to a server endpoint with a
