@@ -130,7 +130,8 @@ const (
 	// an overfull Bottom to a rung; a heap of thousands costs a pop a
 	// dozen cache-missing levels.
 	nearMax = 256
-	// sortedMax: a near heap of more events than this is a heap (sorted).
+	// sortedMax: the near heap is a sorted array while it has held at most
+	// this many events since it was last empty (queue.sorted).
 	sortedMax = 16
 )
 
@@ -322,15 +323,10 @@ func (q *queue) refill() bool {
 		q.n -= k
 		q.nearEnd = stop
 		q.nearCap = max(nearMax, 2*k)
-		q.sorted = k <= sortedMax // empty, and a heap at once if it will be one
+		q.sorted = k <= sortedMax // empty: a heap at once if it will be one (pushNear)
 		for i := b.head; i >= 0; {
 			e := &q.arena[i]
-			if q.sorted {
-				q.pushNear(e.node)
-			} else {
-				q.near = append(q.near, e.node)
-				q.up(len(q.near)-1, e.node)
-			}
+			q.pushNear(e.node)
 			next := e.next
 			e.next = q.free
 			q.free = i
