@@ -64,27 +64,14 @@ func TestIntegrityCatchesCorruption(t *testing.T) {
 		{"bytes of another offset out of order", 0, 40, 45, 2, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := NewEngine()
-			db, err := NewDumbbell(e, DumbbellConfig{Flows: 1, Rate: 10e6, Delay: 10 * time.Millisecond, Queue: "droptail:50p"},
-				Options{Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := New(db.Net, nil)
-			g, err := traffic.New("onoff:size=100kB,off=100ms,count=3", traffic.Env{Rand: traffic.Stream(1, "t")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.AddTCPFlow("f", db.Senders[0], db.Receivers[0], g.(traffic.StreamGen), transport.Config{}, clock.Start)
-			if tc.flip+tc.drop+tc.paste > 0 {
-				r := db.Receivers[0]
-				r.Receiver = &corrupter{next: r.Receiver, flip: tc.flip, drop: tc.drop, paste: tc.paste}
-			}
-			e.RunUntilOrTimeout(s.AllFinished, clock.Start.Add(30*time.Second))
-			if !s.AllFinished() {
-				t.Fatal("transfers did not finish in 30 s")
-			}
-			e.RunFor(10 * time.Second) // the receiving sides close too
+			s := runTransfers(t, 1, func(s *Sim, db *Dumbbell) {
+				s.AddTCPFlow("f", db.Senders[0], db.Receivers[0], onoff(t, "onoff:size=100kB,off=100ms,count=3"),
+					transport.Config{}, clock.Start)
+				if tc.flip+tc.drop+tc.paste > 0 {
+					r := db.Receivers[0]
+					r.Receiver = &corrupter{next: r.Receiver, flip: tc.flip, drop: tc.drop, paste: tc.paste}
+				}
+			})
 			if s.Integrity.Verified != tc.verified || s.Integrity.Mismatched != tc.mismatched {
 				t.Errorf("verified, mismatched got %d, %d, want %d, %d", s.Integrity.Verified, s.Integrity.Mismatched,
 					tc.verified, tc.mismatched)
@@ -100,31 +87,50 @@ func TestIntegrityCatchesCorruption(t *testing.T) {
 // and keeps the live ones behind them: every transfer is verified once,
 // and none stays in the list.
 func TestIntegrityManyConnsOneReceiver(t *testing.T) {
-	e := NewEngine()
-	db, err := NewDumbbell(e, DumbbellConfig{Flows: 4, Rate: 10e6, Delay: 10 * time.Millisecond, Queue: "droptail:50p"},
-		Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(db.Net, nil)
-	dst := db.Receivers[0]
-	for i, size := range []string{"600kB", "50kB", "300kB", "20kB"} { // accepted in this order
-		g, err := traffic.New("onoff:size="+size+",off=1ms,count=1", traffic.Env{Rand: traffic.Stream(1, "t")})
-		if err != nil {
-			t.Fatal(err)
+	var dst *Node
+	s := runTransfers(t, 4, func(s *Sim, db *Dumbbell) {
+		dst = db.Receivers[0]
+		for i, size := range []string{"600kB", "50kB", "300kB", "20kB"} { // accepted in this order
+			s.AddTCPFlow(fmt.Sprint("f", i), db.Senders[i], dst, onoff(t, "onoff:size="+size+",off=1ms,count=1"),
+				transport.Config{}, clock.Start.Add(time.Duration(i)*5*time.Millisecond))
 		}
-		s.AddTCPFlow(fmt.Sprint("f", i), db.Senders[i], dst, g.(traffic.StreamGen), transport.Config{},
-			clock.Start.Add(time.Duration(i)*5*time.Millisecond))
-	}
-	e.RunUntilOrTimeout(s.AllFinished, clock.Start.Add(30*time.Second))
-	if !s.AllFinished() {
-		t.Fatal("transfers did not finish in 30 s")
-	}
-	e.RunFor(10 * time.Second) // the receiving sides close too
+	})
 	if s.Integrity.Verified != 4 || s.Integrity.Mismatched != 0 {
 		t.Errorf("verified, mismatched got %d, %d, want 4, 0", s.Integrity.Verified, s.Integrity.Mismatched)
 	}
 	if got := len(s.Stacks()[dst.ID].accepted); got != 0 {
 		t.Errorf("receiver's accepted connections got %d, want 0", got)
 	}
+}
+
+// runTransfers builds a 10 Mbit/s dumbbell of the given number of sender
+// and receiver hosts, lets add set up the transfers, runs until they have
+// all finished (failing t if that takes over 30 s) and 10 s more, so that
+// the receiving sides close too, and returns the simulation.
+func runTransfers(t *testing.T, flows int, add func(s *Sim, db *Dumbbell)) *Sim {
+	t.Helper()
+	e := NewEngine()
+	db, err := NewDumbbell(e, DumbbellConfig{Flows: flows, Rate: 10e6, Delay: 10 * time.Millisecond, Queue: "droptail:50p"},
+		Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(db.Net, nil)
+	add(s, db)
+	e.RunUntilOrTimeout(s.AllFinished, clock.Start.Add(30*time.Second))
+	if !s.AllFinished() {
+		t.Fatal("transfers did not finish in 30 s")
+	}
+	e.RunFor(10 * time.Second)
+	return s
+}
+
+// onoff returns the stream generator of the traffic spec.
+func onoff(t *testing.T, spec string) traffic.StreamGen {
+	t.Helper()
+	g, err := traffic.New(spec, traffic.Env{Rand: traffic.Stream(1, "t")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.(traffic.StreamGen)
 }
