@@ -916,7 +916,7 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 		r.cnt.DialErrors++
 		return nil
 	}
-	if _, ok := up.(netio.Poller); r.cfg.BusyPoll && !ok {
+	if r.checkPoll("a session's upstream socket", up) != nil {
 		up.Close()
 		r.cnt.DialErrors++
 		return nil
