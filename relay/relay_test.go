@@ -1029,6 +1029,12 @@ func TestIdleClientExpires(t *testing.T) {
 	c := dial(t, tn, r.Addr())
 	c.WriteBatch(datagrams(0, 1, 50, ecn.NotECT))
 	dst.waitFor(1, time.Second)
+	r.mu.Lock()
+	var first *client // the session that expires
+	for _, cl := range r.clients {
+		first = cl
+	}
+	r.mu.Unlock()
 	// The sweep runs once a second: wait (at most 5 s) until it expired the session.
 	deadline := time.Now().Add(5 * time.Second)
 	for r.Counters().Expired == 0 && time.Now().Before(deadline) {
@@ -1040,6 +1046,15 @@ func TestIdleClientExpires(t *testing.T) {
 	}
 	if cn := r.Counters(); cn.Expired != 1 || cn.Clients != 2 {
 		t.Errorf("expired %d, sessions %d; want 1 and 2", cn.Expired, cn.Clients)
+	}
+	// With Config.BusyPoll the loop read the expired session's closed
+	// socket while relaying the second datagram, and dropped its reader
+	// (r.polled is the loop's: read once it has ended, after Close).
+	r.Close()
+	for _, rd := range r.polled {
+		if first != nil && rd.c == first {
+			t.Errorf("the expired session's socket is still polled")
+		}
 	}
 }
 
