@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"cclab/clock"
@@ -58,15 +59,16 @@ func (r *Relay) pollLoop() {
 				r.mu.Unlock()
 			case errors.Is(err, netio.ErrClosed):
 				// A session's socket closed (expired, evicted), or the
-				// relay is closing.
-				rd.gone = true
+				// relay is closing: drop its reader (slices.Delete
+				// clears the freed slot, so the reader can be freed).
+				r.polled = slices.Delete(r.polled, i, i+1)
+				i--
 			case err != nil:
 				r.mu.Lock()
 				r.cnt.ReadErrors++
 				r.mu.Unlock()
 			}
 		}
-		r.polled = dropGone(r.polled)
 		r.mu.Lock()
 		now := r.now()
 		if prev != clock.Never {
@@ -79,18 +81,4 @@ func (r *Relay) pollLoop() {
 		r.housekeep(now, &nextExpire)
 		r.mu.Unlock()
 	}
-}
-
-// dropGone removes the readers whose sockets closed, keeping the order of
-// the others.
-func dropGone(rs []*reader) []*reader {
-	k := 0
-	for _, rd := range rs {
-		if !rd.gone {
-			rs[k] = rd
-			k++
-		}
-	}
-	clear(rs[k:])
-	return rs[:k]
 }

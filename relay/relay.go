@@ -676,7 +676,6 @@ type reader struct {
 	full  int  // messages per read when the batch has grown
 	size  int  // bytes per message buffer
 	grow  bool // the last read filled the batch: grow it before the next
-	gone  bool // pollLoop: the socket is closed, drop the reader
 }
 
 // newReader prepares the reads of conn (see reader); gro says whether
