@@ -113,14 +113,16 @@ type Config struct {
 	// The readers keep the normal policy.
 	Realtime bool
 	// BusyPoll runs the whole data path as one loop on one locked OS thread
-	// that never sleeps: it reads every socket without blocking
-	// (netio.Poller), offers what it read to the links, and writes what is
+	// that never sleeps: it asks which sockets hold datagrams
+	// (netio.ReadySet, one epoll_wait that does not block), reads those
+	// without blocking (netio.Poller; a MemConn, which has no descriptor,
+	// every pass), offers what it read to the links, and writes what is
 	// due (after Coalesce), over and over, as mahimahi's link shell does
 	// with its event loop. No reader goroutine, no scheduler, no sleep and
 	// no lock another thread holds, so a packet is not held back by a
 	// sleep's wake-up latency or a hand-off; but the loop takes a whole CPU
-	// all the time, busy or idle, and makes one read call per socket per
-	// pass (a relay with many client sessions polls each). For a relay with
+	// all the time, busy or idle (an idle session's socket costs a pass
+	// nothing). For a relay with
 	// a CPU of its own (docs/bottleneck.md). It cannot be combined with
 	// Realtime (a real-time thread that never sleeps starves its CPU);
 	// Spin and LockThread do not apply. Every socket must be a

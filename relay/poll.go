@@ -13,8 +13,11 @@ import (
 
 // The busy-polling driver (Config.BusyPoll): one goroutine on one locked OS
 // thread does everything the readers and the scheduler otherwise share. Each
-// pass reads every socket once without blocking (netio.Poller: a recvmmsg
-// that returns at once), relays what it read (handle, as a reader does), then
+// pass asks which sockets hold datagrams (netio.ReadySet: one epoll_wait that
+// does not block), reads each of those once without blocking (netio.Poller: a
+// recvmmsg that returns at once; a socket that cannot be watched, a MemConn,
+// is read every pass), so an idle session's socket costs the pass nothing,
+// relays what it read (handle, as a reader does), then
 // runs the links up to the present and writes what has fallen due, when the
 // scheduler would have woken for it (the next deadline, not before Coalesce
 // after the last write). Nothing in it sleeps or waits for another thread:
@@ -43,30 +46,37 @@ func (r *Relay) pollLoop() {
 	defer r.wg.Done()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if r.ready != nil {
+		defer r.ready.Close()
+	}
 	r.mu.Lock()
 	nextExpire := r.now().Add(time.Second)
 	r.mu.Unlock()
 	prev := clock.Never
 	for !r.closed.Load() {
 		for i := 0; i < len(r.polled); i++ {
-			rd := r.polled[i]
-			n, err := rd.read(true)
-			switch {
-			case err == nil && n > 0:
-				t := time.Now()
-				r.mu.Lock()
-				r.handle(rd, n, t)
-				r.mu.Unlock()
-			case errors.Is(err, netio.ErrClosed):
-				// A session's socket closed (expired, evicted), or the
-				// relay is closing: drop its reader (slices.Delete
-				// clears the freed slot, so the reader can be freed).
+			if rd := r.polled[i]; r.pollRead(rd) {
+				// Its socket closed (the relay is closing): drop its
+				// reader (slices.Delete clears the freed slot, so the
+				// reader can be freed).
 				r.polled = slices.Delete(r.polled, i, i+1)
 				i--
-			case err != nil:
+			}
+		}
+		if r.ready != nil {
+			var err error
+			if r.readyBuf, err = r.ready.Ready(r.readyBuf[:0]); err != nil {
 				r.mu.Lock()
 				r.cnt.ReadErrors++
 				r.mu.Unlock()
+			}
+			for _, k := range r.readyBuf {
+				// A key freed earlier in this pass (its session closed)
+				// is nil or already another session's: reading that
+				// one without data costs a call and nothing else.
+				if rd := r.watched[k]; rd != nil && r.pollRead(rd) {
+					r.unwatch(rd)
+				}
 			}
 		}
 		r.mu.Lock()
@@ -80,5 +90,61 @@ func (r *Relay) pollLoop() {
 		}
 		r.housekeep(now, &nextExpire)
 		r.mu.Unlock()
+	}
+}
+
+// pollRead reads rd's socket once without blocking and relays what it
+// held; it reports whether the socket is closed.
+func (r *Relay) pollRead(rd *reader) (closed bool) {
+	r.pollReads.Add(1)
+	n, err := rd.read(true)
+	switch {
+	case err == nil && n > 0:
+		t := time.Now()
+		r.mu.Lock()
+		r.handle(rd, n, t)
+		r.mu.Unlock()
+	case errors.Is(err, netio.ErrClosed):
+		return true
+	case err != nil:
+		r.mu.Lock()
+		r.cnt.ReadErrors++
+		r.mu.Unlock()
+	}
+	return false
+}
+
+// watch adds rd to the sockets the loop reads: to the ReadySet under a free
+// key, so that it is read only when it holds datagrams, or, if it cannot
+// be watched (no ReadySet, a MemConn), to those read every pass.
+func (r *Relay) watch(rd *reader) {
+	rd.key = -1
+	if r.ready != nil {
+		k, ok := pop(&r.freeKeys)
+		if !ok {
+			k = int32(len(r.watched))
+			r.watched = append(r.watched, nil)
+		}
+		if r.ready.Add(rd.conn, k) == nil {
+			r.watched[k], rd.key = rd, k
+			return
+		}
+		r.freeKeys = append(r.freeKeys, k)
+	}
+	r.polled = append(r.polled, rd)
+}
+
+// unwatch removes rd from the sockets the loop reads (a session's socket,
+// before it closes; or one whose read reported it closed).
+func (r *Relay) unwatch(rd *reader) {
+	if rd.key >= 0 {
+		_ = r.ready.Remove(rd.conn) // (fails only if already closed, which left the set)
+		r.watched[rd.key] = nil
+		r.freeKeys = append(r.freeKeys, rd.key)
+		rd.key = -1
+		return
+	}
+	if i := slices.Index(r.polled, rd); i >= 0 {
+		r.polled = slices.Delete(r.polled, i, i+1)
 	}
 }

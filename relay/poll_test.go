@@ -137,6 +137,49 @@ func TestBusyPollTimes(t *testing.T) {
 	}
 }
 
+// TestBusyPollIdleSessions: the busy-polling loop reads only the sockets
+// that hold datagrams (netio.ReadySet), so client sessions that went idle,
+// e.g. a flood of source ports, do not lengthen its passes: over loopback,
+// with 64 idle sessions open, the loop makes fewer reads than passes (one
+// read per socket per pass would be 65 per pass).
+func TestBusyPollIdleSessions(t *testing.T) {
+	const sessions = 64
+	tn := udpNet()
+	dst := newSink(t, tn, false)
+	r := startRelay(t, tn, Config{Target: dst.conn.LocalAddr().String(), BusyPoll: true,
+		Hops: [2][]link.Config{{mkHop(t, "rate=100Mbit,delay=1ms,queue=droptail:1000p")}}})
+	if r.ready == nil {
+		t.Fatal("busy polling on Linux has no ReadySet (epoll)")
+	}
+	for i := 0; i < sessions; i++ {
+		c := dial(t, tn, r.Addr())
+		if _, err := c.WriteBatch(datagrams(i, 1, 100, ecn.NotECT)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := dst.waitFor(sessions, 10*time.Second); len(got) != sessions {
+		t.Fatalf("received %d datagrams, want %d", len(got), sessions)
+	}
+	if cn := r.Counters(); cn.Clients != sessions {
+		t.Fatalf("sessions got %d, want %d", cn.Clients, sessions)
+	}
+	loops := func() int64 { cn := r.Counters(); return cn.LoopHist.Count() }
+	passes0, reads0 := loops(), r.pollReads.Load()
+	deadline := time.Now().Add(10 * time.Second)
+	for loops() < passes0+2000 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // poll the counter
+	}
+	passes, reads := loops()-passes0, int64(r.pollReads.Load()-reads0)
+	if passes < 2000 {
+		t.Fatalf("only %d loop passes in 10 s", passes)
+	}
+	cn := r.Counters()
+	t.Logf("%d idle sessions: %d reads in %d passes; pass p50 %v, p99 %v, p99.9 %v", sessions, reads, passes, cn.LoopP50, cn.LoopP99, cn.LoopP999)
+	if reads >= passes {
+		t.Errorf("%d reads in %d passes with %d idle sessions: want fewer reads than passes (idle sockets not read)", reads, passes, sessions)
+	}
+}
+
 // TestBusyPollConfig: busy polling is refused with the real-time policy and
 // on devices that cannot be read without blocking, with an error saying
 // why.

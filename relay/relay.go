@@ -172,6 +172,7 @@ type client struct {
 	outPkts  []*qdisc.Packet
 	dirty    bool
 	fs       [2]flowStats
+	rd       *reader // the reader of up
 }
 
 // Relay is a running bottleneck relay.
@@ -243,11 +244,20 @@ type Relay struct {
 	// lead is the learned wake-up lateness of the scheduler's sleeps
 	// (Config.Spin 0: it sleeps that much less and polls the rest).
 	lead wakeLead
-	// polled are the sockets the busy-polling loop reads (Config.BusyPoll;
-	// only the loop touches it once started).
-	polled []*reader
-	wg     sync.WaitGroup
-	closed atomic.Bool
+	// The busy-polling loop's sockets (Config.BusyPoll; only the loop
+	// touches these once it has started, poll.go): watched are those it
+	// reads when ready reports them (by key; nil: a free key, in
+	// freeKeys), polled those it reads every pass (no ReadySet, or not a
+	// socket: MemConn).
+	polled   []*reader
+	ready    *netio.ReadySet
+	watched  []*reader
+	freeKeys []int32
+	readyBuf []int32
+	// pollReads counts the loop's reads (tests: an idle socket costs none).
+	pollReads atomic.Uint64
+	wg        sync.WaitGroup
+	closed    atomic.Bool
 }
 
 // New opens the listening socket and builds the links; Run starts relaying.
@@ -553,6 +563,10 @@ func (r *Relay) Start() {
 	r.lastStat = now
 	r.nextStat = now.Add(r.cfg.Interval)
 	r.mu.Unlock()
+	if r.cfg.BusyPoll {
+		// Without epoll (not Linux) the loop reads every socket each pass.
+		r.ready, _ = netio.NewReadySet()
+	}
 	// Offloads are switched on before any reader runs: a datagram the
 	// kernel queues before UDP_GRO is set arrives segmented.
 	r.addReader(r.newReader(r.ln, nil, -1, r.offload(r.ln)))
@@ -572,12 +586,12 @@ func (r *Relay) Start() {
 
 // addReader starts relaying what rd's socket receives: a reader goroutine
 // (readLoop), or with Config.BusyPoll one more socket the polling loop
-// reads (pollLoop, which alone touches r.polled: the loop itself opens the
-// sessions whose sockets it adds, and Start adds the first ones before the
-// loop starts).
+// reads (pollLoop, which alone touches its socket lists: the loop itself
+// opens the sessions whose sockets it adds, and Start adds the first ones
+// before the loop starts).
 func (r *Relay) addReader(rd *reader) {
 	if r.cfg.BusyPoll {
-		r.polled = append(r.polled, rd)
+		r.watch(rd)
 		return
 	}
 	r.wg.Add(1)
@@ -669,6 +683,7 @@ func (r *Relay) offload(conn netio.Conn) bool {
 type reader struct {
 	conn  netio.Conn
 	poll  netio.Poller // conn, when it is polled (Config.BusyPoll)
+	key   int32        // pollLoop: its key in Relay.ready, -1 if polled every pass
 	c     *client
 	entry int
 	dir   int
@@ -941,7 +956,8 @@ func (r *Relay) clientFor(addr netip.AddrPort, now clock.Time, entry int) *clien
 	r.clients[addr] = c
 	r.perHost[host]++
 	r.cnt.Clients++
-	r.addReader(r.newReader(up, c, -1, r.offload(up)))
+	c.rd = r.newReader(up, c, -1, r.offload(up))
+	r.addReader(c.rd)
 	return c
 }
 
@@ -1323,6 +1339,9 @@ func (r *Relay) closeClient(c *client) {
 	}
 	r.byIdx[c.idx] = nil
 	r.freeIdx = append(r.freeIdx, c.idx)
+	if r.cfg.BusyPoll {
+		r.unwatch(c.rd) // (before the close: its descriptor's number may be reused at once)
+	}
 	up := c.up
 	c.up = nil
 	up.Close()

@@ -1,0 +1,25 @@
+//go:build !linux
+
+package netio
+
+import "errors"
+
+// ReadySet tells which of a set of UDP sockets have datagrams waiting
+// (Linux only: epoll). Elsewhere NewReadySet fails and a driver polls every
+// socket.
+type ReadySet struct{}
+
+// NewReadySet fails: there is no epoll.
+func NewReadySet() (*ReadySet, error) { return nil, errors.New("netio: no ReadySet on this system") }
+
+// Add fails (no set can exist).
+func (s *ReadySet) Add(c Conn, key int32) error { return errors.New("netio: no ReadySet") }
+
+// Remove does nothing.
+func (s *ReadySet) Remove(c Conn) error { return nil }
+
+// Ready returns keys.
+func (s *ReadySet) Ready(keys []int32) ([]int32, error) { return keys, nil }
+
+// Close does nothing.
+func (s *ReadySet) Close() error { return nil }
