@@ -31,7 +31,7 @@ func pskCreds(t *testing.T, s string) *Credentials {
 
 // startAgent runs an agent on loopback until the test ends; tweaks change
 // its unexported settings before it serves.
-func startAgent(t *testing.T, cfg Config, tweaks ...func(*Server)) *Server {
+func startAgent(t testing.TB, cfg Config, tweaks ...func(*Server)) *Server {
 	t.Helper()
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"

@@ -206,10 +206,9 @@ func TestTamperedByte(t *testing.T) {
 	}
 }
 
-// tlsMITM terminates TLS towards the client with its own certificate, opens
-// its own TLS session to the agent and relays the plain text between the
-// two: every byte of the cclab handshake passes unchanged.
-func tlsMITM(t *testing.T, agentAddr string) string {
+// tlsListener listens on loopback with a TLS server certificate of its own
+// (as an agent's), for a test's man in the middle.
+func tlsListener(t *testing.T) net.Listener {
 	t.Helper()
 	cfg, err := serverTLS()
 	if err != nil {
@@ -219,6 +218,15 @@ func tlsMITM(t *testing.T, agentAddr string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ln
+}
+
+// tlsMITM terminates TLS towards the client with its own certificate, opens
+// its own TLS session to the agent and relays the plain text between the
+// two: every byte of the cclab handshake passes unchanged.
+func tlsMITM(t *testing.T, agentAddr string) string {
+	t.Helper()
+	ln := tlsListener(t)
 	serveRelay(t, ln, func() (net.Conn, error) { return tls.Dial("tcp", agentAddr, clientTLS()) }, func(c, u net.Conn, wg *sync.WaitGroup) {
 		go func() { defer wg.Done(); io.Copy(u, c); u.Close() }()
 		go func() { defer wg.Done(); io.Copy(c, u); c.Close() }()
@@ -261,14 +269,7 @@ func TestClientChecksBinding(t *testing.T) {
 	for _, tc := range bothMethods(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := startAgent(t, Config{Creds: tc.agent})
-			cfg, err := serverTLS()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ln := tlsListener(t)
 			third := make(chan string, 1) // the type of the client's third frame
 			go func() {
 				defer close(third)
@@ -529,14 +530,7 @@ func BenchmarkDial(b *testing.B) {
 		b.Fatal(err)
 	}
 	creds := PSKCredentials(k)
-	s, err := NewServer(Config{Listen: "127.0.0.1:0", Creds: creds, MaxConns: maxConnsBound, MaxHandshakes: maxConnsBound})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
+	s := startAgent(b, Config{Creds: creds, MaxConns: maxConnsBound, MaxHandshakes: maxConnsBound})
 	for b.Loop() {
 		c, err := Dial(context.Background(), s.Addr().String(), creds)
 		if err != nil {

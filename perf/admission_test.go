@@ -64,7 +64,7 @@ func TestAdmitKeyFlow(t *testing.T) {
 		mu       sync.Mutex
 		admitted []Admission
 	)
-	srv, err := NewServer(ServerConfig{Listen: "127.0.0.1:0", Admit: func(a Admission) (bool, error) {
+	srv, _ := startServer(t, ServerConfig{Admit: func(a Admission) (bool, error) {
 		mu.Lock()
 		admitted = append(admitted, a)
 		mu.Unlock()
@@ -73,13 +73,6 @@ func TestAdmitKeyFlow(t *testing.T) {
 		}
 		return false, nil
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
 	run := func(k []byte) error {
 		rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
 		defer rcancel()

@@ -298,13 +298,7 @@ func testConnRelease(t *testing.T, cc string) {
 // stale call marked the new connection, which was then recycled while in
 // use).
 func TestReleaseTwice(t *testing.T) {
-	p := newChurnPair(Config{Digest: "none"}, NewBuffers())
-	c, s, err := p.one(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Release()
-	s.Release()
+	p, c, s := releasedPair(t)
 	if got := releasePanic(c); got != ErrReleasedTwice {
 		t.Errorf("second Release before recycling: panic %v, want %v", got, ErrReleasedTwice)
 	}
@@ -332,13 +326,7 @@ func TestReleaseTwice(t *testing.T) {
 // connection built in it was recycled at its removal while still in use);
 // that next connection is then released normally.
 func TestReleasePooled(t *testing.T) {
-	p := newChurnPair(Config{Digest: "none"}, NewBuffers())
-	c, s, err := p.one(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Release()
-	s.Release()
+	p, c, s := releasedPair(t)
 	p.pause(2 * time.Second) // both removed and waiting to be reused
 	if got := releasePanic(c); got != ErrReleasedTwice {
 		t.Errorf("stale Release of a waiting Conn: panic %v, want %v", got, ErrReleasedTwice)
@@ -355,6 +343,20 @@ func TestReleasePooled(t *testing.T) {
 			t.Errorf("Release of a connection built in a recycled Conn: panic %v, want none", got)
 		}
 	}
+}
+
+// releasedPair runs one 1000-byte transfer between a new pair and releases
+// both of its connections (TestReleaseTwice, TestReleasePooled).
+func releasedPair(t *testing.T) (p *churnPair, c, s *Conn) {
+	t.Helper()
+	p = newChurnPair(Config{Digest: "none"}, NewBuffers())
+	c, s, err := p.one(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	s.Release()
+	return p, c, s
 }
 
 // releasePanic calls c.Release and returns what it panicked with (nil if

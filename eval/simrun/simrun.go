@@ -470,9 +470,7 @@ func (f *flowSink) Record(e *event.Event) {
 			s.col.ObserveFlow(e, f.num)
 			return
 		}
-		s.ev = *e
-		s.ev.Flow = f.num
-		e = &s.ev
+		e = s.renumber(e, f.num)
 	}
 	s.col.Observe(e)
 	s.tee(e)
@@ -503,9 +501,7 @@ func (es endpointSink) Record(e *event.Event) {
 			s.col.ObserveFlow(e, n)
 			return
 		}
-		s.ev = *e
-		s.ev.Flow = n
-		e = &s.ev
+		e = s.renumber(e, n)
 	}
 	s.col.Observe(e)
 	s.tee(e)
@@ -540,10 +536,17 @@ func (ls linkSink) Record(e *event.Event) {
 		s.col.Observe(e)
 		return
 	}
+	e = s.renumber(e, s.flowOf(e.Flow))
+	s.col.Observe(e)
+	s.tee(e)
+}
+
+// renumber returns a copy of *e (s.ev) whose Flow is flow: a sink does not
+// change the emitter's event (event.Sink).
+func (s *Sim) renumber(e *event.Event, flow uint64) *event.Event {
 	s.ev = *e
-	s.ev.Flow = s.flowOf(e.Flow)
-	s.col.Observe(&s.ev)
-	s.tee(&s.ev)
+	s.ev.Flow = flow
+	return &s.ev
 }
 
 // tee gives a measured event (one the sinks gave the collector) to
