@@ -579,6 +579,9 @@ func (h *handler) Dropped(now clock.Time, p *qdisc.Packet, reason qdisc.DropReas
 	if p.Enqueued != clock.Never && reason == qdisc.DropCoDel {
 		soj = now.Sub(p.Enqueued)
 	}
+	// The queue's own length, not the qlen/qbytes mirror: a queue drops
+	// (and marks) inside Enqueue or Dequeue, before the link mirrors the
+	// length that operation leaves.
 	if !l.quiet {
 		l.emit(now, event.Drop, p, uint8(reason), l.q.Len(), l.q.Bytes(), soj)
 	}

@@ -146,8 +146,13 @@ func TestReverseAuthReplayAndForgery(t *testing.T) {
 // TestReverseCaps: requests beyond the server's caps are refused with the
 // cap's flag named, before anything is sent.
 func TestReverseCaps(t *testing.T) {
+	allowed := []string{" Reno", "CUBIC "}
 	srv, _ := startServer(t, ServerConfig{AllowReverse: true, MaxReverseBytes: 1 << 20,
-		MaxReverseDuration: 2 * time.Second, ReverseCC: []string{"reno", "cubic"}})
+		MaxReverseDuration: 2 * time.Second, ReverseCC: allowed})
+	// The names are normalised for the server, not in the caller's slice.
+	if got, want := strings.Join(allowed, ","), " Reno,CUBIC "; got != want {
+		t.Errorf("caller's ReverseCC after NewServer: got %q, want %q (unchanged)", got, want)
+	}
 	for _, tc := range []struct {
 		req  string
 		want string

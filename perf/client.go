@@ -234,6 +234,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		return nil, err
 	}
 	id := conn.ID()
+	cfg.logf("connected to %s: connection %016x, %s", peer, id, direction(cfg.Reverse))
 	if macLine != nil {
 		if _, err := conn.Write(macLine); err != nil {
 			return nil, fmt.Errorf("sending the MAC: %w", err)
@@ -289,7 +290,23 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		res.End.Error = err.Error()
 		return res, err
 	}
+	cfg.logf("connection %016x done: %d bytes verified", id, res.End.Bytes)
 	return res, nil
+}
+
+// logf writes a progress message to Logf, if set.
+func (c *ClientConfig) logf(format string, args ...any) {
+	if c.Logf != nil {
+		c.Logf(format, args...)
+	}
+}
+
+// direction names the direction of a test's data for progress messages.
+func direction(reverse bool) string {
+	if reverse {
+		return "the server sends (reverse)"
+	}
+	return "this client sends"
 }
 
 // authenticate fetches a server nonce on a hello connection, checks the

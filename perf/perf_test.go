@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -97,6 +98,29 @@ func TestForwardTransferVerified(t *testing.T) {
 	for _, f := range waitFlows(t, srv, flows, 2) {
 		if f.Error != "" || f.Bytes != testBytes {
 			t.Errorf("receiver summary %s: error %q bytes %d, want no error and %d", f.ConnID, f.Error, f.Bytes, testBytes)
+		}
+	}
+}
+
+// TestClientLogf: a client with Logf reports its connection and its
+// verified end through it.
+func TestClientLogf(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{})
+	var lines []string
+	res, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Bytes: 64 << 10,
+		Logf: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	id := res.Start.ConnID
+	want := []string{"connected to " + srv.Addr().String() + ": connection " + id,
+		"connection " + id + " done: 65536 bytes verified"}
+	if len(lines) != len(want) {
+		t.Fatalf("progress lines: got %q, want %d lines starting %q", lines, len(want), want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(lines[i], want[i]) {
+			t.Errorf("progress line %d: got %q, want it to start %q", i, lines[i], want[i])
 		}
 	}
 }

@@ -95,6 +95,8 @@ func (c *ServerConfig) withDefaults() error {
 	case c.MaxReverseFlows < 0 || c.MaxReverseFlows > 1024:
 		return fmt.Errorf("-max-reverse-flows %d: must be between 1 and 1024", c.MaxReverseFlows)
 	}
+	// Normalised into a copy: the caller's slice is not changed.
+	c.ReverseCC = slices.Clone(c.ReverseCC)
 	for i, name := range c.ReverseCC {
 		c.ReverseCC[i] = strings.ToLower(strings.TrimSpace(name))
 		if _, ok := ccalgo.Registry.Lookup(c.ReverseCC[i]); !ok {
