@@ -142,6 +142,15 @@ type sender struct {
 	dsk        dsackState  // D-SACK use at the sender (dsack.go)
 	undo       undoState   // the latest loss episode, for undo (undo.go)
 	rtoW       rtoWatch    // timeouts not yet known spurious or not (rtocause.go)
+
+	// sendIdle: transmitData last found nothing it could ever send — no
+	// data, no FIN to send, no segment outstanding — and its steps (the
+	// strategy's Next, the application-limited mark) are in effect. Until
+	// the sending side's state changes (an ACK, a timer, the application's
+	// Write, SetSource or CloseWrite, which clear it) another call would
+	// find the same and change nothing, so Transmit skips it: a receiver
+	// that has nothing to send costs no strategy call per arriving segment.
+	sendIdle bool
 }
 
 // receiver is the receiving half's state: the receive ring and reassembly
@@ -485,6 +494,7 @@ func (r *receiver) ackDeadline() clock.Time {
 // onDeadline runs expired timers.
 func (c *Conn) onDeadline(now clock.Time) {
 	c.lastNow = now
+	c.sendIdle = false // a timer may change what the sending side may send
 	if c.done {
 		if c.ackPending && c.ackAt != clock.Never && !now.Before(c.ackAt) {
 			c.ackNow = true
@@ -574,7 +584,7 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	if !c.validated || len(buf) < c.maxDatagram {
 		return 0, ecn.NotECT // amplification limit: nothing but Accepts before validation
 	}
-	if !c.done {
+	if !c.done && !c.sendIdle {
 		if n, cp := c.transmitData(now, buf); n > 0 {
 			return n, cp
 		}

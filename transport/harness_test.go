@@ -82,6 +82,8 @@ type simNet struct {
 	// deliver, if set, sees every datagram with its destination address
 	// and may keep it from the network (false: not delivered).
 	deliver func(from int, to netip.AddrPort, b []byte) bool
+	// beforeTransmit, if set, runs before every Transmit of eps[i].
+	beforeTransmit func(i int)
 }
 
 // newSimNet returns the network without its endpoints; fwd and rev draw
@@ -143,6 +145,9 @@ func (n *simNet) carry(from int, src netip.AddrPort, b []byte, cp ecn.Codepoint)
 func (n *simNet) flush() {
 	for i := range n.eps {
 		for {
+			if n.beforeTransmit != nil {
+				n.beforeTransmit(i)
+			}
 			k, to, cp := n.eps[i].Transmit(n.now, n.buf)
 			if k == 0 {
 				break

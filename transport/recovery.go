@@ -39,7 +39,11 @@ type Recovery interface {
 	// strategy in recovery must leave it (without ExitRecovery: the RTO
 	// already set cwnd).
 	OnRTO(x *Ctx)
-	// Next says what to send now.
+	// Next says what to send now. Its answer and its effects depend on the
+	// connection's state (scoreboard, controller, what the strategy was
+	// told), not on x.Now: a connection with nothing to send and nothing
+	// outstanding does not ask again until an ACK, a timer or the
+	// application changes that state (Conn.sendIdle).
 	Next(x *Ctx) Action
 	// OnSent reports what was sent after Next: a retransmission of the
 	// segment Next named, or bytes of new data.

@@ -20,6 +20,7 @@ import (
 // accepted (0 when the buffer is full, after CloseWrite, or with a Source).
 func (c *Conn) Write(p []byte) int {
 	c.touch() // the scheduler asks it at the next Transmit (sched.go)
+	c.sendIdle = false
 	if c.src != nil || c.finPending || c.err != nil {
 		return 0
 	}
@@ -48,6 +49,7 @@ func (s *sender) sndBase() uint64 {
 // be called before any Write; later calls are ignored.
 func (c *Conn) SetSource(src Source, length int64) {
 	c.touch() // the scheduler asks it at the next Transmit (sched.go)
+	c.sendIdle = false
 	if c.src != nil || c.writeEnd > 0 || c.finPending || src == nil {
 		return
 	}
@@ -62,6 +64,7 @@ func (c *Conn) SetSource(src Source, length int64) {
 // unlimited Source, after the bytes produced so far).
 func (c *Conn) CloseWrite(now clock.Time) {
 	c.touch() // the scheduler asks it at the next Transmit (sched.go)
+	c.sendIdle = false
 	if c.finPending {
 		return
 	}
@@ -99,6 +102,7 @@ type ackProgress struct {
 // entry and exit), ECN, and the retransmission timer. Sending follows in
 // the connection's Transmit.
 func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
+	c.sendIdle = false // the controller, the strategy, the scoreboard or the peer's window may change
 	a := &c.ack
 	if !c.validateAck(now, p, a) {
 		return RejectNone
@@ -502,6 +506,10 @@ func (c *Conn) transmitData(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	if c.finPending && !c.finSent && c.sb.nxt == c.finOff {
 		return c.sendNew(now, buf, 0)
 	}
+	// Nothing can be sent whatever Next answers (no data, no FIN to send,
+	// no segment to retransmit): until something clears it, Transmit skips
+	// this function (sendIdle).
+	c.sendIdle = c.sb.count == 0 && !c.finPending
 	return 0, ecn.NotECT
 }
 
