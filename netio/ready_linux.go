@@ -3,6 +3,8 @@ package netio
 import (
 	"errors"
 	"fmt"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -65,6 +67,16 @@ func (s *ReadySet) ctl(c Conn, op int, key int32) error {
 	return nil
 }
 
+// AddFD watches descriptor fd for reading (e.g. an eventfd that wakes a
+// Wait), reported by Ready and Wait as key.
+func (s *ReadySet) AddFD(fd int, key int32) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: key}
+	if err := unix.EpollCtl(s.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	return nil
+}
+
 // Ready appends to keys the keys of the watched sockets that have a
 // datagram waiting (or a pending error), without blocking, and returns it.
 func (s *ReadySet) Ready(keys []int32) ([]int32, error) {
@@ -81,6 +93,41 @@ func (s *ReadySet) Ready(keys []int32) ([]int32, error) {
 		}
 		return keys, nil
 	}
+}
+
+// Wait is Ready that blocks until a watched descriptor is ready or d has
+// passed (then it returns keys unchanged and timedOut), with the
+// nanosecond timeout of epoll_pwait2(2) (Linux 5.11: epoll_wait's is in
+// ms), which wakes as precisely as the calling thread's timer slack allows
+// (netio.PreciseTimers; 0 for a real-time thread). raw makes it a raw
+// system call, outside the Go runtime's syscall bookkeeping (the goroutine
+// keeps its P while it blocks), for a real-time thread: on the way out of
+// a system call the runtime may spin until another thread gives a P back,
+// and a SCHED_FIFO thread that spins starves a normal thread of its CPU. A
+// signal (the runtime's preemption) that ends the wait early (EINTR)
+// returns keys unchanged and timedOut false: the caller looks at the
+// clock and waits again for what is left.
+func (s *ReadySet) Wait(keys []int32, d time.Duration, raw bool) (_ []int32, timedOut bool, err error) {
+	ts := unix.NsecToTimespec(int64(max(d, 0)))
+	var n uintptr
+	var e unix.Errno
+	if raw {
+		n, _, e = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(s.ep), uintptr(unsafe.Pointer(&s.evs[0])), uintptr(len(s.evs)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+	} else {
+		n, _, e = unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(s.ep), uintptr(unsafe.Pointer(&s.evs[0])), uintptr(len(s.evs)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+	}
+	switch {
+	case e == unix.EINTR:
+		return keys, false, nil
+	case e != 0:
+		return keys, false, fmt.Errorf("epoll_pwait2: %w", e)
+	case n == 0:
+		return keys, true, nil
+	}
+	for _, ev := range s.evs[:n] {
+		keys = append(keys, ev.Fd)
+	}
+	return keys, false, nil
 }
 
 // Close releases the set (not the sockets).

@@ -2,7 +2,10 @@
 
 package netio
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // ReadySet tells which of a set of UDP sockets have datagrams waiting
 // (Linux only: epoll). Elsewhere NewReadySet fails and a driver polls every
@@ -20,6 +23,14 @@ func (s *ReadySet) Remove(c Conn) error { return nil }
 
 // Ready returns keys.
 func (s *ReadySet) Ready(keys []int32) ([]int32, error) { return keys, nil }
+
+// AddFD fails (no set can exist).
+func (s *ReadySet) AddFD(fd int, key int32) error { return errors.New("netio: no ReadySet") }
+
+// Wait returns keys at once.
+func (s *ReadySet) Wait(keys []int32, d time.Duration, raw bool) ([]int32, bool, error) {
+	return keys, true, nil
+}
 
 // Close does nothing.
 func (s *ReadySet) Close() error { return nil }

@@ -110,7 +110,8 @@ type Config struct {
 	// real-time policy at RealtimePriority (Linux; needs root or
 	// CAP_SYS_NICE: New fails otherwise), so that it runs as soon as its
 	// sleep ends instead of waiting for a CPU behind other programs' threads.
-	// The readers keep the normal policy.
+	// The readers keep the normal policy. With WaitPoll the polling loop's
+	// thread, which is the whole data path, gets the policy.
 	Realtime bool
 	// BusyPoll runs the whole data path as one loop on one locked OS thread
 	// that never sleeps: it asks which sockets hold datagrams
@@ -128,6 +129,19 @@ type Config struct {
 	// Spin and LockThread do not apply. Every socket must be a
 	// netio.Poller (UDP on Linux, netio.MemNet): New fails otherwise.
 	BusyPoll bool
+	// WaitPoll runs the data path as BusyPoll's loop on one locked OS
+	// thread, but a pass that read nothing, with nothing due, blocks in
+	// the kernel (epoll_pwait2 on the sockets' ReadySet, a nanosecond
+	// timeout at the next modelled instant less the learned lead of Spin,
+	// woken by a datagram or Close) instead of starting the next pass, so
+	// an idle relay takes no CPU (wait.go). With Realtime the thread has
+	// the SCHED_FIFO policy: a datagram or a due departure preempts any
+	// normal thread on its CPU at once, and since it blocks when idle it
+	// is not throttled; after 10 ms without blocking (a flood) it rests
+	// 100 µs. LockThread does not apply. The sockets must be
+	// netio.Pollers, as for BusyPoll; a MemConn (no descriptor) makes
+	// every wait at most 50 µs. It cannot be combined with BusyPoll.
+	WaitPoll bool
 	// NoOffload turns off UDP receive offload (GRO: a read may hold several
 	// datagrams of one sender) and segmentation offload on writes (GSO: one
 	// write entry per run of equal-sized datagrams to one destination),
@@ -156,7 +170,7 @@ type Config struct {
 }
 
 // RealtimePriority is the SCHED_FIFO priority of the scheduler's thread
-// with Config.Realtime (Linux real-time priorities are 1..99; chrt's
+// (or the waiting loop's, Config.WaitPoll) with Config.Realtime (Linux real-time priorities are 1..99; chrt's
 // examples and most audio and network daemons use low ones, which leave
 // the kernel's own real-time threads (priority 50 and up) ahead of it).
 const RealtimePriority = 10

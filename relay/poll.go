@@ -24,28 +24,37 @@ import (
 // the lateness it adds is the length of a pass (Counters.Loop), a few µs
 // when nothing is read, against the tens to hundreds of µs a sleep wakes late
 // on a VM (Counters.SleepLate). The price is a whole CPU, all the time.
+// With Config.WaitPoll the same loop blocks in the kernel when a pass read
+// nothing and nothing is due (wait.go).
 
-// checkPoll reports an error if Config.BusyPoll is set and conn cannot be
-// polled (netio.Poller).
+// checkPoll reports an error if the relay runs the polling loop
+// (Config.BusyPoll, WaitPoll) and conn cannot be polled (netio.Poller).
 func (r *Relay) checkPoll(what string, conn netio.Conn) error {
-	if !r.cfg.BusyPoll {
+	if !r.loop {
 		return nil
 	}
 	if _, ok := conn.(netio.Poller); !ok {
-		return fmt.Errorf("busy polling: %s (%T) cannot be read without blocking (want UDP sockets on Linux or netio.MemNet)", what, conn)
+		return fmt.Errorf("polling loop: %s (%T) cannot be read without blocking (want UDP sockets on Linux or netio.MemNet)", what, conn)
 	}
 	return nil
 }
 
 // errPollRealtime is New's error for Config.BusyPoll with Config.Realtime.
-var errPollRealtime = errors.New("busy polling cannot be combined with the real-time policy (a SCHED_FIFO thread that never sleeps starves its CPU)")
+var errPollRealtime = errors.New("busy polling cannot be combined with the real-time policy (a SCHED_FIFO thread that never sleeps starves its CPU; WaitPoll blocks when idle)")
 
-// pollLoop is the busy-polling driver (see above). It returns when the
-// relay closes.
+// errPollBoth is New's error for Config.BusyPoll with Config.WaitPoll.
+var errPollBoth = errors.New("BusyPoll and WaitPoll are two modes of the polling loop: set one")
+
+// pollLoop is the polling driver (see above; wait.go for WaitPoll). It
+// returns when the relay closes.
 func (r *Relay) pollLoop() {
 	defer r.wg.Done()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	w := r.startWaiting()
+	if w != nil {
+		defer w.stop()
+	}
 	if r.ready != nil {
 		defer r.ready.Close()
 	}
@@ -53,9 +62,14 @@ func (r *Relay) pollLoop() {
 	nextExpire := r.now().Add(time.Second)
 	r.mu.Unlock()
 	prev := clock.Never
+	pending := false // readyBuf holds the keys a wait returned
 	for !r.closed.Load() {
+		r.pollPasses.Add(1)
+		got := false
 		for i := 0; i < len(r.polled); i++ {
-			if rd := r.polled[i]; r.pollRead(rd) {
+			read, closed := r.pollRead(r.polled[i])
+			got = got || read
+			if closed {
 				// Its socket closed (the relay is closing): drop its
 				// reader (slices.Delete clears the freed slot, so the
 				// reader can be freed).
@@ -65,16 +79,29 @@ func (r *Relay) pollLoop() {
 		}
 		if r.ready != nil {
 			var err error
-			if r.readyBuf, err = r.ready.Ready(r.readyBuf[:0]); err != nil {
-				r.mu.Lock()
-				r.cnt.ReadErrors++
-				r.mu.Unlock()
+			if !pending {
+				if r.readyBuf, err = r.ready.Ready(r.readyBuf[:0]); err != nil {
+					r.mu.Lock()
+					r.cnt.ReadErrors++
+					r.mu.Unlock()
+				}
 			}
+			pending = false
 			for _, k := range r.readyBuf {
+				if k == wakeKey {
+					r.sl.drain()
+					continue
+				}
 				// A key freed earlier in this pass (its session closed)
 				// is nil or already another session's: reading that
 				// one without data costs a call and nothing else.
-				if rd := r.watched[k]; rd != nil && r.pollRead(rd) {
+				rd := r.watched[k]
+				if rd == nil {
+					continue
+				}
+				read, closed := r.pollRead(rd)
+				got = got || read
+				if closed {
 					r.unwatch(rd)
 				}
 			}
@@ -89,13 +116,24 @@ func (r *Relay) pollLoop() {
 			r.serviceTimed(now)
 		}
 		r.housekeep(now, &nextExpire)
+		next := clock.Never
+		if w != nil && !got {
+			next = r.nextWake(nextExpire)
+		}
 		r.mu.Unlock()
+		if w != nil {
+			var waited bool
+			if pending, waited = w.wait(now, next, got); waited {
+				prev = clock.Never // the pass that blocked is not a pass's length
+			}
+		}
 	}
 }
 
 // pollRead reads rd's socket once without blocking and relays what it
-// held; it reports whether the socket is closed.
-func (r *Relay) pollRead(rd *reader) (closed bool) {
+// held; it reports whether it read datagrams and whether the socket is
+// closed.
+func (r *Relay) pollRead(rd *reader) (read, closed bool) {
 	r.pollReads.Add(1)
 	n, err := rd.read(true)
 	switch {
@@ -104,14 +142,15 @@ func (r *Relay) pollRead(rd *reader) (closed bool) {
 		r.mu.Lock()
 		r.handle(rd, n, t)
 		r.mu.Unlock()
+		return true, false
 	case errors.Is(err, netio.ErrClosed):
-		return true
+		return false, true
 	case err != nil:
 		r.mu.Lock()
 		r.cnt.ReadErrors++
 		r.mu.Unlock()
 	}
-	return false
+	return false, false
 }
 
 // watch adds rd to the sockets the loop reads: to the ReadySet under a free

@@ -3,6 +3,7 @@ package relay
 import (
 	"errors"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -15,9 +16,36 @@ import (
 	"cclab/netio"
 )
 
-// busyPollTests makes startRelay build relays with Config.BusyPoll
-// (TestBusyPollSuite).
-var busyPollTests bool
+// loopMode, if set, makes startRelay build relays with the polling loop
+// (TestBusyPollSuite: Config.BusyPoll; TestWaitPollSuite: WaitPoll).
+var loopMode func(*Config)
+
+// loopSuite lists the relay's end-to-end tests that every driver must pass
+// (TestBusyPollSuite, TestWaitPollSuite).
+var loopSuite = []struct {
+	name string
+	f    func(*testing.T)
+}{
+	{"offload", TestRelayOffload},
+	{"droptail burst", TestDropTailBurstDropsExactly},
+	{"added delay", TestAddedDelay},
+	{"reverse path and ecn", TestReversePathAndECN},
+	{"multi-hop and cross traffic", TestMultiHopAndCrossTraffic},
+	{"many clients", TestManyClientsGetTheirOwnReplies},
+	{"entries", TestEntries},
+	{"idle client expires", TestIdleClientExpires},
+	{"many ports of one host", TestManyPortsOfOneHost},
+	{"full table evicts idlest", TestFullTableEvictsIdlest},
+}
+
+// runLoopSuite runs loopSuite with relays that mode configures.
+func runLoopSuite(t *testing.T, mode func(*Config)) {
+	loopMode = mode
+	defer func() { loopMode = nil }()
+	for _, tc := range loopSuite {
+		t.Run(tc.name, tc.f)
+	}
+}
 
 // TestBusyPollSuite runs the relay's end-to-end tests again with the
 // busy-polling driver (Config.BusyPoll): delivery, order, content and ECN
@@ -28,25 +56,15 @@ var busyPollTests bool
 // test that checks a measured rate against a tolerance is left out
 // (TestBusyPollTimes checks the modelled instants instead).
 func TestBusyPollSuite(t *testing.T) {
-	busyPollTests = true
-	defer func() { busyPollTests = false }()
-	for _, tc := range []struct {
-		name string
-		f    func(*testing.T)
-	}{
-		{"offload", TestRelayOffload},
-		{"droptail burst", TestDropTailBurstDropsExactly},
-		{"added delay", TestAddedDelay},
-		{"reverse path and ecn", TestReversePathAndECN},
-		{"multi-hop and cross traffic", TestMultiHopAndCrossTraffic},
-		{"many clients", TestManyClientsGetTheirOwnReplies},
-		{"entries", TestEntries},
-		{"idle client expires", TestIdleClientExpires},
-		{"many ports of one host", TestManyPortsOfOneHost},
-		{"full table evicts idlest", TestFullTableEvictsIdlest},
-	} {
-		t.Run(tc.name, tc.f)
-	}
+	runLoopSuite(t, func(c *Config) { c.BusyPoll = true })
+}
+
+// TestWaitPollSuite runs the same tests with the waiting loop
+// (Config.WaitPoll): over loopback it blocks in epoll between datagrams
+// and departures, in memory (MemConn, no descriptor) its waits are
+// bounded (waitMemBound).
+func TestWaitPollSuite(t *testing.T) {
+	runLoopSuite(t, func(c *Config) { c.WaitPoll = true })
 }
 
 // TestBusyPollTimes relays a saturating burst through a rate-limited,
@@ -58,6 +76,33 @@ func TestBusyPollSuite(t *testing.T) {
 // datagrams are is a timing figure for the benchmark (cmd/bottleneck/bench
 // -poll busy); it is only logged here.
 func TestBusyPollTimes(t *testing.T) {
+	for _, m := range loopModes(t) {
+		t.Run(m.name, func(t *testing.T) { testLoopTimes(t, m.cfg) })
+	}
+}
+
+// loopModeCase is a configuration of the polling loop under test.
+type loopModeCase struct {
+	name string
+	cfg  Config
+}
+
+// loopModes are the polling loop's modes: busy, waiting, and waiting on a
+// real-time thread where the process may use the policy (in CI it must).
+func loopModes(t *testing.T) []loopModeCase {
+	modes := []loopModeCase{{"busy", Config{BusyPoll: true}}, {"wait", Config{WaitPoll: true}}}
+	if err := checkRealtime(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI runs as root, which may use SCHED_FIFO: %v", err)
+		}
+		t.Logf("no real-time policy for this process (%v): the real-time waiting loop is not tested", err)
+		return modes
+	}
+	return append(modes, loopModeCase{"wait realtime", Config{WaitPoll: true, Realtime: true}})
+}
+
+// testLoopTimes is TestBusyPollTimes with the loop mode in mode.
+func testLoopTimes(t *testing.T, mode Config) {
 	const rate, size, n = 50e6, 1200, 500 // 500 × 1228 bytes at 50 Mbit/s ≈ 98 ms
 	for _, tn := range []testNet{udpNet(), memNet()} {
 		t.Run(map[bool]string{true: "udp", false: "memory"}[tn.mem == nil], func(t *testing.T) {
@@ -69,9 +114,11 @@ func TestBusyPollTimes(t *testing.T) {
 				}
 			})
 			cnt := newCounter()
-			r := startRelay(t, tn, Config{Target: dst.conn.LocalAddr().String(), BusyPoll: true,
-				Sink: event.Func(func(e *event.Event) { depSink.Record(e); cnt.Record(e) }),
-				Hops: [2][]link.Config{{mkHop(t, "rate=50Mbit,delay=5ms,queue=droptail:10000p")}}})
+			cfg := mode
+			cfg.Target = dst.conn.LocalAddr().String()
+			cfg.Sink = event.Func(func(e *event.Event) { depSink.Record(e); cnt.Record(e) })
+			cfg.Hops = [2][]link.Config{{mkHop(t, "rate=50Mbit,delay=5ms,queue=droptail:10000p")}}
+			r := startRelay(t, tn, cfg)
 			// The relay's clock against the test's (testBase): the
 			// narrowest of 100 bracketed readings.
 			var off, best time.Duration
@@ -123,16 +170,29 @@ func TestBusyPollTimes(t *testing.T) {
 			if d := st.BusyTime - busy; d < -time.Microsecond || d > time.Microsecond {
 				t.Errorf("modelled busy time got %v, want %v (n·(size+overhead)·8/rate)", st.BusyTime, busy)
 			}
-			if cn.LoopHist.Count() == 0 || cn.SleepLateHist.Count() != 0 || cn.LockWaitHist.Count() != 0 {
-				t.Errorf("loop passes %d, sleeps %d, lock waits %d: want passes, no sleeps, no lock waits (no scheduler)",
-					cn.LoopHist.Count(), cn.SleepLateHist.Count(), cn.LockWaitHist.Count())
+			if cn.LoopHist.Count() == 0 || cn.LockWaitHist.Count() != 0 {
+				t.Errorf("loop passes %d, lock waits %d: want passes, no lock waits (no scheduler)", cn.LoopHist.Count(), cn.LockWaitHist.Count())
+			}
+			// The busy loop never blocks; the waiting loop blocks at
+			// least while the first datagrams cross the 5 ms delay.
+			if waits := cn.LoopWaits; mode.WaitPoll != (waits > 0) {
+				t.Errorf("loop waits %d with WaitPoll %v: want some exactly when WaitPoll", waits, mode.WaitPoll)
+			}
+			if !mode.WaitPoll && cn.SleepLateHist.Count() != 0 {
+				t.Errorf("busy loop: %d sleeps, want none", cn.SleepLateHist.Count())
+			}
+			r.mu.Lock()
+			rtErr := r.realtimeErr
+			r.mu.Unlock()
+			if rtErr != nil {
+				t.Errorf("loop not real-time: %v", rtErr)
 			}
 			if cn.Sent[Fwd] != n || cn.LateHist.Count() != n {
 				t.Errorf("sent %d, lateness of %d writes; want %d each", cn.Sent[Fwd], cn.LateHist.Count(), n)
 			}
 			slices.Sort(errs)
-			t.Logf("receive - model: median %v, p99 %v, max %v; relay write lateness median %v, p99 %v; loop pass median %v, p99 %v",
-				errs[n/2], errs[n*99/100], errs[n-1], cn.LateP50, cn.LateP99, cn.LoopP50, cn.LoopP99)
+			t.Logf("receive - model: median %v, p99 %v, max %v; relay write lateness median %v, p99 %v; loop pass median %v, p99 %v; %d waits",
+				errs[n/2], errs[n*99/100], errs[n-1], cn.LateP50, cn.LateP99, cn.LoopP50, cn.LoopP99, cn.LoopWaits)
 		})
 	}
 }
@@ -189,6 +249,13 @@ func TestBusyPollConfig(t *testing.T) {
 	if !errors.Is(err, errPollRealtime) {
 		t.Errorf("BusyPoll with Realtime: got %v, want %v", err, errPollRealtime)
 	}
+	_, err = New(Config{Listen: tn.host + ":0", Network: tn.mem, Target: "10.0.0.9:9", BusyPoll: true, WaitPoll: true})
+	if !errors.Is(err, errPollBoth) {
+		t.Errorf("BusyPoll with WaitPoll: got %v, want %v", err, errPollBoth)
+	}
+	if _, err = NewPacket(Config{WaitPoll: true}, blocking{}, blocking{}); err == nil || !strings.Contains(err.Error(), "without blocking") {
+		t.Errorf("WaitPoll on a device without TryReadBatch: got %v, want an error saying it cannot be read without blocking", err)
+	}
 	inner, outer := blocking{}, blocking{}
 	_, err = NewPacket(Config{BusyPoll: true}, inner, outer)
 	if err == nil || !strings.Contains(err.Error(), "inner device") || !strings.Contains(err.Error(), "without blocking") {
@@ -203,3 +270,112 @@ func (blocking) ReadBatch([]netio.Message) (int, error)  { return 0, netio.ErrCl
 func (blocking) WriteBatch([]netio.Message) (int, error) { return 0, netio.ErrClosed }
 func (blocking) LocalAddr() netip.AddrPort               { return netip.AddrPort{} }
 func (blocking) Close() error                            { return nil }
+
+// TestWaitPollIdle: the waiting loop (Config.WaitPoll) reads only the
+// sockets that hold datagrams, as the busy one does, and blocks while
+// nothing arrives and nothing is due. Over loopback, with 64 idle sessions
+// open, one client's 100 datagrams (each sent once the previous one has
+// arrived) cost fewer reads than passes (one read per socket per pass
+// would be 65 per pass); then, idle, the loop makes almost no passes (a
+// busy loop makes tens of thousands a second).
+func TestWaitPollIdle(t *testing.T) {
+	const sessions, n = 64, 100
+	for _, m := range loopModes(t) {
+		if !m.cfg.WaitPoll {
+			continue
+		}
+		t.Run(m.name, func(t *testing.T) {
+			tn := udpNet()
+			dst := newSink(t, tn, false)
+			cfg := m.cfg
+			cfg.Target = dst.conn.LocalAddr().String()
+			cfg.Hops = [2][]link.Config{{mkHop(t, "rate=100Mbit,delay=1ms,queue=droptail:1000p")}}
+			r := startRelay(t, tn, cfg)
+			if r.ready == nil {
+				t.Fatal("the waiting loop on Linux has no ReadySet (epoll)")
+			}
+			var first netio.Conn
+			for i := 0; i < sessions; i++ {
+				c := dial(t, tn, r.Addr())
+				if i == 0 {
+					first = c
+				}
+				if _, err := c.WriteBatch(datagrams(i, 1, 100, ecn.NotECT)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := dst.waitFor(sessions, 10*time.Second); len(got) != sessions {
+				t.Fatalf("received %d datagrams, want %d", len(got), sessions)
+			}
+			passes0, reads0 := r.pollPasses.Load(), r.pollReads.Load()
+			for i := 0; i < n; i++ {
+				if _, err := first.WriteBatch(datagrams(sessions+i, 1, 100, ecn.NotECT)); err != nil {
+					t.Fatal(err)
+				}
+				if got := dst.waitFor(sessions+i+1, 10*time.Second); len(got) != sessions+i+1 {
+					t.Fatalf("received %d datagrams, want %d", len(got), sessions+i+1)
+				}
+			}
+			passes, reads := r.pollPasses.Load()-passes0, r.pollReads.Load()-reads0
+			t.Logf("%d idle sessions, %d datagrams: %d reads in %d passes", sessions, n, reads, passes)
+			if reads >= passes {
+				t.Errorf("%d reads in %d passes with %d idle sessions: want fewer reads than passes (idle sockets not read)", reads, passes, sessions)
+			}
+			// Idle: the loop wakes for the statistics line and the
+			// expiry check (once a second each), nothing else.
+			const window = 300 * time.Millisecond
+			idle0 := r.pollPasses.Load()
+			time.Sleep(window) // a measurement window, not a synchronisation
+			if idle := r.pollPasses.Load() - idle0; idle > 100 {
+				t.Errorf("idle for %v: %d loop passes, want at most 100 (the loop blocks; a busy loop makes tens of thousands)", window, idle)
+			}
+		})
+	}
+}
+
+// TestWaitPollClose: Close wakes a waiting loop at once (the sleeper's
+// eventfd is in its epoll set), over loopback and in memory, on a normal
+// and a real-time thread. The relay has no sessions and an hour between
+// statistics lines, so a loop that Close could not wake would block for
+// an hour.
+func TestWaitPollClose(t *testing.T) {
+	for _, m := range loopModes(t) {
+		if !m.cfg.WaitPoll {
+			continue
+		}
+		for _, tn := range []testNet{udpNet(), memNet()} {
+			t.Run(m.name+"/"+map[bool]string{true: "udp", false: "memory"}[tn.mem == nil], func(t *testing.T) {
+				cfg := m.cfg
+				cfg.Listen, cfg.Network, cfg.Target = tn.host+":0", tn.network(), tn.host+":9"
+				cfg.Interval = time.Hour
+				r, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Start()
+				end := time.Now().Add(10 * time.Second)
+				for waits(r) == 0 && time.Now().Before(end) {
+					time.Sleep(time.Millisecond) // poll the counter
+				}
+				if waits(r) == 0 {
+					r.Close()
+					t.Fatal("the loop did not block within 10 s")
+				}
+				done := make(chan struct{})
+				go func() { r.Close(); close(done) }()
+				select {
+				case <-done:
+				case <-time.After(30 * time.Second):
+					t.Fatal("Close did not return within 30 s: the blocked loop was not woken")
+				}
+			})
+		}
+	}
+}
+
+// waits returns how often r's loop has blocked.
+func waits(r *Relay) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cnt.LoopWaits
+}

@@ -35,8 +35,8 @@ func fifoThreads(t *testing.T) []int {
 	return out
 }
 
-// TestRealtimeThread: with Config.Realtime the scheduler's thread (and no
-// other) has SCHED_FIFO at RealtimePriority while the relay runs, and no
+// TestRealtimeThread: with Config.Realtime the scheduler's thread (with
+// Config.WaitPoll the polling loop's; and no other) has SCHED_FIFO at RealtimePriority while the relay runs, and no
 // thread keeps it after Close, nor after New's permission probe.
 func TestRealtimeThread(t *testing.T) {
 	if err := checkRealtime(); err != nil {
@@ -51,27 +51,39 @@ func TestRealtimeThread(t *testing.T) {
 	if got := fifoThreads(t); len(got) != 0 {
 		t.Fatalf("after the probe, threads %v have SCHED_FIFO, want none", got)
 	}
-	tn := memNet()
-	dst := newSink(t, tn, false)
-	r, err := New(Config{Listen: tn.host + ":0", Network: tn.network(), Target: dst.conn.LocalAddr().String(), Realtime: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Start()
-	// The scheduler sets its policy as it starts, and its thread ends
-	// after Close returns: wait (bounded) for either to show.
-	fifo := waitFIFO(t, func(n int) bool { return n > 0 })
-	if len(fifo) != 1 {
-		t.Errorf("while relaying, threads %v have SCHED_FIFO, want exactly one (the scheduler's)", fifo)
-	}
-	for _, tid := range fifo {
-		if a, err := unix.SchedGetAttr(tid, 0); err == nil && a.Priority != RealtimePriority {
-			t.Errorf("thread %d priority got %d, want %d", tid, a.Priority, RealtimePriority)
-		}
-	}
-	r.Close()
-	if got := waitFIFO(t, func(n int) bool { return n == 0 }); len(got) != 0 {
-		t.Errorf("after Close, threads %v have SCHED_FIFO, want none", got)
+	for _, tc := range []struct {
+		name, thread string
+		cfg          Config
+	}{
+		{"scheduler", "the scheduler's", Config{Realtime: true}},
+		{"waiting loop", "the polling loop's", Config{Realtime: true, WaitPoll: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tn := memNet()
+			dst := newSink(t, tn, false)
+			cfg := tc.cfg
+			cfg.Listen, cfg.Network, cfg.Target = tn.host+":0", tn.network(), dst.conn.LocalAddr().String()
+			r, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Start()
+			// The thread sets its policy as it starts, and ends after
+			// Close returns: wait (bounded) for either to show.
+			fifo := waitFIFO(t, func(n int) bool { return n > 0 })
+			if len(fifo) != 1 {
+				t.Errorf("while relaying, threads %v have SCHED_FIFO, want exactly one (%s)", fifo, tc.thread)
+			}
+			for _, tid := range fifo {
+				if a, err := unix.SchedGetAttr(tid, 0); err == nil && a.Priority != RealtimePriority {
+					t.Errorf("thread %d priority got %d, want %d", tid, a.Priority, RealtimePriority)
+				}
+			}
+			r.Close()
+			if got := waitFIFO(t, func(n int) bool { return n == 0 }); len(got) != 0 {
+				t.Errorf("after Close, threads %v have SCHED_FIFO, want none", got)
+			}
+		})
 	}
 }
 

@@ -14,7 +14,8 @@
 // clock (not on one CPU or one P: there it sleeps to the instant), so
 // packets leave at their modelled instants rather than at the machine's
 // wake-up latency. With Config.BusyPoll one loop on one locked OS thread
-// does all of it instead, never sleeping (poll.go).
+// does all of it instead, never sleeping (poll.go); with Config.WaitPoll the
+// same loop blocks in epoll when it has nothing to do (wait.go).
 package relay
 
 import (
@@ -111,15 +112,21 @@ type Counters struct {
 	SendTimeP50  time.Duration `json:"send_time_p50_ns"`
 	SendTimeP99  time.Duration `json:"send_time_p99_ns"`
 	SendTimeP999 time.Duration `json:"send_time_p999_ns"`
-	// Loop: with Config.BusyPoll, the length of each pass of the polling
-	// loop (from one look at the clock to the next: a non-blocking read of
-	// every socket, relaying what they held, and the writes that fell
-	// due), the most the loop itself holds a write back beyond its instant
+	// Loop: with Config.BusyPoll or Config.WaitPoll, the length of each
+	// pass of the polling loop (from one look at the clock to the next: a
+	// non-blocking read of every socket, relaying what they held, and the
+	// writes that fell due; with WaitPoll only passes that did not block),
+	// the most the loop itself holds a write back beyond its instant
 	// (besides Coalesce); histogram and percentiles.
 	LoopHist LateHist      `json:"-"`
 	LoopP50  time.Duration `json:"loop_p50_ns"`
 	LoopP99  time.Duration `json:"loop_p99_ns"`
 	LoopP999 time.Duration `json:"loop_p999_ns"`
+	// LoopWaits counts the times the loop blocked (Config.WaitPoll; its
+	// overshoots go to SleepLateHist), LoopRests the rests a real-time
+	// loop took after a long stretch without blocking (waitRestAfter).
+	LoopWaits int64 `json:"loop_waits"`
+	LoopRests int64 `json:"loop_rests"`
 }
 
 // snapshot returns the counters with the lateness percentiles filled in.
@@ -244,7 +251,10 @@ type Relay struct {
 	// lead is the learned wake-up lateness of the scheduler's sleeps
 	// (Config.Spin 0: it sleeps that much less and polls the rest).
 	lead wakeLead
-	// The busy-polling loop's sockets (Config.BusyPoll; only the loop
+	// loop: the data path is one polling loop (Config.BusyPoll or
+	// Config.WaitPoll, poll.go) instead of readers and a scheduler.
+	loop bool
+	// The polling loop's sockets (only the loop
 	// touches these once it has started, poll.go): watched are those it
 	// reads when ready reports them (by key; nil: a free key, in
 	// freeKeys), polled those it reads every pass (no ReadySet, or not a
@@ -254,10 +264,12 @@ type Relay struct {
 	watched  []*reader
 	freeKeys []int32
 	readyBuf []int32
-	// pollReads counts the loop's reads (tests: an idle socket costs none).
-	pollReads atomic.Uint64
-	wg        sync.WaitGroup
-	closed    atomic.Bool
+	// pollReads counts the loop's reads (tests: an idle socket costs
+	// none), pollPasses its passes.
+	pollReads  atomic.Uint64
+	pollPasses atomic.Uint64
+	wg         sync.WaitGroup
+	closed     atomic.Bool
 }
 
 // New opens the listening socket and builds the links; Run starts relaying.
@@ -360,9 +372,13 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 		cfg: cfg, net: cfg.Network, clients: map[netip.AddrPort]*client{}, perHost: map[netip.Addr]int{},
 		start: time.Now(), base: clock.Start, packet: packet,
 	}
+	if cfg.BusyPoll && cfg.WaitPoll {
+		return nil, errPollBoth
+	}
 	if cfg.BusyPoll && cfg.Realtime {
 		return nil, errPollRealtime
 	}
+	r.loop = cfg.BusyPoll || cfg.WaitPoll
 	if cfg.Realtime {
 		if err := checkRealtime(); err != nil {
 			return nil, err
@@ -563,7 +579,7 @@ func (r *Relay) Start() {
 	r.lastStat = now
 	r.nextStat = now.Add(r.cfg.Interval)
 	r.mu.Unlock()
-	if r.cfg.BusyPoll {
+	if r.loop {
 		// Without epoll (not Linux) the loop reads every socket each pass.
 		r.ready, _ = netio.NewReadySet()
 	}
@@ -577,7 +593,7 @@ func (r *Relay) Start() {
 		r.addReader(r.newReader(r.fixed.up, r.fixed, -1, r.offload(r.fixed.up)))
 	}
 	r.wg.Add(1)
-	if r.cfg.BusyPoll {
+	if r.loop {
 		go r.pollLoop()
 	} else {
 		go r.schedule()
@@ -585,12 +601,13 @@ func (r *Relay) Start() {
 }
 
 // addReader starts relaying what rd's socket receives: a reader goroutine
-// (readLoop), or with Config.BusyPoll one more socket the polling loop
+// (readLoop), or with the polling loop (Config.BusyPoll, WaitPoll) one
+// more socket it
 // reads (pollLoop, which alone touches its socket lists: the loop itself
 // opens the sessions whose sockets it adds, and Start adds the first ones
 // before the loop starts).
 func (r *Relay) addReader(rd *reader) {
-	if r.cfg.BusyPoll {
+	if r.loop {
 		r.watch(rd)
 		return
 	}
@@ -682,7 +699,7 @@ func (r *Relay) offload(conn netio.Conn) bool {
 // A reader goroutine (readLoop) or the busy-polling loop (pollLoop) owns it.
 type reader struct {
 	conn  netio.Conn
-	poll  netio.Poller // conn, when it is polled (Config.BusyPoll)
+	poll  netio.Poller // conn, when it is polled (the polling loop)
 	key   int32        // pollLoop: its key in Relay.ready, -1 if polled every pass
 	c     *client
 	entry int
@@ -709,7 +726,7 @@ func (r *Relay) newReader(conn netio.Conn, c *client, entry int, gro bool) *read
 	if gro {
 		rd.full, rd.size = groBatch, netio.GROBufSize
 	}
-	if r.cfg.BusyPoll {
+	if r.loop {
 		// The polling loop comes back to the socket within µs: smaller
 		// reads bound how long one recvmmsg holds up the writes that are
 		// due (a full GRO batch after a stall is up to 1024 datagrams,
@@ -846,7 +863,7 @@ func (r *Relay) readLate(d time.Duration) {
 const groBatch = 16
 
 // pollBatch and pollGROBatch are the messages per read of the busy-polling
-// loop (Config.BusyPoll), without and with GRO: at most 16 datagrams, or 2
+// loop (Config.BusyPoll, WaitPoll), without and with GRO: at most 16 datagrams, or 2
 // GRO messages of up to 64 (about 190 KB of 1500-byte datagrams, some 20 µs
 // of copying), so that one read never holds up the due writes for long.
 const (
@@ -1190,22 +1207,7 @@ func (r *Relay) schedule() {
 		netio.PreciseTimers()
 	}
 	if r.cfg.Realtime {
-		// New checked that the policy is allowed (checkRealtime). The
-		// thread gets its policy back before it is unlocked; if it could
-		// not, it stays locked (a second lock, never undone) and ends with
-		// this goroutine, so no other goroutine runs on it real-time.
-		restore, err := setRealtime()
-		if err != nil {
-			r.mu.Lock()
-			r.realtimeErr = err
-			r.mu.Unlock()
-		} else {
-			defer func() {
-				if !restore() {
-					runtime.LockOSThread()
-				}
-			}()
-		}
+		defer r.goRealtime()()
 	}
 	r.noSpin = runtime.GOMAXPROCS(0) == 1 || runtime.NumCPU() == 1
 	nextExpire := r.now().Add(time.Second)
@@ -1233,6 +1235,28 @@ func (r *Relay) schedule() {
 		r.wakeAt.Store(int64(d))
 		r.mu.Unlock()
 		over = r.wait(d)
+	}
+}
+
+// goRealtime gives the calling goroutine's locked OS thread the real-time
+// policy (Config.Realtime; New checked that it is allowed: checkRealtime)
+// and returns what gives the policy back, to be deferred. The thread gets
+// its policy back before it is unlocked; if it could not, it stays locked
+// (a second lock, never undone) and ends with its goroutine, so no other
+// goroutine runs on it real-time. If the policy could not be set, the
+// summary says why (realtimeErr).
+func (r *Relay) goRealtime() (undo func()) {
+	restore, err := setRealtime()
+	if err != nil {
+		r.mu.Lock()
+		r.realtimeErr = err
+		r.mu.Unlock()
+		return func() {}
+	}
+	return func() {
+		if !restore() {
+			runtime.LockOSThread()
+		}
 	}
 }
 
@@ -1339,7 +1363,7 @@ func (r *Relay) closeClient(c *client) {
 	}
 	r.byIdx[c.idx] = nil
 	r.freeIdx = append(r.freeIdx, c.idx)
-	if r.cfg.BusyPoll {
+	if r.loop {
 		r.unwatch(c.rd) // (before the close: its descriptor's number may be reused at once)
 	}
 	up := c.up

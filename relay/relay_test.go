@@ -196,7 +196,9 @@ func startRelay(t *testing.T, n testNet, cfg Config) *Relay {
 	t.Helper()
 	cfg.Listen = n.host + ":0"
 	cfg.Network = n.network()
-	cfg.BusyPoll = cfg.BusyPoll || busyPollTests
+	if loopMode != nil {
+		loopMode(&cfg)
+	}
 	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -69,9 +69,16 @@ func (s *sleeper) sleep(d time.Duration) bool {
 	if n == 0 {
 		return false
 	}
-	_, _ = unix.Read(s.fd, s.buf[:]) // drain: the counter back to 0
+	s.drain()
 	return true
 }
+
+// drain sets the eventfd's counter back to 0 (after a wake).
+func (s *sleeper) drain() { _, _ = unix.Read(s.fd, s.buf[:]) }
+
+// eventFD is the eventfd that wake makes readable, for a wait in epoll
+// (Config.WaitPoll).
+func (s *sleeper) eventFD() int { return s.fd }
 
 // wake interrupts a sleep in progress or the next one (the eventfd stays
 // readable until a sleep drains it).

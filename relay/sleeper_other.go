@@ -37,3 +37,9 @@ func (s *sleeper) wake() {
 }
 
 func (s *sleeper) close() {}
+
+// drain does nothing (sleep takes the wake from the channel).
+func (s *sleeper) drain() {}
+
+// eventFD is -1: there is no descriptor to wait on in epoll.
+func (s *sleeper) eventFD() int { return -1 }

@@ -1,0 +1,169 @@
+package relay
+
+import (
+	"runtime"
+	"time"
+
+	"cclab/clock"
+	"cclab/netio"
+)
+
+// The waiting loop (Config.WaitPoll) is the busy-polling loop (poll.go)
+// that blocks in the kernel when it has nothing to do: after a pass that
+// read nothing, if nothing is due yet, it waits in epoll_pwait2 on the
+// sockets' ReadySet, with a nanosecond timeout that ends the learned lead
+// (wakeLead, as the sleeping scheduler's) before the next instant the links
+// need it (and the statistics and expiry timers), so that a datagram's
+// arrival or a departure wakes it, and Close through the sleeper's eventfd,
+// which is in the same set (wakeKey). Nearer than the lead it keeps
+// polling. Sessions are opened and closed by the loop itself (handle,
+// housekeep), so nothing else needs to wake it.
+//
+// With Config.Realtime its thread has the SCHED_FIFO policy: it preempts
+// any thread of the normal policy on its CPU the moment the kernel wakes
+// it (a datagram, its timeout), instead of waiting for CFS to give it the
+// CPU, and as it blocks whenever it is idle it does not run into the
+// kernel's real-time throttling (sched_rt_runtime_us: 950 ms of each
+// second at most) the way a busy real-time loop would. The wait is then a
+// raw system call (netio.ReadySet.Wait: the runtime's exitsyscall spin
+// would starve a normal thread, see sleeper.raw).
+//
+// Under a flood the loop may never find itself idle: a real-time thread
+// that never blocks would hold its CPU until the throttling stops it (up
+// to 50 ms of every second). It rests instead: after waitRestAfter without
+// a block it sleeps waitRest (counted in Counters.LoopRests), which gives
+// the normal threads on its CPU (softirq work, the Go runtime, other
+// programs) a share of at least waitRest/waitRestAfter, and delays the
+// packets due meanwhile by up to waitRest.
+
+// wakeKey is the ReadySet key of the sleeper's eventfd (Close's wake).
+const wakeKey int32 = -1
+
+// Bounds of the waiting loop.
+const (
+	// waitMemBound is the longest wait while the loop reads a socket
+	// that cannot be watched (a MemConn) every pass, or if the eventfd
+	// could not join the set: the loop comes back to those that often.
+	waitMemBound = 50 * time.Microsecond
+	// waitRestAfter is how long a real-time loop runs without blocking
+	// before it rests for waitRest (a 1 % share for the other threads of
+	// its CPU, against the 5 % the kernel's throttling leaves them in
+	// 50 ms stalls).
+	waitRestAfter = 10 * time.Millisecond
+	waitRest      = 100 * time.Microsecond
+)
+
+// waiter is the waiting loop's state, on the loop's locked thread.
+type waiter struct {
+	r         *Relay
+	raw       bool       // a real-time thread: raw system calls
+	bounded   bool       // the eventfd is not in the set: bound every wait
+	undo      func()     // gives the thread its policy back
+	busySince clock.Time // when the loop last blocked or rested
+}
+
+// startWaiting prepares the loop's thread for waiting (Config.WaitPoll;
+// nil otherwise): 1 ns timer slack, the real-time policy with Realtime,
+// the sleeper's eventfd in the ReadySet. Call it on the locked thread.
+func (r *Relay) startWaiting() *waiter {
+	if !r.cfg.WaitPoll {
+		return nil
+	}
+	w := &waiter{r: r, undo: func() {}}
+	netio.PreciseTimers()
+	if r.cfg.Realtime {
+		w.undo = r.goRealtime()
+		w.raw = r.realtimeErr == nil
+	}
+	r.noSpin = runtime.GOMAXPROCS(0) == 1 || runtime.NumCPU() == 1
+	if r.ready != nil && r.ready.AddFD(r.sl.eventFD(), wakeKey) != nil {
+		w.bounded = true
+	}
+	w.busySince = r.now()
+	return w
+}
+
+// stop gives the thread its former policy back.
+func (w *waiter) stop() { w.undo() }
+
+// nextWake is the next instant the loop must run at although nothing
+// arrives: the links' next deadline (after Coalesce), the next statistics
+// line and, while sessions or flows exist, the next expiry check. Called
+// with mu held.
+func (r *Relay) nextWake(nextExpire clock.Time) clock.Time {
+	d := clock.Earliest(coalesce(r.deadline(), r.lastWrite, r.cfg.Coalesce), r.nextStat)
+	if len(r.clients) > 0 || r.packet {
+		d = clock.Earliest(d, nextExpire)
+	}
+	return d
+}
+
+// lead is how long before an instant the loop stops waiting and polls
+// (Config.Spin, as sleepLead but also for a real-time thread, which here
+// takes no reader's CPU), and whether it is learned.
+func (w *waiter) lead() (time.Duration, bool) {
+	r := w.r
+	switch {
+	case r.noSpin || r.cfg.Spin < 0:
+		return 0, false
+	case r.cfg.Spin == 0:
+		return r.lead.lead(), true
+	}
+	return r.cfg.Spin, false
+}
+
+// wait blocks after a pass until next (less the lead), a datagram or
+// Close, unless the pass read something (got) or next is within the lead;
+// a real-time loop rests instead if it has not blocked for waitRestAfter.
+// It reports whether readyBuf holds the keys of ready sockets (to be read
+// without asking again) and whether it blocked.
+func (w *waiter) wait(now, next clock.Time, got bool) (pending, waited bool) {
+	r := w.r
+	if r.cfg.Realtime && now.Sub(w.busySince) >= waitRestAfter {
+		r.sl.sleep(waitRest)
+		w.busySince = r.now()
+		r.mu.Lock()
+		r.cnt.LoopRests++
+		r.mu.Unlock()
+		return false, true
+	}
+	if got || r.closed.Load() {
+		return false, false
+	}
+	start := r.now()
+	lead, learned := w.lead()
+	rem := next.Sub(start)
+	if rem <= lead {
+		return false, false // poll for the rest
+	}
+	d := rem - lead
+	if w.bounded || len(r.polled) > 0 {
+		d = min(d, waitMemBound)
+	}
+	r.mu.Lock()
+	r.cnt.LoopWaits++ // (before: Close may come while it blocks)
+	r.mu.Unlock()
+	timedOut := false
+	var err error
+	if r.ready == nil {
+		timedOut = !r.sl.sleep(d)
+	} else {
+		r.readyBuf, timedOut, err = r.ready.Wait(r.readyBuf[:0], d, w.raw)
+	}
+	end := r.now()
+	w.busySince = end
+	r.mu.Lock()
+	if err != nil {
+		r.cnt.ReadErrors++
+	}
+	if timedOut {
+		over := end.Sub(start.Add(d))
+		r.cnt.SleepLateHist.Add(over)
+		if learned {
+			r.lead.observe(over)
+		}
+	}
+	r.cnt.Lead = lead
+	r.mu.Unlock()
+	return r.ready != nil && len(r.readyBuf) > 0, true
+}
