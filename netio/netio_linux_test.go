@@ -6,8 +6,11 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"cclab/ecn"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestParseTOSMalformed: malformed control messages yield Not-ECT, never a
@@ -177,5 +180,78 @@ func TestReadySet(t *testing.T) {
 	a, _ := MemPair(netip.MustParseAddrPort("10.0.0.1:1"), netip.MustParseAddrPort("10.0.0.2:2"))
 	if err := s.Add(a, 1); err == nil {
 		t.Error("Add of a MemConn: no error")
+	}
+}
+
+// TestReadySetWait: Wait blocks until a watched descriptor is ready or
+// its timeout passes: with nothing ready it times out and returns no key
+// (the normal and the raw system call), it returns the key of a socket a
+// datagram reached, and of a descriptor added with AddFD (an eventfd,
+// as the relay's Close wakes its waiting loop). No bound on how long a
+// wait took is checked: only what it returned.
+func TestReadySetWait(t *testing.T) {
+	s, err := NewReadySet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rx, err := ListenUDP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rx.Close()
+	if err := s.Add(rx, 7); err != nil {
+		t.Fatal(err)
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(efd)
+	if err := s.AddFD(efd, -1); err != nil {
+		t.Fatalf("AddFD: %v", err)
+	}
+	// wait waits until Wait reports a key or a timeout (a signal may end
+	// a wait early: then it waits again).
+	wait := func(d time.Duration, raw bool) ([]int32, bool) {
+		t.Helper()
+		for tries := 0; tries < 100; tries++ {
+			k, timedOut, err := s.Wait(nil, d, raw)
+			if err != nil {
+				t.Fatalf("Wait: %v", err)
+			}
+			if timedOut || len(k) > 0 {
+				slices.Sort(k)
+				return k, timedOut
+			}
+		}
+		t.Fatal("Wait returned neither a key nor a timeout 100 times")
+		return nil, false
+	}
+	for _, raw := range []bool{false, true} {
+		if k, timedOut := wait(time.Millisecond, raw); len(k) != 0 || !timedOut {
+			t.Errorf("raw %v, nothing ready: got keys %v, timed out %v; want none, true", raw, k, timedOut)
+		}
+	}
+	tx, err := ListenUDP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	out := newMsgs(1, 64)
+	out[0].N, out[0].Addr = 10, rx.LocalAddr()
+	if n, err := tx.WriteBatch(out); n != 1 || err != nil {
+		t.Fatalf("WriteBatch: %d, %v", n, err)
+	}
+	if k, timedOut := wait(time.Minute, false); !slices.Equal(k, []int32{7}) || timedOut {
+		t.Errorf("a datagram sent: got keys %v, timed out %v; want [7], false", k, timedOut)
+	}
+	var one [8]byte
+	one[0] = 1
+	if _, err := unix.Write(efd, one[:]); err != nil {
+		t.Fatal(err)
+	}
+	if k, timedOut := wait(time.Minute, true); !slices.Equal(k, []int32{-1, 7}) || timedOut {
+		t.Errorf("eventfd written, datagram unread: got keys %v, timed out %v; want [-1 7], false", k, timedOut)
 	}
 }

@@ -124,7 +124,7 @@ func (r *Relay) pollLoop() {
 		if w != nil {
 			var waited bool
 			if pending, waited = w.wait(now, next, got); waited {
-				prev = clock.Never // the pass that blocked is not a pass's length
+				prev = r.now() // the next pass starts as the wait ends
 			}
 		}
 	}

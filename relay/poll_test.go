@@ -379,3 +379,49 @@ func waits(r *Relay) int64 {
 	defer r.mu.Unlock()
 	return r.cnt.LoopWaits
 }
+
+// TestWaitPollRest: a real-time waiting loop that has not blocked for
+// waitRestAfter (a flood) rests instead of starting the next pass, counted
+// in Counters.LoopRests, and blocks for nothing after a pass that read
+// datagrams otherwise. The waiter is driven directly, on a relay that is
+// not started.
+func TestWaitPollRest(t *testing.T) {
+	tn := memNet()
+	r, err := New(Config{Listen: tn.host + ":0", Network: tn.network(), Target: tn.host + ":9", WaitPoll: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	now := r.now()
+	tests := []struct {
+		name        string
+		rest        bool
+		busy        time.Duration // since the loop last blocked
+		got         bool          // the pass read datagrams
+		waited      bool
+		wantRests   int64
+		wantBlocked int64
+	}{
+		{"flood, real-time: rests", true, waitRestAfter, true, true, 1, 0},
+		{"flood, normal policy: next pass", false, 10 * waitRestAfter, true, false, 0, 0},
+		{"real-time, busy briefly: next pass", true, waitRestAfter / 2, true, false, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r.mu.Lock()
+			rests0, waits0 := r.cnt.LoopRests, r.cnt.LoopWaits
+			r.mu.Unlock()
+			w := &waiter{r: r, rest: tc.rest, undo: func() {}, busySince: now.Add(-tc.busy)}
+			_, waited := w.wait(now, now.Add(time.Hour), tc.got)
+			r.mu.Lock()
+			rests, waits := r.cnt.LoopRests-rests0, r.cnt.LoopWaits-waits0
+			r.mu.Unlock()
+			if waited != tc.waited || rests != tc.wantRests || waits != tc.wantBlocked {
+				t.Errorf("waited %v, rests %d, waits %d; want %v, %d, %d", waited, rests, waits, tc.waited, tc.wantRests, tc.wantBlocked)
+			}
+			if tc.wantRests > 0 && w.busySince <= now {
+				t.Errorf("after a rest, busySince %v not moved past %v", w.busySince, now)
+			}
+		})
+	}
+}

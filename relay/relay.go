@@ -115,7 +115,8 @@ type Counters struct {
 	// Loop: with Config.BusyPoll or Config.WaitPoll, the length of each
 	// pass of the polling loop (from one look at the clock to the next: a
 	// non-blocking read of every socket, relaying what they held, and the
-	// writes that fell due; with WaitPoll only passes that did not block),
+	// writes that fell due; with WaitPoll from the end of a wait, if the
+	// pass follows one),
 	// the most the loop itself holds a write back beyond its instant
 	// (besides Coalesce); histogram and percentiles.
 	LoopHist LateHist      `json:"-"`

@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"runtime"
 	"time"
 
 	"cclab/clock"
@@ -12,7 +11,8 @@ import (
 // that blocks in the kernel when it has nothing to do: after a pass that
 // read nothing, if nothing is due yet, it waits in epoll_pwait2 on the
 // sockets' ReadySet, with a nanosecond timeout that ends the learned lead
-// (wakeLead, as the sleeping scheduler's) before the next instant the links
+// (wakeLead, as the sleeping scheduler's; none on a real-time thread,
+// waiter.lead) before the next instant the links
 // need it (and the statistics and expiry timers), so that a datagram's
 // arrival or a departure wakes it, and Close through the sleeper's eventfd,
 // which is in the same set (wakeKey). Nearer than the lead it keeps
@@ -57,6 +57,7 @@ const (
 type waiter struct {
 	r         *Relay
 	raw       bool       // a real-time thread: raw system calls
+	rest      bool       // rest after waitRestAfter without a block (Realtime)
 	bounded   bool       // the eventfd is not in the set: bound every wait
 	undo      func()     // gives the thread its policy back
 	busySince clock.Time // when the loop last blocked or rested
@@ -74,8 +75,8 @@ func (r *Relay) startWaiting() *waiter {
 	if r.cfg.Realtime {
 		w.undo = r.goRealtime()
 		w.raw = r.realtimeErr == nil
+		w.rest = w.raw
 	}
-	r.noSpin = runtime.GOMAXPROCS(0) == 1 || runtime.NumCPU() == 1
 	if r.ready != nil && r.ready.AddFD(r.sl.eventFD(), wakeKey) != nil {
 		w.bounded = true
 	}
@@ -99,12 +100,19 @@ func (r *Relay) nextWake(nextExpire clock.Time) clock.Time {
 }
 
 // lead is how long before an instant the loop stops waiting and polls
-// (Config.Spin, as sleepLead but also for a real-time thread, which here
-// takes no reader's CPU), and whether it is learned.
+// (Config.Spin), and whether it is learned: as sleepLead, but also on one
+// CPU or one P, where the scheduler does not poll because its polling
+// takes the readers' CPU or P (the loop has no readers). A real-time loop
+// has no learned lead (only a fixed Spin): its polling would make it a
+// real-time thread that hardly ever blocks, and the kernel then runs the
+// normal threads of its CPU for up to 50 ms at a stretch (measured, 1
+// Gbit/s pinned at load 2-3: a lead of 11 µs took the loop from 68 to 86 %
+// of its CPU and its write lateness maximum from 7 to 50 ms; see
+// docs/bottleneck.md, "The waiting loop").
 func (w *waiter) lead() (time.Duration, bool) {
 	r := w.r
 	switch {
-	case r.noSpin || r.cfg.Spin < 0:
+	case r.cfg.Spin < 0 || r.cfg.Spin == 0 && r.cfg.Realtime:
 		return 0, false
 	case r.cfg.Spin == 0:
 		return r.lead.lead(), true
@@ -119,7 +127,7 @@ func (w *waiter) lead() (time.Duration, bool) {
 // without asking again) and whether it blocked.
 func (w *waiter) wait(now, next clock.Time, got bool) (pending, waited bool) {
 	r := w.r
-	if r.cfg.Realtime && now.Sub(w.busySince) >= waitRestAfter {
+	if w.rest && now.Sub(w.busySince) >= waitRestAfter {
 		r.sl.sleep(waitRest)
 		w.busySince = r.now()
 		r.mu.Lock()

@@ -48,9 +48,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-tun", "-tun-net", "fd00::/64"}, "IPv4 prefix"},
 		{[]string{"-target", "127.0.0.1:9", "-spin", "fast"}, "want auto, off or a duration"},
 		{[]string{"-target", "127.0.0.1:9", "-spin", "-1us"}, "want auto, off or a duration"},
-		{[]string{"-target", "127.0.0.1:9", "-poll", "spin"}, "allowed values are sleep and busy"},
+		{[]string{"-target", "127.0.0.1:9", "-poll", "spin"}, "allowed values are sleep, busy and wait"},
 		{[]string{"-target", "127.0.0.1:9", "-poll", "busy", "-realtime"}, "cannot be combined with -realtime"},
 		{[]string{"-tun", "-poll", "busy"}, "-poll busy does not apply with -tun"},
+		{[]string{"-tun", "-poll", "wait"}, "-poll wait does not apply with -tun"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer

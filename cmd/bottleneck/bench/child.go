@@ -100,7 +100,7 @@ func runChild(role string, args []string) {
 	isPlain := fs.Bool("plain", false, "relay: without offloads and coalescing")
 	lock := fs.Bool("lock", false, "relay: -lock-thread")
 	rt := fs.Bool("realtime", false, "relay: -realtime")
-	busy := fs.Bool("busy", false, "relay: -poll busy")
+	poll := fs.String("poll", "sleep", "relay: -poll (sleep, busy or wait)")
 	coal := fs.Duration("coalesce", 0, "relay: -coalesce (0: default, negative: off)")
 	fs.Parse(args)
 	switch role {
@@ -115,7 +115,7 @@ func runChild(role string, args []string) {
 	case "receive":
 		receiveChild(*size)
 	case "relay":
-		lockThread, realtime, busyPoll, coalesceFlag = *lock, *rt, *busy, *coal
+		lockThread, realtime, pollMode, coalesceFlag = *lock, *rt, *poll, *coal
 		relayChild(fullConfig(*target, *rate, *delay, *queue, *spin, *isPlain))
 	default:
 		fatal(fmt.Errorf("-child %q: want blast, receive or relay", role))

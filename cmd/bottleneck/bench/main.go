@@ -41,8 +41,10 @@ var lockThread bool
 
 var realtime bool
 
-// busyPoll is -poll busy: the relay's busy-polling driver (relay.Config.BusyPoll).
-var busyPoll bool
+// pollMode is -poll: sleep (readers and a sleeping scheduler), busy (the
+// busy-polling loop, relay.Config.BusyPoll) or wait (the waiting loop,
+// relay.Config.WaitPoll).
+var pollMode = "sleep"
 
 // coalesceFlag is -coalesce: the relay's write coalescing bound
 // (relay.Config.Coalesce: 0 default, negative off).
@@ -59,7 +61,7 @@ func main() {
 	spin := flag.Duration("spin", 0, "relay -spin: 0 = auto (learned), negative = off, else fixed")
 	lock := flag.Bool("lock", false, "relay -lock-thread")
 	rt := flag.Bool("realtime", false, "relay -realtime (SCHED_FIFO scheduler thread; needs root or CAP_SYS_NICE)")
-	poll := flag.String("poll", "sleep", "relay -poll: sleep (reader goroutines and a sleeping scheduler) or busy (one busy-polling loop on a locked thread)")
+	poll := flag.String("poll", "sleep", "relay -poll: sleep (reader goroutines and a sleeping scheduler), busy (one busy-polling loop on a locked thread) or wait (that loop, blocking in epoll when idle; with -realtime on a SCHED_FIFO thread)")
 	coalesce := flag.Duration("coalesce", relay.DefaultCoalesce, "relay -coalesce (0 = write each packet at its instant)")
 	rounds := flag.Int("rounds", 3, "interleaved rounds of (c) and (d)")
 	bigSize := flag.Int("big-size", 1500, "datagram size for (d), bytes")
@@ -92,11 +94,10 @@ func main() {
 	}
 	lockThread, realtime = *lock, *rt
 	switch *poll {
-	case "sleep":
-	case "busy":
-		busyPoll = true
+	case "sleep", "busy", "wait":
+		pollMode = *poll
 	default:
-		fmt.Fprintf(os.Stderr, "invalid value %q for flag -poll: want sleep or busy\n", *poll)
+		fmt.Fprintf(os.Stderr, "invalid value %q for flag -poll: want sleep, busy or wait\n", *poll)
 		os.Exit(2)
 	}
 	coalesceFlag = *coalesce
@@ -375,7 +376,8 @@ func startRelay(target string, hop link.Config, spin time.Duration) (*relay.Rela
 
 // startRelayConfig starts a relay with cfg on loopback.
 func startRelayConfig(cfg relay.Config) (*relay.Relay, error) {
-	cfg.Listen, cfg.LockThread, cfg.Realtime, cfg.BusyPoll = "127.0.0.1:0", lockThread, realtime, busyPoll
+	cfg.Listen, cfg.LockThread, cfg.Realtime = "127.0.0.1:0", lockThread, realtime
+	cfg.BusyPoll, cfg.WaitPoll = pollMode == "busy", pollMode == "wait"
 	if cfg.Coalesce == 0 {
 		cfg.Coalesce = coalesceFlag
 	}
@@ -451,8 +453,13 @@ func lateSummary(c relay.Counters) string {
 // sleepLateSummary gives how late the relay's scheduler woke from its
 // sleeps (median, p99, p99.9), its lead, and how long it then waited for
 // the relay's lock (relay.Counters); with busy polling, how long the
-// loop's passes took instead.
+// loop's passes took instead; with the waiting loop, both its waits'
+// lateness and its passes.
 func sleepLateSummary(c relay.Counters) string {
+	if n := c.LoopHist.Count(); n > 0 && c.LoopWaits > 0 {
+		return fmt.Sprintf("waits median %v, p99 %v, p99.9 %v (%d waits, %d timed out; %d rests); lead %v; passes (from the end of a wait) median %v, p99 %v, p99.9 %v (%d)",
+			c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.LoopWaits, c.SleepLateHist.Count(), c.LoopRests, c.Lead, c.LoopP50, c.LoopP99, c.LoopP999, n)
+	}
 	if n := c.LoopHist.Count(); n > 0 {
 		return fmt.Sprintf("none (busy polling); loop passes median %v, p99 %v, p99.9 %v (%d passes)", c.LoopP50, c.LoopP99, c.LoopP999, n)
 	}

@@ -281,7 +281,7 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 	if mode == modeProc {
 		rl, err := startChildOn(relayCPUs, "relay", "-target", rcv.addr, "-rate", fmt.Sprint(rate), "-delay", delay.String(),
 			"-queue", queue, "-spin", spin.String(), fmt.Sprintf("-plain=%v", isPlain), fmt.Sprintf("-lock=%v", lockThread), fmt.Sprintf("-realtime=%v", realtime),
-			fmt.Sprintf("-busy=%v", busyPoll), "-coalesce", coalesceFlag.String())
+			"-poll", pollMode, "-coalesce", coalesceFlag.String())
 		if err != nil {
 			return res, err
 		}
