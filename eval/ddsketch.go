@@ -117,8 +117,15 @@ func putPercentiles(v map[string]float64, name string, sk *DDSketch) {
 
 // addDuration counts d.Seconds() once, as Add(d.Seconds()) does, with the
 // bucket from s.durs (if set and d is in its range) instead of a logarithm.
+// A duration ≤ 0 (a packet that found its queue empty) counts as a value
+// ≤ 0, as in Add.
 func (s *DDSketch) addDuration(d time.Duration) {
-	if s.durs == nil || d <= 0 || d >= maxIndexedDuration {
+	if d <= 0 {
+		s.n++
+		s.zeros++
+		return
+	}
+	if s.durs == nil || d >= maxIndexedDuration {
 		s.Add(d.Seconds())
 		return
 	}
@@ -139,7 +146,7 @@ func (c *Collector) initSketch(sk *DDSketch) {
 
 // durationBuckets is the table of duration buckets of sketchAlpha, built at
 // its first use and then only read: every Collector of the process shares it
-// (it takes 80 KiB).
+// (it takes 80 KiB). Never nil: sketchAlpha ≥ 2^−9 (newDurationIndex).
 var durationBuckets = sync.OnceValue(func() *durationIndex { return newDurationIndex(sketchAlpha) })
 
 // durationIndex gives the bucket ⌈log_γ x⌉ of a duration's seconds
@@ -148,10 +155,13 @@ var durationBuckets = sync.OnceValue(func() *durationIndex { return newDurationI
 // Durations are grouped in cells by the exponent and the top
 // durationCellBits mantissa bits of float64(d): a cell spans a factor of at
 // most 1 + 2^−durationCellBits, less than a bucket (a factor γ ≈ 1 + 2α),
-// so it holds at most two buckets, and the cell keeps the first of them
-// and the first duration of the second. Every cell is filled when the
-// table is built, with bucketOf at its ends and a binary search for the
-// split between them.
+// so it holds at most two buckets if α ≥ 2^−9, and the cell keeps the
+// first of them and the first duration of the second. Every cell is filled
+// when the table is built, with bucketOf at its ends and a binary search
+// for the split between them (a cell that holds no whole duration, below
+// 128 ns, is never looked up). For a smaller α, whose buckets are narrower
+// than a cell, there is no table: newDurationIndex returns nil and the
+// sketch computes bucketOf.
 //
 // The search, and bucketOf's values at the ends bounding those inside, rest
 // on bucketOf(d.Seconds()) never decreasing from one whole nanosecond to the
@@ -168,9 +178,8 @@ type durationIndex struct {
 
 // durationCell is one cell of a durationIndex.
 type durationCell struct {
-	split   int64 // first duration, ns, of bucket lo+1; past the cell if none
-	lo      int32 // bucket of the cell's first duration
-	formula bool  // more than two buckets (never for α ≥ 2^−9), or no whole duration: bucketOf
+	split int64 // first duration, ns, of bucket lo+1; past the cell if none
+	lo    int32 // bucket of the cell's first duration
 }
 
 // durationCellBits is the mantissa bits of a durationIndex cell key.
@@ -181,12 +190,15 @@ const durationCellBits = 7
 const maxIndexedDuration = 1 << 40
 
 // newDurationIndex returns the duration buckets of sketches of accuracy
-// alpha, every cell filled.
+// alpha, every cell filled; nil if a cell holds more than two buckets
+// (alpha < 2^−9).
 func newDurationIndex(alpha float64) *durationIndex {
 	sk := NewDDSketch(alpha)
 	x := &durationIndex{gamma: sk.gamma, lnGamma: sk.lnGamma, cells: make([]durationCell, cellKey(maxIndexedDuration))}
 	for k := range x.cells {
-		x.fill(&x.cells[k], uint64(k))
+		if !x.fill(&x.cells[k], uint64(k)) {
+			return nil
+		}
 	}
 	return x
 }
@@ -202,12 +214,10 @@ func cellStart(k uint64) int64 {
 	return int64(math.Ceil(math.Float64frombits((k + 1023<<durationCellBits) << (52 - durationCellBits))))
 }
 
-// bucket returns bucketOf(d.Seconds()), 0 < d < maxIndexedDuration.
+// bucket returns bucketOf(d.Seconds()), 0 < d < maxIndexedDuration: a
+// table lookup and a comparison, small enough to be inlined.
 func (x *durationIndex) bucket(d time.Duration) int {
 	c := &x.cells[cellKey(int64(d))]
-	if c.formula {
-		return x.formula(int64(d))
-	}
 	if int64(d) >= c.split {
 		return int(c.lo) + 1
 	}
@@ -219,12 +229,12 @@ func (x *durationIndex) formula(d int64) int {
 	return bucketOf(time.Duration(d).Seconds(), x.lnGamma)
 }
 
-// fill computes cell c of key k.
-func (x *durationIndex) fill(c *durationCell, k uint64) {
+// fill computes cell c of key k; it reports false if the cell holds more
+// than two buckets.
+func (x *durationIndex) fill(c *durationCell, k uint64) bool {
 	first, last := cellStart(k), cellStart(k+1)-1
-	if first > last { // no whole duration in the cell
-		c.formula = true
-		return
+	if first > last { // no whole duration in the cell: never looked up
+		return true
 	}
 	lo, hi := x.formula(first), x.formula(last)
 	switch {
@@ -248,10 +258,10 @@ func (x *durationIndex) fill(c *durationCell, k uint64) {
 		}
 		c.split = b
 	default:
-		c.formula = true
-		return
+		return false
 	}
 	c.lo = int32(lo)
+	return true
 }
 
 // pooledRTTs merges the RTT samples of every flow (the network's delay

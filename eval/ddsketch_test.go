@@ -114,7 +114,7 @@ func TestDelayPercentiles(t *testing.T) {
 // delays of typical runs), log-uniform random durations up to the table's
 // bound, and every cell's ends and the durations around its split; and
 // that a sketch fed durations through it equals one fed their seconds
-// through Add.
+// through Add; and that an accuracy finer than 2^−9 gets no table.
 func TestDurationIndex(t *testing.T) {
 	x := newDurationIndex(sketchAlpha)
 	check := func(d int64) {
@@ -146,6 +146,10 @@ func TestDurationIndex(t *testing.T) {
 				check(d)
 			}
 		}
+	}
+	// An accuracy whose buckets are narrower than a cell has no table.
+	if fine := newDurationIndex(1.0 / 4096); fine != nil {
+		t.Errorf("duration table of alpha 2^-12: got one, want nil (cells hold more than two buckets)")
 	}
 	formula, table := NewDDSketch(sketchAlpha), NewDDSketch(sketchAlpha)
 	table.durs = newDurationIndex(sketchAlpha)
