@@ -17,7 +17,8 @@ import (
 //     "touched" (a packet for it arrived, the application called it, it ran
 //     a timer or transmitted) and its deadline is recomputed at the next
 //     Deadline or OnDeadline, or as soon as Transmit finds it has nothing
-//     to send (idle);
+//     to send (idle); touched connections are ready (below), so they are
+//     found by the ready bitset and counted, with no list to keep;
 //   - a bitset of the connections that may have something to send: touched
 //     ones and those whose deadline has passed (pacing). Transmit asks only
 //     those, in the same round-robin order over creation order as a scan of
@@ -42,10 +43,12 @@ type scheduler[T schedItem] struct {
 }
 
 // schedCore is the scheduler's state by connection state: the heap, the
-// touched connections and the ready bitset (positions index conns).
+// ready bitset and the count of touched connections (positions index conns
+// and byPos).
 type schedCore struct {
 	heap   []*schedState // by cached deadline, then position; every connection is in it
-	dirty  []*schedState // touched since their deadline was last computed
+	byPos  []*schedState // by position in conns
+	ndirty int           // connections touched since their deadline was last computed (all of them ready)
 	ready  []uint64      // bitset by position in conns: may have something to send
 	rr     int           // round-robin position: where the next Transmit scan starts (at most len(heap))
 	marked []*schedState // scratch for markDue
@@ -66,13 +69,12 @@ type timed interface {
 
 // schedState is a connection's place in its scheduler.
 type schedState struct {
-	core     *schedCore // the scheduler keeping the connection; nil before it is added and once it is removed (Endpoint.closed)
-	conn     timed      // the connection itself (its deadline)
-	pos      int        // index in conns
-	heapIdx  int        // index in heap
-	at       int64      // cached deadline as a heap key (key: math.MaxInt64 for none)
-	dirty    bool       // touched since at was computed: in the dirty list, at dirtyIdx
-	dirtyIdx int
+	core    *schedCore // the scheduler keeping the connection; nil before it is added and once it is removed (Endpoint.closed)
+	conn    timed      // the connection itself (its deadline)
+	pos     int        // index in conns
+	heapIdx int        // index in heap
+	at      int64      // cached deadline as a heap key (key: math.MaxInt64 for none)
+	dirty   bool       // touched since at was computed (counted in ndirty; its ready bit is set)
 }
 
 // schedState returns the connection's scheduler state.
@@ -108,13 +110,14 @@ func (s *scheduler[T]) add(c T) {
 	st.heapIdx = len(s.heap)
 	st.at = key(clock.Never)
 	s.heap = append(s.heap, st)
+	s.byPos = append(s.byPos, st)
 	s.touch(st)
 }
 
 // touch marks st's connection as possibly changed: its deadline is
 // recomputed and it is asked at the next Transmit. A connection touched
-// already is ready already (its bit is cleared only by idle, which takes
-// it off the dirty list): nothing to do.
+// already is ready already (its bit is cleared only by idle, which also
+// recomputes its deadline): nothing to do.
 func (s *schedCore) touch(st *schedState) {
 	if st.dirty {
 		return
@@ -122,36 +125,37 @@ func (s *schedCore) touch(st *schedState) {
 	p := uint(st.pos)
 	s.ready[p/64] |= 1 << (p % 64)
 	st.dirty = true
-	st.dirtyIdx = len(s.dirty)
-	s.dirty = append(s.dirty, st)
+	s.ndirty++
 }
 
 // idle records that Transmit asked st's connection (touched) and it had
 // nothing to send: it is no longer ready, and its deadline is recomputed
-// now (it cannot change before the connection is touched again), so it
-// leaves the dirty list (the last entry takes its place: the order of
-// the updates does not matter, the heap's order being total).
+// now (it cannot change before the connection is touched again).
 func (s *schedCore) idle(st *schedState) {
 	p := uint(st.pos)
 	s.ready[p/64] &^= 1 << (p % 64)
 	if !st.dirty {
 		return
 	}
-	last := len(s.dirty) - 1
-	s.dirty[st.dirtyIdx] = s.dirty[last]
-	s.dirty[st.dirtyIdx].dirtyIdx = st.dirtyIdx
-	s.dirty[last] = nil
-	s.dirty = s.dirty[:last]
+	s.ndirty--
 	s.update(st)
 }
 
-// refresh recomputes the deadlines of the touched connections.
+// refresh recomputes the deadlines of the touched connections: they are
+// among the ready ones (the order of the updates does not matter, the
+// heap's order being total).
 func (s *schedCore) refresh() {
-	for _, st := range s.dirty {
-		s.update(st)
+	for w, word := range s.ready {
+		if s.ndirty == 0 {
+			return
+		}
+		for ; word != 0; word &= word - 1 {
+			if st := s.byPos[w*64+bits.TrailingZeros64(word)]; st.dirty {
+				s.ndirty--
+				s.update(st)
+			}
+		}
 	}
-	clear(s.dirty)
-	s.dirty = s.dirty[:0]
 }
 
 // update recomputes st's deadline and its heap place.
@@ -166,7 +170,7 @@ func (s *schedCore) update(st *schedState) {
 
 // earliest returns the earliest deadline.
 func (s *schedCore) earliest() clock.Time {
-	if len(s.dirty) > 0 {
+	if s.ndirty > 0 {
 		s.refresh()
 	}
 	if len(s.heap) == 0 || s.heap[0].at == math.MaxInt64 {
@@ -214,7 +218,9 @@ func (s *schedCore) appendDue(out []*schedState, i int, now clock.Time) []*sched
 // dueNow returns the connections whose deadline has passed, in creation
 // order (the slice is reused).
 func (s *scheduler[T]) dueNow(now clock.Time) []T {
-	s.refresh()
+	if s.ndirty > 0 {
+		s.refresh()
+	}
 	s.dueSt = s.appendDue(s.dueSt[:0], 0, now)
 	slices.SortFunc(s.dueSt, func(a, b *schedState) int { return a.pos - b.pos })
 	s.due = s.due[:0]
@@ -270,7 +276,10 @@ func (s *scheduler[T]) compact(gone func(T) bool) {
 		s.ready[i/64] &^= 1 << (i % 64)
 		st := c.schedState()
 		if gone(c) {
-			st.pos = -1 // (for the dirty list below)
+			if st.dirty {
+				st.dirty = false
+				s.ndirty--
+			}
 			continue
 		}
 		if bit {
@@ -278,10 +287,13 @@ func (s *scheduler[T]) compact(gone func(T) bool) {
 		}
 		st.pos = j
 		s.conns[j] = c
+		s.byPos[j] = st
 		j++
 	}
 	clear(s.conns[j:])
 	s.conns = s.conns[:j]
+	clear(s.byPos[j:])
+	s.byPos = s.byPos[:j]
 	s.ready = s.ready[:(j+63)/64] // (as add keeps it) the words cut off are zero: every bit was cleared above
 	if s.rr > j {
 		s.rr = 0
@@ -296,15 +308,6 @@ func (s *scheduler[T]) compact(gone func(T) bool) {
 	for i := len(s.heap)/2 - 1; i >= 0; i-- {
 		s.down(i)
 	}
-	d := s.dirty[:0]
-	for _, st := range s.dirty {
-		if st.pos >= 0 {
-			st.dirtyIdx = len(d)
-			d = append(d, st)
-		}
-	}
-	clear(s.dirty[len(d):])
-	s.dirty = d
 }
 
 func (s *schedCore) less(i, j int) bool {

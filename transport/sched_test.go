@@ -109,26 +109,28 @@ func TestSchedMatchesScan(t *testing.T) {
 	}
 }
 
-// checkDirty fails unless s's dirty list holds each touched connection
-// once, at its dirtyIdx, and no other (so it stays bounded by the
-// connections however rarely the driver calls Deadline), and every touched
-// connection is ready (markDue relies on it).
+// checkDirty fails unless s counts exactly the touched connections, every
+// touched connection is ready (markDue and refresh rely on it) and byPos
+// names each connection by its position.
 func checkDirty(t *testing.T, step int, s *schedCore) {
 	t.Helper()
 	n := 0
 	for _, st := range s.heap {
+		if st.pos >= len(s.byPos) || s.byPos[st.pos] != st {
+			t.Fatalf("step %d: conn %d not at its position in byPos", step, st.pos)
+		}
 		if st.dirty {
 			n++
-			if st.dirtyIdx >= len(s.dirty) || s.dirty[st.dirtyIdx] != st {
-				t.Fatalf("step %d: touched conn %d not at its place %d in the dirty list", step, st.pos, st.dirtyIdx)
-			}
 			if s.ready[st.pos/64]&(1<<(st.pos%64)) == 0 {
 				t.Fatalf("step %d: touched conn %d not ready", step, st.pos)
 			}
 		}
 	}
-	if got, want := len(s.dirty), n; got != want {
-		t.Fatalf("step %d: dirty list of %d entries, want %d (the touched conns)", step, got, want)
+	if got, want := s.ndirty, n; got != want {
+		t.Fatalf("step %d: %d counted as touched, want %d (the touched conns)", step, got, want)
+	}
+	if len(s.byPos) != len(s.heap) {
+		t.Fatalf("step %d: byPos holds %d, want %d", step, len(s.byPos), len(s.heap))
 	}
 }
 
@@ -145,7 +147,7 @@ func TestReadIdleNoTouch(t *testing.T) {
 			t.Fatalf("Read = %d on an idle conn, want 0", n)
 		}
 	}
-	if got := len(ep.sch.dirty); got != 0 {
+	if got := ep.sch.ndirty; got != 0 {
 		t.Errorf("touched conns after idle Reads: got %d, want 0", got)
 	}
 	c := ep.Conns()[7]
@@ -156,7 +158,7 @@ func TestReadIdleNoTouch(t *testing.T) {
 	if n := c.Read(buf); n != 100 {
 		t.Fatalf("Read = %d, want 100", n)
 	}
-	if got := len(ep.sch.dirty); got != 1 {
+	if got := ep.sch.ndirty; got != 1 {
 		t.Errorf("touched conns after a Read of data: got %d, want 1", got)
 	}
 }
@@ -222,7 +224,7 @@ func TestCallsAfterRemoval(t *testing.T) {
 		c.Read(make([]byte, 8))
 		c.Abort(p.now)
 	}
-	if got, want := len(p.cli.sch.dirty)+len(p.srv.sch.dirty), 0; got != want {
+	if got, want := p.cli.sch.ndirty+p.srv.sch.ndirty, 0; got != want {
 		t.Errorf("%d removed conns marked in a scheduler, want %d", got, want)
 	}
 	_, s, err := p.one(5000)
