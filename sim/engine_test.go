@@ -576,3 +576,26 @@ func (l *evLog) Fire(now clock.Time, arg uint64) {
 		l.e.Schedule(now.Add(60*time.Microsecond), l, arg|1<<32)
 	}
 }
+
+// TestQueueArenaGrowth: the queue's arena of waiting events doubles as it
+// grows (append grows a long slice by a quarter, copying it about four
+// times its final size in all), and every event comes out in order.
+func TestQueueArenaGrowth(t *testing.T) {
+	const n = 200000
+	var q queue
+	allocs := testing.AllocsPerRun(1, func() {
+		q = newQueue(math.MaxUint32)
+		for i := range n {
+			q.push(clock.Start.Add(time.Duration(i)*time.Millisecond), uint32(i)) // beyond the first few, all wait in far
+		}
+	})
+	if want := 3 + math.Ceil(math.Log2(n/arenaMin)); allocs > want { // newQueue's two, then the arena's first and its doublings
+		t.Errorf("%d events: %v allocations, want at most %v", n, allocs, want)
+	}
+	for i := range n {
+		x, ok := q.pop()
+		if want := uint32(i); !ok || x.slot != want {
+			t.Fatalf("pop %d: got slot %d (ok %v), want %d", i, x.slot, ok, want)
+		}
+	}
+}

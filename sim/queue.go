@@ -223,10 +223,20 @@ func (q *queue) add(l *list, x node) {
 		q.arena[i] = entry{x, -1}
 	} else {
 		i = int32(len(q.arena))
+		if len(q.arena) == cap(q.arena) {
+			q.arena = slices.Grow(q.arena, max(arenaMin, len(q.arena)))
+		}
 		q.arena = append(q.arena, entry{x, -1})
 	}
 	q.link(l, i)
 }
+
+// arenaMin is the arena's first capacity, entries. The arena doubles when
+// full: append's growth of a large slice (a quarter at a time) would copy
+// the arena about four times its final size over its growth, doubling
+// about once (and leaves the collector less garbage), for a tail of at most
+// as many entries unused (never written, so never paged in).
+const arenaMin = 1024
 
 // link appends arena entry i to l.
 func (q *queue) link(l *list, i int32) {
