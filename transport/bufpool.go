@@ -74,7 +74,8 @@ func (b *Buffers) conn() *Conn {
 // its sink or peer, only its loss-recovery strategy and congestion
 // controller, in which the next connection's strategy and controller of the
 // same types are built (overwritten whole then: RecoveryEnv.reuse,
-// ccalgo.Env.Reuse). The cleared Conn stays marked released until conn
+// ccalgo.Env.Reuse), and its D-SACK and timeout records' arrays and
+// out-of-order list (emptied). The cleared Conn stays marked released until conn
 // hands it out again, so that a stale Release while it waits panics at
 // once (ErrReleasedTwice) instead of marking the next connection built in
 // it.
@@ -86,9 +87,16 @@ func (b *Buffers) putConn(c *Conn) {
 	if rec == nil { // never established: keep the ones it had
 		rec, cc = c.spareRec, c.spareCC
 	}
+	retx, pend, ooo := c.dsk.retx, c.rtoW.pend, c.ooo[:0]
 	*c = Conn{released: true}
 	if b != nil && len(b.conns) < MaxPooledConns {
 		c.spareRec, c.spareCC = rec, cc
+		// The arrays a connection takes at its first retransmission and
+		// first timeout, and its out-of-order list's room, serve the
+		// next one too: each is read only up to its count (retxN, rtoW.n,
+		// len(ooo)), which starts at zero, so the stale entries are never
+		// read.
+		c.dsk.retx, c.rtoW.pend, c.ooo = retx, pend, ooo
 		b.conns = append(b.conns, c)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -109,19 +110,26 @@ func BenchmarkConnChurn(b *testing.B) {
 		name    string
 		size    int64
 		recycle bool
-	}{{"pooled", 48 << 10, true}, {"fresh", 48 << 10, false}, {"setup", 1, true}} {
+		drop    int
+	}{{"pooled", 48 << 10, true, 0}, {"fresh", 48 << 10, false, 0}, {"setup", 1, true, 0},
+		{"lossy", 48 << 10, true, churnDrop}} {
 		b.Run(tc.name, func(b *testing.B) {
 			var bufs *Buffers
 			if tc.recycle {
 				bufs = NewBuffers()
 			}
-			benchChurn(b, tc.size, bufs)
+			benchChurn(b, tc.size, bufs, tc.drop)
 		})
 	}
 }
 
-func benchChurn(b *testing.B, size int64, bufs *Buffers) {
+// churnDrop: a lossy churn drops every churnDrop-th datagram from client to
+// server, so that each transfer has out-of-order data and retransmissions.
+const churnDrop = 7
+
+func benchChurn(b *testing.B, size int64, bufs *Buffers, drop int) {
 	p := newChurnPair(Config{Digest: "none", Sink: event.Discard}, bufs)
+	p.drop = drop
 	delivered := uint64(0)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -142,14 +150,15 @@ func benchChurn(b *testing.B, size int64, bufs *Buffers) {
 	b.ReportMetric(float64(len(p.cli.byCID)+len(p.srv.byCID)), "live-conns")
 }
 
-// churnPair is a client and a server endpoint joined in memory (no delay,
-// no loss) that run one connection at a time (one), as BenchmarkConnChurn
-// does.
+// churnPair is a client and a server endpoint joined in memory (no delay;
+// no loss unless drop is set) that run one connection at a time (one), as
+// BenchmarkConnChurn does.
 type churnPair struct {
 	cli, srv  *Endpoint
 	ca, sa    netip.AddrPort
 	now       clock.Time
 	buf, rbuf []byte
+	drop      int // if > 0, each connection's every drop-th datagram from client to server is lost
 }
 
 // newChurnPair returns endpoints with defaults cfg sharing bufs (nil:
@@ -172,6 +181,7 @@ func (p *churnPair) one(size int64) (c, s *Conn, err error) {
 		return nil, nil, err
 	}
 	c.SetSource(NewPatternSource(1), size)
+	sent := 0 // client datagrams, for drop
 	for steps := 0; !c.Done() || s == nil || !s.Done(); steps++ {
 		if steps > 100000 {
 			return nil, nil, fmt.Errorf("connection not done after %d steps", steps)
@@ -179,8 +189,11 @@ func (p *churnPair) one(size int64) (c, s *Conn, err error) {
 		for moved := true; moved; {
 			moved = false
 			for n, _, cp := p.cli.Transmit(p.now, p.buf); n > 0; n, _, cp = p.cli.Transmit(p.now, p.buf) {
-				p.srv.Receive(p.now, p.ca, cp, p.buf[:n])
 				moved = true
+				if sent++; p.drop > 0 && sent%p.drop == 0 {
+					continue
+				}
+				p.srv.Receive(p.now, p.ca, cp, p.buf[:n])
 			}
 			if s == nil {
 				s = p.srv.Accept()
@@ -228,15 +241,24 @@ func (l *timedLog) Record(ep *event.Event) {
 // congestion controllers, and a connection built on a reused Conn behaves
 // exactly as the first one built fresh (the same events at the same
 // relative times, on both sides, every byte delivered).
+//
+// With losses (lossy: every churnDrop-th datagram), the client's D-SACK and
+// timeout records' arrays and the server's out-of-order list serve the next
+// connections too, and the reused ones behave as the first.
 func TestConnRelease(t *testing.T) {
-	for _, cc := range []string{"reno", "cubic", "bbr"} {
-		t.Run(cc, func(t *testing.T) { testConnRelease(t, cc) })
+	for _, tc := range []struct {
+		name, cc string
+		drop     int
+	}{{"reno", "reno", 0}, {"cubic", "cubic", 0}, {"bbr", "bbr", 0}, {"reno-lossy", "reno", churnDrop}} {
+		t.Run(tc.name, func(t *testing.T) { testConnRelease(t, tc.cc, tc.drop) })
 	}
 }
 
-func testConnRelease(t *testing.T, cc string) {
+func testConnRelease(t *testing.T, cc string, drop int) {
 	var logs [2]timedLog // client, server
 	p := newChurnPair(Config{Digest: "none", Recovery: "rack", CC: cc}, NewBuffers())
+	p.drop = drop
+	seen := map[any]bool{} // the arrays of the lossy transfers' conns
 	p.cli.cfg.Defaults.Sink, p.srv.cfg.Sink = &logs[0], &logs[1]
 	var first [2][]event.Event
 	released := map[*Conn]bool{}
@@ -255,6 +277,23 @@ func testConnRelease(t *testing.T, cc string) {
 		}
 		if released[c] || released[s] {
 			reused++
+		}
+		if drop > 0 {
+			if st := c.Stats(); st.Retransmits == 0 || c.dsk.retx == nil || cap(s.ooo) == 0 {
+				t.Fatalf("lossy transfer %d: %d retransmissions, D-SACK array %p, out-of-order room %d: want all set",
+					i, st.Retransmits, c.dsk.retx, cap(s.ooo))
+			}
+			for _, x := range []any{c.dsk.retx, s.dsk.retx, c.rtoW.pend, s.rtoW.pend, backing(c.ooo), backing(s.ooo)} {
+				if reflect.ValueOf(x).IsNil() {
+					continue
+				}
+				// Each of the two Conns had its arrays after the first two
+				// transfers (one as client, one as server).
+				if i >= 2 && !seen[x] {
+					t.Errorf("lossy transfer %d: a new %T, want the recycled conn's", i, x)
+				}
+				seen[x] = true
+			}
 		}
 		if strategies[c.rec] || strategies[s.rec] {
 			recReused++
@@ -289,6 +328,14 @@ func testConnRelease(t *testing.T, cc string) {
 		t.Errorf("%d of the last 5 transfers ran on recycled conns, %d with recycled strategies and %d with recycled controllers, want 5, 5 and 5",
 			reused, recReused, ccReused)
 	}
+}
+
+// backing returns the first element of x's backing array (nil if none).
+func backing(x []sackBlock) *sackBlock {
+	if cap(x) == 0 {
+		return nil
+	}
+	return &x[:1][0]
 }
 
 // TestReleaseTwice: a second Release of a connection panics with

@@ -67,6 +67,14 @@ func (t *expiring[V]) put(id uint64, v V, exp clock.Time) {
 			}
 		}
 	}
+	if t.h == nil {
+		// The small table's whole heap at once: a host's flow of
+		// back-to-back transfers keeps one tombstone per transfer of the
+		// last IdleTimeout (up to a dozen in the scale benchmark), which
+		// append's growth from one entry reached in five allocations
+		// (four copies and their garbage).
+		t.h = make([]expiringEntry[V], 0, expiringSmall)
+	}
 	t.h = append(t.h, e)
 	t.up(len(t.h) - 1)
 	switch {
