@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -49,18 +50,29 @@ func bucketOf(x, lnGamma float64) int {
 }
 
 // count adds c to bucket i.
+//
+// The dense buckets grow by at least as many again in the direction
+// needed, below counts[0] as above the last, so that values creeping
+// downwards (an RTT sketch's minimum as the queue drains) reallocate the
+// array a logarithmic number of times, not once per new bucket. The empty
+// buckets this leaves below the lowest value count nothing: Quantile's sum
+// and Merge pass them without effect.
 func (s *DDSketch) count(i int, c float64) {
 	switch {
 	case len(s.counts) == 0:
 		s.offset = i
 		s.counts = append(s.counts, 0)
 	case i < s.offset:
-		grown := make([]float64, s.offset-i+len(s.counts))
-		copy(grown[s.offset-i:], s.counts)
-		s.counts, s.offset = grown, i
+		pad := max(s.offset-i, len(s.counts))
+		grown := make([]float64, pad+len(s.counts))
+		copy(grown[pad:], s.counts)
+		s.counts, s.offset = grown, s.offset-pad
 	}
 	if n := i - s.offset + 1; n > len(s.counts) {
-		s.counts = append(s.counts, make([]float64, n-len(s.counts))...) // one growth, not one per bucket
+		if n > cap(s.counts) {
+			s.counts = slices.Grow(s.counts, max(n, 2*len(s.counts))-len(s.counts))
+		}
+		s.counts = s.counts[:n] // the room beyond len is zero: grown, and never written
 	}
 	s.counts[i-s.offset] += c
 }

@@ -179,3 +179,38 @@ func BenchmarkDurationIndexBuild(b *testing.B) {
 		newDurationIndex(sketchAlpha)
 	}
 }
+
+// TestDDSketchGrowth: values arriving in decreasing (or increasing) order,
+// a new bucket each, reallocate the dense buckets a logarithmic number of
+// times (before, every new bucket below the lowest copied the whole array
+// to a new one), and the sketch answers exactly as one filled in the
+// opposite order.
+func TestDDSketchGrowth(t *testing.T) {
+	const n = 2000 // buckets
+	gamma := NewDDSketch(sketchAlpha).gamma
+	fill := func(sk *DDSketch, down bool) {
+		for k := range n {
+			if down {
+				k = n - 1 - k
+			}
+			sk.Add(math.Pow(gamma, float64(k-n/2)))
+		}
+	}
+	for _, down := range []bool{true, false} {
+		var sk *DDSketch
+		allocs := testing.AllocsPerRun(1, func() {
+			sk = NewDDSketch(sketchAlpha)
+			fill(sk, down)
+		})
+		if max := 2 * math.Log2(n); allocs > max {
+			t.Errorf("down %v: %v allocations for %d new buckets, want at most %v", down, allocs, n, max)
+		}
+		ref := NewDDSketch(sketchAlpha)
+		fill(ref, !down)
+		for _, q := range []float64{0, 0.01, 0.25, 0.5, 0.75, 0.99, 1} {
+			if got, want := sk.Quantile(q), ref.Quantile(q); got != want {
+				t.Errorf("down %v: Quantile(%v) = %v, want %v (filled the other way)", down, q, got, want)
+			}
+		}
+	}
+}

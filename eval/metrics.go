@@ -355,6 +355,9 @@ func (c *counterSeries) add(k int, x float64) {
 // in increasing order of interval.
 type sparseCounter []sparseSum
 
+// sparseFirst is a sparseCounter's first capacity, intervals.
+const sparseFirst = 16
+
 // sparseSum is the sum v of interval k.
 type sparseSum struct {
 	k int32
@@ -371,6 +374,11 @@ func (c *sparseCounter) add(k int, x float64) {
 	case n > 0 && int(s[n-1].k) == k:
 		s[n-1].v += x
 	case n == 0 || int(s[n-1].k) < k:
+		if n == cap(s) {
+			// Doubling (from sparseFirst): append's growth of a long
+			// slice, a quarter at a time, would copy it twice as often.
+			s = slices.Grow(s, max(n, sparseFirst))
+		}
 		*c = append(s, sparseSum{int32(k), x})
 	default: // an event out of time order (another emitter's clock)
 		i := sort.Search(n, func(i int) bool { return int(s[i].k) >= k })

@@ -581,3 +581,23 @@ func TestWarmupHeldSenderStateOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseCounterGrowth: a counter of many intervals doubles its room as
+// it grows (append grows a long slice by a quarter, copying it about four
+// times as often), and keeps every sum.
+func TestSparseCounterGrowth(t *testing.T) {
+	const n = 100000
+	var c sparseCounter
+	allocs := testing.AllocsPerRun(1, func() {
+		c = nil
+		for k := range n {
+			c.add(k, float64(k))
+		}
+	})
+	if want := math.Log2(n / sparseFirst); allocs > want+1 {
+		t.Errorf("%d intervals: %v allocations, want at most %v", n, allocs, want+1)
+	}
+	if len(c) != n || c[n-1] != (sparseSum{n - 1, n - 1}) {
+		t.Errorf("got %d sums, the last %+v, want %d, the last {%d %d}", len(c), c[len(c)-1], n, n-1, n-1)
+	}
+}
