@@ -133,7 +133,7 @@ type Link struct {
 	jitter  time.Duration    // cfg.Jitter
 	loss    lossModel
 	sink    event.Sink
-	ev      event.Event // the event given to sink (emit): set in place, not copied
+	ev      event.Event // the event given to sink (emit): set in place, not copied; Link set at New
 
 	cfg Config
 	env Env
@@ -190,6 +190,7 @@ func New(cfg Config, env Env) (*Link, error) {
 	}
 	l := &Link{cfg: cfg, env: env, sink: sink, quiet: env.Sink == nil, loss: lm, index: env.Index,
 		delay: cfg.Delay, jitter: cfg.Jitter, passMax: -1}
+	l.ev.Link = env.Index
 	// Separate streams, drawn in a fixed order, so that e.g. enabling jitter
 	// does not shift the loss stage's draws.
 	l.lossRand = rand.New(rand.NewPCG(env.Rand.Uint64(), env.Rand.Uint64()))
@@ -248,10 +249,15 @@ func (l *Link) Send(now clock.Time, p *qdisc.Packet) {
 // Through passes p across the link at once if the link is transparent (no
 // loss stage, unlimited rate, no delay, no jitter, a drop-tail queue that p
 // fits) and idle, and reports whether it did; otherwise it does nothing and
-// the caller uses Send. When it reports true, the link's state, counters
-// and events are exactly those of Send(now, p) followed by Deliver(now)
-// returning p (TestThroughMatchesSend), at a fraction of the cost: an
-// access link of the simulator is such a link.
+// the caller uses Send. When it reports true, the link's counters, events
+// and behaviour from then on are exactly those of Send(now, p) followed by
+// Deliver(now) returning p (TestThroughMatchesSend), at a fraction of the
+// cost: an access link of the simulator is such a link. It leaves the
+// serializer's instants (freeAt, curStart, txEnd, curArr, lastArr) as they
+// are, which Send would set to now: on an idle link without rate or delay
+// none is read before the next enqueue sets freeAt to its instant and
+// begin sets the others (the arrival clamp lastArr never binds, every
+// arrival then being at or after now), and a drop-tail queue never stalls.
 func (l *Link) Through(now clock.Time, p *qdisc.Packet) bool {
 	if p.Size > l.passMax || l.cur != nil || l.qlen != 0 || l.dl.len() != 0 {
 		return false
@@ -261,10 +267,7 @@ func (l *Link) Through(now clock.Time, p *qdisc.Packet) bool {
 	l.st.ArrivalBytes += int64(p.Size)
 	p.Enqueued = now
 	l.st.Enqueued++
-	l.stalled = false
 	l.st.Dequeues++
-	l.freeAt, l.curStart, l.txEnd, l.curArr = now, now, now, now
-	l.lastArr = max(l.lastArr, now)
 	l.st.Departures++
 	l.st.DepartureBytes += int64(p.Size)
 	if !l.quiet {
@@ -550,10 +553,11 @@ func (l *Link) DeliverAt(now clock.Time) (*qdisc.Packet, clock.Time) {
 // packet's sojourn time. It sets the fields of the link's own event in
 // place (building an Event and passing it by value costs a temporary and a
 // copy of 128 bytes per event); the fields a link's events never set
-// (sender state) stay zero, as sinks do not change the event (event.Sink).
+// (sender state) stay zero, and Link stays the link's index (set at New),
+// as sinks do not change the event (event.Sink).
 func (l *Link) emit(t clock.Time, k event.Kind, p *qdisc.Packet, reason uint8, qlen, qbytes int, soj time.Duration) {
 	e := &l.ev
-	e.Time, e.Kind, e.Flow, e.Link, e.Seq, e.Bytes, e.Reason = t, k, p.Flow, l.index, p.ID, p.Size, reason
+	e.Time, e.Kind, e.Flow, e.Seq, e.Bytes, e.Reason = t, k, p.Flow, p.ID, p.Size, reason
 	e.QueueLen, e.QueueBytes, e.Sojourn = qlen, qbytes, soj
 	l.sink.Record(e)
 }
