@@ -92,7 +92,8 @@ type Config struct {
 	// positive Spin is fixed (larger is more accurate and burns more CPU).
 	// Either is ignored on one CPU or one P, where polling would take the
 	// readers' CPU: the scheduler sleeps to each instant. Negative never
-	// polls.
+	// polls. The waiting loop (WaitPoll) polls only with a positive Spin
+	// (it learns no lead).
 	Spin time.Duration
 	// Coalesce is the least time between two writes of the scheduler,
 	// which releases the packets of delayed or rate-limited hops: packets
@@ -132,8 +133,8 @@ type Config struct {
 	// WaitPoll runs the data path as BusyPoll's loop on one locked OS
 	// thread, but a pass that read nothing, with nothing due, blocks in
 	// the kernel (epoll_pwait2 on the sockets' ReadySet, a nanosecond
-	// timeout at the next modelled instant less the learned lead of Spin,
-	// woken by a datagram or Close) instead of starting the next pass, so
+	// timeout at the next modelled instant, less Spin if it is a fixed
+	// duration (no learned lead), woken by a datagram or Close) instead of starting the next pass, so
 	// an idle relay takes no CPU (wait.go). With Realtime the thread has
 	// the SCHED_FIFO policy: a datagram or a due departure preempts any
 	// normal thread on its CPU at once, and since it blocks when idle it

@@ -425,3 +425,22 @@ func TestWaitPollRest(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitPollLead: the waiting loop polls before an instant only for a
+// fixed Config.Spin; it learns no lead (Spin 0) and never polls with a
+// negative Spin, whatever the learned estimate holds.
+func TestWaitPollLead(t *testing.T) {
+	for _, tc := range []struct {
+		spin, want time.Duration
+	}{
+		{0, 0},
+		{-1, 0},
+		{150 * time.Microsecond, 150 * time.Microsecond},
+	} {
+		r := &Relay{cfg: Config{WaitPoll: true, Spin: tc.spin}}
+		r.lead.est = 40 * time.Microsecond
+		if got := (&waiter{r: r}).lead(); got != tc.want {
+			t.Errorf("Spin %v: lead got %v, want %v", tc.spin, got, tc.want)
+		}
+	}
+}

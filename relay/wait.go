@@ -10,13 +10,11 @@ import (
 // The waiting loop (Config.WaitPoll) is the busy-polling loop (poll.go)
 // that blocks in the kernel when it has nothing to do: after a pass that
 // read nothing, if nothing is due yet, it waits in epoll_pwait2 on the
-// sockets' ReadySet, with a nanosecond timeout that ends the learned lead
-// (wakeLead, as the sleeping scheduler's; none on a real-time thread,
-// waiter.lead) before the next instant the links
-// need it (and the statistics and expiry timers), so that a datagram's
-// arrival or a departure wakes it, and Close through the sleeper's eventfd,
-// which is in the same set (wakeKey). Nearer than the lead it keeps
-// polling. Sessions are opened and closed by the loop itself (handle,
+// sockets' ReadySet, with a nanosecond timeout that ends at the next
+// instant the links need it (and the statistics and expiry timers; a fixed
+// Config.Spin before it, waiter.lead), so that a datagram's arrival or a
+// departure wakes it, and Close through the sleeper's eventfd, which is in
+// the same set (wakeKey). Nearer than Spin it keeps polling. Sessions are opened and closed by the loop itself (handle,
 // housekeep), so nothing else needs to wake it.
 //
 // With Config.Realtime its thread has the SCHED_FIFO policy: it preempts
@@ -99,26 +97,17 @@ func (r *Relay) nextWake(nextExpire clock.Time) clock.Time {
 	return d
 }
 
-// lead is how long before an instant the loop stops waiting and polls
-// (Config.Spin), and whether it is learned: as sleepLead, but also on one
-// CPU or one P, where the scheduler does not poll because its polling
-// takes the readers' CPU or P (the loop has no readers). A real-time loop
-// has no learned lead (only a fixed Spin): its polling would make it a
-// real-time thread that hardly ever blocks, and the kernel then runs the
-// normal threads of its CPU for up to 50 ms at a stretch (measured, 1
-// Gbit/s pinned at load 2-3: a lead of 11 µs took the loop from 68 to 86 %
-// of its CPU and its write lateness maximum from 7 to 50 ms; see
-// docs/bottleneck.md, "The waiting loop").
-func (w *waiter) lead() (time.Duration, bool) {
-	r := w.r
-	switch {
-	case r.cfg.Spin < 0 || r.cfg.Spin == 0 && r.cfg.Realtime:
-		return 0, false
-	case r.cfg.Spin == 0:
-		return r.lead.lead(), true
-	}
-	return r.cfg.Spin, false
-}
+// lead is how long before an instant the loop stops waiting and polls:
+// a fixed Config.Spin, else none (Spin's learned lead does not apply).
+// Polling makes the loop's thread one that seldom blocks, and such a
+// thread loses its CPU for longer: measured at 1 Gbit/s pinned, a learned
+// lead of 10-13 µs gave the normal-policy loop error p99 of 13-90 ms
+// against 7-27 ms without (load 10-11.5, 9 runs each), and took a
+// real-time loop from 68 to 86 % of its CPU and its write lateness maximum
+// from 7 to 50 ms (load 2-3): the kernel then runs the normal threads of
+// its CPU for tens of ms at a stretch (docs/bottleneck.md, "The waiting
+// loop").
+func (w *waiter) lead() time.Duration { return max(w.r.cfg.Spin, 0) }
 
 // wait blocks after a pass until next (less the lead), a datagram or
 // Close, unless the pass read something (got) or next is within the lead;
@@ -139,7 +128,7 @@ func (w *waiter) wait(now, next clock.Time, got bool) (pending, waited bool) {
 		return false, false
 	}
 	start := r.now()
-	lead, learned := w.lead()
+	lead := w.lead()
 	rem := next.Sub(start)
 	if rem <= lead {
 		return false, false // poll for the rest
@@ -165,11 +154,7 @@ func (w *waiter) wait(now, next clock.Time, got bool) (pending, waited bool) {
 		r.cnt.ReadErrors++
 	}
 	if timedOut {
-		over := end.Sub(start.Add(d))
-		r.cnt.SleepLateHist.Add(over)
-		if learned {
-			r.lead.observe(over)
-		}
+		r.cnt.SleepLateHist.Add(end.Sub(start.Add(d)))
 	}
 	r.cnt.Lead = lead
 	r.mu.Unlock()
