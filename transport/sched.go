@@ -50,6 +50,7 @@ type schedCore struct {
 	byPos  []*schedState // by position in conns
 	ndirty int           // connections touched since their deadline was last computed (all of them ready)
 	ready  []uint64      // bitset by position in conns: may have something to send
+	nready int           // bits set in ready
 	rr     int           // round-robin position: where the next Transmit scan starts (at most len(heap))
 	marked []*schedState // scratch for markDue
 }
@@ -122,10 +123,18 @@ func (s *schedCore) touch(st *schedState) {
 	if st.dirty {
 		return
 	}
-	p := uint(st.pos)
-	s.ready[p/64] |= 1 << (p % 64)
+	s.setReady(uint(st.pos))
 	st.dirty = true
 	s.ndirty++
+}
+
+// setReady sets position p's ready bit.
+func (s *schedCore) setReady(p uint) {
+	w, bit := &s.ready[p/64], uint64(1)<<(p%64)
+	if *w&bit == 0 {
+		*w |= bit
+		s.nready++
+	}
 }
 
 // idle records that Transmit asked st's connection (touched) and it had
@@ -133,7 +142,10 @@ func (s *schedCore) touch(st *schedState) {
 // now (it cannot change before the connection is touched again).
 func (s *schedCore) idle(st *schedState) {
 	p := uint(st.pos)
-	s.ready[p/64] &^= 1 << (p % 64)
+	if w, bit := &s.ready[p/64], uint64(1)<<(p%64); *w&bit != 0 {
+		*w &^= bit
+		s.nready--
+	}
 	if !st.dirty {
 		return
 	}
@@ -198,8 +210,7 @@ func (s *schedCore) markDue(now clock.Time) {
 func (s *schedCore) markReady(now clock.Time) {
 	s.marked = s.appendDue(s.marked[:0], 0, now)
 	for _, st := range s.marked {
-		p := uint(st.pos)
-		s.ready[p/64] |= 1 << (p % 64)
+		s.setReady(uint(st.pos))
 	}
 	clear(s.marked)
 }
@@ -233,11 +244,15 @@ func (s *scheduler[T]) dueNow(now clock.Time) []T {
 
 // next returns the position of the next ready connection at or after
 // position from (at most the number of connections, which is as position
-// 0), cyclically; -1 if none is ready. The bit stays set: the connection
-// stays ready until idle clears it. It runs twice at most Transmits: the
-// ready bits at and above from in from's word are looked at here, the
-// rest in nextWrap.
+// 0), cyclically; -1 if none is ready, at once (the last call of most
+// Transmits, which has just found the one ready connection idle). The bit
+// stays set: the connection stays ready until idle clears it. It runs
+// twice at most Transmits: the ready bits at and above from in from's word
+// are looked at here, the rest in nextWrap.
 func (s *schedCore) next(from int) int {
+	if s.nready == 0 {
+		return -1
+	}
 	if from >= len(s.heap) {
 		from = 0
 	}
@@ -295,6 +310,10 @@ func (s *scheduler[T]) compact(gone func(T) bool) {
 	clear(s.byPos[j:])
 	s.byPos = s.byPos[:j]
 	s.ready = s.ready[:(j+63)/64] // (as add keeps it) the words cut off are zero: every bit was cleared above
+	s.nready = 0
+	for _, w := range s.ready {
+		s.nready += bits.OnesCount64(w)
+	}
 	if s.rr > j {
 		s.rr = 0
 	}

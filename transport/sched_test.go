@@ -2,6 +2,7 @@ package transport
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -129,6 +130,13 @@ func checkDirty(t *testing.T, step int, s *schedCore) {
 	if got, want := s.ndirty, n; got != want {
 		t.Fatalf("step %d: %d counted as touched, want %d (the touched conns)", step, got, want)
 	}
+	set := 0
+	for _, w := range s.ready {
+		set += bits.OnesCount64(w)
+	}
+	if got, want := s.nready, set; got != want {
+		t.Fatalf("step %d: %d counted as ready, want %d (the bits set)", step, got, want)
+	}
 	if len(s.byPos) != len(s.heap) {
 		t.Fatalf("step %d: byPos holds %d, want %d", step, len(s.byPos), len(s.heap))
 	}
@@ -178,6 +186,7 @@ func TestSchedNext(t *testing.T) {
 			if r.IntN(8) == 0 {
 				ready[i] = true
 				s.ready[i/64] |= 1 << (i % 64)
+				s.nready++
 			}
 		}
 		from := r.IntN(n + 1)
