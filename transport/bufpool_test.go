@@ -413,3 +413,35 @@ func releasePanic(c *Conn) (v any) {
 	c.Release()
 	return nil
 }
+
+// TestEndpointConnCache: the endpoint's look-up of a connection by local
+// CID answers as its map does through the one-entry cache (the last one
+// found), and the cache lets go of a connection at its removal, before its
+// Conn is recycled (possibly for another endpoint's connection).
+func TestEndpointConnCache(t *testing.T) {
+	p := newChurnPair(Config{Digest: "none"}, NewBuffers())
+	c1, s1, err := p.one(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := p.cli.Dial(p.now, p.sa, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []*Conn{c1, c2, c2, c1, nil, c1} {
+		id := uint64(12345) // no connection's
+		if want != nil {
+			id = want.localCID
+		}
+		if got := p.cli.conn(id); got != want || got != p.cli.byCID[id] {
+			t.Errorf("conn(%x) = %p, want %p (the map's %p)", id, got, want, p.cli.byCID[id])
+		}
+	}
+	id := c1.localCID
+	c1.Release()
+	s1.Release()
+	p.pause(2 * time.Second) // c1 drained: removed and recycled
+	if p.cli.last != nil || p.cli.conn(id) != nil {
+		t.Errorf("after c1's removal: cached %p, conn(its CID) %p, want both nil", p.cli.last, p.cli.conn(id))
+	}
+}

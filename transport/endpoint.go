@@ -19,6 +19,7 @@ type Endpoint struct {
 	rand      *rand.Rand
 	sch       scheduler[*Conn] // stream connections, in creation order, with their timers (sched.go)
 	byCID     map[uint64]*Conn // by local CID
+	last      *Conn            // the connection conn found last (in byCID), or nil
 	byInitial map[uint64]*Conn // server: by the client's Initial destination CID
 	acceptQ   fifo[*Conn]
 	tombs     expiring[tombstone] // finished conns by local CID: re-acknowledge a late FIN
@@ -160,6 +161,22 @@ func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn,
 	return c, nil
 }
 
+// conn returns the connection whose local CID is id, or nil: byCID, after
+// a look at the one found last (a host's datagrams come in runs for one
+// connection; the map's lookup per datagram was ~1.4 % of the scale
+// benchmark's time). last is always in byCID (OnDeadline clears it with the
+// removal), so it answers as the map does.
+func (e *Endpoint) conn(id uint64) *Conn {
+	if c := e.last; c != nil && c.localCID == id {
+		return c
+	}
+	c := e.byCID[id]
+	if c != nil {
+		e.last = c
+	}
+	return c
+}
+
 func (e *Endpoint) add(c *Conn) {
 	e.sch.add(c)
 	e.byCID[c.localCID] = c
@@ -298,7 +315,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 	switch p.typ {
 	case typePath:
 		var h *connCommon
-		if c := e.byCID[p.dcid]; c != nil && c.state == stOpen && !c.done {
+		if c := e.conn(p.dcid); c != nil && c.state == stOpen && !c.done {
 			h = &c.connCommon
 		} else if d := e.dg.byCID[p.dcid]; d != nil && d.established && !d.done {
 			h = &d.connCommon
@@ -320,7 +337,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 	case typeRetry:
 		e.onRetry(p)
 	case typeAccept:
-		c := e.byCID[p.dcid]
+		c := e.conn(p.dcid)
 		if c == nil {
 			if e.dgAccept(now, p) {
 				return
@@ -333,7 +350,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 			e.reject(r)
 		}
 	default:
-		c := e.byCID[p.dcid]
+		c := e.conn(p.dcid)
 		if c == nil {
 			if t, ok := e.tombs.get(p.dcid, now); ok {
 				e.reject(RejectOldPacket)
@@ -505,6 +522,9 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 			c.removed = true
 			removed = true
 			delete(e.byCID, c.localCID)
+			if e.last == c {
+				e.last = nil
+			}
 			if c.err == nil {
 				e.tombs.put(c.localCID, tombstone{peerCID: c.peerCID, peer: c.peer, cum: c.peerFinOff + 1}, now.Add(c.cfg.IdleTimeout))
 			}
