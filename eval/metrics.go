@@ -522,12 +522,17 @@ type Collector struct {
 	last    clock.Time
 	flows   map[uint64]*flowAcc
 	links   map[int32]*linkAcc
-	// byID and byIndex are the flows and links of small IDs (1..len-1 and
-	// 0..len-1), so that the per-event lookup is a slice index.
-	byID    []*flowAcc
-	byIndex []*linkAcc
-	trace   []TracePoint
-	durs    *durationIndex // the delay sketches' buckets (durationBuckets, shared)
+	// byID holds the flows of small IDs (1..len-1), so that the per-event
+	// lookup is a slice index. byIndex[k] holds link linkSlot[k], the
+	// first made of the links whose indices have the low byte k (any other
+	// takes the map); an empty slot's linkSlot is k+1, an index whose low
+	// byte is not k. The lookup is then two array loads and a comparison,
+	// small enough to be inlined.
+	byID     []*flowAcc
+	byIndex  [256]*linkAcc
+	linkSlot [256]int32
+	trace    []TracePoint
+	durs     *durationIndex // the delay sketches' buckets (durationBuckets, shared)
 	// Events from steadyFrom to steadyTo (an empty range until the window
 	// has begun; always empty with a packet trace) are measured without
 	// admit's checks.
@@ -538,7 +543,7 @@ type Collector struct {
 	curFrom, curTo clock.Time
 }
 
-// smallIDs bounds the flow IDs and link indices looked up by slice.
+// smallIDs bounds the flow IDs looked up by slice.
 const smallIDs = 1 << 16
 
 // NewCollector returns a Collector for a run described by info.
@@ -550,6 +555,9 @@ func NewCollector(info RunInfo) *Collector {
 	c.b = binner{start: info.Start, interval: info.Interval, series: !info.NoSeries}
 	c.started = info.Start != clock.Never
 	c.steadyFrom, c.steadyTo = 1, 0 // empty until the window begins (admit)
+	for k := range c.linkSlot {
+		c.linkSlot[k] = int32(k) + 1 // empty: no index with low byte k
+	}
 	for _, l := range info.Links {
 		c.link(l.Index)
 	}
@@ -603,10 +611,10 @@ func (c *Collector) newFlow(id uint64) *flowAcc {
 }
 
 // link returns the accumulators of link i, made at its first event; as
-// flow, a small index is looked up inline.
+// flow, the lookup of its slot in byIndex is inlined.
 func (c *Collector) link(i int32) *linkAcc {
-	if uint32(i) < uint32(len(c.byIndex)) && c.byIndex[i] != nil {
-		return c.byIndex[i]
+	if k := uint8(i); c.linkSlot[k] == i {
+		return c.byIndex[k]
 	}
 	return c.newLink(i)
 }
@@ -626,11 +634,8 @@ func (c *Collector) newLink(i int32) *linkAcc {
 			l.epochs.high = frac * float64(info.QueueLimit)
 		}
 		c.links[i] = l
-		if i >= 0 && i < smallIDs {
-			for int32(len(c.byIndex)) <= i {
-				c.byIndex = append(c.byIndex, nil)
-			}
-			c.byIndex[i] = l
+		if k := uint8(i); c.byIndex[k] == nil {
+			c.byIndex[k], c.linkSlot[k] = l, i
 		}
 	}
 	return l

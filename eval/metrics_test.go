@@ -601,3 +601,30 @@ func TestSparseCounterGrowth(t *testing.T) {
 		t.Errorf("got %d sums, the last %+v, want %d, the last {%d %d}", len(c), c[len(c)-1], n, n-1, n-1)
 	}
 }
+
+// TestLinkSlots: links whose indices share their low byte (3, 259, -253)
+// or are negative keep accumulators of their own, whichever of them holds
+// the looked-up slot, and an index equal to an empty slot's marker (1 for
+// slot 0) is a link like any other.
+func TestLinkSlots(t *testing.T) {
+	links := []int32{3, 259, -253, -1, 1, 0, 256}
+	var ev []event.Event
+	for i, l := range links {
+		for n := 0; n <= i; n++ { // link links[i] takes i+1 packets
+			ev = append(ev, event.Event{Time: at(float64(len(ev)) * 1e-3), Kind: event.Enqueue, Link: l, QueueLen: 1, Bytes: 100})
+		}
+	}
+	m := Compute(RunInfo{Start: at(0), NoSeries: true}, ev)
+	got := map[int64]float64{}
+	for _, r := range m.Links {
+		got[r.ID] = r.Values["total_enqueued"]
+	}
+	for i, l := range links {
+		if got[int64(l)] != float64(i+1) {
+			t.Errorf("link %d: got total_enqueued %v, want %d (all: %v)", l, got[int64(l)], i+1, got)
+		}
+	}
+	if len(m.Links) != len(links) {
+		t.Errorf("got %d links, want %d", len(m.Links), len(links))
+	}
+}
