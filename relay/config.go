@@ -138,8 +138,8 @@ type Config struct {
 	// an idle relay takes no CPU (wait.go). With Realtime the thread has
 	// the SCHED_FIFO policy: a datagram or a due departure preempts any
 	// normal thread on its CPU at once, and since it blocks when idle it
-	// is not throttled; after 10 ms without blocking (a flood) it rests
-	// 100 µs. LockThread does not apply. The sockets must be
+	// is not throttled; after 10 ms in which it blocked for less than
+	// 100 µs (a flood) it rests 100 µs. LockThread does not apply. The sockets must be
 	// netio.Pollers, as for BusyPoll; a MemConn (no descriptor) makes
 	// every wait at most 50 µs. It cannot be combined with BusyPoll.
 	WaitPoll bool

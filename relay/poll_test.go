@@ -380,9 +380,10 @@ func waits(r *Relay) int64 {
 	return r.cnt.LoopWaits
 }
 
-// TestWaitPollRest: a real-time waiting loop that has not blocked for
-// waitRestAfter (a flood) rests instead of starting the next pass, counted
-// in Counters.LoopRests, and blocks for nothing after a pass that read
+// TestWaitPollRest: a real-time waiting loop that has blocked for less
+// than waitRest in all in the last waitRestAfter (a flood, even one with
+// brief gaps) rests instead of starting the next pass, counted in
+// Counters.LoopRests, and blocks for nothing after a pass that read
 // datagrams otherwise. The waiter is driven directly, on a relay that is
 // not started.
 func TestWaitPollRest(t *testing.T) {
@@ -396,22 +397,24 @@ func TestWaitPollRest(t *testing.T) {
 	tests := []struct {
 		name        string
 		rest        bool
-		busy        time.Duration // since the loop last blocked
+		busy        time.Duration // since the stretch began (busySince)
+		blocked     time.Duration // in waits since
 		got         bool          // the pass read datagrams
 		waited      bool
 		wantRests   int64
 		wantBlocked int64
 	}{
-		{"flood, real-time: rests", true, waitRestAfter, true, true, 1, 0},
-		{"flood, normal policy: next pass", false, 10 * waitRestAfter, true, false, 0, 0},
-		{"real-time, busy briefly: next pass", true, waitRestAfter / 2, true, false, 0, 0},
+		{"flood, real-time: rests", true, waitRestAfter, 0, true, true, 1, 0},
+		{"flood with brief blocks, real-time: rests", true, waitRestAfter, waitRest - time.Nanosecond, true, true, 1, 0},
+		{"flood, normal policy: next pass", false, 10 * waitRestAfter, 0, true, false, 0, 0},
+		{"real-time, busy briefly: next pass", true, waitRestAfter / 2, 0, true, false, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r.mu.Lock()
 			rests0, waits0 := r.cnt.LoopRests, r.cnt.LoopWaits
 			r.mu.Unlock()
-			w := &waiter{r: r, rest: tc.rest, undo: func() {}, busySince: now.Add(-tc.busy)}
+			w := &waiter{r: r, rest: tc.rest, undo: func() {}, busySince: now.Add(-tc.busy), blocked: tc.blocked}
 			_, waited := w.wait(now, now.Add(time.Hour), tc.got)
 			r.mu.Lock()
 			rests, waits := r.cnt.LoopRests-rests0, r.cnt.LoopWaits-waits0
@@ -419,10 +422,35 @@ func TestWaitPollRest(t *testing.T) {
 			if waited != tc.waited || rests != tc.wantRests || waits != tc.wantBlocked {
 				t.Errorf("waited %v, rests %d, waits %d; want %v, %d, %d", waited, rests, waits, tc.waited, tc.wantRests, tc.wantBlocked)
 			}
-			if tc.wantRests > 0 && w.busySince <= now {
-				t.Errorf("after a rest, busySince %v not moved past %v", w.busySince, now)
+			if tc.wantRests > 0 && (w.busySince <= now || w.blocked != 0) {
+				t.Errorf("after a rest, busySince %v, blocked %v: want past %v, 0", w.busySince, w.blocked, now)
 			}
 		})
+	}
+}
+
+// TestWaitPollBlocked: the waits since the stretch began add up, and only
+// when they reach waitRest does a new stretch begin: a flood's brief gaps,
+// each a wait of 1 µs, do not each start one.
+func TestWaitPollBlocked(t *testing.T) {
+	start := clock.Start
+	w := &waiter{busySince: start}
+	end := start
+	for i := 1; i < int(waitRest/time.Microsecond); i++ {
+		end = end.Add(50 * time.Microsecond)
+		w.blockedFor(time.Microsecond, end)
+		if w.busySince != start || w.blocked != time.Duration(i)*time.Microsecond {
+			t.Fatalf("after %d waits of 1 µs: busySince %v, blocked %v; want %v, %v", i, w.busySince, w.blocked, start, time.Duration(i)*time.Microsecond)
+		}
+	}
+	end = end.Add(50 * time.Microsecond)
+	w.blockedFor(time.Microsecond, end)
+	if w.busySince != end || w.blocked != 0 {
+		t.Errorf("blocked %v in all: busySince %v, blocked %v; want %v, 0", waitRest, w.busySince, w.blocked, end)
+	}
+	w.blockedFor(waitRest, end.Add(time.Millisecond))
+	if w.busySince != end.Add(time.Millisecond) || w.blocked != 0 {
+		t.Errorf("one wait of %v: busySince %v, blocked %v; want %v, 0", waitRest, w.busySince, w.blocked, end.Add(time.Millisecond))
 	}
 }
 

@@ -125,7 +125,8 @@ type Counters struct {
 	LoopP999 time.Duration `json:"loop_p999_ns"`
 	// LoopWaits counts the times the loop blocked (Config.WaitPoll; its
 	// overshoots go to SleepLateHist), LoopRests the rests a real-time
-	// loop took after a long stretch without blocking (waitRestAfter).
+	// loop took after a long stretch with little blocking (waitRestAfter,
+	// waitRest: wait.go).
 	LoopWaits int64 `json:"loop_waits"`
 	LoopRests int64 `json:"loop_rests"`
 }

@@ -28,11 +28,14 @@ import (
 //
 // Under a flood the loop may never find itself idle: a real-time thread
 // that never blocks would hold its CPU until the throttling stops it (up
-// to 50 ms of every second). It rests instead: after waitRestAfter without
-// a block it sleeps waitRest (counted in Counters.LoopRests), which gives
-// the normal threads on its CPU (softirq work, the Go runtime, other
-// programs) a share of at least waitRest/waitRestAfter, and delays the
-// packets due meanwhile by up to waitRest.
+// to 50 ms of every second). It rests instead: after waitRestAfter in which
+// it blocked for less than waitRest in all it sleeps waitRest (counted in
+// Counters.LoopRests), which gives the normal threads on its CPU (softirq
+// work, the Go runtime, other programs) a share of at least
+// waitRest/waitRestAfter, and delays the packets due meanwhile by up to
+// waitRest. The waits are summed, not merely seen: a flood with a gap now
+// and then would otherwise let the loop block for a µs at a time, each
+// one starting a new waitRestAfter (waiter.blockedFor).
 
 // wakeKey is the ReadySet key of the sleeper's eventfd (Close's wake).
 const wakeKey int32 = -1
@@ -43,8 +46,8 @@ const (
 	// that cannot be watched (a MemConn) every pass, or if the eventfd
 	// could not join the set: the loop comes back to those that often.
 	waitMemBound = 50 * time.Microsecond
-	// waitRestAfter is how long a real-time loop runs without blocking
-	// before it rests for waitRest (a 1 % share for the other threads of
+	// waitRestAfter is how long a real-time loop runs, blocking for
+	// less than waitRest in all, before it rests for waitRest (a 1 % share for the other threads of
 	// its CPU, against the 5 % the kernel's throttling leaves them in
 	// 50 ms stalls).
 	waitRestAfter = 10 * time.Millisecond
@@ -53,12 +56,15 @@ const (
 
 // waiter is the waiting loop's state, on the loop's locked thread.
 type waiter struct {
-	r         *Relay
-	raw       bool       // a real-time thread: raw system calls
-	rest      bool       // rest after waitRestAfter without a block (Realtime)
-	bounded   bool       // the eventfd is not in the set: bound every wait
-	undo      func()     // gives the thread its policy back
-	busySince clock.Time // when the loop last blocked or rested
+	r       *Relay
+	raw     bool   // a real-time thread: raw system calls
+	rest    bool   // rest after a stretch of waitRestAfter (Realtime)
+	bounded bool   // the eventfd is not in the set: bound every wait
+	undo    func() // gives the thread its policy back
+	// busySince starts the stretch: the last rest, or the wait that
+	// brought blocked, the time blocked in waits since, to waitRest.
+	busySince clock.Time
+	blocked   time.Duration
 }
 
 // startWaiting prepares the loop's thread for waiting (Config.WaitPoll;
@@ -117,8 +123,8 @@ func (w *waiter) lead() time.Duration { return max(w.r.cfg.Spin, 0) }
 func (w *waiter) wait(now, next clock.Time, got bool) (pending, waited bool) {
 	r := w.r
 	if w.rest && now.Sub(w.busySince) >= waitRestAfter {
-		r.sl.sleep(waitRest)
-		w.busySince = r.now()
+		w.sleepRest()
+		w.busySince, w.blocked = r.now(), 0
 		r.mu.Lock()
 		r.cnt.LoopRests++
 		r.mu.Unlock()
@@ -148,7 +154,7 @@ func (w *waiter) wait(now, next clock.Time, got bool) (pending, waited bool) {
 		r.readyBuf, timedOut, err = r.ready.Wait(r.readyBuf[:0], d, w.raw)
 	}
 	end := r.now()
-	w.busySince = end
+	w.blockedFor(end.Sub(start), end)
 	r.mu.Lock()
 	if err != nil {
 		r.cnt.ReadErrors++
@@ -159,4 +165,28 @@ func (w *waiter) wait(now, next clock.Time, got bool) (pending, waited bool) {
 	r.cnt.Lead = lead
 	r.mu.Unlock()
 	return r.ready != nil && len(r.readyBuf) > 0, true
+}
+
+// blockedFor counts a wait of d that ended at end: once the waits since
+// busySince add up to waitRest, the loop has left its CPU to the other
+// threads for as long as a rest would, and a new stretch begins.
+func (w *waiter) blockedFor(d time.Duration, end clock.Time) {
+	w.blocked += d
+	if w.blocked >= waitRest {
+		w.busySince, w.blocked = end, 0
+	}
+}
+
+// sleepRest sleeps waitRest, all of it: a signal (the runtime's
+// preemption, likely after a long stretch on the CPU) that ends the sleep
+// early makes it sleep again for what is left. Close ends it.
+func (w *waiter) sleepRest() {
+	r := w.r
+	end := r.now().Add(waitRest)
+	for !r.closed.Load() {
+		rem := end.Sub(r.now())
+		if rem <= 0 || r.sl.sleep(rem) {
+			return
+		}
+	}
 }
