@@ -12,7 +12,9 @@ import (
 // a transfer whose receiver later writes data of its own (so its idle
 // sending side wakes up) gives the same event trace with the skip as with
 // sendIdle cleared before every Transmit (the connection asked in full
-// each time), and the skip happens.
+// each time), and the skip happens. Whenever a connection's sendIdle is
+// set, it has nothing it could send (no data, no FIN pending, nothing
+// outstanding): the skip never holds back a connection that could send.
 func TestSendIdleChangesNothing(t *testing.T) {
 	for _, rec := range Recoveries.Names() {
 		for _, cc := range []string{"reno", "cubic", "bbr"} {
@@ -44,6 +46,10 @@ func sendIdleRun(t *testing.T, rec, cc string, reply int, clear bool) (trace [32
 		for _, c := range h.eps[i].Conns() {
 			if c.sendIdle {
 				idle++
+				if c.sb.count > 0 || c.avail() > 0 || c.finPending {
+					t.Fatalf("sendIdle set with %d segments outstanding, %d bytes to send, FIN pending %v: want none",
+						c.sb.count, c.avail(), c.finPending)
+				}
 			}
 			if clear {
 				c.sendIdle = false
