@@ -147,9 +147,10 @@ type sender struct {
 	// data, no FIN to send, no segment outstanding — and its steps (the
 	// strategy's Next, the application-limited mark) are in effect. Until
 	// the sending side's state changes (an ACK, a timer, the application's
-	// Write, SetSource or CloseWrite, which clear it) another call would
-	// find the same and change nothing, so Transmit skips it: a receiver
-	// that has nothing to send costs no strategy call per arriving segment.
+	// Write, SetSource or CloseWrite through appSends: each clears it)
+	// another call would find the same and change nothing, so Transmit
+	// skips it: a receiver that has nothing to send costs no strategy call
+	// per arriving segment.
 	sendIdle bool
 }
 

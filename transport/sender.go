@@ -19,8 +19,7 @@ import (
 // Write queues stream bytes into the send buffer and returns how many were
 // accepted (0 when the buffer is full, after CloseWrite, or with a Source).
 func (c *Conn) Write(p []byte) int {
-	c.touch() // the scheduler asks it at the next Transmit (sched.go)
-	c.sendIdle = false
+	c.appSends()
 	if c.src != nil || c.finPending || c.err != nil {
 		return 0
 	}
@@ -36,6 +35,14 @@ func (c *Conn) Write(p []byte) int {
 	return n
 }
 
+// appSends records that the application may have given the connection
+// something to send (Write, SetSource, CloseWrite): the scheduler asks it
+// at the next Transmit (sched.go), and in full (sendIdle).
+func (c *Conn) appSends() {
+	c.touch()
+	c.sendIdle = false
+}
+
 // sndBase is the lowest stream offset the send buffer must still hold.
 func (s *sender) sndBase() uint64 {
 	if s.sb.count > 0 {
@@ -48,8 +55,7 @@ func (s *sender) sndBase() uint64 {
 // FIN after length bytes, length < 0 is unlimited until CloseWrite. It must
 // be called before any Write; later calls are ignored.
 func (c *Conn) SetSource(src Source, length int64) {
-	c.touch() // the scheduler asks it at the next Transmit (sched.go)
-	c.sendIdle = false
+	c.appSends()
 	if c.src != nil || c.writeEnd > 0 || c.finPending || src == nil {
 		return
 	}
@@ -63,8 +69,7 @@ func (c *Conn) SetSource(src Source, length int64) {
 // CloseWrite closes our direction: FIN after the queued data (with an
 // unlimited Source, after the bytes produced so far).
 func (c *Conn) CloseWrite(now clock.Time) {
-	c.touch() // the scheduler asks it at the next Transmit (sched.go)
-	c.sendIdle = false
+	c.appSends()
 	if c.finPending {
 		return
 	}
