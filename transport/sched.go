@@ -284,6 +284,7 @@ func (s *schedCore) nextWrap(from int) int {
 // creation order, and rebuilds positions, the heap and the bitset.
 func (s *scheduler[T]) compact(gone func(T) bool) {
 	j := 0
+	s.nready = 0
 	for i, c := range s.conns {
 		// The bitset is compacted in place: bit i is read and cleared
 		// before bit j <= i is set.
@@ -299,6 +300,7 @@ func (s *scheduler[T]) compact(gone func(T) bool) {
 		}
 		if bit {
 			s.ready[j/64] |= 1 << (j % 64)
+			s.nready++
 		}
 		st.pos = j
 		s.conns[j] = c
@@ -310,18 +312,12 @@ func (s *scheduler[T]) compact(gone func(T) bool) {
 	clear(s.byPos[j:])
 	s.byPos = s.byPos[:j]
 	s.ready = s.ready[:(j+63)/64] // (as add keeps it) the words cut off are zero: every bit was cleared above
-	s.nready = 0
-	for _, w := range s.ready {
-		s.nready += bits.OnesCount64(w)
-	}
 	if s.rr > j {
 		s.rr = 0
 	}
-	s.heap = s.heap[:0]
-	for i, c := range s.conns {
-		st := c.schedState()
+	s.heap = append(s.heap[:0], s.byPos...)
+	for i, st := range s.heap {
 		st.heapIdx = i
-		s.heap = append(s.heap, st)
 	}
 	clear(s.heap[len(s.heap):cap(s.heap)])
 	for i := len(s.heap)/2 - 1; i >= 0; i-- {
