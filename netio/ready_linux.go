@@ -55,23 +55,22 @@ func (s *ReadySet) ctl(c Conn, op int, key int32) error {
 		return errNoFD
 	}
 	var err error
-	if cerr := u.sys.rc.Control(func(fd uintptr) {
-		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: key}
-		err = unix.EpollCtl(s.ep, op, int(fd), &ev)
-	}); cerr != nil {
+	if cerr := u.sys.rc.Control(func(fd uintptr) { err = s.ctlFD(op, int(fd), key) }); cerr != nil {
 		return mapClosed(cerr)
 	}
-	if err != nil {
-		return fmt.Errorf("epoll_ctl: %w", err)
-	}
-	return nil
+	return err
 }
 
 // AddFD watches descriptor fd for reading (e.g. an eventfd that wakes a
 // Wait), reported by Ready and Wait as key.
 func (s *ReadySet) AddFD(fd int, key int32) error {
+	return s.ctlFD(unix.EPOLL_CTL_ADD, fd, key)
+}
+
+// ctlFD is epoll_ctl(2) op on descriptor fd, for reading, as key.
+func (s *ReadySet) ctlFD(op, fd int, key int32) error {
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: key}
-	if err := unix.EpollCtl(s.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if err := unix.EpollCtl(s.ep, op, fd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)
 	}
 	return nil
