@@ -277,7 +277,7 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fs.BoolVar(&cfg.NoOffload, "no-offload", false, "no UDP GRO on reads and no GSO on writes (by default used where the kernel has them)")
 	fs.BoolVar(&cfg.LockThread, "lock-thread", false, "run the scheduler on a locked OS thread with 1ns timer slack (Linux; best on an idle machine)")
 	fs.BoolVar(&cfg.Realtime, "realtime", false, fmt.Sprintf("run the scheduler on a locked OS thread with the SCHED_FIFO real-time policy, priority %d (Linux; needs root or CAP_SYS_NICE)", relay.RealtimePriority))
-	poll := fs.String("poll", "sleep", "how the relay waits for packets and modelled instants: sleep (reader goroutines and a scheduler that sleeps to each instant) busy (one loop on one locked thread that never sleeps and takes a whole CPU; for a relay pinned to a CPU of its own) or wait (that loop, blocking in epoll when it has nothing to do; with -realtime its thread is SCHED_FIFO)")
+	poll := fs.String("poll", "sleep", "how the relay waits for packets and modelled instants: sleep (reader goroutines and a scheduler that sleeps to each instant), busy (one loop on one locked thread that never sleeps and takes a whole CPU; for a relay pinned to a CPU of its own) or wait (that loop, blocking in epoll when it has nothing to do; with -realtime its thread is SCHED_FIFO)")
 	classify := fs.String("classify", "5tuple", "flow classification for flow-aware queues: 5tuple, or cid (cclab connection ID, falling back to the 5-tuple)")
 	var duration time.Duration
 	fs.Var(durFlag{&duration}, "duration", "stop after this long (0 = until SIGINT/SIGTERM)")
