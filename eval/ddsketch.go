@@ -158,7 +158,7 @@ func (c *Collector) initSketch(sk *DDSketch) {
 
 // durationBuckets is the table of duration buckets of sketchAlpha, built at
 // its first use and then only read: every Collector of the process shares it
-// (it takes 80 KiB). Never nil: sketchAlpha ≥ 2^−9 (newDurationIndex).
+// (it takes 80 KiB). Never nil: sketchAlpha ≥ 2^−8 (newDurationIndex).
 var durationBuckets = sync.OnceValue(func() *durationIndex { return newDurationIndex(sketchAlpha) })
 
 // durationIndex gives the bucket ⌈log_γ x⌉ of a duration's seconds
@@ -166,12 +166,12 @@ var durationBuckets = sync.OnceValue(func() *durationIndex { return newDurationI
 // without a logarithm per value, and exactly as bucketOf computes it.
 // Durations are grouped in cells by the exponent and the top
 // durationCellBits mantissa bits of float64(d): a cell spans a factor of at
-// most 1 + 2^−durationCellBits, less than a bucket (a factor γ ≈ 1 + 2α),
-// so it holds at most two buckets if α ≥ 2^−9, and the cell keeps the
-// first of them and the first duration of the second. Every cell is filled
-// when the table is built, with bucketOf at its ends and a binary search
-// for the split between them (a cell that holds no whole duration, below
-// 128 ns, is never looked up). For a smaller α, whose buckets are narrower
+// most 1 + 2^−durationCellBits, no more than a bucket (a factor
+// γ = (1+α)/(1−α) > 1 + 2α) if α ≥ 2^−8, so it then holds at most two
+// buckets, and the cell keeps the first of them and the first duration of
+// the second. Every cell is filled when the table is built, with bucketOf
+// at its ends and a binary search for the split between them (a cell that
+// holds no whole duration, below 128 ns, is never looked up). For a smaller α, whose buckets are narrower
 // than a cell, there is no table: newDurationIndex returns nil and the
 // sketch computes bucketOf.
 //
@@ -203,7 +203,7 @@ const maxIndexedDuration = 1 << 40
 
 // newDurationIndex returns the duration buckets of sketches of accuracy
 // alpha, every cell filled; nil if a cell holds more than two buckets
-// (alpha < 2^−9).
+// (which happens for alpha < 2^−8: from 1/300 on).
 func newDurationIndex(alpha float64) *durationIndex {
 	sk := NewDDSketch(alpha)
 	x := &durationIndex{gamma: sk.gamma, lnGamma: sk.lnGamma, cells: make([]durationCell, cellKey(maxIndexedDuration))}

@@ -114,7 +114,8 @@ func TestDelayPercentiles(t *testing.T) {
 // delays of typical runs), log-uniform random durations up to the table's
 // bound, and every cell's ends and the durations around its split; and
 // that a sketch fed durations through it equals one fed their seconds
-// through Add; and that an accuracy finer than 2^−9 gets no table.
+// through Add; and that an accuracy of 2^−8 gets a table (the coarsest
+// cell is no wider than its buckets) and a finer one, 2^−12, none.
 func TestDurationIndex(t *testing.T) {
 	x := newDurationIndex(sketchAlpha)
 	check := func(d int64) {
@@ -148,6 +149,9 @@ func TestDurationIndex(t *testing.T) {
 		}
 	}
 	// An accuracy whose buckets are narrower than a cell has no table.
+	if edge := newDurationIndex(1.0 / 256); edge == nil {
+		t.Errorf("duration table of alpha 2^-8: got nil, want one (no cell holds more than two buckets)")
+	}
 	if fine := newDurationIndex(1.0 / 4096); fine != nil {
 		t.Errorf("duration table of alpha 2^-12: got one, want nil (cells hold more than two buckets)")
 	}
