@@ -183,8 +183,8 @@ func TestReadySet(t *testing.T) {
 	}
 }
 
-// TestReadySetWait: Wait blocks until a watched descriptor is ready or
-// its timeout passes: with nothing ready it times out and returns no key
+// TestReadySetWait: CheckWait finds epoll_pwait2 on this kernel, and
+// Wait blocks until a watched descriptor is ready or its timeout passes: with nothing ready it times out and returns no key
 // (the normal and the raw system call), it returns the key of a socket a
 // datagram reached, and of a descriptor added with AddFD (an eventfd,
 // as the relay's Close wakes its waiting loop). No bound on how long a
@@ -195,6 +195,9 @@ func TestReadySetWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if err := CheckWait(); err != nil {
+		t.Fatalf("CheckWait: %v (Wait, below, cannot work either)", err)
+	}
 	rx, err := ListenUDP("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -129,5 +129,20 @@ func (s *ReadySet) Wait(keys []int32, d time.Duration, raw bool) (_ []int32, tim
 	return keys, false, nil
 }
 
+// CheckWait reports an error if Wait cannot block here: epoll_pwait2 is
+// Linux 5.11 and later (earlier kernels answer ENOSYS, and every Wait would
+// return at once with that error).
+func CheckWait() error {
+	s, err := NewReadySet()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if _, _, err := s.Wait(nil, 0, false); err != nil {
+		return fmt.Errorf("%w (needs Linux 5.11 or later)", err)
+	}
+	return nil
+}
+
 // Close releases the set (not the sockets).
 func (s *ReadySet) Close() error { return unix.Close(s.ep) }

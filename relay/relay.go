@@ -381,6 +381,11 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 		return nil, errPollRealtime
 	}
 	r.loop = cfg.BusyPoll || cfg.WaitPoll
+	if cfg.WaitPoll {
+		if err := netio.CheckWait(); err != nil {
+			return nil, fmt.Errorf("the waiting loop cannot block in the kernel: %w", err)
+		}
+	}
 	if cfg.Realtime {
 		if err := checkRealtime(); err != nil {
 			return nil, err
