@@ -589,7 +589,10 @@ func TestQueueArenaGrowth(t *testing.T) {
 			q.push(clock.Start.Add(time.Duration(i)*time.Millisecond), uint32(i)) // beyond the first few, all wait in far
 		}
 	})
-	if want := 3 + math.Ceil(math.Log2(n/arenaMin)); allocs > want { // newQueue's two, then the arena's first and its doublings
+	switch want := 3 + math.Ceil(math.Log2(n/arenaMin)); { // newQueue's two, then the arena's first and its doublings
+	case raceEnabled:
+		t.Logf("%d events: %v allocations; not checked against %v: the race detector's runtime allocates more", n, allocs, want)
+	case allocs > want:
 		t.Errorf("%d events: %v allocations, want at most %v", n, allocs, want)
 	}
 	for i := range n {
