@@ -1236,9 +1236,7 @@ func (r *Relay) schedule() {
 		r.cnt.Lead, _ = r.sleepLead()
 		r.serviceTimed(now)
 		r.housekeep(now, &nextExpire)
-		d := coalesce(r.deadline(), r.lastWrite, r.cfg.Coalesce)
-		d = clock.Earliest(d, r.nextStat)
-		d = clock.Earliest(d, nextExpire)
+		d := r.nextWake(nextExpire)
 		r.wakeAt.Store(int64(d))
 		r.mu.Unlock()
 		over = r.wait(d)
@@ -1281,6 +1279,18 @@ func (r *Relay) housekeep(now clock.Time, nextExpire *clock.Time) {
 		r.expire(now)
 		*nextExpire = now.Add(time.Second)
 	}
+}
+
+// nextWake is the next instant the scheduler or the polling loop must run
+// at although nothing arrives: the links' next deadline (after Coalesce),
+// the next statistics line and, while sessions or flows exist, the next
+// expiry check (none is due without them). Called with mu held.
+func (r *Relay) nextWake(nextExpire clock.Time) clock.Time {
+	d := clock.Earliest(coalesce(r.deadline(), r.lastWrite, r.cfg.Coalesce), r.nextStat)
+	if len(r.clients) > 0 || r.packet {
+		d = clock.Earliest(d, nextExpire)
+	}
+	return d
 }
 
 // coalesce returns when the scheduler wakes for deadline d after its last

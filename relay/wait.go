@@ -91,18 +91,6 @@ func (r *Relay) startWaiting() *waiter {
 // stop gives the thread its former policy back.
 func (w *waiter) stop() { w.undo() }
 
-// nextWake is the next instant the loop must run at although nothing
-// arrives: the links' next deadline (after Coalesce), the next statistics
-// line and, while sessions or flows exist, the next expiry check. Called
-// with mu held.
-func (r *Relay) nextWake(nextExpire clock.Time) clock.Time {
-	d := clock.Earliest(coalesce(r.deadline(), r.lastWrite, r.cfg.Coalesce), r.nextStat)
-	if len(r.clients) > 0 || r.packet {
-		d = clock.Earliest(d, nextExpire)
-	}
-	return d
-}
-
 // lead is how long before an instant the loop stops waiting and polls:
 // a fixed Config.Spin, else none (Spin's learned lead does not apply).
 // Polling makes the loop's thread one that seldom blocks, and such a

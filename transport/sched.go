@@ -137,15 +137,20 @@ func (s *schedCore) setReady(p uint) {
 	}
 }
 
+// clearReady clears position p's ready bit.
+func (s *schedCore) clearReady(p uint) {
+	w, bit := &s.ready[p/64], uint64(1)<<(p%64)
+	if *w&bit != 0 {
+		*w &^= bit
+		s.nready--
+	}
+}
+
 // idle records that Transmit asked st's connection (touched) and it had
 // nothing to send: it is no longer ready, and its deadline is recomputed
 // now (it cannot change before the connection is touched again).
 func (s *schedCore) idle(st *schedState) {
-	p := uint(st.pos)
-	if w, bit := &s.ready[p/64], uint64(1)<<(p%64); *w&bit != 0 {
-		*w &^= bit
-		s.nready--
-	}
+	s.clearReady(uint(st.pos))
 	if !st.dirty {
 		return
 	}
