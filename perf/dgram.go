@@ -126,6 +126,8 @@ type RatioPoint struct {
 type DgramInterval struct {
 	Start       float64 `json:"start"` // seconds since the test started
 	End         float64 `json:"end"`
+	Sent        uint64  `json:"sent"`       // data packets sent in the interval
+	SentBytes   uint64  `json:"sent_bytes"` // their payload bytes
 	SendBps     float64 `json:"send_bps"`
 	AckedBps    float64 `json:"acked_bps"` // payload of data packets acknowledged as received, bits/s
 	Lost        uint64  `json:"lost"`      // data packets declared lost in the interval
@@ -139,6 +141,11 @@ type DgramInterval struct {
 type DgramResult struct {
 	Mode          string          `json:"mode"`
 	ConnID        string          `json:"conn_id"`
+	Timestamp     string          `json:"timestamp"`     // wall clock at start, RFC 3339
+	Local         string          `json:"local"`         // our socket address
+	Peer          string          `json:"connecting_to"` // the receiver's address
+	MaxDatagram   int             `json:"max_datagram"`  // bytes
+	Rate          float64         `json:"rate_bps"`      // application rate, payload bits/s (0: greedy)
 	CC            string          `json:"cc"`
 	Seconds       float64         `json:"seconds"`
 	Generated     uint64          `json:"generated"`     // datagrams the application produced
@@ -194,8 +201,10 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 			ql.Close()
 		}()
 	}
-	res := &DgramResult{Mode: ModeDatagram, ConnID: fmt.Sprintf("%016x", conn.ID()), CC: cfg.CC}
 	t0 := time.Now()
+	res := &DgramResult{Mode: ModeDatagram, ConnID: fmt.Sprintf("%016x", conn.ID()), CC: cfg.CC,
+		Timestamp: t0.UTC().Format(time.RFC3339Nano), Local: ep.LocalAddr().String(), Peer: peer.String(),
+		MaxDatagram: tc.MaxDatagram, Rate: cfg.Rate}
 	c0 := ep.Now()
 	offset := t0.UnixNano() - int64(c0)
 	conn.Do(func(now clock.Time, c *transport.DgramConn) { c.SetSource(now, &transport.StampSource{Offset: offset}) })
@@ -212,6 +221,7 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 			return
 		}
 		res.Intervals = append(res.Intervals, DgramInterval{Start: prevT, End: t,
+			Sent: s.DataSent - prev.DataSent, SentBytes: s.BytesSent - prev.BytesSent,
 			SendBps:  float64(s.BytesSent-prev.BytesSent) * 8 / dt,
 			AckedBps: float64(s.Acked-prev.Acked) * float64(s.BytesSent) / float64(max(s.DataSent, 1)) * 8 / dt,
 			Lost:     s.Lost + s.LostRTO - prev.Lost - prev.LostRTO, Dropped: s.QueueDropped - prev.QueueDropped,

@@ -55,7 +55,7 @@ run() {
 	kill "${PIDS[1]}" 2>/dev/null
 	wait "${PIDS[1]}" 2>/dev/null
 	unset 'PIDS[1]'
-	if [ "$rc" -ne 0 ] || ! jq -e .receiver "$LOG/$name.json" >/dev/null 2>&1; then
+	if [ "$rc" -ne 0 ] || ! jq -e .end.cclab.receiver "$LOG/$name.json" >/dev/null 2>&1; then
 		echo "$name: sender failed (rc $rc):" >&2
 		cat "$LOG/$name.err" "$LOG/$name.json" >&2
 		echo "error"
@@ -63,7 +63,7 @@ run() {
 	fi
 	local drops
 	drops=$(jq -s '[.[].hops[] | select(.dir=="fwd") | .drops | to_entries[] | .value] | add // 0' "$LOG/$name.stats")
-	jq -r --argjson drops "$drops" '[(.send_rate_bps/1e6*100|round/100), (.receiver.throughput_bps/1e6*100|round/100),
+	jq -r --argjson drops "$drops" '.end.cclab | [(.send_rate_bps/1e6*100|round/100), (.receiver.throughput_bps/1e6*100|round/100),
 		.receiver.lost_network, $drops, .queue_dropped, (.receiver.owd_ms*100|round/100), (.receiver.jitter_ms*1000|round/1000),
 		([.ack_ratio[].ratio] | max // 0)] | @tsv' "$LOG/$name.json"
 }

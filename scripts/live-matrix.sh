@@ -53,7 +53,7 @@ for cc in $CCS; do
 		"$BIN/sender" -c "127.0.0.1:$PORT" -n "$BYTES" -cc "$cc" -recovery "$rec" -J -connect-timeout 5s >"$out" 2>"$LOG/$n.err"
 		rc=$?
 		if jq -e . "$out" >/dev/null 2>&1; then
-			line=$(jq -r '.end | [(.verified|tostring), ((.throughput_bps/1e6*100|round)/100|tostring), (.retransmits|tostring), (.rtos|tostring),
+			line=$(jq -r '.end.cclab | [(.verified|tostring), ((.throughput_bps/1e6*100|round)/100|tostring), (.retransmits|tostring), (.rtos|tostring),
 				((.rto_causes.burst_loss // 0|tostring) + "/" + (.rto_causes.too_few_dupacks // 0|tostring) + "/" + (.rto_causes.lost_retransmission // 0|tostring) + "/" + (.rto_causes.other // 0|tostring) + "/" + (.rto_causes.handshake // 0|tostring))] | @tsv' "$out")
 			IFS=$'\t' read -r ver mbps retx rtos causes <<<"$line"
 		else

@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -98,7 +97,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 		ccList = strings.Split(*reverseCC, ",")
 	}
 	var outMu sync.Mutex
-	enc := json.NewEncoder(stdout)
+	js := newJSONOut(stdout)
 	cfg := perf.ServerConfig{
 		Listen: *listen, Defaults: defaults, AllowReverse: *allowReverse, Once: *once, QlogDir: *qlogDir,
 		Keys: keys, MaxReverseBytes: maxRevBytes, MaxReverseDuration: maxRevDur, MaxReverseFlows: *maxRevFlows,
@@ -107,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 			outMu.Lock()
 			defer outMu.Unlock()
 			if *jsonOut {
-				_ = enc.Encode(s)
+				js.flow(s)
 				return
 			}
 			writeSummary(stdout, s)
@@ -116,9 +115,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 			outMu.Lock()
 			defer outMu.Unlock()
 			if *jsonOut {
-				_ = enc.Encode(struct {
-					Sum perf.TestSummary `json:"sum"`
-				}{t})
+				js.test(t)
 				return
 			}
 			writeTestSummary(stdout, t)

@@ -50,13 +50,24 @@ func TestOnceJSONForward(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("receiver -1 did not exit after one flow")
 	}
-	var s perf.FlowSummary
-	if err := json.NewDecoder(strings.NewReader(out.String())).Decode(&s); err != nil {
+	// iperf3 -s -J's schema, with the flow summaries under start.cclab.
+	var doc struct {
+		Start struct {
+			Cclab []perf.FlowSummary `json:"cclab"`
+		} `json:"start"`
+		End struct {
+			SumReceived struct {
+				Bytes int64 `json:"bytes"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.NewDecoder(strings.NewReader(out.String())).Decode(&doc); err != nil || len(doc.Start.Cclab) != 1 {
 		t.Fatalf("receiver JSON: %v: %q", err, out.String())
 	}
-	if s.Bytes != 2<<20 || s.Digest != res.End.ReceiverDigest || s.ConnID != res.Start.ConnID {
-		t.Errorf("summary: got bytes %d digest %.8s id %s, want %d %.8s %s",
-			s.Bytes, s.Digest, s.ConnID, 2<<20, res.End.ReceiverDigest, res.Start.ConnID)
+	s := doc.Start.Cclab[0]
+	if doc.End.SumReceived.Bytes != 2<<20 || s.Digest != res.End.ReceiverDigest || s.ConnID != res.Start.ConnID {
+		t.Errorf("summary: got end.sum_received.bytes %d digest %.8s id %s, want %d %.8s %s",
+			doc.End.SumReceived.Bytes, s.Digest, s.ConnID, 2<<20, res.End.ReceiverDigest, res.Start.ConnID)
 	}
 }
 

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 
+	"cclab/internal/buildinfo"
 	"cclab/internal/units"
 	"cclab/perf"
 )
@@ -27,16 +27,13 @@ func runDgram(cfg perf.DgramClientConfig, jsonOut bool, stdout, stderr io.Writer
 		}
 		fmt.Fprintf(stdout, "cclab sender: datagram mode for %v to %s, cc=%s rate=%s\n", cfg.Duration, cfg.Addr, cfg.CC, rate)
 	}
+	host := perf.HostSince(hostVersion(), buildinfo.Read().System())
 	res, err := perf.RunDgram(ctx, cfg)
 	if jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if res != nil {
-			_ = enc.Encode(res)
+			writeJSON(stdout, perf.ToIperf3Dgram(res, host(), err))
 		} else {
-			_ = enc.Encode(struct {
-				Error string `json:"error"`
-			}{err.Error()})
+			writeJSON(stdout, jsonError{err.Error()})
 		}
 	} else if res != nil {
 		fmt.Fprintf(stdout, "sent %d datagrams (%s, %.2f Mbit/s), queue-dropped %d, acked %d, declared lost %d, congestion events %d, RTOs %d, srtt %.2f ms\n",

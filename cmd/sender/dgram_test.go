@@ -24,19 +24,35 @@ func TestDgramJSON(t *testing.T) {
 	if code := run([]string{"-c", srv.Addr().String(), "-mode", "datagram", "-cc", "none", "-rate", "2Mbit", "-t", "0.5", "-J"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var m map[string]any
+	var m struct {
+		Start struct {
+			TestStart map[string]any `json:"test_start"`
+		} `json:"start"`
+		End struct {
+			Sum   map[string]any `json:"sum"`
+			Cclab map[string]any `json:"cclab"`
+		} `json:"end"`
+	}
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"sent", "queue_dropped", "lost_declared", "ack_ratio", "intervals", "receiver"} {
-		if _, ok := m[k]; !ok {
-			t.Errorf("JSON lacks %q", k)
+	if m.Start.TestStart["protocol"] != "UDP" {
+		t.Errorf("start.test_start.protocol %v, want UDP", m.Start.TestStart["protocol"])
+	}
+	for _, k := range []string{"jitter_ms", "lost_packets", "packets", "lost_percent", "bits_per_second"} {
+		if _, ok := m.End.Sum[k]; !ok {
+			t.Errorf("end.sum lacks %q", k)
 		}
 	}
-	r, _ := m["receiver"].(map[string]any)
+	for _, k := range []string{"sent", "queue_dropped", "lost_declared", "ack_ratio", "intervals", "receiver"} {
+		if _, ok := m.End.Cclab[k]; !ok {
+			t.Errorf("end.cclab lacks %q", k)
+		}
+	}
+	r, _ := m.End.Cclab["receiver"].(map[string]any)
 	for _, k := range []string{"datagrams", "lost_network", "missing", "owd_ms", "jitter_ms"} {
 		if _, ok := r[k]; !ok {
-			t.Errorf("receiver JSON lacks %q", k)
+			t.Errorf("end.cclab.receiver lacks %q", k)
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"cclab/ccalgo"
+	"cclab/internal/buildinfo"
 	"cclab/internal/cli"
 	"cclab/internal/units"
 	"cclab/perf"
@@ -211,17 +212,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "cclab sender: %s %s to %s, cc=%s recovery=%s%s\n", dir, what, cfg.Addr, cfg.CC, cfg.Recovery, flows)
 	}
+	host := perf.HostSince(hostVersion(), buildinfo.Read().System())
 	res, err := perf.RunTest(ctx, tc)
 	if *jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if res != nil {
-			_ = enc.Encode(res)
+			writeJSON(stdout, perf.ToIperf3(res, host(), err))
 		} else {
-			// Failed before the transfer started (as iperf3 -J: an error object).
-			_ = enc.Encode(struct {
-				Error string `json:"error"`
-			}{err.Error()})
+			writeJSON(stdout, jsonError{err.Error()}) // failed before the transfer started (as iperf3 -J: an error object)
 		}
 	} else if res != nil && err == nil {
 		writeSummaries(stdout, res, several)
@@ -258,6 +255,21 @@ func checkFlags(fs *flag.FlagSet, t, connect, interval, minRTO time.Duration, qu
 	}
 	return nil
 }
+
+// jsonError is -J's output when the test did not start.
+type jsonError struct {
+	Error string `json:"error"`
+}
+
+// writeJSON writes v indented, as iperf3 -J does.
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// hostVersion is -J's start.version.
+func hostVersion() string { return "cclab " + buildinfo.Short() }
 
 // writeSummaries prints the end summary: per flow and the sums with
 // several flows, as iperf3 does.

@@ -100,25 +100,51 @@ func TestJSONAgainstReceiver(t *testing.T) {
 	if code := run([]string{"-c", srv.Addr().String(), "-n", "4MiB", "-J", "-i", "50ms"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
+	// iperf3's keys (perf's iperf3 tests read them as iperf3's consumers
+	// do), and cclab's own account under end.cclab.
 	var res struct {
-		Start     map[string]any   `json:"start"`
-		Intervals []map[string]any `json:"intervals"`
-		End       map[string]any   `json:"end"`
+		Start struct {
+			TestStart struct {
+				Protocol   string `json:"protocol"`
+				NumStreams int    `json:"num_streams"`
+			} `json:"test_start"`
+		} `json:"start"`
+		Intervals []struct {
+			Streams []map[string]any `json:"streams"`
+			Sum     map[string]any   `json:"sum"`
+		} `json:"intervals"`
+		End struct {
+			SumSent     map[string]any `json:"sum_sent"`
+			SumReceived map[string]any `json:"sum_received"`
+			CPU         map[string]any `json:"cpu_utilization_percent"`
+			Cclab       map[string]any `json:"cclab"`
+		} `json:"end"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("JSON output: %v\n%s", err, out.String())
 	}
-	for _, k := range []string{"cc", "recovery", "bytes", "seconds", "throughput_bps", "retransmits", "rtos",
-		"rto_causes", "min_rtt_ms", "mean_srtt_ms", "verified"} {
-		if _, ok := res.End[k]; !ok {
-			t.Errorf("end lacks %q", k)
+	if res.Start.TestStart.Protocol != "TCP" || res.Start.TestStart.NumStreams != 1 || len(res.Intervals) == 0 {
+		t.Errorf("start.test_start %+v, %d intervals; want TCP, 1 stream, intervals", res.Start.TestStart, len(res.Intervals))
+	}
+	for _, k := range []string{"bytes", "bits_per_second", "seconds", "retransmits", "snd_cwnd", "rtt"} {
+		if len(res.Intervals) > 0 && res.Intervals[0].Streams[0][k] == nil {
+			t.Errorf("intervals[0].streams[0] lacks %q", k)
 		}
 	}
-	if causes, _ := res.End["rto_causes"].(map[string]any); len(causes) != 6 || causes["burst_loss"] == nil || causes["other"] == nil || causes["spurious"] == nil {
-		t.Errorf("end.rto_causes got %v, want burst_loss, too_few_dupacks, lost_retransmission, other, handshake, spurious", res.End["rto_causes"])
+	if res.End.SumReceived["bytes"] != float64(4<<20) || res.End.SumSent["retransmits"] == nil || res.End.CPU["host_total"] == nil {
+		t.Errorf("end.sum_received %v, end.sum_sent %v, cpu %v: want 4 MiB received, retransmits, host_total",
+			res.End.SumReceived, res.End.SumSent, res.End.CPU)
 	}
-	if res.End["verified"] != true || res.End["bytes"] != float64(4<<20) {
-		t.Errorf("end: verified %v bytes %v, want true %d", res.End["verified"], res.End["bytes"], 4<<20)
+	for _, k := range []string{"cc", "recovery", "throughput_bps", "rtos", "rto_causes", "min_rtt_ms", "mean_srtt_ms", "verified"} {
+		if _, ok := res.End.Cclab[k]; !ok {
+			t.Errorf("end.cclab lacks %q", k)
+		}
+	}
+	if causes, _ := res.End.Cclab["rto_causes"].(map[string]any); len(causes) != 6 || causes["burst_loss"] == nil || causes["other"] == nil || causes["spurious"] == nil {
+		t.Errorf("end.cclab.rto_causes got %v, want burst_loss, too_few_dupacks, lost_retransmission, other, handshake, spurious", res.End.Cclab["rto_causes"])
+	}
+	if res.End.Cclab["verified"] != true {
+		t.Errorf("end.cclab.verified %v, want true", res.End.Cclab["verified"])
 	}
 }
 

@@ -120,6 +120,12 @@ func (i Info) Short() string {
 	return v
 }
 
+// System returns the host's OS, architecture and kernel, e.g.
+// "linux/amd64 Linux 6.1.0" (iperf3's system_info).
+func (i Info) System() string {
+	return strings.TrimSpace(fmt.Sprintf("%s/%s %s", i.OS, i.Arch, i.Kernel))
+}
+
 // Line returns the -version line of a tool, e.g.
 // "sender: cclab v0.0.0-20261201025415-de612496efa3 (commit de612496efa3…,
 // 2026-12-01T02:54:15Z), go1.26.8 linux/amd64, Linux 6.1.0".

@@ -10,6 +10,10 @@ import "time"
 // and whether it is known.
 func CPU() (time.Duration, bool) { return cpu() }
 
+// Times returns the user and system CPU time the process has used so far,
+// and whether they are known.
+func Times() (user, system time.Duration, ok bool) { return times() }
+
 // MaxRSS returns the process's peak resident set size, bytes, and whether
 // it is known.
 func MaxRSS() (int64, bool) { return maxRSS() }

@@ -9,11 +9,16 @@ import (
 )
 
 func cpu() (time.Duration, bool) {
+	u, s, ok := times()
+	return u + s, ok
+}
+
+func times() (user, system time.Duration, ok bool) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), true
 }
 
 func maxRSS() (int64, bool) {
