@@ -153,7 +153,7 @@ func LoadSpec(path string) (*Spec, error) {
 	return s, nil
 }
 
-func validateCC(s string) error       { _, err := ccalgo.ParseSpec(s); return err }
+func validateCC(s string) error       { return ccalgo.Registry.Validate(s) }
 func validateRecovery(s string) error { _, err := transport.ParseRecoverySpec(s); return err }
 
 // ParseSpec parses a campaign spec's YAML text; file names it in errors

@@ -14,7 +14,6 @@ package ccalgo
 
 import (
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"cclab/clock"
@@ -151,7 +150,7 @@ var Registry = spec.NewRegistry[Controller, Env]("congestion controller")
 func New(s string, env Env) (Controller, error) { return Registry.New(s, env) }
 
 // ProbeEnv is the environment specs are range-checked with where they are
-// parsed (Registry.Validate, ParseSpec): the largest segment size, so that
+// parsed (Registry.Validate): the largest segment size, so that
 // a spec that passes builds for every datagram size.
 func ProbeEnv() Env { return Env{MSS: MaxSegment, Rand: rand.New(rand.NewPCG(1, 2))} }
 
@@ -159,60 +158,6 @@ func init() {
 	Registry.SetProbe(ProbeEnv)
 	DgramRegistry.SetProbe(ProbeEnv)
 }
-
-// Spec is a controller specification ("cubic:beta=0.8") that has been
-// parsed and range-checked (ParseSpec): its name is registered, its
-// parameters exist, have the right types and lie in their documented
-// ranges (docs/controllers.md). It is a flag.Value and an
-// encoding.TextUnmarshaler, so a bad spec is refused where a flag or a
-// scenario is read, before any connection is set up.
-type Spec struct{ s string }
-
-// ParseSpec parses and range-checks s against Registry.
-func ParseSpec(s string) (Spec, error) {
-	if err := Registry.Validate(s); err != nil {
-		return Spec{}, err
-	}
-	return Spec{strings.TrimSpace(s)}, nil
-}
-
-// MustSpec is ParseSpec for specs known to be valid (constants); it panics
-// otherwise.
-func MustSpec(s string) Spec {
-	sp, err := ParseSpec(s)
-	if err != nil {
-		panic(err)
-	}
-	return sp
-}
-
-// String returns the spec as written ("" for the zero Spec).
-func (s Spec) String() string { return s.s }
-
-// Name returns the controller's registry name.
-func (s Spec) Name() string {
-	name, _, _ := spec.Split(s.s)
-	return name
-}
-
-// Set parses v (flag.Value).
-func (s *Spec) Set(v string) error {
-	sp, err := ParseSpec(v)
-	if err != nil {
-		return err
-	}
-	*s = sp
-	return nil
-}
-
-// UnmarshalText parses b (encoding.TextUnmarshaler).
-func (s *Spec) UnmarshalText(b []byte) error { return s.Set(string(b)) }
-
-// MarshalText returns the spec as written.
-func (s Spec) MarshalText() ([]byte, error) { return []byte(s.s), nil }
-
-// New builds the controller for env.
-func (s Spec) New(env Env) (Controller, error) { return New(s.s, env) }
 
 // SendQuantum is implemented by pacing controllers that let the transport
 // send a burst of back-to-back packets per pacing step (BBR's send quantum,

@@ -366,7 +366,7 @@ func TestRenoPerAckCA(t *testing.T) {
 			t.Errorf("ca=%s, %d packets per ACK: grew %.3f SMSS in one RTT, want %.2f..%.2f", tc.ca, tc.ackPkt, got, tc.lo, tc.hi)
 		}
 	}
-	if _, err := ParseSpec("reno:ca=segments"); err == nil || !strings.Contains(err.Error(), "bytes, acks") {
+	if err := Registry.Validate("reno:ca=segments"); err == nil || !strings.Contains(err.Error(), "bytes, acks") {
 		t.Errorf("reno:ca=segments: %v, want an error listing bytes, acks", err)
 	}
 }

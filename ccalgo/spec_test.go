@@ -1,13 +1,12 @@
 package ccalgo
 
 import (
-	"flag"
 	"strings"
 	"testing"
 )
 
-// TestSpecRanges: a spec is range-checked where it is parsed (ParseSpec,
-// Registry.Validate), every parameter against its documented range, and the
+// TestSpecRanges: a spec is range-checked where it is parsed
+// (Registry.Validate), every parameter against its documented range, and the
 // error names the controller, the parameter and the range.
 func TestSpecRanges(t *testing.T) {
 	for _, tc := range []struct {
@@ -41,56 +40,22 @@ func TestSpecRanges(t *testing.T) {
 		{"reno:nokey=1", []string{"nokey"}},
 		{"nosuch", []string{"nosuch", "reno"}},
 	} {
-		_, err := ParseSpec(tc.spec)
+		err := Registry.Validate(tc.spec)
 		if tc.want == nil {
 			if err != nil {
-				t.Errorf("ParseSpec(%q): %v, want no error", tc.spec, err)
+				t.Errorf("Registry.Validate(%q): %v, want no error", tc.spec, err)
 			}
 			continue
 		}
 		if err == nil {
-			t.Errorf("ParseSpec(%q): no error, want one naming %q", tc.spec, tc.want)
+			t.Errorf("Registry.Validate(%q): no error, want one naming %q", tc.spec, tc.want)
 			continue
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(err.Error(), w) {
-				t.Errorf("ParseSpec(%q): %q lacks %q", tc.spec, err, w)
+				t.Errorf("Registry.Validate(%q): %q lacks %q", tc.spec, err, w)
 			}
 		}
-		if got := Registry.Validate(tc.spec); got == nil || got.Error() != err.Error() {
-			t.Errorf("Registry.Validate(%q) = %v, want %v", tc.spec, got, err)
-		}
-	}
-}
-
-// TestSpecFlagValue: Spec is a flag.Value; a bad spec fails the flag parse.
-func TestSpecFlagValue(t *testing.T) {
-	var s Spec
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	fs.SetOutput(new(strings.Builder))
-	fs.Var(&s, "cc", "controller")
-	if err := fs.Parse([]string{"-cc", "cubic:beta=2"}); err == nil || !strings.Contains(err.Error(), "beta=2") {
-		t.Errorf("-cc cubic:beta=2: %v, want an error naming beta", err)
-	}
-	if err := fs.Parse([]string{"-cc", "cubic:beta=0.8"}); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := s.String(), "cubic:beta=0.8"; got != want {
-		t.Errorf("String() = %q, want %q", got, want)
-	}
-	if got, want := s.Name(), "cubic"; got != want {
-		t.Errorf("Name() = %q, want %q", got, want)
-	}
-	c, err := s.New(Env{MSS: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := c.(*Cubic).Config().Beta, 0.8; got != want {
-		t.Errorf("built beta %v, want %v", got, want)
-	}
-	var u Spec
-	if err := u.UnmarshalText([]byte("dca:w=0")); err == nil {
-		t.Errorf("UnmarshalText(dca:w=0): no error")
 	}
 }
 
