@@ -47,6 +47,14 @@ func newDigest(alg string) hash.Hash {
 // this, so a full segment always fits.
 const maxShortOverhead = shortFixed + 8 + 8
 
+// SegmentSize returns the MSS (stream payload bytes per packet) of a
+// connection whose largest datagram is maxDatagram bytes.
+func SegmentSize(maxDatagram int) int { return maxDatagram - maxShortOverhead }
+
+// DatagramFor returns the largest datagram that gives an MSS of mss bytes
+// (the inverse of SegmentSize).
+func DatagramFor(mss int) int { return mss + maxShortOverhead }
+
 // drainRTOs is how many RTOs a finished connection lingers to re-acknowledge
 // a retransmitted FIN (like TCP's TIME-WAIT, shortened).
 const drainRTOs = 3

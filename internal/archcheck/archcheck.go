@@ -312,7 +312,7 @@ var Layers = []Layer{
 	{"drivers", []string{"sim", "relay", "transport/udp"}},
 	{"applications and harness", []string{"perf", "eval", "tunshell"}},
 	{"plan", []string{"plan"}},
-	{"harness backends", []string{"eval/simrun", "eval/liverun", "internal/netnstest", "agent"}},
+	{"harness backends", []string{"eval/simrun", "eval/liverun", "backend/ns3", "internal/netnstest", "agent"}},
 	{"campaigns", []string{"campaign", "internal/agenttest"}},
 	{"commands", []string{"cmd/...", "scripts/..."}},
 }

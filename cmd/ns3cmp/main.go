@@ -1,0 +1,254 @@
+// Command ns3cmp runs the same single-path scenarios in cclab's simulator and
+// in ns-3 (backend/ns3) at matched settings and prints the goodput and
+// retransmission ratios per point (docs/ns3.md), or, with -bench, the CPU
+// time of both on a dumbbell of many flows.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"cclab/backend/ns3"
+	"cclab/eval"
+	"cclab/eval/simrun"
+	"cclab/internal/rusage"
+	"cclab/plan"
+	"cclab/transport"
+)
+
+// Stack is one controller and recovery pairing, matched on both sides.
+type Stack struct {
+	Label    string // row label
+	CC       string // cclab controller spec (mapped to ns-3 by backend/ns3)
+	Recovery string // cclab recovery spec
+}
+
+// Path is the bottleneck of a point.
+type Path struct {
+	Rate  string // e.g. "16Mbit"
+	Delay string // one way, e.g. "7.5ms"
+	Queue string // e.g. "droptail:20p"
+}
+
+// Settings are the matched transport settings of every flow.
+type Settings struct {
+	MSS        int           // segment payload, bytes
+	MinRTO     time.Duration // RTO floor
+	AckEvery   int           // segments per delayed ACK
+	DelayedAck time.Duration // delayed-ACK timer
+}
+
+// MatchedSettings are the issue's matched settings: ns-3's defaults
+// (DelAckCount 2, DelAckTimeout 200 ms, MinRto 1 s) with 1448-byte
+// segments, as TCP's MSS with timestamps on a 1500-byte MTU.
+var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, DelayedAck: 200 * time.Millisecond}
+
+// Scenario returns the scenario text of one point.
+func Scenario(path Path, loss string, flows int, st Stack, set Settings, dur, warmup time.Duration) string {
+	return fmt.Sprintf(`name: ns3cmp
+duration: %s
+warmup: %s
+interval: 100ms
+topology:
+  kind: dumbbell
+  bottleneck: {rate: %s, delay: %s, queue: %q, loss: %q}
+flows:
+  - {name: bulk, count: %d, traffic: greedy, cc: %q, recovery: %q, datagram: %dB, min_rto: %s, ack_every: %d, delayed_ack: %s, stagger: 0s}
+`, dur, warmup, path.Rate, path.Delay, path.Queue, loss, flows, st.CC, st.Recovery,
+		transport.DatagramFor(set.MSS), set.MinRTO, set.AckEvery, set.DelayedAck)
+}
+
+// Outcome is one backend's figures for one run, summed over its flows.
+type Outcome struct {
+	Goodput     float64 // bits/s over the measurement window
+	Retransmits float64 // packets
+	RTOs        float64
+	CPU         time.Duration
+}
+
+// Point builds the plan of one scenario text and seed.
+func Point(text string, seed uint64) (*plan.Plan, error) {
+	exp, err := eval.ParseScenario("ns3cmp.yaml", []byte(text))
+	if err != nil {
+		return nil, err
+	}
+	return plan.New(exp.Points[0].Scenario, seed)
+}
+
+// RunSim runs a plan in cclab's simulator.
+func RunSim(ctx context.Context, p *plan.Plan) (Outcome, error) {
+	start := cpuNow()
+	s, err := simrun.Build(p, simrun.Options{})
+	if err != nil {
+		return Outcome{}, err
+	}
+	res, err := s.Run(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var o Outcome
+	for _, f := range res.Metrics.Flows {
+		o.Goodput += f.Values["mean_throughput"]
+		o.Retransmits += f.Values["total_retransmissions"]
+		o.RTOs += f.Values["total_rtos"]
+	}
+	o.CPU = cpuNow() - start
+	return o, nil
+}
+
+// RunNS3 runs a plan in ns-3.
+func RunNS3(ctx context.Context, p *plan.Plan) (Outcome, error) {
+	res, err := ns3.Run(ctx, p)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o := Outcome{CPU: res.CPU}
+	for id, s := range res.Flows {
+		o.Goodput += res.Goodput(id, p.Warmup, p.Duration)
+		first, _ := ns3.At(s, p.Warmup, func(x ns3.FlowSample) time.Duration { return x.T })
+		last := s[len(s)-1]
+		if p.Warmup <= 0 {
+			first = ns3.FlowSample{}
+		}
+		o.Retransmits += float64(last.Retransmits - first.Retransmits)
+		o.RTOs += float64(last.RTOs - first.RTOs)
+	}
+	return o, nil
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "ns3cmp:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	stacks := flag.String("stacks", "newreno=newreno:ca=acks,abc=1/newreno;newreno-prr=newreno:ca=acks,abc=1/prr;cubic=cubic:friendly=false/prr",
+		"stacks to compare, LABEL=CC/RECOVERY separated by ';' (cclab specs, mapped to ns-3 by backend/ns3)")
+	losses := flag.String("loss", "0,0.005,0.01,0.02,0.05", "bottleneck random loss probabilities, comma-separated")
+	rate := flag.String("rate", "16Mbit", "bottleneck rate")
+	delay := flag.String("delay", "7.5ms", "bottleneck one-way delay (the RTT is twice it)")
+	queue := flag.String("queue", "droptail:20p", "bottleneck queue")
+	flows := flag.Int("flows", 1, "bulk flows")
+	seeds := flag.Int("seeds", 3, "seeds per point")
+	dur := flag.Duration("duration", 15*time.Second, "run length")
+	warmup := flag.Duration("warmup", 0, "excluded from the figures")
+	bench := flag.String("bench", "", "instead: CPU time of both simulators on a dumbbell of each of these flow counts (e.g. 10,100,1000), one seed")
+	flag.Parse()
+	ctx := context.Background()
+	path := Path{*rate, *delay, *queue}
+	if *bench != "" {
+		return benchmark(ctx, path, *bench, *dur)
+	}
+	var sts []Stack
+	for _, s := range strings.Split(*stacks, ";") {
+		label, rest, ok1 := strings.Cut(s, "=")
+		cc, rec, ok2 := strings.Cut(rest, "/")
+		if !ok1 || !ok2 {
+			return fmt.Errorf("-stacks: %q: want LABEL=CC/RECOVERY", s)
+		}
+		sts = append(sts, Stack{label, cc, rec})
+	}
+	fmt.Printf("path %s/%s one way/%s, %d flow(s), %v, warm-up %v, %d seeds; mss %d, min RTO %v, ACK every %d / %v\n",
+		*rate, *delay, *queue, *flows, *dur, *warmup, *seeds, MatchedSettings.MSS, MatchedSettings.MinRTO,
+		MatchedSettings.AckEvery, MatchedSettings.DelayedAck)
+	fmt.Println("| stack | loss | sim goodput | ns3 goodput | ratio (min–max) | sim retx | ns3 retx | retx ratio | sim/ns3 RTOs |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, st := range sts {
+		for _, loss := range strings.Split(*losses, ",") {
+			if err := comparePoint(ctx, path, loss, *flows, st, *seeds, *dur, *warmup); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Compare runs one point on both backends over seeds 1..seeds and returns
+// the mean outcomes and the range of the per-seed goodput ratios.
+func Compare(ctx context.Context, text string, seeds int) (sim, ref Outcome, lo, hi float64, err error) {
+	lo, hi = math.Inf(1), 0
+	for seed := 1; seed <= seeds; seed++ {
+		p, err := Point(text, uint64(seed))
+		if err != nil {
+			return sim, ref, lo, hi, err
+		}
+		a, err := RunSim(ctx, p)
+		if err != nil {
+			return sim, ref, lo, hi, err
+		}
+		b, err := RunNS3(ctx, p)
+		if err != nil {
+			return sim, ref, lo, hi, err
+		}
+		if b.Goodput > 0 {
+			r := a.Goodput / b.Goodput
+			lo, hi = min(lo, r), max(hi, r)
+		}
+		n := float64(seeds)
+		sim.Goodput += a.Goodput / n
+		ref.Goodput += b.Goodput / n
+		sim.Retransmits += a.Retransmits / n
+		ref.Retransmits += b.Retransmits / n
+		sim.RTOs += a.RTOs / n
+		ref.RTOs += b.RTOs / n
+	}
+	return sim, ref, lo, hi, nil
+}
+
+func comparePoint(ctx context.Context, path Path, loss string, flows int, st Stack, seeds int, dur, warmup time.Duration) error {
+	sim, ref, lo, hi, err := Compare(ctx, Scenario(path, loss, flows, st, MatchedSettings, dur, warmup), seeds)
+	if err != nil {
+		return err
+	}
+	mark := ""
+	if r := sim.Goodput / ref.Goodput; r < 0.9 || r > 1.1 {
+		mark = " **"
+	}
+	fmt.Printf("| %s | %s | %.2f | %.2f | %.3f (%.3f–%.3f)%s | %.1f | %.1f | %.2f | %.1f / %.1f |\n", st.Label, loss,
+		sim.Goodput/1e6, ref.Goodput/1e6, sim.Goodput/ref.Goodput, lo, hi, mark, sim.Retransmits, ref.Retransmits,
+		(sim.Retransmits+1)/(ref.Retransmits+1), sim.RTOs, ref.RTOs)
+	return nil
+}
+
+// cpuNow is the process's CPU time so far (0 where unknown).
+func cpuNow() time.Duration {
+	d, _ := rusage.CPU()
+	return d
+}
+
+// benchmark runs a dumbbell of n bulk CUBIC flows (SACK, PRR) for dur in
+// both simulators, one after the other for each n, and prints their CPU
+// times and the ratio ns-3 / cclab.
+func benchmark(ctx context.Context, path Path, counts string, dur time.Duration) error {
+	st := Stack{"cubic", "cubic:friendly=false", "prr"}
+	fmt.Printf("dumbbell %s/%s/%s, %v, CUBIC + PRR bulk flows, seed 1\n", path.Rate, path.Delay, path.Queue, dur)
+	fmt.Println("| flows | cclab sim CPU | ns-3 CPU | ns-3 / cclab |")
+	fmt.Println("| --- | --- | --- | --- |")
+	for _, c := range strings.Split(counts, ",") {
+		var n int
+		if _, err := fmt.Sscan(c, &n); err != nil || n < 1 {
+			return fmt.Errorf("-bench: %q is not a flow count", c)
+		}
+		p, err := Point(Scenario(path, "0", n, st, MatchedSettings, dur, 0), 1)
+		if err != nil {
+			return err
+		}
+		a, err := RunSim(ctx, p)
+		if err != nil {
+			return err
+		}
+		b, err := RunNS3(ctx, p)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("| %d | %.2f s | %.2f s | %.1f |\n", n, a.CPU.Seconds(), b.CPU.Seconds(), b.CPU.Seconds()/a.CPU.Seconds())
+	}
+	return nil
+}
