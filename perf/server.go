@@ -30,7 +30,12 @@ type ServerConfig struct {
 	Once         bool             // stop after the first test flow
 	Defaults     transport.Config // config of accepted connections (zero: transport.DefaultConfig())
 	QlogDir      string           // write <dir>/<connid>-server.sqlog per flow; "" none
-	Driver       udp.Config       // socket driver options (its Endpoint field is ignored)
+	// Driver holds the socket driver options. Of its Endpoint, the
+	// admission limits (MaxConns, MaxHalfOpen, MaxConnsPerSource,
+	// MaxConnsPerPrefix, MaxHalfOpenPerSource, MaxHalfOpenPerPrefix,
+	// EvictIdle) and ResetKey are used (zero: the defaults, a random key);
+	// the server sets the rest.
+	Driver udp.Config
 	// OnFlow, OnTest and Logf (each may be nil) are called from the
 	// connections' own goroutines: concurrently with themselves and with
 	// each other, so what they share needs a lock.
@@ -202,7 +207,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		d.MaxDatagram = MaxSize
 	}
 	dc := cfg.Driver
-	dc.Endpoint = transport.EndpointConfig{Server: true, Defaults: d, Configure: s.configure}
+	dc.Endpoint = Limits(cfg.Driver.Endpoint)
+	dc.Endpoint.Server, dc.Endpoint.Defaults, dc.Endpoint.Configure = true, d, s.configure
 	dc.Endpoint.Dgram = dgramEndpointConfig() // one port serves both modes (dgram.go)
 	ep, err := udp.Listen(cfg.Listen, dc)
 	if err != nil {

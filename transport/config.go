@@ -286,6 +286,25 @@ type EndpointConfig struct {
 	// MaxConnsPerSource bounds the connections from one source IP address
 	// (default 128).
 	MaxConnsPerSource int
+	// MaxConnsPerPrefix bounds the connections from one source prefix, an
+	// IPv4 /24 or an IPv6 /56 (default DefaultMaxConnsPerPrefix).
+	MaxConnsPerPrefix int
+	// MaxHalfOpenPerSource and MaxHalfOpenPerPrefix bound the half-open
+	// connections from one source address and one source prefix (defaults
+	// DefaultMaxHalfOpenPerSource, DefaultMaxHalfOpenPerPrefix).
+	MaxHalfOpenPerSource int
+	MaxHalfOpenPerPrefix int
+	// EvictIdle is how long an established server connection must have
+	// heard nothing before a new validated peer may evict it when a limit
+	// is reached (default DefaultEvictIdle; admission.go).
+	EvictIdle time.Duration
+	// ResetKey, if not nil, is the key of the stateless-reset tokens
+	// (reset.go, RFC 9000 §10.3): a server with one gives each client the
+	// token of its connection and answers packets for a connection it has
+	// no state for with a stateless reset. The same key after a restart
+	// (kept in a file) lets the clients of the old process end at once.
+	// nil: no tokens, no resets (the simulator). At least 16 bytes.
+	ResetKey []byte
 	// MaxOOOBytes bounds the out-of-order receive memory of all the
 	// endpoint's connections together, bytes (default 64 MiB): beyond it a
 	// connection over its share (MaxOOOBytes / connections) drops the

@@ -365,6 +365,7 @@ func (c *Conn) onAccept(now clock.Time, p *packet) RejectReason {
 	c.ecnOn = c.cfg.ECN && p.hsFlags&hsECN != 0
 	c.peerDSACK = p.hsFlags&hsDSACK != 0
 	c.peerRight = p.recvWindow
+	c.takeReset(p)
 	if p.tsecr != 0 {
 		c.rtt.sample(c.tsRTT(now, p.tsecr))
 	}
@@ -407,7 +408,11 @@ func (c *Conn) onShort(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, p 
 	c.confirmed = true
 	c.confirmAt = clock.Never
 	if p.flags&flagCLOSE != 0 {
-		c.fail(now, ErrPeerAborted)
+		if p.closeCode == CloseReceiverFull && !c.server {
+			c.fail(now, ErrReceiverFull) // evicted (admission.go)
+		} else {
+			c.fail(now, ErrPeerAborted)
+		}
 		return RejectNone
 	}
 	if p.flags&flagACK != 0 {
@@ -554,7 +559,7 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	c.lastNow = now
 	if c.abortDue {
 		c.abortDue = false
-		p := &packet{typ: typeShort, dcid: c.peerCID, flags: flagCLOSE, pn: c.pn, ts: c.tsNow(now), tsecr: c.tsRecent}
+		p := &packet{typ: typeShort, dcid: c.peerCID, flags: flagCLOSE, pn: c.pn, ts: c.tsNow(now), tsecr: c.tsRecent, closeCode: c.closeCode}
 		c.pn++
 		return encodeShortHeader(buf, p), ecn.NotECT
 	}
@@ -574,6 +579,7 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		if c.spec.dsack {
 			p.hsFlags |= hsDSACK
 		}
+		p.hsFlags |= hsReset // we end on a stateless reset (reset.go)
 		c.hsAt = now.Add(c.rtt.current())
 		return encodeInitial(buf, p, c.cfg.MaxDatagram), ecn.NotECT
 	}
@@ -588,6 +594,7 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		if u, ok := c.rec.(DSACKUser); ok && u.UsesDSACK() {
 			p.hsFlags |= hsDSACK
 		}
+		c.acceptReset(p)
 		return encodeAccept(buf, p), ecn.NotECT
 	}
 	if !c.validated || len(buf) < c.maxDatagram {

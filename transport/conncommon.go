@@ -22,8 +22,14 @@ type connCommon struct {
 	peerCID     uint64
 	initialDCID uint64
 	peer        netip.AddrPort
-	validated   bool       // server: the client confirmed the handshake (its first packet after the Accept); client: true
-	source      netip.Addr // server: the client's address when accepted (per-source limits)
+	validated   bool                // server: the client confirmed the handshake (its first packet after the Accept); client: true
+	source      netip.Addr          // server: the client's address when accepted (per-source limits)
+	prefix      netip.Prefix        // server: source's prefix (per-prefix limits, SourcePrefix)
+	uncounted   bool                // out of the admission counts (removed, or evicted: admission.go)
+	closeCode   uint64              // the close_code of the CLOSE an abort sends
+	resetTok    [resetTokenLen]byte // client: the server's stateless-reset token (reset.go), if hasResetTok
+	hasResetTok bool
+	peerResets  bool // server: the client's Initial takes a stateless-reset token (hsReset)
 	err         error
 	done        bool
 	removed     bool // taken out of the endpoint (after its drain period)
@@ -135,6 +141,7 @@ func (h *connCommon) accept(from netip.AddrPort, p *packet, maxDatagram int, ecn
 	h.request = append([]byte(nil), p.request...)
 	h.maxDatagram = min(maxDatagram, int(p.maxDatagram))
 	h.ecnOn = ecn && p.hsFlags&hsECN != 0
+	h.peerResets = p.hsFlags&hsReset != 0
 }
 
 // timeout returns how long the connection may hear nothing and the error
@@ -210,9 +217,9 @@ func (h *connCommon) onRetry(p *packet) RejectReason {
 // handshake is complete and the connection leaves the half-open count.
 func (h *connCommon) confirm() {
 	if !h.validated {
-		h.validated = true
-		if h.server {
-			h.ep.halfOpen--
+		if h.server && !h.uncounted {
+			h.ep.account(h, 0, -1)
 		}
+		h.validated = true
 	}
 }

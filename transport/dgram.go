@@ -462,6 +462,7 @@ func (c *DgramConn) onAccept(now clock.Time, p *packet) RejectReason {
 	c.peerCID = p.scid
 	c.maxDatagram = min(c.cfg.MaxDatagram, int(p.maxDatagram))
 	c.ecnOn = c.cfg.ECN && p.hsFlags&hsECN != 0
+	c.takeReset(p)
 	if p.tsecr != 0 {
 		c.rtt.sample(time.Duration(c.tsNow(now)-p.tsecr) * time.Microsecond)
 	}
@@ -652,7 +653,7 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		}
 		c.initialDue = false
 		p := packet{typ: typeInitial, dcid: c.initialDCID, scid: c.localCID, ts: c.tsNow(now),
-			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvQueue), hsFlags: hsDgram, request: c.request, token: c.token}
+			maxDatagram: uint64(c.cfg.MaxDatagram), recvWindow: uint64(c.cfg.RecvQueue), hsFlags: hsDgram | hsReset, request: c.request, token: c.token}
 		if c.cfg.ECN {
 			p.hsFlags |= hsECN
 		}
@@ -667,6 +668,7 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		if c.ecnOn {
 			p.hsFlags |= hsECN
 		}
+		c.acceptReset(&p)
 		return encodeAccept(buf, &p), ecn.NotECT
 	}
 	if !c.validated || len(buf) < c.maxDatagram {

@@ -137,6 +137,7 @@ func (e *Endpoint) dgReceive(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 	c := e.dg.byCID[p.dcid]
 	if c == nil {
 		e.reject(RejectUnknownCID)
+		e.statelessReset(now, from, p.dcid, len(b))
 		return
 	}
 	c.touch()

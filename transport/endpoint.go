@@ -22,18 +22,22 @@ type Endpoint struct {
 	last      *Conn            // the connection conn found last (in byCID), or nil
 	byInitial map[uint64]*Conn // server: by the client's Initial destination CID
 	acceptQ   fifo[*Conn]
-	tombs     expiring[tombstone] // finished conns by local CID: re-acknowledge a late FIN
-	tombQ     []tombReply         // pending re-acknowledgements
-	tombInit  expiring[struct{}]  // removed server conns by Initial DCID: late duplicate Initials are not new conns
-	tokens    *tokenMinter        // server: Retry tokens (nil with NoRetry)
-	retryQ    []retryReply        // pending Retry packets
-	perSource map[netip.Addr]int  // server: live connections per source address
-	halfOpen  int                 // server: connections accepted but not yet confirmed by the client
-	oooUsed   uint64              // out-of-order memory charged by all connections, bytes (Conn.recharge)
-	rxLen     int                 // length of the datagram being received, bytes
-	pkt       packet              // scratch: the datagram being received (decodePacket)
-	txPkt     packet              // scratch: the short packet being sent (packet.setShort)
-	acceptCfg Config              // scratch: the config of a connection being accepted
+	tombs     expiring[tombstone]       // finished conns by local CID: re-acknowledge a late FIN
+	tombQ     []tombReply               // pending re-acknowledgements
+	tombInit  expiring[struct{}]        // removed server conns by Initial DCID: late duplicate Initials are not new conns
+	tokens    *tokenMinter              // server: Retry tokens (nil with NoRetry)
+	retryQ    []retryReply              // pending Retry packets
+	perSource map[netip.Addr]admCount   // server: live and half-open connections per source address (admission.go)
+	perPrefix map[netip.Prefix]admCount // server: the same per source prefix (SourcePrefix)
+	halfOpen  int                       // server: connections accepted but not yet confirmed by the client
+	live      int                       // connections counted against MaxConns (evicted ones leave at once)
+	fullQ     []fullReply               // pending explicit refusals (CloseReceiverFull)
+	resets    resetState                // stateless resets (reset.go)
+	oooUsed   uint64                    // out-of-order memory charged by all connections, bytes (Conn.recharge)
+	rxLen     int                       // length of the datagram being received, bytes
+	pkt       packet                    // scratch: the datagram being received (decodePacket)
+	txPkt     packet                    // scratch: the short packet being sent (packet.setShort)
+	acceptCfg Config                    // scratch: the config of a connection being accepted
 	stats     EndpointStats
 	dg        dgramEndpoint           // datagram-mode connections (dgram_endpoint.go)
 	bufs      *Buffers                // connection buffers (EndpointConfig.Buffers, or the endpoint's own)
@@ -50,6 +54,10 @@ type EndpointStats struct {
 	ConnsOpened  uint64 // connections dialed or accepted
 	ConnsClosed  uint64 // connections removed after finishing
 	RetriesSent  uint64 // Retry packets sent (Initials without a valid token: no state created)
+	Evicted      uint64 // server connections evicted to admit a new validated peer (admission.go)
+	RefusedFull  uint64 // explicit refusals sent (CLOSE with CloseReceiverFull to a validated peer)
+	ResetsSent   uint64 // stateless resets sent (reset.go)
+	ResetsRecv   uint64 // stateless resets that ended a connection of ours
 	HalfOpen     int    // connections accepted but not yet confirmed by the client (now)
 	OOOBytes     uint64 // out-of-order receive memory held by all connections (now), bytes
 	// OOOBytesDropped counts received out-of-order bytes dropped because
@@ -76,13 +84,19 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 	fillZero(&cfg.MaxConns, DefaultMaxConns)
 	fillZero(&cfg.MaxHalfOpen, DefaultMaxHalfOpen)
 	fillZero(&cfg.MaxConnsPerSource, DefaultMaxConnsPerSource)
+	fillZero(&cfg.MaxConnsPerPrefix, DefaultMaxConnsPerPrefix)
+	fillZero(&cfg.MaxHalfOpenPerSource, DefaultMaxHalfOpenPerSource)
+	fillZero(&cfg.MaxHalfOpenPerPrefix, DefaultMaxHalfOpenPerPrefix)
+	fillZero(&cfg.EvictIdle, DefaultEvictIdle)
 	fillZero(&cfg.TokenLifetime, DefaultTokenLifetime)
 	fillZero(&cfg.MaxOOOBytes, DefaultMaxOOOBytes)
 	r := cfg.Rand
 	if r == nil {
 		r = rand.New(rand.NewPCG(1, 2))
 	}
-	e := &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{}, perSource: map[netip.Addr]int{}}
+	e := &Endpoint{cfg: cfg, rand: r, byCID: map[uint64]*Conn{}, byInitial: map[uint64]*Conn{},
+		perSource: map[netip.Addr]admCount{}, perPrefix: map[netip.Prefix]admCount{}}
+	e.resets.init(cfg.ResetKey)
 	if cfg.Server && !cfg.NoRetry {
 		e.tokens = newTokenMinter(e.entropy(), cfg.TokenLifetime, clock.Start)
 	}
@@ -189,11 +203,14 @@ func (e *Endpoint) add(c *Conn) {
 // opened counts a new connection (stream or datagram mode).
 func (e *Endpoint) opened(h *connCommon) {
 	e.stats.ConnsOpened++
+	e.live++
 	if h.server {
-		e.perSource[h.source]++
+		h.prefix = SourcePrefix(h.source)
+		half := 0
 		if !h.validated {
-			e.halfOpen++
+			half = 1
 		}
+		e.account(h, 1, half)
 	}
 }
 
@@ -204,20 +221,15 @@ func (e *Endpoint) closed(h *connCommon) {
 	// Abort, ...) must not touch it there, where its position and heap
 	// index now name another connection or none.
 	h.sched.core = nil
-	if h.server {
-		if e.perSource[h.source]--; e.perSource[h.source] <= 0 {
-			delete(e.perSource, h.source)
-		}
-		if !h.validated {
-			e.halfOpen--
-		}
-	}
+	e.uncount(h)
+	e.resets.forget(h)
 }
 
 // admit decides whether an Initial p from `from` that names no existing
 // connection may create one: with address validation on (not NoRetry) it
 // must carry a valid Retry token, or it is answered by one Retry and
-// nothing is kept; then the half-open, per-source and total limits apply.
+// nothing is kept; then the admission limits apply (admission.go): room
+// is made by eviction, or the validated peer is refused explicitly.
 func (e *Endpoint) admit(now clock.Time, from netip.AddrPort, p *packet, size int) bool {
 	if !e.cfg.Server {
 		e.reject(RejectNotServer)
@@ -230,16 +242,10 @@ func (e *Endpoint) admit(now clock.Time, from netip.AddrPort, p *packet, size in
 		e.retry(now, from, p, size)
 		return false
 	}
-	switch {
-	case e.halfOpen >= e.cfg.MaxHalfOpen:
-		e.reject(RejectHalfOpen)
-	case e.perSource[from.Addr()] >= e.cfg.MaxConnsPerSource:
-		e.reject(RejectPerSource)
-	case len(e.sch.conns)+len(e.dg.sch.conns) >= e.cfg.MaxConns:
-		e.reject(RejectTooManyConns)
-	default:
+	if e.makeRoom(now, from.Addr()) {
 		return true
 	}
+	e.refuseFull(from, p, size)
 	return false
 }
 
@@ -336,6 +342,8 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 		e.onInitial(now, from, p, len(b))
 	case typeRetry:
 		e.onRetry(p)
+	case typeReset:
+		e.onReset(now, p)
 	case typeAccept:
 		c := e.conn(p.dcid)
 		if c == nil {
@@ -361,7 +369,14 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 				}
 				return
 			}
+			if e.onRefused(now, from, nil, p) {
+				return
+			}
 			e.reject(RejectUnknownCID)
+			e.statelessReset(now, from, p.dcid, len(b))
+			return
+		}
+		if c.state == stInitial && e.onRefused(now, from, c, p) {
 			return
 		}
 		e.sch.touch(&c.sched)
@@ -446,7 +461,7 @@ func (e *Endpoint) Unreachable(now clock.Time, peer netip.AddrPort, err error) i
 // destination and ECN codepoint; n == 0 means nothing is to be sent now.
 // buf must hold the largest MaxDatagram in use. Connections take turns.
 func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint) {
-	if len(e.retryQ) > 0 || len(e.tombQ) > 0 {
+	if len(e.retryQ) > 0 || len(e.tombQ) > 0 || len(e.fullQ) > 0 || len(e.resets.q) > 0 {
 		return e.transmitReply(buf)
 	}
 	s := &e.sch
@@ -479,16 +494,22 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 	return 0, netip.AddrPort{}, ecn.NotECT
 }
 
-// transmitReply writes a queued stateless reply: a Retry, else a
-// re-acknowledgement of a late FIN (Transmit sends these first).
-func (e *Endpoint) transmitReply(buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint) {
-	if len(e.retryQ) > 0 {
+// transmitReply writes a queued stateless reply: an explicit refusal, a
+// stateless reset, a Retry, else a re-acknowledgement of a late FIN
+// (Transmit sends these first).
+func (e *Endpoint) transmitReply(buf []byte) (n int, to netip.AddrPort, _ ecn.Codepoint) {
+	switch {
+	case len(e.fullQ) > 0:
+		n, to = e.transmitFull(buf)
+	case len(e.resets.q) > 0:
+		n, to = e.transmitReset(buf)
+	case len(e.retryQ) > 0:
 		r := &e.retryQ[len(e.retryQ)-1]
 		p := packet{typ: typeRetry, dcid: r.dcid, odcid: r.odcid, token: r.token[:]}
 		n, to = encodeRetry(buf, &p), r.to
 		e.retryQ = e.retryQ[:len(e.retryQ)-1]
 		e.stats.RetriesSent++
-	} else {
+	default:
 		r := e.tombQ[len(e.tombQ)-1]
 		e.tombQ = e.tombQ[:len(e.tombQ)-1]
 		p := r.t.ack()

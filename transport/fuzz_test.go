@@ -39,6 +39,12 @@ func seedPackets() [][]byte {
 	d.blocks[0] = sackBlock{9000, 10000}
 	enc(&d)
 	enc(&packet{typ: typeInitial, dcid: 1, scid: 2, ts: 3, maxDatagram: 1200, recvWindow: 1 << 20, hsFlags: hsDSACK})
+	// Stateless reset (reset.go): an Initial taking a token, an Accept
+	// carrying one, a Reset, and a refusal (CloseReceiverFull).
+	enc(&packet{typ: typeInitial, dcid: 1, scid: 2, ts: 3, maxDatagram: 600, recvWindow: 1 << 20, hsFlags: hsReset})
+	enc(&packet{typ: typeAccept, dcid: 2, scid: 4, ts: 5, tsecr: 3, maxDatagram: 1200, recvWindow: 1 << 16, hsFlags: hsReset, resetTok: [resetTokenLen]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}})
+	enc(&packet{typ: typeReset, resetTok: [resetTokenLen]byte{0, 0, 0, 0, 0, 0, 0, 2, 9, 9, 9, 9, 9, 9, 9, 9}})
+	enc(&packet{typ: typeShort, dcid: 2, flags: flagCLOSE, closeCode: CloseReceiverFull})
 	return out
 }
 

@@ -30,6 +30,8 @@ const (
 	RejectToken                     // Initial without a valid address-validation token (answered by a Retry), or a malformed token
 	RejectHalfOpen                  // Initial refused: EndpointConfig.MaxHalfOpen handshakes are pending
 	RejectPerSource                 // Initial refused: EndpointConfig.MaxConnsPerSource reached for its source address
+	RejectPerPrefix                 // Initial refused: EndpointConfig.MaxConnsPerPrefix reached for its source prefix
+	RejectReset                     // stateless reset matching no connection of ours (reset.go)
 	NumRejectReasons
 )
 
@@ -42,6 +44,7 @@ var rejectNames = [...]string{
 	RejectAckUnsent: "ack_of_unsent", RejectFinalSize: "final_size", RejectWindow: "beyond_window",
 	RejectConfig: "config", RejectOldPacket: "finished_conn", RejectToken: "bad_token",
 	RejectHalfOpen: "half_open_full", RejectPerSource: "per_source_limit",
+	RejectPerPrefix: "per_prefix_limit", RejectReset: "unknown_reset",
 }
 
 // String returns the reason's snake_case name.

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"bytes"
-	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -134,53 +133,6 @@ func TestSpoofedInitialFlood(t *testing.T) {
 		t.Fatal("real client could not connect after the flood")
 	}
 	checkTransfer(t, cli, s, 200_000, 0)
-}
-
-// TestConnLimits: the half-open table is bounded apart from the
-// established connections, and connections per source address are bounded.
-func TestConnLimits(t *testing.T) {
-	ep := NewEndpoint(EndpointConfig{Server: true, NoRetry: true, MaxHalfOpen: 4, MaxConnsPerSource: 6, Rand: rand.New(rand.NewPCG(4, 4))})
-	now := clock.Start
-	open := func(src string, i int) bool {
-		before := len(ep.Conns())
-		ep.Receive(now, netip.MustParseAddrPort(src), ecn.NotECT, initialBytes(uint64(1000+i), uint64(5000+i), nil))
-		return len(ep.Conns()) > before
-	}
-	for i := 0; i < 4; i++ {
-		if !open(fmt.Sprintf("192.0.2.1:%d", 1000+i), i) {
-			t.Fatalf("half-open %d refused", i)
-		}
-	}
-	if open("192.0.2.2:1000", 10) || ep.Stats().Rejects[RejectHalfOpen] != 1 {
-		t.Fatalf("5th half-open accepted (rejects %v), want half_open_full", ep.Stats().Rejects)
-	}
-	// Confirming them (the client's first packet) frees the half-open slots.
-	drainAll(t, ep, now)
-	for _, c := range ep.Conns() {
-		p := packet{typ: typeShort, dcid: c.localCID, flags: flagPING, ts: 1}
-		b := make([]byte, 100)
-		ep.Receive(now, c.peer, ecn.NotECT, b[:encodePacket(b, &p)])
-	}
-	if got := ep.Stats().HalfOpen; got != 0 {
-		t.Fatalf("half-open after confirmation = %d, want 0", got)
-	}
-	if !open("192.0.2.1:2000", 20) || !open("192.0.2.1:2001", 21) {
-		t.Fatal("connections 5 and 6 of a source refused")
-	}
-	if open("192.0.2.1:2002", 22) || ep.Stats().Rejects[RejectPerSource] != 1 {
-		t.Fatalf("7th connection of one source accepted (rejects %v), want per_source_limit", ep.Stats().Rejects)
-	}
-	if !open("192.0.2.9:2002", 23) {
-		t.Fatal("another source refused")
-	}
-	// Half-open connections end after HandshakeTimeout, not IdleTimeout.
-	now = now.Add(DefaultHandshakeTimeout + time.Second)
-	ep.OnDeadline(now)
-	now = now.Add(time.Second)
-	ep.OnDeadline(now)
-	if got := ep.Stats().HalfOpen; got != 0 {
-		t.Errorf("half-open after the handshake timeout = %d, want 0", got)
-	}
 }
 
 // FuzzRetryToken: checking any token bytes never panics, and only the

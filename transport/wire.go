@@ -38,6 +38,7 @@ const (
 	typeAccept  packetType = 2 // server -> client, answers an Initial
 	typeShort   packetType = 3 // everything after the handshake
 	typeRetry   packetType = 5 // server -> client: an address-validation token, answers an Initial without a valid one (4 is typeDgram)
+	typeReset   packetType = 7 // server -> client: stateless reset (reset.go; 6 is typePath)
 )
 
 // Short-packet flag bits.
@@ -67,7 +68,8 @@ const (
 	hsECN   = 0x01 // the sender is ECN-capable and wants ECN
 	hsDgram = 0x02 // datagram mode (dgram.go): the connection is a DgramConn, not a stream
 	hsDSACK = 0x04 // the sender of this handshake packet wants D-SACK blocks for the data it sends (RFC 2883)
-	hsKnown = 0x07
+	hsReset = 0x08 // Initial: the client takes a stateless-reset token; Accept: the token follows hs_flags (reset.go)
+	hsKnown = 0x0f
 )
 
 // Fixed header sizes, bytes.
@@ -95,8 +97,9 @@ type packet struct {
 	recvWindow  uint64
 	hsFlags     uint8
 	request     []byte
-	token       []byte // Initial, Retry: address-validation token
-	odcid       uint64 // Retry: the dcid of the Initial it answers
+	token       []byte              // Initial, Retry: address-validation token
+	odcid       uint64              // Retry: the dcid of the Initial it answers
+	resetTok    [resetTokenLen]byte // Accept with hsReset, Reset: the stateless-reset token
 
 	// ACK section
 	cumAck   uint64
@@ -279,9 +282,23 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		if rr := checkHandshake(p); rr != RejectNone {
 			return rr
 		}
+		if p.hsFlags&hsReset != 0 {
+			if tok := r.bytes(resetTokenLen); tok != nil {
+				copy(p.resetTok[:], tok)
+			} else {
+				return RejectTruncated
+			}
+		}
 		if r.left() != 0 {
 			return RejectTrailing
 		}
+		return RejectNone
+	case typeReset:
+		// The token's first 8 bytes were read as the dcid.
+		if len(b) != resetLen {
+			return RejectTrailing
+		}
+		copy(p.resetTok[:], b[2:])
 		return RejectNone
 	case typeRetry:
 		p.odcid = r.u64()
@@ -466,7 +483,11 @@ func encodeAccept(b []byte, p *packet) int {
 	n += putVarint(b[n:], p.maxDatagram)
 	n += putVarint(b[n:], p.recvWindow)
 	b[n] = p.hsFlags
-	return n + 1
+	n++
+	if p.hsFlags&hsReset != 0 {
+		n += copy(b[n:], p.resetTok[:])
+	}
+	return n
 }
 
 // ackSectionLen returns the length of p's ACK section, bytes.
@@ -555,6 +576,8 @@ func encodePacket(b []byte, p *packet) int {
 		return encodeRetry(b, p)
 	case typePath:
 		return encodePath(b, p.dcid, p.pathType, p.pathData)
+	case typeReset:
+		return encodeReset(b, &p.resetTok)
 	}
 	n := encodeShortHeader(b, p)
 	return n + copy(b[n:], p.data)

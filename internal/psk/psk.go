@@ -210,3 +210,42 @@ func DecodeNonce(s string) ([]byte, bool) {
 	b, err := hex.DecodeString(s)
 	return b, err == nil && len(b) == NonceBytes
 }
+
+// Bounds of a key made or read by LoadOrCreateKey, bytes.
+const (
+	MinStaticKey = 16
+	MaxStaticKey = 64
+)
+
+// LoadOrCreateKey reads a static key from path, one line of hexadecimal
+// (MinStaticKey..MaxStaticKey bytes) with ReadSecretFile's checks; if path
+// does not exist it first writes a fresh 32-byte key from crypto/rand there
+// (mode 0600, never replacing a file). Errors name flag. The receiver's
+// -reset-key-file: the same key after a restart keeps stateless resets
+// recognisable.
+func LoadOrCreateKey(flag, path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case err == nil:
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		_, werr := fmt.Fprintln(f, hex.EncodeToString(key))
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("%s %s: %v", flag, path, werr)
+		}
+	case !errors.Is(err, os.ErrExist):
+		return nil, fmt.Errorf("%s: %v", flag, err)
+	}
+	b, err := ReadSecretFile(flag, path, 2*MaxStaticKey+2)
+	if err != nil {
+		return nil, err
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) < MinStaticKey || len(key) > MaxStaticKey {
+		return nil, fmt.Errorf("%s %s: must hold one key of %d..%d bytes in hexadecimal", flag, path, MinStaticKey, MaxStaticKey)
+	}
+	return key, nil
+}

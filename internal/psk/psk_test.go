@@ -1,6 +1,8 @@
 package psk
 
 import (
+	"bytes"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,5 +93,42 @@ func TestLoadKeyFilePermissions(t *testing.T) {
 	}
 	if _, err := LoadKeyFile(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "-psk-file") {
 		t.Errorf("LoadKeyFile of a missing file: got %v, want an error naming -psk-file", err)
+	}
+}
+
+// TestLoadOrCreateKey: a missing file is created with a fresh key (mode
+// 0600) that later reads return; bad contents and loose permissions are
+// refused naming the flag.
+func TestLoadOrCreateKey(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "reset.key")
+	a, err := LoadOrCreateKey("-reset-key-file", path)
+	if err != nil || len(a) != 32 {
+		t.Fatalf("create: key of %d bytes, err %v; want 32 bytes", len(a), err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("created with mode %04o, want 0600", st.Mode().Perm())
+	}
+	b, err := LoadOrCreateKey("-reset-key-file", path)
+	if err != nil || !bytes.Equal(a, b) {
+		t.Fatalf("second load: %x, %v; want the same key %x", b, err, a)
+	}
+	for _, tc := range []struct {
+		name, content string
+		mode          os.FileMode
+		want          string
+	}{
+		{"short", "00112233\n", 0o600, "16..64 bytes"},
+		{"not hex", "zz\n", 0o600, "16..64 bytes"},
+		{"readable", hex.EncodeToString(a) + "\n", 0o644, "chmod 600"},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte(tc.content), tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadOrCreateKey("-reset-key-file", p)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "-reset-key-file") {
+			t.Errorf("%s: err %v, want one naming -reset-key-file and %q", tc.name, err, tc.want)
+		}
 	}
 }

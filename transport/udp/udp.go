@@ -137,6 +137,13 @@ func New(c netio.Conn, cfg Config) *Endpoint {
 	if ec.Entropy == nil {
 		ec.Entropy = rand.Reader // Retry-token keys, path challenges
 	}
+	if ec.Server && ec.ResetKey == nil {
+		// Stateless resets (transport reset.go) with a key of this process
+		// only: a restarted server needs the same key (from a file) for its
+		// old clients' resets to be recognised.
+		ec.ResetKey = make([]byte, 32)
+		_, _ = rand.Read(ec.ResetKey)
+	}
 	if ec.Rand == nil {
 		var seed [16]byte
 		_, _ = rand.Read(seed[:])
