@@ -23,6 +23,7 @@ import (
 	"cclab/internal/units"
 	"cclab/perf"
 	"cclab/transport"
+	"cclab/transport/udp"
 )
 
 func main() {
@@ -56,6 +57,9 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	// smaller of the two ends' MaxDatagram.
 	defaults.MaxDatagram = perf.MaxSize
 	perf.ReceiveFlags(fs, &defaults, "window", perf.MaxSize)
+	var limits transport.EndpointConfig // admission limits (docs/security.md)
+	perf.AdmissionFlags(fs, &limits)
+	resetKeyFile := perf.ResetKeyFlag(fs)
 	cli.AddVersion(fs, stdout)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: receiver [-listen ADDR] [-1] [-J] [-allow-reverse [-psk-file FILE]] [-qlog DIR]\n\nflags:\n")
@@ -84,6 +88,16 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 		fmt.Fprintf(stderr, "receiver: -max-reverse-flows %d: must be between 1 and 1024\n", *maxRevFlows)
 		return 2
 	}
+	if err := perf.CheckLimits(limits); err != nil {
+		fmt.Fprintf(stderr, "receiver: %v\n", err)
+		return 2
+	}
+	resetKey, err := perf.LoadResetKey(*resetKeyFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver: %v\n", err)
+		return 2
+	}
+	limits.ResetKey = resetKey
 	var keys *perf.Keys
 	if *pskFile != "" {
 		var err error
@@ -101,7 +115,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	cfg := perf.ServerConfig{
 		Listen: *listen, Defaults: defaults, AllowReverse: *allowReverse, Once: *once, QlogDir: *qlogDir,
 		Keys: keys, MaxReverseBytes: maxRevBytes, MaxReverseDuration: maxRevDur, MaxReverseFlows: *maxRevFlows,
-		ReverseCC: ccList, ReverseCCParams: *reverseCCP,
+		ReverseCC: ccList, ReverseCCParams: *reverseCCP, Driver: udp.Config{Endpoint: limits},
 		OnFlow: func(s perf.FlowSummary) {
 			outMu.Lock()
 			defer outMu.Unlock()
