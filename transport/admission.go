@@ -80,21 +80,19 @@ func SourcePrefix(a netip.Addr) netip.Prefix {
 // account adds dConns connections and dHalf half-open ones of h's source.
 func (e *Endpoint) account(h *connCommon, dConns, dHalf int) {
 	e.halfOpen += dHalf
-	s := e.perSource[h.source]
-	s.conns += dConns
-	s.half += dHalf
-	if s.conns <= 0 {
-		delete(e.perSource, h.source)
+	bump(e.perSource, h.source, dConns, dHalf)
+	bump(e.perPrefix, h.prefix, dConns, dHalf)
+}
+
+// bump adds to m[k]'s counts, deleting it when no connection is left.
+func bump[K comparable](m map[K]admCount, k K, dConns, dHalf int) {
+	c := m[k]
+	c.conns += dConns
+	c.half += dHalf
+	if c.conns <= 0 {
+		delete(m, k)
 	} else {
-		e.perSource[h.source] = s
-	}
-	p := e.perPrefix[h.prefix]
-	p.conns += dConns
-	p.half += dHalf
-	if p.conns <= 0 {
-		delete(e.perPrefix, h.prefix)
-	} else {
-		e.perPrefix[h.prefix] = p
+		m[k] = c
 	}
 }
 
