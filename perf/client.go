@@ -39,6 +39,7 @@ type ClientConfig struct {
 	Size     int           // max datagram (UDP payload), bytes; 0: transport default
 	Reverse  bool          // the receiver sends
 	Seed     uint64        // pattern seed; 0: random
+	RateCap  float64       // -b: the sending application writes at most this many bits/s (iperf3's -b for TCP); 0: no cap; not with Reverse
 	// Receive holds this side's receiving settings (the data it receives
 	// in reverse and bidir tests): AckEvery, DelayedAck and RecvWindow of
 	// transport.Config; zero fields take the transport's defaults.
@@ -86,6 +87,9 @@ func (c *ClientConfig) Validate() error {
 	}
 	if c.Bytes == 0 && c.Duration == 0 {
 		c.Duration = 10 * time.Second
+	}
+	if c.RateCap < 0 || c.RateCap > 0 && c.Reverse {
+		return fmt.Errorf("-b %g: a rate cap must be positive, and applies to the sending side only (not with -R)", c.RateCap)
 	}
 	if c.Duration < 0 {
 		return fmt.Errorf("-t %v: must be positive", c.Duration)
@@ -537,12 +541,18 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 		length = -1
 	}
 	t0 := time.Now()
-	conn.SetSource(transport.NewPatternSource(cfg.Seed), length)
+	if cfg.RateCap > 0 {
+		stop := make(chan struct{})
+		defer close(stop)
+		go capWrites(conn, transport.NewPatternSource(cfg.Seed), cfg, t0, stop)
+	} else {
+		conn.SetSource(transport.NewPatternSource(cfg.Seed), length)
+	}
 	ivs := startIntervals(cfg, t0, func() (int64, int64, int, time.Duration) {
 		s := snapshot(conn.Stats())
 		return s.ackedBytes, s.retransmits, s.cwnd, s.srtt
 	}, &res.Intervals)
-	if cfg.Bytes == 0 {
+	if cfg.Bytes == 0 && cfg.RateCap == 0 {
 		timer := time.AfterFunc(cfg.Duration, conn.CloseWrite)
 		defer timer.Stop()
 	}

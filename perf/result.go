@@ -3,9 +3,9 @@ package perf
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"time"
-
-	"cclab/internal/units"
 )
 
 // Result is the client's JSON output (sender -J), in iperf3's spirit. With
@@ -88,6 +88,22 @@ type End struct {
 	Error          string           `json:"error,omitempty"`
 }
 
+// FormatSize formats a byte count for a summary line, with three
+// significant digits and a decimal prefix ("254.6 MB", "1.07 GB", "512 B").
+func FormatSize(n int64) string {
+	v, unit := float64(n), "B"
+	for _, u := range []string{"kB", "MB", "GB", "TB"} {
+		if math.Abs(v) < 1000 {
+			break
+		}
+		v, unit = v/1000, u
+	}
+	if unit == "B" {
+		return fmt.Sprintf("%d B", n)
+	}
+	return strconv.FormatFloat(v, 'f', max(0, 2-int(math.Floor(math.Log10(math.Abs(v))))), 64) + " " + unit
+}
+
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // WriteIntervalHeader writes the column header of the human interval lines.
@@ -144,7 +160,7 @@ func WriteSummaryLabel(w io.Writer, label string, e End) {
 		om = fmt.Sprintf(" (first %.3f s omitted)", e.OmittedSeconds)
 	}
 	fmt.Fprintf(w, "%s%s %s (%d bytes) in %.3f s = %.2f Mbit/s%s  cc=%s recovery=%s retransmits=%d rtos=%d min_rtt=%.3f ms mean_srtt=%.3f ms verified=%v\n",
-		label, dir, units.FormatBytes(e.Bytes), e.Bytes, e.Seconds, e.ThroughputBps/1e6, om, e.CC, e.Recovery,
+		label, dir, FormatSize(e.Bytes), e.Bytes, e.Seconds, e.ThroughputBps/1e6, om, e.CC, e.Recovery,
 		e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
 	if x := e.ECN; x != nil && x.Requested {
 		fmt.Fprintf(w, "%secn: negotiated=%v validated=%v codepoint=%s ect0_sent=%d ce_received=%d ece_acks=%d reductions=%d\n",

@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"cclab/internal/buildinfo"
 	"cclab/internal/cli"
-	"cclab/internal/units"
 	"cclab/perf"
 	"cclab/transport"
 	"cclab/transport/udp"
@@ -61,12 +61,16 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	perf.AdmissionFlags(fs, &limits)
 	resetKeyFile := perf.ResetKeyFlag(fs)
 	cli.AddVersion(fs, stdout)
+	verbose := iperfFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: receiver [-listen ADDR] [-1] [-J] [-allow-reverse [-psk-file FILE]] [-qlog DIR]\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
+	}
+	if *verbose {
+		fmt.Fprintln(stderr, buildinfo.Read().Line("receiver"))
 	}
 	if cli.IsSet(fs, "p") {
 		a, err := cli.WithPort("p", *listen, *port)
@@ -152,14 +156,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	}
 	defer srv.Close()
 	if !*quiet {
-		rev := ""
-		switch {
-		case *allowReverse && keys != nil:
-			rev = fmt.Sprintf(" (reverse mode allowed to holders of %d pre-shared key(s))", keys.Len())
-		case *allowReverse:
-			rev = " (reverse mode allowed to loopback clients only: no -psk-file)"
-		}
-		fmt.Fprintf(stderr, "receiver: listening on %v%s\n", srv.Addr(), rev)
+		fmt.Fprintln(stderr, listening(srv, *allowReverse, keys))
 	}
 	if ready != nil {
 		ready <- srv.Addr().String()
@@ -173,6 +170,31 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	return 0
 }
 
+// listening is the line that says the receiver is ready.
+func listening(srv *perf.Server, allowReverse bool, keys *perf.Keys) string {
+	rev := ""
+	switch {
+	case allowReverse && keys != nil:
+		rev = fmt.Sprintf(" (reverse mode allowed to holders of %d pre-shared key(s))", keys.Len())
+	case allowReverse:
+		rev = " (reverse mode allowed to loopback clients only: no -psk-file)"
+	}
+	return fmt.Sprintf("receiver: listening on %v%s", srv.Addr(), rev)
+}
+
+// iperfFlags registers iperf3's server flags: -s, -V, and iperf3's names of
+// the receiver's flags as aliases.
+func iperfFlags(fs *flag.FlagSet) (verbose *bool) {
+	fs.Bool("s", false, "server mode, as iperf3's -s (the receiver is always one; accepted for iperf3's command line)")
+	verbose = fs.Bool("verbose", false, "print the version line (with the host) on stderr at the start, as iperf3's -V")
+	for name, aliases := range map[string][]string{
+		"s": {"server"}, "p": {"port"}, "J": {"json"}, "1": {"one-off"}, "verbose": {"V"}, "version": {"v"},
+	} {
+		cli.Alias(fs, name, aliases...)
+	}
+	return verbose
+}
+
 func writeSummary(w io.Writer, s perf.FlowSummary) {
 	if s.Dgram != nil && s.Error == "" {
 		writeDgramSummary(w, s) // a datagram-mode flow (dgram.go)
@@ -183,7 +205,7 @@ func writeSummary(w io.Writer, s perf.FlowSummary) {
 		dir = "sent"
 	}
 	if s.Error != "" {
-		fmt.Fprintf(w, "[%s] %s %s %s in %.3fs: error: %s\n", s.ConnID, s.Peer, dir, units.FormatBytes(s.Bytes), s.Seconds, s.Error)
+		fmt.Fprintf(w, "[%s] %s %s %s in %.3fs: error: %s\n", s.ConnID, s.Peer, dir, perf.FormatSize(s.Bytes), s.Seconds, s.Error)
 		return
 	}
 	extra := ""
@@ -199,17 +221,17 @@ func writeSummary(w io.Writer, s perf.FlowSummary) {
 		digest = digest[:16]
 	}
 	fmt.Fprintf(w, "[%s] %s %s %s in %.3fs = %.2f Mbit/s digest=%s%s\n", s.ConnID, s.Peer, dir,
-		units.FormatBytes(s.Bytes), s.Seconds, s.ThroughputBps/1e6, digest, extra)
+		perf.FormatSize(s.Bytes), s.Seconds, s.ThroughputBps/1e6, digest, extra)
 }
 
 // writeTestSummary prints the [SUM] line of a sender's several-flow test.
 func writeTestSummary(w io.Writer, t perf.TestSummary) {
 	fmt.Fprintf(w, "[SUM %s] %s %d flows in %.3fs:", t.Test, t.Peer, t.Flows, t.Seconds)
 	if t.ReceivedBytes > 0 || t.SentBytes == 0 {
-		fmt.Fprintf(w, " received %s = %.2f Mbit/s", units.FormatBytes(t.ReceivedBytes), t.ReceivedBps/1e6)
+		fmt.Fprintf(w, " received %s = %.2f Mbit/s", perf.FormatSize(t.ReceivedBytes), t.ReceivedBps/1e6)
 	}
 	if t.SentBytes > 0 {
-		fmt.Fprintf(w, " sent %s = %.2f Mbit/s", units.FormatBytes(t.SentBytes), t.SentBps/1e6)
+		fmt.Fprintf(w, " sent %s = %.2f Mbit/s", perf.FormatSize(t.SentBytes), t.SentBps/1e6)
 	}
 	if t.Failed > 0 {
 		fmt.Fprintf(w, " failed=%d", t.Failed)

@@ -37,7 +37,7 @@ func runDgram(cfg perf.DgramClientConfig, jsonOut bool, stdout, stderr io.Writer
 		}
 	} else if res != nil {
 		fmt.Fprintf(stdout, "sent %d datagrams (%s, %.2f Mbit/s), queue-dropped %d, acked %d, declared lost %d, congestion events %d, RTOs %d, srtt %.2f ms\n",
-			res.Sent, units.FormatBytes(int64(res.SentBytes)), res.SendRateBps/1e6, res.QueueDropped, res.Acked, res.LostDeclared, res.Congestion, res.RTOs, res.SRTTms)
+			res.Sent, perf.FormatSize(int64(res.SentBytes)), res.SendRateBps/1e6, res.QueueDropped, res.Acked, res.LostDeclared, res.Congestion, res.RTOs, res.SRTTms)
 		if r := res.Receiver; r != nil {
 			fmt.Fprintf(stdout, "receiver: %d datagrams (%.2f Mbit/s), lost in the network %d, missing %d, one-way delay %.2f ms (min %.2f, max %.2f), jitter %.3f ms\n",
 				r.Datagrams, r.ThroughputBps/1e6, r.LostNetwork, r.Missing, r.OWDms, r.OWDMinms, r.OWDMaxms, r.Jitterms)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"testing"
 
 	"cclab/perf"
@@ -54,5 +56,40 @@ func TestDgramJSON(t *testing.T) {
 		if _, ok := r[k]; !ok {
 			t.Errorf("end.cclab.receiver lacks %q", k)
 		}
+	}
+}
+
+// TestDgramPort: -p sets the port in datagram mode too (it was ignored:
+// the sender dialled 5301), and iperf3's -u and -b select the mode and rate.
+func TestDgramPort(t *testing.T) {
+	srv, err := perf.NewServer(perf.ServerConfig{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(ctx); close(done) }()
+	defer func() { cancel(); srv.Close(); <-done }()
+	_, port, _ := net.SplitHostPort(srv.Addr().String())
+	var out, errb bytes.Buffer
+	if code := run([]string{"-c", "127.0.0.1", "-p", port, "-u", "-cc", "none", "-b", "2M", "-t", "0.3", "-J"}, &out, &errb); code != 0 {
+		t.Fatalf("sender -c 127.0.0.1 -p %s -u: exit %d: %s", port, code, errb.String())
+	}
+	var doc struct {
+		Start struct {
+			ConnectingTo struct {
+				Port int `json:"port"`
+			} `json:"connecting_to"`
+			TestStart struct {
+				Protocol      string  `json:"protocol"`
+				TargetBitrate float64 `json:"target_bitrate"`
+			} `json:"test_start"`
+		} `json:"start"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(doc.Start.ConnectingTo.Port); got != port || doc.Start.TestStart.Protocol != "UDP" || doc.Start.TestStart.TargetBitrate != 2e6 {
+		t.Errorf("connecting_to.port %s, protocol %s, target_bitrate %g; want %s, UDP, 2e6", got, doc.Start.TestStart.Protocol, doc.Start.TestStart.TargetBitrate, port)
 	}
 }

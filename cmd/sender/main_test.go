@@ -50,6 +50,19 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-c", "127.0.0.1", "-delayed-ack", "500ms"}, []string{"-delayed-ack", "below 500ms"}},
 		{[]string{"-c", "127.0.0.1", "-window", "1KiB"}, []string{"-window", "2400..1073741824"}},
 		{[]string{"-c", "127.0.0.1", "-size", "1500", "-window", "2999"}, []string{"-window", "3000..1073741824"}},
+		// a flag of the other mode is an error naming it as given
+		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-P", "2"}, []string{"sender: -P: stream mode only"}},
+		{[]string{"-c", "127.0.0.1", "-u", "--parallel", "2"}, []string{"sender: -parallel: stream mode only"}},
+		{[]string{"-c", "127.0.0.1", "-u", "-R"}, []string{"sender: -R: stream mode only"}},
+		{[]string{"-c", "127.0.0.1", "-u", "-n", "1M"}, []string{"sender: -n: stream mode only"}},
+		{[]string{"-c", "127.0.0.1", "-u", "--bidir"}, []string{"sender: -bidir: stream mode only"}},
+		{[]string{"-c", "127.0.0.1", "-u", "-w", "1MiB"}, []string{"sender: -w: stream mode only"}},
+		{[]string{"-c", "127.0.0.1", "-u", "-recovery", "sack"}, []string{"sender: -recovery: stream mode only"}},
+		{[]string{"-c", "127.0.0.1", "-queue", "8"}, []string{"sender: -queue: datagram mode only"}},
+		{[]string{"-c", "127.0.0.1", "-on", "1s", "-off", "1s"}, []string{"sender: -off: datagram mode only"}},
+		{[]string{"-c", "127.0.0.1", "-u", "-mode", "stream"}, []string{"-u with -mode stream"}},
+		{[]string{"-c", "127.0.0.1", "-R", "-b", "10M"}, []string{"-b", "not with -R"}},
+		{[]string{"-c", "127.0.0.1", "-u", "-p", "0"}, []string{"-p 0"}},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(tc.args, &out, &errb); code != 2 {
@@ -194,5 +207,28 @@ func TestFlagsDocumented(t *testing.T) {
 	}
 	if m := cli.Undocumented(errb.String(), string(doc)); len(m) > 0 {
 		t.Errorf("flags missing from docs/sender.md: %v", m)
+	}
+}
+
+// TestAliases: iperf3's names set cclab's flags (checked through the start
+// line of a run that fails at once: nothing listens).
+func TestAliases(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // substring of the start line
+	}{
+		{[]string{"--client", "127.0.0.1", "--port", "9", "--bytes", "20M"}, "sending 20.0 MB to 127.0.0.1:9"},
+		{[]string{"-c", "127.0.0.1", "-p", "9", "-n", "20M", "--iperf3-units"}, "sending 21.0 MB to 127.0.0.1:9"},
+		{[]string{"-c", "127.0.0.1", "-p", "9", "--parallel", "2", "-b", "5M", "--time", "1"}, "sending 1s to 127.0.0.1:9, cc=reno recovery=rack, 2 parallel flows, at most 5Mbit"},
+	} {
+		var out, errb bytes.Buffer
+		run(append(tc.args, "--connect-timeout", "50ms"), &out, &errb)
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("run(%q): output %q lacks %q (stderr %q)", tc.args, out.String(), tc.want, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"-v"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "sender: cclab ") {
+		t.Errorf("-v: exit %d, output %q; want 0 and the version line", code, out.String())
 	}
 }

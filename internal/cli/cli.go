@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -80,11 +81,51 @@ func Undocumented(usage, doc string) []string {
 }
 
 // IsSet reports whether the flag name was given on the command line (fs
-// parsed), as opposed to left at its default.
+// parsed), under its name or an alias (Alias), as opposed to left at its
+// default.
 func IsSet(fs *flag.FlagSet, name string) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	fs.Visit(func(f *flag.Flag) { set = set || Canonical(f) == name })
 	return set
+}
+
+// aliasUsage starts the usage text of an alias; Canonical reads it back.
+const aliasUsage = "same as -"
+
+// Alias registers each alias as another name of the flag name on fs, with
+// the same value (iperf3's short and GNU long names beside cclab's: -b for
+// -rate, --time for -t). The flag package takes -x and --x alike, so a
+// long alias is written --name. IsSet and Refuse see a flag given under any
+// of its names.
+func Alias(fs *flag.FlagSet, name string, aliases ...string) {
+	f := fs.Lookup(name)
+	if f == nil {
+		panic("cli.Alias: no flag -" + name)
+	}
+	for _, a := range aliases {
+		fs.Var(f.Value, a, aliasUsage+name)
+	}
+}
+
+// Canonical is the name of the flag f stands for: its own, or the one it
+// is an alias of.
+func Canonical(f *flag.Flag) string {
+	if n, ok := strings.CutPrefix(f.Usage, aliasUsage); ok {
+		return n
+	}
+	return f.Name
+}
+
+// Refuse returns an error naming the first flag given on fs (under the name
+// it was given) whose canonical name is in names, "-NAME: why", or nil.
+func Refuse(fs *flag.FlagSet, why string, names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(names, Canonical(f)) {
+			err = fmt.Errorf("-%s: %s", f.Name, why)
+		}
+	})
+	return err
 }
 
 // WithPort returns addr ("host", "host:port", "[v6]", "[v6]:port" or

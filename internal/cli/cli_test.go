@@ -111,3 +111,27 @@ func TestWithPort(t *testing.T) {
 		}
 	}
 }
+
+// TestAlias: a flag given under an alias sets the same value, counts as
+// set under its name, and Refuse names it as it was given.
+func TestAlias(t *testing.T) {
+	fs := flag.NewFlagSet("tool", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	n := fs.Int("P", 1, "flows")
+	u := fs.Bool("udp", false, "datagram mode")
+	Alias(fs, "P", "parallel")
+	Alias(fs, "udp", "u")
+	if err := fs.Parse([]string{"--parallel", "3", "-u"}); err != nil {
+		t.Fatal(err)
+	}
+	if *n != 3 || !*u || !IsSet(fs, "P") || !IsSet(fs, "udp") || IsSet(fs, "parallel") {
+		t.Errorf("got -P %d, -udp %v, IsSet(P) %v, IsSet(udp) %v, IsSet(parallel) %v; want 3, true, true, true, false",
+			*n, *u, IsSet(fs, "P"), IsSet(fs, "udp"), IsSet(fs, "parallel"))
+	}
+	if err := Refuse(fs, "not in datagram mode", "P", "R"); err == nil || err.Error() != "-parallel: not in datagram mode" {
+		t.Errorf("Refuse: got %v, want \"-parallel: not in datagram mode\"", err)
+	}
+	if err := Refuse(fs, "x", "R"); err != nil {
+		t.Errorf("Refuse of a flag not given: got %v, want nil", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 type prefix struct {
@@ -130,6 +131,23 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q: too large", s)
 	}
 	return int64(v), nil
+}
+
+// ParseBytesIEC is ParseBytes with iperf3's meaning of the one-letter
+// prefixes: K, M, G, T (any case, with or without B) are 2^10, 2^20, 2^30,
+// 2^40, so "20M" is 20971520 bytes, as iperf3's -n 20M. Everything else
+// (bare integers, KiB, MiB, ...) is read as ParseBytes reads it.
+func ParseBytesIEC(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "b")
+	if t != "" {
+		if k := strings.IndexByte("KMGT", byte(unicode.ToUpper(rune(t[len(t)-1])))); k >= 0 {
+			if _, rest, ok := splitNumber(t); ok && len(rest) == 1 {
+				return ParseBytes(t + "i")
+			}
+		}
+	}
+	return ParseBytes(s)
 }
 
 // ParseSize is ParseBytes for places where a number alone is ambiguous (a

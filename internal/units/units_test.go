@@ -186,3 +186,21 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestParseBytesIEC: iperf3's one-letter prefixes are binary.
+func TestParseBytesIEC(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"20M", 20 << 20}, {"20m", 20 << 20}, {"20MB", 20 << 20}, {"1.5K", 1536}, {"2G", 2 << 30}, {"1T", 1 << 40},
+		{"64KiB", 64 << 10}, {"1000", 1000}, {"7B", 7},
+	} {
+		if got, err := ParseBytesIEC(tc.in); err != nil || got != tc.want {
+			t.Errorf("ParseBytesIEC(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := ParseBytesIEC("20X"); err == nil {
+		t.Errorf("ParseBytesIEC(20X): got no error, want one")
+	}
+}
