@@ -189,7 +189,6 @@ type result struct {
 // returns ErrLeaseLost.
 func (s *Scheduler) Run(ctx context.Context) (counts Counts, err error) {
 	sp := s.Spec
-	digest := sp.Digest()
 	plan := sp.Plan()
 	counts = Counts{Total: len(plan)}
 	ttl := s.LeaseTTL
@@ -207,186 +206,253 @@ func (s *Scheduler) Run(ctx context.Context) (counts Counts, err error) {
 		}
 		stopLease()
 	}()
-	store := context.WithoutCancel(ctx) // a finished transfer is stored even when the run is being cancelled
-	if err := s.Store.Register(store, sp); err != nil {
+	r := &schedRun{s: s, sp: sp, ctx: ctx, digest: sp.Digest(), counts: counts}
+	r.store = context.WithoutCancel(ctx) // a finished transfer is stored even when the run is being cancelled
+	if err := s.Store.Register(r.store, sp); err != nil {
 		return counts, err
 	}
-	rows, err := s.Store.Rows(ctx, sp.Name, digest)
+	if err := r.load(plan); err != nil {
+		return r.counts, err
+	}
+	r.runCtx, r.cancel = context.WithCancel(ctx)
+	defer r.cancel()
+	r.loop()
+	return r.counts, r.stopErr
+}
+
+// schedRun is the state of one Scheduler.Run after it took the lease.
+type schedRun struct {
+	s      *Scheduler
+	sp     *Spec
+	ctx    context.Context // the run's (cancelled when the lease is lost)
+	store  context.Context // for saving results: not cancelled with the run
+	digest string
+	counts Counts
+
+	maxAttempts int
+	queue       []*pending // not started, in plan order
+	first       time.Time  // the campaign's first transfer (max_length counts from it)
+	lengthNow   func() time.Time
+	jitter      *rand.Rand
+	busyPath    map[[2]string]bool
+	busyHost    map[string]int
+	freeAt      map[string]time.Time // a host's next start after spacing and jitter
+	results     chan result
+	running     int
+	runCtx      context.Context // the transfers'
+	cancel      context.CancelFunc
+	stopErr     error // why no more transfers start
+}
+
+// load reads the campaign's stored rows and queues the plan's transfers
+// that are neither done nor out of attempts.
+func (r *schedRun) load(plan []Item) error {
+	sp := r.sp
+	rows, err := r.s.Store.Rows(r.ctx, sp.Name, r.digest)
 	if err != nil {
-		return counts, err
+		return err
 	}
-	maxAttempts := 1 + sp.Schedule.Retries
+	r.maxAttempts = 1 + sp.Schedule.Retries
 	done := map[int]bool{}
 	attempts := map[int]int{}
-	first := time.Time{}
-	for _, r := range rows {
-		if r.Status == StatusDone {
-			done[r.Seq] = true
+	for _, row := range rows {
+		if row.Status == StatusDone {
+			done[row.Seq] = true
 		} else {
-			attempts[r.Seq] = max(attempts[r.Seq], r.Attempt)
+			attempts[row.Seq] = max(attempts[row.Seq], row.Attempt)
 		}
-		if first.IsZero() || r.Start.Before(first) {
-			first = r.Start
+		if r.first.IsZero() || row.Start.Before(r.first) {
+			r.first = row.Start
 		}
 	}
-	var queue []*pending
 	for _, it := range plan {
-		if done[it.Seq] || attempts[it.Seq] >= maxAttempts {
-			counts.Skipped++
+		if done[it.Seq] || attempts[it.Seq] >= r.maxAttempts {
+			r.counts.Skipped++
 			continue
 		}
-		queue = append(queue, &pending{item: it, attempts: attempts[it.Seq]})
+		r.queue = append(r.queue, &pending{item: it, attempts: attempts[it.Seq]})
 	}
-	if first.IsZero() {
-		first = time.Now()
-		if s.lengthNow != nil {
-			first = s.lengthNow()
-		}
+	r.lengthNow = time.Now
+	if r.s.lengthNow != nil {
+		r.lengthNow = r.s.lengthNow
 	}
-	jitter := rand.New(rand.NewPCG(sp.Schedule.Seed, 0x6a6974746572)) // "jitter"
-	busyPath := map[[2]string]bool{}
-	busyHost := map[string]int{}
-	freeAt := map[string]time.Time{} // a host's next start after spacing and jitter
-	results := make(chan result)
-	running := 0
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var stopErr error
-	emit := func(ev Event) {
-		if s.Progress != nil {
-			ev.Counts, ev.Running = counts, running
-			s.Progress(ev)
-		}
+	if r.first.IsZero() {
+		r.first = r.lengthNow()
 	}
-	lengthNow := time.Now
-	if s.lengthNow != nil {
-		lengthNow = s.lengthNow
-	}
-	for len(queue) > 0 || running > 0 {
-		now := time.Now()
-		if stopErr == nil && sp.Schedule.MaxLength > 0 && lengthNow().Sub(first) >= sp.Schedule.MaxLength && len(queue) > 0 {
-			stopErr = ErrMaxLength
-			if s.Log != nil {
-				s.Log("schedule.max_length %s reached: %d transfers not started", sp.Schedule.MaxLength, len(queue))
-			}
-		}
-		if stopErr == nil && ctx.Err() != nil {
-			stopErr = ctx.Err()
-		}
-		// Start every eligible transfer, in plan order.
-		var wake time.Time
-		for i := 0; stopErr == nil && i < len(queue) && running < sp.Schedule.Concurrency; i++ {
-			p := queue[i]
-			it := p.item
-			if busyPath[it.Path()] || busyHost[it.Pair.From] >= sp.Schedule.HostConcurrency || busyHost[it.Pair.To] >= sp.Schedule.HostConcurrency {
-				continue
-			}
-			ready := p.notBefore
-			for _, h := range []string{it.Pair.From, it.Pair.To} {
-				if freeAt[h].After(ready) {
-					ready = freeAt[h]
-				}
-			}
-			if ready.After(now) {
-				if wake.IsZero() || ready.Before(wake) {
-					wake = ready
-				}
-				continue
-			}
-			queue = append(queue[:i], queue[i+1:]...)
-			i--
-			p.attempts++
-			busyPath[it.Path()] = true
-			busyHost[it.Pair.From]++
-			busyHost[it.Pair.To]++
-			running++
-			emit(Event{Kind: EventStart, Item: it, Attempt: p.attempts})
-			t := Transfer{Item: it, Campaign: sp.Name, Attempt: p.attempts, From: sp.Host(it.Pair.From), To: sp.Host(it.Pair.To), Settings: sp.Transfer}
-			go func() {
-				tctx, tcancel := context.WithTimeout(runCtx, sp.Schedule.Timeout)
-				defer tcancel()
-				start := time.Now()
-				out, err := s.Runner.Run(tctx, t)
-				if err == nil && out == nil {
-					err = &Failure{CauseTransfer, errors.New("the runner returned no outcome")}
-				}
-				results <- result{p: p, start: start, out: out, err: err, wall: time.Since(start)}
-			}()
-		}
-		if running == 0 {
-			if stopErr != nil {
+	r.jitter = rand.New(rand.NewPCG(sp.Schedule.Seed, 0x6a6974746572)) // "jitter"
+	r.busyPath = map[[2]string]bool{}
+	r.busyHost = map[string]int{}
+	r.freeAt = map[string]time.Time{}
+	r.results = make(chan result)
+	return nil
+}
+
+// loop starts transfers as paths, hosts and spacing allow and takes their
+// results until none is queued or running, or a stop leaves none running.
+func (r *schedRun) loop() {
+	for len(r.queue) > 0 || r.running > 0 {
+		r.checkStop()
+		wake := r.startEligible(time.Now())
+		if r.running == 0 {
+			if r.stopErr != nil {
 				break
 			}
 			if wake.IsZero() {
 				continue // (cannot happen: with nothing running every host is free)
 			}
 		}
-		var timer <-chan time.Time
-		var tm *time.Timer
-		if !wake.IsZero() && stopErr == nil {
-			tm = time.NewTimer(time.Until(wake))
-			timer = tm.C
-		}
-		var ctxDone <-chan struct{}
-		if stopErr == nil {
-			ctxDone = ctx.Done()
-		}
-		var r result
-		select {
-		case <-timer:
-		case <-ctxDone:
-			cancel() // the running transfers end; their results are not stored
-		case r = <-results:
-		}
-		if tm != nil {
-			tm.Stop()
-		}
-		if r.p != nil {
-			running--
-			it := r.p.item
-			busyPath[it.Path()] = false
-			busyHost[it.Pair.From]--
-			busyHost[it.Pair.To]--
-			end := time.Now()
-			for _, h := range []string{it.Pair.From, it.Pair.To} {
-				pause := sp.Schedule.Spacing
-				if sp.Schedule.Jitter > 0 {
-					pause += time.Duration(jitter.Int64N(int64(sp.Schedule.Jitter)))
-				}
-				freeAt[h] = end.Add(pause)
-			}
-			if r.err != nil && runCtx.Err() != nil {
-				continue // cancelled with the run: in flight, not stored
-			}
-			row := s.row(it, r, digest)
-			ev := Event{Kind: EventDone, Item: it, Attempt: r.p.attempts, Status: row.Status, Cause: row.Cause, Err: r.err, Wall: r.wall}
-			if err := s.Store.Save(store, &row); err != nil {
-				cancel()
-				stopErr = fmt.Errorf("storing transfer %s: %w", it.ID(), err)
-				continue
-			}
-			if row.Status == StatusFailed {
-				if counts.FailedAttempts == nil {
-					counts.FailedAttempts = map[string]int{}
-				}
-				counts.FailedAttempts[row.Cause]++
-			}
-			switch {
-			case row.Status == StatusDone:
-				counts.Done++
-			case r.p.attempts < maxAttempts && row.Cause != CauseUnauthorized:
-				ev.Retry = true
-				r.p.notBefore = end.Add(sp.Schedule.RetryDelay)
-				queue = insertInOrder(queue, r.p)
-			case r.p.attempts >= maxAttempts:
-				counts.Failed++
-			default: // not retried within a run, attempts left
-				counts.Deferred++
-			}
-			emit(ev)
+		if res, ok := r.wait(wake); ok {
+			r.finish(res)
 		}
 	}
-	return counts, stopErr
+}
+
+// checkStop sets stopErr once max_length has passed with transfers queued
+// or the run's context is done.
+func (r *schedRun) checkStop() {
+	if r.stopErr != nil {
+		return
+	}
+	sched := r.sp.Schedule
+	if sched.MaxLength > 0 && r.lengthNow().Sub(r.first) >= sched.MaxLength && len(r.queue) > 0 {
+		r.stopErr = ErrMaxLength
+		if r.s.Log != nil {
+			r.s.Log("schedule.max_length %s reached: %d transfers not started", sched.MaxLength, len(r.queue))
+		}
+		return
+	}
+	r.stopErr = r.ctx.Err()
+}
+
+// startEligible starts every queued transfer that may start at now, in plan
+// order, and returns the earliest instant a waiting one may (zero: none).
+func (r *schedRun) startEligible(now time.Time) (wake time.Time) {
+	sched := r.sp.Schedule
+	for i := 0; r.stopErr == nil && i < len(r.queue) && r.running < sched.Concurrency; i++ {
+		p := r.queue[i]
+		it := p.item
+		if r.busyPath[it.Path()] || r.busyHost[it.Pair.From] >= sched.HostConcurrency || r.busyHost[it.Pair.To] >= sched.HostConcurrency {
+			continue
+		}
+		ready := p.notBefore
+		for _, h := range []string{it.Pair.From, it.Pair.To} {
+			if r.freeAt[h].After(ready) {
+				ready = r.freeAt[h]
+			}
+		}
+		if ready.After(now) {
+			if wake.IsZero() || ready.Before(wake) {
+				wake = ready
+			}
+			continue
+		}
+		r.queue = append(r.queue[:i], r.queue[i+1:]...)
+		i--
+		r.start(p)
+	}
+	return wake
+}
+
+// emit reports ev to Progress with the current counts.
+func (r *schedRun) emit(ev Event) {
+	if r.s.Progress != nil {
+		ev.Counts, ev.Running = r.counts, r.running
+		r.s.Progress(ev)
+	}
+}
+
+// start runs p's next attempt in a goroutine that sends its result.
+func (r *schedRun) start(p *pending) {
+	sp, it := r.sp, p.item
+	p.attempts++
+	r.busyPath[it.Path()] = true
+	r.busyHost[it.Pair.From]++
+	r.busyHost[it.Pair.To]++
+	r.running++
+	r.emit(Event{Kind: EventStart, Item: it, Attempt: p.attempts})
+	t := Transfer{Item: it, Campaign: sp.Name, Attempt: p.attempts, From: sp.Host(it.Pair.From), To: sp.Host(it.Pair.To), Settings: sp.Transfer}
+	go func() {
+		tctx, tcancel := context.WithTimeout(r.runCtx, sp.Schedule.Timeout)
+		defer tcancel()
+		start := time.Now()
+		out, err := r.s.Runner.Run(tctx, t)
+		if err == nil && out == nil {
+			err = &Failure{CauseTransfer, errors.New("the runner returned no outcome")}
+		}
+		r.results <- result{p: p, start: start, out: out, err: err, wall: time.Since(start)}
+	}()
+}
+
+// wait waits for a result, until wake (if not zero), or for the run's
+// context (which cancels the running transfers: their results are not
+// stored); ok reports whether a result came.
+func (r *schedRun) wait(wake time.Time) (res result, ok bool) {
+	var timer <-chan time.Time
+	var ctxDone <-chan struct{}
+	if r.stopErr == nil {
+		if !wake.IsZero() {
+			tm := time.NewTimer(time.Until(wake))
+			defer tm.Stop()
+			timer = tm.C
+		}
+		ctxDone = r.ctx.Done()
+	}
+	select {
+	case <-timer:
+	case <-ctxDone:
+		r.cancel()
+	case res = <-r.results:
+		return res, true
+	}
+	return res, false
+}
+
+// finish frees a finished attempt's path and hosts, stores its row and
+// counts it, queueing a retry when one is due.
+func (r *schedRun) finish(res result) {
+	sched := r.sp.Schedule
+	r.running--
+	it := res.p.item
+	r.busyPath[it.Path()] = false
+	r.busyHost[it.Pair.From]--
+	r.busyHost[it.Pair.To]--
+	end := time.Now()
+	for _, h := range []string{it.Pair.From, it.Pair.To} {
+		pause := sched.Spacing
+		if sched.Jitter > 0 {
+			pause += time.Duration(r.jitter.Int64N(int64(sched.Jitter)))
+		}
+		r.freeAt[h] = end.Add(pause)
+	}
+	if res.err != nil && r.runCtx.Err() != nil {
+		return // cancelled with the run: in flight, not stored
+	}
+	row := r.s.row(it, res, r.digest)
+	ev := Event{Kind: EventDone, Item: it, Attempt: res.p.attempts, Status: row.Status, Cause: row.Cause, Err: res.err, Wall: res.wall}
+	if err := r.s.Store.Save(r.store, &row); err != nil {
+		r.cancel()
+		r.stopErr = fmt.Errorf("storing transfer %s: %w", it.ID(), err)
+		return
+	}
+	if row.Status == StatusFailed {
+		if r.counts.FailedAttempts == nil {
+			r.counts.FailedAttempts = map[string]int{}
+		}
+		r.counts.FailedAttempts[row.Cause]++
+	}
+	switch {
+	case row.Status == StatusDone:
+		r.counts.Done++
+	case res.p.attempts < r.maxAttempts && row.Cause != CauseUnauthorized:
+		ev.Retry = true
+		res.p.notBefore = end.Add(sched.RetryDelay)
+		r.queue = insertInOrder(r.queue, res.p)
+	case res.p.attempts >= r.maxAttempts:
+		r.counts.Failed++
+	default: // not retried within a run, attempts left
+		r.counts.Deferred++
+	}
+	r.emit(ev)
 }
 
 // insertInOrder puts p back into the queue at its plan position.
