@@ -156,8 +156,8 @@ func TestHandshakeBound(t *testing.T) {
 		t.Fatalf("handshakes in progress: %d, want 2", st.Handshaking)
 	}
 	_, err := Dial(context.Background(), a.Addr().String(), creds)
-	if err == nil || !strings.Contains(err.Error(), "-max-handshakes") {
-		t.Errorf("Dial over the bound: got %v, want a refusal naming -max-handshakes", err)
+	if err == nil || !strings.Contains(err.Error(), "-max-handshakes") || !errors.Is(err, ErrBusy) {
+		t.Errorf("Dial over the bound: got %v, want ErrBusy naming -max-handshakes", err)
 	}
 	idle[0].Close()
 	waitStats(t, a, func(st Stats) bool { return st.Handshaking < 2 })

@@ -15,6 +15,11 @@ import (
 // agent).
 var ErrUnauthorized = errors.New("unauthorized")
 
+// ErrBusy is wrapped by Dial's error when the agent refused the connection
+// at once for being over its -max-conns or -max-handshakes: a later dial
+// may succeed.
+var ErrBusy = errors.New("agent busy")
+
 // ErrClosed is wrapped by a request's error when the control connection is
 // gone (Close, the agent stopped or vanished).
 var ErrClosed = errors.New("control connection closed")
@@ -106,7 +111,7 @@ func clientAuthenticate(conn *tls.Conn, fb *firstBytes, creds *Credentials) (str
 		return "", fmt.Errorf("%w: %w: the agent speaks control protocol v1 (no TLS), this side v2: upgrade cclab on the agent's host (the agent said: %q)", ErrUnauthorized, ErrVersion, plain.Error)
 	case plain != nil && plain.V == Version && plain.Type == tError:
 		// A refusal before TLS: -max-conns or -max-handshakes.
-		return "", fmt.Errorf("%w: %q", errPeerRefused, plain.Error)
+		return "", fmt.Errorf("%w: %w: %q", ErrBusy, errPeerRefused, plain.Error)
 	case err != nil:
 		return "", fmt.Errorf("TLS handshake: %w", err)
 	}

@@ -19,7 +19,22 @@ type AgentRunner struct {
 
 	mu      sync.Mutex
 	clients map[string]*agent.Client // by agent address
+
+	// Tests: dialFn replaces agent.Dial; onBusy sees each busy refusal
+	// and the wait before the next dial.
+	dialFn func(ctx context.Context, addr string, creds *agent.Credentials) (*agent.Client, error)
+	onBusy func(err error, wait time.Duration)
 }
+
+// A busy agent (over its -max-conns or -max-handshakes, agent.ErrBusy) is
+// dialled again after busyBackoffMin, the wait doubling up to
+// busyBackoffMax, for at most busyRetryFor or until the transfer's context
+// ends (schedule.timeout); then the attempt fails (dial_error).
+const (
+	busyBackoffMin = 100 * time.Millisecond
+	busyBackoffMax = 5 * time.Second
+	busyRetryFor   = 2 * time.Minute
+)
 
 // NewAgentRunner returns a runner with the campaign's credentials.
 func NewAgentRunner(creds *agent.Credentials) *AgentRunner {
@@ -46,7 +61,7 @@ func (r *AgentRunner) client(ctx context.Context, h Host) (*agent.Client, error)
 	if c != nil {
 		return c, nil
 	}
-	c, err := agent.Dial(ctx, h.Agent, r.Creds)
+	c, err := r.dial(ctx, h.Agent)
 	if err != nil {
 		return nil, &Failure{dialCause(err), err}
 	}
@@ -58,6 +73,31 @@ func (r *AgentRunner) client(ctx context.Context, h Host) (*agent.Client, error)
 	}
 	r.clients[h.Agent] = c
 	return c, nil
+}
+
+// dial dials an agent, again with backoff while it refuses as busy.
+func (r *AgentRunner) dial(ctx context.Context, addr string) (*agent.Client, error) {
+	dial := r.dialFn
+	if dial == nil {
+		dial = agent.Dial
+	}
+	giveUp := time.Now().Add(busyRetryFor)
+	for wait := busyBackoffMin; ; wait = min(2*wait, busyBackoffMax) {
+		c, err := dial(ctx, addr, r.Creds)
+		if err == nil || !errors.Is(err, agent.ErrBusy) || time.Now().Add(wait).After(giveUp) {
+			return c, err
+		}
+		if r.onBusy != nil {
+			r.onBusy(err, wait)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
 }
 
 // drop forgets a failed connection.
