@@ -2,6 +2,7 @@ package transport
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +97,31 @@ func TestPRRBounds(t *testing.T) {
 		if !slices.EqualFunc(got, tc.want, slices.Equal[[]int]) {
 			t.Errorf("%s: sent %v, want %v", tc.rec, got, tc.want)
 		}
+	}
+}
+
+// TestRecoveryFlight checks what ssthresh is computed from on entering
+// recovery: by default RFC 6675 §5 step 4.2's FlightSize (bounded by cwnd),
+// with flight=pipe the pipe once the losses are marked (as ns-3). A 20-segment
+// flight, segments 1-3 SACKed and segment 0 deemed lost: FlightSize 20, pipe
+// 20-3-1 = 16; the test controller halves what it is told.
+func TestRecoveryFlight(t *testing.T) {
+	for _, tc := range []struct {
+		rec  string
+		want int // ssthresh, segments
+	}{
+		{"prr", 10},
+		{"prr:flight=flightsize", 10},
+		{"prr:flight=pipe", 8},
+		{"sack:flight=pipe", 8},
+	} {
+		f := sackFixture(t, tc.rec, 20, 0)
+		sackAck(f, 0, 1, 2, 3)
+		if got := f.tcc().ssthresh / testMSS; got != tc.want {
+			t.Errorf("%s: ssthresh %d segments, want %d", tc.rec, got, tc.want)
+		}
+	}
+	if _, err := NewRecovery("prr:flight=cwnd", RecoveryEnv{MSS: testMSS}); err == nil || !strings.Contains(err.Error(), "flight") {
+		t.Errorf("flight=cwnd: got %v, want an error naming the parameter", err)
 	}
 }

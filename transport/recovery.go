@@ -128,7 +128,11 @@ type Ctx struct {
 // EnterRecovery starts a loss-recovery episode: the controller is told of the
 // loss (Controller.OnCongestion, which sets ssthresh) and a RecoveryStart
 // event is emitted. The recovery point (RFC 6582 "recover") is Ctx.SB.Nxt().
-func (x *Ctx) EnterRecovery() { x.c.enterRecovery(x.Now) }
+func (x *Ctx) EnterRecovery() { x.c.enterRecovery(x.Now, x.c.congestionFlight()) }
+
+// EnterRecoveryFlight is EnterRecovery with the controller told flight
+// bytes in flight instead of FlightSize bounded by cwnd (SACKConfig.Flight).
+func (x *Ctx) EnterRecoveryFlight(flight int) { x.c.enterRecovery(x.Now, flight) }
 
 // ExitRecovery ends the episode: Controller.OnRecoveryExit sets cwnd and a
 // RecoveryEnd event is emitted.

@@ -54,17 +54,18 @@ func (r *SACK) Next(x *Ctx) Action {
 // lost-retransmission detection. The embedding strategy decides how much may
 // be sent in recovery.
 type sackLoss struct {
-	dupThresh int            // DupThresh, segments (adapted to reordering with option adaptive)
-	baseDup   int            // the configured DupThresh, segments
-	mss       int            // SMSS, bytes
-	fackRule  bool           // FACK loss rule: lost if more than DupThresh*SMSS below snd.fack (else RFC 6675 IsLost)
-	lostRetx  bool           // lost-retransmission detection on
-	adaptive  bool           // DupThresh adapts to the reordering seen (reorder.go)
-	undo      bool           // spurious episodes are undone (undo.go)
-	rack      *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
-	rackSt    rackState      // rack's storage (in the strategy: no allocation of its own; see init)
-	entered   episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
-	frto      frtoState      // F-RTO (frto.go), if frto.on
+	dupThresh  int            // DupThresh, segments (adapted to reordering with option adaptive)
+	baseDup    int            // the configured DupThresh, segments
+	mss        int            // SMSS, bytes
+	fackRule   bool           // FACK loss rule: lost if more than DupThresh*SMSS below snd.fack (else RFC 6675 IsLost)
+	lostRetx   bool           // lost-retransmission detection on
+	adaptive   bool           // DupThresh adapts to the reordering seen (reorder.go)
+	undo       bool           // spurious episodes are undone (undo.go)
+	pipeFlight bool           // ssthresh from the pipe at entry (SACKConfig.Flight pipe)
+	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
+	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
+	entered    episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
+	frto       frtoState      // F-RTO (frto.go), if frto.on
 	// rtoRecovery: an RTO fired and the cumulative point has not yet
 	// reached its RecoveryPoint.
 	rtoRecovery bool
@@ -99,7 +100,16 @@ type SACKConfig struct {
 	RACK      bool `param:"rack" help:"RACK-TLP time-based loss detection (RFC 8985) instead of IsLost and NextSeg rules 3-4"`
 	TLP       bool `param:"tlp" help:"with rack: tail loss probes (RFC 8985 §7); tlp=false disables them"`
 	FRTO      bool `param:"frto" help:"F-RTO (RFC 5682 SACK-enhanced): after a timeout resend only the oldest segment until two ACKs tell whether it was spurious"`
+	// Flight is the amount in flight the controller's loss response
+	// (ssthresh) is computed from on entering recovery.
+	Flight string `param:"flight" help:"what ssthresh is computed from on entering recovery: flightsize (RFC 6675 §5 step 4.2, FlightSize bounded by cwnd; default) or pipe (RFC 6675 pipe once the losses are marked, as ns-3's TcpSocketBase::EnterRecovery)"`
 }
+
+// Values of SACKConfig.Flight.
+const (
+	FlightSize = "flightsize"
+	FlightPipe = "pipe"
+)
 
 // InRecovery reports whether a loss-recovery episode is in progress.
 func (r *sackLoss) InRecovery() bool { return r.inRec }
@@ -296,21 +306,33 @@ func (r *sackLoss) enter(x *Ctx) {
 	r.rescueSet = false
 	r.dbl = r.dbl[:0]
 	r.epochSeq = x.SB.sends
-	x.EnterRecovery()
+	if r.pipeFlight {
+		// ns-3 marks the losses first and passes the pipe that is left.
+		r.markEntryLosses(x)
+		x.EnterRecoveryFlight(r.Pipe(x.SB))
+	} else {
+		x.EnterRecovery()
+		r.markEntryLosses(x)
+	}
+	if r.entered != nil {
+		r.entered.startEpisode(x)
+	}
+}
+
+// markEntryLosses marks the losses known at the start of an episode and
+// arms the step 4.3 fast retransmission.
+func (r *sackLoss) markEntryLosses(x *Ctx) {
 	if r.rack != nil {
 		// RACK marked the losses; the first of them is retransmitted at
 		// once (step 4.3 with RACK's loss marks).
 		r.fastRetx = x.SB.NextLost() >= 0
 		r.rack.ptoAt = clock.Never
-	} else {
-		r.markLosses(x)
-		if s := x.SB.Seg(0); !s.Sacked {
-			x.MarkLost(0, LossDupAck)
-			r.fastRetx = s.Lost
-		}
+		return
 	}
-	if r.entered != nil {
-		r.entered.startEpisode(x)
+	r.markLosses(x)
+	if s := x.SB.Seg(0); !s.Sacked {
+		x.MarkLost(0, LossDupAck)
+		r.fastRetx = s.Lost
 	}
 }
 
@@ -468,6 +490,13 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
 	r.lostRetx, r.adaptive, r.undo = c.LostRetx, c.Adaptive, c.Undo
 	r.frto.on = c.FRTO
+	switch c.Flight {
+	case "", FlightSize:
+	case FlightPipe:
+		r.pipeFlight = true
+	default:
+		return fmt.Errorf("%s: parameter flight=%q: must be %s or %s", name, c.Flight, FlightSize, FlightPipe)
+	}
 	if c.RACK {
 		r.rackSt = newRACKState(c.TLP)
 		r.rack = &r.rackSt

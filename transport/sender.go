@@ -384,12 +384,12 @@ func (s *sender) congestionFlight() int {
 // (Ctx.EnterRecovery): an undo snapshot, the controller's response to the
 // loss, a RecoveryStart event. The strategy, which owns the episode, is
 // not yet in recovery when it calls this.
-func (c *Conn) enterRecovery(now clock.Time) {
+func (c *Conn) enterRecovery(now clock.Time, flight int) {
 	c.undoBegin(false, false)
 	c.stats.Recoveries++
 	c.ecnReacted = true
 	c.ecnRecover = c.sb.nxt
-	c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: ccalgo.Loss, InFlight: c.congestionFlight(), SndNxt: c.sb.nxt})
+	c.cc.OnCongestion(ccalgo.Congestion{Now: now, Kind: ccalgo.Loss, InFlight: flight, SndNxt: c.sb.nxt})
 	c.emit(event.Event{Time: now, Kind: event.RecoveryStart, Seq: c.sb.una, Cwnd: c.cc.Cwnd(), Ssthresh: c.cc.Ssthresh(), InFlight: c.sb.pipe})
 }
 

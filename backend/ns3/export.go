@@ -425,6 +425,8 @@ func recoveryRecord(r *record, where, rec string) error {
 		return un("rack", "ns-3.37 has no RACK-TLP")
 	case sc.FRTO:
 		return un("frto", "ns-3.37 has no F-RTO")
+	case sc.Flight != transport.FlightPipe:
+		return un("flight=flightsize", "ns-3.37 takes ssthresh from the pipe on entering recovery (set flight=pipe)")
 	}
 	r.set("s.Sack", true)
 	r.set("r.Sack", true)
