@@ -157,8 +157,12 @@ type DCADecision struct {
 //   - decision=epoch: a congestion epoch opens at the first congested sample
 //     while none is open; its level is windowAvg(w) at that sample (the RTT
 //     level the increase rose from); it closes at the first later sample
-//     whose sampledRTT(x) <= that level. Only the opening sample may react,
-//     so DCA reacts at most once per epoch;
+//     whose sampledRTT(x) <= that level, or when the epoch ends in a loss
+//     (OnCongestion of kind Loss or ECN, or OnRTO): the queue whose growth
+//     opened the epoch has overflowed and the Reno reduction answers it, so
+//     on a persistently queued hop, where the RTT never returns to the level
+//     it rose from, the next rise opens a new epoch. Only the opening sample
+//     may react, so DCA reacts at most once per epoch;
 //   - decision=rtt / 2rtt: after a reaction at an ACK with SndNxt = s, the
 //     next reaction waits until CumAck >= s (one round), and for 2rtt one
 //     further round after that.
@@ -179,6 +183,7 @@ type DCA struct {
 	epochOpen  bool
 	epochLevel float64 // ns
 	epochs     uint64
+	lossEnds   uint64 // epochs ended by a loss, ECN mark or timeout
 
 	holdRounds int    // rounds still to wait before the next reaction (rtt/2rtt)
 	holdEnd    uint64 // the current hold round ends when CumAck >= holdEnd
@@ -189,7 +194,7 @@ type DCA struct {
 	last      DCADecision
 	haveLast  bool
 	trace     func(DCADecision)
-	vars      [9]Var // State().Vars storage, reused
+	vars      [10]Var // State().Vars storage, reused
 }
 
 // NewDCA returns a DCA controller.
@@ -231,6 +236,10 @@ func (d *DCA) LastDecision() (DCADecision, bool) { return d.last, d.haveLast }
 func (d *DCA) Counts() (decisions, congested, reactions, epochs uint64) {
 	return d.decisions, d.congested, d.reactions, d.epochs
 }
+
+// LossEndedEpochs returns the number of congestion epochs that ended in a
+// loss, an ECN mark or a timeout rather than by the RTT's return.
+func (d *DCA) LossEndedEpochs() uint64 { return d.lossEnds }
 
 // DelayReductions returns the number of reactions (window reductions on a
 // congestion decision): ccalgo.DelayReactor.
@@ -361,6 +370,27 @@ func (d *DCA) sample(a Ack) bool {
 	return rec.Reacted
 }
 
+// OnCongestion ends an open congestion epoch (it ended in a loss or an ECN
+// mark) and applies Reno's reduction.
+func (d *DCA) OnCongestion(c Congestion) {
+	d.endEpochByLoss()
+	d.window.OnCongestion(c)
+}
+
+// OnRTO ends an open congestion epoch and applies the RFC 5681 timeout rules.
+func (d *DCA) OnRTO(now clock.Time, inFlight int) {
+	d.endEpochByLoss()
+	d.window.OnRTO(now, inFlight)
+}
+
+// endEpochByLoss closes an open epoch at a loss, ECN mark or timeout.
+func (d *DCA) endEpochByLoss() {
+	if d.epochOpen {
+		d.epochOpen = false
+		d.lossEnds++
+	}
+}
+
 // react applies cwnd = cwnd - cwnd*reduction, floored at 2 SMSS, sets
 // ssthresh to the new cwnd and starts the rtt/2rtt hold.
 func (d *DCA) react(a Ack) {
@@ -396,6 +426,7 @@ func (d *DCA) State() State {
 		{Name: "congested", Value: float64(d.congested), Unit: "count"},
 		{Name: "reactions", Value: float64(d.reactions), Unit: "count"},
 		{Name: "epochs", Value: float64(d.epochs), Unit: "count"},
+		{Name: "epochs_loss_ended", Value: float64(d.lossEnds), Unit: "count"},
 		{Name: "epoch_open", Value: epoch, Unit: "bool"},
 	}
 	s.Vars = d.vars[:]

@@ -478,3 +478,75 @@ func TestDCATick(t *testing.T) {
 		t.Errorf("tick=-1ms: got %v, want an error naming tick", err)
 	}
 }
+
+// TestDCAEpochPersistentQueue checks decision=epoch on a persistently
+// queued hop (the chapter's ASU link 8-9): the RTT rises from its 100 ms
+// base to a standing queue of about 150 ms during slow start and never
+// returns to the level it rose from; every 60 samples the RTT rises by a
+// further 80 ms and stays up until the queue overflows (a loss). The first
+// rise opens an epoch that, by the RTT rule alone, would never close, so
+// DCA would react once and then run as Reno. An epoch also ends in a loss
+// (or ECN mark or timeout): each rise after a loss opens a new epoch and
+// reacts once; the congested samples after it, up to the loss, are held.
+func TestDCAEpochPersistentQueue(t *testing.T) {
+	for _, end := range []string{"loss", "ecn", "rto"} {
+		t.Run(end, func(t *testing.T) {
+			d := newTest[*DCA](t, "dca:tick=10ms")
+			d.cwnd, d.ssthresh = 100*testMSS, 100*testMSS
+			f := newFeeder(d)
+			for range 20 {
+				f.ack(ms(100))
+			}
+			f.ack(ms(250)) // the standing queue builds: the epoch opens and reacts
+			if r := f.recs[len(f.recs)-1]; !r.Reacted {
+				t.Fatalf("first rise: got %+v, want a reaction", r)
+			}
+			const cycles = 5
+			for c := range cycles {
+				// The queue stays: samples alternate 240/260 ms (never near
+				// 100 ms), then rise to 320/340 ms until the queue overflows.
+				for i := range 60 {
+					v := 240.0 + 20*float64(i%2)
+					if i >= 30 {
+						v += 80
+					}
+					f.ack(ms(v))
+				}
+				n0 := len(f.recs) - 60
+				reacted := 0
+				for _, r := range f.recs[n0:] {
+					if r.Reacted {
+						reacted++
+					}
+				}
+				want := 1
+				if c == 0 {
+					want = 0 // the epoch opened at the first rise is still open
+				}
+				if reacted != want {
+					t.Errorf("cycle %d: %d reactions, want %d (once per epoch)", c, reacted, want)
+				}
+				// The queue overflows: the epoch ends in a loss.
+				switch end {
+				case "loss":
+					d.OnCongestion(Congestion{Now: f.clk.now, Kind: Loss, InFlight: d.Cwnd()})
+					d.OnRecoveryExit(f.clk.now, d.Cwnd())
+				case "ecn":
+					d.OnCongestion(Congestion{Now: f.clk.now, Kind: ECN, InFlight: d.Cwnd()})
+				case "rto":
+					d.OnRTO(f.clk.now, d.Cwnd())
+				}
+				if d.epochOpen {
+					t.Fatalf("cycle %d: epoch open after a %s", c, end)
+				}
+			}
+			_, _, reactions, epochs := d.Counts()
+			if want := uint64(cycles); reactions != want || epochs != want {
+				t.Errorf("reactions, epochs: got %d, %d, want %d, %d", reactions, epochs, want, want)
+			}
+			if got, want := d.LossEndedEpochs(), uint64(cycles); got != want {
+				t.Errorf("epochs ended by %s: got %d, want %d", end, got, want)
+			}
+		})
+	}
+}
