@@ -258,3 +258,42 @@ func TestReadySetWait(t *testing.T) {
 		t.Errorf("eventfd written, datagram unread: got keys %v, timed out %v; want [-1 7], false", k, timedOut)
 	}
 }
+
+// TestReceiveDrops: datagrams sent to a socket with a small receive
+// buffer that nobody reads are dropped by the kernel and counted; the
+// count starts at 0; not a UDP socket is unknown.
+func TestReceiveDrops(t *testing.T) {
+	rc, err := ListenUDP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if err := rc.Raw().SetReadBuffer(4096); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := ReceiveDrops(rc); !ok || d != 0 {
+		t.Fatalf("ReceiveDrops before traffic: %d, %v; want 0, known", d, ok)
+	}
+	sc, err := DialUDP("", rc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	const n = 200
+	ms := make([]Message, n)
+	for i := range ms {
+		ms[i] = Message{Buf: make([]byte, 1000), N: 1000}
+	}
+	if _, err := sc.WriteBatch(ms); err != nil {
+		t.Fatal(err)
+	}
+	// 200 kB into a buffer of a few kB: the kernel drops most on arrival
+	// (loopback delivers synchronously within the send).
+	if d, ok := ReceiveDrops(rc); !ok || d < n/2 {
+		t.Errorf("ReceiveDrops after %d datagrams into a 4 KiB buffer: %d, %v; want at least %d", n, d, ok, n/2)
+	}
+	a, _ := MemPair(netip.MustParseAddrPort("10.0.0.1:1"), netip.MustParseAddrPort("10.0.0.2:1"))
+	if _, ok := ReceiveDrops(a); ok {
+		t.Errorf("ReceiveDrops on a MemConn: known, want unknown")
+	}
+}

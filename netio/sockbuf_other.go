@@ -11,3 +11,7 @@ func RaiseReceiveBuffer(c Conn, want int) int {
 	}
 	return 0
 }
+
+// ReceiveDrops returns 0, false: the kernel's receive-buffer drop count is
+// read on Linux only.
+func ReceiveDrops(c Conn) (uint64, bool) { return 0, false }

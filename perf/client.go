@@ -238,6 +238,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		return nil, err
 	}
 	id := conn.ID()
+	hw := watchHost(ep)
 	cfg.logf("connected to %s: connection %016x, %s", peer, id, direction(cfg.Reverse))
 	if macLine != nil {
 		if _, err := conn.Write(macLine); err != nil {
@@ -284,6 +285,11 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("interrupted: %w", ctx.Err())
 	}
+	role := RoleSender
+	if cfg.Reverse {
+		role = RoleReceiver
+	}
+	res.End.Host = hw.report(role, nil)
 	if err != nil {
 		res.End.Error = err.Error()
 		return res, err

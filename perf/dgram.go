@@ -10,6 +10,7 @@ import (
 
 	"cclab/ccalgo"
 	"cclab/clock"
+	"cclab/internal/hostlimit"
 	"cclab/transport"
 	"cclab/transport/udp"
 )
@@ -165,6 +166,9 @@ type DgramResult struct {
 	Intervals     []DgramInterval `json:"intervals"`
 	Receiver      *DgramReport    `json:"receiver,omitempty"` // the receiver's account
 	ReceiverError string          `json:"receiver_error,omitempty"`
+	// Host is what limited the sending process besides the network
+	// (docs/metrics.md, "Host-limited runs").
+	Host *hostlimit.Report `json:"host_limit,omitempty"`
 }
 
 // RunDgram runs one datagram-mode test.
@@ -201,6 +205,7 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 			ql.Close()
 		}()
 	}
+	hw := watchHost(ep)
 	t0 := time.Now()
 	res := &DgramResult{Mode: ModeDatagram, ConnID: fmt.Sprintf("%016x", conn.ID()), CC: cfg.CC,
 		Timestamp: t0.UTC().Format(time.RFC3339Nano), Local: ep.LocalAddr().String(), Peer: peer.String(),
@@ -267,6 +272,10 @@ loop:
 	res.Acked, res.AckedECN, res.LostDeclared = s.Acked, s.AckedECN, s.Lost+s.LostRTO
 	res.Congestion, res.RTOs, res.AckLoss = s.Congestion, s.RTOs, s.AckLoss
 	res.MinRTTms, res.SRTTms = ms(s.MinRTT), ms(s.SRTT)
+	res.Host = hw.report(RoleSender, func(r *hostlimit.Report) {
+		r.Generated, r.QueueDropped = s.Generated, s.QueueDropped
+		r.Uncontrolled = cfg.CC == transport.DgramCCNone
+	})
 
 	// The receiver's account, fetched as a reverse test fetches its report.
 	rq := Request{V: Version, Results: conn.ID()}
@@ -366,6 +375,7 @@ func (s *Server) serveDgram(ctx context.Context, c *udp.DgramConn) *pending {
 	s.mu.Unlock()
 	s.logf("%016x from %v: datagram flow", id, c.Peer())
 	offset := time.Now().UnixNano() - int64(s.ep.Now())
+	hw := watchHost(s.ep)
 	m := transport.DgramMeter{Offset: offset}
 	buf := make([]byte, MaxSize)
 	var first, last clock.Time
@@ -395,6 +405,7 @@ func (s *Server) serveDgram(ctx context.Context, c *udp.DgramConn) *pending {
 		}
 	}
 	sum.Bytes, sum.Seconds, sum.ThroughputBps, sum.Dgram = int64(m.Bytes), r.Seconds, r.ThroughputBps, r
+	sum.Host = hw.report(RoleReceiver, func(h *hostlimit.Report) { h.RecvDropped += st.RecvDropped })
 	p.rep = Report{V: Version, Bytes: int64(m.Bytes), Seconds: r.Seconds, Dgram: r}
 	if rerr != nil {
 		sum.Error = rerr.Error()

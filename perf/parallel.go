@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"cclab/internal/hostlimit"
 )
 
 // TestConfig describes a sender run of several flows at once (iperf3's -P
@@ -85,6 +87,11 @@ func RunTest(ctx context.Context, tc TestConfig) (*Result, error) {
 	res.Start.Test, res.Start.Flows, res.Start.Bidir = test, n, tc.Bidir
 	res.Start.Seed = tc.Flow.Seed
 	res.Intervals, res.End = sumFlows(results[:tc.Parallel])
+	hosts := make([]*hostlimit.Report, len(results))
+	for i, r := range results {
+		hosts[i] = r.End.Host
+	}
+	res.End.Host = mergeHost(hosts)
 	if tc.Bidir {
 		iv, e := sumFlows(results[tc.Parallel:])
 		res.BidirReverse = &Sum{Intervals: iv, End: e}

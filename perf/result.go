@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"cclab/internal/hostlimit"
 )
 
 // Result is the client's JSON output (sender -J), in iperf3's spirit. With
@@ -86,6 +88,10 @@ type End struct {
 	MSS            int              `json:"mss"`          // payload bytes per full segment, as negotiated
 	ECN            *ECNResult       `json:"ecn"`          // the ECN account (ecn.go)
 	Error          string           `json:"error,omitempty"`
+	// Host is what limited this process besides the network
+	// (docs/metrics.md, "Host-limited runs"): in a sum of several flows,
+	// their reports merged.
+	Host *hostlimit.Report `json:"host_limit,omitempty"`
 }
 
 // FormatSize formats a byte count for a summary line, with three

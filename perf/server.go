@@ -18,6 +18,7 @@ import (
 
 	"cclab/ccalgo"
 	"cclab/clock"
+	"cclab/internal/hostlimit"
 	"cclab/internal/spec"
 	"cclab/transport"
 	"cclab/transport/udp"
@@ -134,6 +135,9 @@ type FlowSummary struct {
 	Test          string       `json:"test_id,omitempty"`    // the sender's test ID (-P, --bidir)
 	Flows         int          `json:"flows,omitempty"`      // flows in that test
 	ECN           *ECNResult   `json:"ecn,omitempty"`        // this side's half of the ECN account, when negotiated
+	// Host is what limited this process besides the network during the
+	// flow (docs/metrics.md, "Host-limited runs").
+	Host *hostlimit.Report `json:"host_limit,omitempty"`
 }
 
 // Server is a running receiver.
@@ -393,7 +397,15 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 		qlog = qlog && s.cfg.QlogDir != ""
 	}
 	// The flow runs (and its qlog is closed) before finish reports it.
+	hw := watchHost(s.ep)
 	p := s.serveTest(ctx, c, req, &sum, qlog)
+	if sum.Error == "" {
+		role := RoleReceiver
+		if sum.Reverse {
+			role = RoleSender
+		}
+		sum.Host = hw.report(role, nil)
+	}
 	return s.finish(sum), p
 }
 

@@ -114,6 +114,11 @@ type Config struct {
 	// The readers keep the normal policy. With WaitPoll the polling loop's
 	// thread, which is the whole data path, gets the policy.
 	Realtime bool
+	// InjectWriteLate is added to the measured lateness of every write
+	// (Counters.Late, LateHist, LateMax; HostReport): it makes the relay
+	// look starved of CPU, for tests of the host-limited check (package
+	// hostlimit). 0 in real use.
+	InjectWriteLate time.Duration
 	// BusyPoll runs the whole data path as one loop on one locked OS thread
 	// that never sleeps: it asks which sockets hold datagrams
 	// (netio.ReadySet, one epoll_wait that does not block), reads those

@@ -84,3 +84,14 @@ func (h *LateHist) Quantile(q float64) time.Duration {
 func (h *LateHist) Percentiles() (p50, p99, p999 time.Duration) {
 	return h.Quantile(0.5), h.Quantile(0.99), h.Quantile(0.999)
 }
+
+// Above returns the number of values added that were certainly larger
+// than d: those in buckets whose every value exceeds d (a bucket holding d
+// is left out, so the count errs low by at most one bucket, 6.25 %).
+func (h *LateHist) Above(d time.Duration) int64 {
+	var n int64
+	for i := lateHistLen - 1; i > 0 && lateUpper(i-1) >= d; i-- {
+		n += h[i]
+	}
+	return n
+}

@@ -34,6 +34,7 @@ import (
 	"cclab/clock"
 	"cclab/ecn"
 	"cclab/event"
+	"cclab/internal/hostlimit"
 	"cclab/internal/mix"
 	"cclab/link"
 	"cclab/netio"
@@ -192,6 +193,9 @@ type Relay struct {
 	entries []netio.Conn // Config.Entries' sockets
 	target  netip.AddrPort
 	start   time.Time // wall clock at base
+	// host is the process's CPU counters when the relay started
+	// (HostReport).
+	host hostlimit.Snapshot
 	// overhead is added to every datagram's length to get its size on the
 	// links (qdisc.Packet.Size), bytes; see Config.Overhead.
 	overhead int
@@ -372,7 +376,7 @@ func build(cfg Config, auto int, packet bool) (*Relay, error) {
 	}
 	r := &Relay{
 		cfg: cfg, net: cfg.Network, clients: map[netip.AddrPort]*client{}, perHost: map[netip.Addr]int{},
-		start: time.Now(), base: clock.Start, packet: packet,
+		start: time.Now(), base: clock.Start, packet: packet, host: hostlimit.Take(),
 	}
 	if cfg.BusyPoll && cfg.WaitPoll {
 		return nil, errPollBoth
@@ -1053,7 +1057,7 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 		return
 	}
 	r.lastActive = max(r.lastActive, at)
-	late := r.serviceNow.Sub(at)
+	late := r.serviceNow.Sub(at) + r.cfg.InjectWriteLate
 	b := 0
 	for b < len(LateBuckets) && late > LateBuckets[b] {
 		b++

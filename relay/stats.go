@@ -185,6 +185,9 @@ func (r *Relay) writeSummary(now clock.Time) {
 	if r.realtimeErr != nil {
 		fmt.Fprintf(w, "  scheduler not real-time: %v\n", r.realtimeErr)
 	}
+	if msg := r.hostReport(c).Warning(); msg != "" {
+		fmt.Fprintf(w, "  %s\n", msg)
+	}
 	fmt.Fprintf(w, "  send errors %d, read errors %d, truncated %d, client-limit drops %d, expired sessions %d, evicted sessions %d, orphans %d",
 		c.SendErrors, c.ReadErrors, c.Truncated, c.ClientLimit, c.Expired, c.Evicted, c.Orphans)
 	if r.packet {

@@ -123,6 +123,9 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 		OnFlow: func(s perf.FlowSummary) {
 			outMu.Lock()
 			defer outMu.Unlock()
+			if msg := s.Host.Warning(); msg != "" {
+				fmt.Fprintf(stderr, "receiver: [%s] %s\n", s.ConnID, msg)
+			}
 			if *jsonOut {
 				js.flow(s)
 				return

@@ -45,6 +45,9 @@ func runDgram(cfg perf.DgramClientConfig, jsonOut bool, stdout, stderr io.Writer
 			fmt.Fprintf(stdout, "receiver report unavailable: %s\n", res.ReceiverError)
 		}
 	}
+	if res != nil {
+		warnHost(stderr, res.Host)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sender: %v\n", err)
 		return 1

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 
+	"cclab/internal/hostlimit"
 	"cclab/perf"
 )
 
@@ -91,5 +93,24 @@ func TestDgramPort(t *testing.T) {
 	}
 	if got := fmt.Sprint(doc.Start.ConnectingTo.Port); got != port || doc.Start.TestStart.Protocol != "UDP" || doc.Start.TestStart.TargetBitrate != 2e6 {
 		t.Errorf("connecting_to.port %s, protocol %s, target_bitrate %g; want %s, UDP, 2e6", got, doc.Start.TestStart.Protocol, doc.Start.TestStart.TargetBitrate, port)
+	}
+}
+
+// TestWarnHost: a host-limited report gives one warning line on stderr,
+// a clean or missing one none.
+func TestWarnHost(t *testing.T) {
+	var b strings.Builder
+	warnHost(&b, nil)
+	clean := &hostlimit.Report{Role: "sender"}
+	clean.Judge()
+	warnHost(&b, clean)
+	if b.Len() != 0 {
+		t.Errorf("no report or a clean one: printed %q", b.String())
+	}
+	r := &hostlimit.Report{Role: "sender", Generated: 2110, QueueDropped: 814, Uncontrolled: true}
+	r.Judge()
+	warnHost(&b, r)
+	if got := b.String(); !strings.HasPrefix(got, "sender: warning: host-limited run (sender): send_queue: the sender's queue dropped 814 of 2110") || strings.Count(got, "\n") != 1 {
+		t.Errorf("warning: %q", got)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"cclab/ccalgo"
 	"cclab/internal/buildinfo"
 	"cclab/internal/cli"
+	"cclab/internal/hostlimit"
 	"cclab/internal/units"
 	"cclab/perf"
 	"cclab/transport"
@@ -277,6 +278,9 @@ func runStream(tc perf.TestConfig, jsonOut bool, stdout, stderr io.Writer) int {
 	} else if res != nil && err == nil {
 		writeSummaries(stdout, res, several)
 	}
+	if res != nil {
+		warnHost(stderr, res.End.Host)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sender: %v\n", err)
 		return 1
@@ -348,6 +352,14 @@ func writeJSON(w io.Writer, v any) {
 
 // hostVersion is -J's start.version.
 func hostVersion() string { return "cclab " + buildinfo.Short() }
+
+// warnHost prints the one-line warning of a host-limited run
+// (docs/sender.md, "Host-limited runs"), nothing otherwise.
+func warnHost(w io.Writer, h *hostlimit.Report) {
+	if msg := h.Warning(); msg != "" {
+		fmt.Fprintf(w, "sender: %s\n", msg)
+	}
+}
 
 // writeSummaries prints the end summary: per flow and the sums with
 // several flows, as iperf3 does.

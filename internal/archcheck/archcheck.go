@@ -306,7 +306,7 @@ type Layer struct {
 // not another of its own layer.
 var Layers = []Layer{
 	{"base", []string{"clock", "ecn", "internal/mix", "internal/spec", "internal/units", "internal/archcheck", "internal/testenv", "internal/buildinfo", "internal/rusage", "internal/docgen", "experiments"}},
-	{"vocabulary and edge", []string{"event", "netio", "internal/cli", "internal/testsvc", "internal/psk"}},
+	{"vocabulary and edge", []string{"event", "netio", "internal/cli", "internal/testsvc", "internal/psk", "internal/hostlimit"}},
 	{"components", []string{"qdisc", "ccalgo", "traffic", "internal/qlog"}},
 	{"path and protocol", []string{"link", "transport", "ippkt"}},
 	{"drivers", []string{"sim", "relay", "transport/udp"}},

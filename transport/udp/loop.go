@@ -10,6 +10,7 @@ import (
 
 	"cclab/clock"
 	"cclab/ecn"
+	"cclab/internal/hostlimit"
 	"cclab/netio"
 )
 
@@ -107,6 +108,9 @@ type loop struct {
 	// kicks counts wake-ups actually posted to the writer (kick calls that
 	// did not coalesce with a pending one).
 	kicks atomic.Uint64
+	// lateHook is added to every timed wake-up's measured lateness: tests
+	// starve the loop deliberately with it (Config.InjectTimerLate).
+	lateHook time.Duration
 
 	// callMu guards the caller arena (callMs, callOffs, callArena), with
 	// which an application call sends what it released (callerFlush).
@@ -134,6 +138,16 @@ type LoopStats struct {
 	GROReads     uint64 // reads that held several datagrams coalesced by the kernel
 	GSODisabled  bool   // the kernel refused GSO and the writer fell back to plain batches
 	RecvBuffer   int    // socket receive buffer as the kernel reports it, bytes (0: unknown)
+	// TimerLate counts the writer's timed wake-ups (timer fires and
+	// precise sleeps run to their end) and those later than
+	// hostlimit.LateLimit against the deadline they were set for: the
+	// scheduling delay the transport's timers (pacing, delayed ACKs, loss
+	// timers) suffered.
+	TimerLate hostlimit.Late
+	// RecvDrops is the number of datagrams the kernel dropped because the
+	// socket's receive buffer was full (SO_MEMINFO; 0 where unknown), as of
+	// the LoopStats call.
+	RecvDrops uint64
 }
 
 func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int, gso bool) *loop {
@@ -344,6 +358,9 @@ func (l *loop) writer() {
 		case <-timer.C:
 			l.mu.Lock()
 			l.stats.TimerFires++
+			if l.armed != clock.Never {
+				l.stats.TimerLate.Add(l.now().Sub(l.armed) + l.lateHook)
+			}
 			l.mu.Unlock()
 		}
 		for {
@@ -359,11 +376,13 @@ func (l *loop) writer() {
 			// A short wait (pacing): Go's timers wake up to ~1 ms late
 			// here, so sleep the thread precisely, staying responsive.
 			timer.Stop()
-			if l.preciseWait(d) {
+			end := time.Now().Add(d)
+			if l.preciseWait(end) {
 				break // kicked or closing: back to the select
 			}
 			l.mu.Lock()
 			l.stats.TimerFires++
+			l.stats.TimerLate.Add(time.Since(end) + l.lateHook)
 			l.mu.Unlock()
 		}
 	}
@@ -377,11 +396,10 @@ const preciseBelow = 2 * time.Millisecond
 // preciseSlice bounds one precise sleep, so that a kick waits at most this long.
 const preciseSlice = 200 * time.Microsecond
 
-// preciseWait sleeps until d has passed; it returns true early (with the
-// wake-up left pending in kickC / closed) if the writer is kicked or the
-// loop is closing.
-func (l *loop) preciseWait(d time.Duration) bool {
-	end := time.Now().Add(d)
+// preciseWait sleeps until end; it returns true early (with the wake-up
+// left pending in kickC / closed) if the writer is kicked or the loop is
+// closing.
+func (l *loop) preciseWait(end time.Time) bool {
 	for {
 		if len(l.kickC) > 0 {
 			return true

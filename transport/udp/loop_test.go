@@ -8,6 +8,7 @@ import (
 
 	"cclab/clock"
 	"cclab/ecn"
+	"cclab/internal/hostlimit"
 	"cclab/netio"
 )
 
@@ -468,5 +469,32 @@ func TestLoopOrderUDP(t *testing.T) {
 	// out-of-order arrival is the driver's doing.
 	if e.reordered != 0 && e.got == w.total {
 		t.Errorf("datagrams out of production order: got %d, want 0", e.reordered)
+	}
+}
+
+// TestLoopTimerLate: every timed wake-up of the writer (timer fires, and
+// precise sleeps for the short periods) is counted in LoopStats.TimerLate,
+// and the lateness hook (Config.InjectTimerLate) makes each of them late,
+// as a starved loop's would be.
+func TestLoopTimerLate(t *testing.T) {
+	for _, period := range []time.Duration{5 * time.Millisecond, 500 * time.Microsecond} {
+		const ticks = 10
+		e := &tickEngine{period: period, max: ticks, done: make(chan struct{})}
+		a, _ := netio.MemPair(addrA, addrB)
+		l := newLoop(e, a, 0, 0, 0, false)
+		l.lateHook = 2 * hostlimit.LateLimit
+		l.mu.Lock()
+		e.next = l.now().Add(period)
+		l.mu.Unlock()
+		l.run()
+		l.kick()
+		<-e.done
+		l.mu.Lock()
+		tl := l.stats.TimerLate
+		l.mu.Unlock()
+		l.close()
+		if tl.Count < ticks || tl.Late != tl.Count || tl.Max < l.lateHook {
+			t.Errorf("period %v: timer lateness %+v: want at least %d wake-ups, every one later than %v", period, tl, ticks, l.lateHook)
+		}
 	}
 }

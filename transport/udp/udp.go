@@ -43,6 +43,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net/netip"
+	"time"
 
 	"cclab/clock"
 	"cclab/netio"
@@ -85,6 +86,11 @@ type Config struct {
 	// rule is unchanged. The environment variable CCLAB_NO_GRO=1 does the
 	// same for every Endpoint (netio.EnableGRO).
 	NoGRO bool
+	// InjectTimerLate is added to the measured lateness of every timed
+	// wake-up of the driver's writer (LoopStats.TimerLate): it makes the
+	// loop look starved of CPU, for tests of the host-limited check
+	// (package hostlimit). 0 in real use.
+	InjectTimerLate time.Duration
 }
 
 // Endpoint is a transport.Endpoint running on a socket.
@@ -164,6 +170,7 @@ func New(c netio.Conn, cfg Config) *Endpoint {
 	e.l.stats.RecvBuffer = got
 	e.l.stats.GRO = gro
 	e.l.perBatch = cfg.TransmitPerBatch
+	e.l.lateHook = cfg.InjectTimerLate
 	e.l.run()
 	return e
 }
@@ -191,6 +198,7 @@ func (e *Endpoint) LoopStats() LoopStats {
 	defer e.l.mu.Unlock()
 	st := e.l.stats
 	st.Kicks = e.l.kicks.Load()
+	st.RecvDrops, _ = netio.ReceiveDrops(e.l.conn)
 	return st
 }
 

@@ -1,0 +1,82 @@
+package perf
+
+import (
+	"cclab/internal/hostlimit"
+	"cclab/transport/udp"
+)
+
+// Roles of a host report (hostlimit.Report.Role): the side of the flow the
+// process was on.
+const (
+	RoleSender   = "sender"   // this process sent the flow's data
+	RoleReceiver = "receiver" // this process received it
+)
+
+// hostWatch measures the host's part of one test flow: the process's CPU
+// and the socket driver's counters from its start to its end.
+type hostWatch struct {
+	ep   *udp.Endpoint
+	snap hostlimit.Snapshot
+	ls   udp.LoopStats
+}
+
+// watchHost starts measuring on ep.
+func watchHost(ep *udp.Endpoint) hostWatch {
+	return hostWatch{ep: ep, snap: hostlimit.Take(), ls: ep.LoopStats()}
+}
+
+// report returns the judged report of the flow so far, with what fill adds
+// (datagram mode's queue and receive-queue counts; may be nil). The driver's
+// counters are differences since watchHost; on an endpoint several flows
+// share, they include the others' traffic.
+func (w hostWatch) report(role string, fill func(*hostlimit.Report)) *hostlimit.Report {
+	now := w.ep.LoopStats()
+	r := &hostlimit.Report{Role: role, Usage: hostlimit.Take().Since(w.snap)}
+	r.Timers = hostlimit.Late{Count: now.TimerLate.Count - w.ls.TimerLate.Count, Late: now.TimerLate.Late - w.ls.TimerLate.Late}
+	if r.Timers.Count > 0 {
+		r.Timers.Max = now.TimerLate.Max
+	}
+	r.Sent = now.DatagramsOut - w.ls.DatagramsOut
+	r.SendErrors = now.WriteErrors - w.ls.WriteErrors
+	r.Received = now.DatagramsIn - w.ls.DatagramsIn
+	r.RecvDropped = now.RecvDrops - w.ls.RecvDrops
+	if fill != nil {
+		fill(r)
+	}
+	r.Judge()
+	return r
+}
+
+// mergeHost combines the reports of a test's flows into one for the whole
+// test: counters summed, the longest flow's CPU usage (the process's, so
+// the same in each), judged again. Nil reports are skipped; nil if none.
+func mergeHost(rs []*hostlimit.Report) *hostlimit.Report {
+	var m *hostlimit.Report
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		if m == nil {
+			c := *r
+			c.Reasons = nil
+			m = &c
+			continue
+		}
+		if r.Usage.Seconds > m.Usage.Seconds {
+			m.Usage = r.Usage
+		}
+		m.Timers.Count += r.Timers.Count
+		m.Timers.Late += r.Timers.Late
+		m.Timers.Max = max(m.Timers.Max, r.Timers.Max)
+		m.Generated += r.Generated
+		m.QueueDropped += r.QueueDropped
+		m.Sent += r.Sent
+		m.SendErrors += r.SendErrors
+		m.Received += r.Received
+		m.RecvDropped += r.RecvDropped
+	}
+	if m != nil {
+		m.Judge()
+	}
+	return m
+}
