@@ -34,8 +34,12 @@ const (
 	MaxQlog              = 64 << 20          // -qlog-max's upper bound, bytes
 	DefaultMaxConns      = 64                // -max-conns: control connections at once
 	DefaultMaxHandshakes = 16                // -max-handshakes: control connections not yet authenticated
-	maxTransfersBound    = 1024
-	maxConnsBound        = 4096
+	// DefaultMaxHandshakesPerSource is -max-handshakes-per-source: control
+	// connections of one source address not yet authenticated (as many
+	// more may wait for a slot).
+	DefaultMaxHandshakesPerSource = 4
+	maxTransfersBound             = 1024
+	maxConnsBound                 = 4096
 )
 
 // Config configures an agent.
@@ -50,6 +54,9 @@ type Config struct {
 	QlogMax       int64         // largest qlog returned, bytes; longer ones are cut at a record boundary (0: DefaultQlogMax; negative: no qlogs)
 	MaxConns      int           // control connections at once (0: DefaultMaxConns)
 	MaxHandshakes int           // control connections not yet authenticated (0: DefaultMaxHandshakes)
+	// MaxHandshakesPerSource bounds those of one source address (0:
+	// DefaultMaxHandshakesPerSource; at most MaxHandshakes).
+	MaxHandshakesPerSource int
 
 	// Logf receives log lines (may be nil). It is called from the control
 	// connections' and the data flows' goroutines, concurrently.
@@ -79,6 +86,7 @@ func (c *Config) withDefaults() error {
 	def(&c.MaxTransfers, DefaultMaxTransfers)
 	def(&c.MaxConns, DefaultMaxConns)
 	def(&c.MaxHandshakes, DefaultMaxHandshakes)
+	def(&c.MaxHandshakesPerSource, min(DefaultMaxHandshakesPerSource, c.MaxHandshakes))
 	switch {
 	case c.Creds == nil:
 		return errors.New("no credentials: give -psk-file, or -identity with -authorized-keys")
@@ -96,6 +104,8 @@ func (c *Config) withDefaults() error {
 		return fmt.Errorf("-max-conns %d: must be between 1 and %d", c.MaxConns, maxConnsBound)
 	case c.MaxHandshakes < 1 || c.MaxHandshakes > c.MaxConns:
 		return fmt.Errorf("-max-handshakes %d: must be between 1 and -max-conns (%d)", c.MaxHandshakes, c.MaxConns)
+	case c.MaxHandshakesPerSource < 1 || c.MaxHandshakesPerSource > c.MaxHandshakes:
+		return fmt.Errorf("-max-handshakes-per-source %d: must be between 1 and -max-handshakes (%d)", c.MaxHandshakesPerSource, c.MaxHandshakes)
 	}
 	return nil
 }
@@ -103,7 +113,7 @@ func (c *Config) withDefaults() error {
 // Stats counts what an agent did.
 type Stats struct {
 	Accepted        uint64 `json:"accepted"`         // control connections accepted
-	Busy            uint64 `json:"busy"`             // closed at once: -max-conns or -max-handshakes reached
+	Busy            uint64 `json:"busy"`             // closed at once: -max-conns or -max-handshakes(-per-source) reached, or no handshake slot before the deadline
 	Authenticated   uint64 `json:"authenticated"`    // handshakes that succeeded
 	Unauthorized    uint64 `json:"unauthorized"`     // peers refused: unknown or wrong key, bad proof, replayed handshake
 	HandshakeFailed uint64 `json:"handshake_failed"` // handshakes that failed otherwise (timeout, malformed, closed, TLS)
@@ -130,7 +140,7 @@ type Server struct {
 
 	slots      chan struct{} // one token per running transfer
 	conns      chan struct{} // one token per control connection
-	handshakes chan struct{} // one token per unauthenticated connection
+	handshakes *hsGate       // unauthenticated connections (hsgate.go)
 
 	mu     sync.Mutex
 	stats  Stats
@@ -175,7 +185,7 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: -listen %q: want host:port or :port (%v)", ErrConfig, cfg.Listen, err)
 	}
 	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxTransfers), conns: make(chan struct{}, cfg.MaxConns),
-		handshakes: make(chan struct{}, cfg.MaxHandshakes), expect: map[string]*expected{}, open: map[net.Conn]struct{}{},
+		handshakes: newHSGate(cfg.MaxHandshakes, cfg.MaxHandshakesPerSource), expect: map[string]*expected{}, open: map[net.Conn]struct{}{},
 		claimWait: claimTimeout, grace: transferGrace, idle: idleTimeout}
 	if s.tls, err = serverTLS(); err != nil {
 		return nil, fmt.Errorf("TLS certificate: %v", err)
@@ -222,7 +232,7 @@ func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
-	st.Running, st.Handshaking, st.Conns = len(s.slots), len(s.handshakes), len(s.conns)
+	st.Running, st.Handshaking, st.Conns = len(s.slots), s.handshakes.inProgress(), len(s.conns)
 	return st
 }
 
@@ -305,18 +315,19 @@ func (s *Server) refuseBusy(c net.Conn, msg string) {
 // bound to the TLS session, both within handshakeTimeout) and serves its
 // requests.
 func (s *Server) handle(ctx context.Context, raw net.Conn) {
-	select {
-	case s.handshakes <- struct{}{}:
-	default:
+	// The wait for a slot counts in the handshake's deadline.
+	deadline := time.Now().Add(handshakeTimeout)
+	src := sourceOf(raw)
+	if err := s.handshakes.acquire(ctx, src, deadline); err != nil {
 		s.count(func(st *Stats) { st.Busy++ })
-		s.refuseBusy(raw, fmt.Sprintf("%d handshakes already in progress (-max-handshakes)", s.cfg.MaxHandshakes))
+		s.refuseBusy(raw, err.Error())
 		return
 	}
-	raw.SetDeadline(time.Now().Add(handshakeTimeout))
+	raw.SetDeadline(deadline)
 	fb := &firstBytes{Conn: raw}
 	c := tls.Server(fb, s.tls)
 	name, err := s.authenticate(ctx, c, fb)
-	<-s.handshakes
+	s.handshakes.release(src)
 	if err != nil {
 		switch {
 		case errors.Is(err, errOldProtocol):

@@ -46,6 +46,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, ready chan<-
 		qlogMax       = int64(agent.DefaultQlogMax)
 		maxConns      = fs.Int("max-conns", agent.DefaultMaxConns, "control connections at once, 1..4096")
 		maxHandshakes = fs.Int("max-handshakes", agent.DefaultMaxHandshakes, "control connections not yet authenticated, 1..-max-conns")
+		maxHSSource   = fs.Int("max-handshakes-per-source", 0, fmt.Sprintf("of those, from one source address, 1..-max-handshakes (default %d, or -max-handshakes if lower)", agent.DefaultMaxHandshakesPerSource))
 		quiet         = fs.Bool("q", false, "do not log connections and transfers on stderr")
 	)
 	fs.Var(cli.Bytes(&maxBytes), "max-bytes", "largest transfer a request may ask for, bytes with units (1GiB)")
@@ -90,7 +91,8 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, ready chan<-
 	}
 	var logMu sync.Mutex
 	cfg := agent.Config{Listen: *listen, DataPort: *dataPort, Creds: creds, MaxBytes: maxBytes, MaxDuration: maxDur,
-		MaxTransfers: *maxTransfers, QlogMax: qlogMax, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes}
+		MaxTransfers: *maxTransfers, QlogMax: qlogMax, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes,
+		MaxHandshakesPerSource: *maxHSSource}
 	if !*quiet {
 		cfg.Logf = func(format string, args ...any) {
 			logMu.Lock()
