@@ -13,7 +13,7 @@ live_build() {
 	mkdir -p "$LOG"
 	trap live_cleanup EXIT
 	echo "building sender, receiver, bottleneck ..." >&2
-	go build -o "$BIN/" ./cmd/sender ./cmd/receiver ./cmd/bottleneck || exit 1
+	go build -ldflags "$(scripts/ldflags.sh)" -o "$BIN/" ./cmd/sender ./cmd/receiver ./cmd/bottleneck || exit 1
 }
 
 # live_cleanup stops every process in PIDS and removes BIN.

@@ -57,7 +57,7 @@ func runList(args []string) int {
 			fmt.Fprintln(os.Stderr, "cclab list:", err)
 			return 1
 		}
-		fmt.Printf("\nstored in %s (versions newest first; cclab report -experiment NAME -version N):\n", eval.DBName(*db))
+		fmt.Printf("\nstored in %s (versions newest first; cclab report -experiment NAME -exp-version N):\n", eval.DBName(*db))
 		for _, e := range exps {
 			vers, err := st.Versions(ctx, e.Name)
 			if err != nil {

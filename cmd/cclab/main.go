@@ -2,7 +2,8 @@
 //
 //	cclab sim [flags]    run a dumbbell or chain in the discrete-event simulator (docs/sim.md)
 //	cclab run, report, list   experiments, reports and the results database (docs/eval.md)
-//	cclab -version       print the version (module version, VCS commit, Go version, OS/kernel)
+//	cclab -version       print the version (module version, VCS commit, Go version, OS/kernel);
+//	                     every subcommand takes -version too (cclab run -version)
 //
 // Each subcommand registers itself in its own file (see simcmd.go); run
 // "cclab <subcommand> -h" for its flags.
@@ -32,7 +33,7 @@ func register(name, summary string, run func(args []string) int) {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: cclab <subcommand> [flags] | cclab -version\n\nsubcommands:")
+	fmt.Fprintln(os.Stderr, "usage: cclab <subcommand> [flags] | cclab [<subcommand>] -version\n\nsubcommands:")
 	var names []string
 	for n := range commands {
 		names = append(names, n)
@@ -59,5 +60,25 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
+	if asksVersion(os.Args[2:]) {
+		fmt.Println(buildinfo.Read().Line("cclab " + os.Args[1]))
+		os.Exit(0)
+	}
 	os.Exit(c.run(os.Args[2:]))
+}
+
+// asksVersion reports whether a subcommand's arguments (flags, or the
+// nested subcommand and its flags) include -version or --version before a
+// "--": every subcommand then prints cclab's version line and exits 0, as
+// cclab -version does.
+func asksVersion(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-version", "--version":
+			return true
+		}
+	}
+	return false
 }

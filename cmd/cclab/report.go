@@ -22,7 +22,7 @@ func runReport(args []string) int {
 	db := fs.String("db", eval.DefaultDB, "result database: an SQLite file or a PostgreSQL URL postgres://user@host/db")
 	out := fs.String("out", "report", "directory for the reports (a subdirectory per experiment)")
 	name := fs.String("experiment", "", "experiment to report on; default: every experiment in the database")
-	version := fs.String("version", "", "experiment version to report on (N or vN, as cclab list shows; needs -experiment); default: the newest, the one last run")
+	version := fs.String("exp-version", "", "experiment version to report on (N or vN, as cclab list shows; needs -experiment); default: the newest, the one last run")
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
 	}
@@ -30,11 +30,11 @@ func runReport(args []string) int {
 	if *version != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(*version, "v"))
 		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "cclab report: -version %q: want a version number such as 2 or v2 (cclab list shows them)\n", *version)
+			fmt.Fprintf(os.Stderr, "cclab report: -exp-version %q: want a version number such as 2 or v2 (cclab list shows them)\n", *version)
 			return 2
 		}
 		if *name == "" {
-			fmt.Fprintln(os.Stderr, "cclab report: -version needs -experiment NAME")
+			fmt.Fprintln(os.Stderr, "cclab report: -exp-version needs -experiment NAME")
 			return 2
 		}
 		seq = n

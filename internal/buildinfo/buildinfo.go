@@ -21,7 +21,7 @@ import (
 type Info struct {
 	Module   string `json:"module"`             // main module path ("cclab")
 	Version  string `json:"version"`            // module version; "(devel)" when the go command stamped none
-	Commit   string `json:"commit,omitempty"`   // VCS revision; "" when unknown (go run, -buildvcs=false)
+	Commit   string `json:"commit,omitempty"`   // VCS revision, from the go command's stamp or -ldflags -X (stampCommit); "" when unknown
 	Time     string `json:"vcs_time,omitempty"` // commit time, RFC 3339
 	Modified bool   `json:"modified,omitempty"` // built from a tree with uncommitted changes
 	Go       string `json:"go"`                 // Go version of the toolchain that built it
@@ -31,10 +31,24 @@ type Info struct {
 	Build    string `json:"build"`              // the build's identity (Identity)
 }
 
+// The commit stamped at build time by -ldflags -X (scripts/ldflags.sh
+// prints the flags), for builds the go command stamps with no VCS
+// information: -buildvcs=false (as scripts/test.sh and many build machines
+// set in GOFLAGS) and go run. The go command's own stamp wins when both
+// are there.
+var (
+	stampCommit   string // full commit hash (git rev-parse HEAD)
+	stampTime     string // commit time, RFC 3339 in UTC
+	stampModified string // "true": built from a tree with uncommitted changes
+)
+
 // base is the build information without the identity (no file is read).
-var base = sync.OnceValue(func() Info {
+var base = sync.OnceValue(func() Info { return read(debug.ReadBuildInfo) })
+
+// read is base with the build information passed in, for tests.
+func read(buildInfo func() (*debug.BuildInfo, bool)) Info {
 	i := Info{Module: "cclab", Version: "(devel)", Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: kernel()}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	if bi, ok := buildInfo(); ok {
 		if bi.Main.Path != "" {
 			i.Module = bi.Main.Path
 		}
@@ -52,8 +66,11 @@ var base = sync.OnceValue(func() Info {
 			}
 		}
 	}
+	if i.Commit == "" && stampCommit != "" {
+		i.Commit, i.Time, i.Modified = stampCommit, stampTime, stampModified == "true"
+	}
 	return i
-})
+}
 
 // build is the identity; it hashes the executable when the build has no
 // clean commit, so it is computed only when asked for.
@@ -143,7 +160,7 @@ func (i Info) Line(tool string) string {
 		}
 		b.WriteString(")")
 	default:
-		b.WriteString(" (no VCS information: built by go run or with -buildvcs=false; go build stamps the commit)")
+		b.WriteString(" (commit unknown: built by go run or with -buildvcs=false without scripts/ldflags.sh's -ldflags; README shows the build command that stamps it)")
 	}
 	fmt.Fprintf(&b, ", %s %s/%s", i.Go, i.OS, i.Arch)
 	if i.Kernel != "" {

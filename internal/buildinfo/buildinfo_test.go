@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -76,5 +79,56 @@ func TestShort(t *testing.T) {
 		if got := tc.info.Short(); got != tc.want {
 			t.Errorf("Short(%+v): got %q, want %q", tc.info, got, tc.want)
 		}
+	}
+}
+
+// TestStamp: a commit stamped with -ldflags -X is used when the go command
+// stamped none (-buildvcs=false), and the go command's own stamp wins.
+func TestStamp(t *testing.T) {
+	defer func(c, tm, m string) { stampCommit, stampTime, stampModified = c, tm, m }(stampCommit, stampTime, stampModified)
+	stampCommit, stampTime, stampModified = "4e1a8f151945be3cd6b0", "2026-12-07T03:27:13Z", "false"
+	none := func() (*debug.BuildInfo, bool) { return &debug.BuildInfo{Main: debug.Module{Path: "cclab"}}, true }
+	if i := read(none); i.Commit != stampCommit || i.Time != stampTime || i.Modified || identity(i, func() string { return "" }) != "commit:"+stampCommit {
+		t.Errorf("stamped build: got %+v, want commit %s at %s, unmodified, identity commit:%s", i, stampCommit, stampTime, stampCommit)
+	}
+	vcs := func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "de612496efa3"}}}, true
+	}
+	if i := read(vcs); i.Commit != "de612496efa3" {
+		t.Errorf("VCS-stamped build: commit %q, want the go command's de612496efa3", i.Commit)
+	}
+	stampCommit = ""
+	if line := read(none).Line("tool"); !strings.Contains(line, "commit unknown") || !strings.Contains(line, "scripts/ldflags.sh") {
+		t.Errorf("unstamped build: line %q, want it to say the commit is unknown and how to stamp it", line)
+	}
+}
+
+// TestBuildVCSFalse builds a tool as scripts/test.sh does (GOFLAGS=
+// -buildvcs=false) with scripts/ldflags.sh's flags, and checks that its
+// -version names the checkout's commit.
+func TestBuildVCSFalse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short: builds cmd/sender")
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout (git rev-parse HEAD: %v)", err)
+	}
+	flags, err := exec.Command("sh", "../../scripts/ldflags.sh").Output()
+	if err != nil {
+		t.Fatalf("scripts/ldflags.sh: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "sender")
+	build := exec.Command("go", "build", "-ldflags", strings.TrimSpace(string(flags)), "-o", bin, "cclab/cmd/sender")
+	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "-version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if commit := strings.TrimSpace(string(head)); !strings.Contains(string(out), "(commit "+commit) {
+		t.Errorf("-version of a -buildvcs=false build: %q, want it to name commit %s", out, commit)
 	}
 }
