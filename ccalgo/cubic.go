@@ -29,6 +29,9 @@ type CubicConfig struct {
 	Beta     float64 `param:"beta" help:"multiplicative decrease factor beta_cubic, 0<beta<1 (RFC 9438: 0.7)"`
 	FastConv bool    `param:"fastconv" help:"fast convergence: W_max = cwnd*(1+beta)/2 when cwnd < W_max (RFC 9438 §4.7; default true)"`
 	Friendly bool    `param:"friendly" help:"Reno-friendly region with W_est (RFC 9438 §4.3; default true)"`
+	// Linux selects the arithmetic of Linux's tcp_cubic.c (and ns-3's
+	// TcpCubic, its port): cubic_linux.go.
+	Linux bool `param:"linux" help:"Linux/ns-3 arithmetic: whole segments, a step of at least 2 acknowledged segments, target at t + min RTT, ssthresh = cwnd*beta, W_max = 0 after an RTO (default false: RFC 9438)"`
 }
 
 // DefaultCubicConfig returns C=0.4, beta=0.7, fast convergence and the
@@ -88,6 +91,7 @@ type Cubic struct {
 	alpha      float64    // 3(1-beta)/(1+beta)
 
 	appLimitedSince clock.Time // first app-limited ACK of the current idle stretch
+	lx              linuxCubic // Linux arithmetic state (cfg.Linux)
 	vars            [5]Var
 }
 
@@ -170,6 +174,10 @@ func (c *Cubic) OnAck(a Ack) {
 			return
 		}
 	}
+	if c.cfg.Linux {
+		c.linuxUpdate(a, acked)
+		return
+	}
 	if c.epochStart == clock.Never {
 		c.startEpoch(a.Now)
 	}
@@ -222,7 +230,11 @@ func (c *Cubic) congestionEvent(flight int) {
 
 // OnCongestion applies the CUBIC decrease; for ECN cwnd = ssthresh at once.
 func (c *Cubic) OnCongestion(e Congestion) {
-	c.congestionEvent(e.InFlight)
+	if c.cfg.Linux {
+		c.linuxEvent()
+	} else {
+		c.congestionEvent(e.InFlight)
+	}
 	switch e.Kind {
 	case Loss:
 		c.inRecovery = true
@@ -242,7 +254,17 @@ func (c *Cubic) OnRecoveryExit(clock.Time, int) {
 // cubic curve at its own cwnd with K = 0.
 func (c *Cubic) OnRTO(_ clock.Time, inFlight int) {
 	if !c.afterRTO {
-		c.ssthresh = max(int(float64(inFlight)*c.cfg.Beta), MinSsthreshSegments*c.mss)
+		if c.cfg.Linux {
+			// tcp_enter_loss keeps the ssthresh of a recovery in progress
+			// (cwnd is not the reduced window here: the recovery strategy
+			// held it); bictcp_reset clears W_max either way.
+			if !c.inRecovery {
+				c.linuxEvent()
+			}
+			c.lx.lastMax, c.wMax = 0, 0
+		} else {
+			c.ssthresh = max(int(float64(inFlight)*c.cfg.Beta), MinSsthreshSegments*c.mss)
+		}
 	}
 	c.cwnd = LossWindowSegments * c.mss
 	c.bytesAcked = 0

@@ -344,6 +344,9 @@ func ccRecord(r *record, where, cc string, mss int) error {
 		}
 		base(c.BaseConfig)
 	case *ccalgo.CubicConfig:
+		if !c.Linux {
+			return un("linux=false", "ns-3's TcpCubic has Linux's arithmetic, not RFC 9438's (set linux=true)")
+		}
 		if c.Friendly {
 			return un("friendly=true", "ns-3.37 TcpCubic has no Reno-friendly region (set friendly=false)")
 		}

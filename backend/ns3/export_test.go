@@ -34,7 +34,7 @@ topology:
   kind: dumbbell
   bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p, loss: 0.01}
 flows:
-  - {name: a, cc: "cubic:friendly=false", recovery: "prr:flight=pipe", datagram: 1483B, min_rto: 1s, ack_every: 2, delayed_ack: 200ms}
+  - {name: a, cc: "cubic:linux=true,friendly=false", recovery: "prr:flight=pipe", datagram: 1483B, min_rto: 1s, ack_every: 2, delayed_ack: 200ms}
   - {name: b, cc: "newreno:ca=acks,abc=1", recovery: newreno, traffic: "onoff:on=exp(1s),off=exp(1s)"}
 `)
 	out, err := ns3.Export(p)
@@ -108,7 +108,8 @@ flows: [{name: a` + flow + `}]
 	}
 	for _, tc := range []struct{ name, src, feature string }{
 		{"default recovery", base("", `, cc: "newreno:ca=acks,abc=1"`), "recovery rack"},
-		{"cubic friendly", base("", `, cc: cubic, recovery: "prr:flight=pipe"`), "friendly=true"},
+		{"cubic friendly", base("", `, cc: "cubic:linux=true", recovery: "prr:flight=pipe"`), "friendly=true"},
+		{"cubic rfc", base("", `, cc: "cubic:friendly=false", recovery: "prr:flight=pipe"`), "linux=false"},
 		{"flightsize", base("", `, cc: "newreno:ca=acks,abc=1", recovery: prr`), "flight=flightsize"},
 		{"reno mix", base("", `, cc: "reno:ca=acks", recovery: prr`), "ca=acks with abc=2"},
 		{"lostretx", base("", `, cc: "reno", recovery: "prr:lostretx"`), "lostretx"},

@@ -129,7 +129,7 @@ func main() {
 }
 
 func run() error {
-	stacks := flag.String("stacks", "newreno=newreno:ca=acks,abc=1/newreno;newreno-prr=newreno:ca=acks,abc=1/prr:flight=pipe;cubic=cubic:friendly=false/prr:flight=pipe",
+	stacks := flag.String("stacks", "newreno=newreno:ca=acks,abc=1/newreno;newreno-prr=newreno:ca=acks,abc=1/prr:flight=pipe;cubic=cubic:linux=true,friendly=false/prr:flight=pipe",
 		"stacks to compare, LABEL=CC/RECOVERY separated by ';' (cclab specs, mapped to ns-3 by backend/ns3)")
 	losses := flag.String("loss", "0,0.005,0.01,0.02,0.05", "bottleneck random loss probabilities, comma-separated")
 	rate := flag.String("rate", "16Mbit", "bottleneck rate")
@@ -227,7 +227,7 @@ func cpuNow() time.Duration {
 // both simulators, one after the other for each n, and prints their CPU
 // times and the ratio ns-3 / cclab.
 func benchmark(ctx context.Context, path Path, counts string, dur time.Duration) error {
-	st := Stack{"cubic", "cubic:friendly=false", "prr:flight=pipe"}
+	st := Stack{"cubic", "cubic:linux=true,friendly=false", "prr:flight=pipe"}
 	fmt.Printf("dumbbell %s/%s/%s, %v, CUBIC + PRR bulk flows, seed 1\n", path.Rate, path.Delay, path.Queue, dur)
 	fmt.Println("| flows | cclab sim CPU | ns-3 CPU | ns-3 / cclab |")
 	fmt.Println("| --- | --- | --- | --- |")
