@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -15,21 +17,20 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"cclab/eval"
+	"cclab/internal/testenv"
 	"cclab/internal/testsvc"
 )
 
-// scaleScenario is a 40-point simulator sweep (5 rates × 2 queues × 2 loss
-// rates × 2 controllers, one seed) of short runs.
-const scaleScenario = `name: scale-sweep
-description: 40 short simulator runs, split into shards (docs/scale.md)
-duration: 2s
-runs: 1
-backends: [sim]
-topology:
-  kind: dumbbell
-  bottleneck: {rate: [4Mbit, 8Mbit, 12Mbit, 16Mbit, 24Mbit], delay: 10ms, queue: [droptail:20p, droptail:60p], loss: [0, 0.01]}
-flows: [{cc: [reno, newreno]}]
-`
+// scaleScenario is deploy/scale-sweep.yaml, a 40-point simulator sweep (5
+// rates × 2 queues × 2 loss rates × 2 controllers, one seed) of short runs,
+// the one docs/scale.md's examples and deploy/k8s/job.yaml run.
+var scaleScenario = func() string {
+	b, err := os.ReadFile("../../deploy/scale-sweep.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 const scalePoints = 40
 
@@ -213,7 +214,7 @@ func runShards(t *testing.T, n int, args func(i int) []string) []string {
 	return outs
 }
 
-// k8sManifest is the part of docs/scale.md's Kubernetes manifest the test
+// k8sManifest is the part of deploy/k8s/job.yaml the test
 // reads: a ConfigMap with the scenario and an Indexed Job.
 type k8sManifest struct {
 	Kind string            `yaml:"kind"`
@@ -243,7 +244,8 @@ type k8sManifest struct {
 // k8sVar matches a Kubernetes $(VAR) reference in container arguments.
 var k8sVar = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 
-// TestKubernetesManifest parses docs/scale.md's Indexed Job manifest, checks
+// TestKubernetesManifest parses deploy/k8s/job.yaml, the Indexed Job
+// manifest docs/scale.md describes (kubectl apply -f takes it), checks
 // that its completions match the -shard count, and runs what its pods would
 // run: the container's arguments with $(JOB_COMPLETION_INDEX) = 0..N-1 and
 // $(CCLAB_DB) an SQLite file (the scenario path mapped from the ConfigMap
@@ -253,20 +255,11 @@ func TestKubernetesManifest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the manifest's sweep")
 	}
-	doc, err := os.ReadFile("../../docs/scale.md")
+	block, err := os.ReadFile("../../deploy/k8s/job.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var block string
-	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
-		if body, _, ok := strings.Cut(part, "```"); ok && strings.Contains(body, "kind: Job") {
-			block = body
-		}
-	}
-	if block == "" {
-		t.Fatal("docs/scale.md has no ```yaml block with kind: Job")
-	}
-	dec := yaml.NewDecoder(strings.NewReader(block))
+	dec := yaml.NewDecoder(bytes.NewReader(block))
 	var job, cm *k8sManifest
 	for {
 		var m k8sManifest
@@ -306,6 +299,9 @@ func TestKubernetesManifest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the ConfigMap's scenario: %v", err)
 	}
+	if want, _ := eval.ParseScenario("scenario.yaml", []byte(scaleScenario)); !reflect.DeepEqual(eval.Specs(exp, nil), eval.Specs(want, nil)) {
+		t.Errorf("the ConfigMap's scenario differs from deploy/scale-sweep.yaml")
+	}
 	runShards(t, n, func(i int) []string {
 		env := map[string]string{"JOB_COMPLETION_INDEX": fmt.Sprint(i), "CCLAB_DB": db}
 		for _, e := range c.Env {
@@ -328,4 +324,50 @@ func TestKubernetesManifest(t *testing.T) {
 		return out
 	})
 	sameResults(t, db, scenario, len(eval.Specs(exp, nil)))
+}
+
+// TestSingleNodeExample runs docs/scale.md's single-node example as
+// written: its ./cclab testbed line, in a directory with ./cclab and
+// deploy/scale-sweep.yaml. Slurm and PostgreSQL are the Debian packages
+// (testenv.Need: skipped without them, failed under CI=true).
+func TestSingleNodeExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and Slurm and runs a 40-run sweep")
+	}
+	for _, p := range []string{"slurmctld", "slurmd", "munged"} {
+		_, err := exec.LookPath(p)
+		testenv.Need(t, "Slurm ("+p+")", err)
+	}
+	_, err := exec.LookPath("pg_ctlcluster")
+	testenv.Need(t, "PostgreSQL", err)
+	doc, err := os.ReadFile("../../docs/scale.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "<!-- single-node example -->\n```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var line string
+	for _, l := range strings.Split(block, "\n") {
+		if strings.HasPrefix(l, "./cclab testbed ") {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("docs/scale.md's single-node example has no ./cclab testbed line:\n%s", block)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(buildCclab(t), filepath.Join(dir, "cclab")); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "deploy"), 0o755)
+	os.WriteFile(filepath.Join(dir, "deploy", "scale-sweep.yaml"), []byte(scaleScenario), 0o644)
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report", "scale-sweep", "index.html")); err != nil {
+		t.Errorf("report not written: %v", err)
+	}
+	sameResults(t, filepath.Join(dir, "scale.db"), scaleScenario, scalePoints)
 }
