@@ -195,3 +195,109 @@ func (r *Relay) writeSummary(now clock.Time) {
 	}
 	fmt.Fprintln(w)
 }
+
+// Counters are relay-wide counters outside the links.
+type Counters struct {
+	Received      [2]int64 `json:"received"`       // datagrams read, per direction
+	ReceivedBytes [2]int64 `json:"received_bytes"` // bytes read, per direction
+	Sent          [2]int64 `json:"sent"`           // datagrams written, per direction
+	SentBytes     [2]int64 `json:"sent_bytes"`     // bytes written, per direction
+	SendErrors    int64    `json:"send_errors"`    // datagrams a WriteBatch failed to send
+	ReadErrors    int64    `json:"read_errors"`    // transient read errors (e.g. ICMP port unreachable on an upstream socket)
+	Truncated     int64    `json:"truncated"`      // datagrams that filled the whole receive buffer (probably truncated)
+	ClientLimit   int64    `json:"client_limit"`   // datagrams dropped because MaxClients sessions exist, none idle for EvictIdle
+	DialErrors    int64    `json:"dial_errors"`    // upstream sockets that could not be opened
+	Clients       int64    `json:"clients"`        // client sessions opened
+	Expired       int64    `json:"expired"`        // client sessions closed after ClientTimeout
+	Evicted       int64    `json:"evicted"`        // client sessions replaced by a new client (MaxClientsPerHost, or MaxClients and EvictIdle)
+	Orphans       int64    `json:"orphans"`        // packets whose client session ended while they were in the links
+	Malformed     int64    `json:"malformed"`      // packet mode: packets that are not IPv4 or IPv6 (dropped)
+	ReadCalls     int64    `json:"read_calls"`     // batched reads that returned datagrams (recvmmsg calls on UDP sockets)
+	WriteCalls    int64    `json:"write_calls"`    // batched writes (sendmmsg calls on UDP sockets: up to 64 entries, each a datagram or a GSO run)
+	GROReads      int64    `json:"gro_reads"`      // reads that held several datagrams coalesced by the kernel (UDP GRO)
+	// Lateness of writes against the modelled instants (write time minus
+	// modelled arrival at the far end of the last hop): a histogram with
+	// bucket upper bounds LateBuckets, and the maximum.
+	Late    [len(LateBuckets) + 1]int64 `json:"late"`
+	LateMax time.Duration               `json:"late_max_ns"` // largest lateness, ns
+	// The same lateness in fine-grained buckets (within 6.25 %), and its
+	// median, 99th and 99.9th percentiles read from them (upper bounds of
+	// their buckets), set in every snapshot (Relay.Counters, stats lines).
+	LateHist LateHist      `json:"-"`
+	LateP50  time.Duration `json:"late_p50_ns"`
+	LateP99  time.Duration `json:"late_p99_ns"`
+	LateP999 time.Duration `json:"late_p999_ns"`
+	// Read lateness: when the reader got a datagram (recvmmsg returned)
+	// minus when the kernel received it (SO_TIMESTAMPNS, where the socket
+	// has stamps: UDP sockets on Linux), per received message (with GRO,
+	// against its first datagram); its histogram, percentiles (set in
+	// every snapshot, like LatePxx) and maximum. The arrival instants the
+	// links see are the read times, so this is the part of the emulation
+	// error before the links, as the write lateness is the part after.
+	ReadLateHist LateHist      `json:"-"`
+	ReadLateP50  time.Duration `json:"read_late_p50_ns"`
+	ReadLateP99  time.Duration `json:"read_late_p99_ns"`
+	ReadLateP999 time.Duration `json:"read_late_p999_ns"`
+	ReadLateMax  time.Duration `json:"read_late_max_ns"`
+	// Sleep lateness: how late the scheduler's sleeps woke against the
+	// instant each asked for (the machine's wake-up latency at the time,
+	// timer slack included), per sleep that ran to its end; its histogram
+	// and percentiles (set in every snapshot). Lead is how long before an
+	// instant the scheduler stops sleeping (Config.Spin 0: learned from
+	// these, see wakeLead; else Spin; 0 where it does not poll: one CPU or
+	// one P, Config.Realtime), as of the latest snapshot.
+	SleepLateHist LateHist      `json:"-"`
+	SleepLateP50  time.Duration `json:"sleep_late_p50_ns"`
+	SleepLateP99  time.Duration `json:"sleep_late_p99_ns"`
+	SleepLateP999 time.Duration `json:"sleep_late_p999_ns"`
+	Lead          time.Duration `json:"lead_ns"`
+	// Lock wait: how long the scheduler, awake, waited for the relay's
+	// lock (held by a reader handling a read); histogram and percentiles.
+	LockWaitHist LateHist      `json:"-"`
+	LockWaitP50  time.Duration `json:"lock_wait_p50_ns"`
+	LockWaitP99  time.Duration `json:"lock_wait_p99_ns"`
+	LockWaitP999 time.Duration `json:"lock_wait_p999_ns"`
+	// Send time: how long each batched write to one socket took (its
+	// sendmmsg calls; on loopback they also carry the datagrams into the
+	// receiving socket), after the write lateness; histogram and
+	// percentiles.
+	SendTimeHist LateHist      `json:"-"`
+	SendTimeP50  time.Duration `json:"send_time_p50_ns"`
+	SendTimeP99  time.Duration `json:"send_time_p99_ns"`
+	SendTimeP999 time.Duration `json:"send_time_p999_ns"`
+	// Loop: with Config.BusyPoll or Config.WaitPoll, the length of each
+	// pass of the polling loop (from one look at the clock to the next: a
+	// non-blocking read of every socket, relaying what they held, and the
+	// writes that fell due; with WaitPoll from the end of a wait, if the
+	// pass follows one),
+	// the most the loop itself holds a write back beyond its instant
+	// (besides Coalesce); histogram and percentiles.
+	LoopHist LateHist      `json:"-"`
+	LoopP50  time.Duration `json:"loop_p50_ns"`
+	LoopP99  time.Duration `json:"loop_p99_ns"`
+	LoopP999 time.Duration `json:"loop_p999_ns"`
+	// LoopWaits counts the times the loop blocked (Config.WaitPoll; its
+	// overshoots go to SleepLateHist), LoopRests the rests a real-time
+	// loop took after a long stretch with little blocking (waitRestAfter,
+	// waitRest: wait.go).
+	LoopWaits int64 `json:"loop_waits"`
+	LoopRests int64 `json:"loop_rests"`
+}
+
+// snapshot returns the counters with the lateness percentiles filled in.
+// Called with mu held.
+func (r *Relay) snapshot() Counters {
+	c := r.cnt
+	c.LateP50, c.LateP99, c.LateP999 = c.LateHist.Percentiles()
+	c.ReadLateP50, c.ReadLateP99, c.ReadLateP999 = c.ReadLateHist.Percentiles()
+	c.SleepLateP50, c.SleepLateP99, c.SleepLateP999 = c.SleepLateHist.Percentiles()
+	c.LockWaitP50, c.LockWaitP99, c.LockWaitP999 = c.LockWaitHist.Percentiles()
+	c.SendTimeP50, c.SendTimeP99, c.SendTimeP999 = c.SendTimeHist.Percentiles()
+	c.LoopP50, c.LoopP99, c.LoopP999 = c.LoopHist.Percentiles()
+	return c
+}
+
+// LateBuckets are the upper bounds of the Counters.Late histogram; the last
+// bucket counts everything above the last bound.
+var LateBuckets = [...]time.Duration{10 * time.Microsecond, 50 * time.Microsecond, 100 * time.Microsecond,
+	200 * time.Microsecond, 500 * time.Microsecond, time.Millisecond, 5 * time.Millisecond}
