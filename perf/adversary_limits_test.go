@@ -241,8 +241,8 @@ func closePacket(dcid [8]byte) []byte {
 
 // endedBy runs an 8 MiB transfer through addr while act runs once the
 // transfer's first Short packet reached port, and returns the transfer's
-// error and how long after act it ended.
-func endedBy(t *testing.T, addr string, port uint16, act func(s sniffed)) (error, time.Duration) {
+// how long after act it ended and its error.
+func endedBy(t *testing.T, addr string, port uint16, act func(s sniffed)) (time.Duration, error) {
 	t.Helper()
 	seen := sniff(t, port)
 	var at atomic.Int64
@@ -259,7 +259,7 @@ func endedBy(t *testing.T, addr string, port uint16, act func(s sniffed)) (error
 	if at.Load() == 0 {
 		t.Fatal("scenario not exercised: the transfer ended before the attack")
 	}
-	return err, time.Since(time.Unix(0, at.Load()))
+	return time.Since(time.Unix(0, at.Load())), err
 }
 
 // TestAdversaryForgedClose: one forged CLOSE from the relay's address (the
@@ -270,7 +270,7 @@ func TestAdversaryForgedClose(t *testing.T) {
 	raw := openRaw(t)
 	srv, _ := startServer(t, ServerConfig{})
 	r := startRelay(t, srv.Addr(), 20e6)
-	err, after := endedBy(t, r.Addr().String(), srv.Addr().Port(), func(s sniffed) {
+	after, err := endedBy(t, r.Addr().String(), srv.Addr().Port(), func(s sniffed) {
 		raw.send(s.from, srv.Addr(), closePacket(s.dcid))
 	})
 	if err == nil || !strings.Contains(err.Error(), "stateless reset") {
@@ -304,7 +304,7 @@ func TestAdversaryReceiverRestart(t *testing.T) {
 	addr := srv.Addr()
 	r := startRelay(t, addr, 20e6)
 	var next *Server
-	err, after := endedBy(t, r.Addr().String(), addr.Port(), func(sniffed) {
+	after, err := endedBy(t, r.Addr().String(), addr.Port(), func(sniffed) {
 		stop()
 		next, stop = listen(addr.String())
 	})
