@@ -2,15 +2,19 @@ package campaign
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"cclab/eval"
 	"cclab/internal/units"
 	"cclab/link"
+	"cclab/transport"
 )
 
 // PathProfile is what a campaign measured of one path (one direction): the
@@ -38,22 +42,40 @@ type PathProfile struct {
 	Loss     link.GEConfig
 	Fit      link.GEFit
 	FromQlog bool
-	// RateBps estimates the bottleneck rate: the largest goodput of a
-	// transfer on the path (a lower bound of the rate; bits/s).
-	RateBps float64
-	// QueuePackets estimates the bottleneck buffer: the queueing delay of
-	// the 90th-percentile SRTT over the min RTT at RateBps, in MTU-sized
-	// packets, at least MinQueuePackets.
-	QueuePackets int
+	// RateBps estimates the bottleneck rate on the wire (bits/s, IP
+	// packets of Packet bytes): the median over the transfers of the
+	// largest ACK-train dispersion rate in their sender qlogs, scaled from
+	// payload to wire bytes; RateLo and RateHi are the smallest and largest
+	// transfer's. RateBound marks a lower bound: no qlog or no train of
+	// TrainPackets (then the largest goodput), or no queue ever built
+	// (the trains may have been the sender's pace, not the bottleneck's).
+	RateBps, RateLo, RateHi float64
+	RateBound               bool
+	// QueuePackets estimates the bottleneck buffer in packets of Packet
+	// bytes: the largest queueing delay (max RTT − min RTT) at RateBps
+	// when at least OverflowLosses losses happened with the queue that
+	// full (a drop-tail overflow); QueueLo and QueueHi from the overflow
+	// losses' queueing delays at RateLo and RateHi. Otherwise the queue
+	// never overflowed: QueueBound, and QueuePackets is the larger of the
+	// largest queue seen and one bandwidth-delay product (a smaller queue
+	// would drop in the replay what the transfers never lost).
+	QueuePackets, QueueLo, QueueHi int
+	QueueBound                     bool
+	Packet                         int // wire packet size, bytes: the transfer's datagram plus IPv4 and UDP headers
+	// HostLimited counts the transfers whose sender reported itself
+	// host-limited (docs/metrics.md, "Host-limited runs").
+	HostLimited int
+	// Warnings say which estimates are only bounds, and why.
+	Warnings []string
 }
 
 // Profile constants.
 const (
-	// ProfilePacket is the packet size the queue estimate counts in, bytes
-	// (an Ethernet MTU).
-	ProfilePacket = 1500
 	// MinQueuePackets is the smallest queue a profile gets, packets.
 	MinQueuePackets = 4
+	// CPURate is the rate above which an unqueued, unshaped path is most
+	// likely the hosts' CPU rather than a link (bits/s).
+	CPURate = 1e9
 )
 
 // Profiles computes the path profiles of the campaign's done transfers,
@@ -66,6 +88,7 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 			byPair[p] = append(byPair[p], r)
 		}
 	}
+	dgram := cmp.Or(sp.Transfer.MaxDatagram, transport.DefaultMaxDatagram)
 	var out []PathProfile
 	for _, pair := range sp.Pairs {
 		rs := byPair[pair]
@@ -73,22 +96,25 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 			continue
 		}
 		from, to := sp.Host(pair.From), sp.Host(pair.To)
-		pp := PathProfile{Pair: pair, Group: PathGroup(from.Group, to.Group), Transfers: len(rs), MinRTT: time.Duration(math.MaxInt64)}
+		pp := PathProfile{Pair: pair, Group: PathGroup(from.Group, to.Group), Transfers: len(rs), MinRTT: time.Duration(math.MaxInt64),
+			Packet: dgram + link.IPv4UDPOverhead}
 		pp.Name = pp.Group + "-" + pair.From + "-" + pair.To
-		var srtts []float64
+		var srtts, goodputs []float64
 		var retx, sent int64
-		var seq []bool
+		var traces []traceEstimate
 		for _, r := range rs {
 			if r.MinRTTms > 0 {
 				pp.MinRTT = min(pp.MinRTT, msDur(r.MinRTTms))
 			}
 			srtts = append(srtts, r.MeanSRTTms)
+			goodputs = append(goodputs, r.GoodputBps)
 			retx += r.Retransmits
 			sent += max(r.PacketsSent, 0)
-			pp.RateBps = max(pp.RateBps, r.GoodputBps)
 			if r.SenderQlog != "" {
-				s, _ := LossSequence([]byte(r.SenderQlog))
-				seq = append(seq, s...)
+				traces = append(traces, estimateTrace([]byte(r.SenderQlog)))
+			}
+			if hostLimited(r.SenderJSON) {
+				pp.HostLimited++
 			}
 		}
 		if pp.MinRTT == time.Duration(math.MaxInt64) {
@@ -102,16 +128,86 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 		if sent > 0 {
 			pp.LossRate = min(float64(retx)/float64(sent), 1)
 		}
+		overflow := pp.estimate(traces, goodputs)
 		pp.Loss = link.GEConfig{P: pp.LossRate, R: 1 - pp.LossRate, H: 0, K: 1}
 		pp.Fit = link.GEFit{Packets: sent, Losses: retx, Rate: pp.LossRate}
+		var seq []bool
+		for _, t := range traces {
+			seq = append(seq, t.lost...)
+		}
+		for _, i := range overflow {
+			seq[i] = false // the replay's queue drops these itself
+		}
 		if fit, err := link.FitGE(seq); err == nil {
 			pp.Loss, pp.Fit, pp.FromQlog = fit.Best, fit, true
 		}
-		queueing := max(pp.SRTT[2]-pp.MinRTT, 0).Seconds()
-		pp.QueuePackets = max(int(math.Ceil(queueing*pp.RateBps/8/ProfilePacket)), MinQueuePackets)
+		if pp.HostLimited > 0 {
+			pp.Warnings = append(pp.Warnings, fmt.Sprintf("%d of %d transfers were host-limited (their senders said so): the estimates measure the hosts as much as the path", pp.HostLimited, pp.Transfers))
+		}
 		out = append(out, pp)
 	}
 	return out
+}
+
+// estimate sets the rate and queue estimates from the transfers' traces
+// (goodputs: the fallback lower bound) and returns the indexes, in the
+// joined loss sequence, of the losses counted as buffer overflows when the
+// queue was measured.
+func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64) []int {
+	var rates []float64
+	var maxRTT time.Duration
+	for _, t := range traces {
+		if t.trainBps > 0 && t.payload > 0 {
+			rates = append(rates, t.trainBps*float64(pp.Packet)/float64(t.payload))
+		}
+		maxRTT = max(maxRTT, t.maxRTT)
+	}
+	pkt := float64(pp.Packet)
+	if len(rates) > 0 {
+		pp.RateBps, pp.RateLo, pp.RateHi = eval.Quantile(rates, 0.5), slices.Min(rates), slices.Max(rates)
+	} else {
+		pp.RateBps = slices.Max(goodputs)
+		pp.RateLo, pp.RateHi, pp.RateBound = pp.RateBps, math.Inf(1), true
+		pp.Warnings = append(pp.Warnings, "rate: no ACK train of "+strconv.Itoa(TrainPackets)+" packets in sender qlogs (set transfer.qlog: true, larger transfers): the largest goodput, a lower bound")
+		maxRTT = pp.SRTT[2] // the old estimate: the 90th-percentile mean SRTT
+	}
+	qmax := max(maxRTT-pp.MinRTT, 0)
+	perPkt := time.Duration(pkt * 8 / max(pp.RateBps, 1) * 1e9)
+	if !pp.RateBound && qmax < 2*perPkt {
+		pp.RateBound = true
+		pp.Warnings = append(pp.Warnings, fmt.Sprintf("rate: no queue built at the bottleneck (largest queueing delay %v): the trains may be the senders' pace, the rate a lower bound", qmax.Round(10*time.Microsecond)))
+	}
+	if pp.RateBound && pp.RateBps > CPURate && qmax < 2*perPkt {
+		pp.Warnings = append(pp.Warnings, "rate: above "+units.FormatRate(CPURate)+" with no queue: most likely the hosts' CPU, not a link, limited it (an unshaped path)")
+	}
+	packets := func(d time.Duration, rate float64) int { return int(math.Round(d.Seconds() * rate / 8 / pkt)) }
+	var overflow []int
+	var lo time.Duration
+	base := 0
+	for _, t := range traces {
+		for _, l := range t.lossAt {
+			if q := l.rtt - pp.MinRTT; qmax > 0 && q >= time.Duration(OverflowShare*float64(qmax)) {
+				overflow = append(overflow, base+l.idx)
+				lo = cmp.Or(min(lo, q), q)
+			}
+		}
+		base += len(t.lost)
+	}
+	if len(overflow) >= OverflowLosses && !pp.RateBound {
+		pp.QueuePackets = max(packets(qmax, pp.RateBps), MinQueuePackets)
+		pp.QueueLo, pp.QueueHi = packets(lo, pp.RateLo), packets(qmax, pp.RateHi)
+		return overflow
+	}
+	seen := packets(qmax, pp.RateBps)
+	pp.QueueBound, pp.QueueLo, pp.QueueHi = true, seen, math.MaxInt
+	pp.QueuePackets = max(seen, packets(pp.MinRTT, pp.RateBps), MinQueuePackets)
+	pp.Warnings = append(pp.Warnings, fmt.Sprintf("queue: never seen to overflow (%d losses at its fullest): at least %d packets; %d written (the larger of that and one bandwidth-delay product)", len(overflow), seen, pp.QueuePackets))
+	return nil
+}
+
+// hostLimited reports whether a sender's JSON says it was host-limited.
+func hostLimited(senderJSON string) bool {
+	return strings.Contains(senderJSON, `"host_limited": true`) || strings.Contains(senderJSON, `"host_limited":true`)
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * 1e6) }
@@ -158,12 +254,17 @@ func WriteProfileScenario(w io.Writer, sp *Spec, profiles []PathProfile) error {
 	var names []string
 	for _, pp := range profiles {
 		names = append(names, pp.Name)
-		p("  # %s: %d transfers; min RTT %s; mean SRTT p10/p50/p90 %s/%s/%s; loss %.4g%% (%s over %d packets)\n",
-			pp.Pair, pp.Transfers, pp.MinRTT, pp.SRTT[0].Round(time.Microsecond), pp.SRTT[1].Round(time.Microsecond), pp.SRTT[2].Round(time.Microsecond),
-			100*pp.LossRate, map[bool]string{true: "Gilbert-Elliott fit of the qlogs' loss sequences", false: "no qlog: Bernoulli"}[pp.FromQlog], pp.Fit.Packets)
+		p("  # %s: %d transfers; min RTT %s; mean SRTT p10/p50/p90 %s/%s/%s; loss %.3g%% (%s over %d packets)\n",
+			pp.Pair, pp.Transfers, roundDelay(pp.MinRTT), roundDelay(pp.SRTT[0]), roundDelay(pp.SRTT[1]), roundDelay(pp.SRTT[2]),
+			100*pp.LossRate, map[bool]string{true: "Gilbert-Elliott fit of the qlogs' loss sequences, buffer overflows left out", false: "no qlog: Bernoulli"}[pp.FromQlog], pp.Fit.Packets)
+		p("  # rate %s, queue %s\n", rangeText(pp.RateBps, pp.RateLo, pp.RateHi, pp.RateBound, formatRate),
+			rangeText(float64(pp.QueuePackets), float64(pp.QueueLo), float64(pp.QueueHi), pp.QueueBound, func(v float64) string { return strconv.Itoa(int(v)) + "p" }))
+		for _, w := range pp.Warnings {
+			p("  # warning: %s\n", w)
+		}
 		p("  %s:\n    kind: dumbbell\n    bottleneck:\n", pp.Name)
-		p("      rate: %s\n", units.FormatRate(math.Max(pp.RateBps, 1e3)))
-		p("      delay: %s\n", (pp.MinRTT / 2).Round(time.Microsecond))
+		p("      rate: %s\n", formatRate(math.Max(pp.RateBps, 1e3)))
+		p("      delay: %s\n", roundDelay(pp.MinRTT/2))
 		p("      queue: \"droptail:%dp\"\n", pp.QueuePackets)
 		if pp.Loss.LossRate() > 0 {
 			p("      loss: %s\n", strconv.Quote(pp.Loss.Spec()))
@@ -178,6 +279,27 @@ func WriteProfileScenario(w io.Writer, sp *Spec, profiles []PathProfile) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// formatRate writes a rate to three significant digits ("9.87Mbit").
+func formatRate(bps float64) string {
+	if bps <= 0 || math.IsInf(bps, 0) {
+		return units.FormatRate(bps)
+	}
+	scale := math.Pow(10, math.Floor(math.Log10(bps))-2)
+	return units.FormatRate(math.Round(bps/scale) * scale)
+}
+
+// roundDelay rounds a delay to 0.1 ms, the precision the profile writes.
+func roundDelay(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+
+// rangeText describes an estimate: "v [lo, hi]", or "at least v" for a
+// bound.
+func rangeText(v, lo, hi float64, bound bool, f func(float64) string) string {
+	if bound {
+		return "at least " + f(lo) + " (a bound)"
+	}
+	return fmt.Sprintf("%s [%s, %s]", f(v), f(lo), f(hi))
 }
 
 func joinQuoted(ss []string) string {

@@ -95,8 +95,14 @@ func TestProfileScenario(t *testing.T) {
 		if p.MinRTT != wantRTT || p.SRTT[1] != wantRTT*3/2 || p.RateBps != 8e6 || p.LossRate != 0.02 || p.FromQlog != inter {
 			t.Errorf("profile %s: %+v", p.Name, p)
 		}
-		// Queue: (15 ms or 150 ms − RTT) at 8 Mbit/s in 1500-byte packets.
-		if want := max(int(math.Ceil((wantRTT/2).Seconds()*8e6/8/1500)), MinQueuePackets); p.QueuePackets != want {
+		// No ACK trains: the goodput, a bound; the queue a bound too, the
+		// larger of the queueing seen (the 90th-percentile SRTT over the
+		// min RTT) and one BDP, at 8 Mbit/s in 1228-byte packets.
+		if !p.RateBound || !p.QueueBound || p.Packet != 1228 || len(p.Warnings) != 2 {
+			t.Errorf("profile %s: bounds %v/%v, packet %d, warnings %q: want bounds, 1228 bytes, two warnings", p.Name, p.RateBound, p.QueueBound, p.Packet, p.Warnings)
+		}
+		pk := func(d time.Duration) int { return int(math.Round(d.Seconds() * 8e6 / 8 / 1228)) }
+		if want := max(pk(wantRTT/2), pk(wantRTT), MinQueuePackets); p.QueuePackets != want {
 			t.Errorf("profile %s: queue %d packets, want %d", p.Name, p.QueuePackets, want)
 		}
 		if inter {

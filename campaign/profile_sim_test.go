@@ -1,0 +1,122 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"cclab/eval"
+	"cclab/eval/simrun"
+	"cclab/link"
+	"cclab/plan"
+)
+
+// simTransfers runs a 1 MB Reno transfer per seed over a known dumbbell path
+// in the simulator and returns each one's sender qlog.
+func simTransfers(t *testing.T, truth PathProfile, seeds []uint64) [][]byte {
+	t.Helper()
+	sp := testSpec(t, 2, 1, 1, "")
+	var b bytes.Buffer
+	if err := WriteProfileScenario(&b, sp, []PathProfile{truth}); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := eval.ParseScenario("truth.yaml", b.Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	var out [][]byte
+	for _, seed := range seeds {
+		dir := t.TempDir()
+		p, err := plan.New(exp.Points[0].Scenario, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := simrun.Build(p, simrun.Options{QlogDir: dir, NoSeries: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.qlog"))
+		if len(files) != 1 {
+			t.Fatalf("qlogs: %v, want one", files)
+		}
+		q, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// TestProfileRecoversSimulatedPaths: transfers over paths of known rate,
+// delay, buffer and loss, run in the simulator, are profiled from their
+// sender qlogs alone: the rate within ±20 % and, where the transfers
+// overflowed the queue, the buffer within ±30 % (the acceptance
+// bounds); a lossy path whose queue never fills gets the rate and a
+// queue marked as a bound.
+func TestProfileRecoversSimulatedPaths(t *testing.T) {
+	clean := PathProfile{Name: "clean", RateBps: 10e6, MinRTT: 80 * time.Millisecond, QueuePackets: 100, Loss: link.GEConfig{R: 1, K: 1}}
+	lossy := clean
+	lossy.Name, lossy.Loss = "lossy", link.GEConfig{P: 0.01, R: 0.3, K: 1}
+	sp := testSpec(t, 2, 1, 3, "")
+	truths := map[Pair]PathProfile{sp.Pairs[0]: clean, sp.Pairs[1]: lossy}
+	qlogs := map[Pair][][]byte{}
+	for pair, truth := range truths {
+		qlogs[pair] = simTransfers(t, truth, []uint64{1, 2, 3})
+	}
+	var rows []Row
+	for _, it := range sp.Plan() {
+		q := qlogs[it.Pair][0]
+		qlogs[it.Pair] = qlogs[it.Pair][1:]
+		e := estimateTrace(q)
+		rows = append(rows, Row{Digest: sp.Digest(), Seq: it.Seq, Attempt: 1, From: it.Pair.From, To: it.Pair.To, Status: StatusDone,
+			MinRTTms: float64(e.minRTT) / 1e6, MeanSRTTms: float64(e.maxRTT) / 1e6, GoodputBps: 1e6, PacketsSent: int64(len(e.lost)), SenderQlog: string(q)})
+	}
+	for _, p := range Profiles(sp, rows) {
+		truth := truths[p.Pair]
+		t.Logf("%s: rate %.3g [%.3g, %.3g] bound %v, queue %d [%d, %d] bound %v, min RTT %v, loss %s; %q",
+			truth.Name, p.RateBps, p.RateLo, p.RateHi, p.RateBound, p.QueuePackets, p.QueueLo, p.QueueHi, p.QueueBound, p.MinRTT, p.Loss.Spec(), p.Warnings)
+		if r := p.RateBps / truth.RateBps; r < 0.8 || r > 1.2 {
+			t.Errorf("%s: rate %.4g, want within 20%% of %.4g", truth.Name, p.RateBps, truth.RateBps)
+		}
+		if truth.Loss.LossRate() == 0 {
+			if r := float64(p.QueuePackets) / float64(truth.QueuePackets); p.QueueBound || r < 0.7 || r > 1.3 {
+				t.Errorf("%s: queue %d packets (bound %v), want measured within 30%% of %d", truth.Name, p.QueuePackets, p.QueueBound, truth.QueuePackets)
+			}
+		}
+		if d := p.MinRTT - truth.MinRTT; d < 0 || d > 5*time.Millisecond {
+			t.Errorf("%s: min RTT %v, want %v plus a little serialization", truth.Name, p.MinRTT, truth.MinRTT)
+		}
+		if truth.Loss.LossRate() > 0 && math.Abs(p.Loss.LossRate()-truth.Loss.LossRate()) > truth.Loss.LossRate()/2 {
+			t.Errorf("%s: loss rate %.4g, want about %.4g", truth.Name, p.Loss.LossRate(), truth.Loss.LossRate())
+		}
+	}
+}
+
+// FuzzEstimateTrace: any trace gives an estimate, never a panic: losses
+// within the sequence, a finite non-negative rate.
+func FuzzEstimateTrace(f *testing.F) {
+	f.Add([]byte("\x1e{\"time\":1,\"name\":\"transport:packet_sent\",\"data\":{\"header\":{\"packet_number\":0},\"raw\":{\"length\":1165}}}\n" +
+		"\x1e{\"time\":2,\"name\":\"recovery:metrics_updated\",\"data\":{\"latest_rtt\":80.5}}\n" +
+		"\x1e{\"time\":3,\"name\":\"cclab:packet_acked\",\"data\":{\"seq\":0,\"length\":1165}}\n" +
+		"\x1e{\"time\":3,\"name\":\"recovery:packet_lost\",\"data\":{\"header\":{\"packet_number\":0}}}\n"))
+	f.Add([]byte("\x1e{\"time\":-1e308,\"name\":\"cclab:packet_acked\",\"data\":{\"length\":-5}}\n\x1enot json"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e := estimateTrace(b)
+		if e.trainBps < 0 || math.IsNaN(e.trainBps) || math.IsInf(e.trainBps, 0) {
+			t.Errorf("train rate %v", e.trainBps)
+		}
+		for _, l := range e.lossAt {
+			if l.idx < 0 || l.idx >= len(e.lost) || !e.lost[l.idx] {
+				t.Errorf("loss at %d of %d packets", l.idx, len(e.lost))
+			}
+		}
+	})
+}
