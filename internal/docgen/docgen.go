@@ -50,6 +50,26 @@ func Check(t testing.TB, file, name, text string) {
 	if skipOtherArch(t) {
 		return
 	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	check(t, file, name, "```\n"+text+"```\n")
+}
+
+// CheckMarkdown is Check for a block of Markdown (a table, a list): text
+// goes into the document as it is, without a code fence. It does not
+// depend on the architecture.
+func CheckMarkdown(t testing.TB, file, name, text string) {
+	t.Helper()
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	check(t, file, name, text)
+}
+
+// check compares the block name of file with want, or rewrites it.
+func check(t testing.TB, file, name, want string) {
+	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("docgen: %v", err)
@@ -61,10 +81,6 @@ func Check(t testing.TB, file, name, text string) {
 		t.Fatalf("docgen: %s: %v", file, err)
 		return
 	}
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	want := "```\n" + text + "```\n"
 	if doc[begin:end] == want {
 		return
 	}
@@ -75,7 +91,7 @@ func Check(t testing.TB, file, name, text string) {
 		t.Logf("docgen: rewrote %s block %s", file, name)
 		return
 	}
-	t.Errorf("%s: generated block %q is out of date: the code now produces\n%s\nReview the change and run scripts/gen-docs.sh to update the documentation.", file, name, text)
+	t.Errorf("%s: generated block %q is out of date: the code now produces\n%s\nReview the change and run scripts/gen-docs.sh to update the documentation.", file, name, want)
 }
 
 // block returns the byte range of the generated block's contents.
