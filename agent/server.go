@@ -304,62 +304,6 @@ func (s *Server) Serve(ctx context.Context) error {
 	return errors.Join(err, derr)
 }
 
-// refuseBusy tells a connection over a bound why and closes it.
-func (s *Server) refuseBusy(c net.Conn, msg string) {
-	c.SetWriteDeadline(time.Now().Add(time.Second))
-	_ = writeFrame(c, &message{Type: tError, Code: codeRefused, Error: msg})
-	c.Close()
-}
-
-// handle authenticates a control connection (TLS, then the cclab handshake
-// bound to the TLS session, both within handshakeTimeout) and serves its
-// requests.
-func (s *Server) handle(ctx context.Context, raw net.Conn) {
-	// The wait for a slot counts in the handshake's deadline.
-	deadline := time.Now().Add(handshakeTimeout)
-	src := sourceOf(raw)
-	if err := s.handshakes.acquire(ctx, src, deadline); err != nil {
-		s.count(func(st *Stats) { st.Busy++ })
-		s.refuseBusy(raw, err.Error())
-		return
-	}
-	raw.SetDeadline(deadline)
-	fb := &firstBytes{Conn: raw}
-	c := tls.Server(fb, s.tls)
-	name, err := s.authenticate(ctx, c, fb)
-	s.handshakes.release(src)
-	if err != nil {
-		switch {
-		case errors.Is(err, errOldProtocol):
-		case errors.Is(err, errTLS):
-			s.count(func(st *Stats) { st.HandshakeFailed++ })
-			s.logf("agent: handshake with %v failed: %v", c.RemoteAddr(), err)
-		case isUnauthorized(err):
-			s.count(func(st *Stats) { st.Unauthorized++ })
-			s.logf("agent: refused %v: %v", c.RemoteAddr(), err)
-			_ = writeFrame(c, &message{Type: tError, Code: codeUnauthorized, Error: err.Error()})
-		default:
-			s.count(func(st *Stats) { st.HandshakeFailed++ })
-			s.logf("agent: handshake with %v failed: %v", c.RemoteAddr(), err)
-			_ = writeFrame(c, &message{Type: tError, Code: codeBad, Error: err.Error()})
-		}
-		return
-	}
-	if err := writeFrame(c, &message{Type: tOK, Name: name}); err != nil {
-		s.count(func(st *Stats) { st.HandshakeFailed++ })
-		return
-	}
-	raw.SetDeadline(time.Time{})
-	s.count(func(st *Stats) { st.Authenticated++ })
-	s.logf("agent: %v authenticated as %q", c.RemoteAddr(), name)
-	sess := &session{s: s, conn: c, peer: name, reqs: map[uint64]context.CancelFunc{}}
-	sess.serve(ctx)
-}
-
-// errTLS marks a failed TLS handshake (counted as HandshakeFailed, no
-// error message: the peer speaks no TLS we could answer in).
-var errTLS = errors.New("TLS handshake")
-
 // authenticate runs the TLS handshake and the cclab handshake bound to it.
 // A client of control protocol v1 (plain text) is answered in its own
 // format and refused (Stats.OldProtocol).
