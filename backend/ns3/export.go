@@ -1,6 +1,7 @@
 package ns3
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -261,11 +262,15 @@ func flowRecord(p *plan.Plan, f *plan.Flow) (*record, error) {
 	r.set("arate", math.Round(rate))
 	r.set("adelay", f.AccessDelay)
 	r.set("start", f.Start)
-	mss := transport.SegmentSize(cmpOr(f.Datagram, transport.DefaultMaxDatagram))
+	mss := transport.SegmentSize(cmp.Or(f.Datagram, transport.DefaultMaxDatagram))
 	if err := ccRecord(r, where, f.CC, mss); err != nil {
 		return nil, err
 	}
-	if err := recoveryRecord(r, where, f.Recovery); err != nil {
+	// ns-3 gives GetSsThresh the pipe; TcpCubic and TcpBbr ignore it.
+	_, ccCfg, _ := ccalgo.Registry.Config(cmp.Or(f.CC, transport.DefaultCC))
+	_, cubic := ccCfg.(*ccalgo.CubicConfig)
+	_, bbr := ccCfg.(*ccalgo.BBRConfig)
+	if err := recoveryRecord(r, where, f.Recovery, !cubic && !bbr); err != nil {
 		return nil, err
 	}
 	socketRecord(r, f, mss)
@@ -277,24 +282,17 @@ func flowRecord(p *plan.Plan, f *plan.Flow) (*record, error) {
 	return r, nil
 }
 
-func cmpOr(a, b int) int {
-	if a != 0 {
-		return a
-	}
-	return b
-}
-
 // socketRecord sets both ends' ns-3 socket attributes from the flow's
 // transport settings (the transport's defaults where the plan has none).
 func socketRecord(r *record, f *plan.Flow, mss int) {
 	d := transport.DefaultConfig()
-	minRTO := cmpOr(int(f.MinRTO), int(d.MinRTO))
-	ackEvery := cmpOr(f.AckEvery, d.AckEvery)
-	delAck := cmpOr(int(f.DelayedAck), int(d.DelayedAck))
+	minRTO := cmp.Or(int(f.MinRTO), int(d.MinRTO))
+	ackEvery := cmp.Or(f.AckEvery, d.AckEvery)
+	delAck := cmp.Or(int(f.DelayedAck), int(d.DelayedAck))
 	if f.DelayedAck == transport.NoDelayedAck {
 		delAck = 0
 	}
-	recvWin := cmpOr(f.RecvWindow, d.RecvWindow)
+	recvWin := cmp.Or(f.RecvWindow, d.RecvWindow)
 	r.set("s.SegmentSize", mss)
 	r.set("s.MinRto", strconv.Itoa(minRTO)+"ns")
 	r.set("s.SndBufSize", max(recvWin, 1<<20))
@@ -389,8 +387,9 @@ func ccRecord(r *record, where, cc string, mss int) error {
 
 // recoveryRecord maps the loss-recovery strategy: newreno (no SACK), sack
 // (RFC 6675 with ns-3's classic recovery) and prr (RFC 6937), and
-// dupthresh.
-func recoveryRecord(r *record, where, rec string) error {
+// dupthresh. pipeMatters: the controller's ssthresh depends on the flight it
+// is given, so only flight=pipe (what ns-3 gives) can be expressed.
+func recoveryRecord(r *record, where, rec string, pipeMatters bool) error {
 	if rec == "" {
 		rec = transport.DefaultRecovery
 	}
@@ -428,7 +427,7 @@ func recoveryRecord(r *record, where, rec string) error {
 		return un("rack", "ns-3.37 has no RACK-TLP")
 	case sc.FRTO:
 		return un("frto", "ns-3.37 has no F-RTO")
-	case sc.Flight != transport.FlightPipe:
+	case pipeMatters && sc.Flight != transport.FlightPipe:
 		return un("flight=flightsize", "ns-3.37 takes ssthresh from the pipe on entering recovery (set flight=pipe)")
 	}
 	r.set("s.Sack", true)

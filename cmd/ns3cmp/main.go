@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -25,7 +26,11 @@ import (
 type Stack struct {
 	Label    string // row label
 	CC       string // cclab controller spec (mapped to ns-3 by backend/ns3)
-	Recovery string // cclab recovery spec
+	Recovery string // cclab recovery spec (mapped to ns-3 by backend/ns3)
+	// SimRecovery, if set, replaces Recovery on cclab's side only: a
+	// cclab option ns-3 cannot express but whose effect its model has
+	// (docs/compat.md says which, and why).
+	SimRecovery string
 }
 
 // Path is the bottleneck of a point.
@@ -47,6 +52,13 @@ type Settings struct {
 // (DelAckCount 2, DelAckTimeout 200 ms, MinRto 1 s) with 1448-byte
 // segments, as TCP's MSS with timestamps on a 1500-byte MTU.
 var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, DelayedAck: 200 * time.Millisecond}
+
+// DefaultStacks are the stacks of the matched grid, each at the cclab
+// settings that match ns-3 3.37 (docs/compat.md).
+const DefaultStacks = "newreno=newreno:ca=acks,abc=1/newreno;" +
+	"newreno-prr=newreno:ca=acks,abc=1/prr:flight=pipe/prr:flight=pipe,lostretx;" +
+	"cubic=cubic:linux=true,friendly=false/prr:flight=pipe/prr:flight=pipe,lostretx;" +
+	"vegas=vegas/prr:flight=pipe;bbr=bbr/prr"
 
 // Scenario returns the scenario text of one point.
 func Scenario(path Path, loss string, flows int, st Stack, set Settings, dur, warmup time.Duration) string {
@@ -129,8 +141,8 @@ func main() {
 }
 
 func run() error {
-	stacks := flag.String("stacks", "newreno=newreno:ca=acks,abc=1/newreno;newreno-prr=newreno:ca=acks,abc=1/prr:flight=pipe;cubic=cubic:linux=true,friendly=false/prr:flight=pipe",
-		"stacks to compare, LABEL=CC/RECOVERY separated by ';' (cclab specs, mapped to ns-3 by backend/ns3)")
+	stacks := flag.String("stacks", DefaultStacks,
+		"stacks to compare, LABEL=CC/RECOVERY[/SIMRECOVERY] separated by ';' (cclab specs, mapped to ns-3 by backend/ns3; SIMRECOVERY replaces RECOVERY on cclab's side)")
 	losses := flag.String("loss", "0,0.005,0.01,0.02,0.05", "bottleneck random loss probabilities, comma-separated")
 	rate := flag.String("rate", "16Mbit", "bottleneck rate")
 	delay := flag.String("delay", "7.5ms", "bottleneck one-way delay (the RTT is twice it)")
@@ -149,11 +161,15 @@ func run() error {
 	var sts []Stack
 	for _, s := range strings.Split(*stacks, ";") {
 		label, rest, ok1 := strings.Cut(s, "=")
-		cc, rec, ok2 := strings.Cut(rest, "/")
-		if !ok1 || !ok2 {
-			return fmt.Errorf("-stacks: %q: want LABEL=CC/RECOVERY", s)
+		parts := strings.Split(rest, "/")
+		if !ok1 || len(parts) < 2 || len(parts) > 3 {
+			return fmt.Errorf("-stacks: %q: want LABEL=CC/RECOVERY[/SIMRECOVERY]", s)
 		}
-		sts = append(sts, Stack{label, cc, rec})
+		st := Stack{Label: label, CC: parts[0], Recovery: parts[1]}
+		if len(parts) == 3 {
+			st.SimRecovery = parts[2]
+		}
+		sts = append(sts, st)
 	}
 	fmt.Printf("path %s/%s one way/%s, %d flow(s), %v, warm-up %v, %d seeds; mss %d, min RTO %v, ACK every %d / %v\n",
 		*rate, *delay, *queue, *flows, *dur, *warmup, *seeds, MatchedSettings.MSS, MatchedSettings.MinRTO,
@@ -171,15 +187,21 @@ func run() error {
 }
 
 // Compare runs one point on both backends over seeds 1..seeds and returns
-// the mean outcomes and the range of the per-seed goodput ratios.
-func Compare(ctx context.Context, text string, seeds int) (sim, ref Outcome, lo, hi float64, err error) {
+// the mean outcomes and the range of the per-seed goodput ratios. simText,
+// if not empty, is the scenario cclab's simulator runs instead of text.
+func Compare(ctx context.Context, text, simText string, seeds int) (sim, ref Outcome, lo, hi float64, err error) {
 	lo, hi = math.Inf(1), 0
+	simText = cmp.Or(simText, text)
 	for seed := 1; seed <= seeds; seed++ {
 		p, err := Point(text, uint64(seed))
 		if err != nil {
 			return sim, ref, lo, hi, err
 		}
-		a, err := RunSim(ctx, p)
+		ps, err := Point(simText, uint64(seed))
+		if err != nil {
+			return sim, ref, lo, hi, err
+		}
+		a, err := RunSim(ctx, ps)
 		if err != nil {
 			return sim, ref, lo, hi, err
 		}
@@ -203,7 +225,13 @@ func Compare(ctx context.Context, text string, seeds int) (sim, ref Outcome, lo,
 }
 
 func comparePoint(ctx context.Context, path Path, loss string, flows int, st Stack, seeds int, dur, warmup time.Duration) error {
-	sim, ref, lo, hi, err := Compare(ctx, Scenario(path, loss, flows, st, MatchedSettings, dur, warmup), seeds)
+	simText := ""
+	if st.SimRecovery != "" {
+		s := st
+		s.Recovery = st.SimRecovery
+		simText = Scenario(path, loss, flows, s, MatchedSettings, dur, warmup)
+	}
+	sim, ref, lo, hi, err := Compare(ctx, Scenario(path, loss, flows, st, MatchedSettings, dur, warmup), simText, seeds)
 	if err != nil {
 		return err
 	}
@@ -227,10 +255,17 @@ func cpuNow() time.Duration {
 // both simulators, one after the other for each n, and prints their CPU
 // times and the ratio ns-3 / cclab.
 func benchmark(ctx context.Context, path Path, counts string, dur time.Duration) error {
-	st := Stack{"cubic", "cubic:linux=true,friendly=false", "prr:flight=pipe"}
+	st := Stack{"cubic", "cubic:linux=true,friendly=false", "prr:flight=pipe", "prr:flight=pipe,lostretx"}
 	fmt.Printf("dumbbell %s/%s/%s, %v, CUBIC + PRR bulk flows, seed 1\n", path.Rate, path.Delay, path.Queue, dur)
-	fmt.Println("| flows | cclab sim CPU | ns-3 CPU | ns-3 / cclab |")
-	fmt.Println("| --- | --- | --- | --- |")
+	fmt.Println("| flows | cclab sim CPU | ns-3 CPU | ns-3 / cclab | goodput sim / ns-3 |")
+	fmt.Println("| --- | --- | --- | --- | --- |")
+	// A first short run, not counted, so that one-time start-up costs of
+	// the process (runtime, tables) are not charged to the first row.
+	if p, err := Point(Scenario(path, "0", 1, st, MatchedSettings, time.Second, 0), 1); err == nil {
+		if _, err := RunSim(ctx, p); err != nil {
+			return err
+		}
+	}
 	for _, c := range strings.Split(counts, ",") {
 		var n int
 		if _, err := fmt.Sscan(c, &n); err != nil || n < 1 {
@@ -248,7 +283,8 @@ func benchmark(ctx context.Context, path Path, counts string, dur time.Duration)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("| %d | %.2f s | %.2f s | %.1f |\n", n, a.CPU.Seconds(), b.CPU.Seconds(), b.CPU.Seconds()/a.CPU.Seconds())
+		fmt.Printf("| %d | %.2f s | %.2f s | %.1f | %.1f / %.1f Mbit/s |\n", n, a.CPU.Seconds(), b.CPU.Seconds(),
+			b.CPU.Seconds()/a.CPU.Seconds(), a.Goodput/1e6, b.Goodput/1e6)
 	}
 	return nil
 }

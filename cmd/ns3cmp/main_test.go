@@ -30,10 +30,18 @@ func TestConformance(t *testing.T) {
 		st   Stack
 		loss string
 	}{
-		{Stack{"newreno", "newreno:ca=acks,abc=1", "newreno"}, "0"},
-		{Stack{"newreno", "newreno:ca=acks,abc=1", "newreno"}, "0.01"},
+		{Stack{"newreno", "newreno:ca=acks,abc=1", "newreno", ""}, "0"},
+		{Stack{"newreno", "newreno:ca=acks,abc=1", "newreno", ""}, "0.01"},
+		{Stack{"cubic", "cubic:linux=true,friendly=false", "prr:flight=pipe", "prr:flight=pipe,lostretx"}, "0"},
+		{Stack{"cubic", "cubic:linux=true,friendly=false", "prr:flight=pipe", "prr:flight=pipe,lostretx"}, "0.05"},
 	} {
-		sim, ref, _, _, err := Compare(context.Background(), Scenario(path, tc.loss, 1, tc.st, MatchedSettings, 8*time.Second, 0), 1)
+		simText := ""
+		if tc.st.SimRecovery != "" {
+			s := tc.st
+			s.Recovery = s.SimRecovery
+			simText = Scenario(path, tc.loss, 1, s, MatchedSettings, 8*time.Second, 0)
+		}
+		sim, ref, _, _, err := Compare(context.Background(), Scenario(path, tc.loss, 1, tc.st, MatchedSettings, 8*time.Second, 0), simText, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
