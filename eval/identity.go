@@ -78,13 +78,3 @@ func (e *Experiment) VersionHash() string {
 	h := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(h[:])
 }
-
-// VersionRecord returns the store record of the experiment's version (the
-// store assigns ID and Seq).
-func (e *Experiment) VersionRecord() *VersionRecord {
-	v := &VersionRecord{Hash: e.VersionHash(), Scenario: string(e.Source), Build: buildIdentity(), CclabVersion: buildinfo.Short()}
-	for _, p := range e.Points {
-		v.Points = append(v.Points, VersionPoint{Index: p.Index, Params: p.Params, Hash: p.Hash()})
-	}
-	return v
-}

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"strconv"
 	"sync"
 	"time"
 )
@@ -91,7 +92,7 @@ func (m *ProgressMeter) Observe(ev ProgressEvent) {
 }
 
 func runLabel(ev ProgressEvent) string {
-	return ev.Spec.Backend + " " + ev.Label + " seed " + itoa(int(ev.Spec.Seed))
+	return ev.Spec.Backend + " " + ev.Label + " seed " + strconv.Itoa(int(ev.Spec.Seed))
 }
 
 // expected returns the expected wall time of one run of s on one worker.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -134,7 +135,7 @@ func LoadReport(ctx context.Context, st Store, experiment string, version int) (
 			g = &Group{Point: r.Point, Params: r.Params, Backend: r.Backend, Label: Point{Params: r.Params}.Label(d.Axes)}
 			idx[k] = g
 			d.Groups = append(d.Groups, g)
-			if !contains(d.Backends, r.Backend) {
+			if !slices.Contains(d.Backends, r.Backend) {
 				d.Backends = append(d.Backends, r.Backend)
 			}
 		}
@@ -145,7 +146,7 @@ func LoadReport(ctx context.Context, st Store, experiment string, version int) (
 		for _, p := range d.Groups[0].Params {
 			a := Axis{Path: p.Axis, Short: shortName(p.Axis)}
 			for _, g := range d.Groups {
-				if v := g.param(p.Axis); !contains(a.Values, v) {
+				if v := g.param(p.Axis); !slices.Contains(a.Values, v) {
 					a.Values = append(a.Values, v)
 				}
 			}
@@ -379,10 +380,14 @@ func writeAggregate(dir string, rows []AggregateRow) error {
 	return os.WriteFile(filepath.Join(dir, "aggregate.json"), b, 0o644)
 }
 
+// StudySection renders a study's own section of the report (Scenario.Study
+// names the study): its title, tables and figures.
+type StudySection func(d *ReportData) (title string, tables []table, figs []figure, err error)
+
 // WriteReport writes the report of the experiment's newest version into
 // outDir/<experiment>/ (WriteVersionReport).
-func WriteReport(ctx context.Context, st Store, experiment, outDir string) (string, error) {
-	return WriteVersionReport(ctx, st, experiment, 0, outDir)
+func WriteReport(ctx context.Context, st Store, experiment, outDir string, studies map[string]StudySection) (string, error) {
+	return WriteVersionReport(ctx, st, experiment, 0, outDir, studies)
 }
 
 // WriteVersionReport writes the report of one version of the experiment
@@ -390,8 +395,9 @@ func WriteReport(ctx context.Context, st Store, experiment, outDir string) (stri
 // newest and outDir/<experiment>/v<seq>/ for another: index.html (offline:
 // inline SVG, no scripts or external resources), runs.json and runs.csv
 // (every run's summaries), aggregate.json and aggregate.csv (summaries over
-// seeds). It returns the HTML file's path.
-func WriteVersionReport(ctx context.Context, st Store, experiment string, version int, outDir string) (string, error) {
+// seeds), with the section studies[Scenario.Study] if there is one. It
+// returns the HTML file's path.
+func WriteVersionReport(ctx context.Context, st Store, experiment string, version int, outDir string, studies map[string]StudySection) (string, error) {
 	d, err := LoadReport(ctx, st, experiment, version)
 	if err != nil {
 		return "", err
@@ -445,7 +451,7 @@ func WriteVersionReport(ctx context.Context, st Store, experiment string, versio
 	page.Ranking = d.rankingTables()
 	if d.Exp != nil {
 		d.trace = func(run int64) (int64, []TracePoint, error) { return st.Trace(ctx, run) }
-		if sr, ok := studyReports[d.Exp.Base.Study]; ok {
+		if sr, ok := studies[d.Exp.Base.Study]; ok {
 			if page.StudyTitle, page.Study, page.StudyFigs, err = sr(d); err != nil {
 				return "", err
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,7 +117,7 @@ func (d *ReportData) axisValues(caseName, axis string) []string {
 			continue
 		}
 		for _, p := range g.Params {
-			if (p.Axis == axis || shortName(p.Axis) == axis) && !contains(out, p.Value) {
+			if (p.Axis == axis || shortName(p.Axis) == axis) && !slices.Contains(out, p.Value) {
 				out = append(out, p.Value)
 			}
 		}
@@ -127,7 +128,7 @@ func (d *ReportData) axisValues(caseName, axis string) []string {
 // isReno reports whether a controller spec is plain Reno.
 func isReno(cc string) bool { return cc == "reno" || strings.HasPrefix(cc, "reno:") }
 
-// dcaReport is the DCA study's report section (studyReports).
+// dcaReport is the DCA study's report section (StudySections).
 func dcaReport(d *ReportData) (string, []table, []figure, error) {
 	var figs []figure
 	f, ok, err := d.dcaShareFigure()

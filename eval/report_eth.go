@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -238,10 +239,10 @@ func ethOrder(ts []ETHTransfer) (variants, groups []string) {
 		}
 	}
 	for _, t := range ts {
-		if !contains(variants, t.Variant) {
+		if !slices.Contains(variants, t.Variant) {
 			variants = append(variants, t.Variant)
 		}
-		if !contains(groups, t.Group) {
+		if !slices.Contains(groups, t.Group) {
 			groups = append(groups, t.Group)
 		}
 	}
@@ -252,7 +253,7 @@ func ethOrder(ts []ETHTransfer) (variants, groups []string) {
 func ethSelect(ts []ETHTransfer, variants []string, group string) []ETHTransfer {
 	var out []ETHTransfer
 	for _, t := range ts {
-		if t.Group == group && (variants == nil || contains(variants, t.Variant)) {
+		if t.Group == group && (variants == nil || slices.Contains(variants, t.Variant)) {
 			out = append(out, t)
 		}
 	}
@@ -328,7 +329,7 @@ func ethSACKComparisons(ts []ETHTransfer) []ethComparison {
 		reno := ethGoodputs(renoAll) // none when every Reno transfer failed: "too few transfers"
 		var present []string
 		for _, v := range ethSACKVariants {
-			if contains(variants, v) && len(ethSelect(ts, []string{v}, g)) > 0 {
+			if slices.Contains(variants, v) && len(ethSelect(ts, []string{v}, g)) > 0 {
 				present = append(present, v)
 				out = append(out, ethComparison{g, ethReno, v, Welch(reno, ethGoodputs(ethSelect(ts, []string{v}, g)))})
 			}
@@ -655,7 +656,7 @@ func ETHRunTransfers(r *RunRecord, topology string) []ETHTransfer {
 // live paths) are analysed apart from the main cases'.
 const ETHLiveCasePrefix = "live"
 
-// ethReport is the eth-bulk study's report section (studyReports): the ETH
+// ethReport is the eth-bulk study's report section (StudySections): the ETH
 // analysis of the main cases' transfers, then of the live cases' (cases
 // named ETHLiveCasePrefix…), each per backend.
 func ethReport(d *ReportData) (string, []table, []figure, error) {

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
@@ -68,11 +69,11 @@ func legendHTML(backends []string, models bool) template.HTML {
 		r, g, bb, _ := colorAt(i).RGBA()
 		return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, bb>>8)
 	}
-	if contains(backends, BackendSim) {
+	if slices.Contains(backends, BackendSim) {
 		item(`<line x1="1" y1="6" x2="33" y2="6" stroke="`+hex(colorSim)+`" stroke-width="1.5"/><circle cx="17" cy="6" r="3" fill="`+hex(colorSim)+`"/>`,
 			"simulator (mean, 95 % CI)")
 	}
-	if contains(backends, BackendLive) {
+	if slices.Contains(backends, BackendLive) {
 		item(`<line x1="1" y1="6" x2="33" y2="6" stroke="`+hex(colorLive)+`" stroke-width="1.5" stroke-dasharray="5 3"/><rect x="14" y="3" width="6" height="6" fill="`+hex(colorLive)+`"/>`,
 			"live (mean, 95 % CI)")
 	}

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"fmt"
 	"html/template"
 	"math"
 	"strconv"
@@ -13,8 +12,8 @@ import (
 
 // A study (Scenario.Study) adds a section to the report laid out as the
 // publication presents its results: its tables (and figures) built from the
-// experiment's cases. studyReports maps a study to its section.
-var studyReports = map[string]func(d *ReportData) (title string, tables []table, figs []figure, err error){
+// experiment's cases. StudySections maps a study to its section.
+var StudySections = map[string]StudySection{
 	StudyDCA:          dcaReport,
 	StudyDCCPTCP:      dccpTCPReport,
 	StudyFairQueueing: fairQueueingReport,
@@ -44,28 +43,6 @@ func shareCol(head string, id int64) studyColumn {
 }
 func netCol(head, metric string) studyColumn {
 	return studyColumn{Head: head, Scope: ScopeNetwork, Metric: metric}
-}
-
-// flowShares returns flow id's share of the aggregate throughput in every
-// run of g that measured both.
-func (g *Group) flowShares(id int64) []float64 {
-	var shares []float64
-	for _, r := range g.Runs {
-		tp, ok1 := r.Value(ScopeFlow, id, "mean_throughput")
-		agg, ok2 := r.Value(ScopeNetwork, 0, "agg_throughput")
-		if ok1 && ok2 && agg > 0 {
-			shares = append(shares, tp/agg)
-		}
-	}
-	return shares
-}
-
-// shareCell formats the mean of shares as a percentage.
-func shareCell(shares []float64) string {
-	if len(shares) == 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.1f %%", 100*Summarize(shares).Mean)
 }
 
 // caseTable is one table of a study: a row per point of case caseName and

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -317,7 +318,7 @@ func (d *ReportData) conditionsTable() (table, bool) {
 	for _, g := range d.Groups {
 		for _, r := range g.Runs {
 			for k := range r.Notes {
-				if !contains(keys, k) {
+				if !slices.Contains(keys, k) {
 					keys = append(keys, k)
 				}
 			}
@@ -525,4 +526,26 @@ func (d *ReportData) settingsText() string {
 		}
 	}
 	return ""
+}
+
+// flowShares returns flow id's share of the aggregate throughput in every
+// run of g that measured both.
+func (g *Group) flowShares(id int64) []float64 {
+	var shares []float64
+	for _, r := range g.Runs {
+		tp, ok1 := r.Value(ScopeFlow, id, "mean_throughput")
+		agg, ok2 := r.Value(ScopeNetwork, 0, "agg_throughput")
+		if ok1 && ok2 && agg > 0 {
+			shares = append(shares, tp/agg)
+		}
+	}
+	return shares
+}
+
+// shareCell formats the mean of shares as a percentage.
+func shareCell(shares []float64) string {
+	if len(shares) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f %%", 100*Summarize(shares).Mean)
 }

@@ -87,7 +87,7 @@ func writeReportOf(t *testing.T, src string, r Runner) string {
 	if _, err := Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r, BackendLive: r}}); err != nil {
 		t.Fatal(err)
 	}
-	path, err := WriteReport(context.Background(), st, exp.Name, t.TempDir())
+	path, err := WriteReport(context.Background(), st, exp.Name, t.TempDir(), StudySections)
 	if err != nil {
 		t.Fatalf("WriteReport: %v", err)
 	}
@@ -259,7 +259,7 @@ func TestReportPerFlow(t *testing.T) {
 func TestReportUnknownExperiment(t *testing.T) {
 	st := openTestStore(t)
 	st.Experiment(context.Background(), "other", nil)
-	_, err := WriteReport(context.Background(), st, "nope", t.TempDir())
+	_, err := WriteReport(context.Background(), st, "nope", t.TempDir(), StudySections)
 	if err == nil || !strings.Contains(err.Error(), "other") {
 		t.Errorf("unknown experiment: got %v, want an error listing the stored ones", err)
 	}

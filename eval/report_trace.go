@@ -36,7 +36,7 @@ func (d *ReportData) traceFigures(c, title, caption string) ([]figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		figs = append(figs, figure{Title: title + " (" + g.Backend + ", flow " + itoa(int(flow)) + ", seed " + strconv.FormatUint(r.Seed, 10) + ")",
+		figs = append(figs, figure{Title: title + " (" + g.Backend + ", flow " + strconv.Itoa(int(flow)) + ", seed " + strconv.FormatUint(r.Seed, 10) + ")",
 			Caption: caption, Panels: []template.HTML{template.HTML(svg)}})
 	}
 	return figs, nil
@@ -81,7 +81,7 @@ func traceSVG(pts []TracePoint) (string, error) {
 		}
 		s.Color, s.Shape, s.Radius = colorAt(k.color), k.shape, k.radius
 		p.Add(s)
-		p.Legend.Add(k.label+" ("+itoa(len(xy))+")", s)
+		p.Legend.Add(k.label+" ("+strconv.Itoa(len(xy))+")", s)
 		if k.kind == TraceTimeout {
 			for _, pt := range xy {
 				ln, err := plotter.NewLine(plotter.XYs{{X: pt.X, Y: 0}, {X: pt.X, Y: pt.Y}})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,28 +16,6 @@ import (
 
 	"cclab/internal/buildinfo"
 )
-
-// RunSpec is one run to execute: a point of an experiment on one backend
-// with one seed.
-type RunSpec struct {
-	Experiment string
-	Point      Point
-	Backend    string
-	Seed       uint64
-	Key        string // identifies the run in the store: hash of the point's configuration, backend and seed
-}
-
-// RunResult is what a runner measured.
-type RunResult struct {
-	Info    RunInfo       // the measurement window and topology used
-	Metrics Metrics       // computed by Collector from the run's events
-	Flows   []ScopeRecord // optional descriptions of flows (Info strings); names come from Metrics
-	Links   []ScopeRecord // optional descriptions of links
-	// Notes are measurements of the run's conditions rather than of the
-	// network (e.g. a live run's host load and relay lateness); see
-	// docs/store.md for the keys.
-	Notes map[string]float64
-}
 
 // Runner runs one scenario point on one backend.
 type Runner interface {
@@ -60,7 +39,7 @@ func Specs(exp *Experiment, backends []string) []RunSpec {
 			bs = p.Scenario.Backends
 		}
 		for _, b := range bs {
-			if !contains(p.Scenario.Backends, b) {
+			if !slices.Contains(p.Scenario.Backends, b) {
 				continue
 			}
 			seeds := p.Scenario.Seeds
@@ -85,7 +64,7 @@ func CheckBackends(exp *Experiment, backends []string) error {
 		}
 		found := false
 		for _, p := range exp.Points {
-			if contains(p.Scenario.Backends, b) {
+			if slices.Contains(p.Scenario.Backends, b) {
 				found = true
 				break
 			}
@@ -96,15 +75,6 @@ func CheckBackends(exp *Experiment, backends []string) error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // SweepOptions configure Sweep.
@@ -186,7 +156,7 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 	if err != nil {
 		return st, err
 	}
-	ver := exp.VersionRecord()
+	ver := NewVersionRecord(exp)
 	if err := opt.Store.Version(ctx, expID, ver); err != nil {
 		return st, err
 	}
@@ -200,7 +170,7 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 	var order []string
 	for _, s := range specs {
 		if opt.Runners[s.Backend] == nil {
-			if !contains(st.Missing, s.Backend) {
+			if !slices.Contains(st.Missing, s.Backend) {
 				st.Missing = append(st.Missing, s.Backend)
 			}
 			continue

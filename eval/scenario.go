@@ -1579,3 +1579,12 @@ func validateRecovery(s string) error {
 	}
 	return nil
 }
+
+// paramsString formats params as "axis=value;axis=value".
+func paramsString(ps []Param) string {
+	var parts []string
+	for _, p := range ps {
+		parts = append(parts, p.Axis+"="+p.Value)
+	}
+	return strings.Join(parts, ";")
+}

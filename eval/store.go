@@ -130,13 +130,6 @@ type RunRecord struct {
 	TraceFlow int64        `json:"-"`
 }
 
-// ScopeRecord describes a flow or link of a run.
-type ScopeRecord struct {
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
-	Info string `json:"info,omitempty"` // e.g. the flow's controller, the link's rate and queue
-}
-
 // SummaryRecord is one summary metric of a run.
 type SummaryRecord struct {
 	Scope   Scope   `json:"scope"`
@@ -828,13 +821,4 @@ func (s *SQLStore) Trace(ctx context.Context, run int64) (int64, []TracePoint, e
 		out = append(out, p)
 	}
 	return flow, out, rows.Err()
-}
-
-// paramsString formats params as "axis=value;axis=value".
-func paramsString(ps []Param) string {
-	var parts []string
-	for _, p := range ps {
-		parts = append(parts, p.Axis+"="+p.Value)
-	}
-	return strings.Join(parts, ";")
 }

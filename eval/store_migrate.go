@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,7 +246,7 @@ func migrateVersions(ctx context.Context, tx dq) error {
 			if finished > p.last {
 				p.last = finished
 			}
-			if !contains(p.versions, version) {
+			if !slices.Contains(p.versions, version) {
 				p.versions = append(p.versions, version)
 			}
 		}
@@ -307,7 +308,7 @@ func migrateVersions(ctx context.Context, tx dq) error {
 			for _, p := range g.points {
 				hashes = append(hashes, p.hash)
 				for _, v := range p.versions {
-					if !contains(versions, v) {
+					if !slices.Contains(versions, v) {
 						versions = append(versions, v)
 					}
 				}

@@ -68,7 +68,7 @@ func runReport(args []string) int {
 		}
 	}
 	for _, n := range names {
-		path, err := eval.WriteVersionReport(ctx, st, n, seq, *out)
+		path, err := eval.WriteVersionReport(ctx, st, n, seq, *out, eval.StudySections)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "cclab report: %s: %v\n", n, err)
 			return 1

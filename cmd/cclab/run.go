@@ -219,7 +219,7 @@ func runRun(args []string) int {
 	if shardN > 1 && !*noReport {
 		fmt.Printf("report: when every shard is done, cclab report -db %s -experiment %s\n", eval.DBName(*db), exp.Name)
 	} else if !*noReport {
-		path, err := eval.WriteReport(context.Background(), st, exp.Name, *out)
+		path, err := eval.WriteReport(context.Background(), st, exp.Name, *out, eval.StudySections)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab run: report:", err)
 			return 1

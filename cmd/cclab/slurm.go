@@ -184,7 +184,7 @@ func runSlurm(args []string) int {
 		return 1
 	}
 	defer st.Close()
-	path, err := eval.WriteReport(context.Background(), st, exp.Name, *report)
+	path, err := eval.WriteReport(context.Background(), st, exp.Name, *report, eval.StudySections)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab slurm: report:", err)
 		return 1

@@ -31,7 +31,7 @@ flows: [{cc: reno, count: 2}]
 	if err != nil || stats.Ran != 2 {
 		t.Fatalf("sweep: %+v, %v", stats, err)
 	}
-	path, err := eval.WriteReport(context.Background(), st, "single", t.TempDir())
+	path, err := eval.WriteReport(context.Background(), st, "single", t.TempDir(), eval.StudySections)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,13 @@
+package eval
+
+import "cclab/internal/buildinfo"
+
+// NewVersionRecord returns the store record of the experiment's version (the
+// store assigns ID and Seq).
+func NewVersionRecord(e *Experiment) *VersionRecord {
+	v := &VersionRecord{Hash: e.VersionHash(), Scenario: string(e.Source), Build: buildIdentity(), CclabVersion: buildinfo.Short()}
+	for _, p := range e.Points {
+		v.Points = append(v.Points, VersionPoint{Index: p.Index, Params: p.Params, Hash: p.Hash()})
+	}
+	return v
+}
