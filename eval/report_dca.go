@@ -51,7 +51,7 @@ func pairedValues(base, variant *Group, scope Scope, id int64, metric string) (b
 }
 
 // pairedChange compares a metric of variant against base, paired by seed.
-func (d *ReportData) pairedChange(base, variant *Group, scope Scope, id int64, metric string) Change {
+func pairedChange(d *ReportData, base, variant *Group, scope Scope, id int64, metric string) Change {
 	b, v := pairedValues(base, variant, scope, id, metric)
 	return PairedChangeIn(b, v, DomainOf(scope, metric))
 }
@@ -84,7 +84,7 @@ func pctCell(c Change) string {
 
 // dcaGroup returns the group of the case with the given other parameters
 // (axis short name or path → value) on the sim backend, or nil.
-func (d *ReportData) dcaGroup(caseName string, params map[string]string) *Group {
+func dcaGroup(d *ReportData, caseName string, params map[string]string) *Group {
 	for _, g := range d.Groups {
 		if g.Backend != BackendSim || g.param(CaseAxis) != caseName {
 			continue
@@ -110,7 +110,7 @@ func (d *ReportData) dcaGroup(caseName string, params map[string]string) *Group 
 
 // axisValues returns the values of the axis (short name or path) among the
 // groups of a case, in first-seen order.
-func (d *ReportData) axisValues(caseName, axis string) []string {
+func axisValues(d *ReportData, caseName, axis string) []string {
 	var out []string
 	for _, g := range d.Groups {
 		if g.param(CaseAxis) != caseName {
@@ -131,26 +131,26 @@ func isReno(cc string) bool { return cc == "reno" || strings.HasPrefix(cc, "reno
 // dcaReport is the DCA study's report section (StudySections).
 func dcaReport(d *ReportData) (string, []table, []figure, error) {
 	var figs []figure
-	f, ok, err := d.dcaShareFigure()
+	f, ok, err := dcaShareFigure(d)
 	if err != nil {
 		return "", nil, nil, err
 	}
 	if ok {
 		figs = append(figs, f)
 	}
-	return "The DCA study (Martin's thesis, chapter 8; docs/studies/dca.md)", d.dcaTables(), figs, nil
+	return "The DCA study (Martin's thesis, chapter 8; docs/studies/dca.md)", dcaTables(d), figs, nil
 }
 
 // dcaTables returns the study's tables, each laid out as the chapter's.
-func (d *ReportData) dcaTables() []table {
+func dcaTables(d *ReportData) []table {
 	var out []table
-	for _, f := range []func() (table, bool){d.dcaTable81, d.dcaVariantsTable, d.dcaShareTable} {
-		if t, ok := f(); ok {
+	for _, f := range []func(*ReportData) (table, bool){dcaTable81, dcaVariantsTable, dcaShareTable} {
+		if t, ok := f(d); ok {
 			out = append(out, t)
 		}
 	}
-	for _, model := range d.axisValues(DCACasePair, "topology") {
-		if t, ok := d.dcaPairTable(model); ok {
+	for _, model := range axisValues(d, DCACasePair, "topology") {
+		if t, ok := dcaPairTable(d, model); ok {
 			out = append(out, t)
 		}
 	}
@@ -163,19 +163,19 @@ var dcaChangeHead = []string{"path model", "DCA", "n", "loss change", "std", "95
 
 // dcaTable81 is Table 8-1: per path model, the per-seed paired percent
 // change of the measured flow's loss rate and throughput, DCA against Reno.
-func (d *ReportData) dcaTable81() (table, bool) {
+func dcaTable81(d *ReportData) (table, bool) {
 	t := table{Title: "Table 8-1: DCA against Reno, one measured flow",
 		Caption: "Per path model, the measured flow (flow 1) once as Reno and once as DCA on the same seeds (common random numbers: every " +
 			"background generator draws the same sample path). Change: the per-seed paired percent change 100·(DCA − Reno)/Reno, its mean, " +
 			"standard deviation (n−1) and 95 % confidence interval (Student's t, n−1 degrees of freedom). Loss: the flow's network loss rate " +
 			"(loss_rate); throughput: its goodput (mean_throughput); reactions: DCA's window reductions per run (total_delay_reductions)."}
 	t.Head = dcaChangeHead
-	for _, model := range d.axisValues(DCACaseSingle, "topology") {
-		for _, cc := range d.axisValues(DCACaseSingle, "cc") {
+	for _, model := range axisValues(d, DCACaseSingle, "topology") {
+		for _, cc := range axisValues(d, DCACaseSingle, "cc") {
 			if isReno(cc) {
 				continue
 			}
-			if row, ok := d.dcaChangeRow(model, cc, d.dcaGroup(DCACaseSingle, map[string]string{"topology": model, "cc": cc})); ok {
+			if row, ok := dcaChangeRow(d, model, cc, dcaGroup(d, DCACaseSingle, map[string]string{"topology": model, "cc": cc})); ok {
 				t.Rows = append(t.Rows, row)
 			}
 		}
@@ -185,18 +185,18 @@ func (d *ReportData) dcaTable81() (table, bool) {
 
 // dcaChangeRow compares the group v (a DCA form of the measured flow) with
 // the Reno group of case single on the same path model.
-func (d *ReportData) dcaChangeRow(model, cc string, v *Group) ([]string, bool) {
+func dcaChangeRow(d *ReportData, model, cc string, v *Group) ([]string, bool) {
 	var base *Group
-	for _, rc := range d.axisValues(DCACaseSingle, "cc") {
+	for _, rc := range axisValues(d, DCACaseSingle, "cc") {
 		if isReno(rc) {
-			base = d.dcaGroup(DCACaseSingle, map[string]string{"topology": model, "cc": rc})
+			base = dcaGroup(d, DCACaseSingle, map[string]string{"topology": model, "cc": rc})
 		}
 	}
 	if base == nil || v == nil {
 		return nil, false
 	}
-	loss := d.pairedChange(base, v, ScopeFlow, 1, "loss_rate")
-	tput := d.pairedChange(base, v, ScopeFlow, 1, "mean_throughput")
+	loss := pairedChange(d, base, v, ScopeFlow, 1, "loss_rate")
+	tput := pairedChange(d, base, v, ScopeFlow, 1, "mean_throughput")
 	react := v.summary(ScopeFlow, 1, "total_delay_reductions")
 	row := []string{model, cc, strconv.Itoa(loss.Paired.N)}
 	row = append(row, pctCells(loss)...)
@@ -208,23 +208,23 @@ func (d *ReportData) dcaChangeRow(model, cc string, v *Group) ([]string, bool) {
 
 // dcaVariantsTable is the variant sweep: each DCA form against the Reno run
 // of case single (same path model, same seeds).
-func (d *ReportData) dcaVariantsTable() (table, bool) {
+func dcaVariantsTable(d *ReportData) (table, bool) {
 	t := table{Title: "Variants: reduction, decision frequency, (x, w)",
 		Caption: "Each DCA variant against the Reno run of Table 8-1 on the same path model and seeds: per-seed paired percent change of " +
 			"the measured flow's loss rate and throughput, mean, standard deviation and 95 % CI (Student's t). The first rows of each model " +
 			"(from Table 8-1) are the defaults: reduction 50 %, decision once per congestion epoch, (x, w) = (2, 20)."}
 	t.Head = dcaChangeHead
-	models := d.axisValues(DCACaseVariants, "topology")
+	models := axisValues(d, DCACaseVariants, "topology")
 	for _, model := range models {
-		for _, cc := range d.axisValues(DCACaseSingle, "cc") {
+		for _, cc := range axisValues(d, DCACaseSingle, "cc") {
 			if !isReno(cc) {
-				if row, ok := d.dcaChangeRow(model, cc, d.dcaGroup(DCACaseSingle, map[string]string{"topology": model, "cc": cc})); ok {
+				if row, ok := dcaChangeRow(d, model, cc, dcaGroup(d, DCACaseSingle, map[string]string{"topology": model, "cc": cc})); ok {
 					t.Rows = append(t.Rows, row)
 				}
 			}
 		}
-		for _, cc := range d.axisValues(DCACaseVariants, "cc") {
-			if row, ok := d.dcaChangeRow(model, cc, d.dcaGroup(DCACaseVariants, map[string]string{"topology": model, "cc": cc})); ok {
+		for _, cc := range axisValues(d, DCACaseVariants, "cc") {
+			if row, ok := dcaChangeRow(d, model, cc, dcaGroup(d, DCACaseVariants, map[string]string{"topology": model, "cc": cc})); ok {
 				t.Rows = append(t.Rows, row)
 			}
 		}
@@ -234,11 +234,11 @@ func (d *ReportData) dcaVariantsTable() (table, bool) {
 
 // dcaPairTable is Table 8-2 (the first path model) or 8-3 (the second):
 // two measured flows, Reno+Reno in one run and Reno+DCA in the other.
-func (d *ReportData) dcaPairTable(model string) (table, bool) {
+func dcaPairTable(d *ReportData, model string) (table, bool) {
 	var base, v *Group
 	var dca string
-	for _, cc := range d.axisValues(DCACasePair, "cc") {
-		g := d.dcaGroup(DCACasePair, map[string]string{"topology": model, "cc": cc})
+	for _, cc := range axisValues(d, DCACasePair, "cc") {
+		g := dcaGroup(d, DCACasePair, map[string]string{"topology": model, "cc": cc})
 		if isReno(cc) {
 			base = g
 		} else if v == nil {
@@ -249,7 +249,7 @@ func (d *ReportData) dcaPairTable(model string) (table, bool) {
 		return table{}, false
 	}
 	num := "8-2"
-	if models := d.axisValues(DCACasePair, "topology"); len(models) > 1 && model == models[1] {
+	if models := axisValues(d, DCACasePair, "topology"); len(models) > 1 && model == models[1] {
 		num = "8-3"
 	}
 	t := table{Title: fmt.Sprintf("Table %s: Reno+Reno against Reno+%s, path model %s", num, dca, model),
@@ -259,7 +259,7 @@ func (d *ReportData) dcaPairTable(model string) (table, bool) {
 			"queue oscillations (total_queue_oscillations: congestion epochs, docs/metrics.md)." + bootstrapNote}
 	t.Head = []string{"quantity", "Reno+Reno", "Reno+DCA", "difference", "change"}
 	row := func(label, unit string, scope Scope, id int64, metric string) {
-		c := d.pairedChange(base, v, scope, id, metric)
+		c := pairedChange(d, base, v, scope, id, metric)
 		diff := "–"
 		if c.Diff.N > 0 {
 			diff = formatSigned(unit, c.Diff.Mean)
@@ -284,10 +284,10 @@ func (d *ReportData) dcaPairTable(model string) (table, bool) {
 }
 
 // dcaShare returns the Fig. 8-4 groups by DCA share (sim), in share order.
-func (d *ReportData) dcaShare() (shares []float64, groups []*Group) {
-	for _, v := range d.axisValues(DCACaseShare, "alt_share") {
+func dcaShare(d *ReportData) (shares []float64, groups []*Group) {
+	for _, v := range axisValues(d, DCACaseShare, "alt_share") {
 		x, err := strconv.ParseFloat(v, 64)
-		g := d.dcaGroup(DCACaseShare, map[string]string{"alt_share": v})
+		g := dcaGroup(d, DCACaseShare, map[string]string{"alt_share": v})
 		if err != nil || g == nil {
 			continue
 		}
@@ -297,8 +297,8 @@ func (d *ReportData) dcaShare() (shares []float64, groups []*Group) {
 }
 
 // dcaShareTable is the data of Fig. 8-4.
-func (d *ReportData) dcaShareTable() (table, bool) {
-	shares, groups := d.dcaShare()
+func dcaShareTable(d *ReportData) (table, bool) {
+	shares, groups := dcaShare(d)
 	t := table{Title: "Fig. 8-4 (data): the link's loss rate and mean queue against the share of DCA flows",
 		Caption: "One link with the ON/OFF population of Fig. 8-4; the share is the fraction of its TCP flows that run DCA (the same flows " +
 			"with the same traffic draws at every share). Mean ± 95 % CI over the seeds (Student's t)." + bootstrapNote}
@@ -313,8 +313,8 @@ func (d *ReportData) dcaShareTable() (table, bool) {
 
 // dcaShareFigure is Fig. 8-4: loss rate and mean queue against the DCA
 // share, with 95 % CI bars.
-func (d *ReportData) dcaShareFigure() (figure, bool, error) {
-	shares, groups := d.dcaShare()
+func dcaShareFigure(d *ReportData) (figure, bool, error) {
+	shares, groups := dcaShare(d)
 	if len(groups) < 2 {
 		return figure{}, false, nil
 	}

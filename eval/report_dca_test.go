@@ -110,7 +110,7 @@ func TestPairedReport(t *testing.T) {
 	}
 
 	tables := map[string]table{}
-	for _, tb := range d.dcaTables() {
+	for _, tb := range dcaTables(d) {
 		tables[strings.SplitN(tb.Title, ":", 2)[0]] = tb
 	}
 	t81, ok := tables["Table 8-1"]
@@ -130,7 +130,7 @@ func TestPairedReport(t *testing.T) {
 	}
 	t82, ok := tables["Table 8-2"]
 	if !ok {
-		t.Fatalf("no Table 8-2 in %v", d.dcaTables())
+		t.Fatalf("no Table 8-2 in %v", dcaTables(d))
 	}
 	rows := map[string][]string{}
 	for _, r := range t82.Rows {
@@ -145,7 +145,7 @@ func TestPairedReport(t *testing.T) {
 	if len(tables["Fig. 8-4 (data)"].Rows) != 2 {
 		t.Errorf("Fig. 8-4 data: got %q, want 2 shares", tables["Fig. 8-4 (data)"].Rows)
 	}
-	if f, ok, err := d.dcaShareFigure(); err != nil || !ok || len(f.Panels) != 2 {
+	if f, ok, err := dcaShareFigure(d); err != nil || !ok || len(f.Panels) != 2 {
 		t.Errorf("Fig. 8-4: got %d panels, ok %v, err %v; want 2", len(f.Panels), ok, err)
 	}
 }

@@ -68,10 +68,10 @@ func dccpTCPReport(d *ReportData) (string, []table, []figure, error) {
 		for _, be := range d.Backends {
 			x := func(g *Group) float64 { return fs.x(g.param(fs.axis)) }
 			tput := func(id int64) func(*Group) float64 {
-				return func(g *Group) float64 { return g.meanOf(ScopeFlow, id, "mean_throughput") / 1e6 }
+				return func(g *Group) float64 { return meanOf(g, ScopeFlow, id, "mean_throughput") / 1e6 }
 			}
-			lines := append(d.caseLines(fs.c, be, func(g *Group) string { return "TCP next to " + g.param(dccp) }, x, tput(1)),
-				d.caseLines(fs.c, be, func(g *Group) string { return g.param(dccp) }, x, tput(2))...)
+			lines := append(caseLines(d, fs.c, be, func(g *Group) string { return "TCP next to " + g.param(dccp) }, x, tput(1)),
+				caseLines(d, fs.c, be, func(g *Group) string { return g.param(dccp) }, x, tput(2))...)
 			f, ok, err := studyLineFigure(fs.title+" ("+be+")", "Mean throughput over the seeds of the TCP SACK flow and the DCCP flow "+
 				"(CCID2 or CCID3) sharing the 10 Mbit/s bottleneck.", fs.xlabel, "throughput (Mbit/s)", lines)
 			if err != nil {
@@ -90,5 +90,5 @@ func dccpTCPReport(d *ReportData) (string, []table, []figure, error) {
 		return "", nil, nil, err
 	}
 	figs = append(traces, figs...)
-	return "The DCCP-vs-TCP study (SAINT 2005, with CCID3; docs/studies/dccp-tcp.md)", d.caseTables(specs), figs, nil
+	return "The DCCP-vs-TCP study (SAINT 2005, with CCID3; docs/studies/dccp-tcp.md)", caseTables(d, specs), figs, nil
 }

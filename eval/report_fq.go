@@ -28,7 +28,7 @@ func fqDiscipline(q string) string {
 // othersStat is, over g's runs, the mean of the per-run mean and standard
 // deviation of metric across the flows numbered from first on (scaled),
 // and the mean number of such flows that have the metric.
-func (g *Group) othersStat(first int64, metric string, scale float64) (mean, sd, n float64) {
+func othersStat(g *Group, first int64, metric string, scale float64) (mean, sd, n float64) {
 	runs := 0
 	for _, r := range g.Runs {
 		var xs []float64
@@ -61,7 +61,7 @@ func (g *Group) othersStat(first int64, metric string, scale float64) (mean, sd,
 }
 
 // meanOf is the mean over g's runs of a metric (NaN if none).
-func (g *Group) meanOf(scope Scope, id int64, metric string) float64 {
+func meanOf(g *Group, scope Scope, id int64, metric string) float64 {
 	s := g.summary(scope, id, metric)
 	if s.N == 0 {
 		return math.NaN()
@@ -77,7 +77,7 @@ func fnum(format string, v float64) string {
 }
 
 // fqRows calls row for each group of case c, in point order.
-func (d *ReportData) fqRows(c string, row func(g *Group) []string) [][]string {
+func fqRows(d *ReportData, c string, row func(g *Group) []string) [][]string {
 	var rows [][]string
 	for _, g := range d.Groups {
 		if len(g.Runs) > 0 && g.param("case") == c {
@@ -99,24 +99,24 @@ func fairQueueingReport(d *ReportData) (string, []table, []figure, error) {
 		Caption: "10 Mbit/s, 64-packet buffer, 100 ms RTT: the TCP flows' mean delivered packets and their standard deviation across the 19 flows, " +
 			"the UDP flow's throughput and share (the fair share is 1/20 = 5 %).",
 		Head: []string{"discipline", "backend", "TCP mean (packets)", "TCP std (packets)", "UDP throughput", "UDP share"},
-		Rows: d.fqRows("udp-tcp", func(g *Group) []string {
-			m, sd, _ := g.othersStat(2, "total_delivered", pkts)
+		Rows: fqRows(d, "udp-tcp", func(g *Group) []string {
+			m, sd, _ := othersStat(g, 2, "total_delivered", pkts)
 			return []string{fnum("%.0f", m), fnum("%.0f", sd), summaryCell("bit/s", g.summary(ScopeFlow, 1, "mean_throughput")),
 				shareCell(g.flowShares(1))}
 		})})
 	add(table{Title: "Table 1: an ON/OFF source and 19 TCP flows",
 		Caption: "The ON/OFF source (exponential ON 100 ms and OFF 1900 ms, 10 Mbit/s while ON): packets it sent, had delivered and lost at the link.",
 		Head:    []string{"discipline", "backend", "sent", "delivered", "dropped", "TCP mean (packets)"},
-		Rows: d.fqRows("onoff", func(g *Group) []string {
-			m, _, _ := g.othersStat(2, "total_delivered", pkts)
-			return []string{fnum("%.0f", g.meanOf(ScopeFlow, 1, "total_packets_sent")), fnum("%.0f", g.meanOf(ScopeFlow, 1, "total_delivered")*pkts),
-				fnum("%.0f", g.meanOf(ScopeFlow, 1, "total_link_drops")), fnum("%.0f", m)}
+		Rows: fqRows(d, "onoff", func(g *Group) []string {
+			m, _, _ := othersStat(g, 2, "total_delivered", pkts)
+			return []string{fnum("%.0f", meanOf(g, ScopeFlow, 1, "total_packets_sent")), fnum("%.0f", meanOf(g, ScopeFlow, 1, "total_delivered")*pkts),
+				fnum("%.0f", meanOf(g, ScopeFlow, 1, "total_link_drops")), fnum("%.0f", m)}
 		})})
 	add(table{Title: "Table 2: 60 short TCP transfers next to a UDP flow at the link rate",
 		Caption: "Each transfer is 20 packets (20 000 bytes); the mean and standard deviation of the transfer times of those that completed in the run.",
 		Head:    []string{"discipline", "backend", "mean transfer time", "std", "completed of 60"},
-		Rows: d.fqRows("short-tcp", func(g *Group) []string {
-			m, sd, n := g.othersStat(2, "fct", 1)
+		Rows: fqRows(d, "short-tcp", func(g *Group) []string {
+			m, sd, n := othersStat(g, 2, "fct", 1)
 			return []string{fnum("%.3f s", m), fnum("%.3f s", sd), fnum("%.1f", n)}
 		})})
 	for _, kind := range []string{"udp", "tcp"} {
@@ -142,7 +142,7 @@ func fairQueueingReport(d *ReportData) (string, []table, []figure, error) {
 			}
 			k := strings.TrimPrefix(g.param("topology"), strings.TrimPrefix(c, pre)+"-k")
 			fair := 10e6 / 11 * fqPacket / (fqPacket + 28)
-			vals[disc][k] = fnum("%.2f", g.meanOf(ScopeFlow, 1, "mean_throughput")/fair)
+			vals[disc][k] = fnum("%.2f", meanOf(g, ScopeFlow, 1, "mean_throughput")/fair)
 		}
 		t.Head = append(t.Head, cols...)
 		for k := 1; k <= 5; k++ {
@@ -164,7 +164,7 @@ func fairQueueingReport(d *ReportData) (string, []table, []figure, error) {
 	for _, kind := range []string{"udp", "tcp"} {
 		pre := "multihop-" + kind + "-"
 		for _, be := range d.Backends {
-			lines := d.caseLines(pre, be, func(g *Group) string { return fqDiscipline(strings.TrimPrefix(g.param("case"), pre) + ":") },
+			lines := caseLines(d, pre, be, func(g *Group) string { return fqDiscipline(strings.TrimPrefix(g.param("case"), pre) + ":") },
 				func(g *Group) float64 {
 					k, err := strconv.Atoi(g.param("topology")[strings.LastIndex(g.param("topology"), "-k")+2:])
 					if err != nil {
@@ -173,7 +173,7 @@ func fairQueueingReport(d *ReportData) (string, []table, []figure, error) {
 					return float64(k)
 				},
 				func(g *Group) float64 {
-					return g.meanOf(ScopeFlow, 1, "mean_throughput") / (10e6 / 11 * fqPacket / (fqPacket + 28))
+					return meanOf(g, ScopeFlow, 1, "mean_throughput") / (10e6 / 11 * fqPacket / (fqPacket + 28))
 				})
 			f, ok, err := studyLineFigure("Figure 6: normalized throughput of a "+strings.ToUpper(kind)+" flow vs congested links ("+be+")",
 				"Throughput over the fair share C/11 of the flow crossing K congested links (the table above).",
@@ -189,7 +189,7 @@ func fairQueueingReport(d *ReportData) (string, []table, []figure, error) {
 	add(table{Title: "Figure 7: one TCP and three layered (RLM-style) flows on a 4 Mbit/s link",
 		Caption: "Mean receiving rate of each flow over the run (7 layers of 2^(i+4) kbit/s, i = 1..7); the rates over 1 s intervals are the time series below.",
 		Head:    []string{"discipline", "backend", "TCP", "layered 1", "layered 2", "layered 3"},
-		Rows: d.fqRows("layered", func(g *Group) []string {
+		Rows: fqRows(d, "layered", func(g *Group) []string {
 			var row []string
 			for id := int64(1); id <= 4; id++ {
 				row = append(row, summaryCell("bit/s", g.summary(ScopeFlow, id, "mean_throughput")))

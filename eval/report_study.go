@@ -48,7 +48,7 @@ func netCol(head, metric string) studyColumn {
 // caseTable is one table of a study: a row per point of case caseName and
 // backend (in point order), its swept parameters under the study's names,
 // then the columns (mean ± 95 % CI over the seeds).
-func (d *ReportData) caseTable(caseName, title, caption string, params []studyParam, cols []studyColumn) (table, bool) {
+func caseTable(d *ReportData, caseName, title, caption string, params []studyParam, cols []studyColumn) (table, bool) {
 	t := table{Title: title, Caption: caption}
 	for _, p := range params {
 		t.Head = append(t.Head, p.Head)
@@ -79,10 +79,10 @@ func (d *ReportData) caseTable(caseName, title, caption string, params []studyPa
 }
 
 // caseTables builds the tables that have rows.
-func (d *ReportData) caseTables(specs []caseTableSpec) []table {
+func caseTables(d *ReportData, specs []caseTableSpec) []table {
 	var out []table
 	for _, s := range specs {
-		if t, ok := d.caseTable(s.Case, s.Title, s.Caption, s.Params, s.Cols); ok {
+		if t, ok := caseTable(d, s.Case, s.Title, s.Caption, s.Params, s.Cols); ok {
 			out = append(out, t)
 		}
 	}
@@ -137,7 +137,7 @@ func studyLineFigure(title, caption, xlabel, ylabel string, lines []studyLine) (
 // caseLines collects, over the groups of cases with the prefix casePrefix
 // (one backend), one line per key(g) with x(g) and y(g), dropping points
 // where x or y is NaN; lines keep their first-seen order.
-func (d *ReportData) caseLines(casePrefix, backend string, key func(*Group) string, x, y func(*Group) float64) []studyLine {
+func caseLines(d *ReportData, casePrefix, backend string, key func(*Group) string, x, y func(*Group) float64) []studyLine {
 	var out []studyLine
 	idx := map[string]int{}
 	for _, g := range d.Groups {
