@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"cclab/eval"
+	"cclab/store"
 )
 
 // CopyStats counts what CopyCampaigns copied.
@@ -25,7 +25,7 @@ type CopyStats struct {
 // again. Leases (Lease) are not copied: they belong to the source's runs.
 // A source without campaign tables has nothing to copy: no error unless a
 // campaign was named.
-func CopyCampaigns(ctx context.Context, dst, src *eval.SQLStore, name string) (CopyStats, error) {
+func CopyCampaigns(ctx context.Context, dst, src *store.SQLStore, name string) (CopyStats, error) {
 	var st CopyStats
 	v, err := src.TablesVersion(ctx, "campaign")
 	if err != nil {

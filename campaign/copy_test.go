@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"cclab/eval"
+	"cclab/store"
 )
 
 // testCopy: CopyCampaigns moves every stored spec and attempt (done and
@@ -78,12 +78,12 @@ func testCopy(t *testing.T, newDB func(t *testing.T) string) {
 // copies nothing and gets none; naming a campaign is an error.
 func TestCopyWithoutCampaignTables(t *testing.T) {
 	ctx := context.Background()
-	src, err := eval.Open(filepath.Join(t.TempDir(), "plain.db"))
+	src, err := store.Open(filepath.Join(t.TempDir(), "plain.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	dst, err := eval.Open(filepath.Join(t.TempDir(), "dst.db"))
+	dst, err := store.Open(filepath.Join(t.TempDir(), "dst.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestCopyWithoutCampaignTables(t *testing.T) {
 	if got, err := CopyCampaigns(ctx, dst, src, ""); err != nil || got != (CopyStats{}) {
 		t.Errorf("copy all: got %+v, %v; want nothing, nil", got, err)
 	}
-	for _, st := range []*eval.SQLStore{src, dst} {
+	for _, st := range []*store.SQLStore{src, dst} {
 		if v, err := st.TablesVersion(ctx, "campaign"); v != 0 || err != nil {
 			t.Errorf("campaign tables after the copy: version %d, %v; want none", v, err)
 		}

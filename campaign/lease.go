@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"cclab/eval"
+	"cclab/store"
 )
 
 // DefaultLeaseTTL is how long a scheduler's claim on a campaign lasts
@@ -110,7 +110,7 @@ func (s *Store) Acquire(ctx context.Context, campaign string, owner Owner, ttl t
 		now = time.Now
 	}
 	l := &Lease{store: s, campaign: campaign, owner: owner, ttl: ttl, now: now}
-	err := s.SQL.InTx(ctx, true, func(tx eval.SQLTx) error {
+	err := s.SQL.InTx(ctx, true, func(tx store.SQLTx) error {
 		var h Owner
 		var since, until int64
 		err := tx.QueryRow(ctx, `SELECT owner_host, owner_pid, owner_token, owner_pid_space, since_ns, until_ns FROM campaign_leases WHERE campaign = ?`, campaign).

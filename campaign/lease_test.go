@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"cclab/eval"
+	"cclab/store"
 )
 
 // testLease: while one scheduler runs a campaign a second one (another
@@ -138,7 +138,7 @@ func TestLeaseRenewalHangs(t *testing.T) {
 	go func() {
 		<-f.started
 		other := openTestStore(t, db)
-		locked <- other.SQL.InTx(context.Background(), true, func(eval.SQLTx) error {
+		locked <- other.SQL.InTx(context.Background(), true, func(store.SQLTx) error {
 			<-release // held until the run's transfer was cancelled
 			return nil
 		})

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"cclab/eval"
 	"cclab/internal/units"
 	"cclab/link"
+	"cclab/report/studies"
 	"cclab/transport"
 )
 
@@ -122,7 +122,7 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 		}
 		for i, q := range []float64{0.1, 0.5, 0.9} {
 			if len(srtts) > 0 {
-				pp.SRTT[i] = msDur(eval.Quantile(srtts, q))
+				pp.SRTT[i] = msDur(studies.Quantile(srtts, q))
 			}
 		}
 		if sent > 0 {
@@ -164,7 +164,7 @@ func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64) []in
 	}
 	pkt := float64(pp.Packet)
 	if len(rates) > 0 {
-		pp.RateBps, pp.RateLo, pp.RateHi = eval.Quantile(rates, 0.5), slices.Min(rates), slices.Max(rates)
+		pp.RateBps, pp.RateLo, pp.RateHi = studies.Quantile(rates, 0.5), slices.Min(rates), slices.Max(rates)
 	} else {
 		pp.RateBps = slices.Max(goodputs)
 		pp.RateLo, pp.RateHi, pp.RateBound = pp.RateBps, math.Inf(1), true

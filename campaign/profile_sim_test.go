@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"cclab/eval"
-	"cclab/eval/simrun"
+	simrun "cclab/backend/sim"
 	"cclab/link"
 	"cclab/plan"
+	"cclab/scenario"
 )
 
 // simTransfers runs a 1 MB Reno transfer per seed over a known dumbbell path
@@ -24,7 +24,7 @@ func simTransfers(t *testing.T, truth PathProfile, seeds []uint64) [][]byte {
 	if err := WriteProfileScenario(&b, sp, []PathProfile{truth}); err != nil {
 		t.Fatal(err)
 	}
-	exp, err := eval.ParseScenario("truth.yaml", b.Bytes())
+	exp, err := scenario.ParseScenario("truth.yaml", b.Bytes())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}

@@ -5,7 +5,8 @@ import (
 	"io"
 	"time"
 
-	"cclab/eval"
+	"cclab/report/studies"
+	"cclab/store"
 )
 
 // Path groups of the ETH analysis.
@@ -56,8 +57,8 @@ func final(sp *Spec, rows []Row) []Row {
 // measurements; the loss rate is retransmitted over sent data packets (the
 // sender's summary has no network loss count). An unreported count (-1) is
 // 0.
-func (r Row) ETHTransfer() eval.ETHTransfer {
-	t := eval.ETHTransfer{Variant: r.Variant, Group: PathGroup(r.FromGroup, r.ToGroup), Path: r.From + "->" + r.To,
+func (r Row) ETHTransfer() studies.ETHTransfer {
+	t := studies.ETHTransfer{Variant: r.Variant, Group: PathGroup(r.FromGroup, r.ToGroup), Path: r.From + "->" + r.To,
 		Failed: r.Status != StatusDone}
 	if t.Failed {
 		return t
@@ -73,15 +74,15 @@ func (r Row) ETHTransfer() eval.ETHTransfer {
 
 // ETHTransfers converts a campaign's finished transfers (done, or failed
 // in every allowed attempt) for the ETH analysis, in plan order.
-func ETHTransfers(sp *Spec, rows []Row) []eval.ETHTransfer {
-	var out []eval.ETHTransfer
+func ETHTransfers(sp *Spec, rows []Row) []studies.ETHTransfer {
+	var out []studies.ETHTransfer
 	for _, r := range final(sp, rows) {
 		out = append(out, r.ETHTransfer())
 	}
 	return out
 }
 
-// WriteReport writes the campaign's ETH analysis (eval.WriteETHReport) of
+// WriteReport writes the campaign's ETH analysis (studies.WriteETHReport) of
 // its stored transfers, with the campaign, spec digest, database, period
 // and the transfers' states as the report's header lines.
 func WriteReport(w io.Writer, sp *Spec, db string, rows []Row) error {
@@ -105,7 +106,7 @@ func WriteReport(w io.Writer, sp *Spec, db string, rows []Row) error {
 	}
 	meta := [][2]string{
 		{"campaign", fmt.Sprintf("%s (spec digest %s)", sp.Name, sp.Digest())},
-		{"database", eval.DBName(db)},
+		{"database", store.DBName(db)},
 		{"hosts", hostNames(sp.Hosts)},
 		{"transfers", fmt.Sprintf("%d planned (%d rounds × %d pairs × %d variants): %d done, %d failed, %d pending",
 			len(sp.Plan()), sp.Schedule.Rounds, len(sp.Pairs), len(sp.Variants), c.Done, c.Failed, c.Pending)},
@@ -113,5 +114,5 @@ func WriteReport(w io.Writer, sp *Spec, db string, rows []Row) error {
 		{"period", period},
 		{"path groups", "intra: both hosts in one group; inter: different groups (the spec's hosts[].group)"},
 	}
-	return eval.WriteETHReport(w, sp.Name, meta, ETHTransfers(sp, rows))
+	return studies.WriteETHReport(w, sp.Name, meta, ETHTransfers(sp, rows))
 }

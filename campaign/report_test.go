@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"cclab/eval"
 	"cclab/link"
+	"cclab/scenario"
 )
 
 // profileRunner is a fake runner whose outcomes depend on the path: RTT
@@ -79,7 +79,7 @@ func TestETHTransfersAndReport(t *testing.T) {
 }
 
 // TestProfileScenario: the profiles reflect the measured paths, and the
-// written scenario is one cclab run accepts (eval.ParseScenario).
+// written scenario is one cclab run accepts (scenario.ParseScenario).
 func TestProfileScenario(t *testing.T) {
 	s, rows := runProfileCampaign(t)
 	ps := Profiles(s, rows)
@@ -117,7 +117,7 @@ func TestProfileScenario(t *testing.T) {
 	if err := WriteProfileScenario(&b, s, ps); err != nil {
 		t.Fatal(err)
 	}
-	exp, err := eval.ParseScenario("profile.yaml", b.Bytes())
+	exp, err := scenario.ParseScenario("profile.yaml", b.Bytes())
 	if err != nil {
 		t.Fatalf("the profile scenario does not parse: %v\n%s", err, b.String())
 	}

@@ -21,7 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"cclab/ccalgo"
-	"cclab/eval"
+	"cclab/scenario"
 	"cclab/transport"
 )
 
@@ -35,7 +35,7 @@ type Spec struct {
 	Transfer    TransferSettings
 	Schedule    Schedule
 	Credentials CredentialFiles
-	DB          string // results database (SQLite file or PostgreSQL URL); "" = eval.DefaultDB
+	DB          string // results database (SQLite file or PostgreSQL URL); "" = store.DefaultDB
 	// Source is the spec's YAML text, File its file name.
 	Source []byte
 	File   string
@@ -157,9 +157,9 @@ func validateCC(s string) error       { return ccalgo.Registry.Validate(s) }
 func validateRecovery(s string) error { _, err := transport.ParseRecoverySpec(s); return err }
 
 // ParseSpec parses a campaign spec's YAML text; file names it in errors
-// (an *eval.Error: file, line, field and the allowed values).
+// (an *scenario.Error: file, line, field and the allowed values).
 func ParseSpec(file string, src []byte) (*Spec, error) {
-	y, doc, err := eval.ParseYAML(file, src)
+	y, doc, err := scenario.ParseYAML(file, src)
 	if err != nil {
 		return nil, err
 	}
@@ -167,10 +167,10 @@ func ParseSpec(file string, src []byte) (*Spec, error) {
 		HostConcurrency: DefaultHostConcurrency, Retries: DefaultRetries, RetryDelay: DefaultRetryDelay, Spacing: DefaultSpacing}}
 	var pairsNode, variantsNode *yaml.Node
 	hostIndex := map[string]int{}
-	str := func(dst *string) eval.FieldFunc {
+	str := func(dst *string) scenario.FieldFunc {
 		return func(n *yaml.Node, p string) (err error) { *dst, err = y.Str(n, p); return err }
 	}
-	err = y.Mapping(doc, "", map[string]eval.FieldFunc{
+	err = y.Mapping(doc, "", map[string]scenario.FieldFunc{
 		"name":        func(n *yaml.Node, p string) (err error) { s.Name, err = name(y, n, p); return err },
 		"description": str(&s.Description),
 		"hosts": func(n *yaml.Node, p string) error {
@@ -199,7 +199,7 @@ func ParseSpec(file string, src []byte) (*Spec, error) {
 		"transfer": func(n *yaml.Node, p string) error { return transfer(y, n, p, &s.Transfer) },
 		"schedule": func(n *yaml.Node, p string) error { return schedule(y, n, p, &s.Schedule) },
 		"credentials": func(n *yaml.Node, p string) error {
-			return y.Mapping(n, p, map[string]eval.FieldFunc{
+			return y.Mapping(n, p, map[string]scenario.FieldFunc{
 				"psk":             str(&s.Credentials.PSK),
 				"identity":        str(&s.Credentials.Identity),
 				"authorized_keys": str(&s.Credentials.AuthorizedKeys),
@@ -237,7 +237,7 @@ func ParseSpec(file string, src []byte) (*Spec, error) {
 
 // name decodes a name: letters, digits, '-', '_', '.', '+' (it appears in
 // transfer IDs and file names).
-func name(y *eval.YAMLDecoder, n *yaml.Node, p string) (string, error) {
+func name(y *scenario.YAMLDecoder, n *yaml.Node, p string) (string, error) {
 	v, err := y.Str(n, p)
 	if err != nil {
 		return "", err
@@ -250,9 +250,9 @@ func name(y *eval.YAMLDecoder, n *yaml.Node, p string) (string, error) {
 	return v, nil
 }
 
-func host(y *eval.YAMLDecoder, n *yaml.Node, p string) (Host, error) {
+func host(y *scenario.YAMLDecoder, n *yaml.Node, p string) (Host, error) {
 	var h Host
-	err := y.Mapping(n, p, map[string]eval.FieldFunc{
+	err := y.Mapping(n, p, map[string]scenario.FieldFunc{
 		"name": func(n *yaml.Node, p string) (err error) { h.Name, err = name(y, n, p); return err },
 		"agent": func(n *yaml.Node, p string) error {
 			v, err := y.Str(n, p)
@@ -281,9 +281,9 @@ func host(y *eval.YAMLDecoder, n *yaml.Node, p string) (Host, error) {
 	return h, err
 }
 
-func pairs(y *eval.YAMLDecoder, n *yaml.Node, index map[string]int, hosts []Host) ([]Pair, error) {
+func pairs(y *scenario.YAMLDecoder, n *yaml.Node, index map[string]int, hosts []Host) ([]Pair, error) {
 	var out []Pair
-	if n == nil || !eval.IsList(n) {
+	if n == nil || !scenario.IsList(n) {
 		if n != nil {
 			if _, err := y.Enum(n, "pairs", "all"); err != nil {
 				return nil, err
@@ -309,7 +309,7 @@ func pairs(y *eval.YAMLDecoder, n *yaml.Node, index map[string]int, hosts []Host
 	for i, it := range items {
 		p := fmt.Sprintf("pairs[%d]", i)
 		var pr Pair
-		hostRef := func(dst *string) eval.FieldFunc {
+		hostRef := func(dst *string) scenario.FieldFunc {
 			return func(n *yaml.Node, p string) error {
 				v, err := y.Str(n, p)
 				if err != nil {
@@ -322,7 +322,7 @@ func pairs(y *eval.YAMLDecoder, n *yaml.Node, index map[string]int, hosts []Host
 				return nil
 			}
 		}
-		if err := y.Mapping(it, p, map[string]eval.FieldFunc{"from": hostRef(&pr.From), "to": hostRef(&pr.To)}, "from", "to"); err != nil {
+		if err := y.Mapping(it, p, map[string]scenario.FieldFunc{"from": hostRef(&pr.From), "to": hostRef(&pr.To)}, "from", "to"); err != nil {
 			return nil, err
 		}
 		if pr.From == pr.To {
@@ -345,8 +345,8 @@ func hostNames(hosts []Host) string {
 	return strings.Join(ns, ", ")
 }
 
-func variants(y *eval.YAMLDecoder, n *yaml.Node) ([]Variant, error) {
-	if !eval.IsList(n) {
+func variants(y *scenario.YAMLDecoder, n *yaml.Node) ([]Variant, error) {
+	if !scenario.IsList(n) {
 		if _, err := y.Enum(n, "variants", VariantsShorthand); err != nil {
 			return nil, y.Errorf(n, "variants", "want a list of variants ({name, cc, recovery}) or the shorthand %s", VariantsShorthand)
 		}
@@ -364,7 +364,7 @@ func variants(y *eval.YAMLDecoder, n *yaml.Node) ([]Variant, error) {
 	for i, it := range items {
 		p := fmt.Sprintf("variants[%d]", i)
 		var v Variant
-		err := y.Mapping(it, p, map[string]eval.FieldFunc{
+		err := y.Mapping(it, p, map[string]scenario.FieldFunc{
 			"name":     func(n *yaml.Node, p string) (err error) { v.Name, err = name(y, n, p); return err },
 			"cc":       func(n *yaml.Node, p string) (err error) { v.CC, err = y.Spec(n, p, validateCC); return err },
 			"recovery": func(n *yaml.Node, p string) (err error) { v.Recovery, err = y.Spec(n, p, validateRecovery); return err },
@@ -384,8 +384,8 @@ func variants(y *eval.YAMLDecoder, n *yaml.Node) ([]Variant, error) {
 	return out, nil
 }
 
-func transfer(y *eval.YAMLDecoder, n *yaml.Node, p string, t *TransferSettings) error {
-	err := y.Mapping(n, p, map[string]eval.FieldFunc{
+func transfer(y *scenario.YAMLDecoder, n *yaml.Node, p string, t *TransferSettings) error {
+	err := y.Mapping(n, p, map[string]scenario.FieldFunc{
 		"bytes": func(n *yaml.Node, p string) (err error) {
 			if t.Bytes, err = y.Bytes(n, p); err == nil && t.Bytes <= 0 {
 				err = y.Errorf(n, p, "must be positive")
@@ -419,14 +419,14 @@ func transfer(y *eval.YAMLDecoder, n *yaml.Node, p string, t *TransferSettings) 
 	return nil
 }
 
-func schedule(y *eval.YAMLDecoder, n *yaml.Node, p string, s *Schedule) error {
-	dur := func(dst *time.Duration) eval.FieldFunc {
+func schedule(y *scenario.YAMLDecoder, n *yaml.Node, p string, s *Schedule) error {
+	dur := func(dst *time.Duration) scenario.FieldFunc {
 		return func(n *yaml.Node, p string) (err error) { *dst, err = y.Duration(n, p); return err }
 	}
-	integer := func(dst *int, min, max int) eval.FieldFunc {
+	integer := func(dst *int, min, max int) scenario.FieldFunc {
 		return func(n *yaml.Node, p string) (err error) { *dst, err = y.Integer(n, p, min, max); return err }
 	}
-	return y.Mapping(n, p, map[string]eval.FieldFunc{
+	return y.Mapping(n, p, map[string]scenario.FieldFunc{
 		"rounds":           integer(&s.Rounds, 1, MaxRounds),
 		"seed":             func(n *yaml.Node, p string) (err error) { s.Seed, err = y.Uint64(n, p); return err },
 		"spacing":          dur(&s.Spacing),

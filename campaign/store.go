@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"cclab/eval"
+	"cclab/store"
 )
 
 // Transfer statuses (eval's run statuses).
 const (
-	StatusDone   = eval.StatusDone
-	StatusFailed = eval.StatusFailed
+	StatusDone   = store.StatusDone
+	StatusFailed = store.StatusFailed
 )
 
 // Row is one attempt of one transfer as stored: the campaign tables' row
@@ -53,7 +53,7 @@ type Row struct {
 	ReceiverQlog       string
 }
 
-// schema is the campaign tables' schema versions (eval.SQLStore.MigrateTables).
+// schema is the campaign tables' schema versions (store.SQLStore.MigrateTables).
 var schema = [][]string{{
 	`CREATE TABLE campaign_specs (
 		name TEXT NOT NULL,
@@ -120,28 +120,28 @@ var columns = []string{"campaign", "digest", "seq", "attempt", "round", "transfe
 
 // Store is the campaign tables in a results database.
 type Store struct {
-	SQL *eval.SQLStore
+	SQL *store.SQLStore
 	own bool
 }
 
 // OpenStore opens the results database db (an SQLite file or a
-// postgres:// URL, eval.Open) and creates or migrates the campaign tables.
+// postgres:// URL, store.Open) and creates or migrates the campaign tables.
 func OpenStore(db string) (*Store, error) {
-	st, err := eval.Open(db)
+	st, err := store.Open(db)
 	if err != nil {
 		return nil, err
 	}
 	s, err := NewStore(st)
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("store %s: %w", eval.DBName(db), err)
+		return nil, fmt.Errorf("store %s: %w", store.DBName(db), err)
 	}
 	s.own = true
 	return s, nil
 }
 
 // NewStore adds the campaign tables to an open results database.
-func NewStore(st *eval.SQLStore) (*Store, error) {
+func NewStore(st *store.SQLStore) (*Store, error) {
 	if err := st.MigrateTables(context.Background(), "campaign", schema); err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func (s *Store) save(ctx context.Context, r *Row) (added bool, err error) {
 		r.SenderJSON, r.ReceiverJSON, r.SenderQlog, r.ReceiverQlog}
 	q := `INSERT INTO campaign_transfers (` + strings.Join(columns, ", ") + `) VALUES (` +
 		strings.TrimSuffix(strings.Repeat("?, ", len(columns)), ", ") + `) ON CONFLICT (campaign, digest, seq, attempt) DO NOTHING`
-	err = s.SQL.InTx(ctx, false, func(tx eval.SQLTx) error {
+	err = s.SQL.InTx(ctx, false, func(tx store.SQLTx) error {
 		res, err := tx.Exec(ctx, q, vals...)
 		if err != nil {
 			return err

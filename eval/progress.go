@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"cclab/scenario"
+	"cclab/store"
 	"strconv"
 	"sync"
 	"time"
@@ -16,14 +18,14 @@ const (
 // ProgressEvent reports a sweep's progress to SweepOptions.Progress.
 type ProgressEvent struct {
 	Kind    string
-	Spec    RunSpec       // the run (start, done)
-	Label   string        // the run's point, e.g. "loss=0.01 cc=reno" (start, done)
-	Status  string        // StatusDone or StatusFailed (done)
-	Error   string        // the failure (done, failed)
-	Wall    time.Duration // how long the run took (done)
-	Todo    []RunSpec     // the runs to do, in order (plan)
-	Skipped int           // runs already done in the store (plan)
-	At      time.Time     // when it happened
+	Spec    scenario.RunSpec   // the run (start, done)
+	Label   string             // the run's point, e.g. "loss=0.01 cc=reno" (start, done)
+	Status  string             // StatusDone or StatusFailed (done)
+	Error   string             // the failure (done, failed)
+	Wall    time.Duration      // how long the run took (done)
+	Todo    []scenario.RunSpec // the runs to do, in order (plan)
+	Skipped int                // runs already done in the store (plan)
+	At      time.Time          // when it happened
 }
 
 // Expected wall time of a run before any run of its backend finished: a live
@@ -47,7 +49,7 @@ type ProgressMeter struct {
 	mu       sync.Mutex
 	parallel map[string]int
 	start    time.Time
-	todo     []RunSpec
+	todo     []scenario.RunSpec
 	done     map[string]bool      // by RunSpec.Key
 	running  map[string]time.Time // by RunSpec.Key: start time
 	labels   map[string]string    // running runs' labels
@@ -85,7 +87,7 @@ func (m *ProgressMeter) Observe(ev ProgressEvent) {
 		m.finished[b]++
 		m.wallSum[b] += ev.Wall.Seconds()
 		m.durSum[b] += ev.Spec.Point.Scenario.Duration.Seconds()
-		if ev.Status != StatusDone {
+		if ev.Status != store.StatusDone {
 			m.failed++
 		}
 	}
@@ -96,10 +98,10 @@ func runLabel(ev ProgressEvent) string {
 }
 
 // expected returns the expected wall time of one run of s on one worker.
-func (m *ProgressMeter) expected(s RunSpec) float64 {
+func (m *ProgressMeter) expected(s scenario.RunSpec) float64 {
 	d := s.Point.Scenario.Duration.Seconds()
 	b := s.Backend
-	if b == BackendLive {
+	if b == scenario.BackendLive {
 		over := liveOverhead.Seconds()
 		if n := m.finished[b]; n > 0 {
 			over = max(0, (m.wallSum[b]-m.durSum[b])/float64(n))
@@ -175,7 +177,7 @@ func (m *ProgressMeter) State(now time.Time) ProgressState {
 }
 
 // orderedKeys returns the keys of running in the order of todo.
-func orderedKeys(todo []RunSpec, running map[string]time.Time) []string {
+func orderedKeys(todo []scenario.RunSpec, running map[string]time.Time) []string {
 	var out []string
 	for _, s := range todo {
 		if _, ok := running[s.Key]; ok {

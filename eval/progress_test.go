@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"cclab/scenario"
+	"cclab/store"
 	"testing"
 	"time"
 )
@@ -11,7 +13,7 @@ import (
 // after the simulator runs and then "0–1 s left" through a minute of live
 // runs); the time left tracks the live runs, and a running live run moves it.
 func TestProgressMeterWeightsByTime(t *testing.T) {
-	exp, err := ParseScenario("p.yaml", []byte(`name: p
+	exp, err := scenario.ParseScenario("p.yaml", []byte(`name: p
 duration: 5s
 runs: 3
 live_runs: 1
@@ -23,9 +25,9 @@ flows: [{cc: [reno, cubic]}]
 		t.Fatal(err)
 	}
 	specs := Specs(exp, nil)
-	var sims, lives []RunSpec
+	var sims, lives []scenario.RunSpec
 	for _, s := range specs {
-		if s.Backend == BackendSim {
+		if s.Backend == scenario.BackendSim {
 			sims = append(sims, s)
 		} else {
 			lives = append(lives, s)
@@ -34,10 +36,10 @@ flows: [{cc: [reno, cubic]}]
 	if len(sims) != 12 || len(lives) != 4 {
 		t.Fatalf("specs: %d sim, %d live; want 12 and 4", len(sims), len(lives))
 	}
-	m := NewProgressMeter(map[string]int{BackendSim: 2})
+	m := NewProgressMeter(map[string]int{scenario.BackendSim: 2})
 	t0 := time.Unix(1000, 0)
 	now := t0
-	m.Observe(ProgressEvent{Kind: ProgressPlan, Todo: append(append([]RunSpec{}, sims...), lives...), At: t0})
+	m.Observe(ProgressEvent{Kind: ProgressPlan, Todo: append(append([]scenario.RunSpec{}, sims...), lives...), At: t0})
 	st := m.State(now)
 	// Before any run: 12 sim runs × 5 s × 0.02 / 2 workers + 4 live × (5 s + 0.5 s).
 	if want := 12*5*simSpeedPrior/2 + 4*5.5; !nearDur(st.Remaining, want) || st.Fraction != 0 {
@@ -47,7 +49,7 @@ flows: [{cc: [reno, cubic]}]
 	for _, s := range sims {
 		m.Observe(ProgressEvent{Kind: ProgressStart, Spec: s, At: now})
 		now = now.Add(25 * time.Millisecond)
-		m.Observe(ProgressEvent{Kind: ProgressDone, Spec: s, Status: StatusDone, Wall: 50 * time.Millisecond, At: now})
+		m.Observe(ProgressEvent{Kind: ProgressDone, Spec: s, Status: store.StatusDone, Wall: 50 * time.Millisecond, At: now})
 	}
 	st = m.State(now)
 	if st.Done != 12 || st.Total != 16 {
@@ -60,12 +62,12 @@ flows: [{cc: [reno, cubic]}]
 	m.Observe(ProgressEvent{Kind: ProgressStart, Spec: lives[0], Label: "loss=0 cc=reno", At: now})
 	now = now.Add(3 * time.Second)
 	st = m.State(now)
-	if !nearDur(st.Remaining, 2.5+3*5.5) || st.Phase != BackendLive || st.PhaseTotal != 4 || len(st.Running) != 1 || st.Running[0] != "live loss=0 cc=reno seed 1" {
+	if !nearDur(st.Remaining, 2.5+3*5.5) || st.Phase != scenario.BackendLive || st.PhaseTotal != 4 || len(st.Running) != 1 || st.Running[0] != "live loss=0 cc=reno seed 1" {
 		t.Errorf("during a live run: remaining %v (want 19 s), phase %q %d/%d, running %q", st.Remaining, st.Phase, st.PhaseDone, st.PhaseTotal, st.Running)
 	}
 	// It took 6 s: the others are now expected to take 6 s each.
 	now = now.Add(3 * time.Second)
-	m.Observe(ProgressEvent{Kind: ProgressDone, Spec: lives[0], Status: StatusDone, Wall: 6 * time.Second, At: now})
+	m.Observe(ProgressEvent{Kind: ProgressDone, Spec: lives[0], Status: store.StatusDone, Wall: 6 * time.Second, At: now})
 	st = m.State(now)
 	if !nearDur(st.Remaining, 18) || st.PhaseDone != 1 {
 		t.Errorf("after one live run of 6 s: remaining %v, want 18 s; phase done %d, want 1", st.Remaining, st.PhaseDone)

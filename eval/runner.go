@@ -1,3 +1,6 @@
+// Package eval is the experiment harness (docs/eval.md): it runs an
+// experiment's points on the backends (Runner) for every seed, stores the
+// results and reports progress.
 package eval
 
 import (
@@ -15,24 +18,27 @@ import (
 	"time"
 
 	"cclab/internal/buildinfo"
+	"cclab/metrics"
+	"cclab/scenario"
+	"cclab/store"
 )
 
 // Runner runs one scenario point on one backend.
 type Runner interface {
-	Run(ctx context.Context, spec RunSpec) (RunResult, error)
+	Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResult, error)
 }
 
 // RunKey returns the store key of a run: hex SHA-256 of the point's hash,
 // the backend and the seed, shortened to 20 characters.
-func RunKey(p Point, backend string, seed uint64) string {
+func RunKey(p scenario.Point, backend string, seed uint64) string {
 	h := sha256.Sum256([]byte(p.Hash() + "/" + backend + "/" + strconv.FormatUint(seed, 10)))
 	return hex.EncodeToString(h[:10])
 }
 
 // Specs lists the runs of an experiment on the given backends (all of the
 // scenario's backends if none given), in point, backend, seed order.
-func Specs(exp *Experiment, backends []string) []RunSpec {
-	var out []RunSpec
+func Specs(exp *scenario.Experiment, backends []string) []scenario.RunSpec {
+	var out []scenario.RunSpec
 	for _, p := range exp.Points {
 		bs := backends
 		if len(bs) == 0 {
@@ -43,11 +49,11 @@ func Specs(exp *Experiment, backends []string) []RunSpec {
 				continue
 			}
 			seeds := p.Scenario.Seeds
-			if b == BackendLive && p.Scenario.LiveRuns > 0 && p.Scenario.LiveRuns < len(seeds) {
+			if b == scenario.BackendLive && p.Scenario.LiveRuns > 0 && p.Scenario.LiveRuns < len(seeds) {
 				seeds = seeds[:p.Scenario.LiveRuns]
 			}
 			for _, seed := range seeds {
-				out = append(out, RunSpec{Experiment: exp.Name, Point: p, Backend: b, Seed: seed, Key: RunKey(p, b, seed)})
+				out = append(out, scenario.RunSpec{Experiment: exp.Name, Point: p, Backend: b, Seed: seed, Key: RunKey(p, b, seed)})
 			}
 		}
 	}
@@ -57,10 +63,10 @@ func Specs(exp *Experiment, backends []string) []RunSpec {
 // CheckBackends returns an error when one of backends (a -backends
 // selection) is not a backend of any point of exp: the selection would run
 // nothing on it, which is a mistake, not "0 runs".
-func CheckBackends(exp *Experiment, backends []string) error {
+func CheckBackends(exp *scenario.Experiment, backends []string) error {
 	for _, b := range backends {
-		if b != BackendSim && b != BackendLive {
-			return fmt.Errorf("unknown backend %q (allowed: %s, %s)", b, BackendSim, BackendLive)
+		if b != scenario.BackendSim && b != scenario.BackendLive {
+			return fmt.Errorf("unknown backend %q (allowed: %s, %s)", b, scenario.BackendSim, scenario.BackendLive)
 		}
 		found := false
 		for _, p := range exp.Points {
@@ -79,7 +85,7 @@ func CheckBackends(exp *Experiment, backends []string) error {
 
 // SweepOptions configure Sweep.
 type SweepOptions struct {
-	Store    Store             // where results go (required)
+	Store    store.Store       // where results go (required)
 	Runners  map[string]Runner // by backend; backends without a runner are skipped and reported
 	Backends []string          // restrict to these backends; nil: the scenario's
 	// Parallel is the number of concurrent runs per backend; missing or 0:
@@ -104,11 +110,11 @@ type SweepOptions struct {
 // are deterministic, disjoint and together the whole sweep, and round-robin
 // spreads every point's seeds and every axis' values over the shards, so
 // they take about equal time.
-func ShardSpecs(specs []RunSpec, i, n int) []RunSpec {
+func ShardSpecs(specs []scenario.RunSpec, i, n int) []scenario.RunSpec {
 	if n <= 1 {
 		return specs
 	}
-	var out []RunSpec
+	var out []scenario.RunSpec
 	for k := i; k < len(specs); k += n {
 		out = append(out, specs[k])
 	}
@@ -141,7 +147,7 @@ type SweepStats struct {
 // written in its own transaction as it finishes; so an interrupted sweep
 // leaves only whole runs, and running it again completes it. A cancelled
 // context stops the sweep: runs in progress are abandoned, not stored.
-func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, error) {
+func Sweep(ctx context.Context, exp *scenario.Experiment, opt SweepOptions) (SweepStats, error) {
 	start := time.Now()
 	var st SweepStats
 	if err := CheckBackends(exp, opt.Backends); err != nil {
@@ -156,7 +162,7 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 	if err != nil {
 		return st, err
 	}
-	ver := NewVersionRecord(exp)
+	ver := store.NewVersionRecord(exp)
 	if err := opt.Store.Version(ctx, expID, ver); err != nil {
 		return st, err
 	}
@@ -166,7 +172,7 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 	}
 	specs := ShardSpecs(Specs(exp, opt.Backends), opt.Shard, opt.Shards)
 	st.Total = len(specs)
-	byBackend := map[string][]RunSpec{}
+	byBackend := map[string][]scenario.RunSpec{}
 	var order []string
 	for _, s := range specs {
 		if opt.Runners[s.Backend] == nil {
@@ -202,7 +208,7 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 			opt.Progress(ev)
 		}
 	}
-	var todo []RunSpec
+	var todo []scenario.RunSpec
 	for _, b := range order {
 		todo = append(todo, byBackend[b]...)
 	}
@@ -214,11 +220,11 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 		par := opt.Parallel[b]
 		if par <= 0 {
 			par = 1
-			if b == BackendSim {
+			if b == scenario.BackendSim {
 				par = runtime.NumCPU()
 			}
 		}
-		ch := make(chan RunSpec)
+		ch := make(chan scenario.RunSpec)
 		var wg sync.WaitGroup
 		for w := 0; w < par; w++ {
 			wg.Add(1)
@@ -238,7 +244,7 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 					if err != nil && firstErr == nil {
 						firstErr = err
 					}
-					if rec.Status == StatusDone {
+					if rec.Status == store.StatusDone {
 						st.Ran++
 					} else {
 						st.Failed++
@@ -271,23 +277,23 @@ func Sweep(ctx context.Context, exp *Experiment, opt SweepOptions) (SweepStats, 
 }
 
 // execute runs one spec and turns the outcome into a record.
-func execute(ctx context.Context, r Runner, s RunSpec) (rec *RunRecord) {
-	rec = &RunRecord{Experiment: s.Experiment, Key: s.Key, Point: s.Point.Index, Params: s.Point.Params,
-		ScenarioHash: s.Point.Hash(), Backend: s.Backend, Seed: s.Seed, Version: Version, Started: time.Now(),
+func execute(ctx context.Context, r Runner, s scenario.RunSpec) (rec *store.RunRecord) {
+	rec = &store.RunRecord{Experiment: s.Experiment, Key: s.Key, Point: s.Point.Index, Params: s.Point.Params,
+		ScenarioHash: s.Point.Hash(), Backend: s.Backend, Seed: s.Seed, Version: store.Version, Started: time.Now(),
 		Provenance: buildinfo.Read(), Settings: s.Point.Settings(s.Backend, s.Seed)}
 	defer func() {
 		if p := recover(); p != nil {
-			rec.Status, rec.Error = StatusFailed, fmt.Sprintf("panic: %v", p)
+			rec.Status, rec.Error = store.StatusFailed, fmt.Sprintf("panic: %v", p)
 		}
 		rec.Finished = time.Now()
 		rec.WallSeconds = rec.Finished.Sub(rec.Started).Seconds()
 	}()
 	res, err := r.Run(ctx, s)
 	if err != nil {
-		rec.Status, rec.Error = StatusFailed, err.Error()
+		rec.Status, rec.Error = store.StatusFailed, err.Error()
 		return rec
 	}
-	rec.Status = StatusDone
+	rec.Status = store.StatusDone
 	rec.Notes = res.Notes
 	rec.SetMetrics(res.Metrics)
 	mergeInfo(rec.Flows, res.Flows)
@@ -295,7 +301,7 @@ func execute(ctx context.Context, r Runner, s RunSpec) (rec *RunRecord) {
 	return rec
 }
 
-func mergeInfo(dst, src []ScopeRecord) {
+func mergeInfo(dst, src []metrics.ScopeRecord) {
 	for i := range dst {
 		for _, s := range src {
 			if s.ID == dst[i].ID {

@@ -1,6 +1,9 @@
 package eval
 
 import (
+	"cclab/internal/evaltest"
+	"cclab/metrics"
+	"cclab/scenario"
 	"context"
 	"errors"
 	"strconv"
@@ -18,18 +21,18 @@ type eventRunner struct {
 	failSeed uint64 // fail runs with this seed (0: none)
 }
 
-func (r *eventRunner) Run(ctx context.Context, s RunSpec) (RunResult, error) {
+func (r *eventRunner) Run(ctx context.Context, s scenario.RunSpec) (metrics.RunResult, error) {
 	n := r.calls.Add(1)
 	if r.cancelAt > 0 && n >= r.cancelAt {
 		r.cancel()
-		return RunResult{}, ctx.Err()
+		return metrics.RunResult{}, ctx.Err()
 	}
 	if s.Seed == r.failSeed {
-		return RunResult{}, errors.New("backend exploded")
+		return metrics.RunResult{}, errors.New("backend exploded")
 	}
-	info, ev := syntheticRun()
-	res := RunResult{Info: info, Metrics: Compute(info, ev)}
-	if s.Backend == BackendLive {
+	info, ev := evaltest.SyntheticRun()
+	res := metrics.RunResult{Info: info, Metrics: metrics.Compute(info, ev)}
+	if s.Backend == scenario.BackendLive {
 		res.Notes = map[string]float64{"host_load1_start": 0.5}
 	}
 	return res, nil
@@ -44,7 +47,7 @@ flows: [{cc: [reno, newreno]}]
 `
 
 func TestSweepResume(t *testing.T) {
-	exp, err := ParseScenario("sweep.yaml", []byte(sweepScenario))
+	exp, err := scenario.ParseScenario("sweep.yaml", []byte(sweepScenario))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +58,11 @@ func TestSweepResume(t *testing.T) {
 	st := openTestStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &eventRunner{cancelAt: 8, cancel: cancel}
-	stats, err := Sweep(ctx, exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r}, Parallel: map[string]int{BackendSim: 2}})
+	stats, err := Sweep(ctx, exp, SweepOptions{Store: st, Runners: map[string]Runner{scenario.BackendSim: r}, Parallel: map[string]int{scenario.BackendSim: 2}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted sweep: got %v, want context.Canceled", err)
 	}
-	if len(stats.Missing) != 1 || stats.Missing[0] != BackendLive {
+	if len(stats.Missing) != 1 || stats.Missing[0] != scenario.BackendLive {
 		t.Errorf("missing backends: got %v, want [live]", stats.Missing)
 	}
 	first := count(t, st, "runs")
@@ -74,7 +77,7 @@ func TestSweepResume(t *testing.T) {
 	}
 
 	r2 := &eventRunner{}
-	stats, err = Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r2}})
+	stats, err = Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{scenario.BackendSim: r2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,19 +91,19 @@ func TestSweepResume(t *testing.T) {
 	}
 	// A third sweep does nothing.
 	r3 := &eventRunner{}
-	stats, _ = Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r3}})
+	stats, _ = Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{scenario.BackendSim: r3}})
 	if r3.calls.Load() != 0 || stats.Skipped != total {
 		t.Errorf("complete sweep rerun: %d calls, %d skipped; want 0 and %d", r3.calls.Load(), stats.Skipped, total)
 	}
 }
 
 func TestSweepFailedRunsRetried(t *testing.T) {
-	exp, err := ParseScenario("sweep.yaml", []byte(sweepScenario))
+	exp, err := scenario.ParseScenario("sweep.yaml", []byte(sweepScenario))
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := openTestStore(t)
-	stats, err := Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: &eventRunner{failSeed: 2}}})
+	stats, err := Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{scenario.BackendSim: &eventRunner{failSeed: 2}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +111,7 @@ func TestSweepFailedRunsRetried(t *testing.T) {
 		t.Errorf("failures: got ran %d failed %d, want 12 and 6", stats.Ran, stats.Failed)
 	}
 	r := &eventRunner{}
-	stats, _ = Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{BackendSim: r}})
+	stats, _ = Sweep(context.Background(), exp, SweepOptions{Store: st, Runners: map[string]Runner{scenario.BackendSim: r}})
 	if r.calls.Load() != 6 || stats.Ran != 6 {
 		t.Errorf("retry: %d calls, ran %d; want the 6 failed runs", r.calls.Load(), stats.Ran)
 	}
@@ -118,7 +121,7 @@ func TestSweepFailedRunsRetried(t *testing.T) {
 }
 
 func TestRunKeys(t *testing.T) {
-	exp, _ := ParseScenario("sweep.yaml", []byte(sweepScenario))
+	exp, _ := scenario.ParseScenario("sweep.yaml", []byte(sweepScenario))
 	specs := Specs(exp, nil)
 	if len(specs) != 36 {
 		t.Fatalf("specs: got %d, want 36 (2 backends)", len(specs))
@@ -130,14 +133,14 @@ func TestRunKeys(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if got := len(Specs(exp, []string{BackendLive})); got != 18 {
+	if got := len(Specs(exp, []string{scenario.BackendLive})); got != 18 {
 		t.Errorf("live specs: got %d, want 18", got)
 	}
-	exp, _ = ParseScenario("sweep.yaml", []byte(sweepScenario+"live_runs: 1\n"))
-	if got := len(Specs(exp, []string{BackendLive})); got != 6 {
+	exp, _ = scenario.ParseScenario("sweep.yaml", []byte(sweepScenario+"live_runs: 1\n"))
+	if got := len(Specs(exp, []string{scenario.BackendLive})); got != 6 {
 		t.Errorf("live specs with live_runs 1: got %d, want 6", got)
 	}
-	if got := len(Specs(exp, []string{BackendSim})); got != 18 {
+	if got := len(Specs(exp, []string{scenario.BackendSim})); got != 18 {
 		t.Errorf("sim specs with live_runs 1: got %d, want 18", got)
 	}
 }
@@ -145,20 +148,20 @@ func TestRunKeys(t *testing.T) {
 // TestSweepBackendWithoutRuns: selecting a backend the scenario does not run
 // on is an error, not a sweep of 0 runs.
 func TestSweepBackendWithoutRuns(t *testing.T) {
-	exp, err := ParseScenario("simonly.yaml", []byte(strings.Replace(sweepScenario, "backends: [sim, live]", "backends: [sim]", 1)))
+	exp, err := scenario.ParseScenario("simonly.yaml", []byte(strings.Replace(sweepScenario, "backends: [sim, live]", "backends: [sim]", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &eventRunner{}
-	_, err = Sweep(context.Background(), exp, SweepOptions{Store: openTestStore(t), Runners: map[string]Runner{BackendSim: r, BackendLive: r},
-		Backends: []string{BackendLive}})
+	_, err = Sweep(context.Background(), exp, SweepOptions{Store: openTestStore(t), Runners: map[string]Runner{scenario.BackendSim: r, scenario.BackendLive: r},
+		Backends: []string{scenario.BackendLive}})
 	if err == nil || !strings.Contains(err.Error(), "no live runs") || r.calls.Load() != 0 {
 		t.Errorf("-backends live on a sim-only scenario: got %v after %d runs, want an error saying it has no live runs", err, r.calls.Load())
 	}
 	if err := CheckBackends(exp, []string{"ns3"}); err == nil || !strings.Contains(err.Error(), "allowed") {
 		t.Errorf("unknown backend: got %v, want an error listing the allowed ones", err)
 	}
-	if err := CheckBackends(exp, []string{BackendSim}); err != nil {
+	if err := CheckBackends(exp, []string{scenario.BackendSim}); err != nil {
 		t.Errorf("sim on a sim scenario: %v", err)
 	}
 }
@@ -166,9 +169,9 @@ func TestSweepBackendWithoutRuns(t *testing.T) {
 // TestShardSpecs: the shards of a sweep are disjoint, together the whole
 // sweep in order, and differ in size by at most one run.
 func TestShardSpecs(t *testing.T) {
-	var specs []RunSpec
+	var specs []scenario.RunSpec
 	for i := 0; i < 41; i++ {
-		specs = append(specs, RunSpec{Key: strconv.Itoa(i)})
+		specs = append(specs, scenario.RunSpec{Key: strconv.Itoa(i)})
 	}
 	for _, n := range []int{1, 2, 4, 7, 41, 50} {
 		seen := map[string]int{}

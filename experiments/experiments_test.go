@@ -8,6 +8,8 @@ import (
 
 	"cclab/eval"
 	"cclab/experiments"
+	"cclab/report/studies"
+	"cclab/scenario"
 )
 
 // TestBuiltinsParse checks every built-in scenario parses and validates.
@@ -21,7 +23,7 @@ func TestBuiltinsParse(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no source", n)
 		}
-		exp, err := eval.ParseScenario(n+".yaml", src)
+		exp, err := scenario.ParseScenario(n+".yaml", src)
 		if err != nil {
 			t.Errorf("%s: %v", n, err)
 			continue
@@ -35,13 +37,13 @@ func TestBuiltinsParse(t *testing.T) {
 // TestLossResilience checks the experiment matches issue #7's definition.
 func TestLossResilience(t *testing.T) {
 	src, _ := experiments.Source("loss-resilience")
-	exp, err := eval.ParseScenario("loss-resilience.yaml", src)
+	exp, err := scenario.ParseScenario("loss-resilience.yaml", src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := exp.Base
 	h := s.Topology.Hops[0]
-	if s.Topology.Kind != eval.KindDumbbell || h.Rate != 16e6 || 2*h.Delay+2*s.Topology.Access.Delay != 15e6 || h.Queue != "droptail:20p" || s.Duration != 15e9 {
+	if s.Topology.Kind != scenario.KindDumbbell || h.Rate != 16e6 || 2*h.Delay+2*s.Topology.Access.Delay != 15e6 || h.Queue != "droptail:20p" || s.Duration != 15e9 {
 		t.Errorf("topology: got %+v %+v, want dumbbell 16 Mbit/s, 15 ms RTT, droptail:20p, 15 s", s.Topology, s.Duration)
 	}
 	want := []string{"0", "0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1"}
@@ -98,17 +100,17 @@ func TestFullFormsHaveLiveIntervals(t *testing.T) {
 			continue
 		}
 		src, _ := experiments.Source(n)
-		exp, err := eval.ParseScenario(n+".yaml", src)
+		exp, err := scenario.ParseScenario(n+".yaml", src)
 		if err != nil {
 			t.Fatal(err)
 		}
 		live := 0 // points that run live (with cases, not every point does)
 		for _, p := range exp.Points {
-			if slices.Contains(p.Scenario.Backends, eval.BackendLive) {
+			if slices.Contains(p.Scenario.Backends, scenario.BackendLive) {
 				live++
 			}
 		}
-		if got := len(eval.Specs(exp, []string{eval.BackendLive})); got > 0 && got < 3*live {
+		if got := len(eval.Specs(exp, []string{scenario.BackendLive})); got > 0 && got < 3*live {
 			t.Errorf("%s: %d live runs for %d live points, want at least 3 seeds per point", n, got, live)
 		}
 	}
@@ -121,7 +123,7 @@ func TestFullFormsHaveLiveIntervals(t *testing.T) {
 func TestDCAStudy(t *testing.T) {
 	for _, name := range []string{"dca-vs-reno", "dca-vs-reno-quick"} {
 		src, _ := experiments.Source(name)
-		exp, err := eval.ParseScenario(name+".yaml", src)
+		exp, err := scenario.ParseScenario(name+".yaml", src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,20 +132,20 @@ func TestDCAStudy(t *testing.T) {
 		seeds := map[string]int{}
 		ccs := map[string]bool{}
 		for _, p := range exp.Points {
-			c, _ := p.Get(eval.CaseAxis)
+			c, _ := p.Get(scenario.CaseAxis)
 			points[c]++
 			seeds[c] = len(p.Scenario.Seeds)
 			if cc, ok := p.Get("cc"); ok {
 				ccs[cc] = true
 			}
 			s := p.Scenario
-			if s.Study != eval.StudyDCA {
+			if s.Study != scenario.StudyDCA {
 				t.Errorf("%s %s: study %q, want dca", name, p.Label(exp.Axes), s.Study)
 			}
-			if c == eval.DCACaseShare {
+			if c == studies.DCACaseShare {
 				n := len(s.Flows)
 				for _, g := range s.Topology.Hops[0].Background {
-					if g.Mode != eval.ModeUDP {
+					if g.Mode != scenario.ModeUDP {
 						n += g.Count
 					}
 				}
@@ -157,17 +159,17 @@ func TestDCAStudy(t *testing.T) {
 					t.Errorf("%s %s hop %d: queue %s, %d background groups; want droptail:200p and a background", name, p.Label(exp.Axes), i, h.Queue, len(h.Background))
 				}
 			}
-			if full && c != eval.DCACaseLive && s.Duration != 500e9 {
+			if full && c != studies.DCACaseLive && s.Duration != 500e9 {
 				t.Errorf("%s %s: duration %v, want 500s", name, p.Label(exp.Axes), s.Duration)
 			}
 		}
-		want := map[string]int{eval.DCACaseSingle: 4, eval.DCACasePair: 4, eval.DCACaseVariants: 14, eval.DCACaseShare: 5, eval.DCACaseLive: 2}
+		want := map[string]int{studies.DCACaseSingle: 4, studies.DCACasePair: 4, studies.DCACaseVariants: 14, studies.DCACaseShare: 5, studies.DCACaseLive: 2}
 		for c, n := range want {
 			if points[c] != n {
 				t.Errorf("%s case %s: %d points, want %d", name, c, points[c], n)
 			}
 		}
-		if full && (seeds[eval.DCACaseSingle] != 10 || seeds[eval.DCACasePair] != 5 || seeds[eval.DCACaseVariants] != 10) {
+		if full && (seeds[studies.DCACaseSingle] != 10 || seeds[studies.DCACasePair] != 5 || seeds[studies.DCACaseVariants] != 10) {
 			t.Errorf("%s: seeds %v, want 10 for single and variants, 5 for pair", name, seeds)
 		}
 		for _, cc := range []string{"reno", "dca:tick=10ms", "dca:tick=10ms,reduction=0.25", "dca:tick=10ms,reduction=0.125",
@@ -188,7 +190,7 @@ func TestDCCPTCP(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: not embedded", name)
 		}
-		exp, err := eval.ParseScenario(name+".yaml", src)
+		exp, err := scenario.ParseScenario(name+".yaml", src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +198,7 @@ func TestDCCPTCP(t *testing.T) {
 		for _, p := range exp.Points {
 			s := p.Scenario
 			cases[s.Case]++
-			if s.Study != eval.StudyDCCPTCP || s.Duration != 60e9 || s.Warmup != 5e9 || s.Topology.Hops[0].Rate != 10e6 {
+			if s.Study != scenario.StudyDCCPTCP || s.Duration != 60e9 || s.Warmup != 5e9 || s.Topology.Hops[0].Rate != 10e6 {
 				t.Errorf("%s %s: study %q duration %v warmup %v rate %v, want dccp-tcp, 60 s, 5 s, 10 Mbit/s",
 					name, p.Label(exp.Axes), s.Study, s.Duration, s.Warmup, s.Topology.Hops[0].Rate)
 			}
@@ -220,7 +222,7 @@ func TestDCCPTCP(t *testing.T) {
 func TestFairQueueing(t *testing.T) {
 	for _, name := range []string{"fair-queueing", "fair-queueing-quick"} {
 		src, _ := experiments.Source(name)
-		exp, err := eval.ParseScenario(name+".yaml", src)
+		exp, err := scenario.ParseScenario(name+".yaml", src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +231,7 @@ func TestFairQueueing(t *testing.T) {
 		for _, p := range exp.Points {
 			s := p.Scenario
 			cases[s.Case]++
-			if s.Study != eval.StudyFairQueueing {
+			if s.Study != scenario.StudyFairQueueing {
 				t.Errorf("%s: study %q", name, s.Study)
 			}
 			for _, h := range s.Topology.Hops {
@@ -266,14 +268,14 @@ func TestFairQueueing(t *testing.T) {
 }
 
 // TestETHBulk checks eth-bulk against issue #11's definition: every ETH
-// variant (eval.ETHVariants) on every profile of both path groups (intra,
+// variant (studies.ETHVariants) on every profile of both path groups (intra,
 // inter) as sized bulk transfers, the variants' specs valid, the main cases
 // in the simulator until done, and live cases through the relay beside
 // their simulator twins.
 func TestETHBulk(t *testing.T) {
 	for _, name := range []string{"eth-bulk", "eth-bulk-quick"} {
 		src, _ := experiments.Source(name)
-		exp, err := eval.ParseScenario(name+".yaml", src)
+		exp, err := scenario.ParseScenario(name+".yaml", src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,21 +283,21 @@ func TestETHBulk(t *testing.T) {
 		groups := map[string]bool{}
 		for _, p := range exp.Points {
 			s := p.Scenario
-			live := strings.HasPrefix(s.Case, eval.ETHLiveCasePrefix)
-			if s.Study != eval.StudyETH {
-				t.Errorf("%s %s: study %q, want %s", name, p.Label(exp.Axes), s.Study, eval.StudyETH)
+			live := strings.HasPrefix(s.Case, studies.ETHLiveCasePrefix)
+			if s.Study != scenario.StudyETH {
+				t.Errorf("%s %s: study %q, want %s", name, p.Label(exp.Axes), s.Study, scenario.StudyETH)
 			}
 			if len(s.Flows) != 1 || !strings.HasPrefix(s.Flows[0].Traffic, "greedy:bytes=") || s.Flows[0].Count != 1 {
 				t.Fatalf("%s %s: flows %+v, want one sized bulk transfer", name, p.Label(exp.Axes), s.Flows)
 			}
-			if live != slices.Contains(s.Backends, eval.BackendLive) || s.UntilDone == live {
+			if live != slices.Contains(s.Backends, scenario.BackendLive) || s.UntilDone == live {
 				t.Errorf("%s %s: backends %v until_done %v: want live only in the live cases, until_done elsewhere", name, p.Label(exp.Axes),
 					s.Backends, s.UntilDone)
 			}
 			topo, _ := p.Get("topology")
 			group, _, _ := strings.Cut(topo, "-")
 			groups[group] = true
-			v := eval.ETHVariant(s.Flows[0].CC, s.Flows[0].Recovery)
+			v := studies.ETHVariant(s.Flows[0].CC, s.Flows[0].Recovery)
 			if variants[live][v] == nil {
 				variants[live][v] = map[string]bool{}
 			}
@@ -305,14 +307,14 @@ func TestETHBulk(t *testing.T) {
 			t.Errorf("%s: path groups %v, want intra and inter", name, groups)
 		}
 		for _, live := range []bool{false, true} {
-			for _, v := range eval.ETHVariants {
+			for _, v := range studies.ETHVariants {
 				want := map[bool]int{false: 4, true: 2}[live]
 				if got := len(variants[live][v]); got != want {
 					t.Errorf("%s (live cases %v): variant %s on %d profiles, want %d", name, live, v, got, want)
 				}
 			}
-			if len(variants[live]) != len(eval.ETHVariants) {
-				t.Errorf("%s (live cases %v): variants %v, want exactly %v", name, live, variants[live], eval.ETHVariants)
+			if len(variants[live]) != len(studies.ETHVariants) {
+				t.Errorf("%s (live cases %v): variants %v, want exactly %v", name, live, variants[live], studies.ETHVariants)
 			}
 		}
 	}

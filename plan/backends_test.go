@@ -6,20 +6,20 @@ import (
 	"strings"
 	"testing"
 
-	"cclab/eval"
-	"cclab/eval/liverun"
-	"cclab/eval/simrun"
+	liverun "cclab/backend/live"
+	simrun "cclab/backend/sim"
 	"cclab/plan"
+	"cclab/scenario"
 )
 
 // TestBackendsAgree builds the simulator's topology and the live relay's
 // configuration from one plan and checks that both realize it: the same link
 // IDs with the same names, link models and random streams, every flow's
 // path through the hops in both directions, and the cross traffic of each
-// hop. (Both describe the run to eval.Collector with the plan's RunInfo;
+// hop. (Both describe the run to metrics.Collector with the plan's RunInfo;
 // the multi-hop tests of each backend check the measured identities.)
 func TestBackendsAgree(t *testing.T) {
-	exp, err := eval.ParseScenario("agree.yaml", []byte(`name: agree
+	exp, err := scenario.ParseScenario("agree.yaml", []byte(`name: agree
 duration: 5s
 topology:
   kind: chain
@@ -140,7 +140,7 @@ func TestRelayConfigRefuses(t *testing.T) {
 		{`{name: a, path: 1, access_delay: 5ms}`, "enters at hop 1"},
 		{`{name: a, access_delay: 5ms}, {name: b, access_delay: 6ms}`, "different access delays"},
 	} {
-		exp, err := eval.ParseScenario("r.yaml", []byte(`name: r
+		exp, err := scenario.ParseScenario("r.yaml", []byte(`name: r
 duration: 1s
 topology: {kind: chain, hops: [{rate: 10Mbit}, {rate: 10Mbit}]}
 flows: [`+c.src+`]

@@ -4,7 +4,7 @@
 // their paths, the cross traffic of each hop, the bottleneck, the base RTT,
 // and the name of every random stream. The simulator's runner builds its
 // topology from a Plan, the live runner configures its relays from the same
-// Plan, and both describe the run to eval.Collector with Plan.RunInfo, so
+// Plan, and both describe the run to metrics.Collector with Plan.RunInfo, so
 // link and flow identities are decided here once and never re-derived by a
 // backend. The package imports neither backend.
 package plan
@@ -19,10 +19,11 @@ import (
 	"time"
 
 	"cclab/clock"
-	"cclab/eval"
 	"cclab/internal/units"
 	"cclab/link"
+	"cclab/metrics"
 	"cclab/qdisc"
+	"cclab/scenario"
 	"cclab/traffic"
 	"cclab/transport"
 )
@@ -43,14 +44,14 @@ const DefaultAccessQueue = "droptail:100000p"
 
 // Plan is a scenario point turned into the network every backend builds.
 type Plan struct {
-	Scenario  string          // the scenario's name
-	Seed      uint64          // the run's seed: every random stream derives from it (Rand)
-	Kind      string          // eval.KindDumbbell or eval.KindChain
-	Duration  time.Duration   // length of the run
-	Warmup    time.Duration   // excluded from the metrics
-	Interval  time.Duration   // time-series interval
-	UntilDone bool            // a simulated run ends when every stream flow has finished
-	Trace     *eval.TraceSpec // the flow and window of the run's packet trace; nil: none
+	Scenario  string              // the scenario's name
+	Seed      uint64              // the run's seed: every random stream derives from it (Rand)
+	Kind      string              // scenario.KindDumbbell or scenario.KindChain
+	Duration  time.Duration       // length of the run
+	Warmup    time.Duration       // excluded from the metrics
+	Interval  time.Duration       // time-series interval
+	UntilDone bool                // a simulated run ends when every stream flow has finished
+	Trace     *scenario.TraceSpec // the flow and window of the run's packet trace; nil: none
 
 	// Routers are the nodes between hops, in forward path order:
 	// Hops[Fwd][i] goes from Routers[i] to Routers[i+1].
@@ -124,7 +125,7 @@ type Flow struct {
 	ID       uint64 // flow number, 1-based: event.Event.Flow of its events in the metrics
 	Name     string // the group's name, or "name.j" for member j of a group of several
 	Group    int    // index of its group in the scenario's flows
-	Mode     string // eval.ModeStream, eval.ModeDatagram or eval.ModeUDP
+	Mode     string // scenario.ModeStream, scenario.ModeDatagram or scenario.ModeUDP
 	CC       string // controller spec
 	Recovery string // recovery strategy spec (stream mode)
 	Traffic  string // traffic generator spec
@@ -144,7 +145,7 @@ type Flow struct {
 	// transport's default.
 	Window int
 	// Background marks a flow of a hop's background group
-	// (eval.Hop.Background): the backends run it like any flow but measure
+	// (scenario.Hop.Background): the backends run it like any flow but measure
 	// it only through the links (its packets carry no flow number, as cross
 	// traffic: RunInfo and Describe leave it out).
 	Background bool
@@ -185,7 +186,7 @@ func (p *Plan) Rand(stream string) *rand.Rand { return traffic.Stream(p.Seed, st
 // New turns one scenario point (eval's scenario after defaults and sweep
 // expansion) and a seed into a Plan. It is the only place where hops and
 // flows get their IDs, names and random streams.
-func New(sc eval.Scenario, seed uint64) (*Plan, error) {
+func New(sc scenario.Scenario, seed uint64) (*Plan, error) {
 	t := sc.Topology
 	p := &Plan{Scenario: sc.Name, Seed: seed, Kind: t.Kind, Duration: sc.Duration, Warmup: sc.Warmup,
 		Interval: sc.Interval, UntilDone: sc.UntilDone, Trace: sc.Trace, MTU: t.MTU, PayloadOnly: t.PayloadOnly,
@@ -194,7 +195,7 @@ func New(sc eval.Scenario, seed uint64) (*Plan, error) {
 		p.Access.Queue = DefaultAccessQueue
 	}
 	if p.EpochThreshold == 0 {
-		p.EpochThreshold = eval.DefaultEpochThreshold
+		p.EpochThreshold = scenario.DefaultEpochThreshold
 	}
 	p.Overhead = link.IPv4UDPOverhead
 	if p.PayloadOnly {
@@ -205,17 +206,17 @@ func New(sc eval.Scenario, seed uint64) (*Plan, error) {
 		return nil, fmt.Errorf("plan: topology has no hops")
 	}
 	switch t.Kind {
-	case eval.KindDumbbell:
+	case scenario.KindDumbbell:
 		if k != 1 {
 			return nil, fmt.Errorf("plan: a dumbbell has one bottleneck hop, got %d", k)
 		}
 		p.Routers = []string{"left", "right"}
-	case eval.KindChain:
+	case scenario.KindChain:
 		for i := 0; i <= k; i++ {
 			p.Routers = append(p.Routers, "q"+strconv.Itoa(i))
 		}
 	default:
-		return nil, fmt.Errorf("plan: topology kind %q (allowed: %s, %s)", t.Kind, eval.KindDumbbell, eval.KindChain)
+		return nil, fmt.Errorf("plan: topology kind %q (allowed: %s, %s)", t.Kind, scenario.KindDumbbell, scenario.KindChain)
 	}
 	if err := p.hops(t); err != nil {
 		return nil, err
@@ -233,7 +234,7 @@ func New(sc eval.Scenario, seed uint64) (*Plan, error) {
 // hops builds both directions of every hop: physical hop i has link ID 2i
 // forward and 2i+1 backward (the order the simulator's builders always
 // used, so stored results keep their link IDs).
-func (p *Plan) hops(t eval.Topology) error {
+func (p *Plan) hops(t scenario.Topology) error {
 	k := len(t.Hops)
 	p.Hops[Rev] = make([]Hop, k)
 	crossN := 0
@@ -251,7 +252,7 @@ func (p *Plan) hops(t eval.Topology) error {
 		}
 		fwd.Rate, rev.Rate = h.Rate, rev.Link.Rate
 		if h.Trace != "" {
-			tr, err := eval.ReadTrace(h.Trace)
+			tr, err := scenario.ReadTrace(h.Trace)
 			if err != nil {
 				return fmt.Errorf("plan: hop %d: %v", i, err)
 			}
@@ -268,7 +269,7 @@ func (p *Plan) hops(t eval.Topology) error {
 		}
 		for _, c := range h.Cross {
 			at := &fwd
-			if c.Dir == eval.DirRev {
+			if c.Dir == scenario.DirRev {
 				at = &rev
 			}
 			name := fmt.Sprintf("cross/%s/%d", at.Name, len(at.Cross))
@@ -293,7 +294,7 @@ func (p *Plan) hops(t eval.Topology) error {
 // open-loop cross traffic of its hop (one source per member, stream
 // bg/<hop>/<group>.<j>); the others become flows named <hop>/<group>.<j>
 // that cross their hop only.
-func (p *Plan) flows(sc eval.Scenario) error {
+func (p *Plan) flows(sc scenario.Scenario) error {
 	k := len(p.Hops[Fwd])
 	for g, f := range sc.Flows {
 		first, last := 0, k-1
@@ -311,7 +312,7 @@ func (p *Plan) flows(sc eval.Scenario) error {
 	for i, h := range sc.Topology.Hops {
 		hop := &p.Hops[Fwd][i]
 		for _, f := range h.Background {
-			if f.Mode != eval.ModeUDP {
+			if f.Mode != scenario.ModeUDP {
 				if err := p.group(sc, groups, f, i, i, hop.Name+"/"); err != nil {
 					return err
 				}
@@ -331,7 +332,7 @@ func (p *Plan) flows(sc eval.Scenario) error {
 // group adds the flows of one group crossing hops first..last; prefix
 // names a background group's flows after their hop ("" for the scenario's
 // flows, which are measured).
-func (p *Plan) group(sc eval.Scenario, g int, f eval.Flow, first, last int, prefix string) error {
+func (p *Plan) group(sc scenario.Scenario, g int, f scenario.Flow, first, last int, prefix string) error {
 	k := len(p.Hops[Fwd])
 	if first < 0 || last >= k || first > last {
 		return fmt.Errorf("plan: flow %s: path %d-%d outside hops 0..%d", f.Name, first, last, k-1)
@@ -358,14 +359,14 @@ func (p *Plan) group(sc eval.Scenario, g int, f eval.Flow, first, last int, pref
 	} else if c, ok := cfg.(*traffic.GreedyConfig); ok {
 		size = int64(c.Bytes)
 	}
-	if f.Mode == eval.ModeDatagram {
-		r, err := eval.DatagramRate(f.Traffic)
+	if f.Mode == scenario.ModeDatagram {
+		r, err := scenario.DatagramRate(f.Traffic)
 		if err != nil {
 			return fmt.Errorf("plan: flow %s: %v", f.Name, err)
 		}
 		rate, size = r, 0
 	}
-	if f.Mode == eval.ModeUDP {
+	if f.Mode == scenario.ModeUDP {
 		size = 0
 	}
 	for j := 0; j < f.Count; j++ {
@@ -427,25 +428,25 @@ func (p *Plan) Hop(id int32) *Hop {
 	return nil
 }
 
-// RunInfo describes the run to eval.Collector: the measurement window
+// RunInfo describes the run to metrics.Collector: the measurement window
 // (start+Warmup to start+Duration, start being the instant the run starts
 // on the backend's clock), the interval, every hop as a link and every flow,
 // with the identities of the plan. Both backends measure through it.
-func (p *Plan) RunInfo(start clock.Time) eval.RunInfo {
-	info := eval.RunInfo{Start: start.Add(p.Warmup), End: start.Add(p.Duration), Interval: p.Interval,
+func (p *Plan) RunInfo(start clock.Time) metrics.RunInfo {
+	info := metrics.RunInfo{Start: start.Add(p.Warmup), End: start.Add(p.Duration), Interval: p.Interval,
 		Bottleneck: p.Bottleneck, BottleneckRate: p.BottleneckRate}
 	if p.Trace != nil {
-		info.Trace = &eval.TraceWindow{Flow: uint64(p.Trace.Flow), Origin: start, From: start.Add(p.Trace.From), To: start.Add(p.Trace.To)}
+		info.Trace = &metrics.TraceWindow{Flow: uint64(p.Trace.Flow), Origin: start, From: start.Add(p.Trace.From), To: start.Add(p.Trace.To)}
 	}
 	for _, h := range p.Links() {
-		info.Links = append(info.Links, eval.LinkInfo{Index: h.ID, Name: h.Name, Rate: h.Rate, QueueLimit: h.QueueLimit,
+		info.Links = append(info.Links, metrics.LinkInfo{Index: h.ID, Name: h.Name, Rate: h.Rate, QueueLimit: h.QueueLimit,
 			BaseRTT: p.BaseRTT, EpochThreshold: p.EpochThreshold})
 	}
 	for _, f := range p.Flows {
 		if f.Background {
 			continue
 		}
-		fi := eval.FlowInfo{ID: f.ID, Name: f.Name, Size: f.Size, BottleneckRate: f.BottleneckRate, BaseRTT: f.BaseRTT}
+		fi := metrics.FlowInfo{ID: f.ID, Name: f.Name, Size: f.Size, BottleneckRate: f.BottleneckRate, BaseRTT: f.BaseRTT}
 		if f.Stop > 0 {
 			fi.Stop = start.Add(f.Stop)
 		}
@@ -455,16 +456,16 @@ func (p *Plan) RunInfo(start clock.Time) eval.RunInfo {
 }
 
 // Describe returns the run's flow and link descriptions for the result
-// store (eval.RunResult.Flows and Links), the same text in every backend.
-func (p *Plan) Describe() (flows, links []eval.ScopeRecord) {
+// store (metrics.RunResult.Flows and Links), the same text in every backend.
+func (p *Plan) Describe() (flows, links []metrics.ScopeRecord) {
 	for _, f := range p.Flows {
 		if f.Background {
 			continue
 		}
-		flows = append(flows, eval.ScopeRecord{ID: int64(f.ID), Name: f.Name, Info: f.Describe(len(p.Hops[Fwd]))})
+		flows = append(flows, metrics.ScopeRecord{ID: int64(f.ID), Name: f.Name, Info: f.Describe(len(p.Hops[Fwd]))})
 	}
 	for _, h := range p.Links() {
-		links = append(links, eval.ScopeRecord{ID: int64(h.ID), Name: h.Name, Info: h.Describe()})
+		links = append(links, metrics.ScopeRecord{ID: int64(h.ID), Name: h.Name, Info: h.Describe()})
 	}
 	return flows, links
 }
@@ -474,10 +475,10 @@ func (p *Plan) Describe() (flows, links []eval.ScopeRecord) {
 func (f *Flow) Describe(hops int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode=%s", f.Mode)
-	if f.Mode != eval.ModeUDP {
+	if f.Mode != scenario.ModeUDP {
 		fmt.Fprintf(&b, " cc=%s", f.CC)
 	}
-	if f.Mode == eval.ModeStream {
+	if f.Mode == scenario.ModeStream {
 		fmt.Fprintf(&b, " recovery=%s", f.Recovery)
 	}
 	fmt.Fprintf(&b, " traffic=%s", f.Traffic)

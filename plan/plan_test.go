@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"cclab/clock"
-	"cclab/eval"
+	"cclab/scenario"
 )
 
-func parse(t *testing.T, src string) eval.Scenario {
+func parse(t *testing.T, src string) scenario.Scenario {
 	t.Helper()
-	exp, err := eval.ParseScenario("test.yaml", []byte(src))
+	exp, err := scenario.ParseScenario("test.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestPlanChain(t *testing.T) {
 			t.Errorf("flow %s streams %q %q", w.name, f.TrafficStream, f.DataStream)
 		}
 	}
-	if p.Flows[3].Mode != eval.ModeDatagram || p.Flows[3].Rate != 1e6 || p.Flows[2].Stop != 8*time.Second {
+	if p.Flows[3].Mode != scenario.ModeDatagram || p.Flows[3].Rate != 1e6 || p.Flows[2].Stop != 8*time.Second {
 		t.Errorf("flow details: %+v, %+v", p.Flows[3], p.Flows[2])
 	}
 
@@ -129,7 +129,7 @@ func TestPlanChain(t *testing.T) {
 		t.Errorf("run info window %v..%v bottleneck %d", info.Start, info.End, info.Bottleneck)
 	}
 	for i, l := range info.Links {
-		if l.Index != int32(i) || l.Name != p.Hop(l.Index).Name || l.EpochThreshold != eval.DefaultEpochThreshold {
+		if l.Index != int32(i) || l.Name != p.Hop(l.Index).Name || l.EpochThreshold != scenario.DefaultEpochThreshold {
 			t.Errorf("link info %d: %+v", i, l)
 		}
 	}
@@ -217,7 +217,7 @@ flows:
 // on the first alt_share of the members, and no place in RunInfo or
 // Describe; a udp group becomes one cross-traffic source per member.
 func TestPlanBackground(t *testing.T) {
-	exp, err := eval.ParseScenario("bg.yaml", []byte(background))
+	exp, err := scenario.ParseScenario("bg.yaml", []byte(background))
 	if err != nil {
 		t.Fatal(err)
 	}

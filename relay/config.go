@@ -190,7 +190,7 @@ type Entry struct {
 	First, Last int
 	// Target, if set, is where this entry's clients' datagrams go instead
 	// of Config.Target (host:port), e.g. a separate receiver of raw UDP
-	// flows (eval/liverun). Their flow keys (Relay.FlowKey) and pcap
+	// flows (backend/live). Their flow keys (Relay.FlowKey) and pcap
 	// records still name Config.Target.
 	Target string
 }

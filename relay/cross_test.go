@@ -182,7 +182,7 @@ func BenchmarkRelayForward(b *testing.B) { benchRelayForward(b, nil) }
 
 // BenchmarkRelayForwardSink is BenchmarkRelayForward with a Config.Sink
 // that counts the link events (the cost of exposing them, e.g. to
-// eval.Collector in a live run).
+// metrics.Collector in a live run).
 func BenchmarkRelayForwardSink(b *testing.B) {
 	var n int64
 	benchRelayForward(b, event.Func(func(*event.Event) { n++ }))

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"cclab/backend/ns3"
-	"cclab/eval"
 	"cclab/plan"
+	"cclab/scenario"
 )
 
 func planOf(t *testing.T, src string) *plan.Plan {
 	t.Helper()
-	exp, err := eval.ParseScenario("t.yaml", []byte(src))
+	exp, err := scenario.ParseScenario("t.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -364,7 +364,7 @@ func TestMultiHostNetns(t *testing.T) {
 }
 
 // reportTables are the titles of the tables the campaign report must have
-// (eval.WriteETHReport; the two comparisons appear because the variants
+// (studies.WriteETHReport; the two comparisons appear because the variants
 // include Reno, a SACK variant and Rate-Halving).
 var reportTables = []string{"The study&#39;s questions, answered from the numbers", "Goodput per variant and path group",
 	"Retransmissions and the unnecessary share", "Timeouts per transfer by cause", "Loss-rate bins",

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"cclab/campaign"
-	"cclab/eval"
+	"cclab/store"
 )
 
 func init() {
@@ -62,7 +62,7 @@ type campaignFlags struct {
 
 func newCampaignFlags(cmd string) campaignFlags {
 	fs := flag.NewFlagSet("cclab campaign "+cmd, flag.ContinueOnError)
-	db := fs.String("db", "", "results database: an SQLite file or a PostgreSQL URL postgres://user@host/db (default: the spec's db, else "+eval.DefaultDB+")")
+	db := fs.String("db", "", "results database: an SQLite file or a PostgreSQL URL postgres://user@host/db (default: the spec's db, else "+store.DefaultDB+")")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s SPEC.yaml [flags]\n\nflags:\n", fs.Name())
 		fs.PrintDefaults()
@@ -112,13 +112,13 @@ func (c campaignFlags) dbName(sp *campaign.Spec) string {
 	case sp.DB != "":
 		return sp.DB
 	}
-	return eval.DefaultDB
+	return store.DefaultDB
 }
 
 // open opens the campaign store; existing requires an SQLite file to exist.
 func (c campaignFlags) open(sp *campaign.Spec, existing bool) (*campaign.Store, error) {
 	db := c.dbName(sp)
-	if existing && !eval.IsPostgresURL(db) {
+	if existing && !store.IsPostgresURL(db) {
 		if _, err := os.Stat(db); err != nil {
 			return nil, fmt.Errorf("database %s: %w", db, err)
 		}
@@ -154,7 +154,7 @@ func runCampaignStatus(args []string) int {
 	}
 	lines, err := campaign.Summarize(sp, rows)
 	if err == nil {
-		fmt.Printf("campaign %s (spec digest %s), database %s\n", sp.Name, sp.Digest(), eval.DBName(c.dbName(sp)))
+		fmt.Printf("campaign %s (spec digest %s), database %s\n", sp.Name, sp.Digest(), store.DBName(c.dbName(sp)))
 		err = campaign.WriteStatus(os.Stdout, lines)
 	}
 	if err != nil {

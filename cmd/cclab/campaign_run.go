@@ -16,7 +16,7 @@ import (
 
 	"cclab/agent"
 	"cclab/campaign"
-	"cclab/eval"
+	"cclab/store"
 )
 
 func init() { campaignCommands["run"] = runCampaignRun }
@@ -127,7 +127,7 @@ func runCampaignRun(args []string) int {
 		return 1
 	}
 	fmt.Printf("campaign %s (spec digest %s): %s (%s); database %s\n",
-		sp.Name, sp.Digest(), counts.Summary(), roundDur(time.Since(t0)), eval.DBName(c.dbName(sp)))
+		sp.Name, sp.Digest(), counts.Summary(), roundDur(time.Since(t0)), store.DBName(c.dbName(sp)))
 	switch {
 	case errors.Is(err, context.Canceled):
 		fmt.Println("interrupted: finished transfers are stored; run the same command again to resume")

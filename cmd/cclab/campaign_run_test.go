@@ -17,9 +17,9 @@ import (
 
 	"cclab/agent"
 	"cclab/campaign"
-	"cclab/eval"
 	"cclab/internal/agenttest"
 	"cclab/internal/testsvc"
+	"cclab/scenario"
 )
 
 // TestCampaignCommands runs cclab campaign run, status, report and profile
@@ -53,7 +53,7 @@ func TestCampaignCommands(t *testing.T) {
 	if _, code = stdoutOf(t, func() int { return runCampaign([]string{"profile", "-o", prof, spec}) }); code != 0 {
 		t.Fatalf("campaign profile: exit %d", code)
 	}
-	exp, err := eval.LoadScenarioFile(prof)
+	exp, err := scenario.LoadScenarioFile(prof)
 	if err != nil {
 		t.Fatalf("profile scenario: %v", err)
 	}

@@ -8,8 +8,8 @@ import (
 	"sort"
 
 	"cclab/campaign"
-	"cclab/eval"
 	"cclab/internal/cli"
+	"cclab/store"
 )
 
 func init() {
@@ -21,7 +21,7 @@ func dbUsage() {
   cclab db copy -from DB -to DB [-experiment NAME] [-campaign NAME]
                                                      copy experiments, versions and runs, and campaigns'
                                                      specs and transfer attempts (SQLite <-> PostgreSQL)
-  cclab db digest -db DB -experiment NAME            print each run's key and result digest (eval.RunDigest)
+  cclab db digest -db DB -experiment NAME            print each run's key and result digest (store.RunDigest)
 
 DB is an SQLite file or a PostgreSQL URL (postgres://user@host:port/database?sslmode=disable).
 `)
@@ -45,13 +45,13 @@ func runDB(args []string) int {
 
 // openExisting opens a store that must already exist (an SQLite file is
 // not created by reading it).
-func openExisting(db string) (*eval.SQLStore, error) {
-	if !eval.IsPostgresURL(db) {
+func openExisting(db string) (*store.SQLStore, error) {
+	if !store.IsPostgresURL(db) {
 		if _, err := os.Stat(db); err != nil {
 			return nil, fmt.Errorf("database %s: %w", db, err)
 		}
 	}
-	return eval.Open(db)
+	return store.Open(db)
 }
 
 func runDBCopy(args []string) int {
@@ -77,7 +77,7 @@ func runDBCopy(args []string) int {
 		return 1
 	}
 	defer src.Close()
-	dst, err := eval.Open(*to)
+	dst, err := store.Open(*to)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab db copy: -to:", err)
 		return 1
@@ -85,9 +85,9 @@ func runDBCopy(args []string) int {
 	defer dst.Close()
 	ctx := context.Background()
 	if *name != "" || *camp == "" {
-		st, err := eval.CopyStore(ctx, dst, src, *name)
+		st, err := store.CopyStore(ctx, dst, src, *name)
 		fmt.Printf("copied %d experiments, %d new versions, %d runs (%d already there) from %s to %s\n",
-			st.Experiments, st.Versions, st.Runs, st.Skipped, eval.DBName(*from), eval.DBName(*to))
+			st.Experiments, st.Versions, st.Runs, st.Skipped, store.DBName(*from), store.DBName(*to))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab db copy:", err)
 			return 1
@@ -96,7 +96,7 @@ func runDBCopy(args []string) int {
 	if *camp != "" || *name == "" {
 		st, err := campaign.CopyCampaigns(ctx, dst, src, *camp)
 		fmt.Printf("copied %d campaigns, %d new specs, %d transfer attempts (%d already there) from %s to %s\n",
-			st.Campaigns, st.Specs, st.Attempts, st.Skipped, eval.DBName(*from), eval.DBName(*to))
+			st.Campaigns, st.Specs, st.Attempts, st.Skipped, store.DBName(*from), store.DBName(*to))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab db copy:", err)
 			return 1
@@ -107,7 +107,7 @@ func runDBCopy(args []string) int {
 
 func runDBDigest(args []string) int {
 	fs := flag.NewFlagSet("cclab db digest", flag.ContinueOnError)
-	db := fs.String("db", eval.DefaultDB, "database (SQLite file or PostgreSQL URL)")
+	db := fs.String("db", store.DefaultDB, "database (SQLite file or PostgreSQL URL)")
 	name := fs.String("experiment", "", "experiment (required)")
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
@@ -122,7 +122,7 @@ func runDBDigest(args []string) int {
 		return 1
 	}
 	defer st.Close()
-	d, err := eval.Digests(context.Background(), st, *name)
+	d, err := store.Digests(context.Background(), st, *name)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab db digest:", err)
 		return 1

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"cclab/eval"
 	"cclab/experiments"
 	"cclab/internal/cli"
+	"cclab/scenario"
+	"cclab/store"
 )
 
 func init() {
@@ -19,7 +20,7 @@ func init() {
 
 func runList(args []string) int {
 	fs := flag.NewFlagSet("cclab list", flag.ContinueOnError)
-	db := fs.String("db", eval.DefaultDB, "also list the experiments stored in this database (an SQLite file, if it exists, or a PostgreSQL URL)")
+	db := fs.String("db", store.DefaultDB, "also list the experiments stored in this database (an SQLite file, if it exists, or a PostgreSQL URL)")
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
 	}
@@ -31,7 +32,7 @@ func runList(args []string) int {
 		src, _ := experiments.Source(n)
 		desc := ""
 		points := 0
-		if exp, err := eval.ParseScenario(n+".yaml", src); err == nil {
+		if exp, err := scenario.ParseScenario(n+".yaml", src); err == nil {
 			desc = exp.Base.Description
 			points = len(exp.Points)
 		} else {
@@ -43,8 +44,8 @@ func runList(args []string) int {
 		}
 		fmt.Printf("  %s%s (%d points)\n      %s\n", n, quick, points, desc)
 	}
-	if _, err := os.Stat(*db); err == nil || eval.IsPostgresURL(*db) {
-		st, err := eval.Open(*db)
+	if _, err := os.Stat(*db); err == nil || store.IsPostgresURL(*db) {
+		st, err := store.Open(*db)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab list:", err)
 			return 1
@@ -57,7 +58,7 @@ func runList(args []string) int {
 			fmt.Fprintln(os.Stderr, "cclab list:", err)
 			return 1
 		}
-		fmt.Printf("\nstored in %s (versions newest first; cclab report -experiment NAME -exp-version N):\n", eval.DBName(*db))
+		fmt.Printf("\nstored in %s (versions newest first; cclab report -experiment NAME -exp-version N):\n", store.DBName(*db))
 		for _, e := range exps {
 			vers, err := st.Versions(ctx, e.Name)
 			if err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"cclab/eval"
+	"cclab/scenario"
+	"cclab/store"
 )
 
 // progressView shows a sweep's progress (eval.ProgressMeter): on a terminal
@@ -76,7 +78,7 @@ func (v *progressView) event(ev eval.ProgressEvent) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.bar != nil {
-		if ev.Kind == eval.ProgressDone && ev.Status != eval.StatusDone {
+		if ev.Kind == eval.ProgressDone && ev.Status != store.StatusDone {
 			v.bar.Clear()
 			fmt.Fprintf(v.w, "FAILED %s %s seed %d: %s\n", ev.Spec.Backend, ev.Label, ev.Spec.Seed, ev.Error)
 		}
@@ -89,14 +91,14 @@ func (v *progressView) event(ev eval.ProgressEvent) {
 		if ev.Spec.Backend != v.phase {
 			v.phase = ev.Spec.Backend
 			how := "one at a time"
-			if ev.Spec.Backend == eval.BackendSim {
+			if ev.Spec.Backend == scenario.BackendSim {
 				how = "in parallel"
 			}
 			fmt.Fprintf(v.w, "%s: %d runs %s; about %s left in all\n", st.Phase, st.PhaseTotal, how, roundDur(st.Remaining))
 		}
 	case eval.ProgressDone:
 		outcome := "done"
-		if ev.Status != eval.StatusDone {
+		if ev.Status != store.StatusDone {
 			outcome = "FAILED (" + ev.Error + ")"
 		}
 		fmt.Fprintf(v.w, "[%*d/%d %3.0f%%] %s %s seed %d: %s in %s; %s elapsed, about %s left\n", len(fmt.Sprint(st.Total)), st.Done, st.Total, 100*st.Fraction,

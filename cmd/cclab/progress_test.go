@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"cclab/eval"
+	"cclab/scenario"
+	"cclab/store"
 )
 
 // TestProgressLines: without a terminal the sweep prints a header per phase
 // and one line per finished run naming its backend, point and seed, with the
 // time-weighted percentage and the time left.
 func TestProgressLines(t *testing.T) {
-	exp, err := eval.ParseScenario("p.yaml", []byte(`name: p
+	exp, err := scenario.ParseScenario("p.yaml", []byte(`name: p
 duration: 2s
 runs: 2
 live_runs: 1
@@ -24,12 +26,12 @@ flows: [{cc: reno}]
 		t.Fatal(err)
 	}
 	// The sweep's order: every simulator run, then the live ones.
-	var specs []eval.RunSpec
-	for _, b := range []string{eval.BackendSim, eval.BackendLive} {
+	var specs []scenario.RunSpec
+	for _, b := range []string{scenario.BackendSim, scenario.BackendLive} {
 		specs = append(specs, eval.Specs(exp, []string{b})...)
 	}
 	var out strings.Builder
-	meter := eval.NewProgressMeter(map[string]int{eval.BackendSim: 2})
+	meter := eval.NewProgressMeter(map[string]int{scenario.BackendSim: 2})
 	v := newProgressView(&out, meter, false)
 	now := time.Unix(0, 0)
 	v.now = func() time.Time { return now }
@@ -38,13 +40,13 @@ flows: [{cc: reno}]
 		label := s.Point.Label(exp.Axes)
 		v.event(eval.ProgressEvent{Kind: eval.ProgressStart, Spec: s, Label: label, At: now})
 		wall := 20 * time.Millisecond
-		if s.Backend == eval.BackendLive {
+		if s.Backend == scenario.BackendLive {
 			wall = 2500 * time.Millisecond
 		}
 		now = now.Add(wall)
-		status, errText := eval.StatusDone, ""
+		status, errText := store.StatusDone, ""
 		if i == 1 {
-			status, errText = eval.StatusFailed, "backend exploded"
+			status, errText = store.StatusFailed, "backend exploded"
 		}
 		v.event(eval.ProgressEvent{Kind: eval.ProgressDone, Spec: s, Label: label, Status: status, Error: errText, Wall: wall, At: now})
 	}

@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"cclab/eval"
 	"cclab/internal/cli"
+	"cclab/report"
+	"cclab/report/studies"
+	"cclab/store"
 )
 
 func init() {
@@ -19,7 +21,7 @@ func init() {
 
 func runReport(args []string) int {
 	fs := flag.NewFlagSet("cclab report", flag.ContinueOnError)
-	db := fs.String("db", eval.DefaultDB, "result database: an SQLite file or a PostgreSQL URL postgres://user@host/db")
+	db := fs.String("db", store.DefaultDB, "result database: an SQLite file or a PostgreSQL URL postgres://user@host/db")
 	out := fs.String("out", "report", "directory for the reports (a subdirectory per experiment)")
 	name := fs.String("experiment", "", "experiment to report on; default: every experiment in the database")
 	version := fs.String("exp-version", "", "experiment version to report on (N or vN, as cclab list shows; needs -experiment); default: the newest, the one last run")
@@ -39,11 +41,11 @@ func runReport(args []string) int {
 		}
 		seq = n
 	}
-	if _, err := os.Stat(*db); err != nil && !eval.IsPostgresURL(*db) {
+	if _, err := os.Stat(*db); err != nil && !store.IsPostgresURL(*db) {
 		fmt.Fprintf(os.Stderr, "cclab report: database %s: %v\n", *db, err)
 		return 1
 	}
-	st, err := eval.Open(*db)
+	st, err := store.Open(*db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab report:", err)
 		return 1
@@ -63,12 +65,12 @@ func runReport(args []string) int {
 			names = append(names, e.Name)
 		}
 		if len(names) == 0 {
-			fmt.Fprintf(os.Stderr, "cclab report: no experiments in %s\n", eval.DBName(*db))
+			fmt.Fprintf(os.Stderr, "cclab report: no experiments in %s\n", store.DBName(*db))
 			return 1
 		}
 	}
 	for _, n := range names {
-		path, err := eval.WriteVersionReport(ctx, st, n, seq, *out, eval.StudySections)
+		path, err := report.WriteVersionReport(ctx, st, n, seq, *out, studies.Sections)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "cclab report: %s: %v\n", n, err)
 			return 1

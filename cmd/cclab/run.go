@@ -15,11 +15,15 @@ import (
 
 	"golang.org/x/term"
 
+	liverun "cclab/backend/live"
+	simrun "cclab/backend/sim"
 	"cclab/eval"
-	"cclab/eval/liverun"
-	"cclab/eval/simrun"
 	"cclab/experiments"
 	"cclab/internal/cli"
+	"cclab/report"
+	"cclab/report/studies"
+	"cclab/scenario"
+	"cclab/store"
 )
 
 func init() {
@@ -28,7 +32,7 @@ func init() {
 
 // runners returns the backends available in this build.
 func runners() map[string]eval.Runner {
-	m := map[string]eval.Runner{eval.BackendSim: simrun.Runner{}, eval.BackendLive: liverun.Runner{}}
+	m := map[string]eval.Runner{scenario.BackendSim: simrun.Runner{}, scenario.BackendLive: liverun.Runner{}}
 	return m
 }
 
@@ -38,11 +42,11 @@ func runners() map[string]eval.Runner {
 // the message); on error it prints the error and returns nil and the exit
 // code: 2 when the scenario file is wrong (the message names the field), 1
 // otherwise.
-func loadExperimentOrExit(tool, arg string, quick bool) (*eval.Experiment, int) {
+func loadExperimentOrExit(tool, arg string, quick bool) (*scenario.Experiment, int) {
 	exp, err := loadExperiment(arg, quick)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, tool+":", err)
-		var se *eval.Error
+		var se *scenario.Error
 		if errors.As(err, &se) {
 			return nil, 2
 		}
@@ -51,7 +55,7 @@ func loadExperimentOrExit(tool, arg string, quick bool) (*eval.Experiment, int) 
 	return exp, 0
 }
 
-func loadExperiment(arg string, quick bool) (*eval.Experiment, error) {
+func loadExperiment(arg string, quick bool) (*scenario.Experiment, error) {
 	if src, ok := experiments.Source(arg); ok && !strings.HasSuffix(arg, ".yaml") {
 		name := arg
 		if quick {
@@ -61,7 +65,7 @@ func loadExperiment(arg string, quick bool) (*eval.Experiment, error) {
 			name = arg + "-quick"
 			src, _ = experiments.Source(name)
 		}
-		return eval.ParseScenario(name+".yaml (built in)", src)
+		return scenario.ParseScenario(name+".yaml (built in)", src)
 	}
 	if _, err := os.Stat(arg); err != nil {
 		return nil, fmt.Errorf("%q is neither a built-in experiment (%s) nor a readable scenario file", arg, strings.Join(experiments.Names(), ", "))
@@ -69,7 +73,7 @@ func loadExperiment(arg string, quick bool) (*eval.Experiment, error) {
 	if quick {
 		return nil, fmt.Errorf("-quick applies to built-in experiments only")
 	}
-	return eval.LoadScenarioFile(arg)
+	return scenario.LoadScenarioFile(arg)
 }
 
 // parseNameAndFlags parses args into fs and returns the one positional
@@ -144,7 +148,7 @@ func splitArgs(args []string) (flags []string, positional string) {
 func runRun(args []string) int {
 	fs := flag.NewFlagSet("cclab run", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "run the experiment's quick form (NAME-quick: fewer points, shorter runs)")
-	db := fs.String("db", eval.DefaultDB, "result database: an SQLite file (created on first use) or a PostgreSQL URL postgres://user@host/db")
+	db := fs.String("db", store.DefaultDB, "result database: an SQLite file (created on first use) or a PostgreSQL URL postgres://user@host/db")
 	out := fs.String("out", "report", "directory for the HTML report (a subdirectory per experiment)")
 	backends := fs.String("backends", "", "comma-separated backends to run (sim, live); default: the scenario's")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "concurrent simulator runs, 1..1024")
@@ -171,7 +175,7 @@ func runRun(args []string) int {
 	if exp == nil {
 		return code
 	}
-	st, err := eval.Open(*db)
+	st, err := store.Open(*db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab run:", err)
 		return 1
@@ -181,7 +185,7 @@ func runRun(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt := eval.SweepOptions{Store: st, Runners: runners(), Parallel: map[string]int{eval.BackendSim: *parallel},
+	opt := eval.SweepOptions{Store: st, Runners: runners(), Parallel: map[string]int{scenario.BackendSim: *parallel},
 		Shard: shardI, Shards: shardN}
 	if *backends != "" {
 		opt.Backends = strings.Split(*backends, ",")
@@ -207,7 +211,7 @@ func runRun(args []string) int {
 		share = fmt.Sprintf(" (shard %d/%d)", shardI, shardN)
 	}
 	fmt.Printf("%s v%d: %d runs%s: %d done now, %d already done, %d failed (%.1fs); database %s\n",
-		exp.Name, stats.Version, stats.Total, share, stats.Ran, stats.Skipped, stats.Failed, stats.Duration.Seconds(), eval.DBName(*db))
+		exp.Name, stats.Version, stats.Total, share, stats.Ran, stats.Skipped, stats.Failed, stats.Duration.Seconds(), store.DBName(*db))
 	if errors.Is(err, context.Canceled) {
 		fmt.Println("interrupted: completed runs are stored; run the same command again to resume")
 		return 130
@@ -217,9 +221,9 @@ func runRun(args []string) int {
 		return 1
 	}
 	if shardN > 1 && !*noReport {
-		fmt.Printf("report: when every shard is done, cclab report -db %s -experiment %s\n", eval.DBName(*db), exp.Name)
+		fmt.Printf("report: when every shard is done, cclab report -db %s -experiment %s\n", store.DBName(*db), exp.Name)
 	} else if !*noReport {
-		path, err := eval.WriteReport(context.Background(), st, exp.Name, *out, eval.StudySections)
+		path, err := report.WriteReport(context.Background(), st, exp.Name, *out, studies.Sections)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab run: report:", err)
 			return 1
@@ -235,9 +239,9 @@ func runRun(args []string) int {
 
 // noteMigration says when opening the database migrated it to the current
 // schema (docs/store.md, "Schema versions").
-func noteMigration(w io.Writer, st *eval.SQLStore, db string) {
+func noteMigration(w io.Writer, st *store.SQLStore, db string) {
 	if st.Migrated > 0 {
 		fmt.Fprintf(w, "database %s: migrated from schema %d to %d (its runs are sorted into experiment versions: cclab list shows them)\n",
-			eval.DBName(db), st.Migrated, eval.SchemaVersion)
+			store.DBName(db), st.Migrated, store.SchemaVersion)
 	}
 }

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"cclab/eval"
 	"cclab/experiments"
 	"cclab/internal/testenv"
+	"cclab/scenario"
 
 	_ "modernc.org/sqlite"
 )
@@ -159,7 +159,7 @@ func TestRunQuickBuiltin(t *testing.T) {
 	if !ok {
 		t.Fatal("no built-in loss-resilience-quick")
 	}
-	exp, err := eval.ParseScenario("loss-resilience-quick.yaml", src)
+	exp, err := scenario.ParseScenario("loss-resilience-quick.yaml", src)
 	if err != nil {
 		t.Fatal(err)
 	}

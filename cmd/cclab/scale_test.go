@@ -19,6 +19,8 @@ import (
 	"cclab/eval"
 	"cclab/internal/testenv"
 	"cclab/internal/testsvc"
+	"cclab/scenario"
+	"cclab/store"
 )
 
 // scaleScenario is deploy/scale-sweep.yaml, a 40-point simulator sweep (5
@@ -39,13 +41,13 @@ var baselines sync.Map // string -> func() (map[string]string, error)
 
 // baseline runs a scenario in one process into an SQLite file and returns
 // its runs' digests, once per scenario and test binary.
-func baseline(scenario string) (map[string]string, error) {
-	f, _ := baselines.LoadOrStore(scenario, sync.OnceValues(func() (map[string]string, error) {
+func baseline(src string) (map[string]string, error) {
+	f, _ := baselines.LoadOrStore(src, sync.OnceValues(func() (map[string]string, error) {
 		bin, err := cclabBinary()
 		if err != nil {
 			return nil, err
 		}
-		exp, err := eval.ParseScenario("scenario.yaml", []byte(scenario))
+		exp, err := scenario.ParseScenario("scenario.yaml", []byte(src))
 		if err != nil {
 			return nil, err
 		}
@@ -54,7 +56,7 @@ func baseline(scenario string) (map[string]string, error) {
 			return nil, err
 		}
 		scen := filepath.Join(dir, "scenario.yaml")
-		os.WriteFile(scen, []byte(scenario), 0o644)
+		os.WriteFile(scen, []byte(src), 0o644)
 		db := filepath.Join(dir, "local.db")
 		if out, err := exec.Command(bin, "run", scen, "-db", db, "-no-report", "-parallel", "1").CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("local run: %v\n%s", err, out)
@@ -66,30 +68,30 @@ func baseline(scenario string) (map[string]string, error) {
 
 // digestsOf returns the digests of an experiment's runs in a database.
 func digestsOf(db, experiment string) (map[string]string, error) {
-	st, err := eval.Open(db)
+	st, err := store.Open(db)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	return eval.Digests(context.Background(), st, experiment)
+	return store.Digests(context.Background(), st, experiment)
 }
 
 // sameResults compares a sweep's stored results with a local run's of the
 // same scenario: the same run keys, each with the same digest (the
 // simulator is deterministic).
-func sameResults(t *testing.T, db, scenario string, runs int) {
+func sameResults(t *testing.T, db, src string, runs int) {
 	t.Helper()
-	want, err := baseline(scenario)
+	want, err := baseline(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(want) != runs {
 		t.Fatalf("local run: %d runs, want %d", len(want), runs)
 	}
-	exp, _ := eval.ParseScenario("scenario.yaml", []byte(scenario))
+	exp, _ := scenario.ParseScenario("scenario.yaml", []byte(src))
 	got, err := digestsOf(db, exp.Name)
 	if err != nil {
-		t.Fatalf("reading %s: %v", eval.DBName(db), err)
+		t.Fatalf("reading %s: %v", store.DBName(db), err)
 	}
 	diff := 0
 	for k, d := range want {
@@ -101,7 +103,7 @@ func sameResults(t *testing.T, db, scenario string, runs int) {
 		}
 	}
 	if len(got) != len(want) || diff > 0 {
-		t.Errorf("%s: %d runs, %d differing from the local single-process run (%d runs)", eval.DBName(db), len(got), diff, len(want))
+		t.Errorf("%s: %d runs, %d differing from the local single-process run (%d runs)", store.DBName(db), len(got), diff, len(want))
 	}
 }
 
@@ -278,10 +280,10 @@ func TestKubernetesManifest(t *testing.T) {
 	if job == nil || cm == nil {
 		t.Fatalf("manifest: want a Job and a ConfigMap")
 	}
-	scenario := cm.Data["scenario.yaml"]
-	if job.Spec.CompletionMode != "Indexed" || len(job.Spec.Template.Spec.Containers) != 1 || scenario == "" {
+	src := cm.Data["scenario.yaml"]
+	if job.Spec.CompletionMode != "Indexed" || len(job.Spec.Template.Spec.Containers) != 1 || src == "" {
 		t.Fatalf("manifest: completionMode %q, %d containers, scenario %d bytes; want Indexed, 1, a scenario",
-			job.Spec.CompletionMode, len(job.Spec.Template.Spec.Containers), len(scenario))
+			job.Spec.CompletionMode, len(job.Spec.Template.Spec.Containers), len(src))
 	}
 	c := job.Spec.Template.Spec.Containers[0]
 	n := job.Spec.Completions
@@ -293,13 +295,13 @@ func TestKubernetesManifest(t *testing.T) {
 		t.Fatalf("manifest: %d volume mounts, want the ConfigMap's", len(c.VolumeMounts))
 	}
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(scenario), 0o644)
+	os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(src), 0o644)
 	db := filepath.Join(dir, "k8s.db")
-	exp, err := eval.ParseScenario("scenario.yaml", []byte(scenario))
+	exp, err := scenario.ParseScenario("scenario.yaml", []byte(src))
 	if err != nil {
 		t.Fatalf("the ConfigMap's scenario: %v", err)
 	}
-	if want, _ := eval.ParseScenario("scenario.yaml", []byte(scaleScenario)); !reflect.DeepEqual(eval.Specs(exp, nil), eval.Specs(want, nil)) {
+	if want, _ := scenario.ParseScenario("scenario.yaml", []byte(scaleScenario)); !reflect.DeepEqual(eval.Specs(exp, nil), eval.Specs(want, nil)) {
 		t.Errorf("the ConfigMap's scenario differs from deploy/scale-sweep.yaml")
 	}
 	runShards(t, n, func(i int) []string {
@@ -323,7 +325,7 @@ func TestKubernetesManifest(t *testing.T) {
 		}
 		return out
 	})
-	sameResults(t, db, scenario, len(eval.Specs(exp, nil)))
+	sameResults(t, db, src, len(eval.Specs(exp, nil)))
 }
 
 // TestSingleNodeExample runs docs/scale.md's single-node example as

@@ -5,7 +5,7 @@ import (
 	"encoding/csv"
 	"testing"
 
-	"cclab/eval"
+	"cclab/metrics"
 )
 
 // TestSeriesCSVParses: cclab sim's time-series CSV goes through
@@ -13,8 +13,8 @@ import (
 // row has the header's columns.
 func TestSeriesCSVParses(t *testing.T) {
 	name := `bulk, "one"`
-	m := eval.Metrics{Flows: []eval.Result{{Scope: eval.ScopeFlow, ID: 1, Name: name,
-		Series: []eval.Series{{Name: "throughput", Unit: "bit/s", T: []float64{0, 0.1}, V: []float64{1e6, 2e6}}}}}}
+	m := metrics.Metrics{Flows: []metrics.Result{{Scope: metrics.ScopeFlow, ID: 1, Name: name,
+		Series: []metrics.Series{{Name: "throughput", Unit: "bit/s", T: []float64{0, 0.1}, V: []float64{1e6, 2e6}}}}}}
 	var buf bytes.Buffer
 	if err := writeSeriesCSV(&buf, m); err != nil {
 		t.Fatal(err)

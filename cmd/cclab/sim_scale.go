@@ -8,21 +8,21 @@ import (
 	"runtime"
 	"time"
 
-	"cclab/eval"
-	"cclab/eval/simrun"
+	simrun "cclab/backend/sim"
 	"cclab/internal/cli"
 	"cclab/internal/rusage"
 	"cclab/plan"
+	"cclab/scenario"
 )
 
 // ScaleScenario is the scale benchmark (issue #4): a two-bottleneck chain
 // carrying 2,000 ON/OFF stream flows (1,000 end to end, 500 cross flows per
 // hop) plus UDP ON/OFF background, for 500 simulated seconds — the size of
 // the classic ns-2 studies (2,200 ON/OFF TCP flows over 500 s).
-func ScaleScenario() eval.Simple {
-	return eval.Simple{
+func ScaleScenario() scenario.Simple {
+	return scenario.Simple{
 		Name:     "bench-scale",
-		Topology: eval.KindChain,
+		Topology: scenario.KindChain,
 		Hops:     2,
 		Flows:    1000,
 		Cross:    500,

@@ -16,11 +16,12 @@ import (
 	"strings"
 	"time"
 
-	"cclab/eval"
-	"cclab/eval/simrun"
+	simrun "cclab/backend/sim"
 	"cclab/internal/cli"
+	"cclab/metrics"
 	"cclab/perf"
 	"cclab/plan"
+	"cclab/scenario"
 	"cclab/transport"
 )
 
@@ -68,7 +69,7 @@ func isYAML(file string) bool {
 }
 
 // simFlags are the flags that describe the network and traffic (the
-// eval.Simple fields); with a YAML scenario they are refused.
+// scenario.Simple fields); with a YAML scenario they are refused.
 var simFlags = map[string]bool{"topology": true, "flows": true, "cc": true, "recovery": true, "rate": true, "rtt": true,
 	"rtts": true, "buffer": true, "queue": true, "duration": true, "warmup": true, "hops": true, "cross": true,
 	"traffic": true, "cross-traffic": true, "udp": true, "udp-flows": true, "mss": true, "access-rate": true,
@@ -77,8 +78,8 @@ var simFlags = map[string]bool{"topology": true, "flows": true, "cc": true, "rec
 
 func runSim(args []string) int {
 	fs := flag.NewFlagSet("cclab sim", flag.ContinueOnError)
-	var sc eval.Simple
-	var cc, rtts, out, series, scenario, emit, cpuprofile, memprofile string
+	var sc scenario.Simple
+	var cc, rtts, out, series, scenarioFile, emit, cpuprofile, memprofile string
 	var jsonOut, benchScale, hash bool
 	var seed uint64
 	var point int
@@ -123,7 +124,7 @@ func runSim(args []string) int {
 	fs.BoolVar(&benchScale, "bench-scale", false, "run the scale benchmark (2-hop chain, 2,000 ON/OFF flows + UDP, 500 s) and print speed figures")
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.StringVar(&memprofile, "memprofile", "", "write an allocation profile (every allocation since the start) to this file at the end")
-	fs.StringVar(&scenario, "scenario", "", "a scenario file (.yaml, as cclab run takes; one point) or a JSON file of flag values, e.g. {\"topology\": \"chain\", \"rate\": \"20Mbit\"} (command-line flags override it)")
+	fs.StringVar(&scenarioFile, "scenario", "", "a scenario file (.yaml, as cclab run takes; one point) or a JSON file of flag values, e.g. {\"topology\": \"chain\", \"rate\": \"20Mbit\"} (command-line flags override it)")
 	fs.IntVar(&point, "point", 0, "with a swept YAML scenario: the point to run (0-based)")
 	fs.StringVar(&emit, "emit-scenario", "", "write the scenario the flags describe as a YAML scenario file (\"-\": stdout) and exit")
 	if code, ok := cli.Parse(fs, args); !ok {
@@ -131,16 +132,16 @@ func runSim(args []string) int {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var scn eval.Scenario
+	var scn scenario.Scenario
 	switch {
-	case scenario != "" && isYAML(scenario):
+	case scenarioFile != "" && isYAML(scenarioFile):
 		for name := range given {
 			if simFlags[name] {
-				fmt.Fprintf(os.Stderr, "cclab sim: -%s: the network and flows come from the scenario file %s; change them there\n", name, scenario)
+				fmt.Fprintf(os.Stderr, "cclab sim: -%s: the network and flows come from the scenario file %s; change them there\n", name, scenarioFile)
 				return 2
 			}
 		}
-		exp, err := eval.LoadScenarioFile(scenario)
+		exp, err := scenario.LoadScenarioFile(scenarioFile)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab sim:", err)
 			return 2
@@ -155,8 +156,8 @@ func runSim(args []string) int {
 		}
 		scn.Seeds = []uint64{seed}
 	default:
-		if scenario != "" {
-			if err := applyScenarioFile(fs, scenario); err != nil {
+		if scenarioFile != "" {
+			if err := applyScenarioFile(fs, scenarioFile); err != nil {
 				fmt.Fprintln(os.Stderr, "cclab sim:", err)
 				return 2
 			}
@@ -279,7 +280,7 @@ func runSim(args []string) int {
 }
 
 // simpleScenario turns the flag values into a scenario.
-func simpleScenario(sc eval.Simple, cc, rtts string, seed uint64, revUnlimited bool) (eval.Scenario, error) {
+func simpleScenario(sc scenario.Simple, cc, rtts string, seed uint64, revUnlimited bool) (scenario.Scenario, error) {
 	sc.Seed = seed
 	if revUnlimited {
 		sc.ReverseRate = -1
@@ -293,7 +294,7 @@ func simpleScenario(sc eval.Simple, cc, rtts string, seed uint64, revUnlimited b
 		for _, s := range strings.Split(rtts, ",") {
 			d, err := time.ParseDuration(strings.TrimSpace(s))
 			if err != nil {
-				return eval.Scenario{}, fmt.Errorf("-rtts %q: %v", s, err)
+				return scenario.Scenario{}, fmt.Errorf("-rtts %q: %v", s, err)
 			}
 			sc.RTTs = append(sc.RTTs, d)
 		}
@@ -331,12 +332,12 @@ type scopeOutput struct {
 	Metrics map[string]float64 `json:"metrics"`
 }
 
-func newSimOutput(p *plan.Plan, res eval.RunResult) simOutput {
+func newSimOutput(p *plan.Plan, res metrics.RunResult) simOutput {
 	m := res.Metrics
 	start := res.Info.Start.Add(-p.Warmup)
 	o := simOutput{Scenario: p.Scenario, Seed: p.Seed, Duration: m.End.Sub(start).Seconds(), Warmup: p.Warmup.Seconds(),
 		Window: m.End.Sub(m.Start).Seconds(), Network: m.Network.Values, Notes: res.Notes}
-	info := func(recs []eval.ScopeRecord, id int64) string {
+	info := func(recs []metrics.ScopeRecord, id int64) string {
 		for _, r := range recs {
 			if r.ID == id {
 				return r.Info
@@ -403,10 +404,10 @@ func trimInfo(s string) string {
 
 // writeSeriesCSV writes every time series in long format through
 // encoding/csv: t_s,scope,id,name,series,unit,value.
-func writeSeriesCSV(w io.Writer, m eval.Metrics) error {
+func writeSeriesCSV(w io.Writer, m metrics.Metrics) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"t_s", "scope", "id", "name", "series", "unit", "value"})
-	put := func(r eval.Result) {
+	put := func(r metrics.Result) {
 		for _, s := range r.Series {
 			for i := range s.T {
 				cw.Write([]string{strconv.FormatFloat(s.T[i], 'f', -1, 64), string(r.Scope), strconv.FormatInt(r.ID, 10),

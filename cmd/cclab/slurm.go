@@ -13,6 +13,9 @@ import (
 
 	"cclab/eval"
 	"cclab/experiments"
+	"cclab/report"
+	"cclab/report/studies"
+	"cclab/store"
 )
 
 func init() {
@@ -66,7 +69,7 @@ func (j slurmJob) script() string {
 func runSlurm(args []string) int {
 	fs := flag.NewFlagSet("cclab slurm", flag.ContinueOnError)
 	shards := fs.Int("shards", 4, "array tasks: the sweep's runs are split into this many shards (cclab run -shard I/N)")
-	db := fs.String("db", eval.DefaultDB, "database every task writes to: a PostgreSQL URL, or an SQLite file on a filesystem all nodes share")
+	db := fs.String("db", store.DefaultDB, "database every task writes to: a PostgreSQL URL, or an SQLite file on a filesystem all nodes share")
 	out := fs.String("o", "", "script to write; default cclab-NAME.sbatch")
 	logs := fs.String("logs", "", "directory of the tasks' output files (cclab-NAME-JOB_TASK.out); default: the script's directory")
 	bin := fs.String("cclab", "", "cclab binary the tasks run (a path the compute nodes see); default: this executable")
@@ -77,7 +80,7 @@ func runSlurm(args []string) int {
 	backends := fs.String("backends", "", "comma-separated backends to run (sim, live); default: the scenario's")
 	submit := fs.Bool("submit", false, "submit the script with sbatch")
 	wait := fs.Bool("wait", false, "submit and wait until every task has ended (sbatch --wait), then write the report")
-	report := fs.String("out", "report", "with -wait: directory for the HTML report")
+	outDir := fs.String("out", "report", "with -wait: directory for the HTML report")
 	noReport := fs.Bool("no-report", false, "with -wait: do not write the report")
 	name, code, ok := parseWithExperiment(fs, args)
 	if !ok {
@@ -113,7 +116,7 @@ func runSlurm(args []string) int {
 	if _, builtin := experiments.Source(name); !builtin || strings.HasSuffix(name, ".yaml") {
 		job.Scenario = abs(name)
 	}
-	if !eval.IsPostgresURL(job.DB) {
+	if !store.IsPostgresURL(job.DB) {
 		job.DB = abs(job.DB)
 	}
 	job.Cclab = *bin
@@ -140,7 +143,7 @@ func runSlurm(args []string) int {
 	}
 	job.Logs = abs(job.Logs)
 	mode := os.FileMode(0o644)
-	if u, err := url.Parse(job.DB); err == nil && eval.IsPostgresURL(job.DB) {
+	if u, err := url.Parse(job.DB); err == nil && store.IsPostgresURL(job.DB) {
 		if _, has := u.User.Password(); has {
 			mode = 0o600 // the URL's password is in the script
 		}
@@ -178,13 +181,13 @@ func runSlurm(args []string) int {
 	if *noReport {
 		return 0
 	}
-	st, err := eval.Open(job.DB)
+	st, err := store.Open(job.DB)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab slurm:", err)
 		return 1
 	}
 	defer st.Close()
-	path, err := eval.WriteReport(context.Background(), st, exp.Name, *report, eval.StudySections)
+	path, err := report.WriteReport(context.Background(), st, exp.Name, *outDir, studies.Sections)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab slurm: report:", err)
 		return 1

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"cclab/backend/ns3"
-	"cclab/eval"
-	"cclab/eval/simrun"
+	simrun "cclab/backend/sim"
 	"cclab/internal/rusage"
 	"cclab/plan"
+	"cclab/scenario"
 	"cclab/transport"
 )
 
@@ -85,7 +85,7 @@ type Outcome struct {
 
 // Point builds the plan of one scenario text and seed.
 func Point(text string, seed uint64) (*plan.Plan, error) {
-	exp, err := eval.ParseScenario("ns3cmp.yaml", []byte(text))
+	exp, err := scenario.ParseScenario("ns3cmp.yaml", []byte(text))
 	if err != nil {
 		return nil, err
 	}

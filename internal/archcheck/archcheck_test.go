@@ -129,9 +129,11 @@ func TestCheckLayersFindsViolations(t *testing.T) {
 		"transport/t.go":      "package transport\nimport _ \"cclab/clock\"\n", // fine
 		"sim/s.go":            "package sim\nimport _ \"cclab/relay\"\n",       // a driver importing another
 		"relay/r.go":          "package relay\n",
-		"eval/liverun/l.go":   "package liverun\nimport _ \"cclab/eval/simrun\"\n", // a backend importing another
-		"eval/simrun/s.go":    "package simrun\nimport _ \"cclab/sim\"\n",          // fine
-		"cmd/tool/main.go":    "package main\nimport _ \"cclab/eval/simrun\"\n",    // fine
+		"backend/live/l.go":   "package liverun\nimport _ \"cclab/backend/sim\"\n", // a backend importing another
+		"backend/sim/s.go":    "package simrun\nimport _ \"cclab/sim\"\n",          // fine
+		"store/s.go":          "package store\nimport _ \"cclab/report\"\n",        // the store importing the report above it
+		"report/r.go":         "package report\nimport _ \"cclab/store\"\n",        // fine
+		"cmd/tool/main.go":    "package main\nimport _ \"cclab/backend/sim\"\n",    // fine
 		"newthing/n.go":       "package newthing\n",                                // no layer
 		"link/testdata/x.go":  "package x\nimport _ \"cclab/cmd/tool\"\n",          // testdata: skipped
 		"link/l_test.go":      "package link\nimport _ \"cclab/eval\"\n",           // tests: not checked
@@ -144,10 +146,11 @@ func TestCheckLayersFindsViolations(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"eval/liverun imports eval/simrun of its own layer \"harness backends\"",
+		"backend/live imports backend/sim of its own layer \"backends\"",
 		"package newthing has no layer: add it to archcheck.Layers and docs/architecture.md",
 		"qdisc (layer \"components\") imports transport of the higher layer \"path and protocol\"",
 		"sim imports relay of its own layer \"drivers\"",
+		"store (layer \"store\") imports report of the higher layer \"report\"",
 	}
 	if got := whats(vs); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations:\n got %q\nwant %q", got, want)
@@ -156,7 +159,8 @@ func TestCheckLayersFindsViolations(t *testing.T) {
 
 func TestLayerOf(t *testing.T) {
 	for dir, want := range map[string]string{
-		"clock": "base", "eval": "applications and harness", "eval/simrun": "harness backends",
+		"clock": "base", "eval": "harness", "backend/sim": "backends", "backend/ns3": "backends",
+		"scenario": "scenario", "report/studies": "study reports",
 		"cmd/cclab": "commands", "cmd/bottleneck/bench": "commands", "transport/udp": "drivers", "transport": "path and protocol",
 	} {
 		if i := LayerOf(dir); i < 0 || Layers[i].Name != want {

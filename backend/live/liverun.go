@@ -1,0 +1,642 @@
+// Package liverun is the harness's live backend: it runs a scenario point in
+// real time over loopback UDP sockets, in-process. It turns the point into a
+// plan (package plan) and configures the bottleneck relay (relay, what
+// cmd/bottleneck runs) from it: every hop of each direction with the link
+// model, the hops' cross traffic, and an entry address per partial path.
+// Each flow is a real transport connection driven by the socket driver
+// (transport/udp, what cmd/sender and cmd/receiver use) from its own socket
+// to one receiving endpoint. The connections' events and the relay's link
+// events go to metrics.Collector, the same code that measures simulated runs,
+// under the plan's link IDs and flow numbers (docs/architecture.md).
+package liverun
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
+	"cclab/internal/units"
+	"cclab/metrics"
+	"cclab/plan"
+	"cclab/relay"
+	"cclab/scenario"
+	"cclab/traffic"
+	"cclab/transport"
+	"cclab/transport/udp"
+)
+
+// Runner runs scenario points live on loopback. Live runs take real time and
+// share the machine: run them one at a time (eval.Sweep does).
+type Runner struct {
+	// Host is the loopback address to bind; "" means 127.0.0.1.
+	Host string
+	// Drain is how long to wait after the end of a run for the flows to
+	// close before giving up on them; 0 means 5 s.
+	Drain time.Duration
+
+	onRelay func(*relay.Relay) // tests: called with the run's relay once it is running
+}
+
+// common is the run's clock: every endpoint's events are shifted onto it.
+type common struct{ t0 time.Time }
+
+func (c common) now() clock.Time { return clock.Start.Add(time.Since(c.t0)) }
+
+// wall returns the wall-clock instant of t on the common clock.
+func (c common) wall(t clock.Time) time.Time { return c.t0.Add(t.Sub(clock.Start)) }
+
+// errNotConnected is a flow's result when its handshake had no answer
+// (the transport gave up, transport.ErrHandshakeTimeout, or the flow's stop
+// came first): under an unresponsive flow at the link rate a
+// connection's handshake packets may all be dropped (as in the simulator,
+// where it retries to the end). The run goes on; the flow delivered
+// nothing, and the run's note NoteUnconnected counts it.
+var errNotConnected = errors.New("no answer to the handshake before the flow's stop")
+
+// shiftSink moves an endpoint's event times onto the common clock and maps
+// connection IDs to flow numbers.
+type shiftSink struct {
+	mu      *sync.Mutex
+	col     *metrics.Collector
+	off     time.Duration     // common − endpoint clock
+	fixed   uint64            // if set, every connection's events belong to this flow (a sender's own endpoint)
+	flows   map[uint64]uint64 // otherwise: connection ID → flow number (the shared receiver)
+	pending *[]event.Event    // events of connections not yet mapped (receiver side)
+}
+
+// dropFlow is the flow number of a background flow's connections: their
+// endpoint events are dropped (a background flow is measured through the
+// links only, as in the simulator: plan.Flow.MetricID).
+const dropFlow = ^uint64(0)
+
+func (s *shiftSink) Record(ep *event.Event) {
+	s.mu.Lock() // off and col are set under mu when the measurement starts
+	defer s.mu.Unlock()
+	if s.fixed == dropFlow {
+		return
+	}
+	e := *ep // the emitter's: changed in a copy (event.Sink)
+	e.Time = e.Time.Add(s.off)
+	if e.Flow != 0 && s.fixed != 0 {
+		e.Flow = s.fixed
+	} else if e.Flow != 0 {
+		n, ok := s.flows[e.Flow]
+		if !ok {
+			if s.pending != nil && len(*s.pending) < 1<<16 {
+				*s.pending = append(*s.pending, e)
+			}
+			return
+		}
+		if n == dropFlow {
+			return
+		}
+		e.Flow = n
+	}
+	s.col.Record(&e)
+}
+
+// linkSink is the relay's Config.Sink: it moves link events onto the common
+// clock and replaces the relay's flow keys by flow numbers, as the
+// simulator's runner does: a measured flow's data packets carry its number,
+// every other packet (ACKs, unknown sources) 0. The relay calls it with its
+// own lock held; mu serializes it with the endpoints' sinks.
+type linkSink struct {
+	mu    *sync.Mutex
+	col   *metrics.Collector
+	off   time.Duration     // common − relay clock
+	flows map[uint64]uint64 // relay flow key (forward direction) → flow number
+}
+
+func (s *linkSink) Record(ep *event.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.col == nil {
+		return // before the measurement starts
+	}
+	e := *ep // the emitter's: changed in a copy (event.Sink)
+	e.Time = e.Time.Add(s.off)
+	e.Flow = s.flows[e.Flow]
+	s.col.Record(&e)
+}
+
+// RelayConfig returns the relay configuration of a plan: its hops per
+// direction with the plan's link IDs and random streams, the hops' cross
+// traffic, and an entry for every distinct partial path of its flows. The
+// sender access delay is folded into the first forward hop and the last
+// reverse hop (the relay has no access links), so every flow entering the
+// path at hop 0 must have the same access delay and the others none. Listen
+// addresses are host:0. entry[i] is the index in Config.Entries of the
+// address flow i (Plan.Flows[i]) dials; -1 for Listen. Raw UDP flows
+// (mode udp) always dial an entry of their own kind, whose Target the
+// caller sets to their receiver.
+func RelayConfig(p *plan.Plan, host string) (cfg relay.Config, entry []int, err error) {
+	k := len(p.Hops[plan.Fwd])
+	cfg = relay.Config{Listen: net.JoinHostPort(host, "0"), Seed: p.Seed, PayloadOnly: p.PayloadOnly}
+	// Every live flow is a client of the relay from one host (loopback):
+	// the relay's per-host bound, made against port floods, must not evict
+	// the run's own sessions. Two sessions a flow leave room for a
+	// connection's control exchanges.
+	cfg.MaxClients = max(relay.DefaultMaxClients, 2*len(p.Flows)+16)
+	cfg.MaxClientsPerHost = cfg.MaxClients
+	acc := time.Duration(-1)
+	for _, f := range p.Flows {
+		switch {
+		case f.First > 0 && f.AccessDelay != 0:
+			return cfg, nil, fmt.Errorf("liverun: flow %s enters at hop %d with an access delay of %v: the relay folds access delay into hop 0 only", f.Name, f.First, f.AccessDelay)
+		case f.First == 0 && acc >= 0 && f.AccessDelay != acc:
+			return cfg, nil, fmt.Errorf("liverun: flows with different access delays (%v and %v) are not modelled live", acc, f.AccessDelay)
+		case f.First == 0:
+			acc = f.AccessDelay
+		}
+	}
+	if p.Access.Rate > 0 && p.Access.Rate < p.BottleneckRate {
+		return cfg, nil, fmt.Errorf("liverun: access rate %s below the bottleneck is not modelled live", units.FormatRate(p.Access.Rate))
+	}
+	acc = max(acc, 0)
+	for dir := range p.Hops {
+		for i, h := range p.Hops[dir] {
+			lc := h.Link
+			if (dir == plan.Fwd && i == 0) || (dir == plan.Rev && i == k-1) {
+				lc.Delay += acc
+			}
+			cfg.Hops[dir] = append(cfg.Hops[dir], lc)
+			cfg.Links[dir] = append(cfg.Links[dir], h.ID)
+			cfg.Streams[dir] = append(cfg.Streams[dir], h.Stream)
+			for _, c := range h.Cross {
+				cfg.Cross = append(cfg.Cross, relay.CrossConfig{Gen: c.Traffic, Hop: i, Dir: plan.DirNames[dir], Stream: c.Stream, Flow: c.Key})
+			}
+		}
+	}
+	// Raw UDP flows go to their own receiver: through entries of their own
+	// (Run sets their Target), on every path.
+	entries := map[[3]int]int{}
+	for _, f := range p.Flows {
+		udpFlow := 0
+		if f.Mode == scenario.ModeUDP {
+			udpFlow = 1
+		}
+		if f.EndToEnd(k) && udpFlow == 0 {
+			entry = append(entry, -1)
+			continue
+		}
+		key := [3]int{f.First, f.Last, udpFlow}
+		e, ok := entries[key]
+		if !ok {
+			e = len(cfg.Entries)
+			entries[key] = e
+			cfg.Entries = append(cfg.Entries, relay.Entry{Listen: cfg.Listen, First: f.First, Last: f.Last})
+		}
+		entry = append(entry, e)
+	}
+	return cfg, entry, nil
+}
+
+// offset estimates common − endpoint clock.
+func offset(c common, ep *udp.Endpoint) time.Duration {
+	a := c.now()
+	b := ep.Now()
+	return a.Sub(b)
+}
+
+func (r Runner) host() string {
+	if r.Host == "" {
+		return "127.0.0.1"
+	}
+	return r.Host
+}
+
+// Run runs spec's point live: duration plus set-up and drain time.
+func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResult, error) {
+	p, err := plan.New(spec.Point.Scenario, spec.Seed)
+	if err != nil {
+		return metrics.RunResult{}, err
+	}
+	for _, f := range p.Flows {
+		if f.Mode == scenario.ModeStream && f.Size == 0 {
+			if _, cfg, err := traffic.Registry.Config(f.Traffic); err != nil {
+				return metrics.RunResult{}, err
+			} else if _, ok := cfg.(*traffic.GreedyConfig); !ok {
+				return metrics.RunResult{}, fmt.Errorf("liverun: flow %s: traffic %q is not supported live (stream flows: greedy)", f.Name, f.Traffic)
+			}
+		}
+	}
+	rcfgRelay, entries, err := RelayConfig(p, r.host())
+	if err != nil {
+		return metrics.RunResult{}, err
+	}
+	if p.UntilDone {
+		return metrics.RunResult{}, fmt.Errorf("liverun: until_done is not supported live (sized flows end by themselves)")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var mu sync.Mutex
+	flows := map[uint64]uint64{}
+	var pending []event.Event
+	var col *metrics.Collector
+	links := &linkSink{mu: &mu, flows: map[uint64]uint64{}}
+
+	// Receiver. It accepts ECN from the senders that ask for it.
+	recvSink := &shiftSink{mu: &mu, flows: flows, pending: &pending}
+	rcfg := transport.DefaultConfig()
+	rcfg.MaxDatagram = 9000 // a connection uses the smaller of the two ends' sizes
+	rcfg.ECN = true
+	rcfg.Sink = recvSink
+	recv, err := udp.Listen(netip.AddrPortFrom(netip.MustParseAddr(r.host()), 0).String(), udp.Config{
+		Endpoint: transport.EndpointConfig{Server: true, Defaults: rcfg, Sink: recvSink, Configure: receiverConfig(p)}})
+	if err != nil {
+		return metrics.RunResult{}, fmt.Errorf("liverun: receiver: %v", err)
+	}
+	defer recv.Close()
+
+	// The raw UDP flows' receiver, the target of their relay entries.
+	urecv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(r.host())})
+	if err != nil {
+		return metrics.RunResult{}, fmt.Errorf("liverun: UDP receiver: %v", err)
+	}
+	defer urecv.Close()
+	_ = urecv.SetReadBuffer(4 << 20) // bursts of many flows; the kernel caps it
+	for i, f := range p.Flows {
+		if f.Mode == scenario.ModeUDP {
+			rcfgRelay.Entries[entries[i]].Target = urecv.LocalAddr().String()
+		}
+	}
+
+	// Relay.
+	rcfgRelay.Target = recv.LocalAddr().String()
+	rcfgRelay.Sink = links
+	rl, err := relay.New(rcfgRelay)
+	if err != nil {
+		return metrics.RunResult{}, fmt.Errorf("liverun: relay: %v", err)
+	}
+	rl.Start()
+	defer rl.Close()
+	if r.onRelay != nil {
+		r.onRelay(rl)
+	}
+
+	// Receiver: read every accepted connection (stream and datagram) to its end.
+	var rwg sync.WaitGroup
+	serveAll(ctx, &rwg, recv.Accept, func(c *udp.Conn, buf []byte) {
+		for {
+			if _, err := c.Read(buf); err != nil {
+				if errors.Is(err, io.EOF) {
+					c.CloseWrite() // our direction has no data: close it so the sender's Wait returns
+				}
+				return
+			}
+		}
+	})
+	serveAll(ctx, &rwg, recv.AcceptDgram, func(c *udp.DgramConn, buf []byte) {
+		for {
+			if _, _, err := c.Recv(ctx, buf); err != nil {
+				return
+			}
+		}
+	})
+
+	// Senders: one socket each, through the relay's address for its path.
+	type sender struct {
+		f    *plan.Flow
+		to   netip.AddrPort
+		ep   *udp.Endpoint
+		u    *udpFlow // a raw UDP flow's sender (ep nil)
+		sink *shiftSink
+	}
+	udpFlows := map[uint64]*udpFlow{}
+	var senders []*sender
+	var res metrics.RunResult
+	res.Flows, res.Links = p.Describe()
+	for i := range p.Flows {
+		f := &p.Flows[i]
+		s := &sender{f: f, to: rl.Addr()}
+		if entries[i] >= 0 {
+			s.to = rl.EntryAddr(entries[i])
+		}
+		s.sink = &shiftSink{mu: &mu, fixed: f.ID}
+		if f.Background {
+			s.sink.fixed = dropFlow
+		}
+		if f.Mode == scenario.ModeUDP {
+			u, err := newUDPFlow(p, f, r.host(), net.UDPAddrFromAddrPort(s.to), s.sink)
+			if err != nil {
+				return metrics.RunResult{}, fmt.Errorf("liverun: %v", err)
+			}
+			defer u.conn.Close()
+			s.u, udpFlows[f.ID] = u, u
+			mu.Lock()
+			links.flows[rl.FlowKey(u.conn.LocalAddr().(*net.UDPAddr).AddrPort(), relay.Fwd)] = f.MetricID()
+			mu.Unlock()
+			senders = append(senders, s)
+			continue
+		}
+		ep, err := udp.DialSocket(s.to.String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}})
+		if err != nil {
+			return metrics.RunResult{}, fmt.Errorf("liverun: flow %s: %v", f.Name, err)
+		}
+		defer ep.Close()
+		s.ep = ep
+		mu.Lock()
+		links.flows[rl.FlowKey(ep.LocalAddr(), relay.Fwd)] = f.MetricID()
+		mu.Unlock()
+		senders = append(senders, s)
+	}
+
+	load1 := loadAverage()
+	// Start the clock: the measurement window is [t0+warm-up, t0+duration].
+	cm := common{t0: time.Now()}
+	info := p.RunInfo(cm.now())
+	mu.Lock()
+	col = metrics.NewCollector(info)
+	recvSink.col, recvSink.off = col, offset(cm, recv)
+	links.col, links.off = col, cm.now().Sub(rl.Now())
+	for _, s := range senders {
+		s.sink.col = col
+		if s.ep != nil {
+			s.sink.off = offset(cm, s.ep) // a raw UDP flow's events are on the common clock already
+		}
+	}
+	mu.Unlock()
+	var badUDP int64
+	rwg.Add(1)
+	go func() {
+		defer rwg.Done()
+		udpReceiver(urecv, cm, udpFlows, &badUDP)
+	}()
+
+	errs := make(chan error, len(senders))
+	var swg sync.WaitGroup
+	start := info.Start.Add(-p.Warmup)
+	for _, s := range senders {
+		swg.Add(1)
+		go func() {
+			defer swg.Done()
+			if s.u != nil {
+				if err := sleepUntil(ctx, cm, start.Add(s.f.Start)); err != nil {
+					errs <- err
+					return
+				}
+				errs <- s.u.send(ctx, cm, start, info.End)
+				return
+			}
+			errs <- r.flow(ctx, cm, start, info.End, s.to, s.ep, s.f, p.Rand(s.f.DataStream).Uint64(), &mu, s.sink, recvSink, &pending)
+		}()
+	}
+	swg.Wait()
+	close(errs)
+	var first error
+	unconnected := 0
+	for err := range errs {
+		switch {
+		case errors.Is(err, errNotConnected):
+			unconnected++
+		case err != nil && first == nil:
+			first = err
+		}
+	}
+	res.Notes = notes(rl.Counters(), load1)
+	res.Notes[NoteUnconnected] = float64(unconnected)
+	cancel()
+	rl.Close()
+	recv.Close()
+	urecv.Close()
+	rwg.Wait()
+	if len(udpFlows) > 0 {
+		res.Notes[NoteUDPBad] = float64(badUDP)
+	}
+	if err := context.Cause(ctx); first == nil && err != nil && !errors.Is(err, context.Canceled) {
+		first = err
+	}
+	if first != nil {
+		return metrics.RunResult{}, first
+	}
+	mu.Lock()
+	res.Metrics = col.Finish()
+	mu.Unlock()
+	res.Info = info
+	return res, nil
+}
+
+// flow runs one greedy flow: start at its offset, send until its stop (or
+// the end of the run), close, and wait for the close to complete.
+func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to netip.AddrPort, ep *udp.Endpoint, f *plan.Flow,
+	seed uint64, mu *sync.Mutex, sendSink, recvSink *shiftSink, pending *[]event.Event) error {
+	num := f.ID
+	if f.Background {
+		num = dropFlow
+	}
+	if err := sleepUntil(ctx, cm, start.Add(f.Start)); err != nil {
+		return err
+	}
+	stop := end
+	if f.Stop > 0 {
+		stop = start.Add(f.Stop)
+	}
+	// The handshake may retry until the flow's stop (at least 10 s).
+	deadline := cm.wall(stop)
+	if min10 := time.Now().Add(10 * time.Second); deadline.Before(min10) {
+		deadline = min10
+	}
+	dctx, dcancel := context.WithDeadline(ctx, deadline)
+	defer dcancel()
+	dialErr := func(err error) error {
+		if ctx.Err() == nil && (dctx.Err() != nil || errors.Is(err, transport.ErrHandshakeTimeout)) {
+			return errNotConnected
+		}
+		return fmt.Errorf("flow %s: %v", f.Name, err)
+	}
+	drain := r.Drain
+	if drain <= 0 {
+		drain = 5 * time.Second
+	}
+	if f.Mode == scenario.ModeDatagram {
+		dc, err := ep.DialDgram(dctx, to, transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, Sink: sendSink})
+		if err != nil {
+			return dialErr(err)
+		}
+		mapReceiver(mu, recvSink, pending, dc.ID(), num)
+		dc.Do(func(now clock.Time, tc *transport.DgramConn) { tc.SetSource(now, &transport.StampSource{}) })
+		if err := sleepUntil(ctx, cm, stop); err != nil {
+			dc.Abort()
+			return err
+		}
+		cctx, ccancel := context.WithTimeout(ctx, drain)
+		defer ccancel()
+		if err := dc.Close(cctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("flow %s: %v", f.Name, err)
+		}
+		return nil
+	}
+	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, Sink: sendSink}
+	if f.SetsReceiving() {
+		cfg.Request = binary.AppendUvarint(nil, f.ID) // the receiver picks the flow's settings by it (receiverConfig)
+	}
+	conn, err := ep.Dial(dctx, to, cfg)
+	if err != nil {
+		return dialErr(err)
+	}
+	mapReceiver(mu, recvSink, pending, conn.ID(), num)
+	if f.Size > 0 {
+		conn.SetSource(transport.NewPatternSource(seed), f.Size)
+	} else {
+		conn.SetSource(transport.NewPatternSource(seed), -1)
+		if err := sleepUntil(ctx, cm, stop); err != nil {
+			return err
+		}
+		conn.CloseWrite()
+	}
+	wait := drain
+	if f.Size > 0 {
+		// A sized transfer has until the flow's stop (the end of the run)
+		// to finish, then the drain, as in the simulator (not the drain
+		// alone: a 250 kB transfer at 2 Mbit/s and 160 ms was cut at 5 s).
+		wait += max(0, stop.Sub(cm.now()))
+	}
+	wctx, wcancel := context.WithTimeout(ctx, wait)
+	defer wcancel()
+	if err := conn.Wait(wctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("flow %s: %v", f.Name, err)
+	}
+	return nil
+}
+
+// mapReceiver maps a connection ID to its flow at the shared receiver and
+// replays the receiver's events that arrived before the mapping.
+func mapReceiver(mu *sync.Mutex, recvSink *shiftSink, pending *[]event.Event, id, num uint64) {
+	mu.Lock()
+	defer mu.Unlock()
+	recvSink.flows[id] = num
+	// Replay the receiver's events that arrived before the mapping.
+	keep := (*pending)[:0]
+	for _, e := range *pending {
+		if e.Flow == id {
+			e.Flow = num
+			recvSink.col.Record(&e)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	*pending = keep
+}
+
+// Keys of a live run's notes (metrics.RunResult.Notes).
+const (
+	NoteLoadStart = "host_load1_start" // 1-minute load average of the host when the run started (Linux)
+	NoteLoadEnd   = "host_load1_end"   // the same when the flows ended
+	NoteLate1ms   = "relay_late_1ms"   // fraction of the relay's writes more than 1 ms after their modelled instant
+	NoteLateMax   = "relay_late_max_s" // the relay's largest write lateness, s
+	NoteRelayPkts = "relay_packets"    // datagrams the relay wrote, both directions
+	NoteUDPBad    = "udp_malformed"    // datagrams at the raw UDP receiver too short for the header or of no flow (dropped)
+	// NoteUnconnected counts the flows whose handshake had no answer before
+	// their stop (every handshake packet dropped: errNotConnected).
+	NoteUnconnected = "flows_unconnected"
+)
+
+// notes summarizes the run's conditions: host load and the relay's timing
+// fidelity (how late it wrote packets against the link model's instants).
+func notes(c relay.Counters, load1 float64) map[string]float64 {
+	n := map[string]float64{}
+	if load1 >= 0 {
+		n[NoteLoadStart] = load1
+	}
+	if l := loadAverage(); l >= 0 {
+		n[NoteLoadEnd] = l
+	}
+	var total, late int64
+	for i, k := range c.Late {
+		total += k
+		if i >= len(relay.LateBuckets) || relay.LateBuckets[i] > time.Millisecond {
+			late += k
+		}
+	}
+	if total > 0 {
+		n[NoteLate1ms] = float64(late) / float64(total)
+	}
+	n[NoteLateMax] = c.LateMax.Seconds()
+	n[NoteRelayPkts] = float64(c.Sent[0] + c.Sent[1])
+	return n
+}
+
+// loadAverage returns the host's 1-minute load average, or -1 if unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+func sleepUntil(ctx context.Context, cm common, t clock.Time) error {
+	d := t.Sub(cm.now())
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// serveAll accepts connections until accept fails (the context ends or the
+// endpoint closes) and drains each in its own goroutine, all tracked by wg.
+func serveAll[C any](ctx context.Context, wg *sync.WaitGroup, accept func(context.Context) (C, error), drain func(c C, buf []byte)) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := accept(ctx)
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				drain(c, make([]byte, 64<<10))
+			}()
+		}
+	}()
+}
+
+// receiverConfig returns the shared receiver's Configure hook: a stream
+// flow with receiver settings names itself in its request (its plan flow
+// ID, a uvarint), and its connection gets the flow's delayed-ACK policy and
+// receive window (as the simulator's per-flow receiver,
+// sim.ConfigureReceiver).
+func receiverConfig(p *plan.Plan) func([]byte, *transport.Config) {
+	return func(request []byte, cfg *transport.Config) {
+		id, n := binary.Uvarint(request)
+		if n <= 0 || n != len(request) || id == 0 || id > uint64(len(p.Flows)) {
+			return
+		}
+		f := &p.Flows[id-1]
+		if f.ID != id || !f.SetsReceiving() {
+			return
+		}
+		cfg.MaxDatagram = cmp.Or(f.Datagram, transport.DefaultMaxDatagram) // the size negotiated, so the window holds two
+		f.Receive(cfg)
+	}
+}

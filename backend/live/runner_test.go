@@ -1,0 +1,6 @@
+package liverun
+
+import "cclab/eval"
+
+// The backend is a runner of the harness.
+var _ eval.Runner = Runner{}

@@ -1,0 +1,630 @@
+package metrics
+
+import (
+	"math"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"cclab/clock"
+	"cclab/event"
+	"cclab/qdisc"
+)
+
+// at returns clock.Start + s seconds.
+func at(s float64) clock.Time { return clock.Start.Add(time.Duration(s * 1e9)) }
+
+func ms(x float64) time.Duration { return time.Duration(x * 1e6) }
+
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// syntheticRun is a small hand-made event stream whose metrics are worked out
+// from the definitions in docs/metrics.md in the comments of TestMetricsByHand.
+func syntheticRun() (RunInfo, []event.Event) {
+	info := RunInfo{
+		Start: at(0), End: at(2), Interval: time.Second, Bottleneck: 0,
+		Flows: []FlowInfo{{ID: 1, Name: "f1", BottleneckRate: 8e6, BaseRTT: ms(10)}},
+		Links: []LinkInfo{{Index: 0, Name: "bottleneck", Rate: 16000, QueueLimit: 10, BaseRTT: ms(100)}},
+	}
+	ev := []event.Event{
+		{Time: at(0), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(0), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 2000, InFlight: 1000, SRTT: ms(20), MinRTT: ms(10)},
+		{Time: at(0), Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: 1, QueueBytes: 1000},
+		{Time: at(0.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(0.5), Kind: event.Delivered, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(0.6), Kind: event.PacketAcked, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(1.7), Kind: event.PacketAcked, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(1.8), Kind: event.PacketAcked, Flow: 1, Link: -1, Bytes: 500},
+		{Time: at(0.5), Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: 6, QueueBytes: 6000},
+		{Time: at(0.8), Kind: event.PacketLost, Flow: 1, Link: -1},
+		{Time: at(0.8), Kind: event.RecoveryStart, Flow: 1, Link: -1},
+		{Time: at(1), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000, Reason: 1},
+		{Time: at(1), Kind: event.Retransmit, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(1), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 4000, InFlight: 3000, SRTT: ms(40), MinRTT: ms(10)},
+		{Time: at(1), Kind: event.Dequeue, Flow: 1, Link: 0, QueueLen: 0, Sojourn: 500 * time.Millisecond},
+		{Time: at(1), Kind: event.Departure, Flow: 1, Link: 0, Bytes: 1000},
+		{Time: at(1.1), Kind: event.Drop, Flow: 1, Link: 0, Reason: uint8(qdisc.DropOverflow)},
+		{Time: at(1.15), Kind: event.Drop, Flow: 1, Link: 0, Reason: uint8(qdisc.DropOverflow)},
+		{Time: at(1.2), Kind: event.RecoveryEnd, Flow: 1, Link: -1},
+		{Time: at(1.4), Kind: event.Drop, Flow: 2, Link: 0, Reason: uint8(qdisc.DropEarly)},
+		{Time: at(1.45), Kind: event.Drop, Flow: 1, Link: 0, Reason: uint8(qdisc.DropRandom), QueueLen: 99},
+		{Time: at(1.5), Kind: event.Delivered, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(1.5), Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: 5, QueueBytes: 5000},
+		{Time: at(1.6), Kind: event.RTO, Flow: 1, Link: -1, Reason: 3},
+		{Time: at(1.6), Kind: event.Departure, Flow: 1, Link: 0, Bytes: 1000},
+		{Time: at(1.9), Kind: event.Mark, Flow: 1, Link: 0, QueueLen: 5, QueueBytes: 5000},
+		{Time: at(2.5), Kind: event.Delivered, Flow: 1, Link: -1, Bytes: 99999}, // after End: ignored
+	}
+	return info, ev
+}
+
+func TestMetricsByHand(t *testing.T) {
+	info, ev := syntheticRun()
+	m := Compute(info, ev)
+	if len(m.Flows) != 2 {
+		t.Fatalf("flows: got %d, want 2 (flow 1, and flow 2 seen only in a drop)", len(m.Flows))
+	}
+	f := m.Flows[0]
+	// Active time: first PacketSent (0 s) to End (2 s) = 2 s.
+	flowWant := map[string]float64{
+		"total_delivered":       2000,           // 99999 bytes fall after End
+		"mean_throughput":       2000 * 8 / 2.0, // 8000 bit/s
+		"mean_send_rate":        3000 * 8 / 2.0,
+		"mean_delivery_rate":    2500 * 8 / 2.0, // bytes acknowledged
+		"total_packets_sent":    3,
+		"mean_cwnd":             3000,                     // 2000 for 1 s, 4000 for 1 s
+		"var_cwnd":              (4e6+16e6)/2 - 3000*3000, // 1e6
+		"cov_cwnd":              1000.0 / 3000,            // sd 1000
+		"mean_inflight":         2000,                     // 1000 for 1 s, 3000 for 1 s
+		"mean_srtt":             0.030,                    // 20 ms for 1 s, 40 ms for 1 s
+		"var_srtt":              0.0001,                   // time-weighted variance
+		"cov_srtt":              0.01 / 0.03,              // sd 10 ms
+		"mean_qdelay_est":       0.020,                    // mean srtt 30 ms − min RTT 10 ms
+		"min_rtt":               0.010,                    //
+		"total_lost":            1,                        //
+		"declared_loss_rate":    1.0 / 3,                  // 1 declared lost of 3 sent
+		"total_link_drops":      3,                        // 2 overflow + 1 random
+		"loss_rate":             1.0,                      // 3 dropped in the network of 3 sent
+		"total_rtos":            1,                        //
+		"total_recoveries":      1,                        //
+		"mean_recovery_time":    0.4,                      // 0.8 s → 1.2 s
+		"bw_utilization":        8000 / 8e6,               // flow's bottleneck rate
+		"bdp_utilization":       2000 / (8e6 * 0.010 / 8), // BDP 10000 bytes
+		"power":                 8000 / 0.030,             //
+		"var_throughput":        0,                        // 8000 bit/s in both intervals
+		"cov_throughput":        0,                        //
+		"total_sent":            3000,                     //
+		"total_retransmissions": 1,                        // Retransmit and flagged PacketSent are one retransmission
+		"total_rtos_burst_loss": 1,                        //
+	}
+	for name, want := range flowWant {
+		got, ok := f.Get(name)
+		if !ok || !near(got, want) {
+			t.Errorf("flow %s: got %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	if _, ok := f.Get("fct"); ok {
+		t.Errorf("fct present for an unlimited flow, want absent")
+	}
+	series := func(r Result, name string) Series {
+		for _, s := range r.Series {
+			if s.Name == name {
+				return s
+			}
+		}
+		t.Fatalf("series %s missing", name)
+		return Series{}
+	}
+	checkSeries := func(what string, s Series, wantT, wantV []float64) {
+		t.Helper()
+		if len(s.V) != len(wantV) {
+			t.Errorf("%s: got %v at %v, want %v", what, s.V, s.T, wantV)
+			return
+		}
+		for i := range wantV {
+			if !near(s.V[i], wantV[i]) || !near(s.T[i], wantT[i]) {
+				t.Errorf("%s[%d]: got (%v, %v), want (%v, %v)", what, i, s.T[i], s.V[i], wantT[i], wantV[i])
+			}
+		}
+	}
+	checkSeries("throughput", series(f, "throughput"), []float64{0, 1}, []float64{8000, 8000})
+	checkSeries("cwnd", series(f, "cwnd"), []float64{0, 1}, []float64{2000, 4000})
+	checkSeries("delivery_rate", series(f, "delivery_rate"), []float64{0, 1}, []float64{8000, 12000})
+	checkSeries("srtt", series(f, "srtt"), []float64{0, 1}, []float64{0.020, 0.040})
+	checkSeries("losses", series(f, "losses"), []float64{0, 1}, []float64{1, 0})
+
+	l := m.Links[0]
+	// Queue length: 1 for 0.5 s, 6 for 0.5 s, 0 for 0.5 s (drops leave it 0), 5 for 0.5 s.
+	linkWant := map[string]float64{
+		"mean_queue_len":           3,                   // (0.5 + 3 + 0 + 2.5) / 2
+		"var_queue_len":            (1+36+0+25)/4.0 - 9, // 6.5
+		"max_queue_len":            6,
+		"mean_queue_delay":         0.5,
+		"total_enqueued":           3,
+		"total_drops":              4,
+		"total_drops_overflow":     2,
+		"total_drops_early":        1,
+		"total_drops_random_loss":  1,
+		"total_marks":              1,
+		"drop_rate":                4.0 / 7,
+		"total_departed":           2000,
+		"utilization":              2000 * 8 / (16000 * 2.0),
+		"total_queue_oscillations": 1, // θ = 0.5 × 10 = 5: 1 → 6 (> 5: one), → 0 (≤ 2.5: ends), → 5 (not > 5)
+		"total_loss_events":        3, // {1.1, 1.15}, {1.4}, {1.9}; the random drop is not congestion
+		"mean_queue_bytes":         (500 + 3000 + 0 + 2500) / 2.0,
+	}
+	for name, want := range linkWant {
+		got, ok := l.Get(name)
+		if !ok || !near(got, want) {
+			t.Errorf("link %s: got %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	checkSeries("queue_len", series(l, "queue_len"), []float64{0, 1}, []float64{3.5, 2.5})
+	checkSeries("drops", series(l, "drops"), []float64{0, 1}, []float64{0, 4})
+
+	n := m.Network
+	netWant := map[string]float64{
+		"agg_throughput": 8000,
+		"jain_fairness":  JainIndex([]float64{8000, 0}), // flow 2 delivered nothing
+		"bw_utilization": 8000 / 16000.0,                // the bottleneck link's rate
+		"total_drops":    4,
+		"utilization":    0.5,
+		"mean_srtt":      0.030, // flow 2 has no srtt
+	}
+	for name, want := range netWant {
+		got, ok := n.Get(name)
+		if !ok || !near(got, want) {
+			t.Errorf("network %s: got %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+}
+
+func TestFlowCompletionTime(t *testing.T) {
+	info := RunInfo{Start: at(0), End: at(10), Interval: time.Second,
+		Flows: []FlowInfo{{ID: 7, Size: 3000}}}
+	ev := []event.Event{
+		{Time: at(1), Kind: event.PacketSent, Flow: 7, Bytes: 1500},
+		{Time: at(1.5), Kind: event.PacketSent, Flow: 7, Bytes: 1500},
+		{Time: at(2), Kind: event.Delivered, Flow: 7, Bytes: 1500},
+		{Time: at(3), Kind: event.Delivered, Flow: 7, Bytes: 1500},
+	}
+	m := Compute(info, ev)
+	f := m.Flows[0]
+	if got, _ := f.Get("fct"); !near(got, 2) {
+		t.Errorf("fct: got %v, want 2 (1 s → 3 s)", got)
+	}
+	// Throughput over the active time 1 s → 3 s, not the whole window.
+	if got := f.Values["mean_throughput"]; !near(got, 3000*8/2.0) {
+		t.Errorf("mean_throughput: got %v, want %v", got, 3000*8/2.0)
+	}
+	// An incomplete sized flow has no completion time.
+	info.Flows[0].Size = 4000
+	if _, ok := Compute(info, ev).Flows[0].Get("fct"); ok {
+		t.Errorf("fct present for an incomplete flow")
+	}
+}
+
+func TestJainIndex(t *testing.T) {
+	cases := []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{1, 1}, 1},
+		{[]float64{1, 0}, 0.5},
+		{[]float64{5, 0, 0, 0}, 0.25},
+		{[]float64{1, 2, 3}, 36.0 / 42},
+		{nil, 0},
+	}
+	for _, c := range cases {
+		if got := JainIndex(c.xs); !near(got, c.want) {
+			t.Errorf("JainIndex(%v): got %v, want %v", c.xs, got, c.want)
+		}
+	}
+}
+
+func TestCongestionEpochs(t *testing.T) {
+	cases := []struct {
+		name     string
+		lens     []int
+		limit    int
+		fraction float64
+		want     float64
+	}{
+		{"sawtooth", []int{0, 20, 0, 20, 0, 20}, 20, 0, 3},
+		{"never drains to θ/2", []int{0, 20, 6, 20, 6, 20}, 20, 0, 1},
+		{"drains to θ/2", []int{0, 20, 5, 20, 5, 20}, 20, 0, 3},
+		{"never above θ", []int{0, 8, 0, 10, 0}, 20, 0, 0},
+		{"wiggle at θ is one epoch", []int{0, 10, 11, 10, 11, 10, 11, 4}, 20, 0, 1},
+		{"threshold parameter", []int{0, 8, 0, 8, 0}, 20, 0.25, 2},
+		{"limit from max seen", []int{0, 8, 0, 8}, 0, 0, 2},
+	}
+	for _, c := range cases {
+		info := RunInfo{Start: at(0), End: at(100), Interval: time.Second,
+			Links: []LinkInfo{{Index: 0, QueueLimit: c.limit, EpochThreshold: c.fraction}}}
+		var ev []event.Event
+		for i, v := range c.lens {
+			ev = append(ev, event.Event{Time: at(float64(i)), Kind: event.Enqueue, QueueLen: v})
+		}
+		got := Compute(info, ev).Links[0].Values["total_queue_oscillations"]
+		if got != c.want {
+			t.Errorf("%s: got %v epochs, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestWarmupHoldsState: a warm-up excludes events from the metrics, but the
+// state they set (cwnd, srtt, queue length) holds into the window, and an
+// epoch in progress when the window begins is not counted.
+func TestWarmupHoldsState(t *testing.T) {
+	info := RunInfo{Start: at(1), End: at(3), Interval: time.Second,
+		Links: []LinkInfo{{Index: 0, QueueLimit: 10}}}
+	ev := []event.Event{
+		{Time: at(0), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 1000, SRTT: ms(10), MinRTT: ms(5)},
+		{Time: at(0.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(0.5), Kind: event.Enqueue, Link: 0, QueueLen: 8},
+		{Time: at(2), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 3000, SRTT: ms(30), MinRTT: ms(5)},
+		{Time: at(2), Kind: event.Dequeue, Link: 0, QueueLen: 0},
+		{Time: at(2.5), Kind: event.Enqueue, Link: 0, QueueLen: 6},
+		{Time: at(2.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 500},
+	}
+	m := Compute(info, ev)
+	f, l := m.Flows[0].Values, m.Links[0].Values
+	want := map[string]float64{
+		"mean_cwnd": 2000, "mean_srtt": 0.020, "total_packets_sent": 1, "total_sent": 500,
+	}
+	for k, w := range want {
+		if !near(f[k], w) {
+			t.Errorf("flow %s: got %v, want %v", k, f[k], w)
+		}
+	}
+	// Queue: 8 held for 1 s, 0 for 0.5 s, 6 for 0.5 s; one epoch (6 > 5), the one in progress at 1 s not counted.
+	lwant := map[string]float64{"mean_queue_len": (8 + 0 + 3) / 2.0, "max_queue_len": 8, "total_queue_oscillations": 1}
+	for k, w := range lwant {
+		if !near(l[k], w) {
+			t.Errorf("link %s: got %v, want %v", k, l[k], w)
+		}
+	}
+}
+
+// TestCatalogDocumented checks docs/metrics.md names every metric and series.
+func TestCatalogDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/metrics.md")
+	if err != nil {
+		t.Fatalf("reading docs/metrics.md: %v", err)
+	}
+	doc := string(b)
+	for _, d := range Catalog {
+		if !strings.Contains(doc, "`"+d.Name+"`") {
+			t.Errorf("docs/metrics.md does not list metric %s", d.Name)
+		}
+	}
+	for _, d := range SeriesCatalog {
+		if !strings.Contains(doc, "`"+d.Name+"`") {
+			t.Errorf("docs/metrics.md does not list series %s", d.Name)
+		}
+	}
+}
+
+func TestUnitOf(t *testing.T) {
+	cases := []struct {
+		scope      Scope
+		name, want string
+	}{
+		{ScopeFlow, "mean_throughput", "bit/s"},
+		{ScopeLink, "total_drops_overflow", "packet"},
+		{ScopeFlow, "total_rtos_burst_loss", "1"},
+		{ScopeNetwork, "jain_fairness", "1"},
+		{ScopeFlow, "nonsense", ""},
+	}
+	for _, c := range cases {
+		if got := UnitOf(c.scope, c.name); got != c.want {
+			t.Errorf("UnitOf(%s, %s): got %q, want %q", c.scope, c.name, got, c.want)
+		}
+	}
+}
+
+func BenchmarkCollector(b *testing.B) {
+	info := RunInfo{Start: at(0), Interval: 100 * time.Millisecond,
+		Links: []LinkInfo{{Index: 0, Rate: 16e6, QueueLimit: 20}}}
+	c := NewCollector(info)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		tm := at(float64(i%100000) * 1e-5)
+		c.Record(&event.Event{Time: tm, Kind: event.PacketSent, Flow: 1, Bytes: 1200})
+		c.Record(&event.Event{Time: tm, Kind: event.Enqueue, Flow: 1, Link: 0, QueueLen: i % 20})
+		c.Record(&event.Event{Time: tm, Kind: event.MetricsUpdated, Flow: 1, Cwnd: 1200 * (i % 50), SRTT: ms(20)})
+	}
+}
+
+// TestSparseCounter: per-interval sums kept sparsely, in or out of order,
+// come out as the dense counter.
+func TestSparseCounter(t *testing.T) {
+	var c sparseCounter
+	for _, a := range []struct {
+		k int
+		x float64
+	}{{3, 1}, {1, 2}, {3, 4}, {5, 8}, {1, 16}, {-1, 32}, {0, 64}} {
+		c.add(a.k, a.x)
+	}
+	got, want := c.dense(), counterSeries{64, 18, 0, 5, 0, 8}
+	if len(got) != len(want) {
+		t.Fatalf("dense: got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("dense: got %v, want %v", got, want)
+		}
+	}
+}
+
+// TestUsesFlow: the events whose Flow the collector does not use
+// (UsesFlow false: the simulator leaves their flow keys unmapped) can carry
+// any flow without changing a metric, and those it uses change some.
+func TestUsesFlow(t *testing.T) {
+	info, ev := syntheticRun()
+	want := Compute(info, ev)
+	for k := event.Kind(0); k <= event.SpuriousRTO; k++ {
+		changed := slices.Clone(ev)
+		n := 0
+		for i := range changed {
+			if changed[i].Kind == k {
+				changed[i].Flow += 1000
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		got := Compute(info, changed)
+		same := reflect.DeepEqual(got, want)
+		if !UsesFlow(k) && !same {
+			t.Errorf("%v: UsesFlow false, but the metrics change with the events' flow", k)
+		}
+		if UsesFlow(k) && same && k != event.Unknown {
+			t.Errorf("%v: UsesFlow true, but the metrics do not change with the events' flow", k)
+		}
+	}
+}
+
+// TestSeconds: seconds gives d.Seconds() bit for bit, on both sides of one
+// second and for negative durations.
+func TestSeconds(t *testing.T) {
+	ds := []time.Duration{0, 1, 2, 999, 1e6 - 1, 1e6, 123456789, time.Second - 1, time.Second, time.Second + 1,
+		2*time.Second - 1, 90 * time.Minute, -1, -time.Second, math.MaxInt64, math.MinInt64}
+	for d := time.Duration(1); d < 1<<60; d = d*7/4 + 3 {
+		ds = append(ds, d, d-1, d+1)
+	}
+	for _, d := range ds {
+		if got, want := seconds(d), d.Seconds(); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("seconds(%d): got %v, want %v", int64(d), got, want)
+		}
+	}
+}
+
+// TestSampleAccZeros: addZeros(n) leaves the accumulator bit for bit as n
+// samples 0 added one by one do.
+func TestSampleAccZeros(t *testing.T) {
+	var a, b sampleAcc
+	for i, x := range []float64{3.5, 0, 1e6, 7, 0.25, 12345.678, 0, 42} {
+		a.add(-1, x)
+		b.add(-1, x)
+		n := i*i + 1
+		a.addZeros(n)
+		for range n {
+			b.add(-1, 0)
+		}
+		if a.n != b.n || math.Float64bits(a.mean) != math.Float64bits(b.mean) || math.Float64bits(a.m2) != math.Float64bits(b.m2) {
+			t.Fatalf("addZeros gives n %d mean %v m2 %v, add(-1, 0) n %d mean %v m2 %v",
+				a.n, a.mean, a.m2, b.n, b.mean, b.m2)
+		}
+	}
+}
+
+// TestThroughputVariance: var_throughput and cov_throughput are the
+// population variance (Welford, in interval order) of the flow's throughput
+// over every interval from its first packet to its stop, intervals without
+// deliveries counted as 0 — computed here interval by interval.
+func TestThroughputVariance(t *testing.T) {
+	const iv = 100 * time.Millisecond
+	info := RunInfo{Start: at(1), End: at(9), Interval: iv,
+		Flows: []FlowInfo{{ID: 1, Stop: at(8.45)}}}
+	ev := []event.Event{{Time: at(2.33), Kind: event.PacketSent, Flow: 1, Bytes: 1000}}
+	perInterval := map[int]float64{} // bytes delivered per interval of the window
+	for i, s := range []float64{0.5, 2.35, 2.36, 2.9, 3.0, 4.44, 4.45, 6.01, 7.99, 8.02, 8.5} {
+		bytes := 1000 * (i + 1)
+		ev = append(ev, event.Event{Time: at(s), Kind: event.Delivered, Flow: 1, Bytes: bytes})
+		if s >= 1 {
+			perInterval[int(at(s).Sub(at(1))/iv)] += float64(bytes)
+		}
+	}
+	var want sampleAcc
+	for k := int(at(2.33).Sub(at(1)) / iv); k <= int(at(8.45).Add(-1).Sub(at(1))/iv); k++ {
+		want.add(-1, perInterval[k]*8/iv.Seconds())
+	}
+	v := Compute(info, ev).Flows[0].Values
+	if got := v["var_throughput"]; math.Float64bits(got) != math.Float64bits(want.variance()) {
+		t.Errorf("var_throughput: got %v, want %v", got, want.variance())
+	}
+	if got, w := v["cov_throughput"], math.Sqrt(want.variance())/want.mean; got != w {
+		t.Errorf("cov_throughput: got %v, want %v", got, w)
+	}
+}
+
+// TestSetEndAfterEvents: events after a window end set late (SetEnd, once
+// events have been measured) are ignored.
+func TestSetEndAfterEvents(t *testing.T) {
+	c := NewCollector(RunInfo{Start: at(0), End: clock.Never})
+	c.Record(&event.Event{Time: at(1), Kind: event.PacketSent, Flow: 1, Bytes: 100})
+	c.Record(&event.Event{Time: at(2), Kind: event.PacketSent, Flow: 1, Bytes: 200})
+	c.SetEnd(at(2))
+	c.Record(&event.Event{Time: at(3), Kind: event.PacketSent, Flow: 1, Bytes: 400})
+	m := c.Finish()
+	if got := m.Flows[0].Values["total_sent"]; got != 300 {
+		t.Errorf("total_sent: got %v, want 300 (the event after the end ignored)", got)
+	}
+	if m.End != at(2) {
+		t.Errorf("end: got %v, want %v", m.End, at(2))
+	}
+}
+
+// TestWarmupRTTSamples: RTT samples taken before the window (warm-up) are
+// not in the RTT percentiles, as sojourn times then are not in the queue
+// delay's; the minimum RTT, a state, carries into the window.
+func TestWarmupRTTSamples(t *testing.T) {
+	info := RunInfo{Start: at(1), End: at(3)}
+	ev := []event.Event{
+		{Time: at(0.2), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 1000, SRTT: ms(500), RTT: ms(500), MinRTT: ms(5)},
+		{Time: at(0.4), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 1000, SRTT: ms(500), RTT: ms(500), MinRTT: ms(5)},
+		{Time: at(0.6), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 1000, SRTT: ms(500), RTT: ms(500), MinRTT: ms(5)},
+		{Time: at(0.6), Kind: event.Dequeue, Link: 0, Sojourn: ms(300)},
+		{Time: at(1.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
+		{Time: at(2), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 1000, SRTT: ms(20), RTT: ms(10), MinRTT: ms(10)},
+		{Time: at(2), Kind: event.Dequeue, Link: 0, Sojourn: ms(1)},
+	}
+	m := Compute(info, ev)
+	f, n, l := m.Flows[0].Values, m.Network.Values, m.Links[0].Values
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"flow p50_rtt", f["p50_rtt"], 0.010}, {"flow p99_rtt", f["p99_rtt"], 0.010},
+		{"network p50_rtt", n["p50_rtt"], 0.010}, {"link p99_queue_delay", l["p99_queue_delay"], 0.001},
+		{"flow min_rtt", f["min_rtt"], 0.005},
+	} {
+		if math.Abs(c.got-c.want) > sketchAlpha*c.want {
+			t.Errorf("%s: got %v, want %v (within %.1f %%)", c.name, c.got, c.want, 100*sketchAlpha)
+		}
+	}
+}
+
+// TestObserveFlow: ObserveFlow(e, n) measures exactly what Observe of a
+// copy of *e with Flow n does (events before, in and after the window,
+// queue events, with and without a packet trace and series), and leaves
+// *e as it was.
+func TestObserveFlow(t *testing.T) {
+	var ev []event.Event
+	for i := range 400 {
+		tm := at(0.01 * float64(i))
+		ev = append(ev,
+			event.Event{Time: tm, Kind: event.PacketSent, Flow: 77, Link: -1, Seq: uint64(i), Bytes: 1200},
+			event.Event{Time: tm, Kind: event.MetricsUpdated, Flow: 77, Link: -1, Cwnd: 1200 * (1 + i%40), InFlight: 600 * (i % 30),
+				SRTT: ms(20 + float64(i%7)), RTT: ms(18 + float64(i%11)), MinRTT: ms(15)},
+			event.Event{Time: tm, Kind: event.Enqueue, Flow: 77, Link: 0, QueueLen: i % 9},
+			event.Event{Time: tm, Kind: event.Drop, Flow: 77, Link: 0, QueueLen: i % 9, Reason: uint8(qdisc.DropOverflow)},
+			event.Event{Time: tm.Add(ms(5)), Kind: event.PacketAcked, Flow: 77, Link: -1, Seq: uint64(i), Bytes: 1200},
+			event.Event{Time: tm.Add(ms(6)), Kind: event.Delivered, Flow: 77, Link: -1, Bytes: 1200})
+	}
+	for _, c := range []struct {
+		name string
+		info RunInfo
+	}{
+		{"window", RunInfo{Start: at(1), End: at(3)}},
+		{"series", RunInfo{Start: at(0.5), End: at(2), Interval: 250 * time.Millisecond}},
+		{"trace", RunInfo{Start: at(1), End: at(3), NoSeries: true, Trace: &TraceWindow{Flow: 5, From: at(1), To: at(2)}}},
+		{"no window", RunInfo{Start: clock.Never, End: clock.Never}},
+	} {
+		a, b := NewCollector(c.info), NewCollector(c.info)
+		for i := range ev {
+			e := ev[i]
+			a.ObserveFlow(&e, 5)
+			if e != ev[i] {
+				t.Fatalf("%s: ObserveFlow changed the event: got %+v, want %+v", c.name, e, ev[i])
+			}
+			e.Flow = 5
+			b.Observe(&e)
+		}
+		if got, want := a.Finish(), b.Finish(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: ObserveFlow's metrics differ from Observe's:\ngot  %+v\nwant %+v", c.name, got, want)
+		}
+	}
+}
+
+// TestWarmupHeldSenderStateOnly: a flow whose sender state (cwnd, bytes in
+// flight, srtt) was last set during the warm-up and stays constant across
+// the window's start, with no MetricsUpdated inside the window, has that
+// state as its time-weighted mean over the window, and in every interval of
+// its series: by the definition, ∫v dt / window = v·(End−Start)/(End−Start).
+func TestWarmupHeldSenderStateOnly(t *testing.T) {
+	info := RunInfo{Start: at(1), End: at(3), Interval: time.Second}
+	ev := []event.Event{
+		{Time: at(0.2), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 5000, InFlight: 4000, SRTT: ms(90), MinRTT: ms(5)},
+		{Time: at(0.5), Kind: event.MetricsUpdated, Flow: 1, Link: -1, Cwnd: 12000, InFlight: 9000, SRTT: ms(40), MinRTT: ms(5)},
+		{Time: at(1.5), Kind: event.PacketSent, Flow: 1, Link: -1, Bytes: 1000},
+	}
+	m := Compute(info, ev)
+	f := m.Flows[0]
+	for _, c := range []struct {
+		name string
+		want float64
+	}{{"mean_cwnd", 12000}, {"var_cwnd", 0}, {"mean_inflight", 9000}, {"mean_srtt", 0.040}, {"var_srtt", 0}} {
+		if got, ok := f.Get(c.name); !ok || !near(got, c.want) {
+			t.Errorf("%s: got %v (present %v), want %v", c.name, got, ok, c.want)
+		}
+	}
+	for _, s := range f.Series {
+		want := map[string]float64{"cwnd": 12000, "inflight": 9000, "srtt": 0.040}[s.Name]
+		if want == 0 {
+			continue
+		}
+		if len(s.V) != 2 {
+			t.Errorf("series %s: got %d points, want 2 (both intervals of the window)", s.Name, len(s.V))
+		}
+		for i, v := range s.V {
+			if !near(v, want) {
+				t.Errorf("series %s[%d]: got %v, want %v", s.Name, i, v, want)
+			}
+		}
+	}
+}
+
+// TestSparseCounterGrowth: a counter of many intervals doubles its room as
+// it grows (append grows a long slice by a quarter, copying it about four
+// times as often), and keeps every sum.
+func TestSparseCounterGrowth(t *testing.T) {
+	const n = 100000
+	var c sparseCounter
+	allocs := testing.AllocsPerRun(1, func() {
+		c = nil
+		for k := range n {
+			c.add(k, float64(k))
+		}
+	})
+	if want := math.Log2(n / sparseFirst); allocs > want+1 {
+		t.Errorf("%d intervals: %v allocations, want at most %v", n, allocs, want+1)
+	}
+	if len(c) != n || c[n-1] != (sparseSum{n - 1, n - 1}) {
+		t.Errorf("got %d sums, the last %+v, want %d, the last {%d %d}", len(c), c[len(c)-1], n, n-1, n-1)
+	}
+}
+
+// TestLinkSlots: links whose indices share their low byte (3, 259, -253)
+// or are negative keep accumulators of their own, whichever of them holds
+// the looked-up slot, and an index equal to an empty slot's marker (1 for
+// slot 0) is a link like any other.
+func TestLinkSlots(t *testing.T) {
+	links := []int32{3, 259, -253, -1, 1, 0, 256}
+	var ev []event.Event
+	for i, l := range links {
+		for n := 0; n <= i; n++ { // link links[i] takes i+1 packets
+			ev = append(ev, event.Event{Time: at(float64(len(ev)) * 1e-3), Kind: event.Enqueue, Link: l, QueueLen: 1, Bytes: 100})
+		}
+	}
+	m := Compute(RunInfo{Start: at(0), NoSeries: true}, ev)
+	got := map[int64]float64{}
+	for _, r := range m.Links {
+		got[r.ID] = r.Values["total_enqueued"]
+	}
+	for i, l := range links {
+		if got[int64(l)] != float64(i+1) {
+			t.Errorf("link %d: got total_enqueued %v, want %d (all: %v)", l, got[int64(l)], i+1, got)
+		}
+	}
+	if len(m.Links) != len(links) {
+		t.Errorf("got %d links, want %d", len(m.Links), len(links))
+	}
+}
