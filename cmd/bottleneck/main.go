@@ -24,6 +24,7 @@ import (
 	"cclab/internal/cli"
 	"cclab/internal/units"
 	"cclab/link"
+	"cclab/netio"
 	"cclab/relay"
 	"cclab/tunshell"
 )
@@ -238,184 +239,237 @@ func hopFlagName(prefix string, err error) string {
 	return "-" + prefix + "rate/delay/jitter/loss/queue/trace/mtu"
 }
 
-// run is main with injectable streams; stop (if non-nil) ends the run like a signal.
-func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
+// options are the command line's settings.
+type options struct {
+	cfg                              relay.Config
+	fwd, rev                         link.Config
+	fwdHops, revHops, cross, entries *listFlag
+	statsFile, poll, classify        *string
+	coalesce, duration               time.Duration
+	quiet, tun                       *bool
+	sh                               tunshell.Config
+	set                              map[string]bool // the flags given
+}
+
+// newFlagSet defines the flags.
+func newFlagSet(stdout, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("bottleneck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cfg relay.Config
-	var fwd, rev link.Config
+	o := &options{coalesce: relay.DefaultCoalesce}
+	cfg := &o.cfg
 	fs.StringVar(&cfg.Listen, "listen", ":9000", "address clients send to (host:port)")
 	fs.StringVar(&cfg.Target, "target", "", "address to relay to (host:port; required)")
 	for _, f := range hopFields {
-		fs.Var(&hopFlag{cfg: &fwd, key: f.key}, f.key, "forward path: "+f.help)
-		fs.Var(&hopFlag{cfg: &rev, key: f.key}, "rev-"+f.key, "reverse path: "+f.help)
+		fs.Var(&hopFlag{cfg: &o.fwd, key: f.key}, f.key, "forward path: "+f.help)
+		fs.Var(&hopFlag{cfg: &o.rev, key: f.key}, "rev-"+f.key, "reverse path: "+f.help)
 	}
-	fwdHops := &listFlag{check: func(s string) error { _, err := relay.ParseHop(s); return err }}
-	revHops := &listFlag{check: func(s string) error { _, err := relay.ParseHop(s); return err }}
-	cross := &listFlag{check: func(s string) error { _, err := relay.ParseCross(s); return err }}
-	fs.Var(fwdHops, "hop", "a forward hop (repeat for hops in series): rate=10Mbit,delay=5ms,queue=red:min=5,max=15,loss=0.01,jitter=1ms,reorder,mtu=1500,trace=FILE")
-	fs.Var(revHops, "rev-hop", "a reverse hop (repeat for hops in series), same syntax as -hop")
-	fs.Var(cross, "cross", "cross traffic into a hop's queue (repeatable): a traffic datagram generator (docs/traffic.md) such as cbr:rate=5Mbit,size=1000 or udponoff:rate=5Mbit,on=exp(100ms),off=exp(100ms) (rate and size of UDP payload; -overhead is added on the link), or the older onoff:rate=5Mbit,size=1000,on=100ms,off=100ms; add hop=N,dir=fwd|rev")
-	entries := &listFlag{check: func(s string) error { _, err := relay.ParseEntry(s); return err }}
-	fs.Var(entries, "entry", "a further listening address whose clients cross only some hops (repeatable): ADDR=FIRST-LAST, e.g. 127.0.0.1:9001=1-2 (0-based; the reverse path crosses the same hops; needs as many -rev-hop as -hop)")
-	fs.Var(overheadFlag{&cfg}, "overhead", fmt.Sprintf("bytes added to every datagram's UDP payload to get its size on the links (rate, queue limits, statistics), as the simulator does: auto = %d for an IPv4 target, %d for IPv6; 0 = UDP payload only", link.IPv4UDPOverhead, link.IPv6UDPOverhead))
+	o.fwdHops = &listFlag{check: func(s string) error { _, err := relay.ParseHop(s); return err }}
+	o.revHops = &listFlag{check: func(s string) error { _, err := relay.ParseHop(s); return err }}
+	o.cross = &listFlag{check: func(s string) error { _, err := relay.ParseCross(s); return err }}
+	fs.Var(o.fwdHops, "hop", "a forward hop (repeat for hops in series): rate=10Mbit,delay=5ms,queue=red:min=5,max=15,loss=0.01,jitter=1ms,reorder,mtu=1500,trace=FILE")
+	fs.Var(o.revHops, "rev-hop", "a reverse hop (repeat for hops in series), same syntax as -hop")
+	fs.Var(o.cross, "cross", "cross traffic into a hop's queue (repeatable): a traffic datagram generator (docs/traffic.md) such as cbr:rate=5Mbit,size=1000 or udponoff:rate=5Mbit,on=exp(100ms),off=exp(100ms) (rate and size of UDP payload; -overhead is added on the link), or the older onoff:rate=5Mbit,size=1000,on=100ms,off=100ms; add hop=N,dir=fwd|rev")
+	o.entries = &listFlag{check: func(s string) error { _, err := relay.ParseEntry(s); return err }}
+	fs.Var(o.entries, "entry", "a further listening address whose clients cross only some hops (repeatable): ADDR=FIRST-LAST, e.g. 127.0.0.1:9001=1-2 (0-based; the reverse path crosses the same hops; needs as many -rev-hop as -hop)")
+	fs.Var(overheadFlag{cfg}, "overhead", fmt.Sprintf("bytes added to every datagram's UDP payload to get its size on the links (rate, queue limits, statistics), as the simulator does: auto = %d for an IPv4 target, %d for IPv6; 0 = UDP payload only", link.IPv4UDPOverhead, link.IPv6UDPOverhead))
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for loss, jitter, queue and cross-traffic randomness")
-	statsFile := fs.String("stats", "", "write per-interval statistics as JSON lines to FILE (- = stdout)")
+	o.statsFile = fs.String("stats", "", "write per-interval statistics as JSON lines to FILE (- = stdout)")
 	cfg.Interval = time.Second
 	fs.Var(durFlag{&cfg.Interval}, "interval", "statistics interval")
 	fs.StringVar(&cfg.Pcap, "pcap", "", "write departing packets to FILE (pcap, raw IP with synthesized IPv4/IPv6+UDP headers); drops go to FILE with .drops.pcap")
 	fs.Var(bytesFlag{&cfg.PcapSnap}, "pcap-snaplen", "payload bytes captured per packet (0 = all)")
 	cfg.BufSize = 9216
-	fs.Var(bytesFlag{&cfg.BufSize}, "buf", "receive buffer per datagram; longer datagrams are truncated")
+	fs.Var(bytesFlag{&cfg.BufSize}, "buf", "receive buffer per datagram, 1..65535 bytes; longer datagrams are truncated")
 	fs.IntVar(&cfg.MaxClients, "max-clients", relay.DefaultMaxClients, "client addresses served at once (each gets its own upstream socket), 1..65536; when full, a new client replaces one idle for 1s")
 	fs.IntVar(&cfg.MaxClientsPerHost, "max-clients-per-host", relay.DefaultMaxClientsPerHost, "client sessions (ports) of one IP address at once, 1..65536; a new port beyond it replaces that address's idlest session")
 	cfg.ClientTimeout = 2 * time.Minute
 	fs.Var(durFlag{&cfg.ClientTimeout}, "client-timeout", "close a client's upstream socket after this long idle")
 	fs.Var(spinFlag{&cfg.Spin}, "spin", "poll the clock for this long before each modelled instant instead of sleeping: auto (learn the machine's wake-up lateness and stop sleeping that much early), a duration, or off (sleep to each instant)")
-	coalesce := relay.DefaultCoalesce
-	fs.Var(durFlag{&coalesce}, "coalesce", "least time between two writes of delayed or rate-limited packets: packets due sooner wait for the next write, up to this late, so that fast links write several per system call (0 = write each at its instant)")
+	fs.Var(durFlag{&o.coalesce}, "coalesce", "least time between two writes of delayed or rate-limited packets: packets due sooner wait for the next write, up to this late, so that fast links write several per system call (0 = write each at its instant)")
 	fs.BoolVar(&cfg.NoOffload, "no-offload", false, "no UDP GRO on reads and no GSO on writes (by default used where the kernel has them)")
 	fs.BoolVar(&cfg.LockThread, "lock-thread", false, "run the scheduler on a locked OS thread with 1ns timer slack (Linux; best on an idle machine)")
 	fs.BoolVar(&cfg.Realtime, "realtime", false, fmt.Sprintf("run the scheduler on a locked OS thread with the SCHED_FIFO real-time policy, priority %d (Linux; needs root or CAP_SYS_NICE)", relay.RealtimePriority))
-	poll := fs.String("poll", "sleep", "how the relay waits for packets and modelled instants: sleep (reader goroutines and a scheduler that sleeps to each instant), busy (one loop on one locked thread that never sleeps and takes a whole CPU; for a relay pinned to a CPU of its own) or wait (that loop, blocking in epoll when it has nothing to do; with -realtime its thread is SCHED_FIFO)")
-	classify := fs.String("classify", "5tuple", "flow classification for flow-aware queues: 5tuple, or cid (cclab connection ID, falling back to the 5-tuple)")
-	var duration time.Duration
-	fs.Var(durFlag{&duration}, "duration", "stop after this long (0 = until SIGINT/SIGTERM)")
-	quiet := fs.Bool("quiet", false, "do not print the summary at exit")
-	tun := fs.Bool("tun", false, "link shell: run the command after the flags (default: $SHELL) in a network namespace whose traffic crosses the link model through TUN devices; forward path = uplink, reverse = downlink (docs/shell.md)")
-	var sh tunshell.Config
-	fs.IntVar(&sh.MTU, "tun-mtu", tunshell.DefaultMTU, fmt.Sprintf("with -tun: MTU of the TUN devices, bytes (%d..%d)", tunshell.MinMTU, tunshell.MaxMTU))
-	fs.Var(prefixFlag{&sh.Subnet}, "tun-net", "with -tun: IPv4 range the shell's /30 comes from (default "+tunshell.DefaultSubnet.String()+")")
+	o.poll = fs.String("poll", "sleep", "how the relay waits for packets and modelled instants: sleep (reader goroutines and a scheduler that sleeps to each instant), busy (one loop on one locked thread that never sleeps and takes a whole CPU; for a relay pinned to a CPU of its own) or wait (that loop, blocking in epoll when it has nothing to do; with -realtime its thread is SCHED_FIFO)")
+	o.classify = fs.String("classify", "5tuple", "flow classification for flow-aware queues: 5tuple, or cid (cclab connection ID, falling back to the 5-tuple)")
+	fs.Var(durFlag{&o.duration}, "duration", "stop after this long (0 = until SIGINT/SIGTERM)")
+	o.quiet = fs.Bool("quiet", false, "do not print the summary at exit")
+	o.tun = fs.Bool("tun", false, "link shell: run the command after the flags (default: $SHELL) in a network namespace whose traffic crosses the link model through TUN devices; forward path = uplink, reverse = downlink (docs/shell.md)")
+	fs.IntVar(&o.sh.MTU, "tun-mtu", tunshell.DefaultMTU, fmt.Sprintf("with -tun: MTU of the TUN devices, bytes (%d..%d)", tunshell.MinMTU, tunshell.MaxMTU))
+	fs.Var(prefixFlag{&o.sh.Subnet}, "tun-net", "with -tun: IPv4 range the shell's /30 comes from (default "+tunshell.DefaultSubnet.String()+")")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: bottleneck -listen ADDR -target ADDR [flags]\n       bottleneck -tun [flags] [--] [command [args...]]\n")
 		fmt.Fprintf(stderr, "\nFlags (see docs/bottleneck.md):\n")
 		fs.PrintDefaults()
 	}
 	cli.AddVersion(fs, stdout)
+	return fs, o
+}
+
+// run is main with injectable streams; stop (if non-nil) ends the run like a signal.
+func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
+	fs, o := newFlagSet(stdout, stderr)
 	if code, ok := cli.ParseArgs(fs, args); !ok {
 		return code
 	}
-	cfg.Coalesce = coalesce
-	if coalesce == 0 {
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if err := o.check(fs.Args()); err != nil {
+		fmt.Fprintf(stderr, "bottleneck: %v\n", err)
+		return 2
+	}
+	closeStats, err := o.openStats(stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "bottleneck: -stats: %v\n", err)
+		return 1
+	}
+	defer closeStats()
+	if !*o.quiet {
+		o.cfg.Summary = stderr
+	}
+	if *o.tun {
+		o.sh.Relay = o.cfg
+		return tunshell.Run(o.sh, fs.Args(), tunshell.Stdio{In: os.Stdin, Out: stdout, Err: stderr}, o.duration, stop)
+	}
+	return serve(o.cfg, o.duration, stderr, stop)
+}
+
+// check checks the flags against each other and builds the relay's
+// configuration from them; an error is a usage error (exit status 2).
+func (o *options) check(args []string) error {
+	cfg := &o.cfg
+	cfg.Coalesce = o.coalesce
+	if o.coalesce == 0 {
 		cfg.Coalesce = -1 // off
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *tun {
-		for _, f := range udpOnlyFlags {
-			if set[f] {
-				fmt.Fprintf(stderr, "bottleneck: -%s does not apply with -tun (the link shell has no UDP sockets; see docs/shell.md)\n", f)
-				return 2
-			}
-		}
-	} else {
-		for _, f := range []string{"tun-mtu", "tun-net"} {
-			if set[f] {
-				fmt.Fprintf(stderr, "bottleneck: -%s needs -tun\n", f)
-				return 2
-			}
-		}
+	if err := o.checkMode(args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 && !*tun {
-		fmt.Fprintf(stderr, "bottleneck: unexpected argument %q (all settings are flags; a command to run needs -tun; see -h)\n", fs.Arg(0))
-		return 2
+	if err := o.checkPoll(); err != nil {
+		return err
 	}
-	if cfg.Target == "" && !*tun {
-		fmt.Fprintf(stderr, "bottleneck: -target is required (host:port to relay to)\n")
-		return 2
-	}
-	switch *poll {
-	case "sleep":
-	case "busy", "wait":
-		cfg.BusyPoll, cfg.WaitPoll = *poll == "busy", *poll == "wait"
-		if *tun {
-			fmt.Fprintf(stderr, "bottleneck: -poll %s does not apply with -tun (the TUN devices are read by blocking reads; see docs/shell.md)\n", *poll)
-			return 2
-		}
-		if cfg.BusyPoll && cfg.Realtime {
-			fmt.Fprintf(stderr, "bottleneck: -poll busy cannot be combined with -realtime (a SCHED_FIFO thread that never sleeps starves its CPU; -poll wait can)\n")
-			return 2
-		}
-	default:
-		fmt.Fprintf(stderr, "bottleneck: -poll %q: allowed values are sleep, busy and wait\n", *poll)
-		return 2
-	}
-	switch *classify {
+	switch *o.classify {
 	case "5tuple":
 	case "cid":
 		cfg.ClassifyCID = true
 	default:
-		fmt.Fprintf(stderr, "bottleneck: -classify %q: allowed values are 5tuple and cid\n", *classify)
-		return 2
+		return fmt.Errorf("-classify %q: allowed values are 5tuple and cid", *o.classify)
 	}
 	if cfg.MaxClients < 1 || cfg.MaxClients > maxClients {
-		fmt.Fprintf(stderr, "bottleneck: -max-clients %d: must be between 1 and %d\n", cfg.MaxClients, maxClients)
-		return 2
+		return fmt.Errorf("-max-clients %d: must be between 1 and %d", cfg.MaxClients, maxClients)
 	}
 	if cfg.MaxClientsPerHost < 1 || cfg.MaxClientsPerHost > maxClients {
-		fmt.Fprintf(stderr, "bottleneck: -max-clients-per-host %d: must be between 1 and %d\n", cfg.MaxClientsPerHost, maxClients)
-		return 2
+		return fmt.Errorf("-max-clients-per-host %d: must be between 1 and %d", cfg.MaxClientsPerHost, maxClients)
 	}
-	build := func(prefix string, single link.Config, hops *listFlag) ([]link.Config, error) {
-		if len(hops.vals) == 0 {
-			if err := relay.ValidateHop(single); err != nil {
-				return nil, fmt.Errorf("%s: %v", hopFlagName(prefix, err), err)
-			}
-			return []link.Config{single}, nil
-		}
-		for _, f := range hopFields {
-			if set[prefix+f.key] {
-				return nil, fmt.Errorf("-%s%s cannot be combined with -%shop (put %s= into each -%shop)", prefix, f.key, prefix, f.key, prefix)
-			}
-		}
-		var out []link.Config
-		for _, s := range hops.vals {
-			c, err := relay.ParseHop(s)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, c)
-		}
-		return out, nil
+	if cfg.BufSize < 1 || cfg.BufSize > netio.MaxDatagram {
+		return fmt.Errorf("-buf %d: must be between 1 and %d bytes", cfg.BufSize, netio.MaxDatagram)
 	}
 	var err error
-	if cfg.Hops[relay.Fwd], err = build("", fwd, fwdHops); err != nil {
-		fmt.Fprintf(stderr, "bottleneck: %v\n", err)
-		return 2
+	if cfg.Hops[relay.Fwd], err = o.hops("", o.fwd, o.fwdHops); err != nil {
+		return err
 	}
-	if cfg.Hops[relay.Rev], err = build("rev-", rev, revHops); err != nil {
-		fmt.Fprintf(stderr, "bottleneck: %v\n", err)
-		return 2
+	if cfg.Hops[relay.Rev], err = o.hops("rev-", o.rev, o.revHops); err != nil {
+		return err
 	}
-	for _, s := range cross.vals {
+	for _, s := range o.cross.vals {
 		c, _ := relay.ParseCross(s)
 		cfg.Cross = append(cfg.Cross, c)
 	}
-	for _, s := range entries.vals {
+	for _, s := range o.entries.vals {
 		e, _ := relay.ParseEntry(s)
 		cfg.Entries = append(cfg.Entries, e)
 	}
-	var statsOut *os.File
-	switch *statsFile {
+	return nil
+}
+
+// checkMode checks the flags that apply only to the UDP relay or only to
+// the link shell (-tun), and the arguments.
+func (o *options) checkMode(args []string) error {
+	if *o.tun {
+		for _, f := range udpOnlyFlags {
+			if o.set[f] {
+				return fmt.Errorf("-%s does not apply with -tun (the link shell has no UDP sockets; see docs/shell.md)", f)
+			}
+		}
+		return nil
+	}
+	for _, f := range []string{"tun-mtu", "tun-net"} {
+		if o.set[f] {
+			return fmt.Errorf("-%s needs -tun", f)
+		}
+	}
+	if len(args) > 0 {
+		return fmt.Errorf("unexpected argument %q (all settings are flags; a command to run needs -tun; see -h)", args[0])
+	}
+	if o.cfg.Target == "" {
+		return fmt.Errorf("-target is required (host:port to relay to)")
+	}
+	return nil
+}
+
+// checkPoll sets the relay's loop from -poll.
+func (o *options) checkPoll() error {
+	cfg := &o.cfg
+	switch *o.poll {
+	case "sleep":
+	case "busy", "wait":
+		cfg.BusyPoll, cfg.WaitPoll = *o.poll == "busy", *o.poll == "wait"
+		if *o.tun {
+			return fmt.Errorf("-poll %s does not apply with -tun (the TUN devices are read by blocking reads; see docs/shell.md)", *o.poll)
+		}
+		if cfg.BusyPoll && cfg.Realtime {
+			return fmt.Errorf("-poll busy cannot be combined with -realtime (a SCHED_FIFO thread that never sleeps starves its CPU; -poll wait can)")
+		}
+	default:
+		return fmt.Errorf("-poll %q: allowed values are sleep, busy and wait", *o.poll)
+	}
+	return nil
+}
+
+// hops returns one direction's hops: the single hop of its -rate, -delay,
+// ... flags (prefix "" or "rev-"), or its -hop flags.
+func (o *options) hops(prefix string, single link.Config, hops *listFlag) ([]link.Config, error) {
+	if len(hops.vals) == 0 {
+		if err := relay.ValidateHop(single); err != nil {
+			return nil, fmt.Errorf("%s: %v", hopFlagName(prefix, err), err)
+		}
+		return []link.Config{single}, nil
+	}
+	for _, f := range hopFields {
+		if o.set[prefix+f.key] {
+			return nil, fmt.Errorf("-%s%s cannot be combined with -%shop (put %s= into each -%shop)", prefix, f.key, prefix, f.key, prefix)
+		}
+	}
+	var out []link.Config
+	for _, s := range hops.vals {
+		c, err := relay.ParseHop(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// openStats points the relay's statistics at -stats; closeStats closes
+// the file.
+func (o *options) openStats(stdout io.Writer) (closeStats func(), err error) {
+	switch *o.statsFile {
 	case "":
 	case "-":
-		cfg.Stats = stdout
+		o.cfg.Stats = stdout
 	default:
-		statsOut, err = os.Create(*statsFile)
+		f, err := os.Create(*o.statsFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "bottleneck: -stats: %v\n", err)
-			return 1
+			return nil, err
 		}
-		defer statsOut.Close()
-		cfg.Stats = statsOut
+		o.cfg.Stats = f
+		return func() { f.Close() }, nil
 	}
-	if !*quiet {
-		cfg.Summary = stderr
-	}
-	if *tun {
-		sh.Relay = cfg
-		return tunshell.Run(sh, fs.Args(), tunshell.Stdio{In: os.Stdin, Out: stdout, Err: stderr}, duration, stop)
-	}
+	return func() {}, nil
+}
+
+// serve relays until a signal, stop or the duration ends it.
+func serve(cfg relay.Config, duration time.Duration, stderr io.Writer, stop <-chan struct{}) int {
 	r, err := relay.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "bottleneck: %v\n", err)

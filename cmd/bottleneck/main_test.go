@@ -5,9 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +51,11 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-target", "127.0.0.1:9", "-poll", "busy", "-realtime"}, "cannot be combined with -realtime"},
 		{[]string{"-tun", "-poll", "busy"}, "-poll busy does not apply with -tun"},
 		{[]string{"-tun", "-poll", "wait"}, "-poll wait does not apply with -tun"},
+		{[]string{"-target", "127.0.0.1:9", "-mtu", "10"}, "-mtu: link: MTU 10: must be 68..65536 bytes"},
+		{[]string{"-target", "127.0.0.1:9", "-rev-mtu", "67"}, "-rev-mtu: link: MTU 67"},
+		{[]string{"-target", "127.0.0.1:9", "-jitter", "10ms", "-delay", "1ms"}, "-jitter: link: Jitter 10ms: must be 0..delay (1ms)"},
+		{[]string{"-target", "127.0.0.1:9", "-hop", "delay=1ms,jitter=2ms"}, "Jitter 2ms: must be 0..delay"},
+		{[]string{"-target", "127.0.0.1:9", "-buf", "0"}, "-buf 0: must be between 1 and 65535 bytes"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
@@ -88,28 +92,85 @@ func TestSpinFlag(t *testing.T) {
 	}
 }
 
+// lineWriter keeps what is written to it and tells waiters of each
+// complete line.
+type lineWriter struct {
+	mu      sync.Mutex
+	all     bytes.Buffer
+	lines   []string
+	partial []byte
+	changed chan struct{} // a token after each new line
+}
+
+func newLineWriter() *lineWriter { return &lineWriter{changed: make(chan struct{}, 1)} }
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.all.Write(p)
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		w.lines = append(w.lines, string(w.partial[:i]))
+		w.partial = w.partial[i+1:]
+		select {
+		case w.changed <- struct{}{}:
+		default:
+		}
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.all.String()
+}
+
+// waitLine returns the first complete line from index from on that ok
+// accepts, and its index; it fails the test after 10 s without one.
+func (w *lineWriter) waitLine(t *testing.T, from int, ok func(string) bool) (string, int) {
+	t.Helper()
+	give := time.After(10 * time.Second)
+	for {
+		w.mu.Lock()
+		lines := w.lines
+		w.mu.Unlock()
+		for i := from; i < len(lines); i++ {
+			if ok(lines[i]) {
+				return lines[i], i
+			}
+		}
+		from = len(lines)
+		select {
+		case <-w.changed:
+		case <-give:
+			t.Fatalf("no such line after 10 s; output so far: %q", w.String())
+		}
+	}
+}
+
+// TestRunStatsAndSummary: a relay on a port of its own choosing (it says
+// which on stderr) relays five datagrams, writes interval statistics to
+// stdout (-stats -) and a final line and its summary when stopped.
 func TestRunStatsAndSummary(t *testing.T) {
 	dst, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	// Find a free port for the relay.
-	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	listen := pc.LocalAddr().String()
-	pc.Close()
-	stats := filepath.Join(t.TempDir(), "s.jsonl")
 	stop := make(chan struct{})
 	done := make(chan int)
-	var errb bytes.Buffer
+	out, errw := newLineWriter(), newLineWriter()
 	go func() {
-		done <- run([]string{"-listen", listen, "-target", dst.LocalAddr().String(), "-rate", "10Mbit", "-delay", "5ms",
-			"-queue", "droptail:10p", "-stats", stats, "-interval", "50ms"}, os.Stdout, &errb, stop)
+		done <- run([]string{"-listen", "127.0.0.1:0", "-target", dst.LocalAddr().String(), "-rate", "10Mbit", "-delay", "5ms",
+			"-queue", "droptail:10p", "-stats", "-", "-interval", "50ms"}, out, errw, stop)
 	}()
-	time.Sleep(100 * time.Millisecond)
+	line, _ := errw.waitLine(t, 0, func(l string) bool { return strings.HasPrefix(l, "bottleneck: relaying ") })
+	listen := strings.Fields(strings.TrimPrefix(line, "bottleneck: relaying "))[0]
 	c, err := net.Dial("udp", listen)
 	if err != nil {
 		t.Fatal(err)
@@ -117,27 +178,27 @@ func TestRunStatsAndSummary(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		c.Write([]byte("hello"))
 	}
-	dst.SetReadDeadline(time.Now().Add(2 * time.Second))
+	dst.SetReadDeadline(time.Now().Add(10 * time.Second))
 	buf := make([]byte, 100)
 	for i := 0; i < 5; i++ {
 		if _, err := dst.Read(buf); err != nil {
 			t.Fatalf("datagram %d not relayed: %v", i, err)
 		}
 	}
-	time.Sleep(120 * time.Millisecond)
+	// One interval line after the last departure, then the final one.
+	out.mu.Lock()
+	n := len(out.lines)
+	out.mu.Unlock()
+	out.waitLine(t, n, func(string) bool { return true })
 	close(stop)
 	if code := <-done; code != 0 {
-		t.Fatalf("exit %d, stderr %s", code, errb.String())
+		t.Fatalf("exit %d, stderr %s", code, errw.String())
 	}
+	errb := errw
 	if !strings.Contains(errb.String(), "bottleneck summary") {
 		t.Errorf("no summary on stderr: %q", errb.String())
 	}
-	f, err := os.Open(stats)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	lines, final, departures, depBytes := 0, false, int64(0), int64(0)
 	for sc.Scan() {
