@@ -25,7 +25,7 @@ func TestParseHop(t *testing.T) {
 			return c.Queue == "red:min=5,max=15,maxp=0.1,ecn" && c.Delay == 2*time.Millisecond
 		}},
 		{"loss=ge:p=0.01,r=0.3,h=0,k=1,rate=1Mbit", func(c link.Config) bool { return c.Loss == "ge:p=0.01,r=0.3,h=0,k=1" && c.Rate == 1e6 }},
-		{"queue=[droptail:20p],reorder,jitter=1ms", func(c link.Config) bool {
+		{"queue=[droptail:20p],reorder,jitter=1ms,delay=1ms", func(c link.Config) bool {
 			return c.Queue == "droptail:20p" && c.Reorder && c.Jitter == time.Millisecond
 		}},
 		{"loss=0.02", func(c link.Config) bool { return c.Loss == "0.02" }},
@@ -36,7 +36,7 @@ func TestParseHop(t *testing.T) {
 			t.Errorf("ParseHop(%q) got %+v, %v", tc.in, c, err)
 		}
 	}
-	for _, bad := range []string{"speed=10", "rate=fast", "delay=-1ms", "queue=nosuch", "loss=2", "rate=1,rate=2", "mtu=0"} {
+	for _, bad := range []string{"speed=10", "rate=fast", "delay=-1ms", "queue=nosuch", "loss=2", "rate=1,rate=2", "mtu=0", "mtu=67", "jitter=2ms,delay=1ms", "jitter=1ms"} {
 		if _, err := ParseHop(bad); err == nil {
 			t.Errorf("ParseHop(%q) got nil error, want an error", bad)
 		}
