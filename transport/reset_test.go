@@ -136,3 +136,24 @@ func TestStatelessResetLimits(t *testing.T) {
 		t.Errorf("an endpoint without a key sent %d replies", len(out))
 	}
 }
+
+// TestDgramResetAndRefusal: a datagram-mode client ends with
+// ErrStatelessReset when the server restarts with the same key, and with
+// ErrReceiverFull when the server cannot admit it.
+func TestDgramResetAndRefusal(t *testing.T) {
+	key := []byte("0123456789abcdef")
+	n := newDnet(t, 5, pathModel{Delay: 10 * time.Millisecond}, pathModel{Delay: 10 * time.Millisecond}, DgramConfig{})
+	n.eps[1] = NewEndpoint(EndpointConfig{Server: true, ResetKey: key, MaxConns: 1, Rand: rand.New(rand.NewPCG(5, 4))})
+	cli, _ := n.dial(DgramConfig{}, &seqSource{size: 1000}, true)
+	second, err := n.eps[0].DialDgram(n.now, n.addrs[1], DgramConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !n.run(2*time.Second, second.Done) || !errors.Is(second.Err(), ErrReceiverFull) {
+		t.Fatalf("second datagram client with the server full: done %v err %v, want ErrReceiverFull", second.Done(), second.Err())
+	}
+	n.eps[1] = NewEndpoint(EndpointConfig{Server: true, ResetKey: key, Rand: rand.New(rand.NewPCG(6, 6))})
+	if !n.run(time.Second, cli.Done) || !errors.Is(cli.Err(), ErrStatelessReset) {
+		t.Fatalf("datagram client after a restart: done %v err %v, want ErrStatelessReset", cli.Done(), cli.Err())
+	}
+}
