@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"syscall"
@@ -59,11 +60,15 @@ func (r *AgentRunner) client(ctx context.Context, h Host) (*agent.Client, error)
 	c := r.clients[h.Agent]
 	r.mu.Unlock()
 	if c != nil {
-		return c, nil
+		return c, r.checkKey(h, c.Name())
 	}
 	c, err := r.dial(ctx, h.Agent)
 	if err != nil {
 		return nil, &Failure{dialCause(err), err}
+	}
+	if err := r.checkKey(h, c.Name()); err != nil {
+		c.Close()
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -73,6 +78,17 @@ func (r *AgentRunner) client(ctx context.Context, h Host) (*agent.Client, error)
 	}
 	r.clients[h.Agent] = c
 	return c, nil
+}
+
+// checkKey refuses an agent that authenticated with another key than the
+// spec binds to its host (Host.Key), with Ed25519 credentials (with a PSK
+// the name is the shared key's). Not retried within the run.
+func (r *AgentRunner) checkKey(h Host, name string) error {
+	if r.Creds == nil || r.Creds.PublicKey() == nil || name == h.KeyName() {
+		return nil
+	}
+	return &Failure{CauseUnauthorized, fmt.Errorf("the agent at %s authenticated with key %q, but the spec binds host %q to key %q (hosts[].key, default the host's name): not storing its results under %q",
+		h.Agent, name, h.Name, h.KeyName(), h.Name)}
 }
 
 // dial dials an agent, again with backoff while it refuses as busy.

@@ -47,6 +47,21 @@ type Host struct {
 	Agent string // the agent's control address, host:port
 	Data  string // the address other agents reach this host's data port at (host name or IP)
 	Group string // e.g. a continent; a path is intra-group or inter-group
+	// Key is the name of the host's agent key in credentials.authorized_keys
+	// (spec field key; default: the host's name). With Ed25519 credentials
+	// the agent at Agent must authenticate with that key, or its transfers
+	// fail as unauthorized: results are never stored under the wrong host
+	// (a PSK names the campaign's shared key, not an agent: no check).
+	Key string
+}
+
+// KeyName returns the name of the key the host's agent must authenticate
+// with: Key, or the host's name.
+func (h Host) KeyName() string {
+	if h.Key != "" {
+		return h.Key
+	}
+	return h.Name
 }
 
 // Pair is one ordered path: From sends to To.
@@ -274,6 +289,7 @@ func host(y *scenario.YAMLDecoder, n *yaml.Node, p string) (Host, error) {
 			return err
 		},
 		"group": func(n *yaml.Node, p string) (err error) { h.Group, err = name(y, n, p); return err },
+		"key":   func(n *yaml.Node, p string) (err error) { h.Key, err = y.Str(n, p); return err },
 	}, "name", "agent")
 	if err == nil && h.Data == "" {
 		h.Data, _, _ = net.SplitHostPort(h.Agent)
