@@ -1,11 +1,12 @@
 package eval
 
 import (
-	"cclab/scenario"
-	"cclab/store"
 	"strconv"
 	"sync"
 	"time"
+
+	"cclab/scenario"
+	"cclab/store"
 )
 
 // Progress event kinds (ProgressEvent.Kind).

@@ -1,10 +1,11 @@
 package eval
 
 import (
-	"cclab/scenario"
-	"cclab/store"
 	"testing"
 	"time"
+
+	"cclab/scenario"
+	"cclab/store"
 )
 
 // TestProgressMeterWeightsByTime: after the fast simulator runs of a sweep

@@ -1,15 +1,16 @@
 package eval
 
 import (
-	"cclab/internal/evaltest"
-	"cclab/metrics"
-	"cclab/scenario"
 	"context"
 	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"cclab/internal/evaltest"
+	"cclab/metrics"
+	"cclab/scenario"
 )
 
 // eventRunner replays the synthetic event stream through the Collector, as a

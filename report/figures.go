@@ -1,9 +1,6 @@
 package report
 
 import (
-	"cclab/metrics"
-	"cclab/scenario"
-	"cclab/store"
 	"context"
 	"fmt"
 	"html/template"
@@ -13,6 +10,10 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot/vg"
+
+	"cclab/metrics"
+	"cclab/scenario"
+	"cclab/store"
 )
 
 // plotMetrics are drawn against the swept parameter, one small multiple per

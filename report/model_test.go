@@ -1,9 +1,10 @@
 package report
 
 import (
-	"cclab/scenario"
 	"math"
 	"testing"
+
+	"cclab/scenario"
 )
 
 // TestMathis evaluates Mathis et al. 1997, eq. 3, by hand: MSS 1460 B,

@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"cclab/metrics"
-	"cclab/scenario"
 	"fmt"
 	"image/color"
 	"math"
@@ -15,6 +13,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"cclab/metrics"
+	"cclab/scenario"
 )
 
 // palette holds line colours (Okabe–Ito, readable by colour-blind readers).

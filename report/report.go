@@ -4,9 +4,6 @@
 package report
 
 import (
-	"cclab/metrics"
-	"cclab/scenario"
-	"cclab/store"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -21,6 +18,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"cclab/metrics"
+	"cclab/scenario"
+	"cclab/store"
 )
 
 // Group is the completed runs of one point on one backend.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cclab/metrics"
 	"html/template"
 	"image/color"
 	"math"
@@ -10,6 +9,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"cclab/metrics"
 )
 
 // traceFigures draws the packet trace (Store.Trace) of the first run

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cclab/metrics"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -11,6 +10,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"cclab/metrics"
 )
 
 // CopyStats counts what CopyStore copied.

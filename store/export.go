@@ -1,13 +1,14 @@
 package store
 
 import (
-	"cclab/metrics"
-	"cclab/scenario"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"io"
 	"strconv"
+
+	"cclab/metrics"
+	"cclab/scenario"
 )
 
 // CSVHeader is the header row of ExportCSV: one row per summary metric.

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cclab/scenario"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"cclab/scenario"
 )
 
 // Schema versions (docs/store.md, "Schema versions"):

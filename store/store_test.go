@@ -2,9 +2,6 @@ package store
 
 import (
 	"bytes"
-	"cclab/internal/evaltest"
-	"cclab/metrics"
-	"cclab/scenario"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -17,6 +14,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cclab/internal/evaltest"
+	"cclab/metrics"
+	"cclab/scenario"
 )
 
 // newSQLiteDB names a new SQLite file.

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	_ "modernc.org/sqlite"
+
 	"cclab/experiments"
 	"cclab/internal/testenv"
 	"cclab/scenario"
-
-	_ "modernc.org/sqlite"
 )
 
 // binDir holds the cclab binary the tests build (once) and share; TestMain

@@ -1,9 +1,6 @@
 package studies
 
 import (
-	"cclab/metrics"
-	"cclab/report"
-	"cclab/scenario"
 	"fmt"
 	"html/template"
 	"math"
@@ -14,6 +11,10 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"cclab/metrics"
+	"cclab/report"
+	"cclab/scenario"
 )
 
 // The DCA study's report sections (Scenario.Study == StudyDCA;

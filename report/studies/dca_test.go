@@ -1,13 +1,14 @@
 package studies
 
 import (
+	"math"
+	"strings"
+	"testing"
+
 	"cclab/metrics"
 	"cclab/report"
 	"cclab/scenario"
 	"cclab/store"
-	"math"
-	"strings"
-	"testing"
 )
 
 // TestPairedChangeByHand checks the paired comparison against a hand

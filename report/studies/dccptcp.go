@@ -1,12 +1,13 @@
 package studies
 
 import (
-	"cclab/metrics"
-	"cclab/report"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"cclab/metrics"
+	"cclab/report"
 )
 
 // The dccp-tcp study's report section (docs/studies/dccp-tcp.md): the

@@ -1,10 +1,6 @@
 package studies
 
 import (
-	"cclab/metrics"
-	"cclab/report"
-	"cclab/scenario"
-	"cclab/store"
 	"fmt"
 	"html/template"
 	"io"
@@ -13,6 +9,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"cclab/metrics"
+	"cclab/report"
+	"cclab/scenario"
+	"cclab/store"
 )
 
 // The ETH bulk-transfer analysis (docs/studies/eth-bulk.md): the study of

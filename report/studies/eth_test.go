@@ -2,12 +2,13 @@ package studies
 
 import (
 	"bytes"
-	"cclab/internal/evaltest"
-	"cclab/metrics"
-	"cclab/store"
 	"math"
 	"strings"
 	"testing"
+
+	"cclab/internal/evaltest"
+	"cclab/metrics"
+	"cclab/store"
 )
 
 // TestETHVariant: controller × recovery pairs get the ETH study's names.

@@ -1,12 +1,13 @@
 package studies
 
 import (
-	"cclab/metrics"
-	"cclab/report"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"cclab/metrics"
+	"cclab/report"
 )
 
 // The fair-queueing study's report section (docs/studies/fair-queueing.md):

@@ -4,9 +4,6 @@
 package studies
 
 import (
-	"cclab/metrics"
-	"cclab/report"
-	"cclab/scenario"
 	"html/template"
 	"math"
 	"strconv"
@@ -14,6 +11,10 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"cclab/metrics"
+	"cclab/report"
+	"cclab/scenario"
 )
 
 // A study (Scenario.Study) adds a section to the report laid out as the

@@ -1,12 +1,13 @@
 package studies
 
 import (
+	"strings"
+	"testing"
+
 	"cclab/metrics"
 	"cclab/report"
 	"cclab/scenario"
 	"cclab/store"
-	"strings"
-	"testing"
 )
 
 // studyGroup is a point of case c with params, one run per throughput set
