@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -525,16 +524,8 @@ func QueueLimit(spec string) int {
 	if err != nil {
 		return 0
 	}
-	v := reflect.ValueOf(cfg)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return 0
-	}
-	f := v.FieldByName("Limit")
-	if f.IsValid() && f.Type() == reflect.TypeFor[qdisc.Limit]() {
-		return f.Interface().(qdisc.Limit).Packets
+	if b, ok := cfg.(qdisc.Bounded); ok {
+		return b.Capacity().Packets
 	}
 	return 0
 }

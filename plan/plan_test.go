@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cclab/clock"
+	"cclab/qdisc"
 	"cclab/scenario"
 )
 
@@ -287,5 +288,15 @@ func TestPlanBackgroundErrors(t *testing.T) {
 	src := strings.Replace(background, "rtt: 60ms", "rtt: 5ms", 1)
 	if _, err := New(parse(t, src), 1); err == nil || !strings.Contains(err.Error(), "rtt 5ms is below") {
 		t.Errorf("got %v, want an error naming rtt 5ms below the hops' delays", err)
+	}
+}
+
+// TestQueueLimitEveryDiscipline: every registered discipline's packet limit
+// reaches the plan.
+func TestQueueLimitEveryDiscipline(t *testing.T) {
+	for _, name := range qdisc.Registry.Names() {
+		if got := QueueLimit(name + ":limit=41p"); got != 41 {
+			t.Errorf("QueueLimit(%q): got %d, want 41", name+":limit=41p", got)
+		}
 	}
 }

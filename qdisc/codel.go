@@ -28,6 +28,9 @@ type CoDelConfig struct {
 	ECN      bool          `param:"ecn" help:"mark ECN-capable packets with CE instead of dropping them at dequeue"`
 }
 
+// Capacity returns the queue's limit (Bounded).
+func (c CoDelConfig) Capacity() Limit { return c.Limit }
+
 // DefaultCoDelConfig returns RFC 8289's defaults and a 1000-packet limit
 // (the Linux sch_codel default).
 func DefaultCoDelConfig() CoDelConfig {

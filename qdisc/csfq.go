@@ -42,6 +42,9 @@ type CSFQConfig struct {
 	Edge   bool          `param:"edge" help:"also act as an edge: estimate each flow's rate (by Packet.Flow) and label its packets; edge=false for a core hop that trusts incoming labels"`
 }
 
+// Capacity returns the queue's limit (Bounded).
+func (c CSFQConfig) Capacity() Limit { return c.Limit }
+
 // DefaultCSFQConfig returns the [SSZ98] constants, a 100-packet FIFO and the
 // edge role enabled (a single relay is both edge and core).
 func DefaultCSFQConfig() CSFQConfig {

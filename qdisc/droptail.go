@@ -65,6 +65,9 @@ type DropTailConfig struct {
 	Limit Limit `param:"limit,positional" help:"capacity: 20p (packets) or 30000b/30kb (bytes)"`
 }
 
+// Capacity returns the queue's limit (Bounded).
+func (c DropTailConfig) Capacity() Limit { return c.Limit }
+
 // DropTail is a first-in first-out queue that discards arrivals when full.
 type DropTail struct {
 	cfg DropTailConfig

@@ -15,6 +15,9 @@ type DRRConfig struct {
 	Limit   Limit   `param:"limit" help:"shared buffer: 100p (packets) or 150kb (bytes); when full, the longest queue (bytes) loses its tail"`
 }
 
+// Capacity returns the queue's limit (Bounded).
+func (c DRRConfig) Capacity() Limit { return c.Limit }
+
 // Quantum is a DRR quantum in bytes, 1..MaxQuantum; the zero value (not
 // settable from a spec: quantum=0 is an error) means the MTU.
 type Quantum int

@@ -37,6 +37,9 @@ type FREDConfig struct {
 	ECN   bool    `param:"ecn" help:"mark ECN-capable packets with CE instead of random (early) dropping"`
 }
 
+// Capacity returns the queue's limit (Bounded).
+func (c FREDConfig) Capacity() Limit { return c.Limit }
+
 // DefaultFREDConfig returns [LM97]'s constants with a 100-packet buffer.
 func DefaultFREDConfig() FREDConfig {
 	return FREDConfig{Min: FREDDefaultMin, Max: FREDDefaultMax, MaxP: FREDDefaultMaxP,

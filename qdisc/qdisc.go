@@ -122,6 +122,13 @@ func (NopHandler) Dropped(clock.Time, *Packet, DropReason) {}
 // Marked does nothing.
 func (NopHandler) Marked(clock.Time, *Packet) {}
 
+// Bounded is a queue discipline's configuration that reports the
+// discipline's capacity (plan.QueueLimit describes a queue by it). Every
+// registered discipline's configuration implements it.
+type Bounded interface {
+	Capacity() Limit
+}
+
 // Registry holds the queue disciplines by name; specs look like
 // "droptail:20p" or "red:min=5,max=15,maxp=0.1,ecn".
 var Registry = spec.NewRegistry[Queue, Env]("queue discipline")

@@ -91,6 +91,9 @@ type REDConfig struct {
 	Bytes  bool      `param:"bytes" help:"byte mode: queue measured in bytes, drop probability scaled by size/MTU"`
 }
 
+// Capacity returns the queue's limit (Bounded).
+func (c REDConfig) Capacity() Limit { return c.Limit }
+
 // DefaultREDConfig returns the defaults of [FJ93] and Floyd's 1997 notes.
 func DefaultREDConfig() REDConfig {
 	return REDConfig{

@@ -127,3 +127,25 @@ func TestSpecErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryDisciplineBounded: every registered discipline's configuration
+// reports its capacity (Bounded), with the limit its spec sets.
+func TestEveryDisciplineBounded(t *testing.T) {
+	for _, name := range Registry.Names() {
+		_, cfg, err := Registry.Config(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, ok := cfg.(Bounded); !ok {
+			t.Errorf("%s: configuration %T does not implement qdisc.Bounded", name, cfg)
+			continue
+		}
+		_, cfg, err = Registry.Config(name + ":limit=37p")
+		if err != nil {
+			t.Fatalf("%s:limit=37p: %v", name, err)
+		}
+		if got := cfg.(Bounded).Capacity(); got.Packets != 37 {
+			t.Errorf("%s:limit=37p: Capacity() = %+v, want 37 packets", name, got)
+		}
+	}
+}

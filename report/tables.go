@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"cclab/metrics"
-	"cclab/scenario"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,6 +9,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"cclab/metrics"
+	"cclab/scenario"
 )
 
 // keyMetric is a metric shown in the report's tables and plots.
@@ -36,7 +37,21 @@ var ReportMetrics = []keyMetric{
 }
 
 // compareMetrics are compared across backends and against the baseline.
-var compareMetrics = []keyMetric{ReportMetrics[0], ReportMetrics[1], ReportMetrics[2], ReportMetrics[3], ReportMetrics[4], ReportMetrics[6]}
+var compareMetrics = reportMetricsNamed("agg_throughput", "bw_utilization", "total_retransmissions", "total_rtos", "mean_srtt", "p95_rtt")
+
+// reportMetricsNamed returns the ReportMetrics of the given names, in that
+// order; a name not among them panics (at init: a typo cannot pass).
+func reportMetricsNamed(names ...string) []keyMetric {
+	out := make([]keyMetric, len(names))
+	for i, n := range names {
+		j := slices.IndexFunc(ReportMetrics, func(k keyMetric) bool { return k.Metric == n })
+		if j < 0 {
+			panic("report: no report metric " + n)
+		}
+		out[i] = ReportMetrics[j]
+	}
+	return out
+}
 
 // linkCompareMetrics are the per-link rows of the sim-vs-live table.
 var linkCompareMetrics = []keyMetric{
