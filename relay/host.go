@@ -15,7 +15,7 @@ func (r *Relay) HostReport() *hostlimit.Report {
 // hostReport builds the report from the counters c (mu held).
 func (r *Relay) hostReport(c Counters) *hostlimit.Report {
 	h := &hostlimit.Report{Role: "relay", Usage: hostlimit.Take().Since(r.host), BusyPoll: r.cfg.BusyPoll}
-	h.Writes = hostlimit.Late{Count: uint64(c.LateHist.Count()), Late: uint64(c.LateHist.Above(hostlimit.LateLimit)), Max: c.LateMax}
+	h.Writes = hostlimit.Late{Count: uint64(c.WriteLate.Hist.Count()), Late: uint64(c.WriteLate.Hist.Above(hostlimit.LateLimit)), Max: c.WriteLate.Max}
 	h.Sent = uint64(c.Sent[0] + c.Sent[1])
 	h.SendErrors = uint64(c.SendErrors)
 	h.Received = uint64(c.Received[0] + c.Received[1])

@@ -5,8 +5,26 @@ import (
 	"time"
 )
 
-// LateHist is a fine-grained histogram of the relay's write lateness
-// (Counters.LateHist): log-linear buckets as in HdrHistogram (Tene), exact
+// Latency is one of the relay's latency statistics (Counters): a
+// fine-grained histogram, the largest sample, and the median, 99th and
+// 99.9th percentiles (upper bounds of their buckets), set in every
+// snapshot (Relay.Counters, stats lines).
+type Latency struct {
+	Hist LateHist      `json:"-"`
+	Max  time.Duration `json:"max_ns"`
+	P50  time.Duration `json:"p50_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	P999 time.Duration `json:"p999_ns"`
+}
+
+// Add counts one sample of d.
+func (l *Latency) Add(d time.Duration) {
+	l.Hist.Add(d)
+	l.Max = max(l.Max, d)
+}
+
+// LateHist is a fine-grained histogram of one of the relay's latencies
+// (Latency): log-linear buckets as in HdrHistogram (Tene), exact
 // below 16 ns and above that lateHistSub buckets per power of two, so a
 // quantile read from it is within 1/lateHistSub (6.25 %) of the sample's
 // true value. Lateness up to 2^40 ns (about 18 minutes) is kept; longer

@@ -1,8 +1,10 @@
 package relay
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -70,5 +72,25 @@ func TestLateHistQuantile(t *testing.T) {
 	h.Add(-time.Second)
 	if got, want := h[0], before+1; got != want {
 		t.Errorf("bucket 0 holds %d after a negative lateness, want %d", got, want)
+	}
+}
+
+// TestLatencyJSON: each latency statistic is one object in the counters'
+// JSON (docs/bottleneck.md), and Add keeps the largest sample.
+func TestLatencyJSON(t *testing.T) {
+	var c Counters
+	c.ReadLate.Add(3 * time.Microsecond)
+	c.ReadLate.Add(time.Microsecond)
+	if got, want := c.ReadLate.Max, 3*time.Microsecond; got != want {
+		t.Errorf("Max = %v, want %v", got, want)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"write_late", "read_late", "sleep_late", "lock_wait", "send_time", "loop"} {
+		if want := `"` + key + `":{"max_ns":`; !strings.Contains(string(b), want) {
+			t.Errorf("counters JSON lacks %s: %s", want, b)
+		}
 	}
 }

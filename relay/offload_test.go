@@ -131,12 +131,12 @@ func TestRelayOffload(t *testing.T) {
 			// Kernel receive stamps: every received message's read
 			// lateness is counted, mapped onto the relay's clock (a broken
 			// mapping would be off by years, not by a minute).
-			if n := c.ReadLateHist.Count(); n == 0 || n > c.Received[Fwd] {
+			if n := c.ReadLate.Hist.Count(); n == 0 || n > c.Received[Fwd] {
 				t.Errorf("read lateness of %d messages, want 1..%d (one per received message)", n, c.Received[Fwd])
 			}
-			if c.ReadLateP50 > c.ReadLateP99 || c.ReadLateP99 > c.ReadLateP999 || c.ReadLateMax > time.Minute {
+			if c.ReadLate.P50 > c.ReadLate.P99 || c.ReadLate.P99 > c.ReadLate.P999 || c.ReadLate.Max > time.Minute {
 				t.Errorf("read lateness median %v, p99 %v, p99.9 %v, max %v: want ordered percentiles and a maximum below a minute",
-					c.ReadLateP50, c.ReadLateP99, c.ReadLateP999, c.ReadLateMax)
+					c.ReadLate.P50, c.ReadLate.P99, c.ReadLate.P999, c.ReadLate.Max)
 			}
 			if tc.noOff {
 				if c.GROReads != 0 {
@@ -243,8 +243,8 @@ func TestReadLateness(t *testing.T) {
 		}
 	}
 	c := r.Counters()
-	if c.ReadLateHist.Count() == 0 || c.ReadLateMax < wait {
-		t.Errorf("read lateness: %d messages, max %v; want at least one, max at least %v (the wait in the socket)", c.ReadLateHist.Count(), c.ReadLateMax, wait)
+	if c.ReadLate.Hist.Count() == 0 || c.ReadLate.Max < wait {
+		t.Errorf("read lateness: %d messages, max %v; want at least one, max at least %v (the wait in the socket)", c.ReadLate.Hist.Count(), c.ReadLate.Max, wait)
 	}
 }
 

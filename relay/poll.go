@@ -109,7 +109,7 @@ func (r *Relay) pollLoop() {
 		r.mu.Lock()
 		now := r.now()
 		if prev != clock.Never {
-			r.cnt.LoopHist.Add(now.Sub(prev))
+			r.cnt.Loop.Add(now.Sub(prev))
 		}
 		prev = now
 		if now >= coalesce(r.deadline(), r.lastWrite, r.cfg.Coalesce) {

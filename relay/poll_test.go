@@ -170,16 +170,16 @@ func testLoopTimes(t *testing.T, mode Config) {
 			if d := st.BusyTime - busy; d < -time.Microsecond || d > time.Microsecond {
 				t.Errorf("modelled busy time got %v, want %v (n·(size+overhead)·8/rate)", st.BusyTime, busy)
 			}
-			if cn.LoopHist.Count() == 0 || cn.LockWaitHist.Count() != 0 {
-				t.Errorf("loop passes %d, lock waits %d: want passes, no lock waits (no scheduler)", cn.LoopHist.Count(), cn.LockWaitHist.Count())
+			if cn.Loop.Hist.Count() == 0 || cn.LockWait.Hist.Count() != 0 {
+				t.Errorf("loop passes %d, lock waits %d: want passes, no lock waits (no scheduler)", cn.Loop.Hist.Count(), cn.LockWait.Hist.Count())
 			}
 			// The busy loop never blocks; the waiting loop blocks at
 			// least while the first datagrams cross the 5 ms delay.
 			if waits := cn.LoopWaits; mode.WaitPoll != (waits > 0) {
 				t.Errorf("loop waits %d with WaitPoll %v: want some exactly when WaitPoll", waits, mode.WaitPoll)
 			}
-			if !mode.WaitPoll && cn.SleepLateHist.Count() != 0 {
-				t.Errorf("busy loop: %d sleeps, want none", cn.SleepLateHist.Count())
+			if !mode.WaitPoll && cn.SleepLate.Hist.Count() != 0 {
+				t.Errorf("busy loop: %d sleeps, want none", cn.SleepLate.Hist.Count())
 			}
 			r.mu.Lock()
 			rtErr := r.realtimeErr
@@ -187,12 +187,12 @@ func testLoopTimes(t *testing.T, mode Config) {
 			if rtErr != nil {
 				t.Errorf("loop not real-time: %v", rtErr)
 			}
-			if cn.Sent[Fwd] != n || cn.LateHist.Count() != n {
-				t.Errorf("sent %d, lateness of %d writes; want %d each", cn.Sent[Fwd], cn.LateHist.Count(), n)
+			if cn.Sent[Fwd] != n || cn.WriteLate.Hist.Count() != n {
+				t.Errorf("sent %d, lateness of %d writes; want %d each", cn.Sent[Fwd], cn.WriteLate.Hist.Count(), n)
 			}
 			slices.Sort(errs)
 			t.Logf("receive - model: median %v, p99 %v, max %v; relay write lateness median %v, p99 %v; loop pass median %v, p99 %v; %d waits",
-				errs[n/2], errs[n*99/100], errs[n-1], cn.LateP50, cn.LateP99, cn.LoopP50, cn.LoopP99, cn.LoopWaits)
+				errs[n/2], errs[n*99/100], errs[n-1], cn.WriteLate.P50, cn.WriteLate.P99, cn.Loop.P50, cn.Loop.P99, cn.LoopWaits)
 		})
 	}
 }
@@ -223,7 +223,7 @@ func TestBusyPollIdleSessions(t *testing.T) {
 	if cn := r.Counters(); cn.Clients != sessions {
 		t.Fatalf("sessions got %d, want %d", cn.Clients, sessions)
 	}
-	loops := func() int64 { cn := r.Counters(); return cn.LoopHist.Count() }
+	loops := func() int64 { cn := r.Counters(); return cn.Loop.Hist.Count() }
 	passes0, reads0 := loops(), r.pollReads.Load()
 	deadline := time.Now().Add(10 * time.Second)
 	for loops() < passes0+2000 && time.Now().Before(deadline) {
@@ -234,7 +234,7 @@ func TestBusyPollIdleSessions(t *testing.T) {
 		t.Fatalf("only %d loop passes in 10 s", passes)
 	}
 	cn := r.Counters()
-	t.Logf("%d idle sessions: %d reads in %d passes; pass p50 %v, p99 %v, p99.9 %v", sessions, reads, passes, cn.LoopP50, cn.LoopP99, cn.LoopP999)
+	t.Logf("%d idle sessions: %d reads in %d passes; pass p50 %v, p99 %v, p99.9 %v", sessions, reads, passes, cn.Loop.P50, cn.Loop.P99, cn.Loop.P999)
 	if reads >= passes {
 		t.Errorf("%d reads in %d passes with %d idle sessions: want fewer reads than passes (idle sockets not read)", reads, passes, sessions)
 	}

@@ -250,8 +250,7 @@ func (r *Relay) handle(rd *reader, n int, t time.Time) {
 // readLate counts a read d after the kernel received the datagram. Called
 // with mu held.
 func (r *Relay) readLate(d time.Duration) {
-	r.cnt.ReadLateHist.Add(d)
-	r.cnt.ReadLateMax = max(r.cnt.ReadLateMax, d)
+	r.cnt.ReadLate.Add(d)
 }
 
 // groBatch is the number of messages per read on a socket with GRO: each

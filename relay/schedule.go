@@ -60,9 +60,9 @@ func (r *Relay) schedule() {
 		woke := r.now()
 		r.mu.Lock()
 		now := r.now()
-		r.cnt.LockWaitHist.Add(now.Sub(woke))
+		r.cnt.LockWait.Add(now.Sub(woke))
 		if over >= 0 {
-			r.cnt.SleepLateHist.Add(over)
+			r.cnt.SleepLate.Add(over)
 		}
 		r.cnt.Lead, _ = r.sleepLead()
 		r.serviceTimed(now)

@@ -163,24 +163,24 @@ func (r *Relay) writeSummary(now clock.Time) {
 		}
 	}
 	c := r.snapshot()
-	if n := c.LateHist.Count(); n > 0 {
+	if n := c.WriteLate.Hist.Count(); n > 0 {
 		fmt.Fprintf(w, "  write lateness vs modelled instant (%d writes): median %v, p99 %v, p99.9 %v, max %v\n",
-			n, c.LateP50, c.LateP99, c.LateP999, c.LateMax)
+			n, c.WriteLate.P50, c.WriteLate.P99, c.WriteLate.P999, c.WriteLate.Max)
 	}
-	if n := c.ReadLateHist.Count(); n > 0 {
+	if n := c.ReadLate.Hist.Count(); n > 0 {
 		fmt.Fprintf(w, "  read lateness vs kernel receive (%d reads): median %v, p99 %v, p99.9 %v, max %v\n",
-			n, c.ReadLateP50, c.ReadLateP99, c.ReadLateP999, c.ReadLateMax)
+			n, c.ReadLate.P50, c.ReadLate.P99, c.ReadLate.P999, c.ReadLate.Max)
 	}
-	if n := c.SleepLateHist.Count(); n > 0 {
+	if n := c.SleepLate.Hist.Count(); n > 0 {
 		fmt.Fprintf(w, "  scheduler sleep lateness (%d sleeps): median %v, p99 %v, p99.9 %v; lead %v\n",
-			n, c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.Lead)
-		fmt.Fprintf(w, "  scheduler wait for the lock: median %v, p99 %v, p99.9 %v\n", c.LockWaitP50, c.LockWaitP99, c.LockWaitP999)
+			n, c.SleepLate.P50, c.SleepLate.P99, c.SleepLate.P999, c.Lead)
+		fmt.Fprintf(w, "  scheduler wait for the lock: median %v, p99 %v, p99.9 %v\n", c.LockWait.P50, c.LockWait.P99, c.LockWait.P999)
 	}
-	if n := c.LoopHist.Count(); n > 0 {
-		fmt.Fprintf(w, "  busy-polling loop passes (%d): median %v, p99 %v, p99.9 %v\n", n, c.LoopP50, c.LoopP99, c.LoopP999)
+	if n := c.Loop.Hist.Count(); n > 0 {
+		fmt.Fprintf(w, "  busy-polling loop passes (%d): median %v, p99 %v, p99.9 %v\n", n, c.Loop.P50, c.Loop.P99, c.Loop.P999)
 	}
-	if n := c.SendTimeHist.Count(); n > 0 {
-		fmt.Fprintf(w, "  send time per batched write (%d writes): median %v, p99 %v, p99.9 %v\n", n, c.SendTimeP50, c.SendTimeP99, c.SendTimeP999)
+	if n := c.SendTime.Hist.Count(); n > 0 {
+		fmt.Fprintf(w, "  send time per batched write (%d writes): median %v, p99 %v, p99.9 %v\n", n, c.SendTime.P50, c.SendTime.P99, c.SendTime.P999)
 	}
 	if r.realtimeErr != nil {
 		fmt.Fprintf(w, "  scheduler not real-time: %v\n", r.realtimeErr)
@@ -216,66 +216,38 @@ type Counters struct {
 	WriteCalls    int64    `json:"write_calls"`    // batched writes (sendmmsg calls on UDP sockets: up to 64 entries, each a datagram or a GSO run)
 	GROReads      int64    `json:"gro_reads"`      // reads that held several datagrams coalesced by the kernel (UDP GRO)
 	// Lateness of writes against the modelled instants (write time minus
-	// modelled arrival at the far end of the last hop): a histogram with
-	// bucket upper bounds LateBuckets, and the maximum.
-	Late    [len(LateBuckets) + 1]int64 `json:"late"`
-	LateMax time.Duration               `json:"late_max_ns"` // largest lateness, ns
-	// The same lateness in fine-grained buckets (within 6.25 %), and its
-	// median, 99th and 99.9th percentiles read from them (upper bounds of
-	// their buckets), set in every snapshot (Relay.Counters, stats lines).
-	LateHist LateHist      `json:"-"`
-	LateP50  time.Duration `json:"late_p50_ns"`
-	LateP99  time.Duration `json:"late_p99_ns"`
-	LateP999 time.Duration `json:"late_p999_ns"`
+	// modelled arrival at the far end of the last hop): a coarse histogram
+	// with bucket upper bounds LateBuckets, and WriteLate.
+	Late      [len(LateBuckets) + 1]int64 `json:"late"`
+	WriteLate Latency                     `json:"write_late"`
 	// Read lateness: when the reader got a datagram (recvmmsg returned)
 	// minus when the kernel received it (SO_TIMESTAMPNS, where the socket
 	// has stamps: UDP sockets on Linux), per received message (with GRO,
-	// against its first datagram); its histogram, percentiles (set in
-	// every snapshot, like LatePxx) and maximum. The arrival instants the
-	// links see are the read times, so this is the part of the emulation
-	// error before the links, as the write lateness is the part after.
-	ReadLateHist LateHist      `json:"-"`
-	ReadLateP50  time.Duration `json:"read_late_p50_ns"`
-	ReadLateP99  time.Duration `json:"read_late_p99_ns"`
-	ReadLateP999 time.Duration `json:"read_late_p999_ns"`
-	ReadLateMax  time.Duration `json:"read_late_max_ns"`
+	// against its first datagram). The arrival instants the links see are
+	// the read times, so this is the part of the emulation error before the
+	// links, as the write lateness is the part after.
+	ReadLate Latency `json:"read_late"`
 	// Sleep lateness: how late the scheduler's sleeps woke against the
-	// instant each asked for (the machine's wake-up latency at the time,
-	// timer slack included), per sleep that ran to its end; its histogram
-	// and percentiles (set in every snapshot). Lead is how long before an
+	// instant each asked for (the machine's wake-up latency, timer slack
+	// included), per sleep that ran to its end. Lead is how long before an
 	// instant the scheduler stops sleeping (Config.Spin 0: learned from
 	// these, see wakeLead; else Spin; 0 where it does not poll: one CPU or
 	// one P, Config.Realtime), as of the latest snapshot.
-	SleepLateHist LateHist      `json:"-"`
-	SleepLateP50  time.Duration `json:"sleep_late_p50_ns"`
-	SleepLateP99  time.Duration `json:"sleep_late_p99_ns"`
-	SleepLateP999 time.Duration `json:"sleep_late_p999_ns"`
-	Lead          time.Duration `json:"lead_ns"`
-	// Lock wait: how long the scheduler, awake, waited for the relay's
-	// lock (held by a reader handling a read); histogram and percentiles.
-	LockWaitHist LateHist      `json:"-"`
-	LockWaitP50  time.Duration `json:"lock_wait_p50_ns"`
-	LockWaitP99  time.Duration `json:"lock_wait_p99_ns"`
-	LockWaitP999 time.Duration `json:"lock_wait_p999_ns"`
-	// Send time: how long each batched write to one socket took (its
+	SleepLate Latency       `json:"sleep_late"`
+	Lead      time.Duration `json:"lead_ns"`
+	// LockWait: how long the scheduler, awake, waited for the relay's lock
+	// (held by a reader handling a read).
+	LockWait Latency `json:"lock_wait"`
+	// SendTime: how long each batched write to one socket took (its
 	// sendmmsg calls; on loopback they also carry the datagrams into the
-	// receiving socket), after the write lateness; histogram and
-	// percentiles.
-	SendTimeHist LateHist      `json:"-"`
-	SendTimeP50  time.Duration `json:"send_time_p50_ns"`
-	SendTimeP99  time.Duration `json:"send_time_p99_ns"`
-	SendTimeP999 time.Duration `json:"send_time_p999_ns"`
+	// receiving socket), after the write lateness.
+	SendTime Latency `json:"send_time"`
 	// Loop: with Config.BusyPoll or Config.WaitPoll, the length of each
-	// pass of the polling loop (from one look at the clock to the next: a
-	// non-blocking read of every socket, relaying what they held, and the
-	// writes that fell due; with WaitPoll from the end of a wait, if the
-	// pass follows one),
-	// the most the loop itself holds a write back beyond its instant
-	// (besides Coalesce); histogram and percentiles.
-	LoopHist LateHist      `json:"-"`
-	LoopP50  time.Duration `json:"loop_p50_ns"`
-	LoopP99  time.Duration `json:"loop_p99_ns"`
-	LoopP999 time.Duration `json:"loop_p999_ns"`
+	// pass of the polling loop (from one look at the clock to the next;
+	// with WaitPoll from the end of a wait, if the pass follows one): the
+	// most the loop itself holds a write back beyond its instant (besides
+	// Coalesce).
+	Loop Latency `json:"loop"`
 	// LoopWaits counts the times the loop blocked (Config.WaitPoll; its
 	// overshoots go to SleepLateHist), LoopRests the rests a real-time
 	// loop took after a long stretch with little blocking (waitRestAfter,
@@ -288,12 +260,9 @@ type Counters struct {
 // Called with mu held.
 func (r *Relay) snapshot() Counters {
 	c := r.cnt
-	c.LateP50, c.LateP99, c.LateP999 = c.LateHist.Percentiles()
-	c.ReadLateP50, c.ReadLateP99, c.ReadLateP999 = c.ReadLateHist.Percentiles()
-	c.SleepLateP50, c.SleepLateP99, c.SleepLateP999 = c.SleepLateHist.Percentiles()
-	c.LockWaitP50, c.LockWaitP99, c.LockWaitP999 = c.LockWaitHist.Percentiles()
-	c.SendTimeP50, c.SendTimeP99, c.SendTimeP999 = c.SendTimeHist.Percentiles()
-	c.LoopP50, c.LoopP99, c.LoopP999 = c.LoopHist.Percentiles()
+	for _, l := range []*Latency{&c.WriteLate, &c.ReadLate, &c.SleepLate, &c.LockWait, &c.SendTime, &c.Loop} {
+		l.P50, l.P99, l.P999 = l.Hist.Percentiles()
+	}
 	return c
 }
 

@@ -148,7 +148,7 @@ func (w *waiter) wait(now, next clock.Time, got bool) (pending, waited bool) {
 		r.cnt.ReadErrors++
 	}
 	if timedOut {
-		r.cnt.SleepLateHist.Add(end.Sub(start.Add(d)))
+		r.cnt.SleepLate.Add(end.Sub(start.Add(d)))
 	}
 	r.cnt.Lead = lead
 	r.mu.Unlock()

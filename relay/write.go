@@ -83,10 +83,7 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 		b++
 	}
 	r.cnt.Late[b]++
-	r.cnt.LateHist.Add(late)
-	if late > r.cnt.LateMax {
-		r.cnt.LateMax = late
-	}
+	r.cnt.WriteLate.Add(late)
 	fs := &c.fs[dir]
 	fs.departures++
 	fs.bytes += int64(p.Size)
@@ -175,7 +172,7 @@ func (r *Relay) write(conn netio.Conn, gso **netio.GSOWriter, dir int, ms []neti
 			sent++
 		}
 	}
-	r.cnt.SendTimeHist.Add(time.Since(start))
+	r.cnt.SendTime.Add(time.Since(start))
 	for i, p := range pk {
 		r.putPkt(p)
 		pk[i] = nil

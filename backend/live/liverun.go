@@ -564,7 +564,7 @@ func notes(c relay.Counters, load1 float64) map[string]float64 {
 	if total > 0 {
 		n[NoteLate1ms] = float64(late) / float64(total)
 	}
-	n[NoteLateMax] = c.LateMax.Seconds()
+	n[NoteLateMax] = c.WriteLate.Max.Seconds()
 	n[NoteRelayPkts] = float64(c.Sent[0] + c.Sent[1])
 	return n
 }

@@ -447,7 +447,7 @@ func measureRate(rate float64, size int, dur, spin time.Duration) (float64, stri
 // within 6.25 %) and the maximum; and how long its batched writes took.
 func lateSummary(c relay.Counters) string {
 	return fmt.Sprintf("median %v, p99 %v, p99.9 %v, max %v (%d datagrams); the writes took median %v, p99 %v, p99.9 %v",
-		c.LateP50, c.LateP99, c.LateP999, c.LateMax, c.LateHist.Count(), c.SendTimeP50, c.SendTimeP99, c.SendTimeP999)
+		c.WriteLate.P50, c.WriteLate.P99, c.WriteLate.P999, c.WriteLate.Max, c.WriteLate.Hist.Count(), c.SendTime.P50, c.SendTime.P99, c.SendTime.P999)
 }
 
 // sleepLateSummary gives how late the relay's scheduler woke from its
@@ -456,21 +456,21 @@ func lateSummary(c relay.Counters) string {
 // loop's passes took instead; with the waiting loop, both its waits'
 // lateness and its passes.
 func sleepLateSummary(c relay.Counters) string {
-	if n := c.LoopHist.Count(); n > 0 && c.LoopWaits > 0 {
+	if n := c.Loop.Hist.Count(); n > 0 && c.LoopWaits > 0 {
 		return fmt.Sprintf("waits median %v, p99 %v, p99.9 %v (%d waits, %d timed out; %d rests); lead %v; passes (from the end of a wait) median %v, p99 %v, p99.9 %v (%d)",
-			c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.LoopWaits, c.SleepLateHist.Count(), c.LoopRests, c.Lead, c.LoopP50, c.LoopP99, c.LoopP999, n)
+			c.SleepLate.P50, c.SleepLate.P99, c.SleepLate.P999, c.LoopWaits, c.SleepLate.Hist.Count(), c.LoopRests, c.Lead, c.Loop.P50, c.Loop.P99, c.Loop.P999, n)
 	}
-	if n := c.LoopHist.Count(); n > 0 {
-		return fmt.Sprintf("none (busy polling); loop passes median %v, p99 %v, p99.9 %v (%d passes)", c.LoopP50, c.LoopP99, c.LoopP999, n)
+	if n := c.Loop.Hist.Count(); n > 0 {
+		return fmt.Sprintf("none (busy polling); loop passes median %v, p99 %v, p99.9 %v (%d passes)", c.Loop.P50, c.Loop.P99, c.Loop.P999, n)
 	}
 	return fmt.Sprintf("median %v, p99 %v, p99.9 %v (%d sleeps); lead %v; then waiting for the lock: median %v, p99 %v, p99.9 %v",
-		c.SleepLateP50, c.SleepLateP99, c.SleepLateP999, c.SleepLateHist.Count(), c.Lead, c.LockWaitP50, c.LockWaitP99, c.LockWaitP999)
+		c.SleepLate.P50, c.SleepLate.P99, c.SleepLate.P999, c.SleepLate.Hist.Count(), c.Lead, c.LockWait.P50, c.LockWait.P99, c.LockWait.P999)
 }
 
 // readLateSummary gives the relay's read lateness against the kernel's
 // receive stamps (per read message): median, p99, p99.9, maximum.
 func readLateSummary(c relay.Counters) string {
-	return fmt.Sprintf("median %v, p99 %v, p99.9 %v, max %v (%d messages)", c.ReadLateP50, c.ReadLateP99, c.ReadLateP999, c.ReadLateMax, c.ReadLateHist.Count())
+	return fmt.Sprintf("median %v, p99 %v, p99.9 %v, max %v (%d messages)", c.ReadLate.P50, c.ReadLate.P99, c.ReadLate.P999, c.ReadLate.Max, c.ReadLate.Hist.Count())
 }
 
 func measureDelay(delay time.Duration, size int, dur, spin time.Duration) (med, p99, minE time.Duration, n int, err error) {
