@@ -2,10 +2,12 @@ package report
 
 import (
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"cclab/ccalgo"
 	"cclab/scenario"
 	"cclab/transport"
 )
@@ -50,12 +52,13 @@ const streamHeaderBytes = 35
 
 // modelParams are a scenario's inputs to the throughput models.
 type modelParams struct {
-	MSS  float64 // bytes: the flow's largest datagram minus the stream header
-	RTT  float64 // s: the path's round-trip propagation delay
-	T0   float64 // s: the RTO, max(the transport's minimum RTO, 3·RTT: RFC 6298 §2.2 after one sample)
-	Wmax float64 // packets: the receive window over the MSS
-	B    int     // packets acknowledged per ACK (the transport's delayed-ACK rule)
-	Rate float64 // bits/s: the bottleneck rate (utilization = throughput / rate)
+	MSS    float64 // bytes: the flow's largest datagram minus the stream header
+	RTT    float64 // s: the path's round-trip propagation delay
+	T0     float64 // s: the RTO, max(the transport's minimum RTO, 3·RTT: RFC 6298 §2.2 after one sample)
+	Wmax   float64 // packets: the receive window over the MSS
+	B      int     // Mathis et al.'s b: packets acknowledged per window increment unit (modelB)
+	PerAck bool    // congestion avoidance grows per ACK (ca=acks), not by byte counting
+	Rate   float64 // bits/s: the bottleneck rate (utilization = throughput / rate)
 }
 
 // modelFor returns the model inputs of a scenario with one long-running
@@ -83,7 +86,44 @@ func modelFor(s *scenario.Scenario) (modelParams, bool) {
 	}
 	mss := float64(dg - streamHeaderBytes)
 	t0 := math.Max(transport.DefaultMinRTO.Seconds(), 3*rtt)
-	return modelParams{MSS: mss, RTT: rtt, T0: t0, Wmax: transport.DefaultRecvWindow / mss, B: transport.DefaultAckEvery, Rate: rate}, true
+	b, perAck := modelB(f)
+	return modelParams{MSS: mss, RTT: rtt, T0: t0, Wmax: transport.DefaultRecvWindow / mss, B: b, PerAck: perAck, Rate: rate}, true
+}
+
+// modelB returns b of the Mathis and PFTK models for flow f, from its actual
+// ACK and growth settings. The models' b is the number of packets per ACK
+// because Reno grows cwnd by 1/cwnd per ACK (RFC 5681 §3.1 eq. (3)): with
+// an ACK per b packets it grows by one packet every b RTTs. A controller that
+// counts bytes (RFC 3465 §2.1, cclab's default ca=bytes) grows by one SMSS per
+// cwnd of acknowledged bytes whatever the ACK pattern, so b = 1; with per-ACK
+// growth (ca=acks) b is the receiver's ACK ratio: ack_every (default 2), or
+// 1 with delayed ACKs off (delayed_ack: 0s).
+func modelB(f scenario.Flow) (b int, perAck bool) {
+	if !perAckGrowth(f.CC) {
+		return 1, false
+	}
+	switch {
+	case f.DelayedAck == transport.NoDelayedAck:
+		return 1, true
+	case f.AckEvery > 0:
+		return f.AckEvery, true
+	}
+	return transport.DefaultAckEvery, true
+}
+
+// perAckGrowth reports whether the controller spec cc grows cwnd per ACK in
+// congestion avoidance (a config field CA set to ccalgo.CAPerAck).
+func perAckGrowth(cc string) bool {
+	_, cfg, err := ccalgo.Registry.Config(cc)
+	if err != nil {
+		return false
+	}
+	v := reflect.Indirect(reflect.ValueOf(cfg))
+	if v.Kind() != reflect.Struct {
+		return false
+	}
+	ca := v.FieldByName("CA")
+	return ca.IsValid() && ca.Type() == reflect.TypeOf(ccalgo.CAPerAck) && ccalgo.CAGrowth(ca.Uint()) == ccalgo.CAPerAck
 }
 
 // Utilizations returns the two models' bandwidth utilization at loss p:
@@ -97,8 +137,16 @@ func (m modelParams) Utilizations(p float64) (mathis, pftk float64) {
 // describe says which inputs the curves use, for the figure's caption.
 func (m modelParams) describe() string {
 	return "MSS " + strconv.Itoa(int(m.MSS)) + " B, RTT " + fmtMS(m.RTT) + ", T0 " + fmtMS(m.T0) +
-		", b = " + strconv.Itoa(m.B) + " (delayed ACKs), Wmax " + strconv.Itoa(int(m.Wmax)) + " packets, bottleneck " +
+		", b = " + strconv.Itoa(m.B) + m.growth() + ", Wmax " + strconv.Itoa(int(m.Wmax)) + " packets, bottleneck " +
 		strings.TrimSuffix(strconv.FormatFloat(m.Rate/1e6, 'f', 3, 64), "0") + " Mbit/s"
+}
+
+// growth says where b comes from, for the caption.
+func (m modelParams) growth() string {
+	if !m.PerAck {
+		return " (byte counting: one SMSS per cwnd acknowledged, whatever the ACKs)"
+	}
+	return " (growth per ACK, an ACK per " + strconv.Itoa(m.B) + " packets)"
 }
 
 func fmtMS(s float64) string {

@@ -52,16 +52,16 @@ flows: [{cc: reno}]
 		t.Fatal(err)
 	}
 	m, ok := modelFor(exp.Base)
-	if !ok || m.MSS != 1200-35 || math.Abs(m.RTT-0.015) > 1e-12 || m.T0 != 0.2 || m.B != 2 || m.Rate != 16e6 {
-		t.Errorf("modelFor: got %+v, %v; want MSS 1165, RTT 15 ms, T0 200 ms, b 2, 16 Mbit/s", m, ok)
+	if !ok || m.MSS != 1200-35 || math.Abs(m.RTT-0.015) > 1e-12 || m.T0 != 0.2 || m.B != 1 || m.Rate != 16e6 {
+		t.Errorf("modelFor: got %+v, %v; want MSS 1165, RTT 15 ms, T0 200 ms, b 1 (byte counting), 16 Mbit/s", m, ok)
 	}
 	if !isLossAxis(exp.Axes[0]) {
 		t.Errorf("loss axis %+v not recognised", exp.Axes[0])
 	}
-	// 1 % loss: Mathis 1165/0.015·0.866/0.1 = 672.6 kB/s = 5.38 Mbit/s → utilization 0.336.
+	// 1 % loss, b = 1: Mathis 1165/0.015·1.2247/0.1 = 951.2 kB/s = 7.61 Mbit/s → utilization 0.476.
 	mathis, pftk := m.Utilizations(0.01)
-	if want := MathisThroughput(1165, 0.015, 0.01, 2) * 8 / 16e6; math.Abs(mathis-want) > 1e-12 || math.Abs(want-0.3363) > 0.001 {
-		t.Errorf("Mathis utilization at 1 %%: got %v, want %v (≈ 0.336)", mathis, want)
+	if want := MathisThroughput(1165, 0.015, 0.01, 1) * 8 / 16e6; math.Abs(mathis-want) > 1e-12 || math.Abs(want-0.4756) > 0.001 {
+		t.Errorf("Mathis utilization at 1 %%: got %v, want %v (≈ 0.476)", mathis, want)
 	}
 	if pftk >= mathis {
 		t.Errorf("PFTK utilization %v not below Mathis's %v (timeouts only lower it)", pftk, mathis)
@@ -73,5 +73,31 @@ flows: [{cc: reno}]
 	two.Flows = append(two.Flows, two.Flows[0])
 	if _, ok := modelFor(&two); ok {
 		t.Errorf("modelFor accepts two flows")
+	}
+}
+
+// TestModelB checks that the models' b follows the flow's growth and ACK
+// settings: 1 with byte counting (RFC 3465 §2.1) whatever the ACKs; with
+// per-ACK growth (RFC 5681 eq. (3)) the packets per ACK.
+func TestModelB(t *testing.T) {
+	for _, tc := range []struct {
+		flow string
+		want int
+	}{
+		{"{cc: reno}", 1},
+		{"{cc: reno, ack_every: 4}", 1},
+		{"{cc: cubic}", 1},
+		{"{cc: \"reno:ca=acks\"}", 2},
+		{"{cc: \"newreno:ca=acks\", ack_every: 3}", 3},
+		{"{cc: \"reno:ca=acks\", delayed_ack: 0s}", 1},
+	} {
+		exp, err := scenario.ParseScenario("m.yaml", []byte("name: m\nduration: 1s\ntopology: {kind: dumbbell, bottleneck: {rate: 16Mbit, delay: 7.5ms}}\nflows: ["+tc.flow+"]\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.flow, err)
+		}
+		m, ok := modelFor(exp.Base)
+		if !ok || m.B != tc.want {
+			t.Errorf("%s: b got %d (ok %v), want %d", tc.flow, m.B, ok, tc.want)
+		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 // The DCA study's report sections (Scenario.Study == StudyDCA;
 // docs/studies/dca.md). They read the cases of experiments/dca-vs-reno.yaml
 // by name: DCACaseSingle (Table 8-1 and the Reno baseline of the variants),
-// DCACasePair (Tables 8-2/8-3), DCACaseVariants and DCACaseShare
+// DCACasePair (Tables 8-2/8-3 and 8-5/8-6), DCACaseVariants and DCACaseShare
 // (Fig. 8-4); the path models are the values of the topology axis.
 const (
 	DCACaseSingle   = "single"
@@ -236,8 +236,27 @@ func dcaVariantsTable(d *report.ReportData) (report.Table, bool) {
 	return t, len(t.Rows) > 0
 }
 
-// dcaPairTable is Table 8-2 (the first path model) or 8-3 (the second):
-// two measured flows, Reno+Reno in one run and Reno+DCA in the other.
+// dcaPairTableNumbers names the chapter's tables a two-flow table stands for:
+// its flows and network tables, Tables 8-2/8-3 on the Emory network and
+// 8-5/8-6 on ASU (the first and second path model when they have other
+// names).
+func dcaPairTableNumbers(model string, models []string) string {
+	switch {
+	case model == "emory":
+		return "Tables 8-2/8-3"
+	case model == "asu":
+		return "Tables 8-5/8-6"
+	case len(models) > 0 && model == models[0]:
+		return "Tables 8-2/8-3"
+	case len(models) > 1 && model == models[1]:
+		return "Tables 8-5/8-6"
+	}
+	return "Two-flow table"
+}
+
+// dcaPairTable is the chapter's two-flow tables of one path model (flows
+// and network: Tables 8-2/8-3 on Emory, 8-5/8-6 on ASU): two measured
+// flows, Reno+Reno in one run and Reno+DCA in the other.
 func dcaPairTable(d *report.ReportData, model string) (report.Table, bool) {
 	var base, v *report.Group
 	var dca string
@@ -252,11 +271,8 @@ func dcaPairTable(d *report.ReportData, model string) (report.Table, bool) {
 	if base == nil || v == nil {
 		return report.Table{}, false
 	}
-	num := "8-2"
-	if models := axisValues(d, DCACasePair, "topology"); len(models) > 1 && model == models[1] {
-		num = "8-3"
-	}
-	t := report.Table{Title: fmt.Sprintf("Table %s: Reno+Reno against Reno+%s, path model %s", num, dca, model),
+	num := dcaPairTableNumbers(model, axisValues(d, DCACasePair, "topology"))
+	t := report.Table{Title: fmt.Sprintf("%s: Reno+Reno against Reno+%s, path model %s", num, dca, model),
 		Caption: "Two measured flows cross both hops: flow 1 is Reno in both runs, flow 2 is Reno in one run and DCA in the other, on the " +
 			"same seeds. Reno+Reno and Reno+DCA columns: mean ± 95 % CI over the seeds (Student's t); change: mean ± 95 % CI of the per-seed " +
 			"paired percent changes. Per link: its loss rate (drop_rate, every packet), mean queue length (time-weighted, packets) and " +

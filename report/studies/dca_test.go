@@ -133,9 +133,9 @@ func TestPairedReport(t *testing.T) {
 	if len(v.Rows) != 2 || v.Rows[0][1] != "dca" || v.Rows[1][1] != "dca:reduction=0.25" || v.Rows[1][3] != "-3.3 %" {
 		t.Errorf("variants: got %q, want the default then reduction=0.25 at -3.3 %% loss against case single's Reno", v.Rows)
 	}
-	t82, ok := tables["Table 8-2"]
+	t82, ok := tables["Tables 8-2/8-3"]
 	if !ok {
-		t.Fatalf("no Table 8-2 in %v", dcaTables(d))
+		t.Fatalf("no Tables 8-2/8-3 (Emory's two-flow tables) in %v", dcaTables(d))
 	}
 	rows := map[string][]string{}
 	for _, r := range t82.Rows {
@@ -152,5 +152,27 @@ func TestPairedReport(t *testing.T) {
 	}
 	if f, ok, err := dcaShareFigure(d); err != nil || !ok || len(f.Panels) != 2 {
 		t.Errorf("Fig. 8-4: got %d panels, ok %v, err %v; want 2", len(f.Panels), ok, err)
+	}
+}
+
+// TestDCAPairTableNumbers checks the chapter's numbering of the two-flow
+// tables: flows and network of Emory are Tables 8-2/8-3, of ASU 8-5/8-6
+// (8-3 is Emory's network table, not ASU's).
+func TestDCAPairTableNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		model  string
+		models []string
+		want   string
+	}{
+		{"emory", []string{"emory", "asu"}, "Tables 8-2/8-3"},
+		{"asu", []string{"emory", "asu"}, "Tables 8-5/8-6"},
+		{"asu", []string{"asu"}, "Tables 8-5/8-6"},
+		{"a", []string{"a", "b"}, "Tables 8-2/8-3"},
+		{"b", []string{"a", "b"}, "Tables 8-5/8-6"},
+		{"c", []string{"a", "b", "c"}, "Two-flow table"},
+	} {
+		if got := dcaPairTableNumbers(tc.model, tc.models); got != tc.want {
+			t.Errorf("%s in %v: got %q, want %q", tc.model, tc.models, got, tc.want)
+		}
 	}
 }
