@@ -65,8 +65,8 @@ func Specs(exp *scenario.Experiment, backends []string) []scenario.RunSpec {
 // nothing on it, which is a mistake, not "0 runs".
 func CheckBackends(exp *scenario.Experiment, backends []string) error {
 	for _, b := range backends {
-		if b != scenario.BackendSim && b != scenario.BackendLive {
-			return fmt.Errorf("unknown backend %q (allowed: %s, %s)", b, scenario.BackendSim, scenario.BackendLive)
+		if b != scenario.BackendSim && b != scenario.BackendLive && b != scenario.BackendNS3 {
+			return fmt.Errorf("unknown backend %q (allowed: %s, %s, %s)", b, scenario.BackendSim, scenario.BackendLive, scenario.BackendNS3)
 		}
 		found := false
 		for _, p := range exp.Points {

@@ -159,7 +159,7 @@ func TestSweepBackendWithoutRuns(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no live runs") || r.calls.Load() != 0 {
 		t.Errorf("-backends live on a sim-only scenario: got %v after %d runs, want an error saying it has no live runs", err, r.calls.Load())
 	}
-	if err := CheckBackends(exp, []string{"ns3"}); err == nil || !strings.Contains(err.Error(), "allowed") {
+	if err := CheckBackends(exp, []string{"omnet"}); err == nil || !strings.Contains(err.Error(), "allowed") {
 		t.Errorf("unknown backend: got %v, want an error listing the allowed ones", err)
 	}
 	if err := CheckBackends(exp, []string{scenario.BackendSim}); err != nil {

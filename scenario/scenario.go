@@ -28,6 +28,7 @@ import (
 const (
 	BackendSim  = "sim"
 	BackendLive = "live"
+	BackendNS3  = "ns3" // the plan in ns-3 (backend/ns3, docs/ns3.md)
 )
 
 // Topology kinds.
@@ -1025,14 +1026,14 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 			return nil
 		},
 		"backends": func(n *yaml.Node, p string) error {
-			items, err := d.list(n, p, "backends (sim, live)")
+			items, err := d.list(n, p, "backends (sim, live, ns3)")
 			if err != nil {
 				return err
 			}
 			s.Backends = nil
 			for _, it := range items {
-				if it.Value != BackendSim && it.Value != BackendLive {
-					return d.errAt(it, p, "unknown backend %q (allowed: sim, live)", it.Value)
+				if it.Value != BackendSim && it.Value != BackendLive && it.Value != BackendNS3 {
+					return d.errAt(it, p, "unknown backend %q (allowed: sim, live, ns3)", it.Value)
 				}
 				s.Backends = append(s.Backends, it.Value)
 			}

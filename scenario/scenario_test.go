@@ -203,10 +203,10 @@ flows: [{cc: reno}]
 `, 1, "duration", []string{"missing required field"}},
 		{"unknown backend", `name: x
 duration: 1s
-backends: [sim, ns3]
+backends: [sim, omnet]
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows: [{cc: reno}]
-`, 3, "backends", []string{"ns3", "allowed: sim, live"}},
+`, 3, "backends", []string{"omnet", "allowed: sim, live, ns3"}},
 		{"rate without a unit", `name: x
 duration: 1s
 topology:

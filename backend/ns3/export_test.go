@@ -155,3 +155,39 @@ F 2.000000 1 3000000 14480 7240 0.017500 4 1 0 2100
 		t.Error("unknown record accepted")
 	}
 }
+
+// TestCollect checks that the series reach metrics.Collector: goodput from
+// the delivered bytes, retransmissions, RTOs and recoveries from the
+// counters, and the bottleneck's drops.
+func TestCollect(t *testing.T) {
+	p := planOf(t, `name: c
+duration: 2s
+warmup: 0s
+interval: 1s
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p}
+flows: [{name: a, cc: "newreno:ca=acks,abc=1", recovery: newreno}]
+`)
+	res, err := ns3.Parse(strings.NewReader(`F 1.000000 1 1000000 14480 7240 0.017500 3 1 0 700
+L 1.000000 0 5 2 1 690 1036380
+F 2.000000 1 3000000 14480 7240 0.017500 5 2 1 2100
+L 2.000000 0 5 4 1 2070 3109140
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ns3.Collect(p, res).Metrics
+	if len(m.Flows) != 1 {
+		t.Fatalf("flows: %+v", m.Flows)
+	}
+	v := m.Flows[0].Values
+	for _, c := range []struct {
+		name string
+		want float64
+	}{{"total_retransmissions", 5}, {"total_rtos", 1}, {"mean_throughput", 12e6}} {
+		if got := v[c.name]; got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}

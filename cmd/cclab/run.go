@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cclab/backend/ns3"
 	"context"
 	"errors"
 	"flag"
@@ -32,7 +33,8 @@ func init() {
 
 // runners returns the backends available in this build.
 func runners() map[string]eval.Runner {
-	m := map[string]eval.Runner{scenario.BackendSim: simrun.Runner{}, scenario.BackendLive: liverun.Runner{}}
+	m := map[string]eval.Runner{scenario.BackendSim: simrun.Runner{}, scenario.BackendLive: liverun.Runner{},
+		scenario.BackendNS3: ns3.Runner{}}
 	return m
 }
 

@@ -275,7 +275,13 @@ func benchmark(ctx context.Context, path Path, counts string, dur time.Duration)
 		if err != nil {
 			return err
 		}
-		a, err := RunSim(ctx, p)
+		simSt := st
+		simSt.Recovery = st.SimRecovery
+		ps, err := Point(Scenario(path, "0", n, simSt, MatchedSettings, dur, 0), 1)
+		if err != nil {
+			return err
+		}
+		a, err := RunSim(ctx, ps)
 		if err != nil {
 			return err
 		}
