@@ -21,7 +21,7 @@ func TestAdmissionFlags(t *testing.T) {
 		{[]string{"-max-conns-per-source", "2000", "-max-conns-per-prefix", "2000"}, ""},
 		{[]string{"-max-conns-per-source", "2000"}, "raise that too"},
 		{[]string{"-max-conns-per-prefix", "5000"}, "-max-conns 4096"},
-		{[]string{"-max-half-open-per-source", "100"}, "-max-half-open-per-prefix"},
+		{[]string{"-max-half-open-per-source", "200"}, "-max-half-open-per-prefix"},
 		{[]string{"-max-conns", "0"}, "must be 1..1048576"},
 		{[]string{"-evict-idle", "10ms"}, "100ms..1h"},
 		{[]string{"-evict-idle", "5s", "-max-half-open", "1000"}, ""},

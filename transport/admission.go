@@ -23,11 +23,12 @@ const (
 	// prefix (PrefixBits4, PrefixBits6).
 	DefaultMaxConnsPerPrefix = 512
 	// DefaultMaxHalfOpenPerSource bounds the half-open connections from
-	// one source IP address.
-	DefaultMaxHalfOpenPerSource = 32
+	// one source IP address: room for a burst of handshakes through one
+	// relay, a quarter of the half-open table.
+	DefaultMaxHalfOpenPerSource = 64
 	// DefaultMaxHalfOpenPerPrefix bounds the half-open connections from
-	// one source prefix.
-	DefaultMaxHalfOpenPerPrefix = 64
+	// one source prefix: half of the half-open table.
+	DefaultMaxHalfOpenPerPrefix = 128
 	// DefaultEvictIdle is how long an established connection must have
 	// heard nothing before a new validated peer may evict it when a limit
 	// is reached.

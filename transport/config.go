@@ -287,11 +287,13 @@ type EndpointConfig struct {
 	// (default 128).
 	MaxConnsPerSource int
 	// MaxConnsPerPrefix bounds the connections from one source prefix, an
-	// IPv4 /24 or an IPv6 /56 (default DefaultMaxConnsPerPrefix).
+	// IPv4 /24 or an IPv6 /56 (default DefaultMaxConnsPerPrefix; with
+	// NoRetry, MaxConns).
 	MaxConnsPerPrefix int
 	// MaxHalfOpenPerSource and MaxHalfOpenPerPrefix bound the half-open
 	// connections from one source address and one source prefix (defaults
-	// DefaultMaxHalfOpenPerSource, DefaultMaxHalfOpenPerPrefix).
+	// DefaultMaxHalfOpenPerSource, DefaultMaxHalfOpenPerPrefix; with
+	// NoRetry, MaxHalfOpen).
 	MaxHalfOpenPerSource int
 	MaxHalfOpenPerPrefix int
 	// EvictIdle is how long an established server connection must have

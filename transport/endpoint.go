@@ -84,6 +84,14 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 	fillZero(&cfg.MaxConns, DefaultMaxConns)
 	fillZero(&cfg.MaxHalfOpen, DefaultMaxHalfOpen)
 	fillZero(&cfg.MaxConnsPerSource, DefaultMaxConnsPerSource)
+	if cfg.NoRetry {
+		// The simulator (no attacker): no limits per prefix or on
+		// half-open connections per source beyond the totals, as before
+		// they existed.
+		fillZero(&cfg.MaxConnsPerPrefix, cfg.MaxConns)
+		fillZero(&cfg.MaxHalfOpenPerSource, cfg.MaxHalfOpen)
+		fillZero(&cfg.MaxHalfOpenPerPrefix, cfg.MaxHalfOpen)
+	}
 	fillZero(&cfg.MaxConnsPerPrefix, DefaultMaxConnsPerPrefix)
 	fillZero(&cfg.MaxHalfOpenPerSource, DefaultMaxHalfOpenPerSource)
 	fillZero(&cfg.MaxHalfOpenPerPrefix, DefaultMaxHalfOpenPerPrefix)
