@@ -180,14 +180,14 @@ func (s *Server) handle(ctx context.Context, raw net.Conn) {
 		case errors.Is(err, errOldProtocol):
 		case errors.Is(err, errTLS):
 			s.count(func(st *Stats) { st.HandshakeFailed++ })
-			s.logf("agent: handshake with %v failed: %v", c.RemoteAddr(), err)
+			s.logf("handshake with %v failed: %v", c.RemoteAddr(), err)
 		case isUnauthorized(err):
 			s.count(func(st *Stats) { st.Unauthorized++ })
-			s.logf("agent: refused %v: %v", c.RemoteAddr(), err)
+			s.logf("refused %v: %v", c.RemoteAddr(), err)
 			_ = writeFrame(c, &message{Type: tError, Code: codeUnauthorized, Error: err.Error()})
 		default:
 			s.count(func(st *Stats) { st.HandshakeFailed++ })
-			s.logf("agent: handshake with %v failed: %v", c.RemoteAddr(), err)
+			s.logf("handshake with %v failed: %v", c.RemoteAddr(), err)
 			_ = writeFrame(c, &message{Type: tError, Code: codeBad, Error: err.Error()})
 		}
 		return
@@ -198,7 +198,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn) {
 	}
 	raw.SetDeadline(time.Time{})
 	s.count(func(st *Stats) { st.Authenticated++ })
-	s.logf("agent: %v authenticated as %q", c.RemoteAddr(), name)
+	s.logf("%v authenticated as %q", c.RemoteAddr(), name)
 	sess := &session{s: s, conn: c, peer: name, reqs: map[uint64]context.CancelFunc{}}
 	sess.serve(ctx)
 }

@@ -312,7 +312,7 @@ func (s *Server) authenticate(ctx context.Context, c *tls.Conn, fb *firstBytes) 
 	switch {
 	case plain != nil && plain.V == 1:
 		s.count(func(st *Stats) { st.OldProtocol++ })
-		s.logf("agent: refused %v: it speaks control protocol v1 (no TLS); this agent speaks v%d", c.RemoteAddr(), Version)
+		s.logf("refused %v: it speaks control protocol v1 (no TLS); this agent speaks v%d", c.RemoteAddr(), Version)
 		refuseV1(fb.Conn)
 		return "", errOldProtocol
 	case err != nil:
@@ -476,7 +476,7 @@ func (se *session) reply(m *message) {
 func (s *Server) refuse(id uint64, format string, args ...any) *message {
 	s.count(func(st *Stats) { st.Refused++ })
 	msg := fmt.Sprintf(format, args...)
-	s.logf("agent: refused request: %s", msg)
+	s.logf("refused request: %s", msg)
 	return &message{Type: tError, ID: id, Code: codeRefused, Error: msg}
 }
 
@@ -547,7 +547,7 @@ func (s *Server) receive(m *message, peer string) *message {
 	// flow is aborted when it outlives its limit.
 	e.timer = time.AfterFunc(s.claimWait+s.limit(m.Spec), func() { s.expire(id) })
 	s.mu.Unlock()
-	s.logf("agent: transfer %q from %q: expecting its flow %s on %v", m.Spec.ID, peer, id, s.data.Addr())
+	s.logf("transfer %q from %q: expecting its flow %s on %v", m.Spec.ID, peer, id, s.data.Addr())
 	return &message{Type: tReady, ID: m.ID, Token: hex.EncodeToString(key), DataPort: int(s.data.Addr().Port())}
 }
 
@@ -565,14 +565,14 @@ func (s *Server) admit(a perf.Admission) (bool, error) {
 		return false, errors.New("no such transfer announced to this agent")
 	case !a.Verify(e.key):
 		s.stats.NotAdmitted++
-		s.logf("agent: transfer %q: flow %016x from %v refused: wrong admission MAC", e.spec.ID, a.ConnID, a.Peer)
+		s.logf("transfer %q: flow %016x from %v refused: wrong admission MAC", e.spec.ID, a.ConnID, a.Peer)
 		return false, errors.New("wrong admission MAC for this flow (the MAC covers its connection IDs)")
 	case e.claimed || e.ended:
 		s.stats.NotAdmitted++
 		return false, errors.New("this transfer's flow has already arrived")
 	}
 	e.claimed, e.connID = true, a.ConnID
-	s.logf("agent: transfer %q: flow %016x from %v admitted", e.spec.ID, a.ConnID, a.Peer)
+	s.logf("transfer %q: flow %016x from %v admitted", e.spec.ID, a.ConnID, a.Peer)
 	return e.spec.Qlog && s.qlogDir != "", nil
 }
 
@@ -640,7 +640,7 @@ func (s *Server) expire(id string) {
 	}
 	s.mu.Unlock()
 	if claimed {
-		s.logf("agent: transfer %q: aborting flow %016x after its limit", e.spec.ID, connID)
+		s.logf("transfer %q: aborting flow %016x after its limit", e.spec.ID, connID)
 		s.data.Abort(connID)
 	}
 }
@@ -752,7 +752,7 @@ func (s *Server) send(ctx context.Context, m *message, peer string) *message {
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.limit(sp))
 	defer cancel()
-	s.logf("agent: transfer %q for %q: sending to %s (cc %s, recovery %s)", sp.ID, peer, m.Addr, cc, rec)
+	s.logf("transfer %q for %q: sending to %s (cc %s, recovery %s)", sp.ID, peer, m.Addr, cc, rec)
 	res, err := perf.Run(rctx, cfg)
 	r := &message{Type: tResult, ID: m.ID, Sender: res}
 	if res != nil && cfg.QlogDir != "" {
@@ -761,7 +761,7 @@ func (s *Server) send(ctx context.Context, m *message, peer string) *message {
 	if err != nil {
 		s.count(func(st *Stats) { st.Failed++ })
 		r.Error, r.Code = "sender: "+err.Error(), codeFailed
-		s.logf("agent: transfer %q failed: %v", sp.ID, err)
+		s.logf("transfer %q failed: %v", sp.ID, err)
 	} else {
 		s.count(func(st *Stats) { st.Sent++ })
 	}

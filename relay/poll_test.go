@@ -73,7 +73,7 @@ func TestWaitPollSuite(t *testing.T) {
 // Departure event, mapped onto the receiver's clock), the hop's modelled
 // bytes and busy time are exactly those of the configured rate, and the
 // counters show the loop (passes, no sleeps, no lock waits). How late the
-// datagrams are is a timing figure for the benchmark (cmd/bottleneck/bench
+// datagrams are is a timing figure for the benchmark (cmd/bottleneck/relaybench
 // -poll busy); it is only logged here.
 func TestBusyPollTimes(t *testing.T) {
 	for _, m := range loopModes(t) {

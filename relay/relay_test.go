@@ -401,7 +401,7 @@ func TestAddedDelay(t *testing.T) {
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	// How close to the configured delay datagrams arrive is a timing figure
-	// that depends on the machine's load: cmd/bottleneck/bench measures it
+	// that depends on the machine's load: cmd/bottleneck/relaybench measures it
 	// (docs/bottleneck.md). Here only "never early" is a property.
 	t.Logf("median one-way delay %v (configured %v)", lat[n/2], delay)
 }

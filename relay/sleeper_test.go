@@ -8,7 +8,7 @@ import (
 // TestSleeperWake: a sleep ends when woken (long before its hour), a wake
 // before a sleep ends the next sleep at once, and a sleep that is not woken
 // runs out and says so. No bound on how precisely it wakes: that is a
-// timing figure (the relay's sleep lateness, cmd/bottleneck/bench).
+// timing figure (the relay's sleep lateness, cmd/bottleneck/relaybench).
 func TestSleeperWake(t *testing.T) {
 	for _, raw := range []bool{false, true} {
 		name := "ppoll"

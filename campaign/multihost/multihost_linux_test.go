@@ -251,7 +251,7 @@ func TestMultiHostNetns(t *testing.T) {
 	writePSK(t, psk)
 	writePSK(t, wrong)
 	schedPub := keygen(t, bin, filepath.Join(dir, "scheduler.key"), "scheduler")
-	if err := os.WriteFile(filepath.Join(dir, "agents.authorized"), []byte(schedPub), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), []byte(schedPub), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var agentPubs strings.Builder
@@ -260,7 +260,7 @@ func TestMultiHostNetns(t *testing.T) {
 		key := filepath.Join(dir, h.Name+".key")
 		agentPubs.WriteString(keygen(t, bin, key, h.Name))
 		agents = append(agents, start(t, h, bin, "agent", "-listen", fmt.Sprintf(":%d", agentPort), "-psk-file", psk,
-			"-identity", key, "-authorized-keys", filepath.Join(dir, "agents.authorized")))
+			"-identity", key, "-authorized-keys", filepath.Join(dir, "authorized_keys")))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "scheduler.authorized"), []byte(agentPubs.String()), 0o644); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"cclab/agent"
 	"cclab/internal/cli"
 )
@@ -111,7 +113,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, ready chan<-
 	if !*quiet {
 		id := ""
 		if pub := creds.PublicKey(); pub != nil {
-			id = ", identity " + agent.Fingerprint(pub)
+			id = ", identity " + agent.Fingerprint(pub) + keyName(*identity)
 		}
 		cfg.Logf("control on %v (TCP), data on %v (UDP)%s", srv.Addr(), srv.DataAddr(), id)
 	}
@@ -146,4 +148,19 @@ func runAgentKeygen(args []string, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "cclab agent keygen: wrote %s (private, 0600) and %s.pub (%s %s)\n", *out, *out, *name, agent.Fingerprint(pub))
 	return 0
+}
+
+// keyName is the name of the identity key at path, as its public half
+// path.pub (written by cclab agent keygen) names it: " (name NAME)", or ""
+// without a readable .pub file.
+func keyName(path string) string {
+	b, err := os.ReadFile(path + ".pub")
+	if err != nil {
+		return ""
+	}
+	_, name, _, _, err := ssh.ParseAuthorizedKey(b)
+	if err != nil || name == "" {
+		return ""
+	}
+	return " (name " + name + ")"
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -163,6 +164,12 @@ func TestAgentCommand(t *testing.T) {
 	}
 	if _, err := agent.Dial(ctx, addr, stranger); !errors.Is(err, agent.ErrUnauthorized) {
 		t.Errorf("Dial with an unlisted key: got %v, want ErrUnauthorized", err)
+	}
+	// The log names the prefix once and the key's name beside its fingerprint.
+	log := logb.String()
+	if strings.Contains(log, "cclab agent: agent:") || !strings.Contains(log, "cclab agent: 127.0.0.1:") ||
+		!regexp.MustCompile(`identity SHA256:\S+ \(name host-a\)`).MatchString(log) {
+		t.Errorf("agent log: want \"cclab agent:\" once per line and \"identity SHA256:... (name host-a)\":\n%s", log)
 	}
 }
 

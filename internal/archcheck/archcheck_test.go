@@ -161,7 +161,7 @@ func TestLayerOf(t *testing.T) {
 	for dir, want := range map[string]string{
 		"clock": "base", "eval": "harness", "backend/sim": "backends", "backend/ns3": "backends",
 		"scenario": "scenario", "report/studies": "study reports",
-		"cmd/cclab": "commands", "cmd/bottleneck/bench": "commands", "transport/udp": "drivers", "transport": "path and protocol",
+		"cmd/cclab": "commands", "cmd/bottleneck/relaybench": "commands", "transport/udp": "drivers", "transport": "path and protocol",
 	} {
 		if i := LayerOf(dir); i < 0 || Layers[i].Name != want {
 			t.Errorf("LayerOf(%q) = %d, want layer %q", dir, i, want)

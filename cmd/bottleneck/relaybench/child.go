@@ -88,7 +88,7 @@ func (c *child) kill() {
 
 // runChild is the main function of a child process.
 func runChild(role string, args []string) {
-	fs := flag.NewFlagSet("bench -child "+role, flag.ExitOnError)
+	fs := flag.NewFlagSet("relaybench -child "+role, flag.ExitOnError)
 	to := fs.String("to", "", "blast: destination")
 	rate := fs.Float64("rate", 0, "blast: bits/s (0: as fast as possible)")
 	size := fs.Int("size", 1500, "datagram size, bytes")

@@ -1,4 +1,4 @@
-// Command bench measures cmd/bottleneck's relay engine over loopback and
+// Command relaybench measures cmd/bottleneck's relay engine over loopback and
 // prints, side by side in one run:
 //
 //	(a) delivered-rate error at 10, 100 and 500 Mbit/s configured,
@@ -11,7 +11,7 @@
 //	    emulation (rate, delay, queue) at 1 Gbit/s: delivered rate and
 //	    each datagram's receive time against its modelled arrival.
 //
-// Usage: go run ./cmd/bottleneck/bench [-rates 10Mbit,100Mbit,500Mbit] [-delay 10ms] [-dur 2s] [-only c,d]
+// Usage: go run ./cmd/bottleneck/relaybench [-rates 10Mbit,100Mbit,500Mbit] [-delay 10ms] [-dur 2s] [-only c,d]
 package main
 
 import (
@@ -238,7 +238,7 @@ func list(v []float64) string {
 func numCPU() int { return runtimeGOMAXPROCS() }
 
 func fatal(err error) {
-	fmt.Fprintln(os.Stderr, "bench:", err)
+	fmt.Fprintln(os.Stderr, "relaybench:", err)
 	os.Exit(1)
 }
 
