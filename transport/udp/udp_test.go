@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,15 +140,38 @@ func TestDialRefused(t *testing.T) {
 	}
 }
 
+// errAsked is a context that never ends and closes asked the first time
+// its Err is called: Endpoint.wait calls it with the lock held just before
+// it blocks, and releases the lock only in cond.Wait.
+type errAsked struct {
+	context.Context
+	once  sync.Once
+	asked chan struct{}
+}
+
+func (c *errAsked) Err() error {
+	c.once.Do(func() { close(c.asked) })
+	return c.Context.Err()
+}
+
+// TestCloseUnblocksAccept: an Accept blocked waiting for a connection
+// returns ErrClosed when the Endpoint closes. Close runs once Accept is
+// about to block (its context's Err asked), and Close needs the lock that
+// Accept releases only when it blocks.
 func TestCloseUnblocksAccept(t *testing.T) {
 	a, _ := netio.MemPair(addrA, addrB)
 	e := New(a, Config{Endpoint: transport.EndpointConfig{Server: true}})
+	ctx := &errAsked{Context: context.Background(), asked: make(chan struct{})}
 	errc := make(chan error, 1)
 	go func() {
-		_, err := e.Accept(context.Background())
+		_, err := e.Accept(ctx)
 		errc <- err
 	}()
-	time.Sleep(10 * time.Millisecond)
+	select {
+	case <-ctx.asked:
+	case err := <-errc:
+		t.Fatalf("Accept returned %v before blocking", err)
+	}
 	e.Close()
 	select {
 	case err := <-errc:
