@@ -194,6 +194,35 @@ func newVictim(t *testing.T, ip string) *victim {
 	return v
 }
 
+// drain waits until the server has taken in its first n datagrams, then
+// returns the victim's bytes as drainClosed does, for a server whose every
+// datagram went to the victim.
+func (v *victim) drain(t *testing.T, srv *Server, n uint64) int64 {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); srv.EndpointStats().DatagramsIn < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server took in %d of %d datagrams within 10 s", srv.EndpointStats().DatagramsIn, n)
+		}
+	}
+	return v.drainClosed(t, srv, func() int64 { return 0 })
+}
+
+// drainClosed closes the server (its writer sends what is due first) and
+// returns the victim's bytes once every byte the server sent has arrived:
+// at the victim, or elsewhere as elsewhere counts. So no late answer is
+// missed.
+func (v *victim) drainClosed(t *testing.T, srv *Server, elsewhere func() int64) int64 {
+	t.Helper()
+	srv.Close()
+	out := int64(srv.EndpointStats().BytesOut)
+	for deadline := time.Now().Add(10 * time.Second); v.bytes.Load()+elsewhere() < out; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server sent %d bytes; %d reached the victim and %d the rest within 10 s", out, v.bytes.Load(), elsewhere())
+		}
+	}
+	return v.bytes.Load()
+}
+
 func (v *victim) addr() netip.AddrPort { return v.conn.LocalAddr().(*net.UDPAddr).AddrPort() }
 
 // startRelay runs a one-hop relay (rate bits/s and 5 ms each way) in front
@@ -236,8 +265,7 @@ func TestAdversaryReflection(t *testing.T) {
 			}
 			sent += int64(len(p))
 		}
-		time.Sleep(time.Second) // let every answer reach the victim
-		got := v.bytes.Load()
+		got := v.drain(t, srv, n)
 		t.Logf("spoofed reverse requests: %d bytes in the victim's name, %d bytes to the victim (ratio %.3f)", sent, got, float64(got)/float64(sent))
 		if got > sent {
 			t.Errorf("reflection: victim got %d bytes for %d spoofed, want at most 1x", got, sent)
@@ -284,14 +312,14 @@ func TestAdversaryReflection(t *testing.T) {
 		}()
 		res, err := Run(context.Background(), ClientConfig{Addr: r.Addr().String(), Bytes: 4 << 20, Reverse: true})
 		wg.Wait()
-		time.Sleep(500 * time.Millisecond)
 		if spoofed.Load() == 0 {
 			t.Fatal("scenario not exercised: no connection seen to spoof")
 		}
 		if err != nil || !res.End.Verified {
 			t.Fatalf("reverse flow after a spoofed rebind: %v, want a verified transfer", err)
 		}
-		got := v.bytes.Load()
+		// The server's datagrams not sent to the victim went to the relay.
+		got := v.drainClosed(t, srv, func() int64 { return r.Counters().ReceivedBytes[relay.Rev] })
 		t.Logf("spoofed rebind: %d bytes spoofed, %d bytes to the victim (ratio %.3f); the 4 MiB flow stayed verified", spoofed.Load(), got, float64(got)/float64(spoofed.Load()))
 		if got > spoofed.Load() {
 			t.Errorf("reflection: victim got %d bytes for %d spoofed, want at most 1x", got, spoofed.Load())
