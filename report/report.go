@@ -74,6 +74,7 @@ type ReportData struct {
 	Groups     []*Group          // by point, then backend
 	Failed     []store.RunRecord // runs whose last attempt failed
 	Backends   []string          // backends with results
+	Options    Options
 	// trace loads a run's packet trace (Store.Trace) for the study
 	// sections; nil: none (set while the report is rendered).
 	Trace func(run int64) (int64, []metrics.TracePoint, error)
@@ -254,6 +255,7 @@ type reportPage struct {
 	Settings    string
 	Runs        int
 	Failed      int
+	HostLimited string // the banner: which runs were host-limited, "" if none
 	Backends    string
 	Axes        []scenario.Axis
 	Ranking     []Table
@@ -405,10 +407,26 @@ func WriteReport(ctx context.Context, st store.Store, experiment, outDir string,
 // seeds), with the section studies[Scenario.Study] if there is one. It
 // returns the HTML file's path.
 func WriteVersionReport(ctx context.Context, st store.Store, experiment string, version int, outDir string, studies map[string]Section) (string, error) {
+	return WriteVersionReportWith(ctx, st, experiment, version, outDir, studies, Options{})
+}
+
+// Options are a report's choices beyond the data.
+type Options struct {
+	// IncludeHostLimited keeps host-limited live runs (run note
+	// host_limited = 1, docs/metrics.md "Host-limited runs") in the
+	// simulator-vs-live comparison; by default they are left out of it
+	// (a starved host is not evidence about the model) and the report
+	// opens with a banner counting them either way.
+	IncludeHostLimited bool
+}
+
+// WriteVersionReportWith is WriteVersionReport with options.
+func WriteVersionReportWith(ctx context.Context, st store.Store, experiment string, version int, outDir string, studies map[string]Section, opt Options) (string, error) {
 	d, err := LoadReport(ctx, st, experiment, version)
 	if err != nil {
 		return "", err
 	}
+	d.Options = opt
 	dir := filepath.Join(outDir, experiment)
 	var vid int64
 	if d.Version != nil {
@@ -441,7 +459,7 @@ func WriteVersionReport(ctx context.Context, st store.Store, experiment string, 
 	}
 	page := reportPage{Title: experiment, Generated: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Version: store.Version,
 		Source: d.Source, Failed: len(d.Failed), Backends: strings.Join(d.Backends, ", "), Axes: d.Axes,
-		Settings: d.settingsText(), Files: []string{"runs.json", "runs.csv", "aggregate.json", "aggregate.csv"}}
+		Settings: d.settingsText(), Files: []string{"runs.json", "runs.csv", "aggregate.json", "aggregate.csv"}, HostLimited: d.hostLimitedBanner()}
 	if d.Exp != nil {
 		page.Description = d.Exp.Base.Description
 	}
@@ -512,6 +530,7 @@ var ReportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <p class="meta">{{.Runs}} completed runs on {{if .Backends}}{{.Backends}}{{else}}no backend{{end}}{{if .Failed}}, {{.Failed}} failed{{end}}.
 Generated {{.Generated}} by cclab {{.Version}}.
 Data: {{range $i, $f := .Files}}{{if $i}}, {{end}}<a href="{{$f}}">{{$f}}</a>{{end}}.</p>
+{{if .HostLimited}}<p class="banner" id="host-limited"><b>Host-limited live runs.</b> {{.HostLimited}}</p>{{end}}
 {{if .ExpVersion}}<p class="meta">Experiment version {{.ExpVersion}} (points hash {{.ExpHash}}){{if .Newest}}, the newest{{else}}, not the newest{{end}}:
 only runs of exactly these points (same resolved scenario, same cclab build) are shown.
 {{if gt (len .Versions) 1}}Versions in the database (cclab list; cclab report -experiment {{.Title}} -version N):
@@ -601,6 +620,7 @@ h1 { font-size: 1.6em; } h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 
 table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; display: block; overflow-x: auto; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
 th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }
+.banner { background: #fff3cd; border: 1px solid #e0b000; padding: 0.5em 1em; }
 table.ranking td:nth-child(2) { text-align: left; font-weight: bold; }
 figure { margin: 1.5em 0; } figcaption { font-size: 0.85em; color: #555; max-width: 60em; }
 .grid { display: flex; flex-wrap: wrap; gap: 0.3em; }

@@ -237,14 +237,14 @@ func (d *ReportData) simLiveTable() (Table, bool) {
 		Caption: "Mean over seeds on each backend, the difference live − sim and the difference relative to sim (n/a where the simulator's " +
 			"mean is below 5 % of the metric's largest mean: a percentage of almost nothing). A difference is a finding about the real " +
 			"system (timers, scheduling, the OS), or about the model. Rows named after a link compare that link (the live relay's hops " +
-			"carry the simulator's link names and IDs)." + BootstrapNote}
+			"carry the simulator's link names and IDs). Host-limited live runs are left out unless -include-host-limited." + BootstrapNote}
 	t.Head = append(d.axisHeads(), "metric", "sim", "live", "live − sim", "relative")
 	scales := map[string]float64{}
 	for _, g := range d.Groups {
 		if g.Backend != scenario.BackendSim {
 			continue
 		}
-		live := d.group(g.Point, scenario.BackendLive)
+		live := d.withoutHostLimited(d.group(g.Point, scenario.BackendLive))
 		if live == nil {
 			continue
 		}

@@ -27,6 +27,7 @@ import (
 
 	"cclab/clock"
 	"cclab/event"
+	"cclab/internal/hostlimit"
 	"cclab/internal/units"
 	"cclab/metrics"
 	"cclab/plan"
@@ -47,6 +48,10 @@ type Runner struct {
 	Drain time.Duration
 
 	onRelay func(*relay.Relay) // tests: called with the run's relay once it is running
+	// injectLate starves the run deliberately (tests of the host-limited
+	// mark): added to every relay write's and timed wake-up's lateness
+	// (relay.Config.InjectWriteLate, udp.Config.InjectTimerLate).
+	injectLate time.Duration
 }
 
 // common is the run's clock: every endpoint's events are shifted onto it.
@@ -277,6 +282,7 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 	// Relay.
 	rcfgRelay.Target = recv.LocalAddr().String()
 	rcfgRelay.Sink = links
+	rcfgRelay.InjectWriteLate = r.injectLate
 	rl, err := relay.New(rcfgRelay)
 	if err != nil {
 		return metrics.RunResult{}, fmt.Errorf("liverun: relay: %v", err)
@@ -342,7 +348,7 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 			senders = append(senders, s)
 			continue
 		}
-		ep, err := udp.DialSocket(s.to.String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}})
+		ep, err := udp.DialSocket(s.to.String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}, InjectTimerLate: r.injectLate})
 		if err != nil {
 			return metrics.RunResult{}, fmt.Errorf("liverun: flow %s: %v", f.Name, err)
 		}
@@ -407,6 +413,13 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 		}
 	}
 	res.Notes = notes(rl.Counters(), load1)
+	eps := []*udp.Endpoint{recv}
+	for _, s := range senders {
+		if s.ep != nil {
+			eps = append(eps, s.ep)
+		}
+	}
+	hostNotes(res.Notes, hostReport(rl, eps))
 	res.Notes[NoteUnconnected] = float64(unconnected)
 	cancel()
 	rl.Close()
@@ -539,6 +552,17 @@ const (
 	NoteLateMax   = "relay_late_max_s" // the relay's largest write lateness, s
 	NoteRelayPkts = "relay_packets"    // datagrams the relay wrote, both directions
 	NoteUDPBad    = "udp_malformed"    // datagrams at the raw UDP receiver too short for the header or of no flow (dropped)
+	// NoteHostLimited is 1 when the run was host-limited (docs/metrics.md,
+	// "Host-limited runs": a check of package hostlimit failed), else 0;
+	// NoteHostReason + a reason code (relay_late, timer_late, cpu_busy,
+	// cpu_starved, send_buffer, recv_queue) is 1 for each failed check.
+	// Reports keep host-limited runs out of sim/live comparisons.
+	NoteHostLimited  = "host_limited"
+	NoteHostReason   = "host_limited_"
+	NoteHostCores    = "host_cpu_cores"    // the process's CPU time per second of the run (relay, senders, receiver)
+	NoteHostRunWait  = "host_run_wait"     // its threads' run-queue wait per second
+	NoteHostPressure = "host_cpu_pressure" // share of the run some task of the host waited for a CPU (PSI)
+	NoteTimerLate    = "timer_late_10ms"   // share of the endpoints' timed wake-ups over hostlimit.LateLimit late
 	// NoteUnconnected counts the flows whose handshake had no answer before
 	// their stop (every handshake packet dropped: errNotConnected).
 	NoteUnconnected = "flows_unconnected"
@@ -567,6 +591,44 @@ func notes(c relay.Counters, load1 float64) map[string]float64 {
 	n[NoteLateMax] = c.WriteLate.Max.Seconds()
 	n[NoteRelayPkts] = float64(c.Sent[0] + c.Sent[1])
 	return n
+}
+
+// hostReport judges whether the run was host-limited (package hostlimit):
+// the relay's write lateness and the process's CPU (relay, senders and
+// receiver share it), with the transport endpoints' timer lateness and
+// receive drops (eps: the receiver's and the senders') added.
+func hostReport(rl *relay.Relay, eps []*udp.Endpoint) *hostlimit.Report {
+	h := rl.HostReport()
+	h.Role = "live run"
+	for _, ep := range eps {
+		ls := ep.LoopStats()
+		h.Timers.Count += ls.TimerLate.Count
+		h.Timers.Late += ls.TimerLate.Late
+		h.Timers.Max = max(h.Timers.Max, ls.TimerLate.Max)
+		h.RecvDropped += ls.RecvDrops
+	}
+	h.Judge()
+	return h
+}
+
+// hostNotes records the host-limited mark in a run's notes: NoteHostLimited
+// (1 or 0), one NoteHostReason+code per failed check, and the CPU evidence.
+func hostNotes(n map[string]float64, h *hostlimit.Report) {
+	n[NoteHostLimited] = 0
+	if h.Limited {
+		n[NoteHostLimited] = 1
+	}
+	for _, r := range h.Reasons {
+		n[NoteHostReason+r.Code] = 1
+	}
+	n[NoteHostCores] = h.Usage.Cores()
+	if h.Usage.RunWait >= 0 {
+		n[NoteHostRunWait] = h.Usage.RunWaitPerSecond()
+	}
+	if h.Usage.Pressure >= 0 {
+		n[NoteHostPressure] = h.Usage.Pressure
+	}
+	n[NoteTimerLate] = h.Timers.Fraction()
 }
 
 // loadAverage returns the host's 1-minute load average, or -1 if unknown.
