@@ -137,6 +137,10 @@ type Scenario struct {
 	// Trace records the packet trace of one flow in a time window
 	// (TraceSpec; docs/scenarios.md "trace"); nil: none.
 	Trace *TraceSpec `json:"trace,omitempty"`
+	// Published lists the numbers of the publication a study reproduces,
+	// with their sources (Published; docs/scenarios.md "published"). Not
+	// part of a point's identity: citing a number does not change the runs.
+	Published []Published `json:"-"`
 }
 
 // Studies with report sections of their own (Scenario.Study).
@@ -1079,7 +1083,11 @@ func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
 		},
 		"baseline": func(n *yaml.Node, p string) error { baselineNode = n; return nil },
 		"trace":    func(n *yaml.Node, p string) (err error) { s.Trace, err = d.traceSpec(n, p); return },
-		"warmup":   func(n *yaml.Node, p string) (err error) { s.Warmup, err = d.duration(n, p); return },
+		"published": func(n *yaml.Node, p string) (err error) {
+			s.Published, err = listOf(d, n, p, "published", d.published)
+			return
+		},
+		"warmup": func(n *yaml.Node, p string) (err error) { s.Warmup, err = d.duration(n, p); return },
 		"until_done": func(n *yaml.Node, p string) (err error) {
 			s.UntilDone, err = d.boolean(n, p)
 			return

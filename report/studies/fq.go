@@ -99,7 +99,7 @@ func fairQueueingReport(d *report.ReportData) (string, []report.Table, []report.
 	}
 	pkts := 1.0 / fqPacket // bytes -> packets
 	add(report.Table{Title: "Table 3: 1 UDP flow at the link rate and 19 TCP flows",
-		Caption: "10 Mbit/s, 64-packet buffer, 100 ms RTT: the TCP flows' mean delivered packets and their standard deviation across the 19 flows, " +
+		Caption: "10 Mbit/s with a 100 ms propagation delay (RTT 204 ms), 64-packet buffer: the TCP flows' mean delivered packets and their standard deviation across the 19 flows, " +
 			"the UDP flow's throughput and share (the fair share is 1/20 = 5 %).",
 		Head: []string{"discipline", "backend", "TCP mean (packets)", "TCP std (packets)", "UDP throughput", "UDP share"},
 		Rows: fqRows(d, "udp-tcp", func(g *report.Group) []string {

@@ -20,11 +20,12 @@ import (
 // A study (Scenario.Study) adds a section to the report laid out as the
 // publication presents its results: its tables (and figures) built from the
 // experiment's cases. StudySections maps a study to its section.
+// Each section opens with the Reproduction table (reproduce.go).
 var Sections = map[string]report.Section{
-	scenario.StudyDCA:          dcaReport,
-	scenario.StudyDCCPTCP:      dccpTCPReport,
-	scenario.StudyFairQueueing: fairQueueingReport,
-	scenario.StudyETH:          ethReport,
+	scenario.StudyDCA:          withReproduction(dcaReport, dcaValue),
+	scenario.StudyDCCPTCP:      withReproduction(dccpTCPReport, dccpValue),
+	scenario.StudyFairQueueing: withReproduction(fairQueueingReport, fqValue),
+	scenario.StudyETH:          withReproduction(ethReport, noValues),
 }
 
 // studyParam renames one swept axis in a study table.
