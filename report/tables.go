@@ -227,6 +227,8 @@ func BackendName(b string) string {
 		return "simulator"
 	case scenario.BackendLive:
 		return "live"
+	case scenario.BackendNS3:
+		return "ns-3"
 	}
 	return b
 }
