@@ -15,7 +15,7 @@ func TestReportComparesLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := string(b)
-	i := strings.Index(html, "Simulator vs live")
+	i := strings.Index(html, "Simulator vs live</h2>")
 	if i < 0 {
 		t.Fatal("report has no sim-vs-live table")
 	}

@@ -270,7 +270,12 @@ type reportPage struct {
 	Series      []seriesFigure
 	FailedRows  [][]string
 	Files       []string
+	Summary     string     // the opening paragraph (summary)
+	TOC         []tocEntry // the sections present, in order, with their anchors
 }
+
+// tocEntry is one line of the table of contents: a section's anchor and title.
+type tocEntry struct{ ID, Title string }
 
 // bottleneckOf returns the ID of the run's bottleneck link (the link whose
 // info starts with "bottleneck", else the first link), or -1.
@@ -505,6 +510,7 @@ func WriteVersionReportWith(ctx context.Context, st store.Store, experiment stri
 	for _, r := range d.Failed {
 		page.FailedRows = append(page.FailedRows, []string{scenario.Point{Params: r.Params}.Label(d.Axes), r.Backend, strconv.FormatUint(r.Seed, 10), r.Error})
 	}
+	page.Summary, page.TOC = page.summary(), page.toc()
 	path := filepath.Join(dir, "index.html")
 	f, err := os.Create(path)
 	if err != nil {
@@ -533,11 +539,13 @@ Data: {{range $i, $f := .Files}}{{if $i}}, {{end}}<a href="{{$f}}">{{$f}}</a>{{e
 {{if .HostLimited}}<p class="banner" id="host-limited"><b>Host-limited live runs.</b> {{.HostLimited}}</p>{{end}}
 {{if .ExpVersion}}<p class="meta">Experiment version {{.ExpVersion}} (points hash {{.ExpHash}}){{if .Newest}}, the newest{{else}}, not the newest{{end}}:
 only runs of exactly these points (same resolved scenario, same cclab build) are shown.
-{{if gt (len .Versions) 1}}Versions in the database (cclab list; cclab report -experiment {{.Title}} -version N):
+{{if gt (len .Versions) 1}}Versions in the database (cclab list; cclab report -experiment {{.Title}} -exp-version N):
 {{range $i, $v := .Versions}}{{if $i}}; {{end}}{{if $v.This}}<b>{{$v.Label}}</b>{{else}}{{$v.Label}}{{end}} ({{$v.Points}} points, {{$v.Runs}} runs, last run {{$v.When}}{{if $v.Note}}; {{$v.Note}}{{end}}){{end}}.{{end}}</p>{{end}}
 {{if .Axes}}<p>Swept: {{range $i, $a := .Axes}}{{if $i}}; {{end}}<code>{{$a.Path}}</code> ∈ { {{- range $j, $v := $a.Values}}{{if $j}}, {{end}}{{$v}}{{end}} }{{end}}.</p>{{end}}
+<p class="summary" id="summary"><b>Summary.</b> {{.Summary}}</p>
+<nav id="contents"><b>Contents:</b> {{range $i, $e := .TOC}}{{if $i}} · {{end}}<a href="#{{$e.ID}}">{{$e.Title}}</a>{{end}}</nav>
 
-{{if .Ranking}}<h2>Ranking</h2>
+{{if .Ranking}}<h2 id="ranking">Ranking</h2>
 {{range .Ranking}}<h3>{{.Title}}</h3>
 <p class="meta">{{.Caption}}</p>
 <table class="ranking">
@@ -548,7 +556,7 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 </table>
 {{end}}{{end}}
 
-{{if .StudyTitle}}<h2>{{.StudyTitle}}</h2>
+{{if .StudyTitle}}<h2 id="study">{{.StudyTitle}}</h2>
 {{range .Study}}<h3>{{.Title}}</h3>
 {{template "table" .}}
 {{end}}{{range .StudyFigs}}<figure>
@@ -558,7 +566,7 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 </figure>
 {{end}}{{end}}
 
-{{if .Figures}}<h2>Comparison across the sweep</h2>
+{{if .Figures}}<h2 id="comparison">Comparison across the sweep</h2>
 <p class="meta">{{.FigNote}}</p>
 {{range .Figures}}<figure>
 <h3>{{.Title}}</h3>
@@ -568,7 +576,7 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 </figure>
 {{end}}{{end}}
 
-{{if .Delay}}<h2>Throughput and delay</h2>
+{{if .Delay}}<h2 id="delay">Throughput and delay</h2>
 {{range .Delay}}<figure>
 <h3>{{.Title}}</h3>
 <div class="grid">{{range .Panels}}<div>{{.}}</div>{{end}}</div>
@@ -576,11 +584,11 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 </figure>
 {{end}}{{end}}
 
-{{range .Tables}}<h2>{{.Title}}</h2>
+{{range $i, $t := .Tables}}<h2 id="table-{{$i}}">{{$t.Title}}</h2>
 {{template "table" .}}
 {{end}}
 
-{{if .CDFs}}<h2>Distributions</h2>
+{{if .CDFs}}<h2 id="distributions">Distributions</h2>
 {{range .CDFs}}<details>
 <summary>{{.Title}}</summary>
 <figure>
@@ -590,7 +598,7 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 </details>
 {{end}}{{end}}
 
-{{if .Series}}<h2>Time series</h2>
+{{if .Series}}<h2 id="series">Time series</h2>
 <p class="meta">First run (lowest seed) of each point and backend: throughput at the receiver, congestion window and smoothed RTT per flow
 (red crosses: intervals in which the sender declared a loss), and the bottleneck's queue length.</p>
 {{range .Series}}<details>
@@ -601,12 +609,12 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 </details>
 {{end}}{{end}}
 
-{{if .FailedRows}}<h2>Failed runs</h2>
+{{if .FailedRows}}<h2 id="failed">Failed runs</h2>
 <table><thead><tr><th>point</th><th>backend</th><th>seed</th><th>error</th></tr></thead><tbody>
 {{range .FailedRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
 
-<h2>Scenario</h2>
+<h2 id="scenario">Scenario</h2>
 {{if .Source}}<pre>{{.Source}}</pre>{{else}}<p class="meta">The scenario source of this version was not kept (runs migrated from schema 1).</p>{{end}}
 {{if .Settings}}<details>
 <summary>Resolved settings (the first run's; the others differ only in the swept parameters, backend and seed)</summary>

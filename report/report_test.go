@@ -108,12 +108,13 @@ func writeTestReport(t *testing.T) string {
 // section returns the HTML from the heading title to the next h2.
 func section(t *testing.T, html, title string) string {
 	t.Helper()
-	i := strings.Index(html, title)
+	_, body, _ := strings.Cut(html, "</nav>") // after the table of contents
+	i := strings.Index(body, title)
 	if i < 0 {
 		t.Fatalf("report has no %q", title)
 	}
-	s := html[i:]
-	if j := strings.Index(s[1:], "<h2>"); j >= 0 {
+	s := body[i:]
+	if j := strings.Index(s[1:], "<h2"); j >= 0 {
 		s = s[:j+1]
 	}
 	return s
@@ -171,6 +172,25 @@ func TestWriteReport(t *testing.T) {
 	if got := tableColumn(t, rank, "loss = 0.01"); len(got) != 3 || !strings.Contains(got[0], " ± ") {
 		t.Errorf("ranking cells at loss 0.01: got %v, want three means with intervals", got)
 	}
+	// The ranking has both of Pantheon's dimensions, throughput and delay,
+	// and a power score; the page opens with a summary and a table of
+	// contents whose anchors exist.
+	if rtt, score := tableColumn(t, rank, "p95 RTT"), tableColumn(t, rank, "power score"); len(rtt) != 3 || len(score) != 3 || rtt[0] == "–" || score[0] == "–" {
+		t.Errorf("ranking: p95 RTT %v, power score %v; want three of each", rtt, score)
+	}
+	summary, _, _ := strings.Cut(html[strings.Index(html, `<p class="summary"`):], "</p>")
+	if !strings.Contains(summary, "Simulator: cubic has the highest mean utilization") {
+		t.Errorf("summary %q: want the simulator's first-ranked controller", summary)
+	}
+	nav, _, _ := strings.Cut(html[strings.Index(html, `<nav id="contents">`):], "</nav>")
+	for _, m := range regexp.MustCompile(`href="#([a-z0-9-]+)"`).FindAllStringSubmatch(nav, -1) {
+		if !strings.Contains(html, `id="`+m[1]+`"`) {
+			t.Errorf("table of contents links #%s, which the page lacks", m[1])
+		}
+	}
+	if n := strings.Count(nav, "href="); n < 5 {
+		t.Errorf("table of contents has %d entries, want every section", n)
+	}
 	// Small multiples: one panel per controller, for each plotted metric;
 	// the throughput–delay figure has one panel per loss value.
 	comp := section(t, html, "Comparison across the sweep")
@@ -204,7 +224,7 @@ func TestWriteReport(t *testing.T) {
 		t.Errorf("baseline table: no n/a for the near-zero retransmission baseline")
 	}
 	// One flow: no per-flow table.
-	if strings.Contains(html, "<h2>Per flow</h2>") {
+	if strings.Contains(html, ">Per flow</h2>") {
 		t.Errorf("a one-flow experiment has a per-flow table")
 	}
 	// 12 points × 2 backends of time series, 3 distributions (one per
@@ -252,7 +272,7 @@ func TestReportPerFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := string(b)
-	pf := section(t, html, "<h2>Per flow</h2>")
+	pf := section(t, html, ">Per flow</h2>")
 	if got := len(tableColumn(t, pf, "share")); got != 4*2*2*2 {
 		t.Errorf("per-flow rows: got %d, want 4 losses × 2 controllers × 2 backends × 2 flows", got)
 	}

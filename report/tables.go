@@ -158,67 +158,112 @@ func (d *ReportData) rankingTables() []Table {
 	if len(keys) < 2 {
 		return nil
 	}
-	km := keyMetric{metrics.ScopeNetwork, "bw_utilization", "bandwidth utilization"}
-	unit := metrics.UnitOf(km.Scope, km.Metric)
 	var out []Table
 	for _, b := range d.Backends {
-		type ranked struct {
-			key   string
-			mean  float64
-			cells []string
-			n     int
+		if t, ok := d.rankingTable(b, xa, keys, by); ok {
+			out = append(out, t)
 		}
-		var rs []ranked
-		maxN := 0
-		for _, k := range keys {
-			r := ranked{key: k}
-			var means []float64
-			for _, xv := range xa.Values {
-				cell := "–"
-				for _, g := range by[k] {
-					if g.Backend == b && g.Param(xa.Path) == xv {
-						s := g.Summary(km.Scope, 0, km.Metric)
-						if s.N > 0 {
-							cell = SummaryCell(unit, s)
-							means = append(means, s.Mean)
-							maxN = max(maxN, s.N)
-						}
-					}
-				}
-				r.cells = append(r.cells, cell)
-			}
-			if len(means) == 0 {
-				continue
-			}
-			r.n = len(means)
-			r.mean = metrics.Summarize(means).Mean
-			rs = append(rs, r)
-		}
-		if len(rs) < 2 {
-			continue
-		}
-		sort.SliceStable(rs, func(i, j int) bool { return rs[i].mean > rs[j].mean })
-		t := Table{Title: "Ranking by bandwidth utilization: " + BackendName(b),
-			Caption: fmt.Sprintf("Each %s ranked by its mean utilization over the %d swept values of %s (the mean of the columns); "+
-				"each cell: mean over the point's runs (up to n = %d) with its 95 %% confidence interval.%s",
-				strings.Join(otherAxes(d.Axes, xa), ", "), len(xa.Values), xa.Short, maxN, BootstrapNote)}
-		if maxN < 2 {
-			t.Caption += " One run per point: no intervals (the full experiment runs 3 or more seeds on every backend)."
-		}
-		t.Head = []string{"rank", strings.Join(otherAxes(d.Axes, xa), " "), "mean over " + xa.Short}
-		for _, xv := range xa.Values {
-			t.Head = append(t.Head, xa.Short+" = "+xv)
-		}
-		for i, r := range rs {
-			mean := FormatValue(unit, r.mean)
-			if r.n < len(xa.Values) {
-				mean += fmt.Sprintf(" (%d of %d)", r.n, len(xa.Values))
-			}
-			t.Rows = append(t.Rows, append([]string{strconv.Itoa(i + 1), shortKey(r.key), mean}, r.cells...))
-		}
-		out = append(out, t)
 	}
 	return out
+}
+
+// ranked is one line of a ranking table.
+type ranked struct {
+	key        string
+	mean       float64 // utilization, mean over the x values
+	rtt        float64 // p95 RTT, s, mean over the x values (NaN: none)
+	cells      []string
+	n          int
+	powerScore float64
+}
+
+// rankingTable ranks the lines of one backend by their mean utilization,
+// beside their delay (the 95th percentile RTT, the delay axis of
+// Pantheon's throughput–delay plot, Yan et al. 2018) and Kleinrock's power
+// (throughput over delay, Kleinrock 1979), normalized to the table's lowest
+// delay: utilization × lowest p95 RTT / this line's p95 RTT, 1 at full
+// utilization with the least delay.
+func (d *ReportData) rankingTable(b string, xa scenario.Axis, keys []string, by map[string][]*Group) (Table, bool) {
+	km := keyMetric{metrics.ScopeNetwork, "bw_utilization", "bandwidth utilization"}
+	unit := metrics.UnitOf(km.Scope, km.Metric)
+	var rs []ranked
+	maxN := 0
+	for _, k := range keys {
+		r := ranked{key: k}
+		var means, rtts []float64
+		for _, xv := range xa.Values {
+			cell := "–"
+			for _, g := range by[k] {
+				if g.Backend == b && g.Param(xa.Path) == xv {
+					s := g.Summary(km.Scope, 0, km.Metric)
+					if s.N > 0 {
+						cell = SummaryCell(unit, s)
+						means = append(means, s.Mean)
+						maxN = max(maxN, s.N)
+					}
+					if rt := g.Summary(metrics.ScopeNetwork, 0, "p95_rtt"); rt.N > 0 && !math.IsNaN(rt.Mean) {
+						rtts = append(rtts, rt.Mean)
+					}
+				}
+			}
+			r.cells = append(r.cells, cell)
+		}
+		if len(means) == 0 {
+			continue
+		}
+		r.n = len(means)
+		r.mean = metrics.Summarize(means).Mean
+		r.rtt = math.NaN()
+		if len(rtts) > 0 {
+			r.rtt = metrics.Summarize(rtts).Mean
+		}
+		rs = append(rs, r)
+	}
+	if len(rs) < 2 {
+		return Table{}, false
+	}
+	best := math.Inf(1)
+	for _, r := range rs {
+		if r.rtt > 0 {
+			best = math.Min(best, r.rtt)
+		}
+	}
+	for i := range rs {
+		rs[i].powerScore = math.NaN()
+		if rs[i].rtt > 0 && !math.IsInf(best, 1) {
+			rs[i].powerScore = rs[i].mean * best / rs[i].rtt
+		}
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].mean > rs[j].mean })
+	t := Table{Title: "Ranking by bandwidth utilization: " + BackendName(b),
+		Caption: fmt.Sprintf("Each %s ranked by its mean utilization over the %d swept values of %s (the mean of the columns), "+
+			"beside its delay (the 95th percentile RTT, mean over the same values: the two dimensions of Pantheon's throughput–delay ranking) "+
+			"and its power score, Kleinrock's power (throughput over delay) normalized to the lowest delay in the table: "+
+			"utilization × lowest p95 RTT / its p95 RTT (1: full utilization at the least delay). "+
+			"Each cell: mean over the point's runs (up to n = %d) with its 95 %% confidence interval.%s",
+			strings.Join(otherAxes(d.Axes, xa), ", "), len(xa.Values), xa.Short, maxN, BootstrapNote)}
+	if maxN < 2 {
+		t.Caption += " One run per point: no intervals (the full experiment runs 3 or more seeds on every backend)."
+	}
+	t.Head = []string{"rank", strings.Join(otherAxes(d.Axes, xa), " "), "mean over " + xa.Short, "p95 RTT", "power score"}
+	for _, xv := range xa.Values {
+		t.Head = append(t.Head, xa.Short+" = "+xv)
+	}
+	for i, r := range rs {
+		mean := FormatValue(unit, r.mean)
+		if r.n < len(xa.Values) {
+			mean += fmt.Sprintf(" (%d of %d)", r.n, len(xa.Values))
+		}
+		rtt, score := "–", "–"
+		if !math.IsNaN(r.rtt) {
+			rtt = FormatValue(metrics.UnitOf(metrics.ScopeNetwork, "p95_rtt"), r.rtt)
+		}
+		if !math.IsNaN(r.powerScore) {
+			score = strconv.FormatFloat(r.powerScore, 'f', 3, 64)
+		}
+		t.Rows = append(t.Rows, append([]string{strconv.Itoa(i + 1), shortKey(r.key), mean, rtt, score}, r.cells...))
+	}
+	return t, true
 }
 
 func BackendName(b string) string {
