@@ -103,7 +103,19 @@ type SweepOptions struct {
 	// 1 (Shard in 0..Shards-1; see ShardSpecs). Every shard registers the
 	// same experiment version, so the shards' runs together are the sweep.
 	Shard, Shards int
+	// RetryHostLimited runs a run marked host-limited (run note
+	// host_limited = 1, docs/metrics.md "Host-limited runs") again, up to
+	// this many more times (at most MaxRetryHostLimited); the last
+	// attempt is stored, with the note host_limited_attempts. 0: none.
+	RetryHostLimited int
 }
+
+// MaxRetryHostLimited bounds SweepOptions.RetryHostLimited: a host that
+// stays starved will not get better by waiting longer.
+const MaxRetryHostLimited = 10
+
+// noteHostLimited is the run note of the host-limited mark (backend/live).
+const noteHostLimited = "host_limited"
 
 // ShardSpecs returns shard i of n of the runs (i in 0..n-1): the runs whose
 // position in Specs' order (point, backend, seed) is i modulo n. The shares
@@ -236,6 +248,15 @@ func Sweep(ctx context.Context, exp *scenario.Experiment, opt SweepOptions) (Swe
 					progress(ProgressEvent{Kind: ProgressStart, Spec: s, Label: label})
 					mu.Unlock()
 					rec := execute(ctx, opt.Runners[b], s)
+					for k := 0; k < min(opt.RetryHostLimited, MaxRetryHostLimited) && hostLimited(rec) && ctx.Err() == nil; k++ {
+						mu.Lock()
+						logf("%s %s seed %d: host-limited, running it again (%d of %d)", label, b, s.Seed, k+1, opt.RetryHostLimited)
+						mu.Unlock()
+						rec = execute(ctx, opt.Runners[b], s)
+						if rec.Notes != nil {
+							rec.Notes["host_limited_attempts"] = float64(k + 2)
+						}
+					}
 					if ctx.Err() != nil {
 						return // interrupted: store nothing of this run
 					}
@@ -274,6 +295,11 @@ func Sweep(ctx context.Context, exp *scenario.Experiment, opt SweepOptions) (Swe
 		return st, ctx.Err()
 	}
 	return st, firstErr
+}
+
+// hostLimited reports whether a done run was marked host-limited.
+func hostLimited(rec *store.RunRecord) bool {
+	return rec.Status == store.StatusDone && rec.Notes[noteHostLimited] == 1
 }
 
 // execute runs one spec and turns the outcome into a record.

@@ -154,6 +154,7 @@ func runRun(args []string) int {
 	out := fs.String("out", "report", "directory for the HTML report (a subdirectory per experiment)")
 	backends := fs.String("backends", "", "comma-separated backends to run (sim, live); default: the scenario's")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "concurrent simulator runs, 1..1024")
+	retryHost := fs.Int("retry-host-limited", 0, fmt.Sprintf("run a live run marked host-limited again, up to N more times (0..%d); the last attempt is stored", eval.MaxRetryHostLimited))
 	noReport := fs.Bool("no-report", false, "do not write the report after the sweep")
 	verbose := fs.Bool("v", false, "print a line per finished run (on stderr) instead of the progress bar")
 	shard := fs.String("shard", "", "run only shard I/N of the sweep's runs (I in 0..N-1; no report: run cclab report when every shard is done)")
@@ -168,6 +169,10 @@ func runRun(args []string) int {
 			fmt.Fprintf(os.Stderr, "cclab run: -shard: %v\n", err)
 			return 2
 		}
+	}
+	if *retryHost < 0 || *retryHost > eval.MaxRetryHostLimited {
+		fmt.Fprintf(os.Stderr, "cclab run: -retry-host-limited %d: must be between 0 and %d\n", *retryHost, eval.MaxRetryHostLimited)
+		return 2
 	}
 	if *parallel < 1 || *parallel > maxParallel {
 		fmt.Fprintf(os.Stderr, "cclab run: -parallel %d: must be between 1 and %d\n", *parallel, maxParallel)
@@ -188,7 +193,7 @@ func runRun(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opt := eval.SweepOptions{Store: st, Runners: runners(), Parallel: map[string]int{scenario.BackendSim: *parallel},
-		Shard: shardI, Shards: shardN}
+		Shard: shardI, Shards: shardN, RetryHostLimited: *retryHost}
 	if *backends != "" {
 		opt.Backends = strings.Split(*backends, ",")
 		if err := eval.CheckBackends(exp, opt.Backends); err != nil {
