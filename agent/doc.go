@@ -40,7 +40,7 @@
 //
 // # The API
 //
-// The API is the one of /work/CAMPAIGN-CONTRACT.md (issue 11: LoadCredentials,
+// The API is the campaign scheduler's contract (LoadCredentials,
 // Config, NewServer, Serve, Addr, Dial, Client.Close, Client.ClockOffset,
 // TransferSpec, TransferResult, RunTransfer), with additions only: the caps
 // of Config are MaxBytes, MaxDuration and MaxTransfers (plus QlogMax,

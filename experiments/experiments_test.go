@@ -34,7 +34,7 @@ func TestBuiltinsParse(t *testing.T) {
 	}
 }
 
-// TestLossResilience checks the experiment matches issue #7's definition.
+// TestLossResilience checks the experiment matches its definition (docs/experiments.md).
 func TestLossResilience(t *testing.T) {
 	src, _ := experiments.Source("loss-resilience")
 	exp, err := scenario.ParseScenario("loss-resilience.yaml", src)
@@ -116,7 +116,7 @@ func TestFullFormsHaveLiveIntervals(t *testing.T) {
 	}
 }
 
-// TestDCAStudy checks dca-vs-reno against issue #12's definition: Table 8-1
+// TestDCAStudy checks dca-vs-reno against its definition (docs/experiments.md): Table 8-1
 // with 10 seeds of 500 s on both path models, Tables 8-2/8-3 with 5 seeds,
 // the variants, the Fig. 8-4 share sweep at a link of 2,200 flows, 200-packet
 // buffers, and a live case; the quick form has the same cases.
@@ -181,8 +181,8 @@ func TestDCAStudy(t *testing.T) {
 	}
 }
 
-// TestDCCPTCP checks the dccp-tcp study against the SAINT 2005 setup of
-// issue #13: its cases, the 10 Mbit/s bottleneck, 60 s runs with the last
+// TestDCCPTCP checks the dccp-tcp study against the SAINT 2005 setup: its
+// cases, the 10 Mbit/s bottleneck, 60 s runs with the last
 // 55 s measured, and CCID3 next to CCID2 in every comparison.
 func TestDCCPTCP(t *testing.T) {
 	for _, name := range []string{"dccp-tcp", "dccp-tcp-quick"} {
@@ -216,7 +216,7 @@ func TestDCCPTCP(t *testing.T) {
 }
 
 // TestFairQueueing checks the fair-queueing study against the CSFQ paper's
-// setup of issue #13: every case run with the five disciplines (a 64-packet
+// setup: every case run with the five disciplines (a 64-packet
 // buffer, CSFQ's K = K_alpha = K_c = 100 ms), 1 UDP or ON/OFF source with 19
 // TCP flows, 60 short transfers, 1-5 congested links, 3 layered flows.
 func TestFairQueueing(t *testing.T) {
@@ -267,7 +267,7 @@ func TestFairQueueing(t *testing.T) {
 	}
 }
 
-// TestETHBulk checks eth-bulk against issue #11's definition: every ETH
+// TestETHBulk checks eth-bulk against its definition (docs/experiments.md): every ETH
 // variant (studies.ETHVariants) on every profile of both path groups (intra,
 // inter) as sized bulk transfers, the variants' specs valid, the main cases
 // in the simulator until done, and live cases through the relay beside

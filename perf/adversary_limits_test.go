@@ -25,7 +25,7 @@ import (
 	"cclab/transport/udp"
 )
 
-// The admission and reset attacks of issue 28 (docs/security.md,
+// The admission and reset attacks (docs/security.md,
 // "Measured: the adversarial suite"): tables filled from real loopback
 // addresses, a forged CLOSE, a receiver restart and many senders from one
 // address. Each ends with a legitimate sender that must connect within 2 s
@@ -118,7 +118,7 @@ func legit(t *testing.T, addr string) time.Duration {
 
 // TestAdversaryHalfOpenFill: three real addresses of one host pass Retry,
 // send the token Initial and never confirm, as fast as they can and then
-// on (issue 28: 256 slots filled in 0.2 s, a legitimate sender failed after
+// on (256 slots filled in 0.2 s, a legitimate sender failed after
 // 10.8 s with "no answer").
 func TestAdversaryHalfOpenFill(t *testing.T) {
 	srv, _ := startServer(t, ServerConfig{})
@@ -164,7 +164,7 @@ func TestAdversaryHalfOpenFill(t *testing.T) {
 }
 
 // TestAdversaryEstablishedFill: 40 addresses × up to 128 confirmed
-// connections, then ~35 PINGs/s to keep them (issue 28: MaxConns reached in
+// connections, then ~35 PINGs/s to keep them (MaxConns reached in
 // 5.5 s, a newcomer got "no answer" after 10 s).
 func TestAdversaryEstablishedFill(t *testing.T) {
 	srv, _ := startServer(t, ServerConfig{})
@@ -264,7 +264,7 @@ func endedBy(t *testing.T, addr string, port uint16, act func(s sniffed)) (time.
 
 // TestAdversaryForgedClose: one forged CLOSE from the relay's address (the
 // connection ID sniffed) aborts the flow at the receiver; the sender must
-// end at once with a clear error (issue 28: silent ≥ 500 s), and the next
+// end at once with a clear error (silent ≥ 500 s), and the next
 // sender connect.
 func TestAdversaryForgedClose(t *testing.T) {
 	raw := openRaw(t)
@@ -286,7 +286,7 @@ func TestAdversaryForgedClose(t *testing.T) {
 
 // TestAdversaryReceiverRestart: the receiver behind the relay restarts
 // (same -reset-key-file key, same port) in the middle of a transfer; the
-// sender must end at once (issue 28: silent ≥ 98 s behind the relay, where
+// sender must end at once (silent ≥ 98 s behind the relay, where
 // no ICMP arrives).
 func TestAdversaryReceiverRestart(t *testing.T) {
 	key := bytes.Repeat([]byte{7}, 32)
@@ -322,7 +322,7 @@ func TestAdversaryReceiverRestart(t *testing.T) {
 
 // TestAdversaryManySenders: many connections from one address. With the
 // default limits the ones over -max-conns-per-source are refused
-// explicitly (issue 28: 319 of 500 senders failed with "no answer"), and a
+// explicitly (319 of 500 senders failed with "no answer"), and a
 // sender from that address is told "receiver full" at once; with the
 // limits raised, a receiver behind one relay holds 1,000 connections from
 // the relay's address while transfers through it complete verified.

@@ -87,8 +87,8 @@ const (
 
 // TestAdversaryOutOfOrderMemory: attacker connections each push a whole
 // receive window of out-of-order data (every segment but the first) at a
-// receiver process; its RSS must stay under a documented bound (issue 10,
-// item 3: one budget of out-of-order bytes per endpoint).
+// receiver process; its RSS must stay under a documented bound (one budget
+// of out-of-order bytes per endpoint).
 func TestAdversaryOutOfOrderMemory(t *testing.T) {
 	bin := testenv.BuildTools(t, "cclab/cmd/receiver")
 	cmd := exec.Command(filepath.Join(bin, "receiver"), "-listen", "127.0.0.1:0")

@@ -1,6 +1,6 @@
 //go:build adversary && linux
 
-// The adversarial end-to-end suite (issue 10's acceptance; docs/security.md,
+// The adversarial end-to-end suite (docs/security.md,
 // "Measured"): a real receiver and relay on loopback, attacked as an
 // off-path attacker on this host would, with spoofed sources through a raw
 // IP socket. Every flood is bounded in count and time. It needs root (raw
@@ -246,7 +246,7 @@ func startRelay(t *testing.T, target netip.AddrPort, rate float64) *relay.Relay 
 // bytes than the attacker sent in its name (reflection ratio ≤ 1), whether
 // the attacker asks for a reverse flow in the victim's name (spoofed
 // Initials), asks without the key from its own address, or moves a running
-// reverse flow to the victim with one spoofed packet (issue 10, item 1).
+// reverse flow to the victim with one spoofed packet.
 func TestAdversaryReflection(t *testing.T) {
 	raw := openRaw(t)
 	rnd := rand.New(rand.NewPCG(1, 2))
@@ -341,7 +341,7 @@ func transfer(t *testing.T, addr string) float64 {
 // TestAdversaryFloods: a legitimate transfer through the relay (20 Mbit/s)
 // completes during and right after a flood of 5,000 spoofed Initials and
 // 200,000 spoofed garbage datagrams sent straight at the receiver, and the
-// Initials leave no state (issue 10, item 2). The goodput ratios against an
+// Initials leave no state. The goodput ratios against an
 // unflooded transfer are printed; the test asserts only a generous bound
 // (a benchmark figure on a loaded machine, docs/security.md).
 func TestAdversaryFloods(t *testing.T) {
@@ -399,7 +399,7 @@ func TestAdversaryFloods(t *testing.T) {
 
 // TestAdversaryForgedSegment: an attacker who sees a transfer's connection
 // ID forges one DATA segment beyond the end of the stream; the transfer
-// still completes verified (issue 10, item 4).
+// still completes verified.
 func TestAdversaryForgedSegment(t *testing.T) {
 	raw := openRaw(t)
 	srv, _ := startServer(t, ServerConfig{})
@@ -436,7 +436,7 @@ func TestAdversaryForgedSegment(t *testing.T) {
 // TestAdversaryRelayPorts: 2,000 spoofed datagrams from 2,000 ports of one
 // host at the real bottleneck relay (more than its 1,024 sessions) no longer
 // lock new clients out: a transfer through it right after completes
-// verified (issue 10, item 9).
+// verified.
 func TestAdversaryRelayPorts(t *testing.T) {
 	raw := openRaw(t)
 	srv, _ := startServer(t, ServerConfig{})

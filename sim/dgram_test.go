@@ -52,7 +52,7 @@ func runShare(t testing.TB, c shareConfig) shareResult {
 	}
 	cf := d.AddFlow("ccid2", db.Senders[0], db.Receivers[0], transport.DgramConfig{CC: "ccid2"}, ccidStart)
 	// The Reno flow recovers with newreno, the sender without SACK the
-	// table was designed with (the default until issue #14; with the
+	// table was designed with (an earlier default; with the
 	// default prr:lostretx the incumbent's early advantage shows at 10 of
 	// the 16 points instead of 15).
 	rf := s.AddTCPFlow("reno", db.Senders[1], db.Receivers[1], traffic.NewGreedy(traffic.GreedyConfig{}),

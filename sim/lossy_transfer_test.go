@@ -49,7 +49,7 @@ func lossyTransfer(t *testing.T, cc string, loss float64, seed uint64, size stri
 }
 
 // TestLossyTransfers: transfers verified at 0, 10, 20 and 30% random loss
-// with every controller (issue #10: with a 120 s idle timeout shorter than
+// with every controller (with a 120 s idle timeout shorter than
 // the RTO backoff schedule, 12% of 50 MB transfers died at 30% loss; the
 // give-up rule keeps a retransmitting connection alive). The short version
 // (always on) moves 1 MB over 2 seeds; CCLAB_LOSSY_50MB=1 runs the

@@ -12,7 +12,7 @@ import (
 	"cclab/transport"
 )
 
-// Regression test of issue #14: NewReno recovery (and CUBIC over it)
+// Regression test: NewReno recovery (and CUBIC over it)
 // collapsed under tail drop, because an RTO during a recovery episode set
 // ssthresh from FlightSize inflated by the episode's window inflation, so
 // every slow start overshot the path again (docs/recovery.md).
@@ -89,7 +89,7 @@ func runRegression(t testing.TB, cc, rec string, p regressionPath) regressionRun
 }
 
 // TestRecoveryRegression runs every controller with every recovery
-// strategy (and the lost-retransmission option) on both paths of issue #14
+// strategy (and the lost-retransmission option) on both paths
 // and checks: bottleneck utilization >= 0.9 after the warm-up, at most 2
 // RTOs after the first slow start, and at most 3 times the retransmissions
 // of the same controller with "sack" (plus 20, for runs where sack needs

@@ -11,7 +11,7 @@ import (
 	"cclab/transport"
 )
 
-// Acceptance checks of issue #5 in the simulator, seeds fixed.
+// Acceptance checks in the simulator, seeds fixed.
 
 // TestDCAReactsBeforeLoss: a DCA flow (reduction 0.5) in congestion avoidance
 // on a bottleneck with a large buffer; at 15 s a 9.5 Mbit/s CBR UDP flow

@@ -6,7 +6,7 @@ import "testing"
 var sackFamily = []string{
 	"sack", "sack:lostretx", "fack", "fack:lostretx", "ratehalving", "ratehalving:lostretx",
 	"prr", "prr:bound=crb", "prr:lostretx",
-	// issue #17's options and their combinations (docs/recovery.md)
+	// the options and their combinations (docs/recovery.md)
 	"rack", "rack:tlp=false", "sack:rack", "fack:rack,undo", "ratehalving:rack", "sack:adaptive,undo",
 	"prr:adaptive,undo,lostretx", "sack:frto", "sack:frto,undo,adaptive",
 }

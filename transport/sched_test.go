@@ -39,7 +39,7 @@ func schedEndpoint(tb testing.TB, n int) (*Endpoint, clock.Time) {
 // BenchmarkEndpointSched: the driver's work per garbage datagram (Receive,
 // Transmit until nothing is left, Deadline) on an endpoint with 4,096 idle
 // connections. Without the scheduler both Transmit and Deadline visited
-// every connection (issue #10: a garbage flood starved live transfers);
+// every connection (a garbage flood starved live transfers);
 // with it the cost no longer grows with the connections.
 //
 //	go test ./transport -run '^$' -bench BenchmarkEndpointSched -benchtime 2000x

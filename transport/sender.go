@@ -370,7 +370,7 @@ func (s *sender) finOff0() uint64 {
 // holes that recovery has not yet repaired. Counted in, it sets ssthresh
 // above the value the episode's own congestion response chose whenever an
 // RTO ends an episode or a second episode follows at once, and every slow
-// start overshoots the path again (issue #14: NewReno retransmitted 5,620
+// start overshoots the path again (NewReno retransmitted 5,620
 // of 31,135 packets with 49 RTOs; CUBIC over NewReno halved its
 // utilization). cwnd is not inflated here (the strategies keep their own
 // window), so the bound never exceeds what the controller allowed; below

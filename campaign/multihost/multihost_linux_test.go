@@ -1,4 +1,4 @@
-// Package multihost_test is issue 11's multi-host acceptance test of
+// Package multihost_test is the multi-host acceptance test of
 // campaigns (docs/campaigns.md, "A measured example"): four hosts in two
 // emulated continents (internal/netnstest), each running cclab agent, and
 // cclab campaign run in the first continent's router namespace. It is a
@@ -221,7 +221,7 @@ func transfers(t *testing.T, driver, dsn, campaign string) (done, distinct, fail
 	return done, distinct, failed
 }
 
-// TestMultiHostNetns is issue 11's multi-host acceptance test (see
+// TestMultiHostNetns is the multi-host acceptance test (see
 // multihostNetwork and multihostSpec): the campaign is killed once midway
 // (after 20 stored transfers) and resumed to its end with no transfer
 // twice; its report has every table; an agent with a wrong key is refused

@@ -13,7 +13,7 @@ import (
 	"cclab/internal/testenv"
 )
 
-// TestBadInputExit2 runs the real binaries on the bad inputs of issue 10
+// TestBadInputExit2 runs the real binaries on the bad inputs
 // (item 10): each must exit 2 at once with one line that names the flag or
 // scenario field and its allowed range, instead of panicking, running out
 // of memory, running unbounded or silently doing something else.

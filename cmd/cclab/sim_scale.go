@@ -15,7 +15,7 @@ import (
 	"cclab/scenario"
 )
 
-// ScaleScenario is the scale benchmark (issue #4): a two-bottleneck chain
+// ScaleScenario is the scale benchmark: a two-bottleneck chain
 // carrying 2,000 ON/OFF stream flows (1,000 end to end, 500 cross flows per
 // hop) plus UDP ON/OFF background, for 500 simulated seconds — the size of
 // the classic ns-2 studies (2,200 ON/OFF TCP flows over 500 s).

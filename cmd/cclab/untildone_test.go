@@ -8,7 +8,7 @@ import (
 )
 
 // TestSimUntilDoneNoNaN: a run ended early by -until-done reports numbers
-// over its whole length, never NaN or a negative window (issue #15: the
+// over its whole length, never NaN or a negative window (the
 // default warm-up, a quarter of -duration, was longer than the run, leaving
 // an empty measurement window), and a warm-up that does outlast the run is
 // an error saying so.

@@ -23,7 +23,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-c", "127.0.0.1", "-cc", "nosuch"}, []string{"nosuch", "registered controllers", "reno"}},
 		{[]string{"-c", "127.0.0.1", "-cc", "reno:nokey=1"}, []string{"nokey"}},
 		{[]string{"-c", "127.0.0.1", "-recovery", "fack2"}, []string{"fack2", "newreno"}},
-		// parameter ranges, checked before dialing (issue #14; #10 item 8)
+		// parameter ranges, checked before dialing
 		{[]string{"-c", "127.0.0.1", "-cc", "cubic:beta=2"}, []string{"beta=2", "between 0 and 1"}},
 		{[]string{"-c", "127.0.0.1", "-cc", "reno:iw=7930000000000000"}, []string{"iw=7930000000000000", "0..16384 packets"}},
 		{[]string{"-c", "127.0.0.1", "-recovery", "sack:dupthresh=0"}, []string{"dupthresh=0", "1..16384 packets"}},
@@ -45,7 +45,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-drop", "middle"}, []string{"-drop"}},
 		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-rate", "fast"}, []string{"-rate"}},
 		{[]string{"-c", "127.0.0.1", "-mode", "datagram", "-on", "1s"}, []string{"On"}},
-		// receiving-side settings (issue #14): ranges named with the flag
+		// receiving-side settings: ranges named with the flag
 		{[]string{"-c", "127.0.0.1", "-ack-every", "0"}, []string{"-ack-every", "1..64"}},
 		{[]string{"-c", "127.0.0.1", "-delayed-ack", "500ms"}, []string{"-delayed-ack", "below 500ms"}},
 		{[]string{"-c", "127.0.0.1", "-window", "1KiB"}, []string{"-window", "2400..1073741824"}},

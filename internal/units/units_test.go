@@ -48,7 +48,7 @@ func TestParseRateErrors(t *testing.T) {
 }
 
 // TestParseRateFootguns: a bare number and byte units are errors whose
-// message names the unit to write (issue #15: "rate: 10" was 10 bit/s and
+// message names the unit to write ("rate: 10" was 10 bit/s and
 // "10MBps" silently 80 Mbit/s).
 func TestParseRateFootguns(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
