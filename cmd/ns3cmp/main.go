@@ -224,14 +224,22 @@ func Compare(ctx context.Context, text, simText string, seeds int) (sim, ref Out
 	return sim, ref, lo, hi, nil
 }
 
-func comparePoint(ctx context.Context, path Path, loss string, flows int, st Stack, seeds int, dur, warmup time.Duration) error {
-	simText := ""
+// Texts returns the scenario of a point for ns-3 (text) and, if the stack
+// gives cclab's side its own recovery, the scenario for cclab's simulator
+// (simText; empty otherwise).
+func Texts(path Path, loss string, flows int, st Stack, dur, warmup time.Duration) (text, simText string) {
+	text = Scenario(path, loss, flows, st, MatchedSettings, dur, warmup)
 	if st.SimRecovery != "" {
 		s := st
 		s.Recovery = st.SimRecovery
 		simText = Scenario(path, loss, flows, s, MatchedSettings, dur, warmup)
 	}
-	sim, ref, lo, hi, err := Compare(ctx, Scenario(path, loss, flows, st, MatchedSettings, dur, warmup), simText, seeds)
+	return text, simText
+}
+
+func comparePoint(ctx context.Context, path Path, loss string, flows int, st Stack, seeds int, dur, warmup time.Duration) error {
+	text, simText := Texts(path, loss, flows, st, dur, warmup)
+	sim, ref, lo, hi, err := Compare(ctx, text, simText, seeds)
 	if err != nil {
 		return err
 	}
@@ -271,13 +279,12 @@ func benchmark(ctx context.Context, path Path, counts string, dur time.Duration)
 		if _, err := fmt.Sscan(c, &n); err != nil || n < 1 {
 			return fmt.Errorf("-bench: %q is not a flow count", c)
 		}
-		p, err := Point(Scenario(path, "0", n, st, MatchedSettings, dur, 0), 1)
+		text, simText := Texts(path, "0", n, st, dur, 0)
+		p, err := Point(text, 1)
 		if err != nil {
 			return err
 		}
-		simSt := st
-		simSt.Recovery = st.SimRecovery
-		ps, err := Point(Scenario(path, "0", n, simSt, MatchedSettings, dur, 0), 1)
+		ps, err := Point(cmp.Or(simText, text), 1)
 		if err != nil {
 			return err
 		}

@@ -35,13 +35,8 @@ func TestConformance(t *testing.T) {
 		{Stack{"cubic", "cubic:linux=true,friendly=false", "prr:flight=pipe", "prr:flight=pipe,lostretx"}, "0"},
 		{Stack{"cubic", "cubic:linux=true,friendly=false", "prr:flight=pipe", "prr:flight=pipe,lostretx"}, "0.05"},
 	} {
-		simText := ""
-		if tc.st.SimRecovery != "" {
-			s := tc.st
-			s.Recovery = s.SimRecovery
-			simText = Scenario(path, tc.loss, 1, s, MatchedSettings, 8*time.Second, 0)
-		}
-		sim, ref, _, _, err := Compare(context.Background(), Scenario(path, tc.loss, 1, tc.st, MatchedSettings, 8*time.Second, 0), simText, 1)
+		text, simText := Texts(path, tc.loss, 1, tc.st, 8*time.Second, 0)
+		sim, ref, _, _, err := Compare(context.Background(), text, simText, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
