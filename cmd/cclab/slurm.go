@@ -187,7 +187,7 @@ func runSlurm(args []string) int {
 		return 1
 	}
 	defer st.Close()
-	path, err := report.WriteReport(context.Background(), st, exp.Name, *outDir, studies.Sections)
+	path, err := report.WriteReport(context.Background(), st, exp.Name, reportDir(fs, "out", *outDir, *db), studies.Sections)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab slurm: report:", err)
 		return 1
