@@ -116,8 +116,10 @@ func fairQueueingReport(d *report.ReportData) (string, []report.Table, []report.
 				fnum("%.0f", meanOf(g, metrics.ScopeFlow, 1, "total_link_drops")), fnum("%.0f", m)}
 		})})
 	add(report.Table{Title: "Table 2: 60 short TCP transfers next to a UDP flow at the link rate",
-		Caption: "Each transfer is 20 packets (20 000 bytes); the mean and standard deviation of the transfer times of those that completed in the run.",
-		Head:    []string{"discipline", "backend", "mean transfer time", "std", "completed of 60"},
+		Caption: "Each transfer is 20 packets (20 000 bytes); the mean and standard deviation of the transfer times of those that completed. " +
+			"The run lasts until every transfer has completed, at most its duration: transfers still running then are censored (not in the " +
+			"mean; their time is at least what remained of the run), and \"completed of 60\" says how many finished.",
+		Head: []string{"discipline", "backend", "mean transfer time", "std", "completed of 60"},
 		Rows: fqRows(d, "short-tcp", func(g *report.Group) []string {
 			m, sd, n := othersStat(g, 2, "fct", 1)
 			return []string{fnum("%.3f s", m), fnum("%.3f s", sd), fnum("%.1f", n)}
