@@ -7,35 +7,12 @@ import (
 	"cclab/netio"
 )
 
-// The waiting loop (Config.WaitPoll) is the busy-polling loop (poll.go)
-// that blocks in the kernel when it has nothing to do: after a pass that
-// read nothing, if nothing is due yet, it waits in epoll_pwait2 on the
-// sockets' ReadySet, with a nanosecond timeout that ends at the next
-// instant the links need it (and the statistics and expiry timers; a fixed
-// Config.Spin before it, waiter.lead), so that a datagram's arrival or a
-// departure wakes it, and Close through the sleeper's eventfd, which is in
-// the same set (wakeKey). Nearer than Spin it keeps polling. Sessions are opened and closed by the loop itself (handle,
-// housekeep), so nothing else needs to wake it.
-//
-// With Config.Realtime its thread has the SCHED_FIFO policy: it preempts
-// any thread of the normal policy on its CPU the moment the kernel wakes
-// it (a datagram, its timeout), instead of waiting for CFS to give it the
-// CPU, and as it blocks whenever it is idle it does not run into the
-// kernel's real-time throttling (sched_rt_runtime_us: 950 ms of each
-// second at most) the way a busy real-time loop would. The wait is then a
-// raw system call (netio.ReadySet.Wait: the runtime's exitsyscall spin
-// would starve a normal thread, see sleeper.raw).
-//
-// Under a flood the loop may never find itself idle: a real-time thread
-// that never blocks would hold its CPU until the throttling stops it (up
-// to 50 ms of every second). It rests instead: after waitRestAfter in which
-// it blocked for less than waitRest in all it sleeps waitRest (counted in
-// Counters.LoopRests), which gives the normal threads on its CPU (softirq
-// work, the Go runtime, other programs) a share of at least
-// waitRest/waitRestAfter, and delays the packets due meanwhile by up to
-// waitRest. The waits are summed, not merely seen: a flood with a gap now
-// and then would otherwise let the loop block for a µs at a time, each
-// one starting a new waitRestAfter (waiter.blockedFor).
+// The waiting loop (Config.WaitPoll; docs/bottleneck.md, "The waiting
+// loop") is the busy-polling loop (poll.go) that, after a pass that read
+// nothing with nothing due, blocks in epoll_pwait2 on the sockets and the
+// sleeper's eventfd until a datagram, the next modelled instant or Close.
+// A real-time loop (Config.Realtime) that blocked for less than waitRest
+// in waitRestAfter rests for waitRest, so that a flood cannot hold its CPU.
 
 // wakeKey is the ReadySet key of the sleeper's eventfd (Close's wake).
 const wakeKey int32 = -1

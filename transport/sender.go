@@ -362,20 +362,11 @@ func (s *sender) finOff0() uint64 {
 }
 
 // congestionFlight is the FlightSize a congestion response takes (RFC 5681
-// §3.1 equation (4), §3.2 step 2; RFC 6675 §5 step 4.2; RFC 9438 §4.6),
-// bytes: the data sent and not cumulatively acknowledged, but at most cwnd.
-// Beyond cwnd, FlightSize counts what loss recovery itself let out: NewReno's
-// window inflation (one SMSS per duplicate ACK, i.e. per segment that has
-// left the network, RFC 5681 §3.2 step 4) and, with SACK, data SACKed above
-// holes that recovery has not yet repaired. Counted in, it sets ssthresh
-// above the value the episode's own congestion response chose whenever an
-// RTO ends an episode or a second episode follows at once, and every slow
-// start overshoots the path again (NewReno retransmitted 5,620
-// of 31,135 packets with 49 RTOs; CUBIC over NewReno halved its
-// utilization). cwnd is not inflated here (the strategies keep their own
-// window), so the bound never exceeds what the controller allowed; below
-// cwnd (application-limited) FlightSize is used, as the RFC 5681 note on
-// equation (4) asks.
+// §3.1 eq. (4), §3.2 step 2; RFC 6675 §5 step 4.2; RFC 9438 §4.6), bytes:
+// data sent and not cumulatively acknowledged, at most cwnd. The bound
+// leaves out what recovery itself let out (NewReno's inflation, data SACKed
+// above holes), which would set ssthresh above the episode's own response
+// after an RTO or a second episode (docs/controllers.md).
 func (s *sender) congestionFlight() int {
 	return min(s.sb.FlightSize(), s.cc.Cwnd())
 }
