@@ -472,8 +472,8 @@ func TestLoopOrderUDP(t *testing.T) {
 	}
 }
 
-// TestLoopTimerLate: every timed wake-up of the writer (timer fires, and
-// precise sleeps for the short periods) is counted in LoopStats.TimerLate,
+// TestLoopTimerLate: the timed wake-ups of the writer (timer fires, and
+// precise sleeps for the short periods) are counted in LoopStats.TimerLate,
 // and the lateness hook (Config.InjectTimerLate) makes each of them late,
 // as a starved loop's would be.
 func TestLoopTimerLate(t *testing.T) {
@@ -493,8 +493,12 @@ func TestLoopTimerLate(t *testing.T) {
 		tl := l.stats.TimerLate
 		l.mu.Unlock()
 		l.close()
-		if tl.Count < ticks || tl.Late != tl.Count || tl.Max < l.lateHook {
-			t.Errorf("period %v: timer lateness %+v: want at least %d wake-ups, every one later than %v", period, tl, ticks, l.lateHook)
+		// A deadline that has already passed when the writer looks at it
+		// (the first one, or any after a preemption longer than the
+		// period on a loaded machine) runs without a timed wake-up, so
+		// the count is between 1 and ticks, not exactly ticks.
+		if tl.Count < 1 || tl.Count > ticks || tl.Late != tl.Count || tl.Max < l.lateHook {
+			t.Errorf("period %v: timer lateness %+v: want 1 to %d wake-ups, every one later than %v", period, tl, ticks, l.lateHook)
 		}
 	}
 }
