@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/mathext"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Confidence is the level of the confidence intervals the harness reports.
@@ -69,25 +69,17 @@ func (s Summary) Lo() float64 { return s.Low }
 func (s Summary) Hi() float64 { return s.High }
 
 // TQuantile returns the p-quantile of Student's t distribution with df degrees
-// of freedom (e.g. TQuantile(0.975, 4) = 2.776), from the regularized
-// incomplete beta function: for t > 0, P(T > t) = ½·I_x(ν/2, ½) with
-// x = ν/(ν + t²) (Abramowitz and Stegun 26.7.1, 26.5.27), so
-// t = √(ν(1 − x)/x) with x = I⁻¹(ν/2, ½; 2·(1 − p)).
-// (gonum's mathext; gonum/stat would add gonum/mat, LAPACK and BLAS to every
-// build of cclab for this one function.)
+// of freedom (e.g. TQuantile(0.975, 4) = 2.776).
 func TQuantile(p float64, df int) float64 { return tQuantile(p, float64(df)) }
 
 // tQuantile is TQuantile for real degrees of freedom nu > 0 (Welch's
-// interval has fractional ones).
+// interval has fractional ones), from gonum's distuv.StudentsT; the lower
+// tail is the upper one negated, so the quantiles are exactly symmetric.
 func tQuantile(p, nu float64) float64 {
-	switch {
-	case p == 0.5:
-		return 0
-	case p > 0.5:
-		x := mathext.InvRegIncBeta(nu/2, 0.5, 2*(1-p))
-		return math.Sqrt(nu * (1 - x) / x)
+	if p < 0.5 {
+		return -tQuantile(1-p, nu)
 	}
-	return -tQuantile(1-p, nu)
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(p)
 }
 
 // WelchDiff is the comparison of the means of two independent samples.
