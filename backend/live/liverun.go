@@ -228,74 +228,165 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 	if err != nil {
 		return metrics.RunResult{}, err
 	}
-	for _, f := range p.Flows {
-		if f.Mode == scenario.ModeStream && f.Size == 0 {
-			if _, cfg, err := traffic.Registry.Config(f.Traffic); err != nil {
-				return metrics.RunResult{}, err
-			} else if _, ok := cfg.(*traffic.GreedyConfig); !ok {
-				return metrics.RunResult{}, fmt.Errorf("liverun: flow %s: traffic %q is not supported live (stream flows: greedy)", f.Name, f.Traffic)
-			}
-		}
+	if err := checkLive(p); err != nil {
+		return metrics.RunResult{}, err
 	}
-	rcfgRelay, entries, err := RelayConfig(p, r.host())
+	relayCfg, entries, err := RelayConfig(p, r.host())
 	if err != nil {
 		return metrics.RunResult{}, err
 	}
-	if p.UntilDone {
-		return metrics.RunResult{}, fmt.Errorf("liverun: until_done is not supported live (sized flows end by themselves)")
-	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	lr := &liveRun{r: r, p: p, ctx: ctx, cancel: cancel, flowOf: map[uint64]uint64{}}
+	lr.links = &linkSink{mu: &lr.mu, flows: map[uint64]uint64{}}
+	lr.recvSink = &shiftSink{mu: &lr.mu, flows: lr.flowOf, pending: &lr.pending}
+	defer lr.close()
+	if err := lr.listen(); err != nil {
+		return metrics.RunResult{}, err
+	}
+	if err := lr.startRelay(relayCfg, entries); err != nil {
+		return metrics.RunResult{}, err
+	}
+	lr.serveReceivers()
+	if err := lr.dialSenders(entries); err != nil {
+		return metrics.RunResult{}, err
+	}
+	load1 := loadAverage()
+	info := lr.startClock()
+	unconnected, first := lr.runSenders(info)
+	res := metrics.RunResult{Info: info}
+	res.Flows, res.Links = p.Describe()
+	res.Notes = notes(lr.rl.Counters(), load1)
+	hostNotes(res.Notes, hostReport(lr.rl, lr.endpoints()))
+	res.Notes[NoteUnconnected] = float64(unconnected)
+	lr.stop()
+	if len(lr.udpFlows) > 0 {
+		res.Notes[NoteUDPBad] = float64(lr.badUDP)
+	}
+	if err := context.Cause(ctx); first == nil && err != nil && !errors.Is(err, context.Canceled) {
+		first = err
+	}
+	if first != nil {
+		return metrics.RunResult{}, first
+	}
+	lr.mu.Lock()
+	res.Metrics = lr.col.Finish()
+	lr.mu.Unlock()
+	return res, nil
+}
 
-	var mu sync.Mutex
-	flows := map[uint64]uint64{}
-	var pending []event.Event
-	var col *metrics.Collector
-	links := &linkSink{mu: &mu, flows: map[uint64]uint64{}}
+// checkLive refuses what the live backend does not model: stream flows of
+// a generator other than greedy, and until_done.
+func checkLive(p *plan.Plan) error {
+	for _, f := range p.Flows {
+		if f.Mode == scenario.ModeStream && f.Size == 0 {
+			if _, cfg, err := traffic.Registry.Config(f.Traffic); err != nil {
+				return err
+			} else if _, ok := cfg.(*traffic.GreedyConfig); !ok {
+				return fmt.Errorf("liverun: flow %s: traffic %q is not supported live (stream flows: greedy)", f.Name, f.Traffic)
+			}
+		}
+	}
+	if p.UntilDone {
+		return fmt.Errorf("liverun: until_done is not supported live (sized flows end by themselves)")
+	}
+	return nil
+}
 
-	// Receiver. It accepts ECN from the senders that ask for it.
-	recvSink := &shiftSink{mu: &mu, flows: flows, pending: &pending}
+// liveRun is one live run's state, built step by step by Run.
+type liveRun struct {
+	r      Runner
+	p      *plan.Plan
+	ctx    context.Context
+	cancel context.CancelFunc
+	closes []func() // closed in reverse order when Run returns
+
+	mu       sync.Mutex // serializes the sinks (and guards col, the sinks' offsets and flow maps)
+	flowOf   map[uint64]uint64
+	pending  []event.Event
+	col      *metrics.Collector
+	links    *linkSink
+	recvSink *shiftSink
+
+	recv     *udp.Endpoint // the receiver of stream and datagram flows
+	urecv    *net.UDPConn  // the raw UDP flows' receiver
+	rl       *relay.Relay
+	rwg      sync.WaitGroup // the receivers' goroutines
+	senders  []*sender
+	udpFlows map[uint64]*udpFlow
+	badUDP   int64
+	cm       common
+}
+
+// sender is one flow's sending side: a socket through the relay's address
+// for its path.
+type sender struct {
+	f    *plan.Flow
+	to   netip.AddrPort
+	ep   *udp.Endpoint
+	u    *udpFlow // a raw UDP flow's sender (ep nil)
+	sink *shiftSink
+}
+
+// close releases what the run opened, the last first.
+func (lr *liveRun) close() {
+	for i := len(lr.closes) - 1; i >= 0; i-- {
+		lr.closes[i]()
+	}
+	lr.cancel()
+}
+
+// listen opens the receivers: the transport receiver (it accepts ECN from
+// the senders that ask for it) and the raw UDP flows' receiver.
+func (lr *liveRun) listen() error {
 	rcfg := transport.DefaultConfig()
 	rcfg.MaxDatagram = 9000 // a connection uses the smaller of the two ends' sizes
 	rcfg.ECN = true
-	rcfg.Sink = recvSink
-	recv, err := udp.Listen(netip.AddrPortFrom(netip.MustParseAddr(r.host()), 0).String(), udp.Config{
-		Endpoint: transport.EndpointConfig{Server: true, Defaults: rcfg, Sink: recvSink, Configure: receiverConfig(p)}})
+	rcfg.Sink = lr.recvSink
+	recv, err := udp.Listen(netip.AddrPortFrom(netip.MustParseAddr(lr.r.host()), 0).String(), udp.Config{
+		Endpoint: transport.EndpointConfig{Server: true, Defaults: rcfg, Sink: lr.recvSink, Configure: receiverConfig(lr.p)}})
 	if err != nil {
-		return metrics.RunResult{}, fmt.Errorf("liverun: receiver: %v", err)
+		return fmt.Errorf("liverun: receiver: %v", err)
 	}
-	defer recv.Close()
-
-	// The raw UDP flows' receiver, the target of their relay entries.
-	urecv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(r.host())})
+	lr.recv = recv
+	lr.closes = append(lr.closes, func() { recv.Close() })
+	urecv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(lr.r.host())})
 	if err != nil {
-		return metrics.RunResult{}, fmt.Errorf("liverun: UDP receiver: %v", err)
+		return fmt.Errorf("liverun: UDP receiver: %v", err)
 	}
-	defer urecv.Close()
+	lr.urecv = urecv
+	lr.closes = append(lr.closes, func() { urecv.Close() })
 	_ = urecv.SetReadBuffer(4 << 20) // bursts of many flows; the kernel caps it
-	for i, f := range p.Flows {
+	return nil
+}
+
+// startRelay starts the relay in front of the receivers; the raw UDP flows'
+// entries lead to their own receiver.
+func (lr *liveRun) startRelay(cfg relay.Config, entries []int) error {
+	for i, f := range lr.p.Flows {
 		if f.Mode == scenario.ModeUDP {
-			rcfgRelay.Entries[entries[i]].Target = urecv.LocalAddr().String()
+			cfg.Entries[entries[i]].Target = lr.urecv.LocalAddr().String()
 		}
 	}
-
-	// Relay.
-	rcfgRelay.Target = recv.LocalAddr().String()
-	rcfgRelay.Sink = links
-	rcfgRelay.InjectWriteLate = r.injectLate
-	rl, err := relay.New(rcfgRelay)
+	cfg.Target = lr.recv.LocalAddr().String()
+	cfg.Sink = lr.links
+	cfg.InjectWriteLate = lr.r.injectLate
+	rl, err := relay.New(cfg)
 	if err != nil {
-		return metrics.RunResult{}, fmt.Errorf("liverun: relay: %v", err)
+		return fmt.Errorf("liverun: relay: %v", err)
 	}
 	rl.Start()
-	defer rl.Close()
-	if r.onRelay != nil {
-		r.onRelay(rl)
+	lr.rl = rl
+	lr.closes = append(lr.closes, func() { rl.Close() })
+	if lr.r.onRelay != nil {
+		lr.r.onRelay(rl)
 	}
+	return nil
+}
 
-	// Receiver: read every accepted connection (stream and datagram) to its end.
-	var rwg sync.WaitGroup
-	serveAll(ctx, &rwg, recv.Accept, func(c *udp.Conn, buf []byte) {
+// serveReceivers reads every accepted connection (stream and datagram) to
+// its end.
+func (lr *liveRun) serveReceivers() {
+	serveAll(lr.ctx, &lr.rwg, lr.recv.Accept, func(c *udp.Conn, buf []byte) {
 		for {
 			if _, err := c.Read(buf); err != nil {
 				if errors.Is(err, io.EOF) {
@@ -305,105 +396,103 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 			}
 		}
 	})
-	serveAll(ctx, &rwg, recv.AcceptDgram, func(c *udp.DgramConn, buf []byte) {
+	serveAll(lr.ctx, &lr.rwg, lr.recv.AcceptDgram, func(c *udp.DgramConn, buf []byte) {
 		for {
-			if _, _, err := c.Recv(ctx, buf); err != nil {
+			if _, _, err := c.Recv(lr.ctx, buf); err != nil {
 				return
 			}
 		}
 	})
+}
 
-	// Senders: one socket each, through the relay's address for its path.
-	type sender struct {
-		f    *plan.Flow
-		to   netip.AddrPort
-		ep   *udp.Endpoint
-		u    *udpFlow // a raw UDP flow's sender (ep nil)
-		sink *shiftSink
-	}
-	udpFlows := map[uint64]*udpFlow{}
-	var senders []*sender
-	var res metrics.RunResult
-	res.Flows, res.Links = p.Describe()
-	for i := range p.Flows {
-		f := &p.Flows[i]
-		s := &sender{f: f, to: rl.Addr()}
+// dialSenders opens each flow's socket through the relay's address for its
+// path, and maps its relay flow key to its flow number.
+func (lr *liveRun) dialSenders(entries []int) error {
+	lr.udpFlows = map[uint64]*udpFlow{}
+	for i := range lr.p.Flows {
+		f := &lr.p.Flows[i]
+		s := &sender{f: f, to: lr.rl.Addr()}
 		if entries[i] >= 0 {
-			s.to = rl.EntryAddr(entries[i])
+			s.to = lr.rl.EntryAddr(entries[i])
 		}
-		s.sink = &shiftSink{mu: &mu, fixed: f.ID}
+		s.sink = &shiftSink{mu: &lr.mu, fixed: f.ID}
 		if f.Background {
 			s.sink.fixed = dropFlow
 		}
+		var local netip.AddrPort
 		if f.Mode == scenario.ModeUDP {
-			u, err := newUDPFlow(p, f, r.host(), net.UDPAddrFromAddrPort(s.to), s.sink)
+			u, err := newUDPFlow(lr.p, f, lr.r.host(), net.UDPAddrFromAddrPort(s.to), s.sink)
 			if err != nil {
-				return metrics.RunResult{}, fmt.Errorf("liverun: %v", err)
+				return fmt.Errorf("liverun: %v", err)
 			}
-			defer u.conn.Close()
-			s.u, udpFlows[f.ID] = u, u
-			mu.Lock()
-			links.flows[rl.FlowKey(u.conn.LocalAddr().(*net.UDPAddr).AddrPort(), relay.Fwd)] = f.MetricID()
-			mu.Unlock()
-			senders = append(senders, s)
-			continue
+			lr.closes = append(lr.closes, func() { u.conn.Close() })
+			s.u, lr.udpFlows[f.ID] = u, u
+			local = u.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+		} else {
+			ep, err := udp.DialSocket(s.to.String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}, InjectTimerLate: lr.r.injectLate})
+			if err != nil {
+				return fmt.Errorf("liverun: flow %s: %v", f.Name, err)
+			}
+			lr.closes = append(lr.closes, func() { ep.Close() })
+			s.ep = ep
+			local = ep.LocalAddr()
 		}
-		ep, err := udp.DialSocket(s.to.String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}, InjectTimerLate: r.injectLate})
-		if err != nil {
-			return metrics.RunResult{}, fmt.Errorf("liverun: flow %s: %v", f.Name, err)
-		}
-		defer ep.Close()
-		s.ep = ep
-		mu.Lock()
-		links.flows[rl.FlowKey(ep.LocalAddr(), relay.Fwd)] = f.MetricID()
-		mu.Unlock()
-		senders = append(senders, s)
+		lr.mu.Lock()
+		lr.links.flows[lr.rl.FlowKey(local, relay.Fwd)] = f.MetricID()
+		lr.mu.Unlock()
+		lr.senders = append(lr.senders, s)
 	}
+	return nil
+}
 
-	load1 := loadAverage()
-	// Start the clock: the measurement window is [t0+warm-up, t0+duration].
-	cm := common{t0: time.Now()}
-	info := p.RunInfo(cm.now())
-	mu.Lock()
-	col = metrics.NewCollector(info)
-	recvSink.col, recvSink.off = col, offset(cm, recv)
-	links.col, links.off = col, cm.now().Sub(rl.Now())
-	for _, s := range senders {
-		s.sink.col = col
+// startClock starts the run's common clock and the collector (the
+// measurement window is [t0+warm-up, t0+duration]), puts every sink on the
+// common clock, and starts the raw UDP receiver.
+func (lr *liveRun) startClock() metrics.RunInfo {
+	lr.cm = common{t0: time.Now()}
+	info := lr.p.RunInfo(lr.cm.now())
+	lr.mu.Lock()
+	lr.col = metrics.NewCollector(info)
+	lr.recvSink.col, lr.recvSink.off = lr.col, offset(lr.cm, lr.recv)
+	lr.links.col, lr.links.off = lr.col, lr.cm.now().Sub(lr.rl.Now())
+	for _, s := range lr.senders {
+		s.sink.col = lr.col
 		if s.ep != nil {
-			s.sink.off = offset(cm, s.ep) // a raw UDP flow's events are on the common clock already
+			s.sink.off = offset(lr.cm, s.ep) // a raw UDP flow's events are on the common clock already
 		}
 	}
-	mu.Unlock()
-	var badUDP int64
-	rwg.Add(1)
+	lr.mu.Unlock()
+	lr.rwg.Add(1)
 	go func() {
-		defer rwg.Done()
-		udpReceiver(urecv, cm, udpFlows, &badUDP)
+		defer lr.rwg.Done()
+		udpReceiver(lr.urecv, lr.cm, lr.udpFlows, &lr.badUDP)
 	}()
+	return info
+}
 
-	errs := make(chan error, len(senders))
+// runSenders runs every flow to its end and returns the number of flows
+// whose handshake had no answer and the first other error.
+func (lr *liveRun) runSenders(info metrics.RunInfo) (unconnected int, first error) {
+	errs := make(chan error, len(lr.senders))
 	var swg sync.WaitGroup
-	start := info.Start.Add(-p.Warmup)
-	for _, s := range senders {
+	start := info.Start.Add(-lr.p.Warmup)
+	for _, s := range lr.senders {
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
 			if s.u != nil {
-				if err := sleepUntil(ctx, cm, start.Add(s.f.Start)); err != nil {
+				if err := sleepUntil(lr.ctx, lr.cm, start.Add(s.f.Start)); err != nil {
 					errs <- err
 					return
 				}
-				errs <- s.u.send(ctx, cm, start, info.End)
+				errs <- s.u.send(lr.ctx, lr.cm, start, info.End)
 				return
 			}
-			errs <- r.flow(ctx, cm, start, info.End, s.to, s.ep, s.f, p.Rand(s.f.DataStream).Uint64(), &mu, s.sink, recvSink, &pending)
+			errs <- lr.r.flow(lr.ctx, lr.cm, start, info.End, s.to, s.ep, s.f, lr.p.Rand(s.f.DataStream).Uint64(), &lr.mu, s.sink, lr.recvSink, &lr.pending)
 		}()
 	}
 	swg.Wait()
 	close(errs)
-	var first error
-	unconnected := 0
 	for err := range errs {
 		switch {
 		case errors.Is(err, errNotConnected):
@@ -412,34 +501,29 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 			first = err
 		}
 	}
-	res.Notes = notes(rl.Counters(), load1)
-	eps := []*udp.Endpoint{recv}
-	for _, s := range senders {
+	return unconnected, first
+}
+
+// endpoints returns the run's transport endpoints: the receiver's and the
+// senders'.
+func (lr *liveRun) endpoints() []*udp.Endpoint {
+	eps := []*udp.Endpoint{lr.recv}
+	for _, s := range lr.senders {
 		if s.ep != nil {
 			eps = append(eps, s.ep)
 		}
 	}
-	hostNotes(res.Notes, hostReport(rl, eps))
-	res.Notes[NoteUnconnected] = float64(unconnected)
-	cancel()
-	rl.Close()
-	recv.Close()
-	urecv.Close()
-	rwg.Wait()
-	if len(udpFlows) > 0 {
-		res.Notes[NoteUDPBad] = float64(badUDP)
-	}
-	if err := context.Cause(ctx); first == nil && err != nil && !errors.Is(err, context.Canceled) {
-		first = err
-	}
-	if first != nil {
-		return metrics.RunResult{}, first
-	}
-	mu.Lock()
-	res.Metrics = col.Finish()
-	mu.Unlock()
-	res.Info = info
-	return res, nil
+	return eps
+}
+
+// stop ends the run: the relay and the receivers close and their
+// goroutines end.
+func (lr *liveRun) stop() {
+	lr.cancel()
+	lr.rl.Close()
+	lr.recv.Close()
+	lr.urecv.Close()
+	lr.rwg.Wait()
 }
 
 // flow runs one greedy flow: start at its offset, send until its stop (or
