@@ -27,6 +27,7 @@ import (
 	"cclab/internal/netnstest"
 	"cclab/internal/testenv"
 	"cclab/internal/testsvc"
+	"cclab/internal/units"
 	"cclab/link"
 	"cclab/relay"
 )
@@ -66,6 +67,7 @@ variants:
   - {name: vegas, cc: vegas, recovery: newreno}
 transfer:
   bytes: 100kB
+  qlog: true
 schedule:
   rounds: 2
   seed: 1
@@ -308,6 +310,7 @@ func TestMultiHostNetns(t *testing.T) {
 			t.Errorf("after resuming: %d done transfers (%d distinct), want 96 and 96 (%d failed attempts)", done, distinct, failed)
 		}
 		checkReport(t, ctl, bin, dir, "sqlite", db, spec)
+		checkProfile(t, ctl, bin, db, spec)
 	})
 
 	t.Run("refused", func(t *testing.T) {
@@ -372,6 +375,44 @@ var reportTables = []string{"The study&#39;s questions, answered from the number
 
 // checkReport writes the campaign's report from db and checks that it has
 // every table, with rows of both path groups and every variant.
+// checkProfile runs cclab campaign profile and compares each path's rate
+// with the network's: 20 Mbit/s inside a continent (the access links), 10
+// Mbit/s across (the inter link), within ±20 %, from the ACK trains of the
+// sender qlogs. (100 kB transfers never fill the 100- and 200-packet
+// buffers: the queue is a bound, logged, not checked.)
+func checkProfile(t *testing.T, ctl *netnstest.Node, bin, db, spec string) {
+	t.Helper()
+	out, err := run(t, ctl, bin, "campaign", "profile", "-db", db, "-o", "-", spec)
+	if err != nil {
+		t.Fatalf("campaign profile: %v\n%s", err, out)
+	}
+	t.Logf("profile:\n%s", out)
+	paths := 0
+	var name string
+	for _, line := range strings.Split(out, "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasSuffix(l, ":") && (strings.HasPrefix(l, "intra-") || strings.HasPrefix(l, "inter-")) {
+			name = strings.TrimSuffix(l, ":")
+		}
+		v, ok := strings.CutPrefix(l, "rate: ")
+		if !ok || name == "" {
+			continue
+		}
+		paths++
+		got, err := units.ParseRate(v)
+		want := 20e6
+		if strings.HasPrefix(name, "inter-") {
+			want = 10e6
+		}
+		if err != nil || got < 0.8*want || got > 1.2*want {
+			t.Errorf("profile %s: rate %s, want within 20%% of %s", name, v, units.FormatRate(want))
+		}
+	}
+	if paths != 12 {
+		t.Errorf("profile: %d paths with a rate, want 12", paths)
+	}
+}
+
 func checkReport(t *testing.T, ctl *netnstest.Node, bin, dir, name, db, spec string) string {
 	t.Helper()
 	out := filepath.Join(dir, name+"-report.html")
