@@ -44,126 +44,128 @@ func dupAcks(f *fixture, from, n int) {
 	}
 }
 
+// newRenoCases are NewReno's rules, each on a fresh lossSetup fixture.
+var newRenoCases = []struct {
+	name string
+	run  func(t *testing.T, f *fixture)
+}{
+	{"RFC5681 DupThresh: two duplicate ACKs do not retransmit", func(t *testing.T, f *fixture) {
+		dupAcks(f, 2, 2)
+		f.drain()
+		if slices.Contains(f.dataOffsets(), seg(1).Start) || hasCall(f, "congestion") > 0 {
+			t.Errorf("after 2 dupacks: sent %v calls %v, want no fast retransmit", f.dataOffsets(), f.tcc().calls)
+		}
+	}},
+	{"RFC6582 3.2 step 2-3: third duplicate ACK retransmits the first unacked segment, ssthresh from controller, window ssthresh+3*SMSS", func(t *testing.T, f *fixture) {
+		dupAcks(f, 2, 3)
+		f.drain()
+		if got := f.dataOffsets(); len(got) != 1 || got[0] != seg(1).Start {
+			t.Errorf("after 3 dupacks: sent %v, want [%d]", got, seg(1).Start)
+		}
+		if hasCall(f, "congestion loss") != 1 {
+			t.Errorf("controller calls %v, want one congestion loss", f.tcc().calls)
+		}
+		nr := f.c.rec.(*NewReno)
+		if want := 5 * testMSS; f.tcc().ssthresh != want {
+			t.Errorf("ssthresh got %d, want FlightSize/2 = %d", f.tcc().ssthresh, want)
+		}
+		if got, want := nr.Window(), 8*testMSS; got != want {
+			t.Errorf("recovery window got %d, want ssthresh+3*SMSS = %d", got, want)
+		}
+		if got, want := nr.Recover(), uint64(11*testMSS); got != want {
+			t.Errorf("recover got %d, want HighData %d", got, want)
+		}
+	}},
+	{"RFC6582 3.2 step 4: each further duplicate ACK inflates by SMSS; new data when FlightSize < window", func(t *testing.T, f *fixture) {
+		dupAcks(f, 2, 3)
+		f.drain()
+		dupAcks(f, 5, 2) // window 10 MSS = FlightSize: nothing new
+		if f.drain(); len(f.dataOffsets()) != 0 {
+			t.Errorf("window 10 MSS, FlightSize 10 MSS: sent %v, want nothing", f.dataOffsets())
+		}
+		dupAcks(f, 7, 1) // window 11 MSS
+		if got := f.dataOffsets(); len(f.drain()) != 1 || f.dataOffsets()[0] != uint64(11*testMSS) {
+			t.Errorf("window 11 MSS: sent %v, want new segment at %d", got, 11*testMSS)
+		}
+	}},
+	{"RFC6582 3.2 step 5: partial ACK retransmits the next hole, deflates, stays in recovery", func(t *testing.T, f *fixture) {
+		dupAcks(f, 2, 3)
+		f.drain()
+		f.now = f.now.Add(50 * time.Millisecond)
+		f.ack(seg(5).Start, 0, span(6, 10)) // segments 1-4 acked, 5 still missing
+		f.drain()
+		if got := f.dataOffsets(); len(got) == 0 || got[0] != seg(5).Start {
+			t.Errorf("partial ACK: sent %v, want retransmission of %d first", got, seg(5).Start)
+		}
+		nr := f.c.rec.(*NewReno)
+		if !nr.InRecovery() || hasCall(f, "exit") != 0 {
+			t.Errorf("partial ACK left recovery (calls %v)", f.tcc().calls)
+		}
+		if got, want := nr.Window(), 8*testMSS-4*testMSS+testMSS; got != want {
+			t.Errorf("window after partial ACK of 4 MSS got %d, want %d (deflate by 4 MSS, add back 1)", got, want)
+		}
+	}},
+	{"RFC6582 3.2 step 3 (full ACK): ACK of recover exits; controller sets cwnd", func(t *testing.T, f *fixture) {
+		dupAcks(f, 2, 3)
+		f.drain()
+		f.ack(uint64(11*testMSS), 0)
+		if f.c.rec.InRecovery() || hasCall(f, "exit") != 1 {
+			t.Errorf("full ACK: in recovery %v, calls %v, want exit", f.c.rec.InRecovery(), f.tcc().calls)
+		}
+		if got, want := f.tcc().cwnd, 5*testMSS; got != want {
+			t.Errorf("cwnd after exit %d, want ssthresh %d", got, want)
+		}
+	}},
+	{"RFC6582 3.2 step 2: duplicate ACKs not covering recover after an RTO do not start recovery", func(t *testing.T, f *fixture) {
+		f.now = f.c.rtoAt
+		f.ep.OnDeadline(f.now)
+		if hasCall(f, "rto") != 1 {
+			t.Fatalf("no RTO: calls %v", f.tcc().calls)
+		}
+		f.drain() // retransmits segment 1
+		dupAcks(f, 2, 4)
+		if hasCall(f, "congestion") != 0 || f.c.rec.InRecovery() {
+			t.Errorf("dupacks below recover started recovery: calls %v", f.tcc().calls)
+		}
+	}},
+	{"RFC5681 eq. (4): an RTO during recovery takes FlightSize without the window inflation", func(t *testing.T, f *fixture) {
+		dupAcks(f, 2, 3) // ssthresh 5 MSS, window 8 MSS
+		f.drain()
+		dupAcks(f, 5, 6) // window 14 MSS: new data up to FlightSize 14 MSS
+		f.drain()
+		if got, want := f.c.sb.FlightSize(), 14*testMSS; got != want {
+			t.Fatalf("FlightSize %d, want %d (inflated window filled)", got, want)
+		}
+		f.now = f.c.rtoAt
+		f.c.onDeadline(f.now)
+		if hasCall(f, "rto") != 1 {
+			t.Fatalf("no RTO: calls %v", f.tcc().calls)
+		}
+		// The controller's cwnd (10 MSS) bounds the flight it sees:
+		// ssthresh stays 5 MSS instead of 14/2 = 7 MSS.
+		if got, want := f.tcc().ssthresh, 5*testMSS; got != want {
+			t.Errorf("ssthresh after the RTO %d, want %d (FlightSize capped at cwnd)", got, want)
+		}
+	}},
+	{"RFC6582 Impatient: only the first partial ACK restarts the RTO timer", func(t *testing.T, f *fixture) {
+		dupAcks(f, 2, 3)
+		f.drain()
+		f.now = f.now.Add(10 * time.Millisecond)
+		f.ack(seg(3).Start, 0, span(4, 10))
+		first := f.c.rtoAt
+		if want := f.now.Add(f.c.rtt.current()); first != want {
+			t.Errorf("first partial ACK: RTO at %v, want %v", first, want)
+		}
+		f.now = f.now.Add(10 * time.Millisecond)
+		f.ack(seg(4).Start, 0, span(5, 10))
+		if f.c.rtoAt != first {
+			t.Errorf("second partial ACK moved the RTO timer to %v (from %v)", f.c.rtoAt, first)
+		}
+	}},
+}
+
 func TestNewRenoRules(t *testing.T) {
-	cases := []struct {
-		name string
-		run  func(t *testing.T, f *fixture)
-	}{
-		{"RFC5681 DupThresh: two duplicate ACKs do not retransmit", func(t *testing.T, f *fixture) {
-			dupAcks(f, 2, 2)
-			f.drain()
-			if slices.Contains(f.dataOffsets(), seg(1).Start) || hasCall(f, "congestion") > 0 {
-				t.Errorf("after 2 dupacks: sent %v calls %v, want no fast retransmit", f.dataOffsets(), f.tcc().calls)
-			}
-		}},
-		{"RFC6582 3.2 step 2-3: third duplicate ACK retransmits the first unacked segment, ssthresh from controller, window ssthresh+3*SMSS", func(t *testing.T, f *fixture) {
-			dupAcks(f, 2, 3)
-			f.drain()
-			if got := f.dataOffsets(); len(got) != 1 || got[0] != seg(1).Start {
-				t.Errorf("after 3 dupacks: sent %v, want [%d]", got, seg(1).Start)
-			}
-			if hasCall(f, "congestion loss") != 1 {
-				t.Errorf("controller calls %v, want one congestion loss", f.tcc().calls)
-			}
-			nr := f.c.rec.(*NewReno)
-			if want := 5 * testMSS; f.tcc().ssthresh != want {
-				t.Errorf("ssthresh got %d, want FlightSize/2 = %d", f.tcc().ssthresh, want)
-			}
-			if got, want := nr.Window(), 8*testMSS; got != want {
-				t.Errorf("recovery window got %d, want ssthresh+3*SMSS = %d", got, want)
-			}
-			if got, want := nr.Recover(), uint64(11*testMSS); got != want {
-				t.Errorf("recover got %d, want HighData %d", got, want)
-			}
-		}},
-		{"RFC6582 3.2 step 4: each further duplicate ACK inflates by SMSS; new data when FlightSize < window", func(t *testing.T, f *fixture) {
-			dupAcks(f, 2, 3)
-			f.drain()
-			dupAcks(f, 5, 2) // window 10 MSS = FlightSize: nothing new
-			if f.drain(); len(f.dataOffsets()) != 0 {
-				t.Errorf("window 10 MSS, FlightSize 10 MSS: sent %v, want nothing", f.dataOffsets())
-			}
-			dupAcks(f, 7, 1) // window 11 MSS
-			if got := f.dataOffsets(); len(f.drain()) != 1 || f.dataOffsets()[0] != uint64(11*testMSS) {
-				t.Errorf("window 11 MSS: sent %v, want new segment at %d", got, 11*testMSS)
-			}
-		}},
-		{"RFC6582 3.2 step 5: partial ACK retransmits the next hole, deflates, stays in recovery", func(t *testing.T, f *fixture) {
-			dupAcks(f, 2, 3)
-			f.drain()
-			f.now = f.now.Add(50 * time.Millisecond)
-			f.ack(seg(5).Start, 0, span(6, 10)) // segments 1-4 acked, 5 still missing
-			f.drain()
-			if got := f.dataOffsets(); len(got) == 0 || got[0] != seg(5).Start {
-				t.Errorf("partial ACK: sent %v, want retransmission of %d first", got, seg(5).Start)
-			}
-			nr := f.c.rec.(*NewReno)
-			if !nr.InRecovery() || hasCall(f, "exit") != 0 {
-				t.Errorf("partial ACK left recovery (calls %v)", f.tcc().calls)
-			}
-			if got, want := nr.Window(), 8*testMSS-4*testMSS+testMSS; got != want {
-				t.Errorf("window after partial ACK of 4 MSS got %d, want %d (deflate by 4 MSS, add back 1)", got, want)
-			}
-		}},
-		{"RFC6582 3.2 step 3 (full ACK): ACK of recover exits; controller sets cwnd", func(t *testing.T, f *fixture) {
-			dupAcks(f, 2, 3)
-			f.drain()
-			f.ack(uint64(11*testMSS), 0)
-			if f.c.rec.InRecovery() || hasCall(f, "exit") != 1 {
-				t.Errorf("full ACK: in recovery %v, calls %v, want exit", f.c.rec.InRecovery(), f.tcc().calls)
-			}
-			if got, want := f.tcc().cwnd, 5*testMSS; got != want {
-				t.Errorf("cwnd after exit %d, want ssthresh %d", got, want)
-			}
-		}},
-		{"RFC6582 3.2 step 2: duplicate ACKs not covering recover after an RTO do not start recovery", func(t *testing.T, f *fixture) {
-			f.now = f.c.rtoAt
-			f.ep.OnDeadline(f.now)
-			if hasCall(f, "rto") != 1 {
-				t.Fatalf("no RTO: calls %v", f.tcc().calls)
-			}
-			f.drain() // retransmits segment 1
-			dupAcks(f, 2, 4)
-			if hasCall(f, "congestion") != 0 || f.c.rec.InRecovery() {
-				t.Errorf("dupacks below recover started recovery: calls %v", f.tcc().calls)
-			}
-		}},
-		{"RFC5681 eq. (4): an RTO during recovery takes FlightSize without the window inflation", func(t *testing.T, f *fixture) {
-			dupAcks(f, 2, 3) // ssthresh 5 MSS, window 8 MSS
-			f.drain()
-			dupAcks(f, 5, 6) // window 14 MSS: new data up to FlightSize 14 MSS
-			f.drain()
-			if got, want := f.c.sb.FlightSize(), 14*testMSS; got != want {
-				t.Fatalf("FlightSize %d, want %d (inflated window filled)", got, want)
-			}
-			f.now = f.c.rtoAt
-			f.c.onDeadline(f.now)
-			if hasCall(f, "rto") != 1 {
-				t.Fatalf("no RTO: calls %v", f.tcc().calls)
-			}
-			// The controller's cwnd (10 MSS) bounds the flight it sees:
-			// ssthresh stays 5 MSS instead of 14/2 = 7 MSS.
-			if got, want := f.tcc().ssthresh, 5*testMSS; got != want {
-				t.Errorf("ssthresh after the RTO %d, want %d (FlightSize capped at cwnd)", got, want)
-			}
-		}},
-		{"RFC6582 Impatient: only the first partial ACK restarts the RTO timer", func(t *testing.T, f *fixture) {
-			dupAcks(f, 2, 3)
-			f.drain()
-			f.now = f.now.Add(10 * time.Millisecond)
-			f.ack(seg(3).Start, 0, span(4, 10))
-			first := f.c.rtoAt
-			if want := f.now.Add(f.c.rtt.current()); first != want {
-				t.Errorf("first partial ACK: RTO at %v, want %v", first, want)
-			}
-			f.now = f.now.Add(10 * time.Millisecond)
-			f.ack(seg(4).Start, 0, span(5, 10))
-			if f.c.rtoAt != first {
-				t.Errorf("second partial ACK moved the RTO timer to %v (from %v)", f.c.rtoAt, first)
-			}
-		}},
-	}
-	for _, tc := range cases {
+	for _, tc := range newRenoCases {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, lossSetup(t, "newreno")) })
 	}
 }

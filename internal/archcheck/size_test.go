@@ -23,7 +23,6 @@ var sizeAllowed = map[string]bool{
 	"perf/dgram.go: func RunDgram":                                        true,
 	"perf/server.go: file":                                                true,
 	"transport/dgram.go: func DgramConn.transmit":                         true, // the datagram sender's hot path
-	"transport/recovery_test.go: func TestNewRenoRules":                   true,
 }
 
 // TestSizeLimits: no Go file over MaxFileLines and no function over
