@@ -15,7 +15,6 @@ var sizePending = []string{"eval", "scenario", "metrics", "store", "report", "ba
 // MaxFileLines not split yet: "DIR/FILE: func NAME" or "DIR/FILE: file".
 var sizeAllowed = map[string]bool{
 	"campaign/multihost/multihost_linux_test.go: func TestMultiHostNetns": true,
-	"cmd/bottleneck/relaybench/offload.go: func measureFull":              true,
 	"cmd/ccbench/main.go: func run":                                       true,
 	"cmd/cclab/simcmd.go: func runSim":                                    true,
 	"cmd/cclab/slurm.go: func runSlurm":                                   true,

@@ -338,14 +338,20 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 	if run.WriteCalls > 0 {
 		res.perWrite = float64(run.Sent) / float64(run.WriteCalls)
 	}
+	return res, res.match(run, blasted, size, app, recv, seqs)
+}
+
+// match matches each datagram the receiver got with its departure from
+// the link and sets res's emulation error figures from the pairs.
+func (res *fullResult) match(run relayRun, blasted int64, size int, app, recv []time.Duration, seqs []uint64) error {
 	deps := run.Deps
 	n := len(recv)
 	if n < 100 {
-		return res, fmt.Errorf("full emulation: %d datagrams received: too few", n)
+		return fmt.Errorf("full emulation: %d datagrams received: too few", n)
 	}
 	for i := 1; i < n; i++ {
 		if seqs[i] <= seqs[i-1] {
-			return res, fmt.Errorf("full emulation: datagrams reordered (seq %d after %d)", seqs[i], seqs[i-1])
+			return fmt.Errorf("full emulation: datagrams reordered (seq %d after %d)", seqs[i], seqs[i-1])
 		}
 	}
 	// Match each received datagram with its departure from the link: by
@@ -358,7 +364,7 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 	var order []clock.Time // departures in order, for the second case
 	if res.lostBefore != 0 {
 		if res.lostAfter != 0 {
-			return res, fmt.Errorf("full emulation: %d datagrams lost before the relay and %d after it: cannot match receptions with departures", res.lostBefore, res.lostAfter)
+			return fmt.Errorf("full emulation: %d datagrams lost before the relay and %d after it: cannot match receptions with departures", res.lostBefore, res.lostAfter)
 		}
 		for _, d := range deps {
 			if d != 0 {
@@ -366,7 +372,7 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 			}
 		}
 		if len(order) != n {
-			return res, fmt.Errorf("full emulation: %d departures, %d received", len(order), n)
+			return fmt.Errorf("full emulation: %d departures, %d received", len(order), n)
 		}
 	}
 	errs := make([]time.Duration, 0, n)
@@ -379,7 +385,7 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 			dep = deps[id]
 		}
 		if dep == 0 {
-			return res, fmt.Errorf("full emulation: datagram %d received but never departed the link", seqs[i])
+			return fmt.Errorf("full emulation: datagram %d received but never departed the link", seqs[i])
 		}
 		model := time.Duration(dep) - run.Offset
 		errs = append(errs, recv[i]-model)
@@ -393,7 +399,7 @@ func measureFull(mode string, relayCPUs []int, rate, offered float64, delay time
 	res.errMin, res.errP50, res.errP99, res.errP999, res.errMax = errs[0], errs[n/2], errs[n*99/100], errs[n*999/1000], errs[n-1]
 	slices.Sort(appErrs)
 	res.appP50, res.appP99, res.appMax = appErrs[n/2], appErrs[n*99/100], appErrs[n-1]
-	return res, nil
+	return nil
 }
 
 // runOffload prints section (d)'s forwarding rates.
