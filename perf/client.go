@@ -261,7 +261,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	res := &Result{Start: Start{
 		Timestamp: startWall.UTC().Format(time.RFC3339Nano), ConnectTo: peer.String(),
 		Local: ep.LocalAddr().String(), ConnID: fmt.Sprintf("%016x", id), Reverse: cfg.Reverse,
-		CC: cfg.CC, Recovery: cfg.Recovery, Bytes: cfg.Bytes, MaxDatagram: cfg.transportConfig(req, nil).MaxDatagram,
+		CC: cfg.CC, Recovery: cfg.Recovery, Bytes: cfg.Bytes, MaxDatagram: tc.MaxDatagram,
 		MinRTOms: ms(cfg.MinRTO), ECN: cfg.ECN, Seed: cfg.Seed, Interval: cfg.Interval.Seconds(),
 		Omit: cfg.Omit.Seconds(), Test: cfg.Test, Flows: max(cfg.Flows, 1),
 	}}
