@@ -184,27 +184,9 @@ func Sweep(ctx context.Context, exp *scenario.Experiment, opt SweepOptions) (Swe
 	}
 	specs := ShardSpecs(Specs(exp, opt.Backends), opt.Shard, opt.Shards)
 	st.Total = len(specs)
-	byBackend := map[string][]scenario.RunSpec{}
-	var order []string
-	for _, s := range specs {
-		if opt.Runners[s.Backend] == nil {
-			if !slices.Contains(st.Missing, s.Backend) {
-				st.Missing = append(st.Missing, s.Backend)
-			}
-			continue
-		}
-		done, err := opt.Store.Done(ctx, expID, s.Key)
-		if err != nil {
-			return st, err
-		}
-		if done {
-			st.Skipped++
-			continue
-		}
-		if _, ok := byBackend[s.Backend]; !ok {
-			order = append(order, s.Backend)
-		}
-		byBackend[s.Backend] = append(byBackend[s.Backend], s)
+	byBackend, order, err := pending(ctx, opt, expID, specs, &st)
+	if err != nil {
+		return st, err
 	}
 	sort.Strings(st.Missing)
 	for _, b := range st.Missing {
@@ -300,6 +282,35 @@ func Sweep(ctx context.Context, exp *scenario.Experiment, opt SweepOptions) (Swe
 // hostLimited reports whether a done run was marked host-limited.
 func hostLimited(rec *store.RunRecord) bool {
 	return rec.Status == store.StatusDone && rec.Notes[noteHostLimited] == 1
+}
+
+// pending groups the specs still to run by backend, in the order the
+// backends first appear; it counts the runs already done (st.Skipped) and
+// lists the backends without a runner (st.Missing).
+func pending(ctx context.Context, opt SweepOptions, expID int64, specs []scenario.RunSpec, st *SweepStats) (map[string][]scenario.RunSpec, []string, error) {
+	byBackend := map[string][]scenario.RunSpec{}
+	var order []string
+	for _, s := range specs {
+		if opt.Runners[s.Backend] == nil {
+			if !slices.Contains(st.Missing, s.Backend) {
+				st.Missing = append(st.Missing, s.Backend)
+			}
+			continue
+		}
+		done, err := opt.Store.Done(ctx, expID, s.Key)
+		if err != nil {
+			return nil, nil, err
+		}
+		if done {
+			st.Skipped++
+			continue
+		}
+		if _, ok := byBackend[s.Backend]; !ok {
+			order = append(order, s.Backend)
+		}
+		byBackend[s.Backend] = append(byBackend[s.Backend], s)
+	}
+	return byBackend, order, nil
 }
 
 // execute runs one spec and turns the outcome into a record.

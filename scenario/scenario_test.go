@@ -115,24 +115,23 @@ flows:
 	}
 }
 
-// TestScenarioErrors checks that each kind of mistake is reported with the
-// file, the line of the mistake, the field path and the allowed values.
-func TestScenarioErrors(t *testing.T) {
-	cases := []struct {
-		name    string
-		src     string
-		line    int
-		field   string
-		contain []string
-	}{
-		{"unknown field", `name: x
+// scenarioErrorCases are mistakes in scenario files with the line, the
+// field path and the words their errors must carry.
+var scenarioErrorCases = []struct {
+	name    string
+	src     string
+	line    int
+	field   string
+	contain []string
+}{
+	{"unknown field", `name: x
 duration: 1s
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows:
   - cc: reno
     colour: blue
 `, 6, "flows[0].colour", []string{"unknown field", "allowed:", "cc", "traffic"}},
-		{"bad rate", `name: x
+	{"bad rate", `name: x
 duration: 1s
 topology:
   kind: dumbbell
@@ -140,13 +139,13 @@ topology:
     rate: 16 furlongs
 flows: [{cc: reno}]
 `, 6, "topology.bottleneck.rate", []string{"16 furlongs", "16Mbit"}},
-		{"unknown controller", `name: x
+	{"unknown controller", `name: x
 duration: 1s
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows:
   - cc: rneo
 `, 5, "flows[0].cc", []string{"rneo", "allowed:", "reno"}},
-		{"unknown controller in a sweep", `name: x
+	{"unknown controller in a sweep", `name: x
 duration: 1s
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows:
@@ -154,60 +153,60 @@ flows:
       - reno
       - vgeas
 `, 7, "flows[0].cc", []string{"vgeas", "allowed:"}},
-		{"bad controller parameter", `name: x
+	{"bad controller parameter", `name: x
 duration: 1s
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows:
   - cc: "dca:bogus=1"
 `, 5, "flows[0].cc", []string{"bogus", "allowed:"}},
-		{"unknown queue", `name: x
+	{"unknown queue", `name: x
 duration: 1s
 topology:
   kind: dumbbell
   bottleneck: {rate: 1Mbit, queue: "blue:3"}
 flows: [{cc: reno}]
 `, 5, "topology.bottleneck.queue", []string{"blue", "allowed:", "droptail"}},
-		{"wrong type: mapping for a scalar", `name: x
+	{"wrong type: mapping for a scalar", `name: x
 duration: {seconds: 3}
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows: [{cc: reno}]
 `, 2, "duration", []string{"got a mapping"}},
-		{"wrong type: scalar for a list", `name: x
+	{"wrong type: scalar for a list", `name: x
 duration: 1s
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows: lots
 `, 4, "flows", []string{"want a list of flows"}},
-		{"wrong type: not an integer", `name: x
+	{"wrong type: not an integer", `name: x
 duration: 1s
 runs: three
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows: [{cc: reno}]
 `, 3, "runs", []string{`"three" is not an integer`}},
-		{"unknown topology kind", `name: x
+	{"unknown topology kind", `name: x
 duration: 1s
 topology:
   kind: star
   bottleneck: {rate: 1Mbit}
 flows: [{cc: reno}]
 `, 4, "topology.kind", []string{"star", "allowed: dumbbell, chain"}},
-		{"bad loss", `name: x
+	{"bad loss", `name: x
 duration: 1s
 topology:
   kind: dumbbell
   bottleneck: {rate: 1Mbit, loss: 1.5}
 flows: [{cc: reno}]
 `, 5, "topology.bottleneck.loss", []string{"1.5"}},
-		{"missing field", `name: x
+	{"missing field", `name: x
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows: [{cc: reno}]
 `, 1, "duration", []string{"missing required field"}},
-		{"unknown backend", `name: x
+	{"unknown backend", `name: x
 duration: 1s
 backends: [sim, omnet]
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows: [{cc: reno}]
 `, 3, "backends", []string{"omnet", "allowed: sim, live, ns3"}},
-		{"rate without a unit", `name: x
+	{"rate without a unit", `name: x
 duration: 1s
 topology:
   kind: dumbbell
@@ -215,17 +214,17 @@ topology:
     rate: 10
 flows: [{cc: reno}]
 `, 6, "topology.bottleneck.rate", []string{"without a unit", "10Mbit"}},
-		{"rate in bytes per second", `name: x
+	{"rate in bytes per second", `name: x
 duration: 1s
 topology: {kind: dumbbell, bottleneck: {rate: 10MBps}}
 flows: [{cc: reno}]
 `, 3, "topology.bottleneck.rate", []string{"bytes per second", "80Mbit"}},
-		{"size without a unit", `name: x
+	{"size without a unit", `name: x
 duration: 1s
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}, mtu: 1500}
 flows: [{cc: reno}]
 `, 3, "topology.mtu", []string{"without a unit", "1500B"}},
-		{"RED min above max", `name: x
+	{"RED min above max", `name: x
 duration: 1s
 topology:
   kind: chain
@@ -234,7 +233,7 @@ topology:
     - {rate: 8Mbit, queue: "red:min=15,max=5"}
 flows: [{cc: reno}]
 `, 7, "topology.hops[1].queue", []string{"max=5p must exceed min=15p"}},
-		{"RED min above max in a sweep", `name: x
+	{"RED min above max in a sweep", `name: x
 duration: 1s
 topology:
   kind: dumbbell
@@ -245,38 +244,42 @@ topology:
       - "red:min=20,max=10"
 flows: [{cc: reno}]
 `, 9, "topology.bottleneck.queue", []string{"must exceed"}},
-		{"bad duration", `name: x
+	{"bad duration", `name: x
 duration: 15 seconds
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows: [{cc: reno}]
 `, 2, "duration", []string{"15 seconds", "examples"}},
-		{"negative duration", `name: x
+	{"negative duration", `name: x
 duration: -1s
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows: [{cc: reno}]
 `, 2, "duration", []string{`duration "-1s" must not be negative`}},
-		{"udp flow with a stream generator", `name: x
+	{"udp flow with a stream generator", `name: x
 duration: 1s
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows:
   - mode: udp
     traffic: greedy
 `, 6, "flows[0].traffic", []string{"mode udp:", "not a datagram generator"}},
-		{"udp flow with the default generator", `name: x
+	{"udp flow with the default generator", `name: x
 duration: 1s
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows:
   - mode: udp
 `, 5, "flows[0].traffic", []string{"mode udp:", "greedy"}},
-		{"datagram flow with a sized transfer", `name: x
+	{"datagram flow with a sized transfer", `name: x
 duration: 1s
 topology: {kind: dumbbell, bottleneck: {rate: 1Mbit}}
 flows:
   - mode: datagram
     traffic: "greedy:bytes=1MB"
 `, 6, "flows[0].traffic", []string{"datagram mode", "a byte count is not supported"}},
-	}
-	for _, c := range cases {
+}
+
+// TestScenarioErrors checks that each kind of mistake is reported with the
+// file, the line of the mistake, the field path and the allowed values.
+func TestScenarioErrors(t *testing.T) {
+	for _, c := range scenarioErrorCases {
 		_, err := ParseScenario("bad.yaml", []byte(c.src))
 		if err == nil {
 			t.Errorf("%s: got no error", c.name)

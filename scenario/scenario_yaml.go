@@ -44,46 +44,14 @@ func (s Scenario) YAML() []byte {
 	}
 	t := s.Topology
 	w("topology:\n  kind: %s\n", t.Kind)
-	hop := func(indent string, h Hop) {
-		w("%srate: %s\n", indent, rate(h.Rate))
-		w("%sdelay: %s\n", indent, dur(h.Delay))
-		w("%squeue: %s\n", indent, quote(h.Queue))
-		if h.Loss != "" {
-			w("%sloss: %s\n", indent, quote(h.Loss))
-		}
-		if h.Trace != "" {
-			w("%strace: %s\n", indent, quote(h.Trace))
-		}
-		if h.Jitter > 0 {
-			w("%sjitter: %s\n", indent, dur(h.Jitter))
-		}
-		if h.Reorder {
-			w("%sreorder: true\n", indent)
-		}
-		if h.RevLoss != "" {
-			w("%srev_loss: %s\n", indent, quote(h.RevLoss))
-		}
-		switch {
-		case h.RevRate < 0:
-			w("%srev_rate: unlimited\n", indent)
-		case h.RevRate > 0:
-			w("%srev_rate: %s\n", indent, rate(h.RevRate))
-		}
-		if len(h.Cross) > 0 {
-			w("%scross:\n", indent)
-			for _, c := range h.Cross {
-				w("%s  - {traffic: %s, dir: %s}\n", indent, quote(c.Traffic), c.Dir)
-			}
-		}
-	}
 	if t.Kind == KindDumbbell && len(t.Hops) == 1 {
 		w("  bottleneck:\n")
-		hop("    ", t.Hops[0])
+		writeHop(w, "    ", t.Hops[0])
 	} else {
 		w("  hops:\n")
 		for _, h := range t.Hops {
 			w("    -\n")
-			hop("      ", h)
+			writeHop(w, "      ", h)
 		}
 	}
 	if t.Access != (Access{}) {
@@ -102,49 +70,7 @@ func (s Scenario) YAML() []byte {
 	}
 	w("flows:\n")
 	for _, f := range s.Flows {
-		w("  - name: %s\n", quote(f.Name))
-		w("    count: %d\n", f.Count)
-		w("    mode: %s\n", f.Mode)
-		if f.Mode != ModeUDP {
-			w("    cc: %s\n", quote(f.CC))
-			if f.Recovery != "" {
-				w("    recovery: %s\n", quote(f.Recovery))
-			}
-		}
-		w("    traffic: %s\n", quote(f.Traffic))
-		w("    start: %s\n", dur(f.Start))
-		if f.Stop > 0 {
-			w("    stop: %s\n", dur(f.Stop))
-		}
-		if f.Datagram > 0 {
-			w("    datagram: %dB\n", f.Datagram)
-		}
-		if f.Path != nil {
-			w("    path: %d-%d\n", f.Path[0], f.Path[1])
-		}
-		if f.AccessDelay != nil {
-			w("    access_delay: %s\n", dur(*f.AccessDelay))
-		}
-		if f.Stagger > 0 {
-			w("    stagger: %s\n", dur(f.Stagger))
-		}
-		if f.ECN {
-			w("    ecn: true\n")
-		}
-		if f.MinRTO > 0 {
-			w("    min_rto: %s\n", dur(f.MinRTO))
-		}
-		if f.AckEvery > 0 {
-			w("    ack_every: %d\n", f.AckEvery)
-		}
-		if f.DelayedAck == transport.NoDelayedAck {
-			w("    delayed_ack: 0s\n")
-		} else if f.DelayedAck > 0 {
-			w("    delayed_ack: %s\n", dur(f.DelayedAck))
-		}
-		if f.RecvWindow > 0 {
-			w("    recv_window: %dB\n", f.RecvWindow)
-		}
+		writeFlow(w, f)
 	}
 	if len(s.Baseline) > 0 {
 		w("baseline:\n")
@@ -153,6 +79,87 @@ func (s Scenario) YAML() []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// writeHop writes a hop's fields at indent.
+func writeHop(w func(string, ...any), indent string, h Hop) {
+	w("%srate: %s\n", indent, rate(h.Rate))
+	w("%sdelay: %s\n", indent, dur(h.Delay))
+	w("%squeue: %s\n", indent, quote(h.Queue))
+	if h.Loss != "" {
+		w("%sloss: %s\n", indent, quote(h.Loss))
+	}
+	if h.Trace != "" {
+		w("%strace: %s\n", indent, quote(h.Trace))
+	}
+	if h.Jitter > 0 {
+		w("%sjitter: %s\n", indent, dur(h.Jitter))
+	}
+	if h.Reorder {
+		w("%sreorder: true\n", indent)
+	}
+	if h.RevLoss != "" {
+		w("%srev_loss: %s\n", indent, quote(h.RevLoss))
+	}
+	switch {
+	case h.RevRate < 0:
+		w("%srev_rate: unlimited\n", indent)
+	case h.RevRate > 0:
+		w("%srev_rate: %s\n", indent, rate(h.RevRate))
+	}
+	if len(h.Cross) > 0 {
+		w("%scross:\n", indent)
+		for _, c := range h.Cross {
+			w("%s  - {traffic: %s, dir: %s}\n", indent, quote(c.Traffic), c.Dir)
+		}
+	}
+}
+
+// writeFlow writes one flow group as an item of the flows list.
+func writeFlow(w func(string, ...any), f Flow) {
+	w("  - name: %s\n", quote(f.Name))
+	w("    count: %d\n", f.Count)
+	w("    mode: %s\n", f.Mode)
+	if f.Mode != ModeUDP {
+		w("    cc: %s\n", quote(f.CC))
+		if f.Recovery != "" {
+			w("    recovery: %s\n", quote(f.Recovery))
+		}
+	}
+	w("    traffic: %s\n", quote(f.Traffic))
+	w("    start: %s\n", dur(f.Start))
+	if f.Stop > 0 {
+		w("    stop: %s\n", dur(f.Stop))
+	}
+	if f.Datagram > 0 {
+		w("    datagram: %dB\n", f.Datagram)
+	}
+	if f.Path != nil {
+		w("    path: %d-%d\n", f.Path[0], f.Path[1])
+	}
+	if f.AccessDelay != nil {
+		w("    access_delay: %s\n", dur(*f.AccessDelay))
+	}
+	if f.Stagger > 0 {
+		w("    stagger: %s\n", dur(f.Stagger))
+	}
+	if f.ECN {
+		w("    ecn: true\n")
+	}
+	if f.MinRTO > 0 {
+		w("    min_rto: %s\n", dur(f.MinRTO))
+	}
+	if f.AckEvery > 0 {
+		w("    ack_every: %d\n", f.AckEvery)
+	}
+	if f.DelayedAck == transport.NoDelayedAck {
+		w("    delayed_ack: 0s\n")
+	} else if f.DelayedAck > 0 {
+		w("    delayed_ack: %s\n", dur(f.DelayedAck))
+	}
+	if f.RecvWindow > 0 {
+		w("    recv_window: %dB\n", f.RecvWindow)
+	}
 }
 
 // quote returns s as a YAML double-quoted scalar.

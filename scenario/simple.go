@@ -165,24 +165,8 @@ func (s Simple) Scenario() (Scenario, error) {
 	t := &sc.Topology
 	t.PayloadOnly = s.PayloadOnly
 	t.Access = Access{Rate: s.AccessRate}
-	if s.Warmup < 0 || s.Warmup >= s.Duration {
-		return sc, fmt.Errorf("warm-up %v: must be at least 0 and shorter than the duration %v", s.Warmup, s.Duration)
-	}
-	if s.MinRTO < 0 || s.MinRTO > MaxMinRTO {
-		return sc, fmt.Errorf("-min-rto %v: must be above 0 and at most %v (RFC 6298 §2.4: 1s; Linux: 200ms)", s.MinRTO, MaxMinRTO)
-	}
-	if err := s.checkReceiver(); err != nil {
+	if err := s.checkSettings(); err != nil {
 		return sc, err
-	}
-	for _, cc := range s.CC {
-		if err := validateCC(cc); err != nil {
-			return sc, err
-		}
-	}
-	if s.Recovery != "" {
-		if err := validateRecovery(s.Recovery); err != nil {
-			return sc, err
-		}
 	}
 	recovery := s.Recovery
 	if recovery == "" {
@@ -282,6 +266,31 @@ func (s Simple) Scenario() (Scenario, error) {
 			Stagger: s.Stagger})
 	}
 	return sc, sc.checkLimits(true)
+}
+
+// checkSettings checks the warm-up, the minimum RTO, the receiver's
+// settings, the controllers and the recovery of s.
+func (s Simple) checkSettings() error {
+	if s.Warmup < 0 || s.Warmup >= s.Duration {
+		return fmt.Errorf("warm-up %v: must be at least 0 and shorter than the duration %v", s.Warmup, s.Duration)
+	}
+	if s.MinRTO < 0 || s.MinRTO > MaxMinRTO {
+		return fmt.Errorf("-min-rto %v: must be above 0 and at most %v (RFC 6298 §2.4: 1s; Linux: 200ms)", s.MinRTO, MaxMinRTO)
+	}
+	if err := s.checkReceiver(); err != nil {
+		return err
+	}
+	for _, cc := range s.CC {
+		if err := validateCC(cc); err != nil {
+			return err
+		}
+	}
+	if s.Recovery != "" {
+		if err := validateRecovery(s.Recovery); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkFlags checks the counts, duration and rates of s (after defaults)

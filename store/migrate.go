@@ -219,41 +219,8 @@ func migrateVersions(ctx context.Context, tx dq) error {
 		return err
 	}
 	for _, e := range exps {
-		points := map[string]*legacyPoint{}
-		var order []*legacyPoint
-		rows, err := tx.query(ctx, `SELECT point, params, scenario_hash, version, started, finished FROM runs
-			WHERE experiment_id = ? ORDER BY id`, e.id)
+		points, order, err := legacyPoints(ctx, tx, e.id)
 		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var point int
-			var params, hash, version, started, finished string
-			if err := rows.Scan(&point, &params, &hash, &version, &started, &finished); err != nil {
-				rows.Close()
-				return err
-			}
-			started, finished = sortable(started), sortable(finished)
-			p := points[hash]
-			if p != nil && started < p.first {
-				p.first = started
-			}
-			if p == nil {
-				var ps []scenario.Param
-				_ = json.Unmarshal([]byte(params), &ps)
-				p = &legacyPoint{hash: hash, point: point, params: params, label: scenario.ParamsString(ps), first: started}
-				points[hash] = p
-				order = append(order, p)
-			}
-			if finished > p.last {
-				p.last = finished
-			}
-			if !slices.Contains(p.versions, version) {
-				p.versions = append(p.versions, version)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		type group struct {
@@ -339,6 +306,49 @@ func migrateVersions(ctx context.Context, tx dq) error {
 		}
 	}
 	return nil
+}
+
+// legacyPoints reads a schema-1 experiment's runs as points, one per point
+// hash, in the order of their first run.
+func legacyPoints(ctx context.Context, tx dq, expID int64) (map[string]*legacyPoint, []*legacyPoint, error) {
+	points := map[string]*legacyPoint{}
+	var order []*legacyPoint
+	rows, err := tx.query(ctx, `SELECT point, params, scenario_hash, version, started, finished FROM runs
+		WHERE experiment_id = ? ORDER BY id`, expID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rows.Next() {
+		var point int
+		var params, hash, version, started, finished string
+		if err := rows.Scan(&point, &params, &hash, &version, &started, &finished); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		started, finished = sortable(started), sortable(finished)
+		p := points[hash]
+		if p != nil && started < p.first {
+			p.first = started
+		}
+		if p == nil {
+			var ps []scenario.Param
+			_ = json.Unmarshal([]byte(params), &ps)
+			p = &legacyPoint{hash: hash, point: point, params: params, label: scenario.ParamsString(ps), first: started}
+			points[hash] = p
+			order = append(order, p)
+		}
+		if finished > p.last {
+			p.last = finished
+		}
+		if !slices.Contains(p.versions, version) {
+			p.versions = append(p.versions, version)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return points, order, nil
 }
 
 func containsPoint(list []*legacyPoint, p *legacyPoint) bool {
