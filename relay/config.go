@@ -362,19 +362,19 @@ func setHop(cfg *link.Config, key, value string, bare bool) error {
 	return nil
 }
 
-// MinMTU is the smallest hop MTU the relay takes, bytes: the datagram every
+// minMTU is the smallest hop MTU the relay takes, bytes: the datagram every
 // IPv4 module must forward unfragmented (RFC 791 §3.2, 68 octets). A
 // smaller one could not carry a UDP datagram with its headers in one trace
 // delivery opportunity.
-const MinMTU = 68
+const minMTU = 68
 
 // ValidateHop checks a hop by building it once, and the bounds the relay
-// adds to the link's: MTU at least MinMTU, Jitter at most Delay (a packet's
+// adds to the link's: MTU at least minMTU, Jitter at most Delay (a packet's
 // delay is Delay ± Jitter; a larger Jitter would be cut at 0 and shift the
 // mean delay).
 func ValidateHop(cfg link.Config) error {
-	if cfg.MTU != 0 && cfg.MTU < MinMTU {
-		return fmt.Errorf("link: MTU %d: must be %d..65536 bytes (0 = %d)", cfg.MTU, MinMTU, link.DefaultMTU)
+	if cfg.MTU != 0 && cfg.MTU < minMTU {
+		return fmt.Errorf("link: MTU %d: must be %d..65536 bytes (0 = %d)", cfg.MTU, minMTU, link.DefaultMTU)
 	}
 	if cfg.Jitter > cfg.Delay {
 		return fmt.Errorf("link: Jitter %v: must be 0..delay (%v): each packet's delay is delay ± jitter", cfg.Jitter, cfg.Delay)
