@@ -49,8 +49,8 @@ func sweepSrc(t *testing.T, st store.Store, src string, r Runner) SweepStats {
 	return stats
 }
 
-// TestEditedScenarioNeverMixed edits a scenario's rate but keeps its name
-// (issue #15): the edited scenario is a new version whose report has only
+// TestEditedScenarioNeverMixed edits a scenario's rate but keeps its name:
+// the edited scenario is a new version whose report has only
 // its own runs (n = 3 seeds, not 6), and the old version stays reportable.
 func TestEditedScenarioNeverMixed(t *testing.T) {
 	ctx := context.Background()

@@ -10,9 +10,8 @@ import (
 
 // TestProgressMeterWeightsByTime: after the fast simulator runs of a sweep
 // with live runs, the progress is the small share of the expected time they
-// took, not their share of the run count (issue #15: the bar showed 75 %
-// after the simulator runs and then "0–1 s left" through a minute of live
-// runs); the time left tracks the live runs, and a running live run moves it.
+// took, not their share of the run count; the time left tracks the live
+// runs, and a running live run moves it.
 func TestProgressMeterWeightsByTime(t *testing.T) {
 	exp, err := scenario.ParseScenario("p.yaml", []byte(`name: p
 duration: 5s

@@ -1,7 +1,5 @@
 package metrics
 
-import "sort"
-
 // Scope says what a metric describes.
 type Scope string
 
@@ -150,18 +148,4 @@ func UnitOf(s Scope, name string) string {
 		}
 	}
 	return unit
-}
-
-// MetricNames returns the sorted distinct metric names of the catalog.
-func MetricNames() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, d := range Catalog {
-		if !seen[d.Name] {
-			seen[d.Name] = true
-			out = append(out, d.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

@@ -41,7 +41,7 @@ func schema1Run(t *testing.T, db *sql.DB, exp int64, key string, point int, para
 }
 
 // TestMigrateSchema1 opens a schema-1 database holding runs of two versions
-// of a scenario at the same grid points (the issue #15 mix-up): migration
+// of a scenario at the same grid points (schema 1 mixed them up): migration
 // keeps every row and sorts the runs into two versions, the one matching the
 // stored scenario the newest.
 func TestMigrateSchema1(t *testing.T) {

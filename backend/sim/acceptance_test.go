@@ -20,7 +20,7 @@ import (
 	"cclab/transport"
 )
 
-// The simulator's acceptance checks (issue #4, #5), run as every scenario
+// The simulator's acceptance checks, run as every scenario
 // runs: scenario.Simple (cclab sim's numbers) → scenario → plan → simulator →
 // metrics.Collector.
 

@@ -25,7 +25,7 @@ func streamControllers() []string {
 	return out
 }
 
-// The issue #17 burst-loss models: Gilbert-Elliott per packet, and its
+// The burst-loss models: Gilbert-Elliott per packet, and its
 // time-based equivalent at the path's packet rate (50 Mbit/s of 1,228-byte
 // packets ≈ 5,090 packets/s: mean Good 1/(p·N) ≈ 20 ms, mean Bad 1/(r·N) ≈
 // 0.65 ms; 3.2 % of the time in Bad either way, docs/link.md).
@@ -34,7 +34,7 @@ const (
 	geTimeBased = "getime:good=20ms,bad=650us"
 )
 
-// burstLossTransfer runs one size-byte transfer through the issue #17
+// burstLossTransfer runs one size-byte transfer through the
 // burst-loss path (50 Mbit/s, 5 ms each way, 200-packet DropTail, burst loss
 // forward, 5 % ACK loss) and reports whether it finished and was verified end
 // to end, and the simulated time.
@@ -89,7 +89,7 @@ func TestBurstLossTransfersComplete(t *testing.T) {
 	}
 }
 
-// TestBurstLossTransfersLong is issue #17's acceptance check: 50 MB
+// TestBurstLossTransfersLong is the burst-loss acceptance check: 50 MB
 // transfers through the burst-loss path (the time-based Gilbert-Elliott
 // equivalent of ge:p=0.01,r=0.3, and 5 % ACK loss) complete verified over 50
 // seeds for every stream controller, with newreno and with rack. Opt-in

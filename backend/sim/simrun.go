@@ -156,7 +156,7 @@ func Build(p *plan.Plan, opt Options) (*Sim, error) {
 	// handshake settles on the smaller of the two sides' sizes, so with
 	// the transport's default of 1200 bytes on the receiving side a flow's
 	// larger datagram (cclab sim -mss, a scenario's datagram:) was silently
-	// cut to 1200 (issue #14).
+	// cut to 1200.
 	for _, f := range p.Flows {
 		s.Sim.Transport.MaxDatagram = max(s.Sim.Transport.MaxDatagram, f.Datagram)
 	}

@@ -16,8 +16,8 @@ import (
 	"cclab/store"
 )
 
-// The ETH bulk-transfer analysis (docs/studies/eth-bulk.md): the study of
-// issue #11 after the ETH Zürich measurements (Bolliger, Hengartner & Gross,
+// The ETH bulk-transfer analysis (docs/studies/eth-bulk.md), after the ETH
+// Zürich measurements (Bolliger, Hengartner & Gross,
 // "The effectiveness of end-to-end congestion control mechanisms", ETH TR 313,
 // 1999): bulk transfers with Reno, NewReno, SACK, FACK, Rate-Halving and
 // Vegas between hosts of two continents, compared by goodput, retransmissions
