@@ -73,7 +73,7 @@ func newCampaignFlags(cmd string) campaignFlags {
 		c.verbose = fs.Bool("v", false, "print a line per finished transfer (on stderr) instead of the progress bar")
 		c.plan = fs.Bool("plan", false, "print the plan (one line per transfer, in order) and exit; nothing is run")
 	case "report":
-		c.out = fs.String("o", "", "output HTML file (default: report/<campaign>/campaign.html)")
+		c.out = fs.String("o", "", "output HTML file (default: reports/<campaign>/campaign.html)")
 	case "profile":
 		c.out = fs.String("o", "", "output scenario file (default: <campaign>-profile.yaml; - for stdout)")
 	}
@@ -173,7 +173,7 @@ func runCampaignReport(args []string) int {
 	}
 	path := *out
 	if path == "" {
-		path = filepath.Join("report", sp.Name, "campaign.html")
+		path = filepath.Join("reports", sp.Name, "campaign.html")
 	}
 	if err := writeFileWith(path, func(w io.Writer) error { return campaign.WriteReport(w, sp, c.dbName(sp), rows) }); err != nil {
 		fmt.Fprintln(os.Stderr, "cclab campaign report:", err)

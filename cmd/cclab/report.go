@@ -22,7 +22,7 @@ func init() {
 func runReport(args []string) int {
 	fs := flag.NewFlagSet("cclab report", flag.ContinueOnError)
 	db := fs.String("db", store.DefaultDB, "result database: an SQLite file or a PostgreSQL URL postgres://user@host/db")
-	out := fs.String("out", "report", "directory for the reports (a subdirectory per experiment); with a -db other than "+store.DefaultDB+" the default is report-DBNAME")
+	out := fs.String("out", "reports", "directory for the reports (a subdirectory per experiment); with a -db other than "+store.DefaultDB+" the default is reports-DBNAME")
 	name := fs.String("experiment", "", "experiment to report on; default: every experiment in the database")
 	inclHost := fs.Bool("include-host-limited", false, "keep host-limited live runs in the simulator-vs-live comparison (default: left out; the banner counts them either way)")
 	version := fs.String("exp-version", "", "experiment version to report on (N or vN, as cclab list shows; needs -experiment); default: the newest, the one last run")

@@ -12,9 +12,9 @@ import (
 )
 
 // reportDir is the report directory of a command whose -out flag (name)
-// defaults to "report": given, it is used as it is; left at its default
+// defaults to "reports": given, it is used as it is; left at its default
 // with a database other than store.DefaultDB, the database's name is
-// appended ("report-sweep" for sweep.db or postgres://.../sweep), so the
+// appended ("reports-sweep" for sweep.db or postgres://.../sweep), so the
 // reports of different databases do not overwrite each other.
 func reportDir(fs *flag.FlagSet, name, out, db string) string {
 	if cli.IsSet(fs, name) || db == store.DefaultDB || db == "" {

@@ -14,13 +14,13 @@ func TestReportDir(t *testing.T) {
 		db   string
 		want string
 	}{
-		{nil, "cclab.db", "report"},
-		{nil, "runs/sweep.db", "report-sweep"},
-		{nil, "postgres://cclab@db.example:5432/scale?sslmode=disable", "report-scale"},
+		{nil, "cclab.db", "reports"},
+		{nil, "runs/sweep.db", "reports-sweep"},
+		{nil, "postgres://cclab@db.example:5432/scale?sslmode=disable", "reports-scale"},
 		{[]string{"-out", "mine"}, "runs/sweep.db", "mine"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		out := fs.String("out", "report", "")
+		out := fs.String("out", "reports", "")
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}

@@ -151,7 +151,7 @@ func runRun(args []string) int {
 	fs := flag.NewFlagSet("cclab run", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "run the experiment's quick form (NAME-quick: fewer points, shorter runs)")
 	db := fs.String("db", store.DefaultDB, "result database: an SQLite file (created on first use) or a PostgreSQL URL postgres://user@host/db")
-	out := fs.String("out", "report", "directory for the HTML report (a subdirectory per experiment); with a -db other than "+store.DefaultDB+" the default is report-DBNAME")
+	out := fs.String("out", "reports", "directory for the HTML report (a subdirectory per experiment); with a -db other than "+store.DefaultDB+" the default is reports-DBNAME")
 	backends := fs.String("backends", "", "comma-separated backends to run (sim, live); default: the scenario's")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "concurrent simulator runs, 1..1024")
 	retryHost := fs.Int("retry-host-limited", 0, fmt.Sprintf("run a live run marked host-limited again, up to N more times (0..%d); the last attempt is stored", eval.MaxRetryHostLimited))

@@ -368,7 +368,7 @@ func TestSingleNodeExample(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", line, err, out)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "report", "scale-sweep", "index.html")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "reports", "scale-sweep", "index.html")); err != nil {
 		t.Errorf("report not written: %v", err)
 	}
 	sameResults(t, filepath.Join(dir, "scale.db"), scaleScenario, scalePoints)

@@ -80,7 +80,7 @@ func runSlurm(args []string) int {
 	backends := fs.String("backends", "", "comma-separated backends to run (sim, live); default: the scenario's")
 	submit := fs.Bool("submit", false, "submit the script with sbatch")
 	wait := fs.Bool("wait", false, "submit and wait until every task has ended (sbatch --wait), then write the report")
-	outDir := fs.String("out", "report", "with -wait: directory for the HTML report")
+	outDir := fs.String("out", "reports", "with -wait: directory for the HTML report")
 	noReport := fs.Bool("no-report", false, "with -wait: do not write the report")
 	name, code, ok := parseWithExperiment(fs, args)
 	if !ok {
