@@ -199,7 +199,7 @@ func (e *Endpoint) evictOne(now clock.Time, scope admScope, halfOnly bool, src n
 }
 
 // evict ends a server connection to make room: its client is told
-// CloseReceiverFull (a stream connection; a datagram-mode one gets its
+// CloseReceiverFull (a stream connection's CLOSE, a datagram-mode one's
 // RESET), and it leaves the counts at once.
 func (h *connCommon) evict(now clock.Time) {
 	e := h.ep
@@ -209,6 +209,7 @@ func (h *connCommon) evict(now clock.Time) {
 		c.err = ErrEvicted
 		e.sch.touch(&c.sched)
 	} else if d := e.dg.byCID[h.localCID]; d != nil {
+		d.closeCode = CloseReceiverFull
 		d.Abort(now)
 		d.err = ErrEvicted
 		e.dg.sch.touch(&d.sched)

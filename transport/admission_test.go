@@ -212,3 +212,23 @@ func TestReceiverFullClient(t *testing.T) {
 		t.Errorf("a refusal from another address ended the handshake: %v", third.Err())
 	}
 }
+
+// TestDgramEvictedClient: a datagram-mode client evicted for the server's
+// limits ends with ErrReceiverFull (its RESET carries CloseReceiverFull),
+// not ErrPeerAborted.
+func TestDgramEvictedClient(t *testing.T) {
+	n := newDnet(t, 1, pathModel{Delay: 5 * time.Millisecond}, pathModel{Delay: 5 * time.Millisecond}, DgramConfig{CC: "ccid2"})
+	n.eps[1] = NewEndpoint(EndpointConfig{Server: true, MaxConns: 1, Rand: rand.New(rand.NewPCG(1, 4))})
+	first, _ := n.dial(DgramConfig{}, nil, false)
+	n.run(DefaultEvictIdle+time.Second, nil) // idle: no source
+	second, err := n.eps[0].DialDgram(n.now, n.addrs[1], DgramConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !n.run(5*time.Second, func() bool { return first.Done() && second.Established() }) {
+		t.Fatalf("first done %v (err %v), second established %v", first.Done(), first.Err(), second.Established())
+	}
+	if !errors.Is(first.Err(), ErrReceiverFull) {
+		t.Errorf("evicted datagram client: err %v, want ErrReceiverFull", first.Err())
+	}
+}

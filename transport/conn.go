@@ -208,7 +208,7 @@ func newConn(ep *Endpoint, cfg Config, sp *connSpec, now clock.Time) *Conn {
 
 // establish builds the controller and strategy once the datagram size is known.
 func (c *Conn) establish(now clock.Time) error {
-	c.mss = c.maxDatagram - maxShortOverhead
+	c.mss = c.payloadMax(maxShortOverhead)
 	c.ccPCG.Seed(c.seedA, c.seedB)
 	c.ccRand = *rand.New(&c.ccPCG)
 	cc, err := c.spec.ccP.Build(ccalgo.Env{MSS: c.mss, Rand: &c.ccRand, Reuse: c.spareCC})

@@ -41,6 +41,7 @@ type connCommon struct {
 
 	maxDatagram int // negotiated datagram size, bytes
 	mss         int // payload bytes per packet (largest application datagram in datagram mode)
+	tagLen      int // AEAD tag bytes added to each packet after the handshake (auth.go); 0 without authentication
 	ecnOn       bool
 
 	path  pathState  // path validation (path.go)
@@ -143,6 +144,13 @@ func (h *connCommon) accept(from netip.AddrPort, p *packet, maxDatagram int, ecn
 	h.ecnOn = ecn && p.hsFlags&hsECN != 0
 	h.peerResets = p.hsFlags&hsReset != 0
 }
+
+// payloadMax returns the room for payload in a packet whose header and
+// sections take header bytes: the negotiated datagram size less the header
+// and the AEAD tag (0 without authentication), bytes. Every size a
+// connection computes for its packets (the MSS, the room for an ACK
+// section, a datagram's payload) comes from it.
+func (h *connCommon) payloadMax(header int) int { return h.maxDatagram - header - h.tagLen }
 
 // timeout returns how long the connection may hear nothing and the error
 // it then fails with: the handshake timeout until the handshake is

@@ -344,7 +344,7 @@ func newDgramConn(ep *Endpoint, cfg DgramConfig, now clock.Time) *DgramConn {
 
 // establish builds the controller once the datagram size is known.
 func (c *DgramConn) establish(now clock.Time, seedA, seedB uint64) error {
-	c.mss = c.maxDatagram - maxDgramOverhead
+	c.mss = c.payloadMax(maxDgramOverhead)
 	if c.cfg.CC != DgramCCNone {
 		cc, err := ccalgo.NewDgram(c.cfg.CC, ccalgo.Env{MSS: c.mss, Rand: rand.New(rand.NewPCG(seedA, seedB))})
 		if err != nil {
@@ -545,9 +545,12 @@ func (c *DgramConn) onPacket(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 	}
 	c.tfrcOnFeedback(now, p)
 	if p.flags&dflagRESET != 0 {
-		if c.closeWanted {
+		switch {
+		case c.closeWanted:
 			c.finish(now, nil)
-		} else {
+		case p.closeCode == CloseReceiverFull && !c.server:
+			c.finish(now, ErrReceiverFull) // evicted (admission.go)
+		default:
 			c.finish(now, ErrPeerAborted)
 		}
 		return RejectNone
@@ -640,6 +643,7 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		c.resetDue = false
 		c.header(now, dflagRESET)
 		c.out.flags &^= dflagACKACK
+		c.out.closeCode = c.closeCode
 		c.seq++
 		c.stats.PacketsSent++
 		return encodeDgramHeader(buf, &c.out), ecn.NotECT
@@ -687,14 +691,14 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 			c.tfrcDataSection()
 			c.tfrcReport(now)
 			if c.ackDue {
-				c.addAck(now, c.maxDatagram-dgramHeaderLen(&c.out)-c.mss-12)
+				c.addAck(now, c.payloadMax(dgramHeaderLen(&c.out))-c.mss-12)
 			}
 			h := dgramHeaderLen(&c.out)
 			hn := encodeDgramHeader(buf, &c.out)
 			if hn != h {
 				panic("transport: datagram header length mismatch")
 			}
-			room := buf[hn:c.maxDatagram]
+			room := buf[hn : hn+c.payloadMax(hn)]
 			n = -1
 			if c.sq.n > 0 {
 				n = copy(room, c.sq.front())
@@ -734,7 +738,7 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	}
 	if c.closeWanted && c.sq.n == 0 && c.closeAt == clock.Never && c.closeSent < dgramCloseTries {
 		c.header(now, dflagCLOSE)
-		c.addAck(now, c.maxDatagram-dgramHeaderLen(&c.out)-12)
+		c.addAck(now, c.payloadMax(dgramHeaderLen(&c.out))-12)
 		if c.out.flags&dflagACK != 0 {
 			c.ackSent()
 		}
@@ -754,7 +758,7 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		c.header(now, flags)
 		c.tfrcReport(now)
 		if c.ackDue || c.ackNow {
-			c.addAck(now, c.maxDatagram-dgramHeaderLen(&c.out)-12)
+			c.addAck(now, c.payloadMax(dgramHeaderLen(&c.out))-12)
 		}
 		if c.out.flags&(dflagACK|dflagPING) == 0 {
 			c.ackNow = false

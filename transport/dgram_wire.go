@@ -58,6 +58,8 @@ type dgramPacket struct {
 	xRecv   uint64 // receive rate X_recv since the last report, bytes/s (RFC 4342 §8.3)
 	invP    uint64 // ceil(1/p), the Loss Event Rate option of RFC 4342 §8.5; 0: no loss event yet
 
+	closeCode uint64 // RESET: why the connection ended (the stream CLOSE's close_code; RFC 4340 §5.6 Reset Code)
+
 	data []byte // DATA: the application datagram (may be empty)
 }
 
@@ -119,6 +121,9 @@ func decodeDgram(b []byte, p *dgramPacket) RejectReason {
 			p.invP = r.varint()
 		}
 	}
+	if p.flags&dflagRESET != 0 {
+		p.closeCode = r.varint()
+	}
 	if r.bad {
 		return RejectTruncated
 	}
@@ -148,6 +153,9 @@ func dgramHeaderLen(p *dgramPacket) int {
 		if p.tfrcFb {
 			n += varintLen(p.xRecv) + varintLen(p.invP)
 		}
+	}
+	if p.flags&dflagRESET != 0 {
+		n += varintLen(p.closeCode)
 	}
 	return n
 }
@@ -183,6 +191,9 @@ func encodeDgramHeader(b []byte, p *dgramPacket) int {
 			n += putVarint(b[n:], p.xRecv)
 			n += putVarint(b[n:], p.invP)
 		}
+	}
+	if p.flags&dflagRESET != 0 {
+		n += putVarint(b[n:], p.closeCode)
 	}
 	return n
 }

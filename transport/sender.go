@@ -554,7 +554,7 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 		// As in TCP, every packet acknowledges once the peer has sent
 		// anything (so a FIN also carries the ACK of the peer's FIN).
 		c.buildAck(p)
-		if shortHeaderLen(p)+s.Len > c.maxDatagram {
+		if s.Len > c.payloadMax(shortHeaderLen(p)) {
 			p.flags &^= flagACK | flagECE
 			p.hasDSACK = false
 			p.nBlocks = 0
