@@ -21,7 +21,6 @@ var sizeAllowed = map[string]bool{
 	"cmd/receiver/main.go: func run":                                      true, // its flags are being reworked
 	"perf/dgram.go: func RunDgram":                                        true,
 	"perf/server.go: file":                                                true,
-	"transport/dgram.go: func DgramConn.transmit":                         true, // the datagram sender's hot path
 }
 
 // TestSizeLimits: no Go file over MaxFileLines and no function over
