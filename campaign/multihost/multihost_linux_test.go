@@ -233,7 +233,6 @@ func TestMultiHostNetns(t *testing.T) {
 	testenv.Need(t, "network namespaces and TUN devices", netnstest.Supported())
 	bin := buildCclab(t)
 	n := netnstest.Start(t, multihostNetwork())
-	ctl := n.Routers[0] // the scheduler runs in the first continent's router
 	dir := t.TempDir()
 	if keep := os.Getenv("CCLAB_MULTIHOST_DIR"); keep != "" {
 		// Keep the specs, keys, databases, logs and reports in a new
@@ -244,11 +243,23 @@ func TestMultiHostNetns(t *testing.T) {
 		}
 	}
 	os.Chmod(dir, 0o755)
+	startAgents(t, n, bin, dir)
+	t.Run("sqlite", func(t *testing.T) { testSQLiteCampaign(t, n, bin, dir) })
+	t.Run("refused", func(t *testing.T) { testRefusedAgent(t, n, bin, dir) })
+	t.Run("postgres", func(t *testing.T) { testPostgresCampaign(t, n, bin, dir) })
+}
 
-	// Credentials: one PSK for the campaign, and Ed25519 keys: each agent
-	// has its own and accepts the scheduler's, the scheduler accepts every
-	// agent's. The SQLite campaign authenticates with the PSK, the
-	// PostgreSQL one with the keys.
+// impostorPort is the control port of a second agent on seattle with a key
+// the scheduler does not hold (the first one's data port is 5311).
+const impostorPort = agentPort + 2
+
+// startAgents writes the credentials into dir and starts an agent on every
+// host, and the impostor on seattle: one PSK for the campaign, and Ed25519
+// keys: each agent has its own and accepts the scheduler's, the scheduler
+// accepts every agent's. The SQLite campaign authenticates with the PSK,
+// the PostgreSQL one with the keys.
+func startAgents(t *testing.T, n *netnstest.Network, bin, dir string) {
+	ctl := n.Routers[0] // the scheduler runs in the first continent's router
 	psk, wrong := filepath.Join(dir, "campaign.psk"), filepath.Join(dir, "wrong.psk")
 	writePSK(t, psk)
 	writePSK(t, wrong)
@@ -267,103 +278,105 @@ func TestMultiHostNetns(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "scheduler.authorized"), []byte(agentPubs.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A second agent on seattle with a key the scheduler does not hold
-	// (the first one's data port is 5311).
-	const wrongPort = agentPort + 2
-	impostor := start(t, n.Host("seattle"), bin, "agent", "-listen", fmt.Sprintf(":%d", wrongPort), "-data-port", "5313", "-psk-file", wrong)
+	impostor := start(t, n.Host("seattle"), bin, "agent", "-listen", fmt.Sprintf(":%d", impostorPort), "-data-port", "5313", "-psk-file", wrong)
 	for i, h := range n.Hosts {
 		waitListening(t, ctl, fmt.Sprintf("%v:%d", h.Addr, agentPort), agents[i])
 	}
-	waitListening(t, ctl, fmt.Sprintf("%v:%d", n.Host("seattle").Addr, wrongPort), impostor)
+	waitListening(t, ctl, fmt.Sprintf("%v:%d", n.Host("seattle").Addr, impostorPort), impostor)
+}
 
-	t.Run("sqlite", func(t *testing.T) {
-		spec := writeSpec(t, dir, "netns-sqlite", n.Hosts, nil, "  psk: campaign.psk")
-		db := filepath.Join(dir, "campaign.db")
-		dsn := "file:" + db + "?_pragma=busy_timeout(10000)"
-		// First run: killed with SIGKILL once 20 transfers are stored.
-		p := start(t, ctl, bin, "campaign", "run", "-v", "-db", db, spec)
-		for {
-			done, _, _ := transfers(t, "sqlite", dsn, "netns-sqlite")
-			if done >= 20 {
-				break
-			}
-			if p.exited() {
-				t.Fatalf("campaign ended before it was killed: %v\n%s", p.err, p.out.String())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.done
+// testSQLiteCampaign runs the campaign into SQLite, kills it with SIGKILL
+// once 20 transfers are stored, resumes it to the end and checks the
+// report and the profile.
+func testSQLiteCampaign(t *testing.T, n *netnstest.Network, bin, dir string) {
+	ctl := n.Routers[0]
+	spec := writeSpec(t, dir, "netns-sqlite", n.Hosts, nil, "  psk: campaign.psk")
+	db := filepath.Join(dir, "campaign.db")
+	dsn := "file:" + db + "?_pragma=busy_timeout(10000)"
+	p := start(t, ctl, bin, "campaign", "run", "-v", "-db", db, spec)
+	for {
 		done, _, _ := transfers(t, "sqlite", dsn, "netns-sqlite")
-		t.Logf("killed after %d stored transfers", done)
-		if done >= 96 {
-			t.Fatalf("%d transfers stored before the kill: the campaign was not killed midway", done)
+		if done >= 20 {
+			break
 		}
-		// Second run: resumes and finishes.
-		out, err := run(t, ctl, bin, "campaign", "run", "-v", "-db", db, spec)
-		if err != nil {
-			t.Fatalf("resumed campaign: %v\n%s", err, out)
+		if p.exited() {
+			t.Fatalf("campaign ended before it was killed: %v\n%s", p.err, p.out.String())
 		}
-		t.Logf("resumed run:\n%s", out)
-		done, distinct, failed := transfers(t, "sqlite", dsn, "netns-sqlite")
-		if done != 96 || distinct != 96 {
-			t.Errorf("after resuming: %d done transfers (%d distinct), want 96 and 96 (%d failed attempts)", done, distinct, failed)
-		}
-		checkReport(t, ctl, bin, dir, "sqlite", db, spec)
-		checkProfile(t, ctl, bin, db, spec)
-	})
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+	done, _, _ := transfers(t, "sqlite", dsn, "netns-sqlite")
+	t.Logf("killed after %d stored transfers", done)
+	if done >= 96 {
+		t.Fatalf("%d transfers stored before the kill: the campaign was not killed midway", done)
+	}
+	// Second run: resumes and finishes.
+	out, err := run(t, ctl, bin, "campaign", "run", "-v", "-db", db, spec)
+	if err != nil {
+		t.Fatalf("resumed campaign: %v\n%s", err, out)
+	}
+	t.Logf("resumed run:\n%s", out)
+	done, distinct, failed := transfers(t, "sqlite", dsn, "netns-sqlite")
+	if done != 96 || distinct != 96 {
+		t.Errorf("after resuming: %d done transfers (%d distinct), want 96 and 96 (%d failed attempts)", done, distinct, failed)
+	}
+	checkReport(t, ctl, bin, dir, "sqlite", db, spec)
+	checkProfile(t, ctl, bin, db, spec)
+}
 
-	t.Run("refused", func(t *testing.T) {
-		// An agent without credentials does not start.
-		cmd := exec.Command(bin, "agent", "-listen", "127.0.0.1:0")
-		if out, err := cmd.CombinedOutput(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "no credentials") {
-			t.Errorf("cclab agent without credentials: %v, %s; want exit status 2 and no credentials", err, out)
-		}
-		// seattle's impostor agent holds another key: the scheduler's
-		// handshake fails and every transfer with it is stored as failed,
-		// with the cause.
-		spec := writeSpec(t, dir, "netns-refused", []*netnstest.Node{n.Host("zurich"), n.Host("seattle")},
-			map[string]int{"seattle": wrongPort}, "  psk: campaign.psk")
-		db := filepath.Join(dir, "refused.db")
-		out, err := run(t, ctl, bin, "campaign", "run", "-v", "-db", db, spec)
-		t.Logf("campaign with a refused agent: %v\n%s", err, out)
-		dsn := "file:" + db + "?_pragma=busy_timeout(10000)"
-		done, _, failed := transfers(t, "sqlite", dsn, "netns-refused")
-		if done != 0 || failed == 0 {
-			t.Errorf("got %d done and %d failed attempts, want 0 done and some failed", done, failed)
-		}
-		d, err := sql.Open("sqlite", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		var cause, msg string
-		if err := d.QueryRow(`SELECT cause, error FROM campaign_transfers WHERE campaign = 'netns-refused' LIMIT 1`).Scan(&cause, &msg); err != nil {
-			t.Fatal(err)
-		}
-		if cause != "unauthorized" {
-			t.Errorf("failure cause %q (%s), want unauthorized", cause, msg)
-		}
-	})
+// testRefusedAgent: an agent without credentials does not start, and every
+// transfer with seattle's impostor fails its handshake and is stored as
+// failed, with the cause.
+func testRefusedAgent(t *testing.T, n *netnstest.Network, bin, dir string) {
+	cmd := exec.Command(bin, "agent", "-listen", "127.0.0.1:0")
+	if out, err := cmd.CombinedOutput(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "no credentials") {
+		t.Errorf("cclab agent without credentials: %v, %s; want exit status 2 and no credentials", err, out)
+	}
+	spec := writeSpec(t, dir, "netns-refused", []*netnstest.Node{n.Host("zurich"), n.Host("seattle")},
+		map[string]int{"seattle": impostorPort}, "  psk: campaign.psk")
+	db := filepath.Join(dir, "refused.db")
+	out, err := run(t, n.Routers[0], bin, "campaign", "run", "-v", "-db", db, spec)
+	t.Logf("campaign with a refused agent: %v\n%s", err, out)
+	dsn := "file:" + db + "?_pragma=busy_timeout(10000)"
+	done, _, failed := transfers(t, "sqlite", dsn, "netns-refused")
+	if done != 0 || failed == 0 {
+		t.Errorf("got %d done and %d failed attempts, want 0 done and some failed", done, failed)
+	}
+	d, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var cause, msg string
+	if err := d.QueryRow(`SELECT cause, error FROM campaign_transfers WHERE campaign = 'netns-refused' LIMIT 1`).Scan(&cause, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if cause != "unauthorized" {
+		t.Errorf("failure cause %q (%s), want unauthorized", cause, msg)
+	}
+}
 
-	t.Run("postgres", func(t *testing.T) {
-		pg := testsvc.StartPostgres(t)
-		url := pg.CreateDB(t, "campaign")
-		// The scheduler runs in a namespace without the machine's
-		// loopback: it reaches the server through its Unix socket.
-		sockURL := fmt.Sprintf("postgres://%s@/campaign?host=%s&port=%d&sslmode=disable", testsvc.PostgresUser, pg.Dir, pg.Port)
-		spec := writeSpec(t, dir, "netns-postgres", n.Hosts, nil,
-			"  identity: scheduler.key\n  authorized_keys: scheduler.authorized")
-		out, err := run(t, ctl, bin, "campaign", "run", "-v", "-db", sockURL, spec)
-		if err != nil {
-			t.Fatalf("campaign on PostgreSQL: %v\n%s", err, out)
-		}
-		done, distinct, failed := transfers(t, "pgx", url, "netns-postgres")
-		if done != 96 || distinct != 96 {
-			t.Errorf("PostgreSQL: %d done transfers (%d distinct), want 96 and 96 (%d failed attempts)", done, distinct, failed)
-		}
-		checkReport(t, ctl, bin, dir, "postgres", sockURL, spec)
-	})
+// testPostgresCampaign runs the campaign into PostgreSQL, authenticated
+// with the Ed25519 keys, and checks the report.
+func testPostgresCampaign(t *testing.T, n *netnstest.Network, bin, dir string) {
+	ctl := n.Routers[0]
+	pg := testsvc.StartPostgres(t)
+	url := pg.CreateDB(t, "campaign")
+	// The scheduler runs in a namespace without the machine's
+	// loopback: it reaches the server through its Unix socket.
+	sockURL := fmt.Sprintf("postgres://%s@/campaign?host=%s&port=%d&sslmode=disable", testsvc.PostgresUser, pg.Dir, pg.Port)
+	spec := writeSpec(t, dir, "netns-postgres", n.Hosts, nil,
+		"  identity: scheduler.key\n  authorized_keys: scheduler.authorized")
+	out, err := run(t, ctl, bin, "campaign", "run", "-v", "-db", sockURL, spec)
+	if err != nil {
+		t.Fatalf("campaign on PostgreSQL: %v\n%s", err, out)
+	}
+	done, distinct, failed := transfers(t, "pgx", url, "netns-postgres")
+	if done != 96 || distinct != 96 {
+		t.Errorf("PostgreSQL: %d done transfers (%d distinct), want 96 and 96 (%d failed attempts)", done, distinct, failed)
+	}
+	checkReport(t, ctl, bin, dir, "postgres", sockURL, spec)
 }
 
 // reportTables are the titles of the tables the campaign report must have

@@ -44,53 +44,28 @@ type variant struct {
 	cpu    []float64 // process CPU seconds per GiB of each transfer
 }
 
+// options are ccbench's flags.
+type options struct {
+	n        int64
+	runs     int
+	cc       string
+	recovery string
+	size     int
+	prof     string
+	quicProf string
+	top      int
+	only     string
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ccbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		nStr     = fs.String("n", "256MiB", "bytes per transfer (units: 100M, 1G, 256MiB)")
-		runs     = fs.Int("runs", 3, "transfers per stack (alternating the stacks)")
-		cc       = fs.String("cc", transport.DefaultCC, "cclab congestion controller spec")
-		recovery = fs.String("recovery", transport.DefaultRecovery, "cclab loss-recovery strategy")
-		size     = fs.Int("size", 0, "cclab max datagram, bytes (default 1200; quic-go uses its own PMTU logic)")
-		acks     = fs.String("acks", "both", "cclab ACK mode: rule (Transmit after every datagram: ACK every 2nd segment, the driver's default), stretch (Transmit once per received batch, as behind GRO), or both")
-		prof     = fs.String("cpuprofile", "", "write a CPU profile of the first cclab transfer to this file and print its top functions")
-		quicProf = fs.String("quic-cpuprofile", "", "write a CPU profile of the first quic-go transfer to this file")
-		top      = fs.Int("top", 25, "functions to print from the profile")
-		only     = fs.String("only", "", "run only one stack: cclab or quic")
-	)
-	cli.AddVersion(fs, stdout)
-	if code, ok := cli.Parse(fs, args); !ok {
+	o, variants, code, ok := parseFlags(args, stdout, stderr)
+	if !ok {
 		return code
-	}
-	n, err := units.ParseBytes(*nStr)
-	if err != nil || n <= 0 {
-		fmt.Fprintf(stderr, "ccbench: -n %q: %v\n", *nStr, err)
-		return 2
-	}
-	if *only != "" && *only != "cclab" && *only != "quic" {
-		fmt.Fprintf(stderr, "ccbench: -only %q: want cclab or quic\n", *only)
-		return 2
-	}
-	var variants []*variant
-	switch *acks {
-	case "rule":
-		variants = []*variant{{name: "cclab"}}
-	case "stretch":
-		variants = []*variant{{name: "cclab-stretch", driver: udp.Config{TransmitPerBatch: true}}}
-	case "both":
-		variants = []*variant{{name: "cclab"}, {name: "cclab-stretch", driver: udp.Config{TransmitPerBatch: true}}}
-	default:
-		fmt.Fprintf(stderr, "ccbench: -acks %q: want rule, stretch or both\n", *acks)
-		return 2
-	}
-	if *only == "quic" {
-		variants = nil
 	}
 	ctx := context.Background()
 	fmt.Fprintf(stdout, "ccbench: %s per transfer over loopback, %d runs each, GOMAXPROCS=%d, %s\n",
-		units.FormatBytes(n), *runs, runtime.GOMAXPROCS(0), runtime.Version())
-	fmt.Fprintf(stdout, "cclab: cc=%s recovery=%s; cclab-stretch: the same with stretch ACKs (Transmit once per received batch)\n\n", *cc, *recovery)
+		units.FormatBytes(o.n), o.runs, runtime.GOMAXPROCS(0), runtime.Version())
+	fmt.Fprintf(stdout, "cclab: cc=%s recovery=%s; cclab-stretch: the same with stretch ACKs (Transmit once per received batch)\n\n", o.cc, o.recovery)
 
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -106,61 +81,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	var cclabProf, quicProfile *profiler
-	if *prof != "" {
-		cclabProf = &profiler{path: *prof}
+	if o.prof != "" {
+		cclabProf = &profiler{path: o.prof}
 	}
-	if *quicProf != "" {
-		quicProfile = &profiler{path: *quicProf}
+	if o.quicProf != "" {
+		quicProfile = &profiler{path: o.quicProf}
 	}
-
-	var qg, qcpu []float64
-	for i := 0; i < *runs; i++ {
-		for _, v := range variants {
-			cclabProf.resume()
-			cpu := startCPU()
-			res, err := perf.Run(ctx, perf.ClientConfig{Addr: v.srv.Addr().String(), Bytes: n, CC: *cc,
-				Recovery: *recovery, Size: *size, Driver: v.driver})
-			c := cpu.perGiB(n)
-			cclabProf.pause()
-			if err != nil {
-				fmt.Fprintf(stderr, "ccbench: %s run %d: %v\n", v.name, i+1, err)
-				return 1
-			}
-			e := res.End
-			v.bps = append(v.bps, e.ThroughputBps)
-			v.cpu = append(v.cpu, c)
-			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  cpu=%.2fs/GiB  retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms verified=%v\n",
-				i+1, v.name, e.ThroughputBps/1e6, e.Seconds, c, e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
-		}
-		if *only != "cclab" {
-			quicProfile.resume()
-			cpu := startCPU()
-			qr, err := runQUIC(ctx, n)
-			c := cpu.perGiB(n)
-			quicProfile.pause()
-			if err != nil {
-				fmt.Fprintf(stderr, "ccbench: quic-go run %d: %v\n", i+1, err)
-				return 1
-			}
-			bps := float64(qr.Bytes) * 8 / qr.Elapsed.Seconds()
-			qg = append(qg, bps)
-			qcpu = append(qcpu, c)
-			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  cpu=%.2fs/GiB\n", i+1, "quic-go", bps/1e6, qr.Elapsed.Seconds(), c)
-		}
+	qg, qcpu, err := runRounds(ctx, o, variants, cclabProf, quicProfile, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "ccbench: %v\n", err)
+		return 1
 	}
-	mq := median(qg)
-	fmt.Fprintln(stdout)
-	for _, v := range variants {
-		mc := median(v.bps)
-		fmt.Fprintf(stdout, "median goodput %-13s: %8.1f Mbit/s", v.name, mc/1e6)
-		if mq > 0 && mc > 0 {
-			fmt.Fprintf(stdout, "   ratio %s/quic-go = %.2f", v.name, mc/mq)
-		}
-		fmt.Fprintln(stdout)
-	}
-	if mq > 0 {
-		fmt.Fprintf(stdout, "median goodput %-13s: %8.1f Mbit/s\n", "quic-go", mq/1e6)
-	}
+	writeMedians(stdout, variants, qg)
 	writeDistribution(stdout, variants, qg, qcpu)
 	for _, p := range []*profiler{cclabProf, quicProfile} {
 		if p == nil {
@@ -172,9 +104,112 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if cclabProf != nil {
-		printTop(stdout, cclabProf.path, *top)
+		printTop(stdout, cclabProf.path, o.top)
 	}
 	return 0
+}
+
+// parseFlags reads ccbench's flags and the cclab variants -acks asks for
+// (none with -only quic); ok is false when run should return code.
+func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []*variant, code int, ok bool) {
+	fs := flag.NewFlagSet("ccbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nStr := fs.String("n", "256MiB", "bytes per transfer (units: 100M, 1G, 256MiB)")
+	fs.IntVar(&o.runs, "runs", 3, "transfers per stack (alternating the stacks)")
+	fs.StringVar(&o.cc, "cc", transport.DefaultCC, "cclab congestion controller spec")
+	fs.StringVar(&o.recovery, "recovery", transport.DefaultRecovery, "cclab loss-recovery strategy")
+	fs.IntVar(&o.size, "size", 0, "cclab max datagram, bytes (default 1200; quic-go uses its own PMTU logic)")
+	acks := fs.String("acks", "both", "cclab ACK mode: rule (Transmit after every datagram: ACK every 2nd segment, the driver's default), stretch (Transmit once per received batch, as behind GRO), or both")
+	fs.StringVar(&o.prof, "cpuprofile", "", "write a CPU profile of the first cclab transfer to this file and print its top functions")
+	fs.StringVar(&o.quicProf, "quic-cpuprofile", "", "write a CPU profile of the first quic-go transfer to this file")
+	fs.IntVar(&o.top, "top", 25, "functions to print from the profile")
+	fs.StringVar(&o.only, "only", "", "run only one stack: cclab or quic")
+	cli.AddVersion(fs, stdout)
+	if code, ok := cli.Parse(fs, args); !ok {
+		return o, nil, code, false
+	}
+	n, err := units.ParseBytes(*nStr)
+	if err != nil || n <= 0 {
+		fmt.Fprintf(stderr, "ccbench: -n %q: %v\n", *nStr, err)
+		return o, nil, 2, false
+	}
+	o.n = n
+	if o.only != "" && o.only != "cclab" && o.only != "quic" {
+		fmt.Fprintf(stderr, "ccbench: -only %q: want cclab or quic\n", o.only)
+		return o, nil, 2, false
+	}
+	switch *acks {
+	case "rule":
+		variants = []*variant{{name: "cclab"}}
+	case "stretch":
+		variants = []*variant{{name: "cclab-stretch", driver: udp.Config{TransmitPerBatch: true}}}
+	case "both":
+		variants = []*variant{{name: "cclab"}, {name: "cclab-stretch", driver: udp.Config{TransmitPerBatch: true}}}
+	default:
+		fmt.Fprintf(stderr, "ccbench: -acks %q: want rule, stretch or both\n", *acks)
+		return o, nil, 2, false
+	}
+	if o.only == "quic" {
+		variants = nil
+	}
+	return o, variants, 0, true
+}
+
+// runRounds runs o.runs rounds, each a transfer per cclab variant and one
+// over quic-go (unless -only cclab), printing each; it returns quic-go's
+// goodputs and CPU seconds per GiB.
+func runRounds(ctx context.Context, o options, variants []*variant, cclabProf, quicProfile *profiler, stdout io.Writer) (qg, qcpu []float64, err error) {
+	for i := 0; i < o.runs; i++ {
+		for _, v := range variants {
+			cclabProf.resume()
+			cpu := startCPU()
+			res, err := perf.Run(ctx, perf.ClientConfig{Addr: v.srv.Addr().String(), Bytes: o.n, CC: o.cc,
+				Recovery: o.recovery, Size: o.size, Driver: v.driver})
+			c := cpu.perGiB(o.n)
+			cclabProf.pause()
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s run %d: %v", v.name, i+1, err)
+			}
+			e := res.End
+			v.bps = append(v.bps, e.ThroughputBps)
+			v.cpu = append(v.cpu, c)
+			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  cpu=%.2fs/GiB  retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms verified=%v\n",
+				i+1, v.name, e.ThroughputBps/1e6, e.Seconds, c, e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
+		}
+		if o.only != "cclab" {
+			quicProfile.resume()
+			cpu := startCPU()
+			qr, err := runQUIC(ctx, o.n)
+			c := cpu.perGiB(o.n)
+			quicProfile.pause()
+			if err != nil {
+				return nil, nil, fmt.Errorf("quic-go run %d: %v", i+1, err)
+			}
+			bps := float64(qr.Bytes) * 8 / qr.Elapsed.Seconds()
+			qg = append(qg, bps)
+			qcpu = append(qcpu, c)
+			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  cpu=%.2fs/GiB\n", i+1, "quic-go", bps/1e6, qr.Elapsed.Seconds(), c)
+		}
+	}
+	return qg, qcpu, nil
+}
+
+// writeMedians prints each stack's median goodput and each cclab variant's
+// ratio to quic-go's.
+func writeMedians(w io.Writer, variants []*variant, qg []float64) {
+	mq := median(qg)
+	fmt.Fprintln(w)
+	for _, v := range variants {
+		mc := median(v.bps)
+		fmt.Fprintf(w, "median goodput %-13s: %8.1f Mbit/s", v.name, mc/1e6)
+		if mq > 0 && mc > 0 {
+			fmt.Fprintf(w, "   ratio %s/quic-go = %.2f", v.name, mc/mq)
+		}
+		fmt.Fprintln(w)
+	}
+	if mq > 0 {
+		fmt.Fprintf(w, "median goodput %-13s: %8.1f Mbit/s\n", "quic-go", mq/1e6)
+	}
 }
 
 // writeDistribution prints, per cclab variant, the run-by-run goodput

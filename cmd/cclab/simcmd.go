@@ -76,26 +76,59 @@ var simFlags = map[string]bool{"topology": true, "flows": true, "cc": true, "rec
 	"rev-rate": true, "rev-unlimited": true, "stagger": true, "until-done": true, "ecn": true, "min-rto": true, "ack-every": true, "delayed-ack": true, "recv-window": true, "payload-only": true,
 	"interval": true}
 
+// simArgs are cclab sim's flag values: the scenario.Simple fields and the
+// run's options.
+type simArgs struct {
+	fs                                                                *flag.FlagSet
+	sc                                                                scenario.Simple
+	recv                                                              transport.Config
+	cc, rtts, out, series, scenarioFile, emit, cpuprofile, memprofile string
+	qlogDir                                                           string
+	jsonOut, benchScale, hash, revUnlimited                           bool
+	seed                                                              uint64
+	point                                                             int
+}
+
 func runSim(args []string) int {
-	fs := flag.NewFlagSet("cclab sim", flag.ContinueOnError)
-	var sc scenario.Simple
-	var cc, rtts, out, series, scenarioFile, emit, cpuprofile, memprofile string
-	var jsonOut, benchScale, hash bool
-	var seed uint64
-	var point int
+	a := newSimArgs()
+	if code, ok := cli.Parse(a.fs, args); !ok {
+		return code
+	}
+	scn, code := a.scenario()
+	if code != 0 {
+		return code
+	}
+	if a.emit != "" {
+		return emitScenario(scn, a.emit)
+	}
+	stop, code := startProfiles(a.cpuprofile, a.memprofile)
+	if code != 0 {
+		return code
+	}
+	defer stop()
+	if a.benchScale {
+		return runScale(a.fs, a.hash)
+	}
+	return a.run(scn)
+}
+
+// newSimArgs defines cclab sim's flags.
+func newSimArgs() *simArgs {
+	a := &simArgs{fs: flag.NewFlagSet("cclab sim", flag.ContinueOnError)}
+	fs, sc := a.fs, &a.sc
 	sc.Rate = 20e6
 	fs.StringVar(&sc.Topology, "topology", "dumbbell", "dumbbell or chain")
 	fs.IntVar(&sc.Flows, "flows", 1, "stream flows (dumbbell), end-to-end flows (chain)")
-	fs.StringVar(&cc, "cc", transport.DefaultCC, "controller spec per flow, ';'-separated and cycled, e.g. 'reno;dca:x=2'")
+	fs.StringVar(&a.cc, "cc", transport.DefaultCC, "controller spec per flow, ';'-separated and cycled, e.g. 'reno;dca:x=2'")
 	fs.StringVar(&sc.Recovery, "recovery", "", "loss recovery strategy (default: "+transport.DefaultRecovery+")")
 	fs.Var(cli.Rate(&sc.Rate), "rate", "bottleneck rate, e.g. 20Mbit")
 	fs.DurationVar(&sc.RTT, "rtt", 40*time.Millisecond, "base RTT (dumbbell: every flow; chain: end-to-end flows)")
-	fs.StringVar(&rtts, "rtts", "", "dumbbell: per-flow base RTTs, comma-separated and cycled (overrides -rtt)")
+	fs.StringVar(&a.rtts, "rtts", "", "dumbbell: per-flow base RTTs, comma-separated and cycled (overrides -rtt)")
 	fs.StringVar(&sc.Buffer, "buffer", "1bdp", "bottleneck buffer: 1bdp, 0.5bdp, 20p or 30kB (BDP = rate × smallest base RTT)")
 	fs.StringVar(&sc.Queue, "queue", "droptail", "queue discipline spec without limit, e.g. red:min=5,max=15,maxp=0.1")
 	fs.DurationVar(&sc.Duration, "duration", 20*time.Second, "simulated time")
 	fs.DurationVar(&sc.Warmup, "warmup", -1, "excluded from the metrics (default: a quarter of -duration)")
-	fs.Uint64Var(&seed, "seed", 1, "scenario seed")
+	fs.Uint64Var(&a.seed, "seed", 1, "scenario seed")
 	fs.IntVar(&sc.Hops, "hops", 2, "chain: bottleneck hops")
 	fs.IntVar(&sc.Cross, "cross", 0, "chain: cross-traffic flows per hop")
 	fs.StringVar(&sc.Traffic, "traffic", "greedy", "stream generator for the flows (docs/traffic.md), e.g. onoff:on=exp(1s),off=exp(1s)")
@@ -104,104 +137,117 @@ func runSim(args []string) int {
 	fs.IntVar(&sc.UDPFlows, "udp-flows", 0, "number of background UDP flows (end to end)")
 	fs.IntVar(&sc.MaxDatagram, "mss", 0, "transport UDP payload size, bytes (default 1200)")
 	fs.Var(cli.Rate(&sc.AccessRate), "access-rate", "access link rate (0: unlimited)")
-	var revUnlimited bool
 	fs.Var(cli.Rate(&sc.ReverseRate), "rev-rate", "dumbbell: reverse bottleneck rate (default: -rate)")
-	fs.BoolVar(&revUnlimited, "rev-unlimited", false, "dumbbell: unlimited reverse bottleneck (as cmd/bottleneck without -rev-rate)")
+	fs.BoolVar(&a.revUnlimited, "rev-unlimited", false, "dumbbell: unlimited reverse bottleneck (as cmd/bottleneck without -rev-rate)")
 	fs.DurationVar(&sc.Stagger, "stagger", time.Second, "flows start at random offsets in [0, stagger)")
 	fs.BoolVar(&sc.UntilDone, "until-done", false, "stop as soon as every stream flow has finished (e.g. -traffic greedy:10MB), at most -duration")
 	fs.DurationVar(&sc.MinRTO, "min-rto", 0, "stream flows' minimum retransmission timeout, e.g. 1s as RFC 6298 (default: transport's 200ms, as Linux)")
-	var recv transport.Config
-	perf.ReceiveFlags(fs, &recv, "recv-window", transport.DefaultMaxDatagram)
+	perf.ReceiveFlags(fs, &a.recv, "recv-window", transport.DefaultMaxDatagram)
 	fs.BoolVar(&sc.ECN, "ecn", false, "flows negotiate ECN (use with a marking queue, e.g. -queue red:min=5,max=15,maxp=0.1,ecn)")
 	fs.BoolVar(&sc.PayloadOnly, "payload-only", false, "count only UDP payload as packet size on links, like cmd/bottleneck -overhead 0 (default: payload + 28 bytes IPv4/UDP header, as cmd/bottleneck counts by default)")
-	fs.BoolVar(&hash, "hash", false, "print a hash of the full event trace (determinism check)")
+	fs.BoolVar(&a.hash, "hash", false, "print a hash of the full event trace (determinism check)")
 	fs.DurationVar(&sc.Interval, "interval", 0, "time-series interval (default 100ms)")
-	fs.StringVar(&series, "series", "", "write every flow's and link's time series as CSV to this file")
-	var qlogDir string
-	fs.StringVar(&qlogDir, "qlog", "", "write one qlog (JSON-SEQ) per stream flow into this directory")
-	fs.BoolVar(&jsonOut, "J", false, "print the result as JSON")
-	fs.StringVar(&out, "o", "", "write the result to this file instead of stdout")
-	fs.BoolVar(&benchScale, "bench-scale", false, "run the scale benchmark (2-hop chain, 2,000 ON/OFF flows + UDP, 500 s) and print speed figures")
-	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile to this file")
-	fs.StringVar(&memprofile, "memprofile", "", "write an allocation profile (every allocation since the start) to this file at the end")
-	fs.StringVar(&scenarioFile, "scenario", "", "a scenario file (.yaml, as cclab run takes; one point) or a JSON file of flag values, e.g. {\"topology\": \"chain\", \"rate\": \"20Mbit\"} (command-line flags override it)")
-	fs.IntVar(&point, "point", 0, "with a swept YAML scenario: the point to run (0-based)")
-	fs.StringVar(&emit, "emit-scenario", "", "write the scenario the flags describe as a YAML scenario file (\"-\": stdout) and exit")
-	if code, ok := cli.Parse(fs, args); !ok {
-		return code
-	}
+	fs.StringVar(&a.series, "series", "", "write every flow's and link's time series as CSV to this file")
+	fs.StringVar(&a.qlogDir, "qlog", "", "write one qlog (JSON-SEQ) per stream flow into this directory")
+	fs.BoolVar(&a.jsonOut, "J", false, "print the result as JSON")
+	fs.StringVar(&a.out, "o", "", "write the result to this file instead of stdout")
+	fs.BoolVar(&a.benchScale, "bench-scale", false, "run the scale benchmark (2-hop chain, 2,000 ON/OFF flows + UDP, 500 s) and print speed figures")
+	fs.StringVar(&a.cpuprofile, "cpuprofile", "", "write a CPU profile to this file")
+	fs.StringVar(&a.memprofile, "memprofile", "", "write an allocation profile (every allocation since the start) to this file at the end")
+	fs.StringVar(&a.scenarioFile, "scenario", "", "a scenario file (.yaml, as cclab run takes; one point) or a JSON file of flag values, e.g. {\"topology\": \"chain\", \"rate\": \"20Mbit\"} (command-line flags override it)")
+	fs.IntVar(&a.point, "point", 0, "with a swept YAML scenario: the point to run (0-based)")
+	fs.StringVar(&a.emit, "emit-scenario", "", "write the scenario the flags describe as a YAML scenario file (\"-\": stdout) and exit")
+	return a
+}
+
+// scenario is the scenario to run: a point of a YAML scenario file, or the
+// one the flags (and a JSON file of flag values) describe; code is non-zero
+// when it is refused.
+func (a *simArgs) scenario() (scenario.Scenario, int) {
 	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var scn scenario.Scenario
-	switch {
-	case scenarioFile != "" && isYAML(scenarioFile):
+	a.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if a.scenarioFile != "" && isYAML(a.scenarioFile) {
 		for name := range given {
 			if simFlags[name] {
-				fmt.Fprintf(os.Stderr, "cclab sim: -%s: the network and flows come from the scenario file %s; change them there\n", name, scenarioFile)
-				return 2
+				fmt.Fprintf(os.Stderr, "cclab sim: -%s: the network and flows come from the scenario file %s; change them there\n", name, a.scenarioFile)
+				return scenario.Scenario{}, 2
 			}
 		}
-		exp, err := scenario.LoadScenarioFile(scenarioFile)
+		exp, err := scenario.LoadScenarioFile(a.scenarioFile)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab sim:", err)
-			return 2
+			return scenario.Scenario{}, 2
 		}
-		if point < 0 || point >= len(exp.Points) {
-			fmt.Fprintf(os.Stderr, "cclab sim: -point %d: the scenario has %d point(s) (0..%d)\n", point, len(exp.Points), len(exp.Points)-1)
-			return 2
+		if a.point < 0 || a.point >= len(exp.Points) {
+			fmt.Fprintf(os.Stderr, "cclab sim: -point %d: the scenario has %d point(s) (0..%d)\n", a.point, len(exp.Points), len(exp.Points)-1)
+			return scenario.Scenario{}, 2
 		}
-		scn = exp.Points[point].Scenario
+		scn := exp.Points[a.point].Scenario
 		if !given["seed"] {
-			seed = scn.Seeds[0]
+			a.seed = scn.Seeds[0]
 		}
-		scn.Seeds = []uint64{seed}
-	default:
-		if scenarioFile != "" {
-			if err := applyScenarioFile(fs, scenarioFile); err != nil {
-				fmt.Fprintln(os.Stderr, "cclab sim:", err)
-				return 2
-			}
-		}
-		sc.AckEvery, sc.DelayedAck, sc.RecvWindow = recv.AckEvery, recv.DelayedAck, recv.RecvWindow
-		var err error
-		if scn, err = simpleScenario(sc, cc, rtts, seed, revUnlimited); err != nil {
+		scn.Seeds = []uint64{a.seed}
+		return scn, 0
+	}
+	if a.scenarioFile != "" {
+		if err := applyScenarioFile(a.fs, a.scenarioFile); err != nil {
 			fmt.Fprintln(os.Stderr, "cclab sim:", err)
-			return 2
+			return scenario.Scenario{}, 2
 		}
 	}
-	if emit != "" {
-		w := os.Stdout
-		if emit != "-" {
-			f, err := os.Create(emit)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "cclab sim:", err)
-				return 1
-			}
-			defer f.Close()
-			w = f
-		}
-		if _, err := w.Write(scn.YAML()); err != nil {
-			fmt.Fprintln(os.Stderr, "cclab sim:", err)
-			return 1
-		}
-		return 0
+	a.sc.AckEvery, a.sc.DelayedAck, a.sc.RecvWindow = a.recv.AckEvery, a.recv.DelayedAck, a.recv.RecvWindow
+	scn, err := simpleScenario(a.sc, a.cc, a.rtts, a.seed, a.revUnlimited)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab sim:", err)
+		return scenario.Scenario{}, 2
 	}
-	if cpuprofile != "" {
-		f, err := os.Create(cpuprofile)
+	return scn, 0
+}
+
+// emitScenario writes scn as YAML to the file emit ("-": stdout).
+func emitScenario(scn scenario.Scenario, emit string) int {
+	w := os.Stdout
+	if emit != "-" {
+		f, err := os.Create(emit)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "cclab sim:", err)
 			return 1
 		}
 		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(os.Stderr, "cclab sim:", err)
-			return 1
+		w = f
+	}
+	if _, err := w.Write(scn.YAML()); err != nil {
+		fmt.Fprintln(os.Stderr, "cclab sim:", err)
+		return 1
+	}
+	return 0
+}
+
+// startProfiles starts the CPU profile and the allocation profile the
+// flags ask for; stop writes them.
+func startProfiles(cpuprofile, memprofile string) (stop func(), code int) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
 		}
-		defer pprof.StopCPUProfile()
+	}
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cclab sim:", err)
+			return nil, 1
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			fmt.Fprintln(os.Stderr, "cclab sim:", err)
+			return nil, 1
+		}
+		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
 	}
 	if memprofile != "" {
 		runtime.MemProfileRate = 64 << 10
-		defer func() {
+		stops = append(stops, func() {
 			runtime.GC() // the profile holds the allocations up to the last collection: count them all
 			f, err := os.Create(memprofile)
 			if err == nil {
@@ -211,23 +257,25 @@ func runSim(args []string) int {
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "cclab sim: -memprofile:", err)
 			}
-		}()
+		})
 	}
-	if benchScale {
-		return runScale(fs, hash)
-	}
-	if qlogDir != "" {
-		if err := os.MkdirAll(qlogDir, 0o755); err != nil {
+	return stop, 0
+}
+
+// run simulates scn and writes its result (and the series, with -series).
+func (a *simArgs) run(scn scenario.Scenario) int {
+	if a.qlogDir != "" {
+		if err := os.MkdirAll(a.qlogDir, 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, "cclab sim:", err)
 			return 1
 		}
 	}
-	p, err := plan.New(scn, seed)
+	p, err := plan.New(scn, a.seed)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab sim:", err)
 		return 2
 	}
-	s, err := simrun.Build(p, simrun.Options{Hash: hash, QlogDir: qlogDir, NoSeries: series == ""})
+	s, err := simrun.Build(p, simrun.Options{Hash: a.hash, QlogDir: a.qlogDir, NoSeries: a.series == ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab sim:", err)
 		return 2
@@ -244,39 +292,43 @@ func runSim(args []string) int {
 		return 1
 	}
 	sum.TraceHash, sum.HashedEvents = s.TraceHash()
+	if err := a.write(sum, res.Metrics); err != nil {
+		fmt.Fprintln(os.Stderr, "cclab sim:", err)
+		return 1
+	}
+	return 0
+}
+
+// write writes the result to -o (or stdout), as text or JSON, and the
+// series to -series.
+func (a *simArgs) write(sum simOutput, m metrics.Metrics) error {
 	w := io.Writer(os.Stdout)
-	if out != "" {
-		f, err := os.Create(out)
+	if a.out != "" {
+		f, err := os.Create(a.out)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "cclab sim:", err)
-			return 1
+			return err
 		}
 		defer f.Close()
 		w = f
 	}
-	if jsonOut {
+	if a.jsonOut {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(sum); err != nil {
-			fmt.Fprintln(os.Stderr, "cclab sim:", err)
-			return 1
+			return err
 		}
 	} else {
 		sum.writeText(w)
 	}
-	if series != "" {
-		f, err := os.Create(series)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "cclab sim:", err)
-			return 1
-		}
-		defer f.Close()
-		if err := writeSeriesCSV(f, res.Metrics); err != nil {
-			fmt.Fprintln(os.Stderr, "cclab sim:", err)
-			return 1
-		}
+	if a.series == "" {
+		return nil
 	}
-	return 0
+	f, err := os.Create(a.series)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return writeSeriesCSV(f, m)
 }
 
 // simpleScenario turns the flag values into a scenario.

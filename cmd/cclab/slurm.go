@@ -110,45 +110,12 @@ func runSlurm(args []string) int {
 	if *quick {
 		job.Extra = append(job.Extra, "-quick")
 	}
-	// Paths the tasks see: absolute (tasks start in the submission
-	// directory, but a script may be submitted from elsewhere).
-	abs := func(p string) string { a, _ := filepath.Abs(p); return a }
-	if _, builtin := experiments.Source(name); !builtin || strings.HasSuffix(name, ".yaml") {
-		job.Scenario = abs(name)
+	script, err := job.locate(name, *bin, *logs, *out, *wait)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab slurm:", err)
+		return 1
 	}
-	if !store.IsPostgresURL(job.DB) {
-		job.DB = abs(job.DB)
-	}
-	job.Cclab = *bin
-	if job.Cclab == "" {
-		var err error
-		if job.Cclab, err = os.Executable(); err != nil {
-			fmt.Fprintln(os.Stderr, "cclab slurm: finding this executable (give -cclab):", err)
-			return 1
-		}
-	}
-	job.Cclab = abs(job.Cclab)
-	if strings.Contains(job.Cclab, string(filepath.Separator)+"go-build") && !*wait {
-		fmt.Fprintf(os.Stderr, "cclab slurm: warning: %s is a temporary build (go run) that is deleted when this command ends: "+
-			"build cclab (go build -o DIR/cclab ./cmd/cclab) where the nodes see it and pass -cclab DIR/cclab\n", job.Cclab)
-	}
-	script := *out
-	if script == "" {
-		script = "cclab-" + exp.Name + ".sbatch"
-	}
-	script = abs(script)
-	job.Logs = *logs
-	if job.Logs == "" {
-		job.Logs = filepath.Dir(script)
-	}
-	job.Logs = abs(job.Logs)
-	mode := os.FileMode(0o644)
-	if u, err := url.Parse(job.DB); err == nil && store.IsPostgresURL(job.DB) {
-		if _, has := u.User.Password(); has {
-			mode = 0o600 // the URL's password is in the script
-		}
-	}
-	if err := os.WriteFile(script, []byte(job.script()), mode); err != nil {
+	if err := job.write(script); err != nil {
 		fmt.Fprintln(os.Stderr, "cclab slurm:", err)
 		return 1
 	}
@@ -161,25 +128,8 @@ func runSlurm(args []string) int {
 		fmt.Printf("submit with: sbatch %s\n", script)
 		return 0
 	}
-	sbatch := []string{"--parsable"}
-	if *wait {
-		sbatch = append(sbatch, "--wait")
-	}
-	cmd := exec.Command("sbatch", append(sbatch, script)...)
-	cmd.Stderr = os.Stderr
-	outb, err := cmd.Output()
-	jobID := strings.TrimSpace(string(outb))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "cclab slurm: sbatch %s: %v (job %s; task output in %s)\n", script, err, jobID, job.Logs)
-		return 1
-	}
-	if !*wait {
-		fmt.Printf("submitted job %s; task output in %s\n", jobID, job.Logs)
-		return 0
-	}
-	fmt.Printf("job %s: every task completed; task output in %s\n", jobID, job.Logs)
-	if *noReport {
-		return 0
+	if code := job.submit(script, *wait); code != 0 || !*wait || *noReport {
+		return code
 	}
 	st, err := store.Open(job.DB)
 	if err != nil {
@@ -192,7 +142,83 @@ func runSlurm(args []string) int {
 		fmt.Fprintln(os.Stderr, "cclab slurm: report:", err)
 		return 1
 	}
-	fmt.Println("report:", abs(path))
+	fmt.Println("report:", absPath(path))
+	return 0
+}
+
+// absPath is p made absolute (tasks start in the submission directory, but
+// a script may be submitted from elsewhere).
+func absPath(p string) string { a, _ := filepath.Abs(p); return a }
+
+// locate sets the paths the tasks see, all absolute: the scenario file (a
+// built-in experiment stays a name), an SQLite database, the cclab binary
+// (bin, default this executable) and the logs directory (logs, default the
+// script's); it returns the script's path (out, default
+// cclab-NAME.sbatch).
+func (j *slurmJob) locate(name, bin, logs, out string, wait bool) (string, error) {
+	if _, builtin := experiments.Source(name); !builtin || strings.HasSuffix(name, ".yaml") {
+		j.Scenario = absPath(name)
+	}
+	if !store.IsPostgresURL(j.DB) {
+		j.DB = absPath(j.DB)
+	}
+	j.Cclab = bin
+	if j.Cclab == "" {
+		var err error
+		if j.Cclab, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("finding this executable (give -cclab): %v", err)
+		}
+	}
+	j.Cclab = absPath(j.Cclab)
+	if strings.Contains(j.Cclab, string(filepath.Separator)+"go-build") && !wait {
+		fmt.Fprintf(os.Stderr, "cclab slurm: warning: %s is a temporary build (go run) that is deleted when this command ends: "+
+			"build cclab (go build -o DIR/cclab ./cmd/cclab) where the nodes see it and pass -cclab DIR/cclab\n", j.Cclab)
+	}
+	script := out
+	if script == "" {
+		script = "cclab-" + j.Name + ".sbatch"
+	}
+	script = absPath(script)
+	j.Logs = logs
+	if j.Logs == "" {
+		j.Logs = filepath.Dir(script)
+	}
+	j.Logs = absPath(j.Logs)
+	return script, nil
+}
+
+// write writes the job's script, readable only by its owner when the
+// database URL holds a password.
+func (j slurmJob) write(script string) error {
+	mode := os.FileMode(0o644)
+	if u, err := url.Parse(j.DB); err == nil && store.IsPostgresURL(j.DB) {
+		if _, has := u.User.Password(); has {
+			mode = 0o600 // the URL's password is in the script
+		}
+	}
+	return os.WriteFile(script, []byte(j.script()), mode)
+}
+
+// submit submits the script with sbatch and, with wait, waits until every
+// task has ended; it returns the exit status.
+func (j slurmJob) submit(script string, wait bool) int {
+	sbatch := []string{"--parsable"}
+	if wait {
+		sbatch = append(sbatch, "--wait")
+	}
+	cmd := exec.Command("sbatch", append(sbatch, script)...)
+	cmd.Stderr = os.Stderr
+	outb, err := cmd.Output()
+	jobID := strings.TrimSpace(string(outb))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cclab slurm: sbatch %s: %v (job %s; task output in %s)\n", script, err, jobID, j.Logs)
+		return 1
+	}
+	if !wait {
+		fmt.Printf("submitted job %s; task output in %s\n", jobID, j.Logs)
+		return 0
+	}
+	fmt.Printf("job %s: every task completed; task output in %s\n", jobID, j.Logs)
 	return 0
 }
 
