@@ -83,7 +83,7 @@ type simArgs struct {
 	sc                                                                scenario.Simple
 	recv                                                              transport.Config
 	cc, rtts, out, series, scenarioFile, emit, cpuprofile, memprofile string
-	qlogDir                                                           string
+	qlogDir, scaleFlows                                               string
 	jsonOut, benchScale, hash, revUnlimited                           bool
 	seed                                                              uint64
 	point                                                             int
@@ -107,7 +107,7 @@ func runSim(args []string) int {
 	}
 	defer stop()
 	if a.benchScale {
-		return runScale(a.fs, a.hash)
+		return runScale(a.fs, a.hash, a.scaleFlows)
 	}
 	return a.run(scn)
 }
@@ -152,6 +152,7 @@ func newSimArgs() *simArgs {
 	fs.BoolVar(&a.jsonOut, "J", false, "print the result as JSON")
 	fs.StringVar(&a.out, "o", "", "write the result to this file instead of stdout")
 	fs.BoolVar(&a.benchScale, "bench-scale", false, "run the scale benchmark (2-hop chain, 2,000 ON/OFF flows + UDP, 500 s) and print speed figures")
+	fs.StringVar(&a.scaleFlows, "scale-flows", "", "with -bench-scale: run it at each of these flow counts (e.g. 100,1000,10000) with a fixed share per flow and print CPU per event and heap per flow")
 	fs.StringVar(&a.cpuprofile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.StringVar(&a.memprofile, "memprofile", "", "write an allocation profile (every allocation since the start) to this file at the end")
 	fs.StringVar(&a.scenarioFile, "scenario", "", "a scenario file (.yaml, as cclab run takes; one point) or a JSON file of flag values, e.g. {\"topology\": \"chain\", \"rate\": \"20Mbit\"} (command-line flags override it)")
