@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -171,7 +171,9 @@ type DgramResult struct {
 	Host *hostlimit.Report `json:"host_limit,omitempty"`
 }
 
-// RunDgram runs one datagram-mode test.
+// RunDgram runs one datagram-mode test: it dials, sends for
+// cfg.Duration sampling the time series, closes, and fetches the
+// receiver's account.
 func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -184,32 +186,74 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 		defer ep.Close()
 	}
 	tc, _ := cfg.transportConfig()
-	var sink *flowSink
-	if cfg.QlogDir != "" {
-		sink = &flowSink{}
-		tc.Sink = sink // the qlog file is attached once the connection ID is known
-	}
-	conn, err := ep.DialDgram(ctx, peer, tc)
+	conn, closeQlog, err := dialDgram(ctx, ep, peer, tc, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if sink != nil {
-		ql, err := openQlog(cfg.QlogDir, conn.ID(), "client", &ClientConfig{Addr: cfg.Addr, CC: cfg.CC}, ep.Now())
-		if err != nil {
-			conn.Abort()
-			return nil, err
-		}
-		conn.Do(func(clock.Time, *transport.DgramConn) { sink.ql = ql })
-		defer func() {
-			conn.Do(func(clock.Time, *transport.DgramConn) { sink.ql = nil })
-			ql.Close()
-		}()
-	}
+	defer closeQlog()
 	hw := watchHost(ep)
-	t0 := time.Now()
 	res := &DgramResult{Mode: ModeDatagram, ConnID: fmt.Sprintf("%016x", conn.ID()), CC: cfg.CC,
-		Timestamp: t0.UTC().Format(time.RFC3339Nano), Local: ep.LocalAddr().String(), Peer: peer.String(),
-		MaxDatagram: tc.MaxDatagram, Rate: cfg.Rate}
+		Local: ep.LocalAddr().String(), Peer: peer.String(), MaxDatagram: tc.MaxDatagram, Rate: cfg.Rate}
+	elapsed, runErr := sendDgrams(ctx, ep, conn, cfg, res)
+	if runErr != nil {
+		conn.Abort()
+		return res, runErr
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := conn.Close(cctx); err != nil {
+		return res, fmt.Errorf("closing: %w", err)
+	}
+	s := conn.Stats()
+	res.Seconds = elapsed.Seconds()
+	res.Generated, res.Sent, res.SentBytes, res.QueueDropped = s.Generated, s.DataSent, s.BytesSent, s.QueueDropped
+	res.SendRateBps = float64(s.BytesSent) * 8 / res.Seconds
+	res.Acked, res.AckedECN, res.LostDeclared = s.Acked, s.AckedECN, s.Lost+s.LostRTO
+	res.Congestion, res.RTOs, res.AckLoss = s.Congestion, s.RTOs, s.AckLoss
+	res.MinRTTms, res.SRTTms = ms(s.MinRTT), ms(s.SRTT)
+	res.Host = hw.report(RoleSender, func(r *hostlimit.Report) {
+		r.Generated, r.QueueDropped = s.Generated, s.QueueDropped
+		r.Uncontrolled = cfg.CC == transport.DgramCCNone
+	})
+	fetchDgramReport(ctx, cctx, ep, peer, conn.ID(), res)
+	return res, nil
+}
+
+// dialDgram opens the datagram connection and, with cfg.QlogDir, its qlog
+// file (attached once the connection ID is known); closeQlog detaches and
+// closes it.
+func dialDgram(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, tc transport.DgramConfig, cfg DgramClientConfig) (conn *udp.DgramConn, closeQlog func(), err error) {
+	var sink *flowSink
+	if cfg.QlogDir != "" {
+		sink = &flowSink{}
+		tc.Sink = sink
+	}
+	conn, err = ep.DialDgram(ctx, peer, tc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sink == nil {
+		return conn, func() {}, nil
+	}
+	ql, err := openQlog(cfg.QlogDir, conn.ID(), "client", &ClientConfig{Addr: cfg.Addr, CC: cfg.CC}, ep.Now())
+	if err != nil {
+		conn.Abort()
+		return nil, nil, err
+	}
+	conn.Do(func(clock.Time, *transport.DgramConn) { sink.ql = ql })
+	return conn, func() {
+		conn.Do(func(clock.Time, *transport.DgramConn) { sink.ql = nil })
+		ql.Close()
+	}, nil
+}
+
+// sendDgrams sends stamped datagrams for cfg.Duration (or until ctx ends),
+// sampling res.Intervals every cfg.Interval, then stops the source and
+// records the Ack Ratio's changes; it returns the time spent sending and
+// ctx's error if it ended first.
+func sendDgrams(ctx context.Context, ep *udp.Endpoint, conn *udp.DgramConn, cfg DgramClientConfig, res *DgramResult) (time.Duration, error) {
+	t0 := time.Now()
+	res.Timestamp = t0.UTC().Format(time.RFC3339Nano)
 	c0 := ep.Now()
 	offset := t0.UnixNano() - int64(c0)
 	conn.Do(func(now clock.Time, c *transport.DgramConn) { c.SetSource(now, &transport.StampSource{Offset: offset}) })
@@ -221,16 +265,10 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 	sample := func() {
 		s := conn.Stats()
 		t := time.Since(t0).Seconds()
-		dt := t - prevT
-		if dt <= 0 {
+		if t-prevT <= 0 {
 			return
 		}
-		res.Intervals = append(res.Intervals, DgramInterval{Start: prevT, End: t,
-			Sent: s.DataSent - prev.DataSent, SentBytes: s.BytesSent - prev.BytesSent,
-			SendBps:  float64(s.BytesSent-prev.BytesSent) * 8 / dt,
-			AckedBps: float64(s.Acked-prev.Acked) * float64(s.BytesSent) / float64(max(s.DataSent, 1)) * 8 / dt,
-			Lost:     s.Lost + s.LostRTO - prev.Lost - prev.LostRTO, Dropped: s.QueueDropped - prev.QueueDropped,
-			CwndPackets: s.CwndPackets, AckRatio: s.AckRatio, SRTTms: ms(s.SRTT)})
+		res.Intervals = append(res.Intervals, dgramInterval(prev, s, prevT, t))
 		prev, prevT = s, t
 	}
 	var runErr error
@@ -256,42 +294,38 @@ loop:
 	for _, r := range log {
 		res.AckRatio = append(res.AckRatio, RatioPoint{T: r.At.Sub(c0).Seconds(), Ratio: r.Ratio})
 	}
-	if runErr != nil {
-		conn.Abort()
-		return res, runErr
-	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := conn.Close(cctx); err != nil {
-		return res, fmt.Errorf("closing: %w", err)
-	}
-	s := conn.Stats()
-	res.Seconds = elapsed.Seconds()
-	res.Generated, res.Sent, res.SentBytes, res.QueueDropped = s.Generated, s.DataSent, s.BytesSent, s.QueueDropped
-	res.SendRateBps = float64(s.BytesSent) * 8 / res.Seconds
-	res.Acked, res.AckedECN, res.LostDeclared = s.Acked, s.AckedECN, s.Lost+s.LostRTO
-	res.Congestion, res.RTOs, res.AckLoss = s.Congestion, s.RTOs, s.AckLoss
-	res.MinRTTms, res.SRTTms = ms(s.MinRTT), ms(s.SRTT)
-	res.Host = hw.report(RoleSender, func(r *hostlimit.Report) {
-		r.Generated, r.QueueDropped = s.Generated, s.QueueDropped
-		r.Uncontrolled = cfg.CC == transport.DgramCCNone
-	})
+	return elapsed, runErr
+}
 
-	// The receiver's account, fetched as a reverse test fetches its report.
-	rq := Request{V: Version, Results: conn.ID()}
+// dgramInterval is the sender's sample of [t0, t1) s from the connection's
+// statistics at its start (prev) and end (s).
+func dgramInterval(prev, s transport.DgramStats, t0, t1 float64) DgramInterval {
+	dt := t1 - t0
+	return DgramInterval{Start: t0, End: t1,
+		Sent: s.DataSent - prev.DataSent, SentBytes: s.BytesSent - prev.BytesSent,
+		SendBps:  float64(s.BytesSent-prev.BytesSent) * 8 / dt,
+		AckedBps: float64(s.Acked-prev.Acked) * float64(s.BytesSent) / float64(max(s.DataSent, 1)) * 8 / dt,
+		Lost:     s.Lost + s.LostRTO - prev.Lost - prev.LostRTO, Dropped: s.QueueDropped - prev.QueueDropped,
+		CwndPackets: s.CwndPackets, AckRatio: s.AckRatio, SRTTms: ms(s.SRTT)}
+}
+
+// fetchDgramReport fetches the receiver's account of datagram connection
+// id, as a reverse test fetches its report, into res.Receiver (or
+// res.ReceiverError); cctx bounds the closing handshake.
+func fetchDgramReport(ctx, cctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, id uint64, res *DgramResult) {
 	stc := transport.DefaultConfig()
-	stc.Request = rq.encode()
+	stc.Request = Request{V: Version, Results: id}.encode()
 	rc, err := ep.Dial(ctx, peer, stc)
 	if err != nil {
 		res.ReceiverError = err.Error()
-		return res, nil
+		return
 	}
 	rc.CloseWrite()
 	msg, err := readAll(rc, maxMessage)
 	_ = rc.Wait(cctx)
 	if err != nil {
 		res.ReceiverError = err.Error()
-		return res, nil
+		return
 	}
 	rep, err := parseReport(msg)
 	switch {
@@ -302,118 +336,4 @@ loop:
 	default:
 		res.Receiver = rep.Dgram
 	}
-	return res, nil
-}
-
-// dgramEndpointConfig is the server's datagram-mode configuration: it
-// accepts any datagram size up to MaxSize and agrees to ECN when asked.
-func dgramEndpointConfig() transport.DgramEndpointConfig {
-	d := transport.DefaultDgramConfig()
-	d.MaxDatagram = MaxSize
-	d.ECN = true
-	d.RecvQueue = 4096
-	return transport.DgramEndpointConfig{Defaults: d}
-}
-
-// startDgrams accepts datagram-mode flows alongside Serve's stream
-// connections (one port serves both modes).
-func (s *Server) startDgrams(ctx context.Context, cancel context.CancelFunc) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := s.ep.AcceptDgram(ctx)
-			if err != nil {
-				return
-			}
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				p := s.serveDgram(ctx, c)
-				if s.cfg.Once && p != nil {
-					select {
-					case <-p.fetched:
-					case <-time.After(30 * time.Second):
-					case <-ctx.Done():
-					}
-					cancel()
-				}
-			}()
-		}
-	}()
-}
-
-// serveDgram reads one datagram-mode flow into a meter until it ends and
-// leaves its report for the client to fetch.
-func (s *Server) serveDgram(ctx context.Context, c *udp.DgramConn) *pending {
-	id := c.ID()
-	sum := FlowSummary{ConnID: fmt.Sprintf("%016x", id), Peer: c.Peer().String(), Mode: ModeDatagram}
-	req, err := parseRequest(c.Request())
-	if err != nil || req.Mode != ModeDatagram {
-		s.count(func(st *ServerStats) { st.BadRequests++ })
-		c.Abort()
-		if err == nil {
-			err = fmt.Errorf("%w: datagram connection without mode %q", ErrBadRequest, ModeDatagram)
-		}
-		sum.Error = err.Error()
-		s.finish(sum)
-		return nil
-	}
-	if s.cfg.Admit != nil {
-		if _, err := s.cfg.Admit(Admission{ConnID: id, InitialDCID: c.InitialDCID(), Peer: c.Peer(), Test: req.Test, MAC: req.MAC}); err != nil {
-			s.count(func(st *ServerStats) { st.NotAdmitted++ })
-			c.Abort()
-			sum.Error = err.Error()
-			s.finish(sum)
-			return nil
-		}
-	}
-	p := &pending{done: make(chan struct{}), fetched: make(chan struct{}), peer: c.Peer().Addr().Unmap()}
-	s.expireReports()
-	s.mu.Lock()
-	s.reports[id] = p
-	s.mu.Unlock()
-	s.logf("%016x from %v: datagram flow", id, c.Peer())
-	offset := time.Now().UnixNano() - int64(s.ep.Now())
-	hw := watchHost(s.ep)
-	m := transport.DgramMeter{Offset: offset}
-	buf := make([]byte, MaxSize)
-	var first, last clock.Time
-	var rerr error
-	for {
-		n, at, err := c.Recv(ctx, buf)
-		if err != nil {
-			if err != io.EOF {
-				rerr = err
-			}
-			break
-		}
-		if m.Received == 0 {
-			first = at
-		}
-		last = at
-		_ = m.Add(at, buf[:n])
-	}
-	st := c.Stats()
-	r := &DgramReport{Datagrams: m.Received, Bytes: m.Bytes, LostNetwork: st.RecvLost, Missing: m.Missing,
-		RecvDropped: st.RecvDropped, CEMarked: st.RecvCE, AcksSent: st.AcksSent, OWDms: ms(m.MeanDelay()),
-		OWDMinms: ms(m.DelayMin), OWDMaxms: ms(m.DelayMax), Jitterms: ms(m.Jitter), PeerAckRatio: st.PeerAckRatio}
-	if m.Received > 1 {
-		r.Seconds = last.Sub(first).Seconds()
-		if r.Seconds > 0 {
-			r.ThroughputBps = float64(m.Bytes) * 8 / r.Seconds
-		}
-	}
-	sum.Bytes, sum.Seconds, sum.ThroughputBps, sum.Dgram = int64(m.Bytes), r.Seconds, r.ThroughputBps, r
-	sum.Host = hw.report(RoleReceiver, func(h *hostlimit.Report) { h.RecvDropped += st.RecvDropped })
-	p.rep = Report{V: Version, Bytes: int64(m.Bytes), Seconds: r.Seconds, Dgram: r}
-	if rerr != nil {
-		sum.Error = rerr.Error()
-		p.rep.Error = "datagram flow failed at the receiver: " + rerr.Error()
-	}
-	p.at = time.Now()
-	close(p.done)
-	s.finish(sum)
-	s.expireReports()
-	return p
 }

@@ -9,9 +9,10 @@ import "time"
 // was read to its end, so its sent and received bytes are the same; a
 // reverse flow (this side sent) has the sender's retransmits and RTTs. The
 // flow summaries are under start.cclab, the test's sum under end.cclab.
-// end is when the last flow finished.
+// end is when the last flow finished. intervals[] holds the flows'
+// interval reports (receiver -i).
 func ToIperf3Receiver(flows []FlowSummary, test *TestSummary, h Host, end time.Time) *Iperf3 {
-	out := &Iperf3{Intervals: []I3Interval{}}
+	out := &Iperf3{Intervals: receiverIntervals(flows, test)}
 	var secs float64
 	for _, f := range flows {
 		secs = max(secs, f.Seconds)
@@ -105,4 +106,90 @@ func dgramRecvStats(socket int, d *DgramReport) I3Stats {
 	}
 	return I3Stats{Socket: socket, End: d.Seconds, Seconds: d.Seconds, Bytes: int64(d.Bytes), BitsPerSecond: d.ThroughputBps,
 		JitterMs: ptr(d.Jitterms), LostPackets: ptr(int64(d.LostNetwork)), Packets: ptr(packets), LostPercent: ptr(pct)}
+}
+
+// receiverIntervals is iperf3's intervals[] of the receiver's flows: the
+// k-th element has each flow's k-th interval report (socket i+1 for flow i)
+// and their sum (over the forward flows; with --bidir, the reverse flows'
+// sum is sum_bidir_reverse). Each flow's intervals count from when it was
+// accepted, so a sum spans its streams' earliest start to latest end.
+func receiverIntervals(flows []FlowSummary, test *TestSummary) []I3Interval {
+	out := []I3Interval{}
+	bidir := test != nil && test.ReceivedBytes > 0 && test.SentBytes > 0
+	for k := 0; ; k++ {
+		var iv I3Interval
+		var sum, rev *I3Stats
+		for i, f := range flows {
+			if k >= len(f.Intervals) {
+				continue
+			}
+			st := recvIntervalStats(i+1, f, f.Intervals[k])
+			iv.Streams = append(iv.Streams, st)
+			p := &sum
+			if bidir && f.Reverse {
+				p = &rev
+			}
+			*p = addInterval(*p, st)
+		}
+		if iv.Streams == nil {
+			return out
+		}
+		if sum == nil {
+			sum, rev = rev, nil
+		}
+		iv.Sum, iv.SumBidirReverse = *sum, rev
+		out = append(out, iv)
+	}
+}
+
+// recvIntervalStats is one interval report of flow f in iperf3's keys: a
+// stream's bytes and rate; retransmits, snd_cwnd and rtt (µs) where this
+// side sent (reverse); packets, lost_packets, lost_percent and jitter_ms in
+// datagram mode.
+func recvIntervalStats(socket int, f FlowSummary, iv RecvInterval) I3Stats {
+	st := I3Stats{Socket: socket, Start: iv.Start, End: iv.End, Seconds: iv.End - iv.Start, Bytes: iv.Bytes,
+		BitsPerSecond: iv.BitsPerSec, Omitted: ptr(false), Sender: f.Reverse}
+	switch {
+	case f.Mode == ModeDatagram:
+		packets := int64(iv.Datagrams + iv.LostNetwork)
+		st.Packets, st.LostPackets, st.JitterMs = ptr(packets), ptr(int64(iv.LostNetwork)), ptr(iv.Jitterms)
+		st.LostPercent = ptr(0.0)
+		if packets > 0 {
+			*st.LostPercent = 100 * float64(iv.LostNetwork) / float64(packets)
+		}
+	case f.Reverse:
+		st.Retransmits, st.SndCwnd, st.RTT = ptr(iv.Retransmits), ptr(int64(iv.Cwnd)), usec(iv.SRTTms)
+	}
+	return st
+}
+
+// addInterval adds a stream's interval to a sum (nil: none yet) as iperf3
+// sums its streams: bytes, rates, retransmits and packets added; jitter
+// the streams' mean weighted by their packets.
+func addInterval(sum *I3Stats, st I3Stats) *I3Stats {
+	if sum == nil {
+		s := st
+		s.Socket, s.SndCwnd, s.RTT = 0, nil, nil
+		s.Omitted = ptr(false)
+		if st.Packets != nil { // the sum's own counters, added to in place below
+			s.Packets, s.LostPackets = ptr(*st.Packets), ptr(*st.LostPackets)
+			s.JitterMs, s.LostPercent = ptr(*st.JitterMs), ptr(*st.LostPercent)
+		}
+		return &s
+	}
+	sum.Start, sum.End = min(sum.Start, st.Start), max(sum.End, st.End)
+	sum.Seconds = sum.End - sum.Start
+	sum.Bytes += st.Bytes
+	sum.BitsPerSecond += st.BitsPerSecond
+	if st.Retransmits != nil {
+		sum.Retransmits = ptr(*st.Retransmits + valueOr(sum.Retransmits))
+	}
+	if st.Packets != nil && sum.Packets != nil {
+		n := float64(*sum.Packets) // streams already in the sum, weighting their mean jitter
+		*sum.Packets += *st.Packets
+		*sum.LostPackets += *st.LostPackets
+		*sum.JitterMs = (*sum.JitterMs*n + *st.JitterMs*float64(*st.Packets)) / max(float64(*sum.Packets), 1)
+		*sum.LostPercent = 100 * float64(*sum.LostPackets) / max(float64(*sum.Packets), 1)
+	}
+	return sum
 }

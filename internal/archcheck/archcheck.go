@@ -320,6 +320,7 @@ var Layers = []Layer{
 	{"study reports", []string{"report/studies"}},
 	{"harness", []string{"eval"}},
 	{"campaigns", []string{"campaign", "internal/agenttest"}},
+	{"tools", []string{"perf/perfcli"}},
 	{"commands", []string{"cmd/...", "scripts/..."}},
 }
 

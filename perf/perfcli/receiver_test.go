@@ -1,4 +1,4 @@
-package main
+package perfcli
 
 import (
 	"bufio"
@@ -17,15 +17,16 @@ import (
 	"cclab/perf"
 )
 
-// start runs the receiver with args (plus -listen 127.0.0.1:0) and returns
-// its address and a channel with its exit code.
-func start(t *testing.T, args ...string) (string, *testenv.Buffer, <-chan int) {
+// startReceiver runs the receiver with args (after -listen 127.0.0.1:0 -q
+// -i 0: no interval lines unless args ask) and returns its address and a
+// channel with its exit code.
+func startReceiver(t *testing.T, args ...string) (string, *testenv.Buffer, <-chan int) {
 	t.Helper()
 	out := &testenv.Buffer{}
 	ready := make(chan string, 1)
 	code := make(chan int, 1)
 	go func() {
-		code <- run(append([]string{"-listen", "127.0.0.1:0", "-q"}, args...), out, &testenv.Buffer{}, ready)
+		code <- Receiver(append([]string{"-listen", "127.0.0.1:0", "-q", "-i", "0"}, args...), out, &testenv.Buffer{}, ready)
 	}()
 	select {
 	case addr := <-ready:
@@ -37,7 +38,7 @@ func start(t *testing.T, args ...string) (string, *testenv.Buffer, <-chan int) {
 }
 
 func TestOnceJSONForward(t *testing.T) {
-	addr, out, code := start(t, "-1", "-J")
+	addr, out, code := startReceiver(t, "-1", "-J")
 	res, err := perf.Run(context.Background(), perf.ClientConfig{Addr: addr, Bytes: 2 << 20})
 	if err != nil {
 		t.Fatalf("sender: %v", err)
@@ -72,7 +73,7 @@ func TestOnceJSONForward(t *testing.T) {
 }
 
 func TestOnceReverse(t *testing.T) {
-	addr, out, code := start(t, "-1", "-allow-reverse")
+	addr, out, code := startReceiver(t, "-1", "-allow-reverse")
 	res, err := perf.Run(context.Background(), perf.ClientConfig{Addr: addr, Bytes: 2 << 20, Reverse: true, CC: "reno", Recovery: "reno"})
 	if err != nil {
 		t.Fatalf("sender -R: %v", err)
@@ -99,7 +100,7 @@ func TestOnceReverse(t *testing.T) {
 }
 
 func TestManyConcurrentFlows(t *testing.T) {
-	addr, out, _ := start(t)
+	addr, out, _ := startReceiver(t)
 	const flows = 4
 	var wg sync.WaitGroup
 	errs := make(chan error, flows)
@@ -127,9 +128,9 @@ func TestManyConcurrentFlows(t *testing.T) {
 	}
 }
 
-func TestBadFlag(t *testing.T) {
+func TestReceiverBadFlag(t *testing.T) {
 	var out, errb bytes.Buffer
-	if c := run([]string{"-nosuch"}, &out, &errb, nil); c != 2 {
+	if c := Receiver([]string{"-nosuch"}, &out, &errb, nil); c != 2 {
 		t.Errorf("exit %d, want 2", c)
 	}
 }
@@ -149,7 +150,7 @@ func TestBadReceiveFlags(t *testing.T) {
 		{[]string{"-window", "2GiB"}, "-window: must be 18000..1073741824 bytes"},
 	} {
 		var out, errb bytes.Buffer
-		if c := run(tc.args, &out, &errb, nil); c != 2 || !strings.Contains(errb.String(), tc.want) {
+		if c := Receiver(tc.args, &out, &errb, nil); c != 2 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("receiver %q: exit %d, stderr %q; want 2 and %q", tc.args, c, errb.String(), tc.want)
 		}
 	}
@@ -176,11 +177,11 @@ func TestBadReverseFlags(t *testing.T) {
 		{[]string{"-psk-file", open}, "chmod 600"},
 	} {
 		var out, errb bytes.Buffer
-		if c := run(append([]string{"-listen", "127.0.0.1:0"}, tc.args...), &out, &errb, nil); c != 2 {
-			t.Errorf("run(%q): exit %d, want 2 (stderr %q)", tc.args, c, errb.String())
+		if c := Receiver(append([]string{"-listen", "127.0.0.1:0"}, tc.args...), &out, &errb, nil); c != 2 {
+			t.Errorf("Receiver(%q): exit %d, want 2 (stderr %q)", tc.args, c, errb.String())
 		}
 		if !strings.Contains(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 {
-			t.Errorf("run(%q): stderr %q, want one line naming %s", tc.args, errb.String(), tc.want)
+			t.Errorf("Receiver(%q): stderr %q, want one line naming %s", tc.args, errb.String(), tc.want)
 		}
 	}
 }
@@ -192,7 +193,7 @@ func TestReverseWithKeyFile(t *testing.T) {
 	if err := os.WriteFile(key, []byte("lab "+strings.Repeat("5a", 32)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr, _, _ := start(t, "-allow-reverse", "-psk-file", key)
+	addr, _, _ := startReceiver(t, "-allow-reverse", "-psk-file", key)
 	keys, err := perf.LoadKeyFile(key)
 	if err != nil {
 		t.Fatal(err)
@@ -207,10 +208,10 @@ func TestReverseWithKeyFile(t *testing.T) {
 	}
 }
 
-// TestFlagsDocumented: every flag of -h is in docs/receiver.md.
-func TestFlagsDocumented(t *testing.T) {
+// TestReceiverFlagsDocumented: every flag of -h is in docs/receiver.md.
+func TestReceiverFlagsDocumented(t *testing.T) {
 	var out, errb bytes.Buffer
-	run([]string{"-h"}, &out, &errb, nil)
+	Receiver([]string{"-h"}, &out, &errb, nil)
 	doc, err := os.ReadFile("../../docs/receiver.md")
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package perfcli
 
 import (
 	"bytes"
@@ -65,12 +65,12 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-c", "127.0.0.1", "-u", "-p", "0"}, []string{"-p 0"}},
 	} {
 		var out, errb bytes.Buffer
-		if code := run(tc.args, &out, &errb); code != 2 {
-			t.Errorf("run(%q): exit %d, want 2 (stderr %q)", tc.args, code, errb.String())
+		if code := Sender(tc.args, &out, &errb); code != 2 {
+			t.Errorf("Sender(%q): exit %d, want 2 (stderr %q)", tc.args, code, errb.String())
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(errb.String(), w) {
-				t.Errorf("run(%q): stderr %q lacks %q", tc.args, errb.String(), w)
+				t.Errorf("Sender(%q): stderr %q lacks %q", tc.args, errb.String(), w)
 			}
 		}
 	}
@@ -84,7 +84,7 @@ func TestUnreachableExit1(t *testing.T) {
 	addr := pc.LocalAddr().String()
 	pc.Close()
 	var out, errb bytes.Buffer
-	if code := run([]string{"-c", addr, "-n", "1M", "-connect-timeout", "2s"}, &out, &errb); code != 1 {
+	if code := Sender([]string{"-c", addr, "-n", "1M", "-connect-timeout", "2s"}, &out, &errb); code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
 	if !strings.Contains(errb.String(), "refused") && !strings.Contains(errb.String(), "no answer") {
@@ -93,7 +93,7 @@ func TestUnreachableExit1(t *testing.T) {
 	// With -J the failure is also a JSON object with an error.
 	out.Reset()
 	errb.Reset()
-	if code := run([]string{"-c", addr, "-n", "1M", "-connect-timeout", "2s", "-J"}, &out, &errb); code != 1 {
+	if code := Sender([]string{"-c", addr, "-n", "1M", "-connect-timeout", "2s", "-J"}, &out, &errb); code != 1 {
 		t.Errorf("-J: exit %d, want 1", code)
 	}
 	var obj struct{ Error string }
@@ -110,7 +110,7 @@ func TestJSONAgainstReceiver(t *testing.T) {
 	defer srv.Close()
 	go srv.Serve(t.Context())
 	var out, errb bytes.Buffer
-	if code := run([]string{"-c", srv.Addr().String(), "-n", "4MiB", "-J", "-i", "50ms"}, &out, &errb); code != 0 {
+	if code := Sender([]string{"-c", srv.Addr().String(), "-n", "4MiB", "-J", "-i", "50ms"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 	// iperf3's keys (perf's iperf3 tests read them as iperf3's consumers
@@ -182,22 +182,22 @@ func TestReversePSKFile(t *testing.T) {
 	go func() { srv.Serve(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 	var out, errb bytes.Buffer
-	if code := run([]string{"-c", srv.Addr().String(), "-R", "-n", "1MiB", "-psk-file", key}, &out, &errb); code != 0 {
+	if code := Sender([]string{"-c", srv.Addr().String(), "-R", "-n", "1MiB", "-psk-file", key}, &out, &errb); code != 0 {
 		t.Errorf("sender -R -psk-file: exit %d, want 0 (stderr %q)", code, errb.String())
 	}
 	if err := os.Chmod(key, 0o640); err != nil {
 		t.Fatal(err)
 	}
 	errb.Reset()
-	if code := run([]string{"-c", srv.Addr().String(), "-R", "-n", "1MiB", "-psk-file", key}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "chmod 600") {
+	if code := Sender([]string{"-c", srv.Addr().String(), "-R", "-n", "1MiB", "-psk-file", key}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "chmod 600") {
 		t.Errorf("sender with a group-readable key: exit %d stderr %q, want 2 and a chmod hint", code, errb.String())
 	}
 }
 
-// TestFlagsDocumented: every flag of -h is in docs/sender.md.
-func TestFlagsDocumented(t *testing.T) {
+// TestSenderFlagsDocumented: every flag of -h is in docs/sender.md.
+func TestSenderFlagsDocumented(t *testing.T) {
 	var out, errb bytes.Buffer
-	run([]string{"-h"}, &out, &errb)
+	Sender([]string{"-h"}, &out, &errb)
 	doc, err := os.ReadFile("../../docs/sender.md")
 	if err != nil {
 		t.Fatal(err)
@@ -222,13 +222,13 @@ func TestAliases(t *testing.T) {
 		{[]string{"-c", "127.0.0.1", "-p", "9", "--parallel", "2", "-b", "5M", "--time", "1"}, "sending 1s to 127.0.0.1:9, cc=reno recovery=rack, 2 parallel flows, at most 5Mbit"},
 	} {
 		var out, errb bytes.Buffer
-		run(append(tc.args, "--connect-timeout", "50ms"), &out, &errb)
+		Sender(append(tc.args, "--connect-timeout", "50ms"), &out, &errb)
 		if !strings.Contains(out.String(), tc.want) {
-			t.Errorf("run(%q): output %q lacks %q (stderr %q)", tc.args, out.String(), tc.want, errb.String())
+			t.Errorf("Sender(%q): output %q lacks %q (stderr %q)", tc.args, out.String(), tc.want, errb.String())
 		}
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"-v"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "sender: cclab ") {
+	if code := Sender([]string{"-v"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "sender: cclab ") {
 		t.Errorf("-v: exit %d, output %q; want 0 and the version line", code, out.String())
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package perfcli
 
 import (
 	"encoding/json"
@@ -13,26 +13,26 @@ import (
 // their last flow (perf drops its own account of tests past as many).
 const maxPendingTests = 1024
 
-// jsonOut writes -J's output: one iperf3-schema document per test, as
+// receiverJSON writes -J's output: one iperf3-schema document per test, as
 // iperf3 -s -J does; a sender's -P/--bidir test is written once its last
 // flow is in. Its methods are called under the output lock.
-type jsonOut struct {
+type receiverJSON struct {
 	enc     *json.Encoder
 	pending map[string][]perf.FlowSummary // flows of unfinished tests, by test ID
 	host    func() perf.Host
 }
 
-func newJSONOut(w io.Writer) *jsonOut {
+func newReceiverJSON(w io.Writer) *receiverJSON {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return &jsonOut{enc: enc, pending: map[string][]perf.FlowSummary{},
+	return &receiverJSON{enc: enc, pending: map[string][]perf.FlowSummary{},
 		host: func() perf.Host {
 			return perf.Host{Version: "cclab " + buildinfo.Short(), SystemInfo: buildinfo.Read().System()}
 		}}
 }
 
 // flow takes a finished flow: a test of its own is written at once.
-func (j *jsonOut) flow(s perf.FlowSummary) {
+func (j *receiverJSON) flow(s perf.FlowSummary) {
 	if s.Flows < 2 {
 		_ = j.enc.Encode(perf.ToIperf3Receiver([]perf.FlowSummary{s}, nil, j.host(), time.Now()))
 		return
@@ -44,7 +44,7 @@ func (j *jsonOut) flow(s perf.FlowSummary) {
 }
 
 // test writes a several-flow test once its last flow is in.
-func (j *jsonOut) test(t perf.TestSummary) {
+func (j *receiverJSON) test(t perf.TestSummary) {
 	flows := j.pending[t.Test]
 	delete(j.pending, t.Test)
 	_ = j.enc.Encode(perf.ToIperf3Receiver(flows, &t, j.host(), time.Now()))

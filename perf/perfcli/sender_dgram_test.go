@@ -1,4 +1,4 @@
-package main
+package perfcli
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func TestDgramJSON(t *testing.T) {
 	go func() { _ = srv.Serve(ctx); close(done) }()
 	defer func() { cancel(); srv.Close(); <-done }()
 	var out, errb bytes.Buffer
-	if code := run([]string{"-c", srv.Addr().String(), "-mode", "datagram", "-cc", "none", "-rate", "2Mbit", "-t", "0.5", "-J"}, &out, &errb); code != 0 {
+	if code := Sender([]string{"-c", srv.Addr().String(), "-mode", "datagram", "-cc", "none", "-rate", "2Mbit", "-t", "0.5", "-J"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var m struct {
@@ -74,7 +74,7 @@ func TestDgramPort(t *testing.T) {
 	defer func() { cancel(); srv.Close(); <-done }()
 	_, port, _ := net.SplitHostPort(srv.Addr().String())
 	var out, errb bytes.Buffer
-	if code := run([]string{"-c", "127.0.0.1", "-p", port, "-u", "-cc", "none", "-b", "2M", "-t", "0.3", "-J"}, &out, &errb); code != 0 {
+	if code := Sender([]string{"-c", "127.0.0.1", "-p", port, "-u", "-cc", "none", "-b", "2M", "-t", "0.3", "-J"}, &out, &errb); code != 0 {
 		t.Fatalf("sender -c 127.0.0.1 -p %s -u: exit %d: %s", port, code, errb.String())
 	}
 	var doc struct {
