@@ -217,46 +217,57 @@ func (h *connCommon) evict(now clock.Time) {
 	e.uncount(h)
 }
 
-// refuseFull queues the explicit refusal of an Initial p from `from` (whose
-// address its Retry token proved): a CLOSE with CloseReceiverFull to the
-// client's CID, never larger than the Initial.
-func (e *Endpoint) refuseFull(from netip.AddrPort, p *packet, size int) {
-	q := packet{typ: typeShort, dcid: p.scid, flags: flagCLOSE, closeCode: CloseReceiverFull}
+// refuse queues the explicit refusal of an Initial p (size bytes) from
+// `from` (whose address its Retry token proved): a CLOSE with close_code
+// code (CloseReceiverFull, CloseAuthRequired) to the client's CID, never
+// larger than the Initial.
+func (e *Endpoint) refuse(from netip.AddrPort, p *packet, size int, code uint64) {
+	q := packet{typ: typeShort, dcid: p.scid, flags: flagCLOSE, closeCode: code}
 	if len(e.fullQ) >= maxQueuedReplies || shortHeaderLen(&q) > size {
 		return
 	}
-	e.fullQ = append(e.fullQ, fullReply{to: from, dcid: p.scid})
+	e.fullQ = append(e.fullQ, fullReply{to: from, dcid: p.scid, code: code})
 }
 
-// fullReply is a queued refusal (refuseFull).
+// fullReply is a queued refusal (refuse).
 type fullReply struct {
 	to   netip.AddrPort
 	dcid uint64
+	code uint64 // close_code
 }
 
 // transmitFull writes the last queued refusal into buf.
 func (e *Endpoint) transmitFull(buf []byte) (int, netip.AddrPort) {
 	r := e.fullQ[len(e.fullQ)-1]
 	e.fullQ = e.fullQ[:len(e.fullQ)-1]
-	p := packet{typ: typeShort, dcid: r.dcid, flags: flagCLOSE, closeCode: CloseReceiverFull}
-	e.stats.RefusedFull++
+	p := packet{typ: typeShort, dcid: r.dcid, flags: flagCLOSE, closeCode: r.code}
+	if r.code == CloseAuthRequired {
+		e.stats.RefusedAuth++
+	} else {
+		e.stats.RefusedFull++
+	}
 	return encodeShortHeader(buf, &p), r.to
 }
 
 // onRefused handles a CLOSE for a client connection still in its
-// handshake (c: its stream connection, or nil): only CloseReceiverFull from
-// the address dialed ends it. It reports whether p was such a refusal.
+// handshake (c: its stream connection, or nil): only CloseReceiverFull or
+// CloseAuthRequired from the address dialed ends it. It reports whether p
+// was such a refusal.
 func (e *Endpoint) onRefused(now clock.Time, from netip.AddrPort, c *Conn, p *packet) bool {
-	if p.flags&flagCLOSE == 0 || p.closeCode != CloseReceiverFull {
+	if p.flags&flagCLOSE == 0 || p.closeCode != CloseReceiverFull && p.closeCode != CloseAuthRequired {
 		return false
 	}
+	err := ErrReceiverFull
+	if p.closeCode == CloseAuthRequired {
+		err = ErrAuthRequired
+	}
 	if c != nil && !c.server && c.state == stInitial && !c.done && from == c.peer {
-		c.fail(now, ErrReceiverFull)
+		c.fail(now, err)
 		e.sch.touch(&c.sched)
 		return true
 	}
 	if d := e.dg.byCID[p.dcid]; c == nil && d != nil && !d.server && !d.established && !d.done && from == d.peer {
-		d.finish(now, ErrReceiverFull)
+		d.finish(now, err)
 		e.dg.sch.touch(&d.sched)
 		return true
 	}

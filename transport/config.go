@@ -109,6 +109,16 @@ type Config struct {
 	// MAC over the two IDs, so that a request captured on the wire admits
 	// no other connection.
 	SealRequest func(id, initialDCID uint64, request []byte) []byte
+	// PSK, if not nil, authenticates the connection (auth.go, docs/wire.md
+	// "Authentication"): every packet after the handshake is AES-128-GCM
+	// under keys derived from it. A client dials with it (and ends with
+	// ErrAuthDowngrade if the answer is not authenticated); a server's
+	// Configure sets it to require that key of the connection. At least
+	// MinPSK bytes. Not taken from the endpoint's Defaults.
+	PSK []byte
+	// PSKName is the key's name a client's Initial carries, so the server
+	// finds it (EndpointConfig.PSK); at most MaxKeyName bytes.
+	PSKName string
 
 	IdleTimeout      time.Duration // fail with ErrIdleTimeout after this long without a datagram (default 2 min; keep it above MaxRTO)
 	HandshakeTimeout time.Duration // fail with ErrHandshakeTimeout if no Accept arrives (default 10 s)
@@ -200,7 +210,7 @@ func (c *Config) validateFields() error {
 	case len(c.Request) > MaxRequest:
 		return fmt.Errorf("transport: Request is %d bytes, at most %d", len(c.Request), MaxRequest)
 	}
-	return nil
+	return checkPSK(c.PSK, c.PSKName)
 }
 
 // SetReceiving copies into c the receiving side's settings r sets:
@@ -312,6 +322,14 @@ type EndpointConfig struct {
 	// connection over its share (MaxOOOBytes / connections) drops the
 	// farthest arriving out-of-order data, counted.
 	MaxOOOBytes int
+	// PSK, if not nil, looks up a pre-shared key by the name an
+	// authenticated Initial carries (nil: no such key). With it, the server
+	// requires every connection to be authenticated (auth.go) unless
+	// AllowUnauthenticated; others are refused with CloseAuthRequired.
+	PSK func(name string) []byte
+	// AllowUnauthenticated admits unauthenticated connections beside the
+	// authenticated ones when PSK is set.
+	AllowUnauthenticated bool
 	// Buffers recycles the connections' rings and scoreboards (bufpool.go).
 	// Endpoints driven by one goroutine (a simulation's hosts) share one;
 	// nil: the endpoint makes its own. Not safe for concurrent use.

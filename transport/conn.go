@@ -360,6 +360,12 @@ func (c *Conn) onAccept(now clock.Time, p *packet) RejectReason {
 	if c.server || c.state != stInitial {
 		return RejectUnexpected
 	}
+	if r, err := c.authAccept(p, c.ep.rx); r != RejectNone {
+		if err != nil {
+			c.fail(now, err)
+		}
+		return r
+	}
 	c.peerCID = p.scid
 	c.maxDatagram = min(c.cfg.MaxDatagram, int(p.maxDatagram))
 	c.ecnOn = c.cfg.ECN && p.hsFlags&hsECN != 0

@@ -39,9 +39,10 @@ type connCommon struct {
 	lastRecv    clock.Time
 	request     []byte
 
-	maxDatagram int // negotiated datagram size, bytes
-	mss         int // payload bytes per packet (largest application datagram in datagram mode)
-	tagLen      int // AEAD tag bytes added to each packet after the handshake (auth.go); 0 without authentication
+	maxDatagram int        // negotiated datagram size, bytes
+	mss         int        // payload bytes per packet (largest application datagram in datagram mode)
+	tagLen      int        // AEAD tag bytes added to each packet after the handshake (auth.go); 0 without authentication
+	auth        *authState // keys, counters and replay windows of an authenticated connection (auth.go); nil: none
 	ecnOn       bool
 
 	path  pathState  // path validation (path.go)

@@ -105,6 +105,8 @@ type DgramConfig struct {
 	RecvQueue  int        // receive queue limit, datagrams (default 1024): beyond it arrivals are dropped and counted
 
 	Request          []byte        // client: opaque application request carried in the Initial
+	PSK              []byte        // authenticates the connection (as Config.PSK)
+	PSKName          string        // client: the key's name (as Config.PSKName)
 	IdleTimeout      time.Duration // default 2 min
 	HandshakeTimeout time.Duration // default 10 s
 	Sink             event.Sink    // events of this connection; nil: the endpoint's Sink
@@ -159,6 +161,9 @@ func (c *DgramConfig) Validate() error {
 	case c.CC == DgramCCNone && c.Rate == 0:
 		return errors.New("transport: CC=none needs a Rate (an uncontrolled flow sends at a fixed rate)")
 	}
+	if err := checkPSK(c.PSK, c.PSKName); err != nil {
+		return err
+	}
 	if c.CC == DgramCCNone {
 		return nil
 	}
@@ -198,6 +203,9 @@ type DgramStats struct {
 	RecvCE        uint64  // data packets received CE-marked
 	RecvLost      uint64  // peer packets missing from its sequence so far (gaps not filled by reordering): loss in the network
 	AcksSent      uint64  // packets with an ACK section sent
+	Authenticated bool    // the connection is authenticated (a pre-shared key: auth.go)
+	AuthFailed    uint64  // packets dropped because authentication failed (forged or corrupt)
+	Replayed      uint64  // packets dropped as replays (seen before, or older than the replay window)
 	VecForgot     uint64  // receive state dropped because the Ack Vector span exceeded its bound
 	VecSpan       int     // packets of receive state kept now
 	LossEvents    uint64  // TFRC receiver: loss events detected (RFC 5348 §5.2; 0 without a TFRC peer)
@@ -396,6 +404,8 @@ func (c *DgramConn) Stats() DgramStats {
 	s.PeerAckRatio = c.peerRatio
 	s.SRTT, s.MinRTT, s.LastRTT, s.RTO, s.RTTSamples = c.rtt.srtt, c.rtt.min, c.rtt.latest, c.rtt.current(), c.rtt.samples
 	s.VecForgot = c.vec.forgot
+	s.AuthFailed, s.Replayed = c.auth.counts()
+	s.Authenticated = c.auth != nil && c.auth.keyed
 	s.VecSpan = c.vec.span()
 	if c.tf.rx != nil {
 		s.LossEvents, s.LossEventRate = c.tf.rx.LossEvents(), c.tf.rx.LossEventRate()
@@ -458,6 +468,12 @@ func (c *DgramConn) finish(now clock.Time, err error) {
 func (c *DgramConn) onAccept(now clock.Time, p *packet) RejectReason {
 	if c.server || c.established || c.done {
 		return RejectUnexpected
+	}
+	if r, err := c.authAccept(p, c.ep.rx); r != RejectNone {
+		if err != nil {
+			c.finish(now, err)
+		}
+		return r
 	}
 	c.peerCID = p.scid
 	c.maxDatagram = min(c.cfg.MaxDatagram, int(p.maxDatagram))

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"encoding/binary"
 	"net/netip"
 
 	"cclab/clock"
@@ -56,6 +57,9 @@ func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfi
 	e.dg.init()
 	c := newDgramConn(e, cfg, now)
 	c.dial(peer, cfg.Request)
+	if cfg.PSK != nil {
+		c.auth = newClientAuth(cfg.PSK, cfg.PSKName, e.entropy())
+	}
 	e.dg.sch.add(c)
 	e.dg.byCID[c.localCID] = c
 	e.opened(&c.connCommon)
@@ -86,7 +90,7 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		e.reject(RejectOldPacket)
 		return
 	}
-	if !e.admit(now, from, p, size) {
+	if !e.addressValid(now, from, p, size) {
 		return
 	}
 	cfg := e.dgramConfig(DgramConfig{})
@@ -98,8 +102,13 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		e.reject(RejectConfig)
 		return
 	}
+	a, ok := e.authInitial(from, p, e.rx, cfg.PSK)
+	if !ok || !e.room(now, from, p, size) {
+		return
+	}
 	c := newDgramConn(e, cfg, now)
 	c.accept(from, p, cfg.MaxDatagram, cfg.ECN)
+	c.keyServer(a, p)
 	c.tsHi = p.ts
 	if err := c.establish(now, e.rand.Uint64(), e.rand.Uint64()); err != nil {
 		e.reject(RejectConfig)
@@ -129,6 +138,13 @@ func (e *Endpoint) dgAccept(now clock.Time, p *packet) bool {
 
 // dgReceive handles a datagram-mode packet (type 4).
 func (e *Endpoint) dgReceive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, b []byte) {
+	if len(b) >= 2+cidLen+1 && b[0] == WireVersion {
+		if c := e.dg.byCID[binary.BigEndian.Uint64(b[2:])]; c != nil && c.auth != nil && c.auth.keyed {
+			if b = e.open(c.auth, b); b == nil {
+				return
+			}
+		}
+	}
 	p := &e.dg.pkt
 	if r := decodeDgram(b, p); r != RejectNone {
 		e.reject(r)
@@ -154,10 +170,12 @@ func (e *Endpoint) dgTransmit(now clock.Time, buf []byte) (n int, to netip.AddrP
 		c := s.conns[i]
 		s.touch(&c.sched)
 		if n, to = c.pathTransmit(buf); n > 0 {
+			n = c.sealPath(buf, n)
 			s.rr = i + 1
 			return n, to, ecn.NotECT
 		}
 		if n, cp = c.transmit(now, buf); n > 0 {
+			n = c.sealOut(buf, n)
 			s.rr = i + 1
 			return n, c.peer, cp
 		}

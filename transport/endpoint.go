@@ -35,6 +35,8 @@ type Endpoint struct {
 	resets    resetState                // stateless resets (reset.go)
 	oooUsed   uint64                    // out-of-order memory charged by all connections, bytes (Conn.recharge)
 	rxLen     int                       // length of the datagram being received, bytes
+	rx        []byte                    // the datagram being received, as it came (handshake tags cover its bytes)
+	pathPlain [pathLen]byte             // scratch: an authenticated Path packet opened (auth_endpoint.go)
 	pkt       packet                    // scratch: the datagram being received (decodePacket)
 	txPkt     packet                    // scratch: the short packet being sent (packet.setShort)
 	acceptCfg Config                    // scratch: the config of a connection being accepted
@@ -56,6 +58,7 @@ type EndpointStats struct {
 	RetriesSent  uint64 // Retry packets sent (Initials without a valid token: no state created)
 	Evicted      uint64 // server connections evicted to admit a new validated peer (admission.go)
 	RefusedFull  uint64 // explicit refusals sent (CLOSE with CloseReceiverFull to a validated peer)
+	RefusedAuth  uint64 // refusals for want of authentication sent (CLOSE with CloseAuthRequired)
 	ResetsSent   uint64 // stateless resets sent (reset.go)
 	ResetsRecv   uint64 // stateless resets that ended a connection of ours
 	HalfOpen     int    // connections accepted but not yet confirmed by the client (now)
@@ -172,6 +175,9 @@ func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn,
 	}
 	c := newConn(e, cfg, sp, now)
 	c.dial(peer, cfg.Request)
+	if cfg.PSK != nil {
+		c.auth = newClientAuth(cfg.PSK, cfg.PSKName, e.entropy())
+	}
 	if cfg.SealRequest != nil {
 		r := cfg.SealRequest(c.id, c.initialDCID, c.request)
 		if len(r) > MaxRequest {
@@ -233,12 +239,16 @@ func (e *Endpoint) closed(h *connCommon) {
 	e.resets.forget(h)
 }
 
-// admit decides whether an Initial p from `from` that names no existing
-// connection may create one: with address validation on (not NoRetry) it
-// must carry a valid Retry token, or it is answered by one Retry and
-// nothing is kept; then the admission limits apply (admission.go): room
-// is made by eviction, or the validated peer is refused explicitly.
-func (e *Endpoint) admit(now clock.Time, from netip.AddrPort, p *packet, size int) bool {
+// Admission of an Initial p from `from` that names no existing connection
+// takes three steps: with address validation on (not NoRetry) it must
+// carry a valid Retry token, or it is answered by one Retry and nothing is
+// kept (addressValid); its authentication is checked (authInitial); then
+// the admission limits apply (room, admission.go): room is made by
+// eviction, or the validated peer is refused explicitly.
+
+// addressValid is admission's first step: a server, and a valid Retry token
+// (else one Retry answers, and nothing is kept).
+func (e *Endpoint) addressValid(now clock.Time, from netip.AddrPort, p *packet, size int) bool {
 	if !e.cfg.Server {
 		e.reject(RejectNotServer)
 		return false
@@ -250,10 +260,16 @@ func (e *Endpoint) admit(now clock.Time, from netip.AddrPort, p *packet, size in
 		e.retry(now, from, p, size)
 		return false
 	}
+	return true
+}
+
+// room is admission's last step: room made by eviction, or an explicit
+// refusal.
+func (e *Endpoint) room(now clock.Time, from netip.AddrPort, p *packet, size int) bool {
 	if e.makeRoom(now, from.Addr()) {
 		return true
 	}
-	e.refuseFull(from, p, size)
+	e.refuse(from, p, size, CloseReceiverFull)
 	return false
 }
 
@@ -316,10 +332,17 @@ func (e *Endpoint) reject(r RejectReason) { e.stats.Rejects[r]++ }
 func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, b []byte) {
 	e.stats.DatagramsIn++
 	e.stats.BytesIn += uint64(len(b))
-	e.rxLen = len(b)
+	e.rxLen, e.rx = len(b), b
 	if len(b) > 1 && packetType(b[1]) == typeDgram {
 		e.dgReceive(now, from, ce, b)
 		return
+	}
+	if len(b) >= 2+cidLen+1 && (packetType(b[1]) == typeShort || packetType(b[1]) == typePath) {
+		if a := e.authOf(now, b); a != nil {
+			if b = e.open(a, b); b == nil {
+				return
+			}
+		}
 	}
 	p := &e.pkt
 	if r := decodePacket(b, p); r != RejectNone {
@@ -410,7 +433,7 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		e.reject(RejectOldPacket) // a delayed or duplicated Initial of a finished conn
 		return
 	}
-	if !e.admit(now, from, p, size) {
+	if !e.addressValid(now, from, p, size) {
 		return
 	}
 	cfg := &e.acceptCfg // not a local: Configure would make it escape, one allocation per connection
@@ -428,8 +451,13 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		e.reject(RejectConfig)
 		return
 	}
+	a, ok := e.authInitial(from, p, e.rx, cfg.PSK)
+	if !ok || !e.room(now, from, p, size) {
+		return
+	}
 	c := newConn(e, *cfg, sp, now)
 	c.accept(from, p, cfg.MaxDatagram, cfg.ECN)
+	c.keyServer(a, p)
 	c.peerDSACK = p.hsFlags&hsDSACK != 0
 	c.peerRight = p.recvWindow
 	c.tsRecent = p.ts
@@ -478,12 +506,14 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 		c := s.conns[i]
 		s.touch(&c.sched) // its deadline may change; it stays ready if it sends
 		if n, to = c.pathTransmit(buf); n > 0 {
+			n = c.sealPath(buf, n)
 			s.rr = i + 1
 			e.stats.DatagramsOut++
 			e.stats.BytesOut += uint64(n)
 			return n, to, ecn.NotECT
 		}
 		if n, cp = c.transmit(now, buf); n > 0 {
+			n = c.sealOut(buf, n)
 			s.rr = i + 1
 			e.stats.DatagramsOut++
 			e.stats.BytesOut += uint64(n)
@@ -521,7 +551,14 @@ func (e *Endpoint) transmitReply(buf []byte) (n int, to netip.AddrPort, _ ecn.Co
 		r := e.tombQ[len(e.tombQ)-1]
 		e.tombQ = e.tombQ[:len(e.tombQ)-1]
 		p := r.t.ack()
+		if a := r.t.auth; a != nil {
+			p.pn = a.tombPN
+			a.tombPN++
+		}
 		n, to = encodeShortHeader(buf, &p), r.to
+		if a := r.t.auth; a != nil {
+			n = a.tx.seal(buf, shortFixed-8+varintLen(p.pn), n, pnSpaceShort, p.pn)
+		}
 	}
 	e.stats.DatagramsOut++
 	e.stats.BytesOut += uint64(n)
@@ -555,7 +592,10 @@ func (e *Endpoint) OnDeadline(now clock.Time) {
 				e.last = nil
 			}
 			if c.err == nil {
-				e.tombs.put(c.localCID, tombstone{peerCID: c.peerCID, peer: c.peer, cum: c.peerFinOff + 1}, now.Add(c.cfg.IdleTimeout))
+				if c.auth != nil {
+					c.auth.tombPN = c.pn
+				}
+				e.tombs.put(c.localCID, tombstone{peerCID: c.peerCID, peer: c.peer, cum: c.peerFinOff + 1, auth: c.auth}, now.Add(c.cfg.IdleTimeout))
 			}
 			if c.server {
 				delete(e.byInitial, c.initialDCID)
@@ -588,6 +628,7 @@ type tombstone struct {
 	peerCID uint64
 	peer    netip.AddrPort // the connection's last validated peer address
 	cum     uint64         // cumulative ACK covering the peer's FIN
+	auth    *authState     // an authenticated connection's keys (its re-acknowledgements are sealed), or nil
 }
 
 // ack returns the re-acknowledgement.
@@ -598,6 +639,10 @@ func (t tombstone) ack() packet {
 // ackLen returns the re-acknowledgement's length, bytes.
 func (t tombstone) ackLen() int {
 	p := t.ack()
+	if t.auth != nil {
+		p.pn = t.auth.tombPN
+		return shortHeaderLen(&p) + TagLen
+	}
 	return shortHeaderLen(&p)
 }
 

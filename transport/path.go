@@ -104,14 +104,14 @@ func (h *connCommon) pathSend(buf []byte) (int, netip.AddrPort) {
 	ps := &h.path
 	if ps.resp {
 		ps.resp = false
-		if pathLen <= ps.respMax && h.peerCID != 0 {
+		if h.pathSize() <= ps.respMax && h.peerCID != 0 {
 			return encodePath(buf, h.peerCID, pathResponse, ps.respData), ps.respTo
 		}
 	}
 	if ps.due && h.peerCID != 0 {
 		ps.due = false
-		if ps.credit >= pathLen {
-			ps.credit -= pathLen
+		if sz := h.pathSize(); ps.credit >= sz {
+			ps.credit -= sz
 			ps.challenges++
 			return encodePath(buf, h.peerCID, pathChallenge, ps.data), ps.probe
 		}

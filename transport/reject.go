@@ -32,6 +32,9 @@ const (
 	RejectPerSource                 // Initial refused: EndpointConfig.MaxConnsPerSource reached for its source address
 	RejectPerPrefix                 // Initial refused: EndpointConfig.MaxConnsPerPrefix reached for its source prefix
 	RejectReset                     // stateless reset matching no connection of ours (reset.go)
+	RejectAuth                      // authentication failed: a forged or corrupt packet of an authenticated connection, or an Initial or Accept with a wrong tag (auth.go)
+	RejectReplay                    // a packet of an authenticated connection received before, or older than the replay window
+	RejectAuthRequired              // Initial refused: the server requires authentication (EndpointConfig.PSK)
 	NumRejectReasons
 )
 
@@ -45,6 +48,7 @@ var rejectNames = [...]string{
 	RejectConfig: "config", RejectOldPacket: "finished_conn", RejectToken: "bad_token",
 	RejectHalfOpen: "half_open_full", RejectPerSource: "per_source_limit",
 	RejectPerPrefix: "per_prefix_limit", RejectReset: "unknown_reset",
+	RejectAuth: "auth_failed", RejectReplay: "replayed", RejectAuthRequired: "auth_required",
 }
 
 // String returns the reason's snake_case name.

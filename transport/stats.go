@@ -47,6 +47,9 @@ type ConnStats struct {
 	ECTReceived         uint64 // data packets received with ECT(0) or ECT(1) (counted when ECN was negotiated)
 	Rebinds             uint64 // peer address changes followed after path validation (NAT rebinding)
 	PathChallenges      uint64 // path challenges sent to a new peer address (path.go)
+	Authenticated       bool   // the connection is authenticated (a pre-shared key: auth.go)
+	AuthFailed          uint64 // packets of this connection dropped because authentication failed (forged or corrupt)
+	Replayed            uint64 // packets of this connection dropped as replays (seen before, or older than the replay window)
 
 	// RTT, congestion state.
 	SRTT       time.Duration // smoothed RTT (RFC 6298)
@@ -88,6 +91,8 @@ func (c *Conn) Stats() ConnStats {
 	}
 	s.MSS = c.mss
 	s.Rebinds, s.PathChallenges = c.path.rebinds, c.path.challenges
+	s.AuthFailed, s.Replayed = c.auth.counts()
+	s.Authenticated = c.auth != nil && c.auth.keyed
 	s.ECN = c.ecnOn
 	if c.hashSent != nil {
 		copy(s.SentDigest[:], c.hashSent.Sum(nil))

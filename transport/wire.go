@@ -69,7 +69,8 @@ const (
 	hsDgram = 0x02 // datagram mode (dgram.go): the connection is a DgramConn, not a stream
 	hsDSACK = 0x04 // the sender of this handshake packet wants D-SACK blocks for the data it sends (RFC 2883)
 	hsReset = 0x08 // Initial: the client takes a stateless-reset token; Accept: the token follows hs_flags (reset.go)
-	hsKnown = 0x0f
+	hsAuth  = 0x10 // authenticated connection (auth.go): the Initial's and the Accept's auth sections follow
+	hsKnown = 0x1f
 )
 
 // Fixed header sizes, bytes.
@@ -99,7 +100,13 @@ type packet struct {
 	request     []byte
 	token       []byte              // Initial, Retry: address-validation token
 	odcid       uint64              // Retry: the dcid of the Initial it answers
-	resetTok    [resetTokenLen]byte // Accept with hsReset, Reset: the stateless-reset token
+	resetTok    [resetTokenLen]byte // Accept with hsReset, Reset: the stateless-reset token (masked in an authenticated Accept)
+
+	// auth section (Initial, Accept with hsAuth; auth.go)
+	keyName []byte             // Initial: the pre-shared key's name
+	nonce   [authNonceLen]byte // the sender's hello nonce
+	hsTag   [hsTagLen]byte     // the handshake packet's tag
+	authEnd int                // offset of hsTag in the datagram: the tag covers everything before it
 
 	// ACK section
 	cumAck   uint64
@@ -267,6 +274,16 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		if rr := checkHandshake(p); rr != RejectNone {
 			return rr
 		}
+		if p.hsFlags&hsAuth != 0 {
+			n := r.u8()
+			if n > MaxKeyName {
+				return RejectParams
+			}
+			p.keyName = r.bytes(uint64(n))
+			if rr := r.authSection(p); rr != RejectNone {
+				return rr
+			}
+		}
 		if uint64(len(b)) < p.maxDatagram {
 			return RejectInitialSize // not padded to the declared datagram size: no amplification budget
 		}
@@ -287,6 +304,11 @@ func decodePacket(b []byte, p *packet) RejectReason {
 				copy(p.resetTok[:], tok)
 			} else {
 				return RejectTruncated
+			}
+		}
+		if p.hsFlags&hsAuth != 0 {
+			if rr := r.authSection(p); rr != RejectNone {
+				return rr
 			}
 		}
 		if r.left() != 0 {
@@ -453,6 +475,13 @@ func encodeInitial(b []byte, p *packet, size int) int {
 	n += copy(b[n:], p.request)
 	n += putVarint(b[n:], uint64(len(p.token)))
 	n += copy(b[n:], p.token)
+	if p.hsFlags&hsAuth != 0 {
+		b[n] = byte(len(p.keyName))
+		n++
+		n += copy(b[n:], p.keyName)
+		n += copy(b[n:], p.nonce[:])
+		n += copy(b[n:], p.hsTag[:])
+	}
 	clear(b[n:size])
 	return size
 }
@@ -486,6 +515,10 @@ func encodeAccept(b []byte, p *packet) int {
 	n++
 	if p.hsFlags&hsReset != 0 {
 		n += copy(b[n:], p.resetTok[:])
+	}
+	if p.hsFlags&hsAuth != 0 {
+		n += copy(b[n:], p.nonce[:])
+		n += copy(b[n:], p.hsTag[:])
 	}
 	return n
 }
@@ -547,6 +580,18 @@ func encodeShortHeader(b []byte, p *packet) int {
 		n += putVarint(b[n:], p.off)
 	}
 	return n
+}
+
+// authSection reads a handshake packet's nonce and tag into p (the
+// reader starts at the datagram's byte 2) and records where the tag is.
+func (r *reader) authSection(p *packet) RejectReason {
+	copy(p.nonce[:], r.bytes(authNonceLen))
+	p.authEnd = 2 + r.off
+	copy(p.hsTag[:], r.bytes(hsTagLen))
+	if r.bad {
+		return RejectTruncated
+	}
+	return RejectNone
 }
 
 // token reads a token (length varint, bytes): nil if truncated or longer
