@@ -125,6 +125,10 @@ type Flow struct {
 	Name     string // the group's name, or "name.j" for member j of a group of several
 	Group    int    // index of its group in the scenario's flows
 	Mode     string // scenario.ModeStream, scenario.ModeDatagram or scenario.ModeUDP
+	// Kernel, if set, makes the flow kernel TCP (scenario.StackKernel)
+	// with these settings: the live backend runs it through the link
+	// shell, the other backends refuse it.
+	Kernel *scenario.KernelSettings
 	CC       string // controller spec
 	Recovery string // recovery strategy spec (stream mode)
 	Traffic  string // traffic generator spec
@@ -382,6 +386,13 @@ func (p *Plan) group(sc scenario.Scenario, g int, f scenario.Flow, first, last i
 			AckEvery: f.AckEvery, DelayedAck: f.DelayedAck, RecvWindow: f.RecvWindow, Background: prefix != "",
 			First: first, Last: last, AccessDelay: acc, Start: f.Start, Stop: f.Stop, Size: size, Rate: rate,
 			TrafficStream: "traffic/" + name, DataStream: "data/" + name, StartStream: "start/" + name}
+		if f.Stack == scenario.StackKernel {
+			k, fe := f.Kernel()
+			if fe.Field != "" {
+				return fmt.Errorf("plan: flow %s: %s: stack kernel: %s", name, fe.Field, fe.Msg)
+			}
+			fl.Kernel = &k
+		}
 		if f.Stagger > 0 {
 			fl.Start += time.Duration(p.Rand(fl.StartStream).Float64() * float64(f.Stagger))
 		}

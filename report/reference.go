@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"cclab/metrics"
 	"cclab/scenario"
@@ -46,4 +48,70 @@ func (d *ReportData) simNS3Table() (Table, bool) {
 		}
 	}
 	return t, len(t.Rows) > 0
+}
+
+// kernelTable compares kernel TCP with cclab live point by point: for each
+// live point of a sweep over a flow's stack whose value is kernel, the point
+// that differs only in that axis being cclab; the means with their
+// intervals, the ratio cclab / kernel, marked where goodput is outside
+// ±ConformanceBand or retransmissions differ by more than
+// KernelRetransFactor (docs/compat.md).
+func (d *ReportData) kernelTable() (Table, bool) {
+	t := Table{Title: "Kernel TCP vs cclab (live)",
+		Caption: fmt.Sprintf("The same path live through the link shell, with the flows run by the host's TCP and by cclab (docs/scenarios.md "+
+			"\"Kernel TCP flows\"); mean over seeds with its 95 %% confidence interval, and the ratio cclab / kernel of the means: goodput outside "+
+			"[%.2f, %.2f] or retransmissions outside [1/%g, %g] are marked ✗.", 1-ConformanceBand, 1+ConformanceBand, KernelRetransFactor, KernelRetransFactor) + BootstrapNote}
+	t.Head = append(d.axisHeads(), "metric", "kernel", "cclab", "cclab / kernel", "")
+	for _, g := range d.Groups {
+		if g.Backend != scenario.BackendLive {
+			continue
+		}
+		ref := d.stackPair(g)
+		if ref == nil {
+			continue
+		}
+		for _, km := range referenceMetrics {
+			unit := metrics.UnitOf(km.Scope, km.Metric)
+			k, c := g.Summary(km.Scope, 0, km.Metric), ref.Summary(km.Scope, 0, km.Metric)
+			ratio, mark := "n/a", ""
+			if k.Mean > 0 {
+				q := c.Mean / k.Mean
+				ratio = fmt.Sprintf("%.3f", q)
+				band := ConformanceBand
+				if km.Metric == "total_retransmissions" {
+					if q < 1/KernelRetransFactor || q > KernelRetransFactor {
+						mark = "✗"
+					}
+				} else if km.Metric == "agg_throughput" && (q < 1-band || q > 1+band) {
+					mark = "✗"
+				}
+			}
+			t.Rows = append(t.Rows, append(d.paramCells(g), km.Title, SummaryCell(unit, k), SummaryCell(unit, c), ratio, mark))
+		}
+	}
+	return t, len(t.Rows) > 0
+}
+
+// KernelRetransFactor is the factor by which cclab's retransmissions may
+// differ from kernel TCP's at a conformance point (docs/compat.md).
+const KernelRetransFactor = 2.0
+
+// stackPair returns, for a live group whose params set a flow's stack to
+// kernel, the live group at the same params with that stack cclab; nil if
+// g is not such a group or there is none.
+func (d *ReportData) stackPair(g *Group) *Group {
+	i := slices.IndexFunc(g.Params, func(p scenario.Param) bool {
+		return strings.HasSuffix(p.Axis, ".stack") && p.Value == scenario.StackKernel
+	})
+	if i < 0 {
+		return nil
+	}
+	want := slices.Clone(g.Params)
+	want[i].Value = scenario.StackCclab
+	for _, o := range d.Groups {
+		if o.Backend == g.Backend && slices.Equal(o.Params, want) {
+			return o
+		}
+	}
+	return nil
 }

@@ -499,7 +499,7 @@ func WriteVersionReportWith(ctx context.Context, st store.Store, experiment stri
 		return "", err
 	}
 	page.Tables = append(page.Tables, d.summaryTable())
-	for _, f := range []func() (Table, bool){d.perFlowTable, d.simLiveTable, d.simNS3Table, d.baselineTable, d.conditionsTable, d.provenanceTable} {
+	for _, f := range []func() (Table, bool){d.perFlowTable, d.simLiveTable, d.simNS3Table, d.kernelTable, d.baselineTable, d.conditionsTable, d.provenanceTable} {
 		if t, ok := f(); ok {
 			page.Tables = append(page.Tables, t)
 		}

@@ -154,6 +154,9 @@ func (d *decoder) checkScenario(doc *yaml.Node, s *Scenario, runs int, seedsGive
 		if f.Start >= s.Duration {
 			return d.errAt(doc, fmt.Sprintf("flows[%d].start", i), "start %v is not before the end of the run (%v)", f.Start, s.Duration)
 		}
+		if err := checkKernelFlow(s, f); err != "" {
+			return d.errAt(doc, fmt.Sprintf("flows[%d].stack", i), "%s", err)
+		}
 	}
 	if baselineNode != nil {
 		bn := resolve(baselineNode)
@@ -435,6 +438,13 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 			f.Mode, err = d.enum(n, p, ModeStream, ModeDatagram, ModeUDP)
 			return
 		},
+		"stack": func(n *yaml.Node, p string) (err error) {
+			k.stackNode = n
+			if f.Stack, err = d.enum(n, p, StackCclab, StackKernel); f.Stack == StackCclab {
+				f.Stack = ""
+			}
+			return
+		},
 		"cc": func(n *yaml.Node, p string) (err error) {
 			k.ccNode = n
 			f.CC, err = d.spec(n, p, validateCC)
@@ -531,6 +541,7 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 type flowKeys struct {
 	ccNode, modeNode, trafficNode, recoveryNode *yaml.Node
 	windowNode, rttNode, recvWindowNode         *yaml.Node
+	stackNode                                   *yaml.Node
 	receiverKey                                 string
 }
 
@@ -618,6 +629,11 @@ func (d *decoder) checkFlow(n *yaml.Node, path string, f *Flow, k flowKeys) erro
 		}
 		s, _ := d.scalar(at, path+".cc")
 		return d.errAt(s, path+".cc", "controller %q runs in datagram mode only (mode: datagram, or leave mode out)", ccName(f.CC))
+	}
+	if f.Stack == StackKernel {
+		if _, fe := f.Kernel(); fe.Field != "" {
+			return d.errAt(resolve(cmp.Or(k.stackNode, n)), path+"."+fe.Field, "stack kernel: %s", fe.Msg)
+		}
 	}
 	return nil
 }

@@ -225,9 +225,13 @@ type Access struct {
 
 // Flow is one group of identical flows.
 type Flow struct {
-	Name     string        `json:"name"`
-	Count    int           `json:"count"`    // number of identical flows
-	Mode     string        `json:"mode"`     // "stream", "datagram" or "udp"; default: datagram for ccid2 and none, else stream
+	Name  string `json:"name"`
+	Count int    `json:"count"` // number of identical flows
+	Mode  string `json:"mode"`  // "stream", "datagram" or "udp"; default: datagram for ccid2 and none, else stream
+	// Stack is the transport that runs the flow: StackCclab ("" is the
+	// same) or StackKernel, the host's TCP through the link shell (live
+	// only; docs/scenarios.md "Kernel TCP flows").
+	Stack    string        `json:"stack,omitempty"`
 	CC       string        `json:"cc"`       // congestion controller spec
 	Recovery string        `json:"recovery"` // loss recovery strategy spec
 	Traffic  string        `json:"traffic"`  // traffic generator spec

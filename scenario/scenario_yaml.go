@@ -120,6 +120,9 @@ func writeFlow(w func(string, ...any), f Flow) {
 	w("  - name: %s\n", quote(f.Name))
 	w("    count: %d\n", f.Count)
 	w("    mode: %s\n", f.Mode)
+	if f.Stack != "" {
+		w("    stack: %s\n", f.Stack)
+	}
 	if f.Mode != ModeUDP {
 		w("    cc: %s\n", quote(f.CC))
 		if f.Recovery != "" {

@@ -19,15 +19,11 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"cclab/clock"
 	"cclab/event"
-	"cclab/internal/hostlimit"
 	"cclab/internal/units"
 	"cclab/metrics"
 	"cclab/plan"
@@ -236,17 +232,28 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 		return metrics.RunResult{}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	lr := &liveRun{r: r, p: p, ctx: ctx, cancel: cancel, flowOf: map[uint64]uint64{}}
+	lr := &liveRun{r: r, p: p, ctx: ctx, cancel: cancel, flowOf: map[uint64]uint64{}, host: r.host()}
 	lr.links = &linkSink{mu: &lr.mu, flows: map[uint64]uint64{}}
 	lr.recvSink = &shiftSink{mu: &lr.mu, flows: lr.flowOf, pending: &lr.pending}
 	defer lr.close()
+	shell := hasKernel(p)
+	if shell { // the whole run crosses a link shell (shell.go)
+		if err := lr.startShell(relayCfg, entries); err != nil {
+			return metrics.RunResult{}, err
+		}
+	}
 	if err := lr.listen(); err != nil {
 		return metrics.RunResult{}, err
 	}
-	if err := lr.startRelay(relayCfg, entries); err != nil {
-		return metrics.RunResult{}, err
+	if !shell {
+		if err := lr.startRelay(relayCfg, entries); err != nil {
+			return metrics.RunResult{}, err
+		}
 	}
 	lr.serveReceivers()
+	if err := lr.serveKernel(); err != nil {
+		return metrics.RunResult{}, err
+	}
 	if err := lr.dialSenders(entries); err != nil {
 		return metrics.RunResult{}, err
 	}
@@ -307,6 +314,8 @@ type liveRun struct {
 	links    *linkSink
 	recvSink *shiftSink
 
+	host     string        // the address the receivers listen on
+	shell    *linkShell    // the link shell the run crosses (a run with kernel flows), or nil
 	recv     *udp.Endpoint // the receiver of stream and datagram flows
 	urecv    *net.UDPConn  // the raw UDP flows' receiver
 	rl       *relay.Relay
@@ -342,14 +351,14 @@ func (lr *liveRun) listen() error {
 	rcfg.MaxDatagram = 9000 // a connection uses the smaller of the two ends' sizes
 	rcfg.ECN = true
 	rcfg.Sink = lr.recvSink
-	recv, err := udp.Listen(netip.AddrPortFrom(netip.MustParseAddr(lr.r.host()), 0).String(), udp.Config{
+	recv, err := udp.Listen(netip.AddrPortFrom(netip.MustParseAddr(lr.host), 0).String(), udp.Config{
 		Endpoint: transport.EndpointConfig{Server: true, Defaults: rcfg, Sink: lr.recvSink, Configure: receiverConfig(lr.p)}})
 	if err != nil {
 		return fmt.Errorf("liverun: receiver: %v", err)
 	}
 	lr.recv = recv
 	lr.closes = append(lr.closes, func() { recv.Close() })
-	urecv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(lr.r.host())})
+	urecv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(lr.host)})
 	if err != nil {
 		return fmt.Errorf("liverun: UDP receiver: %v", err)
 	}
@@ -411,24 +420,27 @@ func (lr *liveRun) dialSenders(entries []int) error {
 	lr.udpFlows = map[uint64]*udpFlow{}
 	for i := range lr.p.Flows {
 		f := &lr.p.Flows[i]
-		s := &sender{f: f, to: lr.rl.Addr()}
-		if entries[i] >= 0 {
-			s.to = lr.rl.EntryAddr(entries[i])
-		}
+		s := &sender{f: f, to: lr.entry(entries[i], f)}
 		s.sink = &shiftSink{mu: &lr.mu, fixed: f.ID}
 		if f.Background {
 			s.sink.fixed = dropFlow
 		}
+		lr.senders = append(lr.senders, s)
+		if f.Kernel != nil {
+			continue // connects at its start (kernelFlow)
+		}
 		var local netip.AddrPort
-		if f.Mode == scenario.ModeUDP {
-			u, err := newUDPFlow(lr.p, f, lr.r.host(), net.UDPAddrFromAddrPort(s.to), s.sink)
-			if err != nil {
-				return fmt.Errorf("liverun: %v", err)
+		err := lr.inShell(func() error {
+			if f.Mode == scenario.ModeUDP {
+				u, err := newUDPFlow(lr.p, f, lr.senderHost(), net.UDPAddrFromAddrPort(s.to), s.sink)
+				if err != nil {
+					return fmt.Errorf("liverun: %v", err)
+				}
+				lr.closes = append(lr.closes, func() { u.conn.Close() })
+				s.u, lr.udpFlows[f.ID] = u, u
+				local = u.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+				return nil
 			}
-			lr.closes = append(lr.closes, func() { u.conn.Close() })
-			s.u, lr.udpFlows[f.ID] = u, u
-			local = u.conn.LocalAddr().(*net.UDPAddr).AddrPort()
-		} else {
 			ep, err := udp.DialSocket(s.to.String(), udp.Config{Endpoint: transport.EndpointConfig{Sink: s.sink}, InjectTimerLate: lr.r.injectLate})
 			if err != nil {
 				return fmt.Errorf("liverun: flow %s: %v", f.Name, err)
@@ -436,11 +448,14 @@ func (lr *liveRun) dialSenders(entries []int) error {
 			lr.closes = append(lr.closes, func() { ep.Close() })
 			s.ep = ep
 			local = ep.LocalAddr()
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		lr.mu.Lock()
-		lr.links.flows[lr.rl.FlowKey(local, relay.Fwd)] = f.MetricID()
+		lr.links.flows[lr.flowKey(local, s.to, f)] = f.MetricID()
 		lr.mu.Unlock()
-		lr.senders = append(lr.senders, s)
 	}
 	return nil
 }
@@ -480,6 +495,10 @@ func (lr *liveRun) runSenders(info metrics.RunInfo) (unconnected int, first erro
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
+			if s.f.Kernel != nil {
+				errs <- lr.kernelFlow(s, start, info.End)
+				return
+			}
 			if s.u != nil {
 				if err := sleepUntil(lr.ctx, lr.cm, start.Add(s.f.Start)); err != nil {
 					errs <- err
@@ -520,6 +539,7 @@ func (lr *liveRun) endpoints() []*udp.Endpoint {
 // goroutines end.
 func (lr *liveRun) stop() {
 	lr.cancel()
+	lr.stopShell()
 	lr.rl.Close()
 	lr.recv.Close()
 	lr.urecv.Close()
@@ -626,110 +646,6 @@ func mapReceiver(mu *sync.Mutex, recvSink *shiftSink, pending *[]event.Event, id
 		}
 	}
 	*pending = keep
-}
-
-// Keys of a live run's notes (metrics.RunResult.Notes).
-const (
-	NoteLoadStart = "host_load1_start" // 1-minute load average of the host when the run started (Linux)
-	NoteLoadEnd   = "host_load1_end"   // the same when the flows ended
-	NoteLate1ms   = "relay_late_1ms"   // fraction of the relay's writes more than 1 ms after their modelled instant
-	NoteLateMax   = "relay_late_max_s" // the relay's largest write lateness, s
-	NoteRelayPkts = "relay_packets"    // datagrams the relay wrote, both directions
-	NoteUDPBad    = "udp_malformed"    // datagrams at the raw UDP receiver too short for the header or of no flow (dropped)
-	// NoteHostLimited is 1 when the run was host-limited (docs/metrics.md,
-	// "Host-limited runs": a check of package hostlimit failed), else 0;
-	// NoteHostReason + a reason code (relay_late, timer_late, cpu_busy,
-	// cpu_starved, send_buffer, recv_queue) is 1 for each failed check.
-	// Reports keep host-limited runs out of sim/live comparisons.
-	NoteHostLimited  = "host_limited"
-	NoteHostReason   = "host_limited_"
-	NoteHostCores    = "host_cpu_cores"    // the process's CPU time per second of the run (relay, senders, receiver)
-	NoteHostRunWait  = "host_run_wait"     // its threads' run-queue wait per second
-	NoteHostPressure = "host_cpu_pressure" // share of the run some task of the host waited for a CPU (PSI)
-	NoteTimerLate    = "timer_late_10ms"   // share of the endpoints' timed wake-ups over hostlimit.LateLimit late
-	// NoteUnconnected counts the flows whose handshake had no answer before
-	// their stop (every handshake packet dropped: errNotConnected).
-	NoteUnconnected = "flows_unconnected"
-)
-
-// notes summarizes the run's conditions: host load and the relay's timing
-// fidelity (how late it wrote packets against the link model's instants).
-func notes(c relay.Counters, load1 float64) map[string]float64 {
-	n := map[string]float64{}
-	if load1 >= 0 {
-		n[NoteLoadStart] = load1
-	}
-	if l := loadAverage(); l >= 0 {
-		n[NoteLoadEnd] = l
-	}
-	var total, late int64
-	for i, k := range c.Late {
-		total += k
-		if i >= len(relay.LateBuckets) || relay.LateBuckets[i] > time.Millisecond {
-			late += k
-		}
-	}
-	if total > 0 {
-		n[NoteLate1ms] = float64(late) / float64(total)
-	}
-	n[NoteLateMax] = c.WriteLate.Max.Seconds()
-	n[NoteRelayPkts] = float64(c.Sent[0] + c.Sent[1])
-	return n
-}
-
-// hostReport judges whether the run was host-limited (package hostlimit):
-// the relay's write lateness and the process's CPU (relay, senders and
-// receiver share it), with the transport endpoints' timer lateness and
-// receive drops (eps: the receiver's and the senders') added.
-func hostReport(rl *relay.Relay, eps []*udp.Endpoint) *hostlimit.Report {
-	h := rl.HostReport()
-	h.Role = "live run"
-	for _, ep := range eps {
-		ls := ep.LoopStats()
-		h.Timers.Count += ls.TimerLate.Count
-		h.Timers.Late += ls.TimerLate.Late
-		h.Timers.Max = max(h.Timers.Max, ls.TimerLate.Max)
-		h.RecvDropped += ls.RecvDrops
-	}
-	h.Judge()
-	return h
-}
-
-// hostNotes records the host-limited mark in a run's notes: NoteHostLimited
-// (1 or 0), one NoteHostReason+code per failed check, and the CPU evidence.
-func hostNotes(n map[string]float64, h *hostlimit.Report) {
-	n[NoteHostLimited] = 0
-	if h.Limited {
-		n[NoteHostLimited] = 1
-	}
-	for _, r := range h.Reasons {
-		n[NoteHostReason+r.Code] = 1
-	}
-	n[NoteHostCores] = h.Usage.Cores()
-	if h.Usage.RunWait >= 0 {
-		n[NoteHostRunWait] = h.Usage.RunWaitPerSecond()
-	}
-	if h.Usage.Pressure >= 0 {
-		n[NoteHostPressure] = h.Usage.Pressure
-	}
-	n[NoteTimerLate] = h.Timers.Fraction()
-}
-
-// loadAverage returns the host's 1-minute load average, or -1 if unknown.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return -1
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return -1
-	}
-	return v
 }
 
 func sleepUntil(ctx context.Context, cm common, t clock.Time) error {

@@ -242,6 +242,8 @@ func lossRecord(r *record, where, loss string) error {
 func flowRecord(p *plan.Plan, f *plan.Flow) (*record, error) {
 	where := fmt.Sprintf("flow %d (%s)", f.ID, f.Name)
 	switch {
+	case f.Kernel != nil:
+		return nil, &Unsupported{where, "stack kernel", "kernel TCP runs on the live backend only"}
 	case f.Mode != "" && f.Mode != "stream":
 		return nil, &Unsupported{where, "mode " + f.Mode, "ns-3 runs TCP (stream) flows only"}
 	case f.ECN:

@@ -123,6 +123,11 @@ type Sim struct {
 // names as the plan gives them), a sender and a receiver host per flow with
 // their access links, the flows and the hops' cross traffic.
 func Build(p *plan.Plan, opt Options) (*Sim, error) {
+	for _, f := range p.Flows {
+		if f.Kernel != nil {
+			return nil, fmt.Errorf("simrun: flow %s: stack kernel runs on the live backend only", f.Name)
+		}
+	}
 	e := sim.NewEngine()
 	s := &Sim{Plan: p, E: e, opt: opt, start: e.Now(), conns: map[uint64]uint64{},
 		hops: int32(2 * len(p.Hops[plan.Fwd]))}

@@ -1,0 +1,116 @@
+package liverun
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"cclab/internal/hostlimit"
+	"cclab/relay"
+	"cclab/transport/udp"
+)
+
+// Keys of a live run's notes (metrics.RunResult.Notes).
+const (
+	NoteLoadStart = "host_load1_start" // 1-minute load average of the host when the run started (Linux)
+	NoteLoadEnd   = "host_load1_end"   // the same when the flows ended
+	NoteLate1ms   = "relay_late_1ms"   // fraction of the relay's writes more than 1 ms after their modelled instant
+	NoteLateMax   = "relay_late_max_s" // the relay's largest write lateness, s
+	NoteRelayPkts = "relay_packets"    // datagrams the relay wrote, both directions
+	NoteUDPBad    = "udp_malformed"    // datagrams at the raw UDP receiver too short for the header or of no flow (dropped)
+	// NoteHostLimited is 1 when the run was host-limited (docs/metrics.md,
+	// "Host-limited runs": a check of package hostlimit failed), else 0;
+	// NoteHostReason + a reason code (relay_late, timer_late, cpu_busy,
+	// cpu_starved, send_buffer, recv_queue) is 1 for each failed check.
+	// Reports keep host-limited runs out of sim/live comparisons.
+	NoteHostLimited  = "host_limited"
+	NoteHostReason   = "host_limited_"
+	NoteHostCores    = "host_cpu_cores"    // the process's CPU time per second of the run (relay, senders, receiver)
+	NoteHostRunWait  = "host_run_wait"     // its threads' run-queue wait per second
+	NoteHostPressure = "host_cpu_pressure" // share of the run some task of the host waited for a CPU (PSI)
+	NoteTimerLate    = "timer_late_10ms"   // share of the endpoints' timed wake-ups over hostlimit.LateLimit late
+	// NoteUnconnected counts the flows whose handshake had no answer before
+	// their stop (every handshake packet dropped: errNotConnected).
+	NoteUnconnected = "flows_unconnected"
+)
+
+// notes summarizes the run's conditions: host load and the relay's timing
+// fidelity (how late it wrote packets against the link model's instants).
+func notes(c relay.Counters, load1 float64) map[string]float64 {
+	n := map[string]float64{}
+	if load1 >= 0 {
+		n[NoteLoadStart] = load1
+	}
+	if l := loadAverage(); l >= 0 {
+		n[NoteLoadEnd] = l
+	}
+	var total, late int64
+	for i, k := range c.Late {
+		total += k
+		if i >= len(relay.LateBuckets) || relay.LateBuckets[i] > time.Millisecond {
+			late += k
+		}
+	}
+	if total > 0 {
+		n[NoteLate1ms] = float64(late) / float64(total)
+	}
+	n[NoteLateMax] = c.WriteLate.Max.Seconds()
+	n[NoteRelayPkts] = float64(c.Sent[0] + c.Sent[1])
+	return n
+}
+
+// hostReport judges whether the run was host-limited (package hostlimit):
+// the relay's write lateness and the process's CPU (relay, senders and
+// receiver share it), with the transport endpoints' timer lateness and
+// receive drops (eps: the receiver's and the senders') added.
+func hostReport(rl *relay.Relay, eps []*udp.Endpoint) *hostlimit.Report {
+	h := rl.HostReport()
+	h.Role = "live run"
+	for _, ep := range eps {
+		ls := ep.LoopStats()
+		h.Timers.Count += ls.TimerLate.Count
+		h.Timers.Late += ls.TimerLate.Late
+		h.Timers.Max = max(h.Timers.Max, ls.TimerLate.Max)
+		h.RecvDropped += ls.RecvDrops
+	}
+	h.Judge()
+	return h
+}
+
+// hostNotes records the host-limited mark in a run's notes: NoteHostLimited
+// (1 or 0), one NoteHostReason+code per failed check, and the CPU evidence.
+func hostNotes(n map[string]float64, h *hostlimit.Report) {
+	n[NoteHostLimited] = 0
+	if h.Limited {
+		n[NoteHostLimited] = 1
+	}
+	for _, r := range h.Reasons {
+		n[NoteHostReason+r.Code] = 1
+	}
+	n[NoteHostCores] = h.Usage.Cores()
+	if h.Usage.RunWait >= 0 {
+		n[NoteHostRunWait] = h.Usage.RunWaitPerSecond()
+	}
+	if h.Usage.Pressure >= 0 {
+		n[NoteHostPressure] = h.Usage.Pressure
+	}
+	n[NoteTimerLate] = h.Timers.Fraction()
+}
+
+// loadAverage returns the host's 1-minute load average, or -1 if unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
