@@ -332,3 +332,33 @@ func openTestStore(t *testing.T) *store.SQLStore {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
+
+// TestRankingGroups: lines over different networks (here two bottleneck
+// rates) are ranked in a table per network, each ranking the controllers
+// only, named without the network's parameters.
+func TestRankingGroups(t *testing.T) {
+	src := `name: rank-groups
+duration: 2s
+seeds: [1, 2]
+backends: [sim]
+topology: {kind: dumbbell, bottleneck: {rate: [8Mbit, 16Mbit], delay: 7.5ms, loss: [0, 0.01]}}
+flows: [{cc: [reno, cubic]}]
+`
+	b, err := os.ReadFile(writeReportOf(t, src, reportRunner{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	if strings.Contains(html, "<h3>Ranking by bandwidth utilization: simulator</h3>") {
+		t.Errorf("one ranking over both rates; want one per rate")
+	}
+	for _, rate := range []string{"8Mbit", "16Mbit"} {
+		s := section(t, html, "Ranking by bandwidth utilization: simulator, rate="+rate)
+		if got := tableColumn(t, s, "cc"); strings.Join(got, ",") != "cubic,reno" {
+			t.Errorf("rate=%s ranking: got %v, want cubic, reno (named without rate=)", rate, got)
+		}
+		if !strings.Contains(s, "Ranked within the lines over the same network (rate="+rate+")") {
+			t.Errorf("rate=%s ranking: caption does not say which group it ranks within", rate)
+		}
+	}
+}

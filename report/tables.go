@@ -146,9 +146,10 @@ func (d *ReportData) summaryTable() Table {
 	return t
 }
 
-// rankingTables rank the combinations of the other parameters (e.g. the
-// controllers) by bandwidth utilization, per backend: the mean over the
-// swept values, then the utilization at each value with its interval.
+// rankingTables ranks the lines (combinations of the parameters other than
+// the x axis, e.g. controllers) by bandwidth utilization, per backend and
+// within each comparable group (rankGroups): the mean over the swept
+// values, then the utilization at each value with its interval.
 func (d *ReportData) rankingTables() []Table {
 	xa, ok := d.xAxis()
 	if !ok {
@@ -158,13 +159,75 @@ func (d *ReportData) rankingTables() []Table {
 	if len(keys) < 2 {
 		return nil
 	}
+	groups, members := d.rankGroups(xa, keys, by)
 	var out []Table
 	for _, b := range d.Backends {
-		if t, ok := d.rankingTable(b, xa, keys, by); ok {
-			out = append(out, t)
+		for _, gl := range groups {
+			if t, ok := d.rankingTable(b, xa, members[gl], by, gl); ok {
+				out = append(out, t)
+			}
 		}
 	}
 	return out
+}
+
+// rankGroups partitions the lines into groups of comparable ones: lines
+// that share the values of every axis that is not a flow's setting (the
+// topology, the bottleneck's rate, delay, loss, queue, the case) other
+// than x, so that only lines over the same network are ranked against one
+// another (ranking an intra-continental path's transfers against an
+// inter-continental one's ranks the paths, not the controllers). It returns
+// the groups' labels ("" when every line is comparable) in order and their
+// lines.
+func (d *ReportData) rankGroups(x scenario.Axis, keys []string, by map[string][]*Group) ([]string, map[string][]string) {
+	var labels []string
+	members := map[string][]string{}
+	for _, k := range keys {
+		var parts []string
+		for _, p := range by[k][0].Params {
+			if p.Axis != x.Path && !strings.HasPrefix(p.Axis, "flows") {
+				parts = append(parts, scenario.AxisShort(d.Axes, p.Axis)+"="+p.Value)
+			}
+		}
+		gl := strings.Join(parts, " ")
+		if _, ok := members[gl]; !ok {
+			labels = append(labels, gl)
+		}
+		members[gl] = append(members[gl], k)
+	}
+	return labels, members
+}
+
+// groupAxes is a group label's axis names ("rate=8Mbit loss=0" → "rate loss").
+func groupAxes(group string) string {
+	var names []string
+	for _, p := range strings.Fields(group) {
+		n, _, _ := strings.Cut(p, "=")
+		names = append(names, n)
+	}
+	return strings.Join(names, " ")
+}
+
+// lineName is a line's label within its ranking group: its key without
+// the group's parameters, shortened (shortKey).
+func lineName(key, group string) string {
+	if group == "" {
+		return shortKey(key)
+	}
+	drop := map[string]bool{}
+	for _, p := range strings.Fields(group) {
+		drop[p] = true
+	}
+	var keep []string
+	for _, p := range strings.Fields(key) {
+		if !drop[p] {
+			keep = append(keep, p)
+		}
+	}
+	if len(keep) == 0 {
+		return key
+	}
+	return shortKey(strings.Join(keep, " "))
 }
 
 // ranked is one line of a ranking table.
@@ -183,7 +246,7 @@ type ranked struct {
 // (throughput over delay, Kleinrock 1979), normalized to the table's lowest
 // delay: utilization × lowest p95 RTT / this line's p95 RTT, 1 at full
 // utilization with the least delay.
-func (d *ReportData) rankingTable(b string, xa scenario.Axis, keys []string, by map[string][]*Group) (Table, bool) {
+func (d *ReportData) rankingTable(b string, xa scenario.Axis, keys []string, by map[string][]*Group, group string) (Table, bool) {
 	km := keyMetric{metrics.ScopeNetwork, "bw_utilization", "bandwidth utilization"}
 	unit := metrics.UnitOf(km.Scope, km.Metric)
 	var rs []ranked
@@ -235,17 +298,25 @@ func (d *ReportData) rankingTable(b string, xa scenario.Axis, keys []string, by 
 		}
 	}
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].mean > rs[j].mean })
-	t := Table{Title: "Ranking by bandwidth utilization: " + BackendName(b),
+	title := "Ranking by bandwidth utilization: " + BackendName(b)
+	if group != "" {
+		title += ", " + group
+	}
+	t := Table{Title: title,
 		Caption: fmt.Sprintf("Each %s ranked by its mean utilization over the %d swept values of %s (the mean of the columns), "+
 			"beside its delay (the 95th percentile RTT, mean over the same values: the two dimensions of Pantheon's throughput–delay ranking) "+
 			"and its power score, Kleinrock's power (throughput over delay) normalized to the lowest delay in the table: "+
 			"utilization × lowest p95 RTT / its p95 RTT (1: full utilization at the least delay). "+
 			"Each cell: mean over the point's runs (up to n = %d) with its 95 %% confidence interval.%s",
 			strings.Join(otherAxes(d.Axes, xa), ", "), len(xa.Values), xa.Short, maxN, BootstrapNote)}
+	if group != "" {
+		t.Caption = "Ranked within the lines over the same network (" + group + "): every parameter that is not a flow's setting, other than " +
+			xa.Short + ", is the same in this table; other groups have their own table. " + t.Caption
+	}
 	if maxN < 2 {
 		t.Caption += " One run per point: no intervals (the full experiment runs 3 or more seeds on every backend)."
 	}
-	t.Head = []string{"rank", strings.Join(otherAxes(d.Axes, xa), " "), "mean over " + xa.Short, "p95 RTT", "power score"}
+	t.Head = []string{"rank", lineName(strings.Join(otherAxes(d.Axes, xa), " "), groupAxes(group)), "mean over " + xa.Short, "p95 RTT", "power score"}
 	for _, xv := range xa.Values {
 		t.Head = append(t.Head, xa.Short+" = "+xv)
 	}
@@ -261,7 +332,7 @@ func (d *ReportData) rankingTable(b string, xa scenario.Axis, keys []string, by 
 		if !math.IsNaN(r.powerScore) {
 			score = strconv.FormatFloat(r.powerScore, 'f', 3, 64)
 		}
-		t.Rows = append(t.Rows, append([]string{strconv.Itoa(i + 1), shortKey(r.key), mean, rtt, score}, r.cells...))
+		t.Rows = append(t.Rows, append([]string{strconv.Itoa(i + 1), lineName(r.key, group), mean, rtt, score}, r.cells...))
 	}
 	return t, true
 }
