@@ -225,15 +225,35 @@ const (
 // one case per variant running the campaign's transfer (a sized one
 // until done, bounded by three times its time at the path's rate).
 func WriteProfileScenario(w io.Writer, sp *Spec, profiles []PathProfile) error {
+	return writeScenario(w, sp, profiles, replay{name: sp.Name + "-profile", runs: ProfileRuns,
+		header: "# Path profiles measured by campaign %s (spec digest %s): cclab campaign profile.\n" +
+			"# Replay: cclab run FILE.yaml (simulator), -backends sim,live (also through the relay).\n"})
+}
+
+// replay says how a profile scenario replays the paths: the experiment's
+// name, runs per point or their seeds, backends (nil: the scenario's
+// default, sim) and the header comment (a format of the campaign's name
+// and digest).
+type replay struct {
+	name     string
+	runs     int
+	seeds    []uint64
+	backends []string
+	header   string
+}
+
+func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) error {
 	if len(profiles) == 0 {
 		return fmt.Errorf("campaign %s: no done transfers to profile", sp.Name)
 	}
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("# Path profiles measured by campaign %s (spec digest %s): cclab campaign profile.\n", sp.Name, sp.Digest())
-	p("# Replay: cclab run FILE.yaml (simulator), -backends sim,live (also through the relay).\n")
-	p("name: %s\n", strconv.Quote(sp.Name+"-profile"))
-	p("description: %s\n", strconv.Quote(fmt.Sprintf("the paths of campaign %s replayed: min RTT, loss (Gilbert-Elliott fit), rate and queue estimates", sp.Name)))
+	p(rp.header, sp.Name, sp.Digest())
+	p("name: %s\n", strconv.Quote(rp.name))
+	p("description: %s\n", strconv.Quote(fmt.Sprintf("the paths of campaign %s (spec digest %s) replayed: min RTT, loss (Gilbert-Elliott fit), rate and queue estimates", sp.Name, sp.Digest())))
+	if len(rp.backends) > 0 {
+		p("backends: [%s]\n", strings.Join(rp.backends, ", "))
+	}
 	dur := time.Duration(sp.Transfer.Seconds * float64(time.Second))
 	traffic := "greedy"
 	if sp.Transfer.Bytes > 0 {
@@ -249,7 +269,11 @@ func WriteProfileScenario(w io.Writer, sp *Spec, profiles []PathProfile) error {
 		p("until_done: true\n")
 	}
 	p("duration: %s\n", dur)
-	p("runs: %d\n", ProfileRuns)
+	if len(rp.seeds) > 0 {
+		p("seeds: %s\n", strings.ReplaceAll(fmt.Sprint(rp.seeds), " ", ", "))
+	} else {
+		p("runs: %d\n", rp.runs)
+	}
 	p("topologies:\n")
 	var names []string
 	for _, pp := range profiles {

@@ -20,6 +20,18 @@ import (
 func simTransfers(t *testing.T, truth PathProfile, seeds []uint64) [][]byte {
 	t.Helper()
 	sp := testSpec(t, 2, 1, 1, "")
+	var out [][]byte
+	for _, seed := range seeds {
+		out = append(out, []byte(simTransfer(t, sp, truth, sp.Variants[0].Name, seed).SenderQlog))
+	}
+	return out
+}
+
+// simTransfer runs one transfer of the campaign sp's variant over a known
+// dumbbell path in the simulator and returns it as a stored row would
+// hold it: goodput, retransmissions, packets, RTTs and the sender qlog.
+func simTransfer(t *testing.T, sp *Spec, truth PathProfile, variant string, seed uint64) Row {
+	t.Helper()
 	var b bytes.Buffer
 	if err := WriteProfileScenario(&b, sp, []PathProfile{truth}); err != nil {
 		t.Fatal(err)
@@ -28,31 +40,42 @@ func simTransfers(t *testing.T, truth PathProfile, seeds []uint64) [][]byte {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	var out [][]byte
-	for _, seed := range seeds {
-		dir := t.TempDir()
-		p, err := plan.New(exp.Points[0].Scenario, seed)
-		if err != nil {
-			t.Fatal(err)
+	var pt *scenario.Point
+	for i, p := range exp.Points {
+		for _, pr := range p.Params {
+			if pr.Axis == scenario.CaseAxis && pr.Value == variant {
+				pt = &exp.Points[i]
+			}
 		}
-		s, err := simrun.Build(p, simrun.Options{QlogDir: dir, NoSeries: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		files, _ := filepath.Glob(filepath.Join(dir, "*.qlog"))
-		if len(files) != 1 {
-			t.Fatalf("qlogs: %v, want one", files)
-		}
-		q, err := os.ReadFile(files[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, q)
 	}
-	return out
+	if pt == nil {
+		pt = &exp.Points[0]
+	}
+	dir := t.TempDir()
+	p, err := plan.New(pt.Scenario, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := simrun.Build(p, simrun.Options{QlogDir: dir, NoSeries: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.qlog"))
+	if len(files) != 1 {
+		t.Fatalf("qlogs: %v, want one", files)
+	}
+	q, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Metrics.Flows[0].Values
+	e := estimateTrace(q)
+	return Row{GoodputBps: f["mean_throughput"], Retransmits: int64(f["total_retransmissions"]), PacketsSent: int64(f["total_packets_sent"]),
+		MinRTTms: float64(e.minRTT) / 1e6, MeanSRTTms: f["mean_srtt"] * 1e3, Bytes: int64(f["total_delivered"]), SenderQlog: string(q)}
 }
 
 // TestProfileRecoversSimulatedPaths: transfers over paths of known rate,

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("campaign", "measurement campaigns across hosts' agents: run, status, report, profile (docs/campaigns.md)", runCampaign)
+	register("campaign", "measurement campaigns across hosts' agents: run, status, report, profile, validate (docs/campaigns.md)", runCampaign)
 }
 
 // campaignCommands are cclab campaign's commands.
@@ -31,6 +31,8 @@ func campaignUsage() {
   cclab campaign status SPEC.yaml [-db DB]              done, failed and pending transfers per path and variant
   cclab campaign report SPEC.yaml [-db DB] [-o FILE]    the ETH analysis of the stored transfers (HTML)
   cclab campaign profile SPEC.yaml [-db DB] [-o FILE]   scenario path profiles of the measured paths (YAML)
+  cclab campaign validate SPEC.yaml [-db DB] [-backends sim,live]
+                                                        replay the profiles for every measured variant: predicted vs measured
 
 DB is an SQLite file or a PostgreSQL URL; default the spec's db, else cclab.db (docs/campaigns.md).
 `)
@@ -43,7 +45,7 @@ func runCampaign(args []string) int {
 	}
 	cmd, ok := campaignCommands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "cclab campaign: unknown command %q (allowed: profile, report, run, status)\n", args[0])
+		fmt.Fprintf(os.Stderr, "cclab campaign: unknown command %q (allowed: profile, report, run, status, validate)\n", args[0])
 		campaignUsage()
 		return 2
 	}
@@ -58,6 +60,7 @@ type campaignFlags struct {
 	// The commands' own flags (nil where a command has none).
 	verbose, plan *bool   // run
 	out           *string // report, profile
+	backends      *string // validate
 }
 
 func newCampaignFlags(cmd string) campaignFlags {
@@ -76,6 +79,8 @@ func newCampaignFlags(cmd string) campaignFlags {
 		c.out = fs.String("o", "", "output HTML file (default: reports/<campaign>/campaign.html)")
 	case "profile":
 		c.out = fs.String("o", "", "output scenario file (default: <campaign>-profile.yaml; - for stdout)")
+	case "validate":
+		c.backends = fs.String("backends", "sim", "where to replay: sim, live (through the relay on loopback) or sim,live")
 	}
 	return c
 }

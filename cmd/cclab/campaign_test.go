@@ -43,6 +43,7 @@ func TestCampaignBadInput(t *testing.T) {
 		{"run", bad},
 		{"report", "-nope", bad},
 		{"profile", filepath.Join(dir, "missing.yaml")},
+		{"validate", bad},
 	} {
 		if _, code := stdoutOf(t, func() int { return runCampaign(args) }); code != 2 {
 			t.Errorf("cclab campaign %v: exit %d, want 2", args, code)
@@ -57,7 +58,7 @@ func TestCampaignFlagsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range []string{"run", "status", "report", "profile"} {
+	for _, cmd := range []string{"run", "status", "report", "profile", "validate"} {
 		var help bytes.Buffer
 		c := newCampaignFlags(cmd)
 		c.fs.SetOutput(&help)

@@ -1,0 +1,278 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"cclab/eval"
+	"cclab/metrics"
+	"cclab/scenario"
+	"cclab/store"
+)
+
+// The closed loop (docs/campaigns.md, "Validate"): each measured path's
+// profile replayed for every variant measured on it, and the replay's
+// goodput, retransmissions and RTT held against the measurement.
+
+// ValidateTolerance is the relative difference within which a replay
+// predicts a measurement: |predicted/measured − 1| ≤ 25 %.
+const ValidateTolerance = 0.25
+
+// ValidationName is the replay experiment's name in the results store:
+// "<campaign>-validate". Its scenario source names the campaign and its
+// spec digest; its runs are found by the points of ValidationExperiment.
+func ValidationName(sp *Spec) string { return sp.Name + "-validate" }
+
+// ValidationExperiment is the replay of the campaign's measured paths on the
+// given backends (sim, live; nil: sim): the profile scenario
+// (WriteProfileScenario) with one seed per measured round, seed = round
+// (1, 2, ...; at most scenario.MaxRuns), so each path and variant is
+// replayed as often as it was measured, with the campaign's transfer size
+// or duration. A campaign simulated with those seeds (a test over known
+// paths) is replayed run for run.
+func ValidationExperiment(sp *Spec, profiles []PathProfile, backends []string) (*scenario.Experiment, error) {
+	var b bytes.Buffer
+	rp := replay{name: ValidationName(sp), backends: backends, header: "# Replay of campaign %s (spec digest %s): cclab campaign validate.\n"}
+	for r := 1; r <= min(sp.Schedule.Rounds, scenario.MaxRuns); r++ {
+		rp.seeds = append(rp.seeds, uint64(r))
+	}
+	if err := writeScenario(&b, sp, profiles, rp); err != nil {
+		return nil, err
+	}
+	exp, err := scenario.ParseScenario(ValidationName(sp)+".yaml", b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: the replay scenario: %w", sp.Name, err)
+	}
+	return exp, nil
+}
+
+// ValidateOptions configure Validate.
+type ValidateOptions struct {
+	Store    store.Store
+	Runners  map[string]eval.Runner // by backend (eval.SweepOptions.Runners)
+	Backends []string               // sim and/or live; nil: sim
+	Progress func(eval.ProgressEvent)
+	Log      io.Writer
+}
+
+// Validate replays the campaign's measured paths (ValidationExperiment)
+// into the results store through eval.Sweep (runs already stored are kept)
+// and returns the comparisons with the measurement.
+func Validate(ctx context.Context, sp *Spec, rows []Row, opt ValidateOptions) ([]Comparison, eval.SweepStats, error) {
+	profiles := Profiles(sp, rows)
+	exp, err := ValidationExperiment(sp, profiles, opt.Backends)
+	if err != nil {
+		return nil, eval.SweepStats{}, err
+	}
+	stats, err := eval.Sweep(ctx, exp, eval.SweepOptions{Store: opt.Store, Runners: opt.Runners, Backends: opt.Backends,
+		Progress: opt.Progress, Log: opt.Log})
+	if err != nil {
+		return nil, stats, err
+	}
+	vs, err := opt.Store.Versions(ctx, exp.Name)
+	if err != nil {
+		return nil, stats, err
+	}
+	for _, v := range vs {
+		if v.Seq == stats.Version {
+			runs, err := opt.Store.Runs(ctx, exp.Name, v.ID)
+			return Compare(sp, rows, profiles, runs), stats, err
+		}
+	}
+	return nil, stats, fmt.Errorf("%s: version v%d not stored", exp.Name, stats.Version)
+}
+
+// StoredComparisons compares the measurement with the replay runs of the
+// newest stored version of the campaign's replay experiment (the last
+// validate; none: nil), for the campaign report.
+func StoredComparisons(ctx context.Context, st store.Store, sp *Spec, rows []Row) ([]Comparison, error) {
+	vs, err := st.Versions(ctx, ValidationName(sp))
+	if err != nil || len(vs) == 0 {
+		return nil, err
+	}
+	runs, err := st.Runs(ctx, ValidationName(sp), vs[0].ID)
+	if err != nil {
+		return nil, err
+	}
+	return Compare(sp, rows, Profiles(sp, rows), runs), nil
+}
+
+// Comparison is one path and variant replayed on one backend against what
+// the campaign measured on that path.
+type Comparison struct {
+	Path     string  // the profile's topology name
+	Pair     Pair    // the measured direction
+	LossRate float64 // the path's measured loss (PathProfile.LossRate)
+	Variant  string
+	Backend  string
+	// Goodput (bit/s), Retransmissions (packets per transfer) and RTT
+	// (the sender's mean smoothed RTT, s).
+	Goodput, Retransmissions, RTT MetricComparison
+}
+
+// Metrics returns the three comparisons in table order.
+func (c Comparison) Metrics() []MetricComparison {
+	return []MetricComparison{c.Goodput, c.Retransmissions, c.RTT}
+}
+
+// MetricComparison is one metric measured and predicted: each side's mean
+// with its 95 % interval (metrics.SummarizeIn over the transfers and over
+// the replay's seeds), the ratio of the means predicted/measured, the
+// ratio's range from the intervals' ends (predicted low / measured high to
+// predicted high / measured low; NaN without both intervals), and whether
+// the ratio is within ValidateTolerance of 1.
+type MetricComparison struct {
+	Name, Unit          string
+	Measured, Predicted metrics.Summary
+	Ratio               float64
+	RatioLo, RatioHi    float64
+	Within              bool
+}
+
+// NewMetricComparison compares measured and predicted values of a metric.
+// Two zero means (no retransmissions on either side) are a ratio of 1.
+func NewMetricComparison(name, unit string, measured, predicted []float64) MetricComparison {
+	m := MetricComparison{Name: name, Unit: unit, Measured: metrics.SummarizeIn(measured, metrics.NonNegative),
+		Predicted: metrics.SummarizeIn(predicted, metrics.NonNegative), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
+	switch {
+	case m.Measured.N == 0 || m.Predicted.N == 0:
+		return m
+	case m.Measured.Mean == 0 && m.Predicted.Mean == 0:
+		m.Ratio = 1
+	case m.Measured.Mean > 0:
+		m.Ratio = m.Predicted.Mean / m.Measured.Mean
+	default:
+		m.Ratio = math.Inf(1)
+	}
+	if m.Measured.Low > 0 && !math.IsNaN(m.Predicted.Low) {
+		m.RatioLo, m.RatioHi = m.Predicted.Low/m.Measured.High, m.Predicted.High/m.Measured.Low
+	}
+	m.Within = math.Abs(m.Ratio-1) <= ValidateTolerance
+	return m
+}
+
+// replayFlow is one replay run's flow values.
+type replayFlow struct{ goodput, retx, rtt float64 }
+
+// Compare pairs the measured transfers (done rows) of each path and
+// variant with the replay runs (one version's: ValidationExperiment's
+// points, by their topology and case parameters), per backend, in the
+// profiles' and the spec's variant order.
+func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecord) []Comparison {
+	type key struct{ path, variant, backend string }
+	predicted := map[key][]replayFlow{}
+	for i := range runs {
+		r := &runs[i]
+		if r.Status != store.StatusDone || len(r.Flows) == 0 {
+			continue
+		}
+		var kk key
+		for _, pr := range r.Params {
+			switch pr.Axis {
+			case "topology":
+				kk.path = pr.Value
+			case scenario.CaseAxis:
+				kk.variant = pr.Value
+			}
+		}
+		kk.backend = r.Backend
+		if kk.path == "" && len(profiles) == 1 { // one topology: no axis
+			kk.path = profiles[0].Name
+		}
+		if kk.variant == "" && len(sp.Variants) == 1 {
+			kk.variant = sp.Variants[0].Name
+		}
+		id := r.Flows[0].ID
+		val := func(m string) float64 { v, _ := r.Value(metrics.ScopeFlow, id, m); return v }
+		predicted[kk] = append(predicted[kk], replayFlow{val("mean_throughput"), val("total_retransmissions"), val("mean_srtt")})
+	}
+	measured := map[key][]replayFlow{}
+	for _, r := range final(sp, rows) {
+		if r.Status == StatusDone {
+			k := key{r.From + "->" + r.To, r.Variant, ""}
+			measured[k] = append(measured[k], replayFlow{r.GoodputBps, float64(r.Retransmits), r.MeanSRTTms / 1e3})
+		}
+	}
+	var out []Comparison
+	for _, pp := range profiles {
+		for _, v := range sp.Variants {
+			meas := measured[key{pp.Pair.String(), v.Name, ""}]
+			for _, be := range []string{scenario.BackendSim, scenario.BackendLive} {
+				pred := predicted[key{pp.Name, v.Name, be}]
+				if len(meas) == 0 || len(pred) == 0 {
+					continue
+				}
+				col := func(fs []replayFlow, f func(replayFlow) float64) []float64 {
+					var xs []float64
+					for _, x := range fs {
+						xs = append(xs, f(x))
+					}
+					return xs
+				}
+				out = append(out, Comparison{Path: pp.Name, Pair: pp.Pair, LossRate: pp.LossRate, Variant: v.Name, Backend: be,
+					Goodput: NewMetricComparison("goodput", "bit/s", col(meas, func(x replayFlow) float64 { return x.goodput }),
+						col(pred, func(x replayFlow) float64 { return x.goodput })),
+					Retransmissions: NewMetricComparison("retransmissions", "packet", col(meas, func(x replayFlow) float64 { return x.retx }),
+						col(pred, func(x replayFlow) float64 { return x.retx })),
+					RTT: NewMetricComparison("RTT", "s", col(meas, func(x replayFlow) float64 { return x.rtt }),
+						col(pred, func(x replayFlow) float64 { return x.rtt }))})
+			}
+		}
+	}
+	return out
+}
+
+// WriteComparisons writes the comparisons as a text table, one line per
+// path, variant and backend: each metric measured and predicted with their
+// intervals, and the ratio with "ok" when within ±25 %.
+func WriteComparisons(w io.Writer, cs []Comparison) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-28s %-14s %-4s %-36s %-36s %-24s %-30s\n", "path", "variant", "be", "goodput measured", "goodput predicted", "ratio", "retransmissions / RTT ratio")
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%-28s %-14s %-4s %-36s %-36s %-24s %s / %s\n", c.Path, c.Variant, c.Backend,
+			SummaryText(c.Goodput.Unit, c.Goodput.Measured), SummaryText(c.Goodput.Unit, c.Goodput.Predicted), RatioText(c.Goodput),
+			RatioText(c.Retransmissions), RatioText(c.RTT))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// SummaryText is "mean [low, high]" with the metric's unit scaled (bit/s
+// in Mbit/s, s in ms), or just the mean without an interval.
+func SummaryText(unit string, s metrics.Summary) string {
+	scale, u := 1.0, unit
+	switch unit {
+	case "bit/s":
+		scale, u = 1e6, "Mbit/s"
+	case "s":
+		scale, u = 1e-3, "ms"
+	case "packet":
+		u = "pkts"
+	}
+	if s.N == 0 {
+		return "-"
+	}
+	if math.IsNaN(s.Low) {
+		return fmt.Sprintf("%.3g %s (n=%d)", s.Mean/scale, u, s.N)
+	}
+	return fmt.Sprintf("%.3g [%.3g, %.3g] %s", s.Mean/scale, s.Low/scale, s.High/scale, u)
+}
+
+// RatioText is "ratio [lo, hi] ok" (or "off" outside ±25 %).
+func RatioText(m MetricComparison) string {
+	if math.IsNaN(m.Ratio) {
+		return "-"
+	}
+	verdict := "off"
+	if m.Within {
+		verdict = "ok"
+	}
+	if math.IsNaN(m.RatioLo) {
+		return fmt.Sprintf("%.2f %s", m.Ratio, verdict)
+	}
+	return fmt.Sprintf("%.2f [%.2f, %.2f] %s", m.Ratio, m.RatioLo, m.RatioHi, verdict)
+}
