@@ -122,6 +122,15 @@ func newWindow(name string, c BaseConfig, mss int) (window, error) {
 	return w, nil
 }
 
+// SetMSS changes the SMSS (SegmentSizer); cwnd and ssthresh stay in bytes.
+func (w *window) SetMSS(mss int) bool {
+	if mss <= 0 || mss > MaxSegment {
+		return false
+	}
+	w.mss = mss
+	return true
+}
+
 // inSlowStart reports cwnd < ssthresh (RFC 5681 §3.1: slow start is used when
 // cwnd < ssthresh; this package uses congestion avoidance when they are equal).
 func (w *window) inSlowStart() bool { return w.cwnd < w.ssthresh }

@@ -448,3 +448,13 @@ func init() {
 // GovernsRecovery marks BBR as a ccalgo.RecoveryGovernor: its cwnd
 // (packet conservation, then the model) applies during loss recovery.
 func (b *BBR) GovernsRecovery() {}
+
+// SetMSS changes the segment size (SegmentSizer): BBR's windows are bytes
+// from its model; the size enters only its minimum windows.
+func (b *BBR) SetMSS(mss int) bool {
+	if mss <= 0 || mss > MaxSegment {
+		return false
+	}
+	b.mss = mss
+	return true
+}

@@ -181,6 +181,15 @@ type RateSample struct {
 	RTT            time.Duration // now minus the send time of the most recently sent acknowledged packet
 }
 
+// SegmentSizer is implemented by controllers whose segment size can change
+// during a connection (datagram size discovery, RFC 8899). SetMSS takes the
+// new SMSS, bytes, for what the controller counts in segments from now on;
+// the congestion window in bytes is not increased (RFC 8899 §4.4). It
+// reports false, changing nothing, if the controller cannot take it.
+type SegmentSizer interface {
+	SetMSS(mss int) bool
+}
+
 // RecoveryGovernor is implemented by controllers that keep setting cwnd
 // during loss recovery (BBR, as Linux's cong_control hook overrides the
 // window the recovery code computes): the transport's recovery strategy

@@ -293,3 +293,16 @@ func init() {
 	spec.Add(Registry, "cubic", "CUBIC (RFC 9438) with fast convergence and the Reno-friendly region; no HyStart++",
 		DefaultCubicConfig, func(c CubicConfig, env Env) (Controller, error) { return NewCubic(c, env) })
 }
+
+// SetMSS changes the segment size (SegmentSizer): W_max, the epoch's
+// windows and W_est, in segments, are rescaled so that they stand for the
+// same bytes. With Linux arithmetic (whole segments) it declines.
+func (c *Cubic) SetMSS(mss int) bool {
+	if c.cfg.Linux || mss <= 0 || mss > MaxSegment {
+		return false
+	}
+	f := float64(c.mss) / float64(mss)
+	c.wMax, c.cwndPrior, c.cwndEpoch, c.wEst = c.wMax*f, c.cwndPrior*f, c.cwndEpoch*f, c.wEst*f
+	c.mss = mss
+	return true
+}

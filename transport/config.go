@@ -129,6 +129,14 @@ type Config struct {
 	// rest of the peer's stream waits max(IdleTimeout, GiveUp).
 	GiveUp time.Duration
 
+	// PLPMTUMax turns datagram size discovery on (DPLPMTUD, RFC 8899;
+	// dplpmtud.go): the connection starts at the handshake's size
+	// (MaxDatagram and the peer's) and probes up to this many bytes, the
+	// MAX_PLPMTU of RFC 8899 §5.1.2 (the interface MTU less the IP and UDP
+	// headers), MaxDatagram..MaxUDPPayload; 0: no discovery, the
+	// handshake's size throughout.
+	PLPMTUMax int
+
 	Sink event.Sink // receives this connection's events; nil: the endpoint's Sink
 }
 
@@ -160,6 +168,7 @@ func (c *Config) fill(d Config) {
 	fillZero(&c.IdleTimeout, d.IdleTimeout)
 	fillZero(&c.HandshakeTimeout, d.HandshakeTimeout)
 	fillZero(&c.GiveUp, d.GiveUp)
+	fillZero(&c.PLPMTUMax, d.PLPMTUMax)
 	fillZero(&c.Sink, d.Sink)
 }
 
@@ -193,6 +202,8 @@ func (c *Config) validateFields() error {
 		return fmt.Errorf("transport: MinRTO=%v MaxRTO=%v: need 0 < MinRTO <= MaxRTO", c.MinRTO, c.MaxRTO)
 	case c.InitialRTO <= 0:
 		return fmt.Errorf("transport: InitialRTO=%v: must be positive", c.InitialRTO)
+	case CheckPLPMTUMax(c.PLPMTUMax, c.MaxDatagram) != nil:
+		return fmt.Errorf("transport: PLPMTUMax=%d: %v", c.PLPMTUMax, CheckPLPMTUMax(c.PLPMTUMax, c.MaxDatagram))
 	case c.DelayedAck != NoDelayedAck && CheckDelayedAck(c.DelayedAck) != nil:
 		return fmt.Errorf("transport: DelayedAck=%v: %v", c.DelayedAck, CheckDelayedAck(c.DelayedAck))
 	case CheckAckEvery(c.AckEvery) != nil:

@@ -160,6 +160,8 @@ type sender struct {
 	// skips it: a receiver that has nothing to send costs no strategy call
 	// per arriving segment.
 	sendIdle bool
+
+	split pieces // the rest of a segment retransmitted in pieces (dplpmtud.go)
 }
 
 // receiver is the receiving half's state: the receive ring and reassembly
@@ -233,6 +235,7 @@ func (c *Conn) establish(now clock.Time) error {
 	c.state = stOpen
 	c.stats.Established = now
 	c.lastRight = c.rcvRight()
+	c.pmtuStart()
 	return nil
 }
 
@@ -474,6 +477,9 @@ func (c *Conn) deadline() clock.Time {
 	if c.recTimer != nil {
 		d = clock.Earliest(d, c.recTimer.Deadline())
 	}
+	if c.pmtuOn {
+		d = clock.Earliest(d, c.pmtu.deadline())
+	}
 	if at := c.pace.at(); at > c.lastNow && c.hasWork() {
 		d = clock.Earliest(d, at)
 	}
@@ -556,6 +562,9 @@ func (c *Conn) onDeadline(now clock.Time) {
 	if c.rtoAt != clock.Never && !now.Before(c.rtoAt) {
 		c.onRTO(now)
 	}
+	if c.pmtuOn {
+		c.pmtu.onTimer(now)
+	}
 }
 
 // --- sending: the datagram for the driver (data segments: sender.go) -------
@@ -605,6 +614,17 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	}
 	if !c.validated || len(buf) < c.maxDatagram {
 		return 0, ecn.NotECT // amplification limit: nothing but Accepts before validation
+	}
+	if c.pmtuOn && !c.done {
+		if c.pmtu.size != c.maxDatagram {
+			c.pmtuApply()
+		}
+		if n := c.pmtuProbe(now, buf, c.rtt.current()); n > 0 {
+			return n, ecn.NotECT
+		}
+	}
+	if c.split.off < c.split.end && !c.done {
+		return c.sendPiece(now, buf), ecn.NotECT
 	}
 	if !c.done && !c.sendIdle {
 		if n, cp := c.transmitData(now, buf); n > 0 {

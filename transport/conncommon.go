@@ -45,8 +45,11 @@ type connCommon struct {
 	auth        *authState // keys, counters and replay windows of an authenticated connection (auth.go); nil: none
 	ecnOn       bool
 
-	path  pathState  // path validation (path.go)
-	sched schedState // place in the endpoint's scheduler (sched.go)
+	path   pathState  // path validation (path.go)
+	pmtu   plpmtud    // datagram size discovery (dplpmtud.go), if pmtuOn
+	pmtuOn bool       // DPLPMTUD runs (Config.PLPMTUMax above the handshake's size)
+	pmtuN  uint64     // size probes sent (the next probe's identifier)
+	sched  schedState // place in the endpoint's scheduler (sched.go)
 
 	// handshake
 	token      []byte // client: the Retry token to send in the Initial

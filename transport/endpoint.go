@@ -362,7 +362,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 			return
 		}
 		h.touch()
-		if r := h.onPath(from, p, len(b)); r != RejectNone {
+		if r := h.onPath(now, from, p, len(b)); r != RejectNone {
 			e.reject(r)
 		}
 	case typeInitial:

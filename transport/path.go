@@ -44,7 +44,9 @@ type pathState struct {
 	resp     bool           // a response is to be sent
 	respTo   netip.AddrPort // where the challenge came from
 	respData uint64
-	respMax  int // the response may not exceed the challenge, bytes
+	respMax  int    // the response may not exceed the challenge, bytes
+	pmtuAck  bool   // a DPLPMTUD probe from the peer is to be acknowledged (dplpmtud.go)
+	pmtuID   uint64 // the probe's data
 
 	challenges uint64 // challenges sent
 	rebinds    uint64 // peer moves after validation
@@ -72,10 +74,12 @@ func (h *connCommon) fromNewPath(now clock.Time, from netip.AddrPort, size int, 
 	}
 }
 
-// onPath handles a Path packet p of size bytes from `from`.
-func (h *connCommon) onPath(from netip.AddrPort, p *packet, size int) RejectReason {
+// onPath handles a Path packet p of size bytes from `from` at now.
+func (h *connCommon) onPath(now clock.Time, from netip.AddrPort, p *packet, size int) RejectReason {
 	ps := &h.path
 	switch p.pathType {
+	case pathPMTUProbe, pathPMTUAck:
+		return h.onPMTUPath(now, from, p)
 	case pathChallenge:
 		ps.resp, ps.respTo, ps.respData, ps.respMax = true, from, p.pathData, size
 	case pathResponse:
@@ -93,7 +97,7 @@ func (h *connCommon) onPath(from netip.AddrPort, p *packet, size int) RejectReas
 // and destination (0: none due). It is inlined into Transmit's loops: with
 // no Path response or challenge pending (nearly always) it costs no call.
 func (h *connCommon) pathTransmit(buf []byte) (n int, to netip.AddrPort) {
-	if h.path.resp || h.path.due {
+	if h.path.resp || h.path.due || h.path.pmtuAck {
 		n, to = h.pathSend(buf)
 	}
 	return n, to
@@ -102,6 +106,12 @@ func (h *connCommon) pathTransmit(buf []byte) (n int, to netip.AddrPort) {
 // pathSend is pathTransmit with a Path packet pending.
 func (h *connCommon) pathSend(buf []byte) (int, netip.AddrPort) {
 	ps := &h.path
+	if ps.pmtuAck {
+		ps.pmtuAck = false
+		if h.peerCID != 0 {
+			return encodePath(buf, h.peerCID, pathPMTUAck, ps.pmtuID), h.peer
+		}
+	}
 	if ps.resp {
 		ps.resp = false
 		if h.pathSize() <= ps.respMax && h.peerCID != 0 {

@@ -150,6 +150,7 @@ func (c *Conn) validateAck(now clock.Time, p *packet, a *ackProgress) bool {
 	a.advanced = p.cumAck > a.prevUna
 	if a.advanced {
 		c.rtoSince = clock.Never // the peer answers: the give-up clock stops
+		c.pmtu.progress()
 	}
 	return true
 }
@@ -436,6 +437,9 @@ func (c *Conn) onRTO(now clock.Time) {
 	}
 	c.stats.RTOs++
 	c.stats.RTOCauses[cause]++
+	if c.pmtuOn {
+		c.pmtu.rto(now) // black-hole detection (dplpmtud.go)
+	}
 	c.pace.reset(now)
 	c.emit(event.Event{Time: now, Kind: event.RTO, Seq: c.sb.una, Reason: uint8(cause)})
 	c.emitMetrics(now)
@@ -536,6 +540,10 @@ func (c *Conn) sendSegment(now clock.Time, buf []byte, i int) (int, ecn.Codepoin
 // encodeData writes segment i into buf with an ACK piggybacked when it fits.
 func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ecn.Codepoint) {
 	s := c.sb.Seg(i)
+	plen := s.Len
+	if retx && plen > c.mss {
+		plen = c.splitRetx(s) // sent before the size fell (dplpmtud.go)
+	}
 	p := &c.ep.txPkt
 	p.setShort(c.peerCID, c.pn, s.TS, c.tsRecent)
 	p.off = s.Off
@@ -543,7 +551,7 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 	if s.Len > 0 {
 		p.flags |= flagDATA
 	}
-	if s.Fin {
+	if s.Fin && plen == s.Len {
 		p.flags |= flagFIN
 	}
 	if c.cwrDue && !retx {
@@ -554,7 +562,7 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 		// As in TCP, every packet acknowledges once the peer has sent
 		// anything (so a FIN also carries the ACK of the peer's FIN).
 		c.buildAck(p)
-		if s.Len > c.payloadMax(shortHeaderLen(p)) {
+		if plen > c.payloadMax(shortHeaderLen(p)) {
 			p.flags &^= flagACK | flagECE
 			p.hasDSACK = false
 			p.nBlocks = 0
@@ -562,12 +570,8 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 	}
 	n := encodeShortHeader(buf, p)
 	c.rsamp.onSent(now, &s.rate, c.sb.pipe-s.Len)
-	payload := buf[n : n+s.Len]
-	if c.src != nil {
-		c.src.Fill(int64(s.Off), payload)
-	} else {
-		c.sbuf.read(s.Off, payload)
-	}
+	payload := buf[n : n+plen]
+	c.fill(s.Off, payload)
 	if !retx && c.hashSent != nil {
 		c.hashSent.Write(payload)
 	}
@@ -590,11 +594,20 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 	if c.rtoAt == clock.Never {
 		c.rtoAt = now.Add(c.rtt.current()) // RFC 6298 §5.1
 	}
-	c.pace.sent(now, n+s.Len)
+	c.pace.sent(now, n+plen)
 	cp := ecn.NotECT
 	if c.ecnOn && !retx {
 		cp = ecn.ECT0 // RFC 3168 §6.1.5: retransmissions are sent Not-ECT
 		c.stats.ECTSent++
 	}
-	return n + s.Len, cp
+	return n + plen, cp
+}
+
+// fill writes the stream bytes from offset off into payload.
+func (c *Conn) fill(off uint64, payload []byte) {
+	if c.src != nil {
+		c.src.Fill(int64(off), payload)
+	} else {
+		c.sbuf.read(off, payload)
+	}
 }

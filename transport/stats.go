@@ -33,6 +33,7 @@ type ConnStats struct {
 	ECTSent             uint64               // data packets sent ECN-capable, ECT(0) (RFC 3168 §6.1.5: never retransmissions)
 	ECN                 bool                 // ECN negotiated in the handshake (both sides asked for it)
 	SACKBlocksIgnored   uint64               // SACK blocks beyond SND.NXT ignored (forged or corrupt; the rest of the ACK is used)
+	PLPMTU              PLPMTUStats          // datagram size discovery (dplpmtud.go)
 
 	// Receiving (the peer's direction).
 	BytesReceived       uint64 // payload bytes stored (duplicates excluded, out-of-order included)
@@ -86,6 +87,7 @@ func (c *Conn) Stats() ConnStats {
 		s.Cwnd, s.Ssthresh = c.cc.Cwnd(), c.cc.Ssthresh()
 	}
 	s.InFlight = c.sb.pipe
+	s.PLPMTU = c.pmtuStats()
 	if c.peerRight > c.sb.nxt {
 		s.PeerWindow = int(min(c.peerRight-c.sb.nxt, 1<<31-1))
 	}

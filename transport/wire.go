@@ -53,10 +53,12 @@ const (
 	flagsKnown = 0x7f
 )
 
-// Path packet types (path.go; RFC 9000 §19.17-18).
+// Path packet types (path.go; RFC 9000 §19.17-18; dplpmtud.go).
 const (
 	pathChallenge = 1
 	pathResponse  = 2
+	pathPMTUProbe = 3 // DPLPMTUD probe (RFC 8899 §4.1), padded to the size probed
+	pathPMTUAck   = 4 // acknowledges the size probe whose data it echoes
 )
 
 // nBlocksDSACK is the bit of the ACK section's n_blocks byte that says a
@@ -340,11 +342,11 @@ func decodePacket(b []byte, p *packet) RejectReason {
 		if r.bad {
 			return RejectTruncated
 		}
-		if p.pathType != pathChallenge && p.pathType != pathResponse {
+		if p.pathType < pathChallenge || p.pathType > pathPMTUAck {
 			return RejectFlags
 		}
-		if r.left() != 0 {
-			return RejectTrailing
+		if r.left() != 0 && p.pathType != pathPMTUProbe {
+			return RejectTrailing // (a size probe is padded)
 		}
 		return RejectNone
 	}
