@@ -28,30 +28,40 @@ func mustKeys(t *testing.T, s string) *Keys {
 }
 
 // TestReverseAuth runs reverse flows against a receiver with a key: only a
-// client that holds it is served, and each side says why it refused.
+// client that holds it is served, and each side says why it refused: the
+// transport (the authenticated data path, authdata.go) for a client
+// without the key, the challenge (auth.go) for an unauthenticated client
+// of a receiver that allows those.
 func TestReverseAuth(t *testing.T) {
 	keyed, _ := startServer(t, ServerConfig{AllowReverse: true, Keys: mustKeys(t, "eth "+hexKeyA)})
+	lax, _ := startServer(t, ServerConfig{AllowReverse: true, Keys: mustKeys(t, "eth "+hexKeyA), AllowUnauthenticated: true})
 	open, _ := startServer(t, ServerConfig{AllowReverse: true})
+	refusedAuth := func(s *Server) uint64 { return s.EndpointStats().RefusedAuth }
 	for _, tc := range []struct {
 		name    string
 		srv     *Server
 		keys    string // client's key file; "" none
 		wantErr string // "" for a verified transfer
-		counter func(ServerStats) uint64
+		counter func(*Server) uint64
 	}{
-		{"right key", keyed, "eth " + hexKeyA, "", func(s ServerStats) uint64 { return s.Reverse }},
-		{"no key", keyed, "", "requires a pre-shared key", func(s ServerStats) uint64 { return s.AuthFailed }},
-		{"unknown key name", keyed, "mit " + hexKeyA, `unknown key "mit"`, func(s ServerStats) uint64 { return s.AuthFailed }},
-		{"wrong key", keyed, "eth " + hexKeyB, "does not hold key", func(s ServerStats) uint64 { return s.Challenges }},
-		{"key, receiver without", open, "eth " + hexKeyA, "no pre-shared key", func(s ServerStats) uint64 { return s.AuthFailed }},
-		{"loopback without keys", open, "", "", func(s ServerStats) uint64 { return s.Reverse }},
+		{"right key", keyed, "eth " + hexKeyA, "", func(s *Server) uint64 { return s.Stats().Reverse }},
+		{"no key", keyed, "", "requires an authenticated connection", refusedAuth},
+		{"unknown key name", keyed, "mit " + hexKeyA, "requires an authenticated connection", refusedAuth},
+		{"wrong key", keyed, "eth " + hexKeyB, "-psk-file", refusedAuth},
+		{"no key, unauthenticated allowed", lax, "", "requires a pre-shared key", func(s *Server) uint64 { return s.Stats().AuthFailed }},
+		{"key, receiver without", open, "eth " + hexKeyA, "not authenticated", nil},
+		{"loopback without keys", open, "", "", func(s *Server) uint64 { return s.Stats().Reverse }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ClientConfig{Addr: tc.srv.Addr().String(), Bytes: 1 << 20, Reverse: true}
 			if tc.keys != "" {
 				cfg.Keys = mustKeys(t, tc.keys)
 			}
-			before := tc.counter(tc.srv.Stats())
+			counter := tc.counter
+			if counter == nil { // nothing to count: the client ends at the unauthenticated Accept
+				counter = func(*Server) uint64 { return 0 }
+			}
+			before := counter(tc.srv)
 			res, err := Run(context.Background(), cfg)
 			if tc.wantErr == "" {
 				if err != nil || !res.End.Verified || res.End.Bytes != 1<<20 {
@@ -60,12 +70,15 @@ func TestReverseAuth(t *testing.T) {
 			} else if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("Run: got error %v, want one containing %q", err, tc.wantErr)
 			}
+			if tc.counter == nil {
+				return
+			}
 			// The server's counter moves once the refused flow is finished.
 			deadline := time.Now().Add(10 * time.Second)
-			for tc.counter(tc.srv.Stats()) == before && time.Now().Before(deadline) {
+			for counter(tc.srv) == before && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			if got, want := tc.counter(tc.srv.Stats()), before+1; got != want {
+			if got, want := counter(tc.srv), before+1; got != want {
 				t.Errorf("server counter: got %d, want %d", got, want)
 			}
 		})
@@ -78,7 +91,8 @@ func authDial(t *testing.T, ep *udp.Endpoint, srv *Server, request, line []byte)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := ep.Dial(ctx, srv.Addr(), transport.Config{Request: request})
+	psk, name := pskFor(srv.cfg.Keys)
+	c, err := ep.Dial(ctx, srv.Addr(), transport.Config{Request: request, PSK: psk, PSKName: name})
 	if err != nil {
 		t.Fatal(err)
 	}

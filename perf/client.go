@@ -57,7 +57,7 @@ type ClientConfig struct {
 	Endpoint   *udp.Endpoint        // use this endpoint instead of opening a socket (may be nil)
 	Driver     udp.Config           // socket driver options when Endpoint is nil
 	Logf       func(string, ...any) // progress messages (may be nil)
-	Keys       *Keys                // -psk-file: authenticate reverse requests with the first key (may be nil)
+	Keys       *Keys                // -psk-file: authenticate the flows (and reverse requests) with the first key (may be nil)
 	// AdmitKey, with Test, makes the Initial's request carry the admission
 	// MAC of this connection under this key (admission.go; cclab agent's
 	// data flows); the key itself is never sent.
@@ -178,6 +178,7 @@ func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.C
 	tc.Digest = "none" // perf verifies with its own digests (digest.go)
 	tc.Request = req.encode()
 	tc.Sink = sink
+	tc.PSK, tc.PSKName = pskFor(c.Keys)
 	return tc
 }
 
@@ -235,7 +236,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	}
 	conn, err := ep.Dial(ctx, peer, tc)
 	if err != nil {
-		return nil, err
+		return nil, authHint(err)
 	}
 	id := conn.ID()
 	hw := watchHost(ep)
@@ -328,7 +329,7 @@ func authenticate(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, cf
 	cn := newNonce()
 	hc, err := ep.Dial(ctx, peer, cfg.transportConfig(Request{V: Version, Hello: hex.EncodeToString(cn), Key: name}, nil))
 	if err != nil {
-		return nil, err
+		return nil, authHint(err)
 	}
 	hc.CloseWrite()
 	msg, err := readAll(hc, maxMessage)
@@ -583,6 +584,7 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 	cs := conn.Stats()
 	s := snapshot(cs)
 	e := &res.End
+	e.Auth = streamAuth(cs)
 	e.ECN = &ECNResult{Requested: cfg.ECN}
 	ecnSending(cs, e.ECN)
 	if rep.ECN != nil {
@@ -683,6 +685,7 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 	}
 	ecnReceiving(cs, e.ECN)
 	validateECN(e.ECN)
+	e.Auth = streamAuth(cs)
 	e.Bytes = s.recvBytes
 	e.SenderBytes = rep.Bytes
 	e.MSS = s.mss

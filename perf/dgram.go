@@ -42,6 +42,7 @@ type DgramClientConfig struct {
 	QlogDir    string        // write <dir>/<connid>-client.sqlog (sent, acked, lost, metrics events); "" none
 	Endpoint   *udp.Endpoint // use this endpoint instead of opening a socket (may be nil)
 	Driver     udp.Config    // socket driver options when Endpoint is nil
+	Keys       *Keys         // -psk-file: authenticate the flow with the first key (may be nil)
 }
 
 // Validate checks cfg and fills defaults.
@@ -96,6 +97,7 @@ func (c *DgramClientConfig) transportConfig() (transport.DgramConfig, error) {
 		tc.HandshakeTimeout = c.Timeout
 	}
 	tc.Request = Request{V: Version, Mode: ModeDatagram}.encode()
+	tc.PSK, tc.PSKName = pskFor(c.Keys)
 	return tc, nil
 }
 
@@ -166,6 +168,7 @@ type DgramResult struct {
 	Intervals     []DgramInterval `json:"intervals"`
 	Receiver      *DgramReport    `json:"receiver,omitempty"` // the receiver's account
 	ReceiverError string          `json:"receiver_error,omitempty"`
+	Auth          *AuthResult     `json:"auth,omitempty"` // this end's account of an authenticated flow (authdata.go)
 	// Host is what limited the sending process besides the network
 	// (docs/metrics.md, "Host-limited runs").
 	Host *hostlimit.Report `json:"host_limit,omitempty"`
@@ -211,6 +214,7 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 	res.Acked, res.AckedECN, res.LostDeclared = s.Acked, s.AckedECN, s.Lost+s.LostRTO
 	res.Congestion, res.RTOs, res.AckLoss = s.Congestion, s.RTOs, s.AckLoss
 	res.MinRTTms, res.SRTTms = ms(s.MinRTT), ms(s.SRTT)
+	res.Auth = authResult(s.Authenticated, s.AuthFailed, s.Replayed)
 	res.Host = hw.report(RoleSender, func(r *hostlimit.Report) {
 		r.Generated, r.QueueDropped = s.Generated, s.QueueDropped
 		r.Uncontrolled = cfg.CC == transport.DgramCCNone
@@ -230,7 +234,7 @@ func dialDgram(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, tc tr
 	}
 	conn, err = ep.DialDgram(ctx, peer, tc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, authHint(err)
 	}
 	if sink == nil {
 		return conn, func() {}, nil

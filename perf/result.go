@@ -84,9 +84,10 @@ type End struct {
 	Verified       bool             `json:"verified"`                  // receiver's digest == sender's digest and byte counts agree
 	SenderDigest   string           `json:"sender_digest"`             // hex SHA-256 of the stream as sent
 	ReceiverDigest string           `json:"receiver_digest"`
-	SenderBytes    int64            `json:"sender_bytes"` // bytes the sender put in the stream
-	MSS            int              `json:"mss"`          // payload bytes per full segment, as negotiated
-	ECN            *ECNResult       `json:"ecn"`          // the ECN account (ecn.go)
+	SenderBytes    int64            `json:"sender_bytes"`   // bytes the sender put in the stream
+	MSS            int              `json:"mss"`            // payload bytes per full segment, as negotiated
+	ECN            *ECNResult       `json:"ecn"`            // the ECN account (ecn.go)
+	Auth           *AuthResult      `json:"auth,omitempty"` // this end's account of an authenticated flow (authdata.go)
 	Error          string           `json:"error,omitempty"`
 	// Host is what limited this process besides the network
 	// (docs/metrics.md, "Host-limited runs"): in a sum of several flows,
@@ -171,5 +172,14 @@ func WriteSummaryLabel(w io.Writer, label string, e End) {
 	if x := e.ECN; x != nil && x.Requested {
 		fmt.Fprintf(w, "%secn: negotiated=%v validated=%v codepoint=%s ect0_sent=%d ce_received=%d ece_acks=%d reductions=%d\n",
 			label, x.Negotiated, x.Validated, x.Codepoint, x.ECTSent, x.CERecv, x.ECEAcks, x.Reductions)
+	}
+	WriteAuth(w, label, e.Auth)
+}
+
+// WriteAuth writes the line of an authenticated flow's account (nothing
+// for nil): the cipher and the packets dropped as forged or replayed.
+func WriteAuth(w io.Writer, label string, a *AuthResult) {
+	if a != nil {
+		fmt.Fprintf(w, "%sauthenticated: %s, dropped %d failing authentication, %d replayed\n", label, a.Cipher, a.AuthFailed, a.Replayed)
 	}
 }

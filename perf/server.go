@@ -51,6 +51,11 @@ type ServerConfig struct {
 	// prove (auth.go). Without keys, reverse flows are served only to
 	// loopback clients.
 	Keys *Keys
+	// AllowUnauthenticated serves flows without a key beside the
+	// authenticated ones when Keys is set (receiver -allow-unauthenticated);
+	// otherwise every flow must be authenticated with a key of Keys
+	// (authdata.go).
+	AllowUnauthenticated bool
 	// Caps on reverse requests (docs/security.md); zero means the default.
 	MaxReverseBytes    int64         // largest Request.Bytes, bytes (default DefaultMaxReverseBytes)
 	MaxReverseDuration time.Duration // longest reverse flow, by request or by the clock (default DefaultMaxReverseDuration; at most MaxReverseSeconds)
@@ -137,6 +142,7 @@ type FlowSummary struct {
 	Test          string         `json:"test_id,omitempty"`    // the sender's test ID (-P, --bidir)
 	Flows         int            `json:"flows,omitempty"`      // flows in that test
 	ECN           *ECNResult     `json:"ecn,omitempty"`        // this side's half of the ECN account, when negotiated
+	Auth          *AuthResult    `json:"auth,omitempty"`       // this side's account of an authenticated flow (authdata.go)
 	Intervals     []RecvInterval `json:"intervals,omitempty"`  // the interval reports (ServerConfig.Interval)
 	// Host is what limited this process besides the network during the
 	// flow (docs/metrics.md, "Host-limited runs").
@@ -205,6 +211,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	dc.Endpoint = Limits(cfg.Driver.Endpoint)
 	dc.Endpoint.Server, dc.Endpoint.Defaults, dc.Endpoint.Configure = true, d, s.configure
 	dc.Endpoint.Dgram = dgramEndpointConfig() // one port serves both modes (dgram.go)
+	if cfg.Keys != nil {
+		dc.Endpoint.PSK, dc.Endpoint.AllowUnauthenticated = keyLookup(cfg.Keys), cfg.AllowUnauthenticated
+	}
 	ep, err := udp.Listen(cfg.Listen, dc)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %v", cfg.Listen, err)
@@ -496,10 +505,12 @@ func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary
 	if t0.IsZero() {
 		elapsed = 0
 	}
-	if cs := c.Stats(); cs.ECN {
+	cs := c.Stats()
+	if cs.ECN {
 		sum.ECN = &ECNResult{Negotiated: true}
 		ecnReceiving(cs, sum.ECN)
 	}
+	sum.Auth = streamAuth(cs)
 	sum.Bytes, sum.Seconds = got, elapsed.Seconds()
 	sum.Digest = hex.EncodeToString(h.Sum(nil))
 	if sum.Seconds > 0 {

@@ -285,6 +285,7 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum
 	elapsed := time.Since(t0)
 	cs := c.Stats()
 	st := snapshot(cs)
+	sum.Auth = streamAuth(cs)
 	if cs.ECN {
 		sum.ECN = &ECNResult{}
 		ecnSending(cs, sum.ECN)

@@ -11,6 +11,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -40,6 +42,8 @@ type variant struct {
 	name   string
 	driver udp.Config
 	srv    *perf.Server
+	keys   *perf.Keys // -psk: the twin that authenticates its flows (both ends hold keys)
+	base   *variant   // -psk: the unauthenticated variant this one is the twin of
 	bps    []float64
 	cpu    []float64 // process CPU seconds per GiB of each transfer
 }
@@ -70,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for _, v := range variants {
-		srv, err := perf.NewServer(perf.ServerConfig{Listen: "127.0.0.1:0", Driver: v.driver})
+		srv, err := perf.NewServer(perf.ServerConfig{Listen: "127.0.0.1:0", Driver: v.driver, Keys: v.keys})
 		if err != nil {
 			fmt.Fprintf(stderr, "ccbench: %v\n", err)
 			return 1
@@ -94,6 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	writeMedians(stdout, variants, qg)
 	writeDistribution(stdout, variants, qg, qcpu)
+	writeAuthRatios(stdout, variants)
 	for _, p := range []*profiler{cclabProf, quicProfile} {
 		if p == nil {
 			continue
@@ -124,6 +129,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []
 	fs.StringVar(&o.quicProf, "quic-cpuprofile", "", "write a CPU profile of the first quic-go transfer to this file")
 	fs.IntVar(&o.top, "top", 25, "functions to print from the profile")
 	fs.StringVar(&o.only, "only", "", "run only one stack: cclab or quic")
+	psk := fs.Bool("psk", false, "also run each cclab variant authenticated (a fresh pre-shared key at both ends: AES-128-GCM on every packet), as the variant's -psk twin in the same rounds, and print the authenticated/unauthenticated ratios")
 	cli.AddVersion(fs, stdout)
 	if code, ok := cli.Parse(fs, args); !ok {
 		return o, nil, code, false
@@ -152,6 +158,16 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []
 	if o.only == "quic" {
 		variants = nil
 	}
+	if *psk && len(variants) > 0 {
+		keys, err := freshKey()
+		if err != nil {
+			fmt.Fprintf(stderr, "ccbench: %v\n", err)
+			return o, nil, 1, false
+		}
+		for _, v := range variants[:len(variants):len(variants)] {
+			variants = append(variants, &variant{name: v.name + "-psk", driver: v.driver, keys: keys, base: v})
+		}
+	}
 	return o, variants, 0, true
 }
 
@@ -164,7 +180,7 @@ func runRounds(ctx context.Context, o options, variants []*variant, cclabProf, q
 			cclabProf.resume()
 			cpu := startCPU()
 			res, err := perf.Run(ctx, perf.ClientConfig{Addr: v.srv.Addr().String(), Bytes: o.n, CC: o.cc,
-				Recovery: o.recovery, Size: o.size, Driver: v.driver})
+				Recovery: o.recovery, Size: o.size, Driver: v.driver, Keys: v.keys})
 			c := cpu.perGiB(o.n)
 			cclabProf.pause()
 			if err != nil {
@@ -240,6 +256,40 @@ func writeDistribution(w io.Writer, variants []*variant, qg, qcpu []float64) {
 	}
 	if len(qcpu) > 0 {
 		fmt.Fprintf(w, "median CPU per GiB %-13s: %5.2f s\n", "quic-go", median(qcpu))
+	}
+}
+
+// freshKey returns a key file of one random 32-byte key (-psk).
+func freshKey() (*perf.Keys, error) {
+	var k [32]byte
+	if _, err := rand.Read(k[:]); err != nil {
+		return nil, err
+	}
+	return perf.ParseKeys([]byte(hex.EncodeToString(k[:])))
+}
+
+// writeAuthRatios prints, per authenticated twin (-psk), its median
+// goodput and CPU per GiB against its unauthenticated variant's, and the
+// run-by-run goodput ratios (each round ran both, one after the other).
+func writeAuthRatios(w io.Writer, variants []*variant) {
+	for _, v := range variants {
+		b := v.base
+		if b == nil || median(b.bps) <= 0 {
+			continue
+		}
+		fmt.Fprintf(w, "authenticated/unauthenticated %s/%s: goodput ratio %.2f (median %.1f / %.1f Mbit/s)", v.name, b.name,
+			median(v.bps)/median(b.bps), median(v.bps)/1e6, median(b.bps)/1e6)
+		if len(v.bps) == len(b.bps) && len(v.bps) > 1 {
+			r := make([]float64, len(v.bps))
+			for i := range r {
+				r[i] = v.bps[i] / b.bps[i]
+			}
+			fmt.Fprintf(w, ", run by run min %.2f max %.2f", slices.Min(r), slices.Max(r))
+		}
+		if mc, mb := median(v.cpu), median(b.cpu); mc > 0 && mb > 0 {
+			fmt.Fprintf(w, "; CPU per GiB %.2f / %.2f s (ratio %.2f)", mc, mb, mc/mb)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

@@ -22,16 +22,16 @@ import (
 
 // receiverOpts are the receiver's flags.
 type receiverOpts struct {
-	listen, qlogDir, pskFile, reverseCC            string
-	port, maxRevFlows                              int
-	once, jsonOut, allowReverse, quiet, reverseCCP bool
-	verbose                                        *bool
-	resetKeyFile                                   *string
-	maxRevBytes                                    int64
-	maxRevDur                                      time.Duration
-	interval                                       durFlag
-	defaults                                       transport.Config
-	limits                                         transport.EndpointConfig // admission limits (docs/security.md)
+	listen, qlogDir, pskFile, reverseCC                         string
+	port, maxRevFlows                                           int
+	once, jsonOut, allowReverse, quiet, reverseCCP, allowUnauth bool
+	verbose                                                     *bool
+	resetKeyFile                                                *string
+	maxRevBytes                                                 int64
+	maxRevDur                                                   time.Duration
+	interval                                                    durFlag
+	defaults                                                    transport.Config
+	limits                                                      transport.EndpointConfig // admission limits (docs/security.md)
 }
 
 // newReceiverFlags registers the receiver's flags, with iperf3's names as
@@ -47,7 +47,8 @@ func newReceiverFlags(stdout, stderr io.Writer) (*flag.FlagSet, *receiverOpts) {
 	fs.BoolVar(&o.allowReverse, "allow-reverse", false, "serve reverse (-R) requests, i.e. send to clients that ask")
 	fs.StringVar(&o.qlogDir, "qlog", "", "write a qlog JSON-SEQ trace per flow into this directory")
 	fs.BoolVar(&o.quiet, "q", false, "do not print progress messages on stderr")
-	fs.StringVar(&o.pskFile, "psk-file", "", "pre-shared keys a reverse request must prove (HMAC-SHA256 challenge); without it, reverse flows are served only to loopback clients")
+	fs.StringVar(&o.pskFile, "psk-file", "", "pre-shared keys: every flow must be authenticated with one of them (AES-128-GCM data path) and a reverse request must prove one (HMAC-SHA256 challenge); without it, flows are unauthenticated and reverse flows are served only to loopback clients")
+	fs.BoolVar(&o.allowUnauth, "allow-unauthenticated", false, "with -psk-file: also serve flows without a key (unauthenticated) beside the authenticated ones")
 	fs.IntVar(&o.maxRevFlows, "max-reverse-flows", perf.DefaultMaxReverseFlows, "reverse flows served at once, 1..1024")
 	fs.StringVar(&o.reverseCC, "reverse-cc", "", "comma-separated controllers a reverse request may name (default: every registered one)")
 	fs.BoolVar(&o.reverseCCP, "reverse-cc-params", false, "let a reverse request set controller parameters (e.g. reno:iw=20); off: names only")
@@ -157,7 +158,7 @@ func (o *receiverOpts) serverConfig(keys *perf.Keys, out *receiverOutput) perf.S
 	}
 	cfg := perf.ServerConfig{
 		Listen: o.listen, Defaults: o.defaults, AllowReverse: o.allowReverse, Once: o.once, QlogDir: o.qlogDir,
-		Keys: keys, MaxReverseBytes: o.maxRevBytes, MaxReverseDuration: o.maxRevDur, MaxReverseFlows: o.maxRevFlows,
+		Keys: keys, AllowUnauthenticated: o.allowUnauth, MaxReverseBytes: o.maxRevBytes, MaxReverseDuration: o.maxRevDur, MaxReverseFlows: o.maxRevFlows,
 		ReverseCC: ccList, ReverseCCParams: o.reverseCCP, Driver: udp.Config{Endpoint: o.limits},
 		Interval: o.interval.d, OnFlow: out.flow, OnTest: out.test, OnInterval: out.interval,
 	}
@@ -240,8 +241,10 @@ func writeInterval(w io.Writer, f perf.FlowInterval) {
 func listening(srv *perf.Server, allowReverse bool, keys *perf.Keys) string {
 	rev := ""
 	switch {
-	case allowReverse && keys != nil:
-		rev = fmt.Sprintf(" (reverse mode allowed to holders of %d pre-shared key(s))", keys.Len())
+	case keys != nil && allowReverse:
+		rev = fmt.Sprintf(" (flows authenticated with %d pre-shared key(s); reverse mode allowed to their holders)", keys.Len())
+	case keys != nil:
+		rev = fmt.Sprintf(" (flows authenticated with %d pre-shared key(s))", keys.Len())
 	case allowReverse:
 		rev = " (reverse mode allowed to loopback clients only: no -psk-file)"
 	}
@@ -288,6 +291,7 @@ func writeSummary(w io.Writer, s perf.FlowSummary) {
 	}
 	fmt.Fprintf(w, "[%s] %s %s %s in %.3fs = %.2f Mbit/s digest=%s%s\n", s.ConnID, s.Peer, dir,
 		perf.FormatSize(s.Bytes), s.Seconds, s.ThroughputBps/1e6, digest, extra)
+	perf.WriteAuth(w, fmt.Sprintf("[%s] ", s.ConnID), s.Auth)
 }
 
 // writeTestSummary prints the [SUM] line of a sender's several-flow test.

@@ -105,7 +105,7 @@ func newFlags(stdout, stderr io.Writer) (*flag.FlagSet, *opts) {
 	fs.BoolVar(&o.udp, "udp", false, "datagram mode, as iperf3's -u (same as -mode datagram)")
 	fs.IntVar(&o.queue, "queue", 0, "datagram mode: send queue limit, datagrams (default 64)")
 	fs.StringVar(&o.drop, "drop", "newest", "datagram mode: which datagram a full send queue drops, newest or oldest")
-	fs.StringVar(&o.pskFile, "psk-file", "", "stream mode, -R: pre-shared key file; the first key answers the receiver's challenge (see docs/security.md)")
+	fs.StringVar(&o.pskFile, "psk-file", "", "pre-shared key file: the first key authenticates the flows (AES-128-GCM data path, both modes) and, with -R, answers the receiver's challenge (see docs/security.md)")
 	fs.BoolVar(&o.verbose, "verbose", false, "print the version, the host and progress messages on stderr, as iperf3's -V")
 	fs.BoolVar(&o.iperfUnits, "iperf3-units", false, "-n's K, M, G, T are powers of 2^10, as iperf3's (-n 20M = 20 MiB); without it they are powers of 10^3")
 	fs.Var(cli.Rate(&o.rate), "rate", "datagram mode: application rate, payload bits/s with units (10Mbit), 0: greedy, needed by -cc none; stream mode: a cap on the sending application's rate, as iperf3's -b for TCP")
@@ -136,7 +136,7 @@ func newFlags(stdout, stderr io.Writer) (*flag.FlagSet, *opts) {
 // streamOnly and dgramOnly are the flags of one mode; given in the other,
 // each is an error naming it.
 var (
-	streamOnly = []string{"n", "P", "R", "bidir", "recovery", "min-rto", "O", "seed", "psk-file", "ack-every", "delayed-ack", "window", "iperf3-units"}
+	streamOnly = []string{"n", "P", "R", "bidir", "recovery", "min-rto", "O", "seed", "ack-every", "delayed-ack", "window", "iperf3-units"}
 	dgramOnly  = []string{"on", "off", "queue", "drop"}
 )
 
@@ -156,6 +156,14 @@ func Sender(args []string, stdout, stderr io.Writer) int {
 	if o.verbose {
 		fmt.Fprintln(stderr, buildinfo.Read().Line("sender"))
 	}
+	var keys *perf.Keys
+	if o.pskFile != "" {
+		var err error
+		if keys, err = perf.LoadKeyFile(o.pskFile); err != nil {
+			fmt.Fprintf(stderr, "sender: %v\n", err)
+			return 2
+		}
+	}
 	if o.mode == "datagram" {
 		ccSpec := o.cc
 		if !cli.IsSet(fs, "cc") {
@@ -163,13 +171,13 @@ func Sender(args []string, stdout, stderr io.Writer) int {
 		}
 		return runDgram(perf.DgramClientConfig{Addr: o.addr, Duration: o.dur.d, CC: ccSpec, Size: o.size, Rate: o.rate,
 			On: o.on.d, Off: o.off.d, SendQueue: o.queue, DropPolicy: o.drop, ECN: o.ecn, Interval: o.interval.d, Timeout: o.timeout.d,
-			QlogDir: o.qlogDir},
+			QlogDir: o.qlogDir, Keys: keys},
 			o.jsonOut, stdout, stderr)
 	}
 	cfg := perf.ClientConfig{
 		Addr: o.addr, Bytes: o.nBytes.n, Duration: o.dur.d, CC: o.cc, Recovery: o.recovery, RateCap: o.rate,
 		MinRTO: o.minRTO.d, ECN: o.ecn, Size: o.size, Reverse: o.reverse, Seed: o.seed, Receive: o.recv,
-		Interval: o.interval.d, Omit: o.omit.d, QlogDir: o.qlogDir, Timeout: o.timeout.d,
+		Interval: o.interval.d, Omit: o.omit.d, QlogDir: o.qlogDir, Timeout: o.timeout.d, Keys: keys,
 	}
 	if o.verbose {
 		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "sender: "+format+"\n", args...) }
@@ -177,14 +185,6 @@ func Sender(args []string, stdout, stderr io.Writer) int {
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "sender: %v\n", err)
 		return 2
-	}
-	if o.pskFile != "" {
-		keys, err := perf.LoadKeyFile(o.pskFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "sender: %v\n", err)
-			return 2
-		}
-		cfg.Keys = keys
 	}
 	return runStream(perf.TestConfig{Flow: cfg, Parallel: o.parallel, Bidir: o.bidir}, o.jsonOut, stdout, stderr)
 }

@@ -44,6 +44,9 @@ func runDgram(cfg perf.DgramClientConfig, jsonOut bool, stdout, stderr io.Writer
 		} else if res.ReceiverError != "" {
 			fmt.Fprintf(stdout, "receiver report unavailable: %s\n", res.ReceiverError)
 		}
+		if res.Auth != nil {
+			perf.WriteAuth(stdout, "", res.Auth)
+		}
 	}
 	if res != nil {
 		warnHost(stderr, res.Host)
