@@ -32,6 +32,8 @@ type CubicConfig struct {
 	// Linux selects the arithmetic of Linux's tcp_cubic.c (and ns-3's
 	// TcpCubic, its port): cubic_linux.go.
 	Linux bool `param:"linux" help:"Linux/ns-3 arithmetic: whole segments, a step of at least 2 acknowledged segments, target at t + min RTT, ssthresh = cwnd*beta, W_max = 0 after an RTO (default false: RFC 9438)"`
+	// HyStart ends slow start as Linux's tcp_cubic.c does (hystart.go).
+	HyStart bool `param:"hystart" help:"Linux's HyStart (Ha & Rhee 2011): slow start ends at an ACK train longer than half the min RTT or an RTT rise of min RTT/8 (4..16 ms), cwnd >= 16 segments (default false: RFC 5681 slow start)"`
 }
 
 // DefaultCubicConfig returns C=0.4, beta=0.7, fast convergence and the
@@ -92,6 +94,7 @@ type Cubic struct {
 
 	appLimitedSince clock.Time // first app-limited ACK of the current idle stretch
 	lx              linuxCubic // Linux arithmetic state (cfg.Linux)
+	hs              hyStart    // HyStart state (cfg.HyStart)
 	vars            [5]Var
 }
 
@@ -150,6 +153,9 @@ func (c *Cubic) startEpoch(now clock.Time) {
 // OnAck grows cwnd: slow start below ssthresh, CUBIC above.
 func (c *Cubic) OnAck(a Ack) {
 	c.noteAck()
+	if c.cfg.HyStart && c.inSlowStart() && !a.InRecovery && !c.inRecovery && c.hs.onAck(a, c.cwnd, c.mss, c.epochStart) {
+		c.ssthresh = c.cwnd // tcp_cubic.c: snd_ssthresh = snd_cwnd
+	}
 	if a.AppLimited {
 		// Do not let the time spent app-limited count as growth time
 		// (RFC 9438 §5.8; Linux shifts epoch_start after idle).
@@ -252,7 +258,7 @@ func (c *Cubic) OnRecoveryExit(clock.Time, int) {
 // OnRTO applies §4.8: ssthresh = max(FlightSize*beta, 2 SMSS) (held across
 // backed-off timeouts), cwnd = 1 SMSS, and the next CA stage restarts the
 // cubic curve at its own cwnd with K = 0.
-func (c *Cubic) OnRTO(_ clock.Time, inFlight int) {
+func (c *Cubic) OnRTO(now clock.Time, inFlight int) {
 	if !c.afterRTO {
 		if c.cfg.Linux {
 			// tcp_enter_loss keeps the ssthresh of a recovery in progress
@@ -270,6 +276,7 @@ func (c *Cubic) OnRTO(_ clock.Time, inFlight int) {
 	c.bytesAcked = 0
 	c.inRecovery = false
 	c.afterRTO = true
+	c.hs.restart(now, 0) // the next ACK starts a round
 	c.epochStart = clock.Never
 	c.resetWMax = true
 }
@@ -290,7 +297,7 @@ func (c *Cubic) State() State {
 }
 
 func init() {
-	spec.Add(Registry, "cubic", "CUBIC (RFC 9438) with fast convergence and the Reno-friendly region; no HyStart++",
+	spec.Add(Registry, "cubic", "CUBIC (RFC 9438) with fast convergence and the Reno-friendly region; no HyStart++ (Linux's HyStart: hystart=true)",
 		DefaultCubicConfig, func(c CubicConfig, env Env) (Controller, error) { return NewCubic(c, env) })
 }
 

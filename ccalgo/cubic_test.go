@@ -279,7 +279,8 @@ func TestCubicConfigErrors(t *testing.T) {
 		{"cubic:beta=1", []string{"beta=1"}},
 		{"cubic:c=0", []string{"c=0"}},
 		{"cubic:fastconv=maybe", []string{"fastconv", "boolean"}},
-		{"cubic:hystart", []string{`unknown parameter "hystart"`, "abc, beta, c, fastconv, friendly, iw, linux, ssthresh"}},
+		{"cubic:hystart=sometimes", []string{"hystart", "boolean"}},
+		{"cubic:hystartpp", []string{`unknown parameter "hystartpp"`, "abc, beta, c, fastconv, friendly, hystart, iw, linux, ssthresh"}},
 	})
 	cfg := newTest[*Cubic](t, "cubic").Config()
 	if cfg.C != 0.4 || cfg.Beta != 0.7 || !cfg.FastConv || !cfg.Friendly {

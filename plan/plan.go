@@ -125,10 +125,6 @@ type Flow struct {
 	Name     string // the group's name, or "name.j" for member j of a group of several
 	Group    int    // index of its group in the scenario's flows
 	Mode     string // scenario.ModeStream, scenario.ModeDatagram or scenario.ModeUDP
-	// Kernel, if set, makes the flow kernel TCP (scenario.StackKernel)
-	// with these settings: the live backend runs it through the link
-	// shell, the other backends refuse it.
-	Kernel *scenario.KernelSettings
 	CC       string // controller spec
 	Recovery string // recovery strategy spec (stream mode)
 	Traffic  string // traffic generator spec
@@ -152,6 +148,10 @@ type Flow struct {
 	// it only through the links (its packets carry no flow number, as cross
 	// traffic: RunInfo and Describe leave it out).
 	Background bool
+	// Kernel, if set, makes the flow kernel TCP (scenario.StackKernel)
+	// with these settings: the live backend runs it through the link
+	// shell, the other backends refuse it.
+	Kernel *scenario.KernelSettings
 	// First and Last are the forward hops the flow crosses
 	// (Hops[Fwd][First..Last]); its reverse path is
 	// Hops[Rev][K-1-Last..K-1-First].

@@ -132,15 +132,15 @@ func kernelParam(name string, p spec.KV, k *KernelSettings) string {
 		}
 		k.IW = n
 		return ""
-	case name == "cubic" && (p.Key == "linux" || p.Key == "friendly"):
+	case name == "cubic" && (p.Key == "linux" || p.Key == "friendly" || p.Key == "hystart"):
 		if v, err := strconv.ParseBool(p.Value); p.Bare || (err == nil && v) {
-			return "" // tcp_cubic.c's arithmetic and its Reno-friendly region are Linux's own
+			return "" // tcp_cubic.c's arithmetic, Reno-friendly region and HyStart are Linux's own
 		}
 		return fmt.Sprintf("cubic:%s=%s: kernel CUBIC is tcp_cubic.c, whose %s is always on (allowed: %s=true)", p.Key, p.Value, p.Key, p.Key)
 	}
 	allowed := "iw"
 	if name == "cubic" {
-		allowed = "iw, linux=true, friendly=true"
+		allowed = "iw, linux=true, friendly=true, hystart=true"
 	}
 	return fmt.Sprintf("%s:%s: not expressible for kernel TCP (parameters allowed: %s)", name, p.Key, allowed)
 }

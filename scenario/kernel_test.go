@@ -25,7 +25,7 @@ func TestKernelFlowErrors(t *testing.T) {
 		contain            []string
 	}{
 		{"bad stack", "", "flows[0].stack", []string{"linux", "allowed", "cclab", "kernel"}},
-		{"cc parameter", "    cc: \"cubic:beta=0.5\"\n", "flows[0].cc", []string{"cubic:beta", "iw, linux=true, friendly=true"}},
+		{"cc parameter", "    cc: \"cubic:beta=0.5\"\n", "flows[0].cc", []string{"cubic:beta", "iw, linux=true, friendly=true, hystart=true"}},
 		{"cc linux=false", "    cc: \"cubic:linux=false\"\n", "flows[0].cc", []string{"tcp_cubic.c", "linux=true"}},
 		{"bad iw", "    cc: \"reno:iw=0\"\n", "flows[0].cc", []string{"initcwnd", "1..16384"}},
 		{"recovery", "    recovery: prr\n", "flows[0].recovery", []string{"rack", "newreno"}},

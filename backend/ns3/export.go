@@ -354,7 +354,14 @@ func ccRecord(r *record, where, cc string, mss int) error {
 			return un("abc=1", "ns-3 TcpCubic's slow start counts every acknowledged segment")
 		}
 		r.set("cc", "ns3::TcpCubic")
-		r.set("cc.HyStart", false)
+		r.set("cc.HyStart", c.HyStart)
+		if c.HyStart { // ns-3's HyStart is tcp_cubic.c's; its delay clamp's maximum defaults to 1 s, Linux's is 16 ms
+			r.set("cc.HyStartLowWindow", ccalgo.HyStartLowWindow)
+			r.set("cc.HyStartMinSamples", ccalgo.HyStartMinSamples)
+			r.set("cc.HyStartAckDelta", ccalgo.HyStartAckDelta)
+			r.set("cc.HyStartDelayMin", ccalgo.HyStartDelayMin)
+			r.set("cc.HyStartDelayMax", ccalgo.HyStartDelayMax)
+		}
 		r.set("cc.C", c.C)
 		r.set("cc.Beta", c.Beta)
 		r.set("cc.FastConvergence", c.FastConv)
