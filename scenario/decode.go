@@ -22,7 +22,8 @@ type decoder struct {
 	axisOf     map[*yaml.Node]int
 	pick       map[*yaml.Node]int
 	optional   map[*yaml.Node]bool
-	noSweep    bool // a list where a value is wanted is an error (YAMLDecoder), not a sweep
+	noSweep    bool                  // a list where a value is wanted is an error (YAMLDecoder), not a sweep
+	topos      map[string]*yaml.Node // the scenario's named topologies (key topologies)
 }
 
 func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) error {

@@ -4,125 +4,52 @@ import (
 	"cmp"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
-	"cclab/internal/units"
 	"cclab/link"
 	"cclab/qdisc"
 	"cclab/traffic"
 	"cclab/transport"
 )
 
-func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
-	s := Scenario{Interval: DefaultInterval, Backends: []string{BackendSim}}
-	var runs int
-	var seedsGiven bool
-	var baselineNode *yaml.Node
-	topos, err := d.topologies(doc)
-	if err != nil {
-		return s, err
-	}
-	err = d.mapping(doc, "", map[string]fieldFn{
-		"name": func(n *yaml.Node, p string) (err error) {
-			s.Name, err = d.str(n, p)
-			if err == nil && s.Name == "" {
-				err = d.errAt(n, p, "must not be empty")
-			}
-			return err
-		},
-		"description": func(n *yaml.Node, p string) (err error) { s.Description, err = d.str(n, p); return },
-		"duration": func(n *yaml.Node, p string) (err error) {
-			s.Duration, err = d.duration(n, p)
-			if err == nil && (s.Duration <= 0 || s.Duration > MaxDuration) {
-				err = d.errAt(n, p, "%v: must be positive (e.g. 15s) and at most %v", s.Duration, MaxDuration)
-			}
-			return err
-		},
-		"interval": func(n *yaml.Node, p string) (err error) {
-			s.Interval, err = d.duration(n, p)
-			if err == nil && s.Interval <= 0 {
-				err = d.errAt(n, p, "must be positive (e.g. 100ms)")
-			}
-			return err
-		},
-		"runs":      func(n *yaml.Node, p string) (err error) { runs, err = d.integerIn(n, p, 1, MaxRuns); return },
-		"live_runs": func(n *yaml.Node, p string) (err error) { s.LiveRuns, err = d.integerIn(n, p, 1, MaxRuns); return },
-		"seeds": func(n *yaml.Node, p string) error {
-			items, err := d.list(n, p, "seeds (non-negative integers)")
-			if err != nil {
-				return err
-			}
-			seedsGiven = true
-			for _, it := range items {
-				v, err := strconv.ParseUint(it.Value, 10, 64)
-				if err != nil || it.Kind != yaml.ScalarNode {
-					return d.errAt(it, p, "%q is not a seed (a non-negative integer)", it.Value)
-				}
-				s.Seeds = append(s.Seeds, v)
-			}
-			return nil
-		},
-		"backends": func(n *yaml.Node, p string) error {
-			items, err := d.list(n, p, "backends (sim, live, ns3)")
-			if err != nil {
-				return err
-			}
-			s.Backends = nil
-			for _, it := range items {
-				if it.Value != BackendSim && it.Value != BackendLive && it.Value != BackendNS3 {
-					return d.errAt(it, p, "unknown backend %q (allowed: sim, live, ns3)", it.Value)
-				}
-				s.Backends = append(s.Backends, it.Value)
-			}
-			return nil
-		},
-		"topology":   func(n *yaml.Node, p string) (err error) { s.Topology, err = d.namedTopology(n, p, topos); return },
-		"topologies": func(n *yaml.Node, p string) error { return nil }, // read before: topos
-		"defs":       func(n *yaml.Node, p string) error { return nil }, // anchors for the rest of the file
-		"cases":      func(n *yaml.Node, p string) error { return nil }, // expanded by ParseScenario
-		"study": func(n *yaml.Node, p string) (err error) {
-			s.Study, err = d.enum(n, p, StudyDCA, StudyDCCPTCP, StudyFairQueueing, StudyETH)
-			return err
-		},
-		"flows": func(n *yaml.Node, p string) (err error) {
-			if s.Flows, err = listOf(d, n, p, "flows", d.flow); err != nil {
-				return err
-			}
-			if len(s.Flows) == 0 {
-				return d.errAt(n, p, "at least one flow is needed")
-			}
-			return nil
-		},
-		"baseline": func(n *yaml.Node, p string) error { baselineNode = n; return nil },
-		"trace":    func(n *yaml.Node, p string) (err error) { s.Trace, err = d.traceSpec(n, p); return },
-		"published": func(n *yaml.Node, p string) (err error) {
-			s.Published, err = listOf(d, n, p, "published", d.published)
-			return
-		},
-		"warmup": func(n *yaml.Node, p string) (err error) { s.Warmup, err = d.duration(n, p); return },
-		"until_done": func(n *yaml.Node, p string) (err error) {
-			s.UntilDone, err = d.boolean(n, p)
-			return
-		},
-		"epoch_threshold": func(n *yaml.Node, p string) (err error) {
-			s.EpochThreshold, err = d.fraction(n, p)
-			return
-		},
-	}, "name", "duration", "topology", "flows")
-	if err != nil {
-		return s, err
-	}
-	return s, d.checkScenario(doc, &s, runs, seedsGiven, baselineNode)
+// Defaults of the format: what the decoder starts each mapping from (the
+// field reference's defaults; docs/scenarios.md).
+func newScenario() Scenario {
+	return Scenario{Interval: DefaultInterval, Backends: []string{BackendSim}}
+}
+func newHop() Hop     { return Hop{Queue: "droptail:100p"} }
+func newCross() Cross { return Cross{Dir: DirFwd} }
+func newFlow(i int) Flow {
+	return Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Recovery: transport.DefaultRecovery, Traffic: "greedy"}
 }
 
-// checkScenario completes a decoded scenario (seeds from runs, the baseline)
-// and checks what involves several fields.
-func (d *decoder) checkScenario(doc *yaml.Node, s *Scenario, runs int, seedsGiven bool, baselineNode *yaml.Node) error {
+func (d *decoder) scenario(doc *yaml.Node) (Scenario, error) {
+	s := newScenario()
+	var runs int
+	var err error
+	if d.topos, err = d.topologies(doc); err != nil {
+		return s, err
+	}
+	given, err := d.fields(doc, "", &s, map[string]fieldFn{
+		"runs":       func(n *yaml.Node, p string) (err error) { runs, err = d.integerIn(n, p, 1, MaxRuns); return },
+		"topologies": func(n *yaml.Node, p string) error { return nil }, // read before: d.topos
+		"defs":       func(n *yaml.Node, p string) error { return nil }, // anchors for the rest of the file
+		"cases":      func(n *yaml.Node, p string) error { return nil }, // expanded by ParseScenario
+	})
+	if err != nil {
+		return s, err
+	}
+	return s, d.checkScenario(doc, &s, runs, given["seeds"] != nil)
+}
+
+// checkScenario completes a decoded scenario (seeds from runs) and checks
+// what involves several fields.
+func (d *decoder) checkScenario(doc *yaml.Node, s *Scenario, runs int, seedsGiven bool) error {
 	if seedsGiven && runs > 0 {
 		return d.errAt(doc, "runs", "give either runs or seeds, not both")
 	}
@@ -158,21 +85,12 @@ func (d *decoder) checkScenario(doc *yaml.Node, s *Scenario, runs int, seedsGive
 			return d.errAt(doc, fmt.Sprintf("flows[%d].stack", i), "%s", err)
 		}
 	}
-	if baselineNode != nil {
-		bn := resolve(baselineNode)
-		if bn.Kind != yaml.MappingNode {
-			return d.errAt(bn, "baseline", "want a mapping of swept field to value (e.g. cc: reno), got %s", kindName(bn))
-		}
-		for i := 0; i+1 < len(bn.Content); i += 2 {
-			s.Baseline = append(s.Baseline, Param{Axis: bn.Content[i].Value, Value: resolve(bn.Content[i+1]).Value})
-		}
-	}
 	return nil
 }
 
 // namedTopology decodes the topology field: a topology, or the name of one
 // of the scenario's topologies (a list of names sweeps them).
-func (d *decoder) namedTopology(n *yaml.Node, p string, topos map[string]*yaml.Node) (Topology, error) {
+func (d *decoder) namedTopology(n *yaml.Node, p string) (Topology, error) {
 	if resolve(n).Kind == yaml.MappingNode {
 		return d.topology(n, p)
 	}
@@ -180,10 +98,10 @@ func (d *decoder) namedTopology(n *yaml.Node, p string, topos map[string]*yaml.N
 	if err != nil {
 		return Topology{}, err
 	}
-	tn, ok := topos[name]
+	tn, ok := d.topos[name]
 	if !ok {
 		var have []string
-		for k := range topos {
+		for k := range d.topos {
 			have = append(have, k)
 		}
 		sort.Strings(have)
@@ -212,57 +130,11 @@ func (d *decoder) topologies(doc *yaml.Node) (map[string]*yaml.Node, error) {
 	return out, nil
 }
 
-func (d *decoder) hop(n *yaml.Node, path string) (Hop, error) {
-	h := Hop{Queue: "droptail:100p"}
-	var queueNode *yaml.Node
-	err := d.mapping(n, path, map[string]fieldFn{
-		"rate": func(n *yaml.Node, p string) (err error) {
-			h.Rate, err = d.rate(n, p)
-			if err == nil && h.Rate <= 0 {
-				err = d.errAt(n, p, "a hop needs a positive rate (e.g. 16Mbit)")
-			}
-			return err
-		},
-		"delay": func(n *yaml.Node, p string) (err error) { h.Delay, err = d.duration(n, p); return },
-		"queue": func(n *yaml.Node, p string) (err error) {
-			queueNode = n
-			h.Queue, err = d.spec(n, p, qdisc.Registry.Validate)
-			return
-		},
-		"loss":    func(n *yaml.Node, p string) (err error) { h.Loss, err = d.spec(n, p, validateLoss); return },
-		"trace":   func(n *yaml.Node, p string) (err error) { h.Trace, err = d.spec(n, p, validateTrace); return },
-		"jitter":  func(n *yaml.Node, p string) (err error) { h.Jitter, err = d.duration(n, p); return },
-		"reorder": func(n *yaml.Node, p string) (err error) { h.Reorder, err = d.boolean(n, p); return },
-		"rev_loss": func(n *yaml.Node, p string) (err error) {
-			h.RevLoss, err = d.spec(n, p, validateLoss)
-			return
-		},
-		"rev_rate": func(n *yaml.Node, p string) error {
-			v, s, err := d.value(n, p)
-			if err != nil {
-				return err
-			}
-			if v == "unlimited" {
-				h.RevRate = -1
-				return nil
-			}
-			if h.RevRate, err = d.rate(n, p); err == nil && h.RevRate <= 0 {
-				return d.errAt(s, p, "want a positive rate or \"unlimited\"")
-			}
-			return err
-		},
-		"cross": func(n *yaml.Node, p string) (err error) {
-			h.Cross, err = listOf(d, n, p, "cross-traffic sources (a datagram generator spec, or {traffic, dir})",
-				func(n *yaml.Node, p string, _ int) (Cross, error) { return d.cross(n, p) })
-			return err
-		},
-		"background": func(n *yaml.Node, p string) (err error) {
-			h.Background, err = listOf(d, n, p, "background flow groups (each with the keys of a flow but path)", d.background)
-			return err
-		},
-	}, "rate")
-	if err == nil && queueNode != nil {
-		err = d.buildQueue(queueNode, path+".queue", h.Queue, h.Rate)
+func (d *decoder) hop(n *yaml.Node, path string, _ int) (Hop, error) {
+	h := newHop()
+	given, err := d.fields(n, path, &h, nil)
+	if q := given["queue"]; err == nil && q != nil {
+		err = d.buildQueue(q, path+".queue", h.Queue, h.Rate)
 	}
 	return h, err
 }
@@ -299,17 +171,14 @@ func hasKey(n *yaml.Node, key string) bool {
 
 // cross decodes one cross-traffic source: a generator spec, or a mapping
 // with traffic and dir.
-func (d *decoder) cross(n *yaml.Node, path string) (Cross, error) {
-	c := Cross{Dir: DirFwd}
+func (d *decoder) cross(n *yaml.Node, path string, _ int) (Cross, error) {
+	c := newCross()
 	if n.Kind != yaml.MappingNode {
 		var err error
 		c.Traffic, err = d.spec(n, path, ValidateCrossTraffic)
 		return c, err
 	}
-	err := d.mapping(n, path, map[string]fieldFn{
-		"traffic": func(n *yaml.Node, p string) (err error) { c.Traffic, err = d.spec(n, p, ValidateCrossTraffic); return },
-		"dir":     func(n *yaml.Node, p string) (err error) { c.Dir, err = d.enum(n, p, DirFwd, DirRev); return },
-	}, "traffic")
+	_, err := d.fields(n, path, &c, nil)
 	return c, err
 }
 
@@ -368,43 +237,20 @@ func validateLoss(s string) error {
 
 func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 	t := Topology{}
-	var hopsNode, bneckNode *yaml.Node
-	err := d.mapping(n, path, map[string]fieldFn{
-		"kind": func(n *yaml.Node, p string) (err error) {
-			t.Kind, err = d.enum(n, p, KindDumbbell, KindChain)
-			return
-		},
-		"bottleneck": func(n *yaml.Node, p string) error {
-			bneckNode = n
-			h, err := d.hop(n, p)
+	given, err := d.fields(n, path, &t, map[string]fieldFn{
+		"bottleneck": func(n *yaml.Node, p string) error { // a dumbbell's one hop
+			h, err := d.hop(n, p, 0)
 			t.Hops = append([]Hop{h}, t.Hops...)
 			return err
 		},
 		"hops": func(n *yaml.Node, p string) error {
-			hopsNode = n
-			hops, err := listOf(d, n, p, "hops (each with rate, delay, queue, loss)",
-				func(n *yaml.Node, p string, _ int) (Hop, error) { return d.hop(n, p) })
+			var hops []Hop
+			err := kinds["hop_list"].decode(d, n, p, reflect.ValueOf(&hops).Elem())
 			t.Hops = append(t.Hops, hops...)
 			return err
 		},
-		"access": func(n *yaml.Node, p string) error {
-			return d.mapping(n, p, map[string]fieldFn{
-				"rate":  func(n *yaml.Node, p string) (err error) { t.Access.Rate, err = d.rate(n, p); return },
-				"delay": func(n *yaml.Node, p string) (err error) { t.Access.Delay, err = d.duration(n, p); return },
-				"queue": func(n *yaml.Node, p string) (err error) {
-					if t.Access.Queue, err = d.spec(n, p, qdisc.Registry.Validate); err == nil {
-						err = d.buildQueue(n, p, t.Access.Queue, 0)
-					}
-					return
-				},
-			})
-		},
-		"mtu": func(n *yaml.Node, p string) (err error) { t.MTU, err = d.size(n, p); return },
-		"payload_only": func(n *yaml.Node, p string) (err error) {
-			t.PayloadOnly, err = d.boolean(n, p)
-			return
-		},
-	}, "kind")
+	})
+	hopsNode, bneckNode := given["hops"], given["bottleneck"]
 	if err != nil {
 		return t, err
 	}
@@ -427,147 +273,55 @@ func (d *decoder) topology(n *yaml.Node, path string) (Topology, error) {
 	return t, nil
 }
 
+// access decodes the sender access links; their queue is built at once.
+func (d *decoder) access(n *yaml.Node, path string) (Access, error) {
+	var a Access
+	given, err := d.fields(n, path, &a, nil)
+	if q := given["queue"]; err == nil && q != nil {
+		err = d.buildQueue(q, path+".queue", a.Queue, 0)
+	}
+	return a, err
+}
+
 func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
-	f := Flow{Name: fmt.Sprintf("flow%d", i), Count: 1, Recovery: transport.DefaultRecovery, Traffic: "greedy"}
-	var k flowKeys
-	err := d.mapping(n, path, map[string]fieldFn{
-		"name":  func(n *yaml.Node, p string) (err error) { f.Name, err = d.str(n, p); return },
-		"count": func(n *yaml.Node, p string) (err error) { f.Count, err = d.integerIn(n, p, 1, MaxFlows); return },
-		"mode": func(n *yaml.Node, p string) (err error) {
-			k.modeNode = n
-			f.Mode, err = d.enum(n, p, ModeStream, ModeDatagram, ModeUDP)
-			return
-		},
-		"stack": func(n *yaml.Node, p string) (err error) {
-			k.stackNode = n
-			if f.Stack, err = d.enum(n, p, StackCclab, StackKernel); f.Stack == StackCclab {
-				f.Stack = ""
-			}
-			return
-		},
-		"cc": func(n *yaml.Node, p string) (err error) {
-			k.ccNode = n
-			f.CC, err = d.spec(n, p, validateCC)
-			return
-		},
-		"recovery": func(n *yaml.Node, p string) (err error) {
-			k.recoveryNode = n
-			f.Recovery, err = d.spec(n, p, validateRecovery)
-			return
-		},
-		"traffic": func(n *yaml.Node, p string) (err error) {
-			k.trafficNode = n
-			f.Traffic, err = d.spec(n, p, traffic.Registry.Validate)
-			return
-		},
-		"start":    func(n *yaml.Node, p string) (err error) { f.Start, err = d.duration(n, p); return },
-		"stop":     func(n *yaml.Node, p string) (err error) { f.Stop, err = d.duration(n, p); return },
-		"datagram": func(n *yaml.Node, p string) (err error) { f.Datagram, err = d.size(n, p); return },
-		"path":     func(n *yaml.Node, p string) (err error) { f.Path, err = d.path(n, p); return },
-		"access_delay": func(n *yaml.Node, p string) error {
-			v, err := d.duration(n, p)
-			f.AccessDelay = &v
-			return err
-		},
-		"stagger": func(n *yaml.Node, p string) (err error) { f.Stagger, err = d.duration(n, p); return },
-		"ecn":     func(n *yaml.Node, p string) (err error) { f.ECN, err = d.boolean(n, p); return },
-		"min_rto": func(n *yaml.Node, p string) (err error) {
-			if f.MinRTO, err = d.duration(n, p); err == nil && (f.MinRTO <= 0 || f.MinRTO > MaxMinRTO) {
-				err = d.errAt(resolve(n), p, "must be above 0 and at most %v (RFC 6298 §2.4: 1s; Linux: 200ms)", MaxMinRTO)
-			}
-			return
-		},
-		"ack_every": func(n *yaml.Node, p string) (err error) {
-			k.receiverKey = "ack_every"
-			f.AckEvery, err = checked(d, n, p, func(v string) (int, error) {
-				i, err := strconv.Atoi(v)
-				if err != nil {
-					return 0, fmt.Errorf("%q is not an integer", v)
-				}
-				return i, transport.CheckAckEvery(i)
-			})
-			return
-		},
-		"delayed_ack": func(n *yaml.Node, p string) (err error) {
-			k.receiverKey = "delayed_ack"
-			f.DelayedAck, err = checked(d, n, p, func(v string) (time.Duration, error) {
-				t, err := units.ParseDuration(v)
-				if err == nil {
-					err = transport.CheckDelayedAck(t)
-				}
-				return transport.UserDelayedAck(t), err
-			})
-			return
-		},
-		"recv_window": func(n *yaml.Node, p string) (err error) {
-			k.receiverKey, k.recvWindowNode = "recv_window", n
-			f.RecvWindow, err = d.size(n, p)
-			return
-		},
-		"window": func(n *yaml.Node, p string) (err error) {
-			k.windowNode = n
-			f.Window, err = d.size(n, p)
-			return
-		},
-		"rtt": func(n *yaml.Node, p string) (err error) {
-			k.rttNode = n
-			if f.RTT, err = d.duration(n, p); err == nil && f.RTT <= 0 {
-				err = d.errAt(resolve(n), p, "must be positive (the round-trip propagation delay, e.g. 80ms)")
-			}
-			return
-		},
-		"alt_cc": func(n *yaml.Node, p string) (err error) { f.AltCC, err = d.spec(n, p, validateCC); return },
-		"alt_share": func(n *yaml.Node, p string) error {
-			v, s, err := d.value(n, p)
-			if err != nil {
-				return err
-			}
-			x, perr := strconv.ParseFloat(v, 64)
-			if perr != nil || x < 0 || x > 1 {
-				return d.errAt(s, p, "%q is not a share in [0, 1]", v)
-			}
-			f.AltShare = x
-			return nil
-		},
-	})
+	f := newFlow(i)
+	given, err := d.fields(n, path, &f, nil)
 	if err != nil {
 		return f, err
 	}
-	return f, d.checkFlow(n, path, &f, k)
-}
-
-// flowKeys are the nodes of a flow's fields that its checks report at, and
-// the receiver setting given (ack_every, delayed_ack or recv_window).
-type flowKeys struct {
-	ccNode, modeNode, trafficNode, recoveryNode *yaml.Node
-	windowNode, rttNode, recvWindowNode         *yaml.Node
-	stackNode                                   *yaml.Node
-	receiverKey                                 string
+	return f, d.checkFlow(n, path, &f, given)
 }
 
 // checkFlow completes a decoded flow (mode, controller and recovery
 // defaults) and checks what involves several of its fields.
-func (d *decoder) checkFlow(n *yaml.Node, path string, f *Flow, k flowKeys) error {
+func (d *decoder) checkFlow(n *yaml.Node, path string, f *Flow, given map[string]*yaml.Node) error {
+	// receiverKey is the stream receiver's setting given last, if any.
+	receiverKey := ""
+	for _, key := range []string{"ack_every", "delayed_ack", "recv_window"} {
+		if at, last := given[key], given[receiverKey]; at != nil && (last == nil || at.Line > last.Line || at.Line == last.Line && at.Column > last.Column) {
+			receiverKey = key
+		}
+	}
 	// trafficErr reports a traffic spec the flow's mode cannot use, at the
 	// traffic field (or the flow, where the default was used).
 	trafficErr := func(format string, args ...any) error {
-		at := cmp.Or(k.trafficNode, n)
+		at := cmp.Or(given["traffic"], n)
 		s, serr := d.scalar(at, path+".traffic")
 		if serr != nil {
 			s = resolve(at)
 		}
 		return d.errAt(s, path+".traffic", format, args...)
 	}
-	if k.rttNode != nil && f.AccessDelay != nil {
-		return d.errAt(resolve(k.rttNode), path+".rtt", "give either rtt or access_delay, not both (rtt sets the access delay)")
+	if given["rtt"] != nil && f.AccessDelay != nil {
+		return d.errAt(resolve(given["rtt"]), path+".rtt", "give either rtt or access_delay, not both (rtt sets the access delay)")
 	}
 	if dg := cmp.Or(f.Datagram, transport.DefaultMaxDatagram); f.Window != 0 && f.Window < 2*dg {
-		s, _ := d.scalar(k.windowNode, path+".window")
+		s, _ := d.scalar(given["window"], path+".window")
 		return d.errAt(s, path+".window", "window %d B must hold at least two datagrams (%d B)", f.Window, 2*dg)
 	}
-	if dg := cmp.Or(f.Datagram, transport.DefaultMaxDatagram); k.recvWindowNode != nil {
+	if dg := cmp.Or(f.Datagram, transport.DefaultMaxDatagram); given["recv_window"] != nil {
 		if err := transport.CheckRecvWindow(f.RecvWindow, dg); err != nil {
-			s, _ := d.scalar(k.recvWindowNode, path+".recv_window")
+			s, _ := d.scalar(given["recv_window"], path+".recv_window")
 			return d.errAt(s, path+".recv_window", "%v", err)
 		}
 	}
@@ -576,17 +330,17 @@ func (d *decoder) checkFlow(n *yaml.Node, path string, f *Flow, k flowKeys) erro
 	}
 	if f.Mode == ModeUDP {
 		// Raw datagrams: no transport, so no controller and no recovery.
-		if k.ccNode != nil || k.recoveryNode != nil {
-			at := k.ccNode
+		if given["cc"] != nil || given["recovery"] != nil {
+			at := given["cc"]
 			field := ".cc"
 			if at == nil {
-				at, field = k.recoveryNode, ".recovery"
+				at, field = given["recovery"], ".recovery"
 			}
 			s, _ := d.scalar(at, path+field)
 			return d.errAt(s, path+field, "mode udp sends raw datagrams without a transport: no cc or recovery")
 		}
 		f.CC, f.Recovery = "", ""
-		if f.Window != 0 || f.AltCC != "" || k.receiverKey != "" {
+		if f.Window != 0 || f.AltCC != "" || receiverKey != "" {
 			return d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc, alt_share, ack_every, delayed_ack or recv_window")
 		}
 		if err := ValidateCrossTraffic(f.Traffic); err != nil {
@@ -619,20 +373,20 @@ func (d *decoder) checkFlow(n *yaml.Node, path string, f *Flow, k flowKeys) erro
 			}
 		}
 	}
-	if f.Mode == ModeDatagram && k.receiverKey != "" {
-		return d.errAt(resolve(n), path+"."+k.receiverKey, "%s is a stream receiver's setting (a datagram flow acknowledges by its Ack Ratio)", k.receiverKey)
+	if f.Mode == ModeDatagram && receiverKey != "" {
+		return d.errAt(resolve(n), path+"."+receiverKey, "%s is a stream receiver's setting (a datagram flow acknowledges by its Ack Ratio)", receiverKey)
 	}
 	if f.Mode == ModeStream && datagramOnly(f.CC) {
-		at := k.ccNode
-		if k.modeNode != nil {
-			at = k.modeNode
+		at := given["cc"]
+		if given["mode"] != nil {
+			at = given["mode"]
 		}
 		s, _ := d.scalar(at, path+".cc")
 		return d.errAt(s, path+".cc", "controller %q runs in datagram mode only (mode: datagram, or leave mode out)", ccName(f.CC))
 	}
 	if f.Stack == StackKernel {
 		if _, fe := f.Kernel(); fe.Field != "" {
-			return d.errAt(resolve(cmp.Or(k.stackNode, n)), path+"."+fe.Field, "stack kernel: %s", fe.Msg)
+			return d.errAt(resolve(cmp.Or(given["stack"], n)), path+"."+fe.Field, "stack kernel: %s", fe.Msg)
 		}
 	}
 	return nil

@@ -101,40 +101,26 @@ func ccName(spec string) string {
 // Scenario is one concrete experiment configuration (one point of a sweep).
 // Durations are time.Duration, rates bits/s, sizes bytes.
 type Scenario struct {
-	Name        string        `json:"name"`
-	Description string        `json:"description,omitempty"`
-	Duration    time.Duration `json:"duration"`            // length of each run
-	Seeds       []uint64      `json:"seeds"`               // one run per seed (per point and backend)
-	LiveRuns    int           `json:"live_runs,omitempty"` // live runs use only the first LiveRuns seeds; 0: all
-	Interval    time.Duration `json:"interval"`            // time-series interval
-	Backends    []string      `json:"backends"`            // "sim", "live"
-	Topology    Topology      `json:"topology"`            // the network
-	Flows       []Flow        `json:"flows"`               // the traffic
-	Baseline    []Param       `json:"baseline,omitempty"`  // axis values that make a point a baseline
-	// Warmup is excluded from the metrics: the measurement window is
-	// [start+Warmup, start+Duration] (docs/metrics.md).
-	Warmup time.Duration `json:"warmup,omitempty"`
-	// UntilDone ends a simulated run as soon as every stream flow's
-	// generator is exhausted and its last transfer finished (sized flows),
-	// at most Duration.
-	UntilDone bool `json:"until_done,omitempty"`
-	// EpochThreshold is the queue length that starts a congestion epoch,
-	// as a fraction of each hop's packet limit (docs/metrics.md); 0 means
-	// DefaultEpochThreshold.
-	EpochThreshold float64 `json:"epoch_threshold,omitempty"`
+	Name        string        `json:"name" scenario:"name,required" doc:"names the experiment in the database and the report (not a built-in's name: your runs would become a new version of it)"`
+	Description string        `json:"description,omitempty" scenario:"text" doc:"what the experiment shows"`
+	Duration    time.Duration `json:"duration" scenario:"runlength,required" doc:"length of each run"`
+	Seeds       []uint64      `json:"seeds" scenario:"seeds" doc:"one run per seed, point and backend; default 1..runs (runs: N, default 1, instead of seeds)"`
+	LiveRuns    int           `json:"live_runs,omitempty" scenario:"runs" doc:"live runs use only the first live_runs seeds (live takes real time); default all"`
+	Interval    time.Duration `json:"interval" scenario:"interval" doc:"time-series interval"`
+	Backends    []string      `json:"backends" scenario:"backends" doc:"where each point runs: the simulator, live on loopback, ns-3 3.37 (docs/ns3.md)"`
+	Topology    Topology      `json:"topology" scenario:"topology,required" doc:"the network"`
+	Flows       []Flow        `json:"flows" scenario:"flows,required" doc:"the traffic: groups of identical flows"`
+	Baseline    []Param       `json:"baseline,omitempty" scenario:"baseline" doc:"the swept values that make a point the baseline of paired comparisons (Seeds and paired runs)"`
+	// Warmup: the measurement window is [start+Warmup, start+Duration].
+	Warmup         time.Duration `json:"warmup,omitempty" scenario:"duration" doc:"excluded from the metrics: the window is [warmup, duration] (docs/metrics.md)"`
+	UntilDone      bool          `json:"until_done,omitempty" scenario:"bool" doc:"sim: end the run when every stream flow has finished (sized transfers), at most duration (live: a sized transfer has until the end of the run, plus a 5 s drain)"`
+	EpochThreshold float64       `json:"epoch_threshold,omitempty" scenario:"fraction" doc:"the queue length that starts a congestion epoch, a fraction of each hop's queue limit (docs/metrics.md); default 0.5"`
 	// Case names the case of a scenario with cases (the experiment's "case"
 	// axis): the base document with that case's fields in place.
-	Case string `json:"case,omitempty"`
-	// Study names a built-in study whose report sections the report adds
-	// (StudyDCA).
-	Study string `json:"study,omitempty"`
-	// Trace records the packet trace of one flow in a time window
-	// (TraceSpec; docs/scenarios.md "trace"); nil: none.
-	Trace *TraceSpec `json:"trace,omitempty"`
-	// Published lists the numbers of the publication a study reproduces,
-	// with their sources (Published; docs/scenarios.md "published"). Not
-	// part of a point's identity: citing a number does not change the runs.
-	Published []Published `json:"-"`
+	Case      string      `json:"case,omitempty"`
+	Study     string      `json:"study,omitempty" scenario:"study" doc:"a built-in study whose report sections the report adds (docs/studies/)"`
+	Trace     *TraceSpec  `json:"trace,omitempty" scenario:"trace" doc:"the packet trace of one flow in a time window, kept with the run (docs/metrics.md \"Packet trace\"); both backends"`
+	Published []Published `json:"-" scenario:"published,name=published" doc:"numbers of the publication a study reproduces, for the study report's \"Reproduction\" table; not part of a point's identity"`
 }
 
 // Studies with report sections of their own (Scenario.Study).
@@ -162,52 +148,41 @@ const DefaultEpochThreshold = 0.5
 
 // Topology is the network: a dumbbell (one bottleneck hop) or a chain of hops.
 type Topology struct {
-	Kind   string `json:"kind"`   // "dumbbell" or "chain"
-	Hops   []Hop  `json:"hops"`   // dumbbell: the bottleneck; chain: every hop, in order
-	Access Access `json:"access"` // sender access links
-	MTU    int    `json:"mtu"`    // link MTU, bytes; 0 = the link default
-	// PayloadOnly counts a datagram's UDP payload alone as its size on the
-	// links; by default the IPv4 and UDP headers (link.IPv4UDPOverhead,
-	// 28 bytes) are added, in both backends.
-	PayloadOnly bool `json:"payload_only,omitempty"`
+	Kind string `json:"kind" scenario:"kind,required" doc:"a dumbbell (one bottleneck hop) or a chain of hops"`
+	// Hops: a dumbbell's bottleneck (key bottleneck), or a chain's hops in
+	// order.
+	Hops        []Hop  `json:"hops" scenario:"hop_list" doc:"a chain's hops, in order (a dumbbell has bottleneck: one hop)"`
+	Access      Access `json:"access" scenario:"access" doc:"the sender access links"`
+	MTU         int    `json:"mtu" scenario:"bytes" doc:"link MTU; 0: the link default"`
+	PayloadOnly bool   `json:"payload_only,omitempty" scenario:"bool" doc:"sizes on links: the UDP payload only (default: plus 28 bytes of IPv4 and UDP header, link.IPv4UDPOverhead, in both backends)"`
 }
 
 // Hop is one bottleneck hop (both directions share delay and queue, and the
 // rate unless RevRate is set; loss, jitter and a trace apply to the forward,
 // data direction).
 type Hop struct {
-	Rate  float64       `json:"rate"`  // bits/s
-	Delay time.Duration `json:"delay"` // one-way propagation delay
-	Queue string        `json:"queue"` // qdisc spec, e.g. "droptail:20p"
-	Loss  string        `json:"loss"`  // "" or "0.01" or a link loss spec ("ge:p=..")
-	// Trace is a Mahimahi trace file of delivery opportunities for the
-	// forward direction (docs/link.md); it replaces Rate there, and Rate
-	// stays the reverse direction's rate and the rate used for utilization.
-	Trace  string        `json:"trace,omitempty"`
-	Jitter time.Duration `json:"jitter,omitempty"` // forward: each packet's delay is Delay ± uniform(Jitter), never reordering unless Reorder
-	// Reorder lets the forward direction's jitter reorder packets (a
-	// packet may overtake its predecessor), as bottleneck -reorder.
-	Reorder bool `json:"reorder,omitempty"`
-	// RevLoss is the reverse (ACK-path) direction's loss spec (as Loss), as
-	// bottleneck -rev-loss.
-	RevLoss string `json:"rev_loss,omitempty"`
-	// RevRate is the reverse (ACK-path) direction's rate, bits/s: 0 = Rate,
-	// negative = unlimited.
-	RevRate float64 `json:"rev_rate,omitempty"`
-	Cross   []Cross `json:"cross,omitempty"` // cross traffic entering before this hop and leaving after it
-	// Background lists groups of background flows attached to this hop:
-	// they enter before it and leave after it (Path is this hop). Their
-	// flows are numbered after the scenario's flows and are not measured
-	// one by one: their packets count in the links' metrics only.
-	Background []Flow `json:"background,omitempty"`
+	Rate  float64       `json:"rate" scenario:"link_rate,required" doc:"the rate of both directions (but see rev_rate and trace); bits/s"`
+	Delay time.Duration `json:"delay" scenario:"duration" doc:"one-way propagation delay (RTT = 2 × (delay + access delay))"`
+	Queue string        `json:"queue" scenario:"queue" doc:"the queue discipline of both directions"`
+	Loss  string        `json:"loss" scenario:"loss" doc:"random loss on the forward (data) direction"`
+	// Trace replaces Rate on the forward direction; Rate stays the reverse
+	// direction's rate and the rate used for utilization.
+	Trace   string        `json:"trace,omitempty" scenario:"trace_file" doc:"delivery opportunities of the forward direction; replaces rate there"`
+	Jitter  time.Duration `json:"jitter,omitempty" scenario:"duration" doc:"forward: each packet's delay is delay ± uniform(jitter), never reordering unless reorder"`
+	Reorder bool          `json:"reorder,omitempty" scenario:"bool" doc:"let the jitter reorder packets (as bottleneck -reorder)"`
+	RevLoss string        `json:"rev_loss,omitempty" scenario:"loss" doc:"loss on the reverse (ACK) direction (as bottleneck -rev-loss)"`
+	// RevRate: 0 = Rate, negative = unlimited.
+	RevRate    float64 `json:"rev_rate,omitempty" scenario:"rev_rate" doc:"the reverse (ACK-path) direction's rate; default: rate"`
+	Cross      []Cross `json:"cross,omitempty" scenario:"cross" doc:"open-loop cross traffic entering before this hop and leaving after it"`
+	Background []Flow  `json:"background,omitempty" scenario:"background" doc:"groups of flows attached to this hop (entering before it, leaving after it), measured only through the links (Background groups)"`
 }
 
 // Cross is one source of open-loop cross traffic at a hop: a datagram
 // generator (docs/traffic.md: cbr, udponoff, layered) whose packets enter
 // the hop's queue and leave the network after the hop.
 type Cross struct {
-	Traffic string `json:"traffic"`       // datagram generator spec, e.g. "cbr:rate=2Mbit,size=1000"
-	Dir     string `json:"dir,omitempty"` // "fwd" (default, with the data) or "rev" (with the ACKs)
+	Traffic string `json:"traffic" scenario:"cross_traffic,required" doc:"the generator, e.g. cbr:rate=2Mbit,size=1000"`
+	Dir     string `json:"dir,omitempty" scenario:"dir" doc:"with the data (fwd) or with the ACKs (rev)"`
 }
 
 // Cross-traffic directions.
@@ -218,64 +193,44 @@ const (
 
 // Access describes the sender access links.
 type Access struct {
-	Rate  float64       `json:"rate"`  // bits/s; 0 = unlimited
-	Delay time.Duration `json:"delay"` // one-way delay
-	Queue string        `json:"queue"` // qdisc spec; "" = the simulator's default (large)
+	Rate  float64       `json:"rate" scenario:"rate" doc:"bits/s; 0: unlimited"`
+	Delay time.Duration `json:"delay" scenario:"duration" doc:"one-way delay"`
+	Queue string        `json:"queue" scenario:"queue" doc:"the access links' queue; default: the simulator's (large)"`
 }
 
 // Flow is one group of identical flows.
 type Flow struct {
-	Name  string `json:"name"`
-	Count int    `json:"count"` // number of identical flows
-	Mode  string `json:"mode"`  // "stream", "datagram" or "udp"; default: datagram for ccid2 and none, else stream
-	// Stack is the transport that runs the flow: StackCclab ("" is the
-	// same) or StackKernel, the host's TCP through the link shell (live
-	// only; docs/scenarios.md "Kernel TCP flows").
-	Stack    string        `json:"stack,omitempty"`
-	CC       string        `json:"cc"`       // congestion controller spec
-	Recovery string        `json:"recovery"` // loss recovery strategy spec
-	Traffic  string        `json:"traffic"`  // traffic generator spec
-	Start    time.Duration `json:"start"`    // offset from the run's start
-	Stop     time.Duration `json:"stop"`     // offset from the run's start; 0 = the end of the run
-	Datagram int           `json:"datagram"` // maximum datagram (UDP payload) size, bytes; 0 = transport default
-	// Path lists the first and the last hop (0-based, inclusive) the flow
-	// crosses; nil: every hop (an end-to-end flow). A flow of path [i, i]
-	// enters before hop i and leaves after it.
-	Path []int `json:"path,omitempty"`
-	// AccessDelay is the one-way delay of the flow's sender access link;
-	// nil: the topology's access delay.
-	AccessDelay *time.Duration `json:"access_delay,omitempty"`
-	// Stagger delays the flow's start by a uniform random offset in
-	// [0, Stagger), drawn from the flow's own random stream.
-	Stagger time.Duration `json:"stagger,omitempty"`
-	ECN     bool          `json:"ecn,omitempty"` // negotiate ECN (RFC 3168)
-	// MinRTO is the sender's lower bound of the retransmission timeout
-	// (transport.Config.MinRTO; RFC 6298 §2.4 says 1 s, Linux uses 200 ms);
-	// 0: the transport's default (transport.DefaultMinRTO).
-	MinRTO time.Duration `json:"min_rto,omitempty"`
+	Name  string `json:"name" scenario:"text" doc:"names the group's flows (name.0, name.1, ...) and their random streams; default flow0, flow1, ... by position (a background group: bg0, bg1, ...)"`
+	Count int    `json:"count" scenario:"count" doc:"identical flows in the group"`
+	Mode  string `json:"mode" scenario:"mode" doc:"default: datagram for ccid2 and none, else stream (Flow modes)"`
+	// Stack: "" is StackCclab.
+	Stack    string        `json:"stack,omitempty" scenario:"stack" doc:"the transport that runs the flow: cclab's, or the host's TCP through the link shell (live only; Kernel TCP flows)"`
+	CC       string        `json:"cc" scenario:"cc" doc:"congestion controller; default reno (datagram mode: ccid2)"`
+	Recovery string        `json:"recovery" scenario:"recovery" doc:"loss recovery strategy; auto: reno for cc reno, newreno otherwise"`
+	Traffic  string        `json:"traffic" scenario:"traffic" doc:"what the application sends"`
+	Start    time.Duration `json:"start" scenario:"duration" doc:"offset from the start of the run"`
+	Stop     time.Duration `json:"stop" scenario:"duration" doc:"offset from the start of the run; 0: its end"`
+	Datagram int           `json:"datagram" scenario:"bytes" doc:"largest datagram (UDP payload); 0: the transport's"`
+	// Path: nil is every hop (an end-to-end flow).
+	Path []int `json:"path,omitempty" scenario:"hops" doc:"the hops crossed (a flow of path i enters before hop i and leaves after it); default every hop"`
+	// AccessDelay: nil is the topology's access delay.
+	AccessDelay *time.Duration `json:"access_delay,omitempty" scenario:"duration" doc:"one-way delay of its senders' access link; default topology.access.delay"`
+	Stagger     time.Duration  `json:"stagger,omitempty" scenario:"duration" doc:"start at a uniform random offset in [start, start+stagger), drawn from the flow's own stream"`
+	ECN         bool           `json:"ecn,omitempty" scenario:"bool" doc:"negotiate ECN (RFC 3168; with a marking queue, e.g. red:...,ecn)"`
+	// MinRTO is transport.Config.MinRTO; 0: transport.DefaultMinRTO.
+	MinRTO time.Duration `json:"min_rto,omitempty" scenario:"min_rto" doc:"stream sender's minimum RTO; default 200ms (Linux); RFC 6298 §2.4 says 1s"`
 	// AckEvery, DelayedAck and RecvWindow are the stream receiver's
-	// settings (transport.Config): acknowledge at once after AckEvery
-	// full-sized segments (RFC 5681 §4.2), delay an ACK at most DelayedAck
-	// (transport.NoDelayedAck: never), advertise a receive window of
-	// RecvWindow bytes; 0: the transport's defaults (2, 40 ms, 8 MiB).
-	AckEvery   int           `json:"ack_every,omitempty"`
-	DelayedAck time.Duration `json:"delayed_ack,omitempty"`
-	RecvWindow int           `json:"recv_window,omitempty"`
-	// Window is the flow's largest window, bytes: the sender's own cap on
-	// what it has in flight whatever its cwnd (transport.Config.MaxWindow,
-	// as ns-2's window_); the receiver's advertised window is RecvWindow;
-	// 0: no cap.
-	Window int `json:"window,omitempty"`
-	// RTT, if set, is the round-trip propagation delay of the flow's path:
-	// its sender's access delay is chosen to make it so
-	// ((RTT − the hops' delays both ways)/2); AccessDelay must then be
-	// unset.
-	RTT time.Duration `json:"rtt,omitempty"`
-	// AltCC and AltShare split a group between two controllers: the first
-	// round(AltShare × Count) members run AltCC, the others CC (a sweep over
-	// AltShare changes each member's controller, never its traffic draws).
-	AltCC    string  `json:"alt_cc,omitempty"`
-	AltShare float64 `json:"alt_share,omitempty"`
+	// transport.Config; 0: the transport's defaults.
+	AckEvery   int           `json:"ack_every,omitempty" scenario:"ack_every" doc:"stream receiver: ACK at once after this many full-sized segments (RFC 5681 §4.2; above 2: stretch ACKs); default 2"`
+	DelayedAck time.Duration `json:"delayed_ack,omitempty" scenario:"delayed_ack" doc:"stream receiver: longest ACK delay (RFC 1122 §4.2.3.2); 0: ACK every segment at once; default 40ms (Linux), ns-3 200ms"`
+	RecvWindow int           `json:"recv_window,omitempty" scenario:"bytes" doc:"stream receiver's advertised window (flow control), two datagrams .. 1GiB (RFC 7323 §2.3); default 8MiB"`
+	// Window is transport.Config.MaxWindow.
+	Window int `json:"window,omitempty" scenario:"bytes" doc:"the sender's largest window: at most this much data beyond snd.una, whatever cwnd (ns-2's window_), at least two datagrams; 0: no cap"`
+	// RTT sets the sender's access delay to (RTT − the hops' delays both
+	// ways)/2.
+	RTT      time.Duration `json:"rtt,omitempty" scenario:"rtt" doc:"round-trip propagation delay of its path: sets its access delay to (rtt − its hops' delays both ways)/2 (not with access_delay)"`
+	AltCC    string        `json:"alt_cc,omitempty" scenario:"cc" doc:"with alt_share: the first round(alt_share × count) members run alt_cc instead of cc"`
+	AltShare float64       `json:"alt_share,omitempty" scenario:"share" doc:"sweeping it changes members' controllers, never their traffic draws"`
 }
 
 // Param is one swept parameter's value at a point.

@@ -1,16 +1,20 @@
 package scenario
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"cclab/experiments"
 )
 
 // TestScenarioYAMLRoundTrip: a scenario written with YAML parses back into
 // an equal scenario (so `cclab sim -emit-scenario` shows exactly the
 // scenario its flags run), for scenarios made from cclab sim's numbers and
-// for a parsed file that uses every hop and flow key.
+// for a parsed file that uses every key of the format. (The built-in
+// experiments' points round-trip too: TestBuiltinsRoundTrip.)
 func TestScenarioYAMLRoundTrip(t *testing.T) {
 	var scs []Scenario
 	for _, s := range []Simple{
@@ -38,29 +42,72 @@ topology:
   hops:
     - {rate: 20Mbit, delay: 2ms, queue: droptail:50p, jitter: 1ms, rev_rate: 1Mbit,
        cross: ["cbr:rate=2Mbit,size=1000", {traffic: "udponoff:rate=1Mbit,on=exp(1s),off=exp(1s)", dir: rev}]}
-    - {rate: 8Mbit, delay: 3ms, queue: "red:min=5,max=15,maxp=0.1", loss: "ge:p=0.01,r=0.3"}
-  access: {rate: 1Gbit, delay: 1ms}
+    - {rate: 8Mbit, delay: 3ms, queue: "red:min=5,max=15,maxp=0.1", loss: "ge:p=0.01,r=0.3", reorder: true, rev_loss: 0.01, rev_rate: unlimited,
+       background: [{count: 2, traffic: greedy, window: 8KiB, rtt: 60ms}, {name: u, count: 2, mode: udp, traffic: "cbr:rate=1Mbit"}]}
+  access: {rate: 1Gbit, delay: 1ms, queue: droptail:1000p}
   mtu: 1500B
+  payload_only: true
+description: "every key"
+live_runs: 1
+interval: 50ms
+backends: [sim, live]
+until_done: true
+study: dca
+trace: {flow: 2, from: 1s, to: 3s}
+published:
+  - {id: t/x, what: "a number", value: -37, unit: "%", interval: [-42, -31], source: "a paper"}
+  - {id: t/y, what: "another", value: 2.5, tolerance: 0.25, source: "a table"}
 flows:
-  - {name: a, cc: cubic, recovery: prr, count: 2, start: 1s, stop: 4s, stagger: 100ms, access_delay: 5ms}
+  - {name: a, cc: [cubic, reno], recovery: prr, count: 2, start: 1s, stop: 4s, stagger: 100ms, access_delay: 5ms, ecn: true,
+     min_rto: 1s, ack_every: 3, delayed_ack: 0s, recv_window: 64KiB, window: 32KiB, alt_cc: dca, alt_share: 0.5, datagram: 1400B}
   - {name: b, cc: ccid2, traffic: "cbr:rate=1Mbit", path: 1}
   - {name: c, mode: udp, traffic: "cbr:rate=1Mbit", path: 0-1}
+  - {name: d, rtt: 80ms, delayed_ack: 10ms, recovery: auto}
+baseline:
+  flows[0].cc: reno
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if src := string(exp.Points[0].Scenario.YAML()); !strings.Contains(src, `baseline: {"flows[0].cc": "reno"}`) {
+		t.Errorf("the baseline is not written as a mapping of axis to value:\n%s", src)
+	}
 	scs = append(scs, exp.Points[0].Scenario)
 	for i, sc := range scs {
-		src := sc.YAML()
-		back, err := ParseScenario("emitted.yaml", src)
+		roundTrip(t, fmt.Sprint("scenario ", i), sc)
+	}
+}
+
+// roundTrip checks that sc written with YAML parses back into sc. A point's
+// baseline names swept fields, which the one point written does not have,
+// and its case is set only by a scenario with cases: both are left out.
+func roundTrip(t *testing.T, name string, sc Scenario) {
+	t.Helper()
+	sc.Baseline, sc.Case = nil, ""
+	src := sc.YAML()
+	back, err := ParseScenario("emitted.yaml", src)
+	if err != nil {
+		t.Fatalf("%s: emitted YAML does not parse: %v\n%s", name, err, src)
+	}
+	if len(back.Points) != 1 {
+		t.Fatalf("%s: %d points, want 1", name, len(back.Points))
+	}
+	if got := back.Points[0].Scenario; !reflect.DeepEqual(got, sc) {
+		t.Errorf("%s: round trip changed it\n got %+v\nwant %+v\n%s", name, got, sc, src)
+	}
+}
+
+// TestBuiltinsRoundTrip: every point of every built-in experiment written
+// with YAML parses back into the same scenario.
+func TestBuiltinsRoundTrip(t *testing.T) {
+	for _, n := range experiments.Names() {
+		src, _ := experiments.Source(n)
+		exp, err := ParseScenario(n+".yaml", src)
 		if err != nil {
-			t.Fatalf("scenario %d: emitted YAML does not parse: %v\n%s", i, err, src)
+			t.Fatalf("%s: %v", n, err)
 		}
-		if len(back.Points) != 1 {
-			t.Fatalf("scenario %d: %d points, want 1", i, len(back.Points))
-		}
-		if got := back.Points[0].Scenario; !reflect.DeepEqual(got, sc) {
-			t.Errorf("scenario %d: round trip changed it\n got %+v\nwant %+v\n%s", i, got, sc, src)
+		for _, p := range exp.Points {
+			roundTrip(t, fmt.Sprintf("%s point %d", n, p.Index), p.Scenario)
 		}
 	}
 }

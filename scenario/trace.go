@@ -16,19 +16,15 @@ import (
 
 // TraceSpec selects the traced flow and window of a scenario (key trace).
 type TraceSpec struct {
-	Flow int           `json:"flow"` // flow number, 1..number of flows (plan numbering: scenario order, counts expanded)
-	From time.Duration `json:"from"` // start of the window, from the run's start
-	To   time.Duration `json:"to"`   // end of the window, from the run's start
+	Flow int           `json:"flow" scenario:"flow,required" doc:"the traced flow's number (plan numbering: scenario order, counts expanded)"`
+	From time.Duration `json:"from" scenario:"duration" doc:"start of the window, from the run's start"`
+	To   time.Duration `json:"to" scenario:"duration,required" doc:"end of the window, from the run's start; after from"`
 }
 
 // traceSpec decodes a scenario's trace mapping.
 func (d *decoder) traceSpec(n *yaml.Node, path string) (*TraceSpec, error) {
 	t := &TraceSpec{}
-	err := d.mapping(n, path, map[string]fieldFn{
-		"flow": func(n *yaml.Node, p string) (err error) { t.Flow, err = d.integerIn(n, p, 1, MaxFlows); return },
-		"from": func(n *yaml.Node, p string) (err error) { t.From, err = d.duration(n, p); return },
-		"to":   func(n *yaml.Node, p string) (err error) { t.To, err = d.duration(n, p); return },
-	}, "flow", "to")
+	_, err := d.fields(n, path, t, nil)
 	if err == nil && t.To <= t.From {
 		err = d.errAt(n, path+".to", "%v must be after from (%v)", t.To, t.From)
 	}
