@@ -1,7 +1,6 @@
 package report
 
 import (
-	"context"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -13,7 +12,6 @@ import (
 
 	"cclab/metrics"
 	"cclab/scenario"
-	"cclab/store"
 )
 
 // plotMetrics are drawn against the swept parameter, one small multiple per
@@ -350,119 +348,4 @@ func (d *ReportData) delayThroughputFigure() (Figure, bool, error) {
 		"Large labelled marks: means over the runs; small pale marks: the runs; circles simulator, squares live. " +
 		"One panel per value of the swept parameter, all on the same scales."
 	return f, true, nil
-}
-
-// cdfFigures draws, for each combination of the parameters other than the
-// x axis, the distribution of the per-interval throughput over every run of
-// each point (sim solid, live dashed): how steady each configuration is, not
-// only its mean.
-func (d *ReportData) cdfFigures(ctx context.Context, st store.Store) ([]Figure, error) {
-	x, hasX := d.xAxis()
-	byLine := map[string][]*Group{}
-	var lines []string
-	for _, g := range d.Groups {
-		k := "all"
-		if hasX {
-			k = lineKey(g, x, d.Axes)
-		}
-		if _, ok := byLine[k]; !ok {
-			lines = append(lines, k)
-		}
-		byLine[k] = append(byLine[k], g)
-	}
-	var figs []Figure
-	for _, k := range lines {
-		var curves []cdfCurve
-		for _, g := range byLine[k] {
-			var vals []float64
-			for _, r := range g.Runs {
-				series, err := st.Series(ctx, r.ID)
-				if err != nil {
-					return nil, err
-				}
-				for _, s := range series {
-					if s.Scope == metrics.ScopeFlow && s.Metric == "throughput" {
-						vals = append(vals, s.V...)
-					}
-				}
-			}
-			label, color := g.Backend, 0
-			if hasX {
-				xv := g.Param(x.Path)
-				label = x.Short + "=" + xv
-				for i, v := range x.Values {
-					if v == xv {
-						color = i
-					}
-				}
-			}
-			curves = append(curves, cdfCurve{Label: label, Color: color, Dashed: g.Backend == scenario.BackendLive, Values: vals})
-		}
-		svg, err := cdfSVG("per-interval throughput: "+k, "throughput (Mbit/s)", 1e-6, curves)
-		if err != nil {
-			return nil, err
-		}
-		figs = append(figs, Figure{Title: "Distribution of throughput, " + k,
-			Caption: "Empirical CDF of each flow's throughput per interval over all runs of each point; solid: simulator, dashed: live.",
-			SVG:     template.HTML(svg)})
-	}
-	return figs, nil
-}
-
-// seriesFigures draws the time series of the first run (lowest seed) of every group.
-func (d *ReportData) seriesFigures(ctx context.Context, st store.Store) ([]seriesFigure, error) {
-	var out []seriesFigure
-	for _, g := range d.Groups {
-		if len(g.Runs) == 0 {
-			continue
-		}
-		r := g.Runs[0]
-		series, err := st.Series(ctx, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		get := func(scope metrics.Scope, id int64, metric string) *store.SeriesRecord {
-			for i := range series {
-				if series[i].Scope == scope && series[i].ScopeID == id && series[i].Metric == metric {
-					return &series[i]
-				}
-			}
-			return nil
-		}
-		tput := panel{Title: "throughput at the receiver", YLabel: "Mbit/s", MarkLabel: "loss"}
-		cwnd := panel{Title: "congestion window", YLabel: "kB"}
-		srtt := panel{Title: "smoothed RTT", YLabel: "ms", MarkLabel: "loss"}
-		for i, f := range r.Flows {
-			if s := get(metrics.ScopeFlow, f.ID, "throughput"); s != nil {
-				tput.Lines = append(tput.Lines, tsLine{Label: f.Name, Color: i, T: s.T, V: s.V, Scale: 1e-6})
-			}
-			if s := get(metrics.ScopeFlow, f.ID, "cwnd"); s != nil {
-				cwnd.Lines = append(cwnd.Lines, tsLine{Label: f.Name, Color: i, T: s.T, V: s.V, Scale: 1e-3})
-			}
-			if s := get(metrics.ScopeFlow, f.ID, "srtt"); s != nil {
-				srtt.Lines = append(srtt.Lines, tsLine{Label: f.Name, Color: i, T: s.T, V: s.V, Scale: 1e3})
-			}
-			if s := get(metrics.ScopeFlow, f.ID, "losses"); s != nil {
-				for k := range s.T {
-					if s.V[k] > 0 {
-						tput.Marks = append(tput.Marks, s.T[k])
-						srtt.Marks = append(srtt.Marks, s.T[k])
-					}
-				}
-			}
-		}
-		panels := []panel{tput, cwnd, srtt}
-		if bl := bottleneckOf(&r); bl >= 0 {
-			if s := get(metrics.ScopeLink, bl, "queue_len"); s != nil {
-				panels = append(panels, panel{Title: "bottleneck queue length", YLabel: "packets",
-					Lines: []tsLine{{Label: "queue", T: s.T, V: s.V}}})
-			}
-		}
-		svg, err := timeSeriesSVG(panels)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, seriesFigure{Label: g.Label, Backend: g.Backend, Seed: r.Seed, SVG: template.HTML(svg)})
-	}
-	return out, nil
 }

@@ -66,13 +66,26 @@ type XyErr struct {
 	plotter.YErrors
 }
 
-// panel is one time-series panel: lines, and optional marks (e.g. losses)
-// drawn as crosses at the bottom of the panel.
+// panel is one time-series panel: lines, bands (a median over runs with
+// its spread), and optional marks (e.g. losses) drawn as crosses at the
+// bottom of the panel.
 type panel struct {
 	Title, YLabel string
 	Lines         []tsLine
+	Bands         []bandLine
 	Marks         []float64 // x positions (s) of marks
 	MarkLabel     string
+}
+
+// bandLine is a median line over runs with a shaded band from the runs'
+// minimum to their maximum at each time.
+type bandLine struct {
+	Label          string
+	Color          int
+	Dashed         bool
+	T, Med, Lo, Hi []float64
+	Runs           int     // runs it summarizes
+	Scale          float64 // multiply values (unit conversion); 0 means 1
 }
 
 type tsLine struct {
@@ -112,6 +125,13 @@ func timeSeriesSVG(panels []panel) (string, error) {
 				p.Legend.Add(l.Label, ln)
 			}
 		}
+		for _, b := range pn.Bands {
+			top, err := addBand(p, b)
+			if err != nil {
+				return "", err
+			}
+			ymax = math.Max(ymax, top)
+		}
 		if len(pn.Marks) > 0 {
 			pts := make(plotter.XYs, 0, len(pn.Marks))
 			for _, t := range pn.Marks {
@@ -131,6 +151,7 @@ func timeSeriesSVG(panels []panel) (string, error) {
 		if ymax > 0 {
 			p.Y.Max = ymax * 1.1
 		}
+		p.X.Tick.Marker = stepTicks{N: 10}
 		s, err := SvgOf(p, 16*vg.Centimeter, 5.5*vg.Centimeter)
 		if err != nil {
 			return "", err
@@ -231,7 +252,7 @@ func cdfSVG(title, xlabel string, scale float64, curves []cdfCurve) (string, err
 			p.Legend.Add(c.Label, l)
 		}
 	}
-	return SvgOf(p, 16*vg.Centimeter, 9*vg.Centimeter)
+	return SvgOf(p, 11*vg.Centimeter, 8*vg.Centimeter)
 }
 
 // Kinds of x axis (xScale.Kind).
@@ -573,6 +594,83 @@ func (shortTicks) Ticks(min, max float64) []plot.Tick {
 	for i := range ts {
 		if ts[i].Label != "" {
 			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 6, 64)
+		}
+	}
+	return ts
+}
+
+// addBand draws a band (translucent, between its minimum and maximum) and
+// its median line on p, with a legend entry when labelled; it returns the
+// largest value drawn.
+func addBand(p *plot.Plot, b bandLine) (float64, error) {
+	sc := b.Scale
+	if sc == 0 {
+		sc = 1
+	}
+	if len(b.T) == 0 {
+		return 0, nil
+	}
+	top := 0.0
+	poly := make(plotter.XYs, 0, 2*len(b.T))
+	med := make(plotter.XYs, 0, len(b.T))
+	for i := range b.T {
+		poly = append(poly, plotter.XY{X: b.T[i], Y: b.Hi[i] * sc})
+		med = append(med, plotter.XY{X: b.T[i], Y: b.Med[i] * sc})
+		top = math.Max(top, b.Hi[i]*sc)
+	}
+	for i := len(b.T) - 1; i >= 0; i-- {
+		poly = append(poly, plotter.XY{X: b.T[i], Y: b.Lo[i] * sc})
+	}
+	c := color.RGBAModel.Convert(ColorAt(b.Color)).(color.RGBA)
+	if b.Runs > 1 {
+		pg, err := plotter.NewPolygon(poly)
+		if err != nil {
+			return 0, err
+		}
+		pg.Color = color.NRGBA{c.R, c.G, c.B, 50}
+		pg.LineStyle.Width = 0
+		p.Add(pg)
+	}
+	ln, err := plotter.NewLine(med)
+	if err != nil {
+		return 0, err
+	}
+	ln.Color, ln.Width = c, vg.Points(1.3)
+	if b.Dashed {
+		ln.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	}
+	p.Add(ln)
+	if b.Label != "" {
+		p.Legend.Add(fmt.Sprintf("%s (median of %d)", b.Label, b.Runs), ln)
+	}
+	return top, nil
+}
+
+// stepTicks are about N major ticks at a round step (1, 2 or 5 × 10^k),
+// every one labelled: a time axis readable at a glance (gonum's default
+// ticks give as few as two labels).
+type stepTicks struct{ N int }
+
+// Ticks returns the ticks between min and max.
+func (t stepTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) || t.N < 2 {
+		return plot.DefaultTicks{}.Ticks(min, max)
+	}
+	raw := (max - min) / float64(t.N)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+		v = math.Round(v/step) * step
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
+		if minor := v + step/2; minor < max {
+			ts = append(ts, plot.Tick{Value: minor})
 		}
 	}
 	return ts

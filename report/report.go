@@ -219,6 +219,7 @@ type Figure struct {
 	SVG     template.HTML   // one plot
 	Panels  []template.HTML // small multiples
 	Legend  template.HTML   // key shown above the panels
+	Files   []string        // its plots as files beside the report (figfiles.go)
 }
 
 type Table struct {
@@ -226,13 +227,6 @@ type Table struct {
 	Caption string
 	Head    []string
 	Rows    [][]string
-}
-
-type seriesFigure struct {
-	Label   string
-	Backend string
-	Seed    uint64
-	SVG     template.HTML
 }
 
 // versionLine is one version of the experiment in the report's header.
@@ -495,7 +489,8 @@ func WriteVersionReportWith(ctx context.Context, st store.Store, experiment stri
 	} else if ok {
 		page.Delay = append(page.Delay, f)
 	}
-	if page.CDFs, err = d.cdfFigures(ctx, st); err != nil {
+	sc := newSeriesCache(ctx, st)
+	if page.CDFs, err = d.cdfFigures(sc); err != nil {
 		return "", err
 	}
 	page.Tables = append(page.Tables, d.summaryTable())
@@ -504,13 +499,16 @@ func WriteVersionReportWith(ctx context.Context, st store.Store, experiment stri
 			page.Tables = append(page.Tables, t)
 		}
 	}
-	if page.Series, err = d.seriesFigures(ctx, st); err != nil {
+	if page.Series, err = d.seriesFigures(sc); err != nil {
 		return "", err
 	}
 	for _, r := range d.Failed {
 		page.FailedRows = append(page.FailedRows, []string{scenario.Point{Params: r.Params}.Label(d.Axes), r.Backend, strconv.FormatUint(r.Seed, 10), r.Error})
 	}
 	page.Summary, page.TOC = page.summary(), page.toc()
+	if err := page.writeFigureFiles(dir); err != nil {
+		return "", err
+	}
 	path := filepath.Join(dir, "index.html")
 	f, err := os.Create(path)
 	if err != nil {
@@ -563,6 +561,7 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 <h3>{{.Title}}</h3>
 <div class="grid">{{range .Panels}}<div>{{.}}</div>{{end}}</div>
 <figcaption>{{.Caption}}</figcaption>
+{{template "files" .Files}}
 </figure>
 {{end}}{{end}}
 
@@ -573,6 +572,7 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 {{if .Legend}}<div class="legend">{{.Legend}}</div>{{end}}
 {{if .Panels}}<div class="grid">{{range .Panels}}<div>{{.}}</div>{{end}}</div>{{else}}{{.SVG}}{{end}}
 <figcaption>{{.Caption}}</figcaption>
+{{template "files" .Files}}
 </figure>
 {{end}}{{end}}
 
@@ -581,6 +581,7 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 <h3>{{.Title}}</h3>
 <div class="grid">{{range .Panels}}<div>{{.}}</div>{{end}}</div>
 <figcaption>{{.Caption}}</figcaption>
+{{template "files" .Files}}
 </figure>
 {{end}}{{end}}
 
@@ -592,19 +593,22 @@ only runs of exactly these points (same resolved scenario, same cclab build) are
 {{range .CDFs}}<details>
 <summary>{{.Title}}</summary>
 <figure>
-{{.SVG}}
+{{if .Panels}}<div class="grid">{{range .Panels}}<div>{{.}}</div>{{end}}</div>{{else}}{{.SVG}}{{end}}
 <figcaption>{{.Caption}}</figcaption>
+{{template "files" .Files}}
 </figure>
 </details>
 {{end}}{{end}}
 
 {{if .Series}}<h2 id="series">Time series</h2>
-<p class="meta">First run (lowest seed) of each point and backend: throughput at the receiver, congestion window and smoothed RTT per flow
-(red crosses: intervals in which the sender declared a loss), and the bottleneck's queue length.</p>
+<p class="meta">Every run of each point, the backends overlaid on one panel per metric: throughput at the receiver, congestion window and
+smoothed RTT per flow, and the bottleneck's queue length. Each line is the median over a backend's runs (seeds) at each sample time,
+the shaded band spans their minimum to their maximum; simulator solid, live dashed.</p>
 {{range .Series}}<details>
-<summary>{{.Label}} — {{.Backend}}, seed {{.Seed}}</summary>
+<summary>{{.Label}} — {{.Runs}}</summary>
 <figure>
 {{.SVG}}
+{{template "files" .Files}}
 </figure>
 </details>
 {{end}}{{end}}
@@ -639,6 +643,7 @@ pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; 
 details { margin: 0.5em 0; } summary { cursor: pointer; }
 .meta { color: #555; font-size: 0.9em; }
 </style>{{end}}
+{{define "files"}}{{if .}}<p class="meta">As files: {{range $i, $f := .}}{{if $i}}, {{end}}<a href="{{$f}}">{{$f}}</a>{{end}}</p>{{end}}{{end}}
 {{define "table"}}<p class="meta">{{.Caption}}</p>
 <table>
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -227,11 +228,13 @@ func TestWriteReport(t *testing.T) {
 	if strings.Contains(html, ">Per flow</h2>") {
 		t.Errorf("a one-flow experiment has a per-flow table")
 	}
-	// 12 points × 2 backends of time series, 3 distributions (one per
-	// controller) and the resolved settings are collapsible.
-	if got := strings.Count(html, "<details>"); got != 24+3+1 {
-		t.Errorf("collapsible elements: got %d, want 24 time series + 3 distributions + settings", got)
+	// 12 points' time series (both backends on one figure), 3
+	// distributions (one per controller) and the resolved settings are
+	// collapsible.
+	if got := strings.Count(html, "<details>"); got != 12+3+1 {
+		t.Errorf("collapsible elements: got %d, want 12 time series + 3 distributions + settings", got)
 	}
+	checkSeriesAndFiles(t, html, filepath.Dir(path))
 	// Offline: no scripts and no external resources.
 	for _, bad := range []string{"<script", `src="http`, `href="http`, "<link ", "<img ", "NaN"} {
 		if strings.Contains(html, bad) {
@@ -360,5 +363,85 @@ flows: [{cc: [reno, cubic]}]
 		if !strings.Contains(s, "Ranked within the lines over the same network (rate="+rate+")") {
 			t.Errorf("rate=%s ranking: caption does not say which group it ranks within", rate)
 		}
+	}
+}
+
+// checkSeriesAndFiles: the time series overlay every seed of both backends
+// (a median line each, named with its run count), the distributions have
+// throughput, RTT and queueing-delay panels per controller, and every
+// figure is linked as an SVG file that exists.
+func checkSeriesAndFiles(t *testing.T, html, dir string) {
+	t.Helper()
+	series := section(t, html, "Time series")
+	for _, want := range []string{"simulator: 3 run(s), live: 3 run(s)", "simulator (median of 3)", "live (median of 3)"} {
+		if !strings.Contains(series, want) {
+			t.Errorf("time series: no %q", want)
+		}
+	}
+	dist := section(t, html, "Distributions")
+	for _, cc := range []string{"reno", "newreno", "cubic"} {
+		for _, panel := range []string{"throughput: ", "RTT: ", "queueing delay: "} {
+			if !strings.Contains(dist, ">"+panel+cc+"<") {
+				t.Errorf("distributions: no %q panel for %s", panel, cc)
+			}
+		}
+	}
+	links := regexp.MustCompile(`href="(figures/[^"]+\.svg)"`).FindAllStringSubmatch(html, -1)
+	if len(links) < 12+3*3 {
+		t.Errorf("figure files linked: %d, want at least one per time-series figure and per distribution panel", len(links))
+	}
+	for _, l := range links {
+		b, err := os.ReadFile(filepath.Join(dir, l[1]))
+		if err != nil || !strings.HasPrefix(string(b), "<?xml") || !strings.Contains(string(b), `xmlns="http://www.w3.org/2000/svg"`) {
+			t.Errorf("figure file %s: %v; want a standalone SVG document", l[1], err)
+		}
+	}
+}
+
+// TestStepTicks: a time axis gets 5 to 10 labelled ticks at a round step.
+func TestStepTicks(t *testing.T) {
+	for _, tc := range []struct{ min, max, step float64 }{{0, 3, 0.5}, {0, 15, 2}, {0, 120, 20}, {0.1, 0.9, 0.1}} {
+		var labels []float64
+		for _, tk := range (stepTicks{N: 10}).Ticks(tc.min, tc.max) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Value)
+			}
+		}
+		if len(labels) < 5 || len(labels) > 11 {
+			t.Errorf("ticks of [%g, %g]: %d labelled %v, want 5 to 11", tc.min, tc.max, len(labels), labels)
+		}
+		for i := 1; i < len(labels); i++ {
+			if math.Abs(labels[i]-labels[i-1]-tc.step) > 1e-9 {
+				t.Errorf("ticks of [%g, %g]: %v, want a step of %g", tc.min, tc.max, labels, tc.step)
+				break
+			}
+		}
+	}
+}
+
+// TestBand: the median and min–max band over runs, sample by sample; a
+// shorter run counts where it has samples.
+func TestBand(t *testing.T) {
+	runs := []*store.SeriesRecord{
+		{T: []float64{0.1, 0.2, 0.3}, V: []float64{1, 5, 9}},
+		{T: []float64{0.1, 0.2, 0.3}, V: []float64{3, 4, 8}},
+		{T: []float64{0.1, 0.2}, V: []float64{2, 6}},
+	}
+	b := band(runs)
+	for _, c := range []struct {
+		name      string
+		got, want []float64
+	}{
+		{"t", b.T, []float64{0.1, 0.2, 0.3}},
+		{"median", b.Med, []float64{2, 5, 8.5}},
+		{"min", b.Lo, []float64{1, 4, 8}},
+		{"max", b.Hi, []float64{3, 6, 9}},
+	} {
+		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
+			t.Errorf("band %s: got %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if b.Runs != 3 {
+		t.Errorf("band runs: got %d, want 3", b.Runs)
 	}
 }
