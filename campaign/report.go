@@ -84,8 +84,10 @@ func ETHTransfers(sp *Spec, rows []Row) []studies.ETHTransfer {
 
 // WriteReport writes the campaign's ETH analysis (studies.WriteETHReport) of
 // its stored transfers, with the campaign, spec digest, database, period
-// and the transfers' states as the report's header lines.
-func WriteReport(w io.Writer, sp *Spec, db string, rows []Row) error {
+// and the transfers' states as the report's header lines, then the
+// per-path table and plots and, when cs is not empty, the replay against
+// the measurement (StoredComparisons).
+func WriteReport(w io.Writer, sp *Spec, db string, rows []Row, cs []Comparison) error {
 	lines, err := Summarize(sp, rows)
 	if err != nil {
 		return err
@@ -114,5 +116,9 @@ func WriteReport(w io.Writer, sp *Spec, db string, rows []Row) error {
 		{"period", period},
 		{"path groups", "intra: both hosts in one group; inter: different groups (the spec's hosts[].group)"},
 	}
-	return studies.WriteETHReport(w, sp.Name, meta, ETHTransfers(sp, rows))
+	tables, figs, err := pathSections(sp, rows, cs)
+	if err != nil {
+		return err
+	}
+	return studies.WriteETHReportWith(w, sp.Name, meta, ETHTransfers(sp, rows), tables, figs)
 }

@@ -68,13 +68,26 @@ func TestETHTransfersAndReport(t *testing.T) {
 		t.Errorf("intra transfers: got %d, want %d (groups %v)", got, want, groups)
 	}
 	var b bytes.Buffer
-	if err := WriteReport(&b, s, "c.db", rows); err != nil {
+	if err := WriteReport(&b, s, "c.db", rows, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"test (spec digest " + s.Digest(), "72 planned", "intra", "inter", "<table"} {
+	for _, want := range []string{"test (spec digest " + s.Digest(), "72 planned", "intra", "inter", "<table", "<h2>Per path and variant</h2>"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	// One row per path and variant (12 paths × 3 variants), each with its
+	// own 2 transfers (rounds): 8 Mbit/s every time.
+	if got, want := strings.Count(b.String(), "<td>2</td><td>0</td><td>8.000 Mbit/s ± 0.000 Mbit/s</td>"), 12*3; got != want {
+		t.Errorf("per-path rows with goodput 8 Mbit/s: got %d, want %d", got, want)
+	}
+	// A figure per path: the goodput CDF, and the qlog series where the
+	// transfers had qlogs (the 8 inter paths).
+	if got, want := strings.Count(b.String(), "<h2>Path h"), 12; got != want {
+		t.Errorf("path figures: got %d, want %d", got, want)
+	}
+	if strings.Contains(b.String(), "Replay against measurement") {
+		t.Errorf("report has a replay table without a replay")
 	}
 }
 

@@ -419,7 +419,7 @@ func testReportFromStore(t *testing.T, newDB func(t *testing.T) string) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := WriteReport(&b, s, db, rows); err != nil {
+	if err := WriteReport(&b, s, db, rows, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "24 planned (2 rounds × 6 pairs × 2 variants): 24 done, 0 failed, 0 pending") {
@@ -499,7 +499,7 @@ func TestUnauthorizedCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := WriteReport(&b, s, db, rows); err != nil {
+	if err := WriteReport(&b, s, db, rows, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "unauthorized 12") {

@@ -1,9 +1,11 @@
 package campaign
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +75,21 @@ func TestValidateSimulatedCampaign(t *testing.T) {
 	}
 	if len(again) != len(cs) || again[0].Goodput.Ratio != cs[0].Goodput.Ratio {
 		t.Errorf("stored comparisons: %d, first ratio %v; want %d, %v", len(again), again[0].Goodput.Ratio, len(cs), cs[0].Goodput.Ratio)
+	}
+	var b bytes.Buffer
+	if err := WriteReport(&b, sp, "v.db", rows, again); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	if !strings.Contains(html, "<h2>Replay against measurement (cclab campaign validate)</h2>") {
+		t.Errorf("report lacks the replay table")
+	}
+	if got, want := strings.Count(html, "<td>simulator</td>"), len(cs); got != want {
+		t.Errorf("replay rows: got %d, want %d", got, want)
+	}
+	// Per path: the goodput CDF and the qlog series (cwnd and SRTT panels).
+	if got, want := strings.Count(html, "<svg"), len(sp.Pairs)*3; got < want {
+		t.Errorf("plots: got %d SVGs, want at least %d (per path a CDF and two series panels)", got, want)
 	}
 }
 

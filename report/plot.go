@@ -210,7 +210,11 @@ const maxCDFPoints = 200
 
 // cdfSVG plots empirical CDFs of the curves' samples (multiplied by scale).
 func cdfSVG(title, xlabel string, scale float64, curves []cdfCurve) (string, error) {
-	p := NewPlot(title, xlabel, "fraction of intervals ≤ x")
+	return cdfSVGOf(title, xlabel, "fraction of intervals ≤ x", scale, curves)
+}
+
+func cdfSVGOf(title, xlabel, ylabel string, scale float64, curves []cdfCurve) (string, error) {
+	p := NewPlot(title, xlabel, ylabel)
 	p.Legend.Top = false
 	p.Legend.Left = false
 	p.Legend.TextStyle.Font.Size = vg.Points(8)

@@ -180,7 +180,12 @@ func runCampaignReport(args []string) int {
 	if path == "" {
 		path = filepath.Join("reports", sp.Name, "campaign.html")
 	}
-	if err := writeFileWith(path, func(w io.Writer) error { return campaign.WriteReport(w, sp, c.dbName(sp), rows) }); err != nil {
+	cs, err := storedComparisons(c, sp, rows)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cclab campaign report:", err)
+		return 1
+	}
+	if err := writeFileWith(path, func(w io.Writer) error { return campaign.WriteReport(w, sp, c.dbName(sp), rows, cs) }); err != nil {
 		fmt.Fprintln(os.Stderr, "cclab campaign report:", err)
 		return 1
 	}
@@ -215,6 +220,17 @@ func runCampaignProfile(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// storedComparisons is the newest stored replay of the campaign against
+// its rows (campaign validate), none when it was never validated.
+func storedComparisons(c campaignFlags, sp *campaign.Spec, rows []campaign.Row) ([]campaign.Comparison, error) {
+	st, err := c.open(sp, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return campaign.StoredComparisons(context.Background(), st.SQL, sp, rows)
 }
 
 // writeFileWith writes a file (creating its directory) with write.

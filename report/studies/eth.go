@@ -574,13 +574,21 @@ func ethTables(ts []ETHTransfer, suffix string) []report.Table {
 // byte and the unnecessary share, timeouts per transfer by cause, loss-rate bins (<10% and above).
 // meta lists key/value lines shown under the title (e.g. the campaign, its spec digest, the period).
 func WriteETHReport(w io.Writer, title string, meta [][2]string, ts []ETHTransfer) error {
+	return WriteETHReportWith(w, title, meta, ts, nil, nil)
+}
+
+// WriteETHReportWith is WriteETHReport with further tables and figures
+// after the analysis (the campaign report's per-path tables and plots).
+func WriteETHReportWith(w io.Writer, title string, meta [][2]string, ts []ETHTransfer, tables []report.Table, figures []report.Figure) error {
 	page := struct {
-		Title  string
-		Meta   [][2]string
-		N      int
-		Failed int
-		Tables []report.Table
-	}{Title: title, Meta: meta, N: len(ts), Tables: ethTables(ts, "")}
+		Title   string
+		Meta    [][2]string
+		N       int
+		Failed  int
+		Tables  []report.Table
+		Extra   []report.Table
+		Figures []report.Figure
+	}{Title: title, Meta: meta, N: len(ts), Tables: ethTables(ts, ""), Extra: tables, Figures: figures}
 	for _, t := range ts {
 		if t.Failed {
 			page.Failed++
@@ -605,7 +613,12 @@ var ethTemplate = template.Must(template.Must(report.ReportTemplate.Clone()).New
 {{range .Tables}}<h2>{{.Title}}</h2>
 {{template "table" .}}
 {{else}}<p>No transfers.</p>{{end}}
-</body>
+{{range .Extra}}<h2>{{.Title}}</h2>
+{{template "table" .}}
+{{end}}{{range .Figures}}<h2>{{.Title}}</h2>
+<figure>{{if .Panels}}<div class="grid">{{range .Panels}}<div>{{.}}</div>{{end}}</div>{{else}}{{.SVG}}{{end}}
+<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}</body>
 </html>`))
 
 // ETHRunTransfers converts the measured stream flows of a stored run to
