@@ -37,12 +37,16 @@ func ScaleScenario() scenario.Simple {
 		Warmup:   50 * time.Second,
 		Seed:     1,
 		Traffic:  "onoff:size=pareto(48kB/1.2),off=exp(15s)",
-		UDP:      "udponoff:rate=2Mbit,size=1000,on=exp(1s),off=exp(4s)",
+		UDP:      fmt.Sprintf(scaleUDP, 2e6),
 		UDPFlows: 10,
 		Stagger:  time.Second,
 		CC:       []string{"reno"},
 	}
 }
+
+// scaleUDP is the scale benchmark's UDP generator with its ON rate, bits/s,
+// to fill in.
+const scaleUDP = "udponoff:rate=%.0fbit,size=1000,on=exp(1s),off=exp(4s)"
 
 // runScale runs ScaleScenario (with -duration, -seed, -rate, -cc, -traffic
 // overriding it if given) through the plan and the simulator's runner, as
@@ -195,8 +199,11 @@ func scaleRun(sc scenario.Simple, hash bool) (scaleResult, error) {
 // counts with a fixed share of the bottleneck per flow (the benchmark's:
 // 45 Mbit/s for its 1,500 stream flows per hop), one after the other in
 // this process, and prints CPU per event and heap per flow for each, and
-// their ratios to the first size's. A size n has n/2-10 end-to-end flows,
-// n/4 cross flows per hop and the 10 UDP flows (n in all, 2 hops). Every
+// their ratios to the first size's; with the idle heap per flow, the idle
+// heap added per flow since the first size (the slope, without the run's
+// fixed part: engine, pool, collector, plan). A size n has n/2-10 end-to-end flows,
+// n/4 cross flows per hop and the 10 UDP flows (n in all, 2 hops), whose
+// ON rate scales with the link's. Every
 // size simulates -duration, so each flow fires about as many events at
 // every size (its start-up, first connections included); a size is run
 // largest/n times over (its CPU and events summed) so that each size fires
@@ -215,12 +222,13 @@ func scaleSweep(sc scenario.Simple, sizes string) int {
 	share := sc.Rate / float64(base.Flows+base.Cross) // per stream flow on a hop
 	fmt.Printf("scale sweep: chain hops=%d, %.1f kbit/s per stream flow per hop, %v simulated per run, seed %d, GOMAXPROCS %d\n",
 		sc.Hops, share/1e3, sc.Duration, sc.Seed, runtime.GOMAXPROCS(0))
-	fmt.Println("flows  runs  events     CPU s   CPU ns/event  ×first  idle KiB/flow  peak KiB/flow")
+	fmt.Println("flows  runs  events     CPU s   CPU ns/event  ×first  idle KiB/flow  (added per flow)  peak KiB/flow")
 	largest := slices.Max(ns)
-	var first float64
+	var first scaleResult
 	for i, n := range ns {
 		sc.Flows, sc.Cross, sc.UDPFlows = n/2-10, n/4, 10
 		sc.Rate = share * float64(sc.Flows+sc.Cross)
+		sc.UDP = fmt.Sprintf(scaleUDP, 2e6*sc.Rate/base.Rate) // the UDP flows' share of the link as in the benchmark
 		runs := (largest + n - 1) / n
 		var sum scaleResult
 		for k := range runs {
@@ -238,10 +246,14 @@ func scaleSweep(sc scenario.Simple, sizes string) int {
 			}
 		}
 		if i == 0 {
-			first = sum.nsPerEvent()
+			first = sum
 		}
-		fmt.Printf("%5d  %4d  %9d  %6.2f  %12.0f  %6.2f  %13.1f  %13.1f\n", n, runs, sum.events, sum.cpu.Seconds(), sum.nsPerEvent(),
-			sum.nsPerEvent()/first, sum.idlePerFlow()/1024, sum.peakPerFlow()/1024)
+		added := "-"
+		if sum.flows != first.flows { // the idle heap's growth per flow added since the first size: without the run's fixed part
+			added = fmt.Sprintf("%.1f", (float64(sum.idle)-float64(first.idle))/float64(sum.flows-first.flows)/1024)
+		}
+		fmt.Printf("%5d  %4d  %9d  %6.2f  %12.0f  %6.2f  %13.1f  %16s  %13.1f\n", n, runs, sum.events, sum.cpu.Seconds(), sum.nsPerEvent(),
+			sum.nsPerEvent()/first.nsPerEvent(), sum.idlePerFlow()/1024, added, sum.peakPerFlow()/1024)
 	}
 	return 0
 }
