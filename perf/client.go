@@ -36,7 +36,7 @@ type ClientConfig struct {
 	Recovery string        // recovery strategy at the sending side (default transport.DefaultRecovery)
 	MinRTO   time.Duration // 0: transport default
 	ECN      bool          // send ECT(0) and react to ECN-Echo
-	Size     int           // max datagram (UDP payload), bytes; 0: transport default
+	Size     int           // max datagram (UDP payload), bytes; 0: the transport default, raised by datagram size discovery (RFC 8899) up to the route's MTU
 	Reverse  bool          // the receiver sends
 	Seed     uint64        // pattern seed; 0: random
 	RateCap  float64       // -b: the sending application writes at most this many bits/s (iperf3's -b for TCP); 0: no cap; not with Reverse
@@ -62,6 +62,8 @@ type ClientConfig struct {
 	// MAC of this connection under this key (admission.go; cclab agent's
 	// data flows); the key itself is never sent.
 	AdmitKey []byte
+
+	pathMax int // the socket route's largest UDP payload (udp.Endpoint.PathMaxPayload), bytes; 0: unknown
 }
 
 // Validate checks the names and values of cfg and fills defaults. Unknown
@@ -169,6 +171,8 @@ func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.C
 	}
 	if c.Size > 0 {
 		tc.MaxDatagram = c.Size
+	} else if c.pathMax > tc.MaxDatagram {
+		tc.PLPMTUMax = c.pathMax // datagram size discovery (RFC 8899) up to the route's size
 	}
 	if c.Timeout > 0 {
 		tc.HandshakeTimeout = c.Timeout
@@ -197,6 +201,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	if owned {
 		defer ep.Close()
 	}
+	cfg.pathMax = ep.PathMaxPayload()
 
 	req := Request{V: Version, Reverse: cfg.Reverse, Seed: cfg.Seed, Test: cfg.Test}
 	if cfg.Flows > 1 {

@@ -139,7 +139,7 @@ func (r *Relay) buildPaths() error {
 // newHop builds hop i of direction dir: its link, whose events update the
 // hop's per-interval drop and sojourn tracking before Config.Sink sees them.
 func (r *Relay) newHop(dir, i int, hc link.Config, rnd *rand.Rand) (*hop, error) {
-	h := &hop{dir: dir, idx: i}
+	h := &hop{dir: dir, idx: i, mtu: hc.MTU}
 	index := int32(dir*1000 + i)
 	if i < len(r.cfg.Links[dir]) {
 		index = r.cfg.Links[dir][i]

@@ -270,6 +270,10 @@ const (
 // the first hop of its path. Called with mu held.
 func (r *Relay) receive(cl *client, dir int, b []byte, cp ecn.Codepoint, now clock.Time) {
 	size := len(b)
+	if size > r.cfg.BufSize {
+		r.cnt.Oversize++ // (read whole from a GRO buffer, larger than any packet buffer)
+		return
+	}
 	if !r.active {
 		r.active, r.firstAt = true, now
 	}

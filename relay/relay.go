@@ -43,6 +43,7 @@ type hop struct {
 	l     *link.Link
 	dir   int
 	idx   int
+	mtu   int // the hop's configured MTU, bytes: larger packets are dropped (0: none configured, no limit)
 	cross []*crossSource
 	// per-interval tracking
 	prev       link.Stats

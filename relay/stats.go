@@ -193,6 +193,9 @@ func (r *Relay) writeSummary(now clock.Time) {
 	if r.packet {
 		fmt.Fprintf(w, ", malformed %d", c.Malformed)
 	}
+	if c.MTUDrops > 0 || c.Oversize > 0 {
+		fmt.Fprintf(w, ", MTU drops %d, oversize %d", c.MTUDrops, c.Oversize)
+	}
 	fmt.Fprintln(w)
 }
 
@@ -212,6 +215,8 @@ type Counters struct {
 	Evicted       int64    `json:"evicted"`        // client sessions replaced by a new client (MaxClientsPerHost, or MaxClients and EvictIdle)
 	Orphans       int64    `json:"orphans"`        // packets whose client session ended while they were in the links
 	Malformed     int64    `json:"malformed"`      // packet mode: packets that are not IPv4 or IPv6 (dropped)
+	Oversize      int64    `json:"oversize"`       // datagrams longer than Config.BufSize (dropped)
+	MTUDrops      int64    `json:"mtu_drops"`      // datagrams dropped at a hop whose configured MTU their size on the link exceeds
 	ReadCalls     int64    `json:"read_calls"`     // batched reads that returned datagrams (recvmmsg calls on UDP sockets)
 	WriteCalls    int64    `json:"write_calls"`    // batched writes (sendmmsg calls on UDP sockets: up to 64 entries, each a datagram or a GSO run)
 	GROReads      int64    `json:"gro_reads"`      // reads that held several datagrams coalesced by the kernel (UDP GRO)

@@ -27,6 +27,11 @@ func (r *Relay) runCross(h *hop, now clock.Time) {
 }
 
 func (r *Relay) sendHop(h *hop, at clock.Time, p *qdisc.Packet) {
+	if h.mtu > 0 && p.Size > h.mtu {
+		r.cnt.MTUDrops++ // the hop's path MTU: no fragmentation, the datagram is lost (RFC 8899 §4.3's black hole)
+		r.putPkt(p)
+		return
+	}
 	r.runCross(h, at)
 	h.l.Send(at, p)
 }

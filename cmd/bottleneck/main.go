@@ -224,7 +224,7 @@ var hopFields = []struct{ key, help string }{
 	{"loss", "random loss: 0.02, bernoulli:p=0.02 or ge:p=0.01,r=0.3,h=0,k=1 (default none)"},
 	{"queue", "queue discipline spec, e.g. droptail:20p, red:min=5,max=15,maxp=0.1,ecn, drr:quantum=1500, codel (default droptail)"},
 	{"trace", "Mahimahi trace file of delivery opportunities (instead of -rate)"},
-	{"mtu", "bytes per trace delivery opportunity and mean packet size for the queue (default 1500)"},
+	{"mtu", "bytes per trace delivery opportunity and mean packet size for the queue (default 1500); when given, also the path MTU: a packet larger on the link (UDP payload plus IP/UDP overhead) is dropped"},
 }
 
 // hopFlagName names the hop flag a link error is about ("link: Rate ..." with

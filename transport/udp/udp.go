@@ -95,9 +95,16 @@ type Config struct {
 
 // Endpoint is a transport.Endpoint running on a socket.
 type Endpoint struct {
-	l  *loop
-	ep *transport.Endpoint
+	l       *loop
+	ep      *transport.Endpoint
+	pathMax int // DialSocket: the route's largest UDP payload, bytes (0: unknown)
 }
+
+// PathMaxPayload returns the largest UDP payload the route of a socket
+// opened by DialSocket carries (its MTU less the IP and UDP headers), the
+// limit for datagram size discovery (transport.Config.PLPMTUMax), bytes;
+// 0 if unknown (a listening socket, or not Linux).
+func (e *Endpoint) PathMaxPayload() int { return e.pathMax }
 
 // DefaultRecvBuffer is the socket receive buffer an Endpoint asks for,
 // bytes: with the kernel's overhead of about one extra 1 KiB per 1200-byte
@@ -126,7 +133,14 @@ func DialSocket(remote string, cfg Config) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The route's largest payload (datagram size discovery's limit): the
+	// send buffers must hold it.
+	pathMax := netio.PathMaxPayload(c)
+	if pathMax > max(cfg.SendBuf, DefaultSendBuf) {
+		cfg.SendBuf = pathMax
+	}
 	e := New(c, cfg)
+	e.pathMax = pathMax
 	e.l.mu.Lock()
 	e.l.onUnreachable = func(now clock.Time) {
 		// A connected socket has one peer: every connection ends.
