@@ -56,7 +56,8 @@ func TestScenarioDigests(t *testing.T) {
 			if i < len(got) {
 				g = got[i]
 			}
-			t.Fatalf("%s:%d:\n got %s\nwant %s", file, i+1, g, w)
+			t.Fatalf("%s:%d:\n got %s\nwant %s\n(a built-in experiment changed on purpose: check that only its lines change, "+
+				"then go test ./experiments -run TestScenarioDigests -update)", file, i+1, g, w)
 		}
 	}
 	if len(got) != strings.Count(string(want), "\n")+1 {
