@@ -13,8 +13,12 @@ import (
 // looks up the key an Initial names in its key file and refuses
 // unauthenticated flows unless AllowUnauthenticated.
 
-// AuthCipher names the AEAD of authenticated flows.
-const AuthCipher = "AES-128-GCM"
+// The AEADs of authenticated flows: authentication only (the default), or
+// with encryption too (-psk-encrypt).
+const (
+	AuthCipher    = "AES-128-GMAC"
+	EncryptCipher = "AES-128-GCM"
+)
 
 // AuthResult is one end's account of an authenticated flow: the packets
 // its transport dropped because they failed authentication (forged or
@@ -26,16 +30,25 @@ type AuthResult struct {
 }
 
 // authResult returns the account of a flow (nil unless authenticated).
-func authResult(authenticated bool, failed, replayed uint64) *AuthResult {
+func authResult(authenticated, encrypted bool, failed, replayed uint64) *AuthResult {
 	if !authenticated {
 		return nil
 	}
-	return &AuthResult{Cipher: AuthCipher, AuthFailed: failed, Replayed: replayed}
+	c := AuthCipher
+	if encrypted {
+		c = EncryptCipher
+	}
+	return &AuthResult{Cipher: c, AuthFailed: failed, Replayed: replayed}
 }
 
 // streamAuth returns a stream flow's account.
 func streamAuth(s transport.ConnStats) *AuthResult {
-	return authResult(s.Authenticated, s.AuthFailed, s.Replayed)
+	return authResult(s.Authenticated, s.Encrypted, s.AuthFailed, s.Replayed)
+}
+
+// dgramAuth returns a datagram-mode flow's account.
+func dgramAuth(s transport.DgramStats) *AuthResult {
+	return authResult(s.Authenticated, s.Encrypted, s.AuthFailed, s.Replayed)
 }
 
 // pskFor sets a client's key (the key file's first) in its transport

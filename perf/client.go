@@ -58,6 +58,7 @@ type ClientConfig struct {
 	Driver     udp.Config           // socket driver options when Endpoint is nil
 	Logf       func(string, ...any) // progress messages (may be nil)
 	Keys       *Keys                // -psk-file: authenticate the flows (and reverse requests) with the first key (may be nil)
+	Encrypt    bool                 // -psk-encrypt: with Keys, encrypt the flows' packets too
 	// AdmitKey, with Test, makes the Initial's request carry the admission
 	// MAC of this connection under this key (admission.go; cclab agent's
 	// data flows); the key itself is never sent.
@@ -183,6 +184,7 @@ func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.C
 	tc.Request = req.encode()
 	tc.Sink = sink
 	tc.PSK, tc.PSKName = pskFor(c.Keys)
+	tc.Encrypt = c.Encrypt
 	return tc
 }
 

@@ -43,6 +43,7 @@ type DgramClientConfig struct {
 	Endpoint   *udp.Endpoint // use this endpoint instead of opening a socket (may be nil)
 	Driver     udp.Config    // socket driver options when Endpoint is nil
 	Keys       *Keys         // -psk-file: authenticate the flow with the first key (may be nil)
+	Encrypt    bool          // -psk-encrypt: with Keys, encrypt the packets too
 }
 
 // Validate checks cfg and fills defaults.
@@ -98,6 +99,7 @@ func (c *DgramClientConfig) transportConfig() (transport.DgramConfig, error) {
 	}
 	tc.Request = Request{V: Version, Mode: ModeDatagram}.encode()
 	tc.PSK, tc.PSKName = pskFor(c.Keys)
+	tc.Encrypt = c.Encrypt
 	return tc, nil
 }
 
@@ -214,7 +216,7 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 	res.Acked, res.AckedECN, res.LostDeclared = s.Acked, s.AckedECN, s.Lost+s.LostRTO
 	res.Congestion, res.RTOs, res.AckLoss = s.Congestion, s.RTOs, s.AckLoss
 	res.MinRTTms, res.SRTTms = ms(s.MinRTT), ms(s.SRTT)
-	res.Auth = authResult(s.Authenticated, s.AuthFailed, s.Replayed)
+	res.Auth = dgramAuth(s)
 	res.Host = hw.report(RoleSender, func(r *hostlimit.Report) {
 		r.Generated, r.QueueDropped = s.Generated, s.QueueDropped
 		r.Uncontrolled = cfg.CC == transport.DgramCCNone

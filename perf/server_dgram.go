@@ -105,7 +105,7 @@ func (s *Server) serveDgram(ctx context.Context, c *udp.DgramConn) *pending {
 		}
 	}
 	sum.Bytes, sum.Seconds, sum.ThroughputBps, sum.Dgram = int64(m.Bytes), r.Seconds, r.ThroughputBps, r
-	sum.Auth = authResult(st.Authenticated, st.AuthFailed, st.Replayed)
+	sum.Auth = dgramAuth(st)
 	sum.Host = hw.report(RoleReceiver, func(h *hostlimit.Report) { h.RecvDropped += st.RecvDropped })
 	p.rep = Report{V: Version, Bytes: int64(m.Bytes), Seconds: r.Seconds, Dgram: r}
 	if rerr != nil {

@@ -68,13 +68,19 @@ const CloseAuthRequired = 2
 // sealer is one direction's AEAD: a key and a 12-byte IV whose last 8
 // bytes are XORed with the packet number and its fourth with the number
 // space to make each packet's nonce (as RFC 9001 §5.3 builds QUIC's).
+// Without enc it authenticates only: the whole packet is the associated
+// data and the plaintext is empty (GMAC, NIST SP 800-38D §3), so the tag
+// costs the GHASH pass alone; with enc the header is the associated data
+// and the rest is encrypted.
 type sealer struct {
 	aead  cipher.AEAD
+	enc   bool
 	iv    [12]byte
 	nonce [12]byte // scratch: a local would escape through the interface call
 }
 
-func (s *sealer) init(key, iv []byte) {
+func (s *sealer) init(key, iv []byte, enc bool) {
+	s.enc = enc
 	b, err := aes.NewCipher(key)
 	if err != nil {
 		panic(err) // a 16-byte key never fails
@@ -96,18 +102,30 @@ func (s *sealer) setNonce(space byte, pn uint64) []byte {
 	return s.nonce[:]
 }
 
-// seal encrypts b[hdr:n] in place, b[:hdr] its associated data, and
-// appends the tag; it returns the sealed length (b must hold it).
+// seal appends the tag of b[:n] (b must hold it): with enc, b[hdr:n] is
+// encrypted in place and b[:hdr] is the associated data; without, all of
+// b[:n] is. It returns the sealed length.
 func (s *sealer) seal(b []byte, hdr, n int, space byte, pn uint64) int {
-	s.aead.Seal(b[hdr:hdr], s.setNonce(space, pn), b[hdr:n], b[:hdr])
+	if !s.enc {
+		s.aead.Seal(b[n:n], s.setNonce(space, pn), nil, b[:n])
+	} else {
+		s.aead.Seal(b[hdr:hdr], s.setNonce(space, pn), b[hdr:n], b[:hdr])
+	}
 	return n + TagLen
 }
 
-// open authenticates and decrypts b (header b[:hdr], tag last) in place
-// and returns the plaintext length, or -1.
+// open checks the tag at the end of b (header b[:hdr]), decrypting in
+// place with enc, and returns the plain packet's length, or -1.
 func (s *sealer) open(b []byte, hdr int, space byte, pn uint64) int {
-	if len(b) < hdr+TagLen {
+	n := len(b) - TagLen
+	if n < hdr {
 		return -1
+	}
+	if !s.enc {
+		if _, err := s.aead.Open(nil, s.setNonce(space, pn), b[n:], b[:n]); err != nil {
+			return -1
+		}
+		return n
 	}
 	pt, err := s.aead.Open(b[hdr:hdr], s.setNonce(space, pn), b[hdr:], b[:hdr])
 	if err != nil {
@@ -164,6 +182,7 @@ type authState struct {
 	clientNonce [authNonceLen]byte
 	serverNonce [authNonceLen]byte
 	keyed       bool // the traffic keys are derived (server: at once; client: from the Accept)
+	encrypt     bool // the packets are encrypted too, not only authenticated (hs_flags bit 5)
 
 	tx, rx    sealer
 	acceptKey [32]byte            // the Accept's HMAC key
@@ -209,8 +228,8 @@ func (a *authState) derive(server bool, clientCID, serverCID, initialDCID uint64
 	if server {
 		c2s, s2c = s2c, c2s
 	}
-	c2s.init(expand(labelC2SKey, 16), expand(labelC2SIV, 12))
-	s2c.init(expand(labelS2CKey, 16), expand(labelS2CIV, 12))
+	c2s.init(expand(labelC2SKey, 16), expand(labelC2SIV, 12), a.encrypt)
+	s2c.init(expand(labelS2CKey, 16), expand(labelS2CIV, 12), a.encrypt)
 	copy(a.acceptKey[:], expand(labelAccept, 32))
 	copy(a.resetPad[:], expand(labelReset, resetTokenLen))
 	a.keyed = true
@@ -227,9 +246,9 @@ func hsTag(key []byte, label string, b []byte) [hsTagLen]byte {
 }
 
 // newClientAuth returns the state of a client dialling with key psk
-// (named name), its nonce drawn from rnd.
-func newClientAuth(psk []byte, name string, rnd io.Reader) *authState {
-	a := &authState{psk: append([]byte(nil), psk...), keyName: []byte(name)}
+// (named name; encrypt: ask for encryption too), its nonce drawn from rnd.
+func newClientAuth(psk []byte, name string, encrypt bool, rnd io.Reader) *authState {
+	a := &authState{psk: append([]byte(nil), psk...), keyName: []byte(name), encrypt: encrypt}
 	if _, err := io.ReadFull(rnd, a.clientNonce[:]); err != nil {
 		panic(err)
 	}

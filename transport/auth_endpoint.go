@@ -69,6 +69,9 @@ func (a *authState) signInitial(b []byte) {
 	_, off := varintAt(b, 2+2*cidLen+4)
 	_, off = varintAt(b, off)
 	b[off] |= hsAuth
+	if a.encrypt {
+		b[off] |= hsEncrypt
+	}
 	l, off := varintAt(b, off+1) // request
 	l, off = varintAt(b, off+int(l))
 	off += int(l) // token
@@ -87,6 +90,9 @@ func (a *authState) signAccept(b []byte, n int) int {
 	_, off := varintAt(b, 2+2*cidLen+8)
 	_, off = varintAt(b, off)
 	b[off] |= hsAuth
+	if a.encrypt {
+		b[off] |= hsEncrypt
+	}
 	if b[off]&hsReset != 0 {
 		for i := range resetTokenLen {
 			b[off+1+i] ^= a.resetPad[i]
@@ -112,6 +118,8 @@ func (h *connCommon) authAccept(p *packet, b []byte) (RejectReason, error) {
 	case p.hsFlags&hsAuth == 0:
 		a.failed++
 		return RejectAuth, ErrAuthDowngrade
+	case p.hsFlags&hsEncrypt != 0 != a.encrypt:
+		return RejectFlags, nil // not the echo of our Initial's bit 5
 	}
 	a.serverNonce = p.nonce
 	a.derive(false, h.localCID, p.scid, h.initialDCID)
@@ -156,7 +164,7 @@ func (e *Endpoint) authInitial(from netip.AddrPort, p *packet, b []byte, key []b
 		e.refuse(from, p, len(b), CloseAuthRequired)
 		return nil, false
 	}
-	return &authState{psk: append([]byte(nil), key...), clientNonce: p.nonce}, true
+	return &authState{psk: append([]byte(nil), key...), clientNonce: p.nonce, encrypt: p.hsFlags&hsEncrypt != 0}, true
 }
 
 // keyServer gives h, a server connection just accepted from Initial p, the

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -60,7 +61,7 @@ func TestHKDFVectors(t *testing.T) {
 // number into the IV.
 func TestSealerGCMVector(t *testing.T) {
 	var s sealer
-	s.init(unhex(t, "feffe9928665731c6d6a8f9467308308"), unhex(t, "cafebabefacedbaddecaf888"))
+	s.init(unhex(t, "feffe9928665731c6d6a8f9467308308"), unhex(t, "cafebabefacedbaddecaf888"), true)
 	aad := unhex(t, "feedfacedeadbeeffeedfacedeadbeefabaddad2")
 	pt := unhex(t, "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39")
 	want := "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091" +
@@ -81,6 +82,27 @@ func TestSealerGCMVector(t *testing.T) {
 	}
 	if got, want := hex.EncodeToString(s.setNonce(pnSpacePath, 0x0102)), "cafebabffacedbaddecaf98a"; got != want {
 		t.Errorf("nonce of Path packet 0x102: %s, want %s", got, want)
+	}
+	// Authentication only (GMAC): test case 1 (zero key and IV, nothing
+	// to encrypt or authenticate) gives the tag alone.
+	var g sealer
+	g.init(make([]byte, 16), make([]byte, 12), false)
+	tag := make([]byte, TagLen)
+	if n := g.seal(tag, 0, 0, pnSpaceShort, 0); n != TagLen || hex.EncodeToString(tag) != "58e2fccefa7e3061367f1d57a4e7455a" {
+		t.Errorf("GMAC of nothing: %d bytes %x, want 58e2fccefa7e3061367f1d57a4e7455a", n, tag)
+	}
+	// Authenticated, not encrypted: the packet stays readable, every byte
+	// is covered.
+	g.init(unhex(t, "feffe9928665731c6d6a8f9467308308"), unhex(t, "cafebabefacedbaddecaf888"), false)
+	p := append(append([]byte(nil), aad...), pt...)
+	p = append(p, make([]byte, TagLen)...)
+	n = g.seal(p, len(aad), len(aad)+len(pt), pnSpaceShort, 9)
+	if !bytes.Equal(p[len(aad):len(aad)+len(pt)], pt) {
+		t.Error("authentication-only sealing changed the payload")
+	}
+	p[len(aad)+3] ^= 1
+	if g.open(p[:n], len(aad), pnSpaceShort, 9) >= 0 {
+		t.Error("a changed payload opened")
 	}
 }
 
@@ -175,20 +197,30 @@ func (n *anet) transfer(cfg Config, size int64, limit time.Duration) (cli, srv *
 }
 
 // TestAuthTransfer: an authenticated transfer over a lossy path completes
-// verified, with the MSS 16 bytes smaller, nothing failing authentication,
-// and no packet readable on the wire.
+// verified, with the MSS 16 bytes smaller and nothing failing
+// authentication; with Encrypt no stream byte is readable on the wire.
 func TestAuthTransfer(t *testing.T) {
+	for _, encrypt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("encrypt=%v", encrypt), func(t *testing.T) { testAuthTransfer(t, encrypt) })
+	}
+}
+
+func testAuthTransfer(t *testing.T, encrypt bool) {
 	path := pathModel{Delay: 10 * time.Millisecond, Rate: 20e6, QueueBytes: 60_000, Loss: 0.01}
 	n := newAnet(t, path, EndpointConfig{PSK: keyring})
 	pattern := make([]byte, 64)
 	NewPatternSource(42).Fill(100_000, pattern)
+	readable := 0
 	n.deliver = func(from int, _ netip.AddrPort, b []byte) bool {
 		if bytes.Contains(b, pattern[:16]) {
-			t.Errorf("stream bytes readable in a datagram of endpoint %d", from)
+			readable++
 		}
 		return true
 	}
-	cli, srv := n.transfer(Config{PSK: authKey, PSKName: "k1"}, 1<<20, time.Minute)
+	cli, srv := n.transfer(Config{PSK: authKey, PSKName: "k1", Encrypt: encrypt}, 1<<20, time.Minute)
+	if encrypt == (readable > 0) {
+		t.Errorf("encrypt %v: %d datagrams with readable stream bytes", encrypt, readable)
+	}
 	if srv == nil || !cli.Done() || !srv.Done() || cli.Err() != nil || srv.Err() != nil {
 		t.Fatalf("transfer: client err %v, server %v", cli.Err(), srv)
 	}

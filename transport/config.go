@@ -114,11 +114,15 @@ type Config struct {
 	// under keys derived from it. A client dials with it (and ends with
 	// ErrAuthDowngrade if the answer is not authenticated); a server's
 	// Configure sets it to require that key of the connection. At least
-	// MinPSK bytes. Not taken from the endpoint's Defaults.
+	// MinPSK bytes. Not taken from the endpoint's Defaults. The packets
+	// are authenticated (AES-128-GMAC), and encrypted too with Encrypt.
 	PSK []byte
 	// PSKName is the key's name a client's Initial carries, so the server
 	// finds it (EndpointConfig.PSK); at most MaxKeyName bytes.
 	PSKName string
+	// Encrypt, with PSK, has a client ask for its packets to be encrypted
+	// as well as authenticated (the server follows the client's choice).
+	Encrypt bool
 
 	IdleTimeout      time.Duration // fail with ErrIdleTimeout after this long without a datagram (default 2 min; keep it above MaxRTO)
 	HandshakeTimeout time.Duration // fail with ErrHandshakeTimeout if no Accept arrives (default 10 s)

@@ -107,6 +107,7 @@ type DgramConfig struct {
 	Request          []byte        // client: opaque application request carried in the Initial
 	PSK              []byte        // authenticates the connection (as Config.PSK)
 	PSKName          string        // client: the key's name (as Config.PSKName)
+	Encrypt          bool          // client, with PSK: encrypt the packets too (as Config.Encrypt)
 	IdleTimeout      time.Duration // default 2 min
 	HandshakeTimeout time.Duration // default 10 s
 	Sink             event.Sink    // events of this connection; nil: the endpoint's Sink
@@ -204,6 +205,7 @@ type DgramStats struct {
 	RecvLost      uint64  // peer packets missing from its sequence so far (gaps not filled by reordering): loss in the network
 	AcksSent      uint64  // packets with an ACK section sent
 	Authenticated bool    // the connection is authenticated (a pre-shared key: auth.go)
+	Encrypted     bool    // its packets are encrypted too (DgramConfig.Encrypt)
 	AuthFailed    uint64  // packets dropped because authentication failed (forged or corrupt)
 	Replayed      uint64  // packets dropped as replays (seen before, or older than the replay window)
 	VecForgot     uint64  // receive state dropped because the Ack Vector span exceeded its bound
@@ -406,6 +408,7 @@ func (c *DgramConn) Stats() DgramStats {
 	s.VecForgot = c.vec.forgot
 	s.AuthFailed, s.Replayed = c.auth.counts()
 	s.Authenticated = c.auth != nil && c.auth.keyed
+	s.Encrypted = s.Authenticated && c.auth.encrypt
 	s.VecSpan = c.vec.span()
 	if c.tf.rx != nil {
 		s.LossEvents, s.LossEventRate = c.tf.rx.LossEvents(), c.tf.rx.LossEventRate()

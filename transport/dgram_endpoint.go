@@ -58,7 +58,7 @@ func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfi
 	c := newDgramConn(e, cfg, now)
 	c.dial(peer, cfg.Request)
 	if cfg.PSK != nil {
-		c.auth = newClientAuth(cfg.PSK, cfg.PSKName, e.entropy())
+		c.auth = newClientAuth(cfg.PSK, cfg.PSKName, cfg.Encrypt, e.entropy())
 	}
 	e.dg.sch.add(c)
 	e.dg.byCID[c.localCID] = c

@@ -176,7 +176,7 @@ func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn,
 	c := newConn(e, cfg, sp, now)
 	c.dial(peer, cfg.Request)
 	if cfg.PSK != nil {
-		c.auth = newClientAuth(cfg.PSK, cfg.PSKName, e.entropy())
+		c.auth = newClientAuth(cfg.PSK, cfg.PSKName, cfg.Encrypt, e.entropy())
 	}
 	if cfg.SealRequest != nil {
 		r := cfg.SealRequest(c.id, c.initialDCID, c.request)

@@ -49,6 +49,7 @@ type ConnStats struct {
 	Rebinds             uint64 // peer address changes followed after path validation (NAT rebinding)
 	PathChallenges      uint64 // path challenges sent to a new peer address (path.go)
 	Authenticated       bool   // the connection is authenticated (a pre-shared key: auth.go)
+	Encrypted           bool   // its packets are encrypted too (Config.Encrypt)
 	AuthFailed          uint64 // packets of this connection dropped because authentication failed (forged or corrupt)
 	Replayed            uint64 // packets of this connection dropped as replays (seen before, or older than the replay window)
 
@@ -95,6 +96,7 @@ func (c *Conn) Stats() ConnStats {
 	s.Rebinds, s.PathChallenges = c.path.rebinds, c.path.challenges
 	s.AuthFailed, s.Replayed = c.auth.counts()
 	s.Authenticated = c.auth != nil && c.auth.keyed
+	s.Encrypted = s.Authenticated && c.auth.encrypt
 	s.ECN = c.ecnOn
 	if c.hashSent != nil {
 		copy(s.SentDigest[:], c.hashSent.Sum(nil))

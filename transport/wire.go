@@ -67,12 +67,13 @@ const nBlocksDSACK = 0x80
 
 // Handshake flag bits (Initial and Accept).
 const (
-	hsECN   = 0x01 // the sender is ECN-capable and wants ECN
-	hsDgram = 0x02 // datagram mode (dgram.go): the connection is a DgramConn, not a stream
-	hsDSACK = 0x04 // the sender of this handshake packet wants D-SACK blocks for the data it sends (RFC 2883)
-	hsReset = 0x08 // Initial: the client takes a stateless-reset token; Accept: the token follows hs_flags (reset.go)
-	hsAuth  = 0x10 // authenticated connection (auth.go): the Initial's and the Accept's auth sections follow
-	hsKnown = 0x1f
+	hsECN     = 0x01 // the sender is ECN-capable and wants ECN
+	hsDgram   = 0x02 // datagram mode (dgram.go): the connection is a DgramConn, not a stream
+	hsDSACK   = 0x04 // the sender of this handshake packet wants D-SACK blocks for the data it sends (RFC 2883)
+	hsReset   = 0x08 // Initial: the client takes a stateless-reset token; Accept: the token follows hs_flags (reset.go)
+	hsAuth    = 0x10 // authenticated connection (auth.go): the Initial's and the Accept's auth sections follow
+	hsEncrypt = 0x20 // with hsAuth: the packets are encrypted too (Initial: asked; Accept: echoed)
+	hsKnown   = 0x3f
 )
 
 // Fixed header sizes, bytes.

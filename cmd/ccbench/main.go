@@ -39,13 +39,14 @@ func main() {
 
 // variant is one cclab configuration measured against quic-go.
 type variant struct {
-	name   string
-	driver udp.Config
-	srv    *perf.Server
-	keys   *perf.Keys // -psk: the twin that authenticates its flows (both ends hold keys)
-	base   *variant   // -psk: the unauthenticated variant this one is the twin of
-	bps    []float64
-	cpu    []float64 // process CPU seconds per GiB of each transfer
+	name    string
+	driver  udp.Config
+	srv     *perf.Server
+	keys    *perf.Keys // -psk: the twin that authenticates its flows (both ends hold keys)
+	encrypt bool       // -psk-encrypt: the twin encrypts too
+	base    *variant   // -psk: the unauthenticated variant this one is the twin of
+	bps     []float64
+	cpu     []float64 // process CPU seconds per GiB of each transfer
 }
 
 // options are ccbench's flags.
@@ -129,6 +130,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []
 	fs.StringVar(&o.quicProf, "quic-cpuprofile", "", "write a CPU profile of the first quic-go transfer to this file")
 	fs.IntVar(&o.top, "top", 25, "functions to print from the profile")
 	fs.StringVar(&o.only, "only", "", "run only one stack: cclab or quic")
+	encrypt := fs.Bool("psk-encrypt", false, "with -psk: the twins encrypt their packets too (AES-128-GCM), not only authenticate them (AES-128-GMAC)")
 	psk := fs.Bool("psk", false, "also run each cclab variant authenticated (a fresh pre-shared key at both ends: AES-128-GCM on every packet), as the variant's -psk twin in the same rounds, and print the authenticated/unauthenticated ratios")
 	cli.AddVersion(fs, stdout)
 	if code, ok := cli.Parse(fs, args); !ok {
@@ -165,7 +167,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []
 			return o, nil, 1, false
 		}
 		for _, v := range variants[:len(variants):len(variants)] {
-			variants = append(variants, &variant{name: v.name + "-psk", driver: v.driver, keys: keys, base: v})
+			variants = append(variants, &variant{name: v.name + "-psk", driver: v.driver, keys: keys, encrypt: *encrypt, base: v})
 		}
 	}
 	return o, variants, 0, true
@@ -180,7 +182,7 @@ func runRounds(ctx context.Context, o options, variants []*variant, cclabProf, q
 			cclabProf.resume()
 			cpu := startCPU()
 			res, err := perf.Run(ctx, perf.ClientConfig{Addr: v.srv.Addr().String(), Bytes: o.n, CC: o.cc,
-				Recovery: o.recovery, Size: o.size, Driver: v.driver, Keys: v.keys})
+				Recovery: o.recovery, Size: o.size, Driver: v.driver, Keys: v.keys, Encrypt: v.encrypt})
 			c := cpu.perGiB(o.n)
 			cclabProf.pause()
 			if err != nil {

@@ -74,6 +74,7 @@ func (d *durFlag) Set(s string) error {
 // opts are the sender's flags.
 type opts struct {
 	addr, cc, recovery, mode, qlogDir, drop, pskFile string
+	pskEncrypt                                       bool
 	port, parallel, size, queue                      int
 	bidir, jsonOut, reverse, ecn, udp, verbose       bool
 	iperfUnits                                       bool
@@ -105,7 +106,8 @@ func newFlags(stdout, stderr io.Writer) (*flag.FlagSet, *opts) {
 	fs.BoolVar(&o.udp, "udp", false, "datagram mode, as iperf3's -u (same as -mode datagram)")
 	fs.IntVar(&o.queue, "queue", 0, "datagram mode: send queue limit, datagrams (default 64)")
 	fs.StringVar(&o.drop, "drop", "newest", "datagram mode: which datagram a full send queue drops, newest or oldest")
-	fs.StringVar(&o.pskFile, "psk-file", "", "pre-shared key file: the first key authenticates the flows (AES-128-GCM data path, both modes) and, with -R, answers the receiver's challenge (see docs/security.md)")
+	fs.StringVar(&o.pskFile, "psk-file", "", "pre-shared key file: the first key authenticates the flows (AES-128-GMAC on every packet, both modes) and, with -R, answers the receiver's challenge (see docs/security.md)")
+	fs.BoolVar(&o.pskEncrypt, "psk-encrypt", false, "with -psk-file: encrypt the packets too (AES-128-GCM), not only authenticate them")
 	fs.BoolVar(&o.verbose, "verbose", false, "print the version, the host and progress messages on stderr, as iperf3's -V")
 	fs.BoolVar(&o.iperfUnits, "iperf3-units", false, "-n's K, M, G, T are powers of 2^10, as iperf3's (-n 20M = 20 MiB); without it they are powers of 10^3")
 	fs.Var(cli.Rate(&o.rate), "rate", "datagram mode: application rate, payload bits/s with units (10Mbit), 0: greedy, needed by -cc none; stream mode: a cap on the sending application's rate, as iperf3's -b for TCP")
@@ -157,6 +159,10 @@ func Sender(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, buildinfo.Read().Line("sender"))
 	}
 	var keys *perf.Keys
+	if o.pskEncrypt && o.pskFile == "" {
+		fmt.Fprintln(stderr, "sender: -psk-encrypt needs -psk-file (the key that authenticates and encrypts)")
+		return 2
+	}
 	if o.pskFile != "" {
 		var err error
 		if keys, err = perf.LoadKeyFile(o.pskFile); err != nil {
@@ -171,13 +177,13 @@ func Sender(args []string, stdout, stderr io.Writer) int {
 		}
 		return runDgram(perf.DgramClientConfig{Addr: o.addr, Duration: o.dur.d, CC: ccSpec, Size: o.size, Rate: o.rate,
 			On: o.on.d, Off: o.off.d, SendQueue: o.queue, DropPolicy: o.drop, ECN: o.ecn, Interval: o.interval.d, Timeout: o.timeout.d,
-			QlogDir: o.qlogDir, Keys: keys},
+			QlogDir: o.qlogDir, Keys: keys, Encrypt: o.pskEncrypt},
 			o.jsonOut, stdout, stderr)
 	}
 	cfg := perf.ClientConfig{
 		Addr: o.addr, Bytes: o.nBytes.n, Duration: o.dur.d, CC: o.cc, Recovery: o.recovery, RateCap: o.rate,
 		MinRTO: o.minRTO.d, ECN: o.ecn, Size: o.size, Reverse: o.reverse, Seed: o.seed, Receive: o.recv,
-		Interval: o.interval.d, Omit: o.omit.d, QlogDir: o.qlogDir, Timeout: o.timeout.d, Keys: keys,
+		Interval: o.interval.d, Omit: o.omit.d, QlogDir: o.qlogDir, Timeout: o.timeout.d, Keys: keys, Encrypt: o.pskEncrypt,
 	}
 	if o.verbose {
 		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "sender: "+format+"\n", args...) }
