@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,7 +153,7 @@ func (r *AgentRunner) Run(ctx context.Context, t Transfer) (*Outcome, error) {
 	}
 	start := time.Now()
 	res, err := agent.RunTransfer(ctx, send, recv, agent.TransferSpec{
-		ID: t.Campaign + "/" + t.ID(), ReceiverHost: t.To.Data, CC: t.Variant.CC, Recovery: t.Variant.Recovery,
+		ID: t.Campaign + "/" + t.ID(), ReceiverHost: cmp.Or(t.Relay, t.To.Data), CC: t.Variant.CC, Recovery: t.Variant.Recovery,
 		Bytes: t.Settings.Bytes, Seconds: t.Settings.Seconds, MaxDatagram: t.Settings.MaxDatagram, Qlog: t.Settings.Qlog,
 	})
 	if err != nil {

@@ -38,6 +38,9 @@ func byPathVariant(sp *Spec, rows []Row) []*pathVariant {
 		pv := m[k]
 		if pv == nil {
 			pv = &pathVariant{pair: k.p, kind: PathGroup(r.FromGroup, r.ToGroup), variant: r.Variant}
+			if _, ok := sp.Via[k.p]; ok {
+				pv.kind += KindRelay
+			}
 			m[k] = pv
 		}
 		if r.Status == StatusDone {

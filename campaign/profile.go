@@ -67,6 +67,9 @@ type PathProfile struct {
 	HostLimited int
 	// Warnings say which estimates are only bounds, and why.
 	Warnings []string
+	// Relay is the spec's relay the path crosses (nil: none); its link is
+	// the configured path, written beside the estimates.
+	Relay *Relay
 }
 
 // Profile constants.
@@ -95,9 +98,11 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 		if len(rs) == 0 {
 			continue
 		}
-		from, to := sp.Host(pair.From), sp.Host(pair.To)
-		pp := PathProfile{Pair: pair, Group: PathGroup(from.Group, to.Group), Transfers: len(rs), MinRTT: time.Duration(math.MaxInt64),
+		pp := PathProfile{Pair: pair, Group: sp.PathKind(pair), Transfers: len(rs), MinRTT: time.Duration(math.MaxInt64),
 			Packet: dgram + link.IPv4UDPOverhead}
+		if r, ok := sp.RelayOf(pair); ok {
+			pp.Relay = &r
+		}
 		pp.Name = pp.Group + "-" + pair.From + "-" + pair.To
 		var srtts, goodputs []float64
 		var retx, sent int64
@@ -283,6 +288,10 @@ func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) err
 			100*pp.LossRate, map[bool]string{true: "Gilbert-Elliott fit of the qlogs' loss sequences, buffer overflows left out", false: "no qlog: Bernoulli"}[pp.FromQlog], pp.Fit.Packets)
 		p("  # rate %s, queue %s\n", rangeText(pp.RateBps, pp.RateLo, pp.RateHi, pp.RateBound, formatRate),
 			rangeText(float64(pp.QueuePackets), float64(pp.QueueLo), float64(pp.QueueHi), pp.QueueBound, func(v float64) string { return strconv.Itoa(int(v)) + "p" }))
+		if r := pp.Relay; r != nil {
+			p("  # via relay %s (%s): configured each way: rate %s, delay %s, queue %s, loss %s\n", r.Name, r.Listen,
+				formatRate(r.Link.Rate), r.Link.Delay, cmp.Or(r.Link.Queue, "default"), cmp.Or(r.Link.Loss, "none"))
+		}
 		for _, w := range pp.Warnings {
 			p("  # warning: %s\n", w)
 		}

@@ -77,7 +77,11 @@ func (r Row) ETHTransfer() studies.ETHTransfer {
 func ETHTransfers(sp *Spec, rows []Row) []studies.ETHTransfer {
 	var out []studies.ETHTransfer
 	for _, r := range final(sp, rows) {
-		out = append(out, r.ETHTransfer())
+		t := r.ETHTransfer()
+		if _, ok := sp.Via[Pair{r.From, r.To}]; ok {
+			t.Group += KindRelay // a relayed path is not pooled with the unshaped ones
+		}
+		out = append(out, t)
 	}
 	return out
 }
@@ -114,7 +118,7 @@ func WriteReport(w io.Writer, sp *Spec, db string, rows []Row, cs []Comparison) 
 			len(sp.Plan()), sp.Schedule.Rounds, len(sp.Pairs), len(sp.Variants), c.Done, c.Failed, c.Pending)},
 		{"failed attempts", causeList(causes, "none")},
 		{"period", period},
-		{"path groups", "intra: both hosts in one group; inter: different groups (the spec's hosts[].group)"},
+		{"path groups", "intra: both hosts in one group; inter: different groups (the spec's hosts[].group); +relay: the path crosses one of the spec's relays"},
 	}
 	tables, figs, err := pathSections(sp, rows, cs)
 	if err != nil {

@@ -18,6 +18,9 @@ type Transfer struct {
 	Attempt  int // 1, 2, ...
 	From, To Host
 	Settings TransferSettings
+	// Relay is the relay's address the sender sends to when the pair
+	// crosses one (Spec.RelayOf), "" for To's data address.
+	Relay string
 }
 
 // Outcome is what one finished transfer measured (the sender's and the
@@ -371,6 +374,9 @@ func (r *schedRun) start(p *pending) {
 	r.running++
 	r.emit(Event{Kind: EventStart, Item: it, Attempt: p.attempts})
 	t := Transfer{Item: it, Campaign: sp.Name, Attempt: p.attempts, From: sp.Host(it.Pair.From), To: sp.Host(it.Pair.To), Settings: sp.Transfer}
+	if r, ok := sp.RelayOf(it.Pair); ok {
+		t.Relay = r.Listen
+	}
 	go func() {
 		tctx, tcancel := context.WithTimeout(r.runCtx, sp.Schedule.Timeout)
 		defer tcancel()

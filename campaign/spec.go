@@ -32,6 +32,10 @@ type Spec struct {
 	Hosts       []Host
 	Pairs       []Pair // ordered (sender, receiver); "all" expands to every ordered pair
 	Variants    []Variant
+	// Relays are the bottleneck relays pairs cross (spec field relays);
+	// Via maps a pair to its relay's name (pairs[].via).
+	Relays      []Relay
+	Via         map[Pair]string
 	Transfer    TransferSettings
 	Schedule    Schedule
 	Credentials CredentialFiles
@@ -180,7 +184,7 @@ func ParseSpec(file string, src []byte) (*Spec, error) {
 	}
 	s := &Spec{Source: src, File: file, Schedule: Schedule{Rounds: DefaultRounds, Concurrency: DefaultConcurrency,
 		HostConcurrency: DefaultHostConcurrency, Retries: DefaultRetries, RetryDelay: DefaultRetryDelay, Spacing: DefaultSpacing}}
-	var pairsNode, variantsNode *yaml.Node
+	var pairsNode, variantsNode, relaysNode *yaml.Node
 	hostIndex := map[string]int{}
 	str := func(dst *string) scenario.FieldFunc {
 		return func(n *yaml.Node, p string) (err error) { *dst, err = y.Str(n, p); return err }
@@ -210,6 +214,7 @@ func ParseSpec(file string, src []byte) (*Spec, error) {
 			return nil
 		},
 		"pairs":    func(n *yaml.Node, p string) error { pairsNode = n; return nil },
+		"relays":   func(n *yaml.Node, p string) error { relaysNode = n; return nil },
 		"variants": func(n *yaml.Node, p string) error { variantsNode = n; return nil },
 		"transfer": func(n *yaml.Node, p string) error { return transfer(y, n, p, &s.Transfer) },
 		"schedule": func(n *yaml.Node, p string) error { return schedule(y, n, p, &s.Schedule) },
@@ -225,7 +230,15 @@ func ParseSpec(file string, src []byte) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Pairs, err = pairs(y, pairsNode, hostIndex, s.Hosts); err != nil {
+	var via map[Pair]*yaml.Node
+	if s.Pairs, via, err = pairs(y, pairsNode, hostIndex, s.Hosts); err != nil {
+		return nil, err
+	}
+	relayNodes := []*yaml.Node(nil)
+	if s.Relays, relayNodes, err = relays(y, relaysNode); err != nil {
+		return nil, err
+	}
+	if err := checkVia(y, s, via, relayNodes); err != nil {
 		return nil, err
 	}
 	if s.Variants, err = variants(y, variantsNode); err != nil {
@@ -297,12 +310,14 @@ func host(y *scenario.YAMLDecoder, n *yaml.Node, p string) (Host, error) {
 	return h, err
 }
 
-func pairs(y *scenario.YAMLDecoder, n *yaml.Node, index map[string]int, hosts []Host) ([]Pair, error) {
+// pairs decodes the pairs (all, or a list) and returns each listed pair's
+// via node (pairs[].via: a relay's name, checked by checkVia).
+func pairs(y *scenario.YAMLDecoder, n *yaml.Node, index map[string]int, hosts []Host) ([]Pair, map[Pair]*yaml.Node, error) {
 	var out []Pair
 	if n == nil || !scenario.IsList(n) {
 		if n != nil {
 			if _, err := y.Enum(n, "pairs", "all"); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		for _, a := range hosts {
@@ -312,16 +327,17 @@ func pairs(y *scenario.YAMLDecoder, n *yaml.Node, index map[string]int, hosts []
 				}
 			}
 		}
-		return out, nil
+		return out, nil, nil
 	}
 	items, err := y.List(n, "pairs", "pairs")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(items) == 0 {
-		return nil, y.Errorf(n, "pairs", "empty list: give pairs ({from: A, to: B}) or all")
+		return nil, nil, y.Errorf(n, "pairs", "empty list: give pairs ({from: A, to: B}) or all")
 	}
 	seen := map[Pair]bool{}
+	via := map[Pair]*yaml.Node{}
 	for i, it := range items {
 		p := fmt.Sprintf("pairs[%d]", i)
 		var pr Pair
@@ -338,19 +354,24 @@ func pairs(y *scenario.YAMLDecoder, n *yaml.Node, index map[string]int, hosts []
 				return nil
 			}
 		}
-		if err := y.Mapping(it, p, map[string]scenario.FieldFunc{"from": hostRef(&pr.From), "to": hostRef(&pr.To)}, "from", "to"); err != nil {
-			return nil, err
+		var viaNode *yaml.Node
+		if err := y.Mapping(it, p, map[string]scenario.FieldFunc{"from": hostRef(&pr.From), "to": hostRef(&pr.To),
+			"via": func(n *yaml.Node, p string) error { viaNode = n; return nil }}, "from", "to"); err != nil {
+			return nil, nil, err
 		}
 		if pr.From == pr.To {
-			return nil, y.Errorf(it, p, "a host cannot send to itself (%s)", pr)
+			return nil, nil, y.Errorf(it, p, "a host cannot send to itself (%s)", pr)
 		}
 		if seen[pr] {
-			return nil, y.Errorf(it, p, "pair %s is given twice", pr)
+			return nil, nil, y.Errorf(it, p, "pair %s is given twice", pr)
 		}
 		seen[pr] = true
+		if viaNode != nil {
+			via[pr] = viaNode
+		}
 		out = append(out, pr)
 	}
-	return out, nil
+	return out, via, nil
 }
 
 func hostNames(hosts []Host) string {
@@ -466,6 +487,12 @@ func schedule(y *scenario.YAMLDecoder, n *yaml.Node, p string, s *Schedule) erro
 // retries, credentials or database, which may change between resumptions).
 // Stored transfers of the same campaign name and digest are not repeated.
 func (s *Spec) Digest() string {
+	var via []string // pairs' relays, in pair order (absent without relays: older digests stay)
+	for _, p := range s.Pairs {
+		if r, ok := s.Via[p]; ok {
+			via = append(via, p.String()+" via "+r)
+		}
+	}
 	b, _ := json.Marshal(struct {
 		Hosts    []Host
 		Pairs    []Pair
@@ -473,7 +500,9 @@ func (s *Spec) Digest() string {
 		Transfer TransferSettings
 		Rounds   int
 		Seed     uint64
-	}{s.Hosts, s.Pairs, s.Variants, s.Transfer, s.Schedule.Rounds, s.Schedule.Seed})
+		Relays   []Relay  `json:",omitempty"`
+		Via      []string `json:",omitempty"`
+	}{s.Hosts, s.Pairs, s.Variants, s.Transfer, s.Schedule.Rounds, s.Schedule.Seed, s.Relays, via})
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:8])
 }

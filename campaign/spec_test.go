@@ -78,7 +78,7 @@ func TestParseSpecErrors(t *testing.T) {
 		name, old, new string
 		want           []string // substrings of the error
 	}{
-		{"unknown key", "pairs: all", "pairz: all", []string{"c.yaml:", "field pairz", `unknown field "pairz"`, "allowed: credentials, db, description, hosts, name, pairs, schedule, transfer, variants"}},
+		{"unknown key", "pairs: all", "pairz: all", []string{"c.yaml:", "field pairz", `unknown field "pairz"`, "allowed: credentials, db, description, hosts, name, pairs, relays, schedule, transfer, variants"}},
 		{"unknown host key", "group: america}", "continent: america}", []string{"hosts[2].continent", "allowed: agent, data, group, key, name"}},
 		{"bad pairs", "pairs: all", "pairs: some", []string{"field pairs", `"some" is not allowed (allowed: all)`}},
 		{"pair unknown host", "pairs: all", "pairs: [{from: zurich, to: tokyo}]", []string{"pairs[0].to", `unknown host "tokyo" (allowed: zurich, paris, boston)`}},

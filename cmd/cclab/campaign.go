@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("campaign", "measurement campaigns across hosts' agents: run, status, report, profile, validate (docs/campaigns.md)", runCampaign)
+	register("campaign", "measurement campaigns across hosts' agents: run, status, report, profile, validate, relays (docs/campaigns.md)", runCampaign)
 }
 
 // campaignCommands are cclab campaign's commands.
@@ -31,6 +31,7 @@ func campaignUsage() {
   cclab campaign status SPEC.yaml [-db DB]              done, failed and pending transfers per path and variant
   cclab campaign report SPEC.yaml [-db DB] [-o FILE]    the ETH analysis of the stored transfers (HTML)
   cclab campaign profile SPEC.yaml [-db DB] [-o FILE]   scenario path profiles of the measured paths (YAML)
+  cclab campaign relays SPEC.yaml                       the bottleneck command line of each of the spec's relays
   cclab campaign validate SPEC.yaml [-db DB] [-backends sim,live]
                                                         replay the profiles for every measured variant: predicted vs measured
 
@@ -45,7 +46,7 @@ func runCampaign(args []string) int {
 	}
 	cmd, ok := campaignCommands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "cclab campaign: unknown command %q (allowed: profile, report, run, status, validate)\n", args[0])
+		fmt.Fprintf(os.Stderr, "cclab campaign: unknown command %q (allowed: profile, relays, report, run, status, validate)\n", args[0])
 		campaignUsage()
 		return 2
 	}

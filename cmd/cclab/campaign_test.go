@@ -44,6 +44,7 @@ func TestCampaignBadInput(t *testing.T) {
 		{"report", "-nope", bad},
 		{"profile", filepath.Join(dir, "missing.yaml")},
 		{"validate", bad},
+		{"relays", bad},
 	} {
 		if _, code := stdoutOf(t, func() int { return runCampaign(args) }); code != 2 {
 			t.Errorf("cclab campaign %v: exit %d, want 2", args, code)
@@ -58,7 +59,7 @@ func TestCampaignFlagsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range []string{"run", "status", "report", "profile", "validate"} {
+	for _, cmd := range []string{"run", "status", "report", "profile", "validate", "relays"} {
 		var help bytes.Buffer
 		c := newCampaignFlags(cmd)
 		c.fs.SetOutput(&help)
