@@ -58,6 +58,7 @@ func (r *rawSock) send(src, dst netip.AddrPort, payload []byte) error {
 type sniffed struct {
 	from netip.AddrPort // its source
 	dcid [8]byte        // the server's connection ID
+	pkt  []byte         // the datagram
 }
 
 // sniff reports the first Short packet (wire version 2, type 3) sent to
@@ -98,6 +99,7 @@ func sniff(t *testing.T, port uint16) <-chan sniffed {
 			src := netip.AddrFrom4([4]byte(buf[12:16]))
 			s.from = netip.AddrPortFrom(src, binary.BigEndian.Uint16(udp[0:]))
 			copy(s.dcid[:], p[2:10])
+			s.pkt = append([]byte(nil), p...)
 			select {
 			case out <- s:
 			default:
