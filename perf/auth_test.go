@@ -118,6 +118,7 @@ func TestReverseAuthReplayAndForgery(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	cfg.tc = cfg.newTransportConfig(ep.PathMaxPayload()) // as Run sets it
 	peer := srv.Addr()
 	ctx := context.Background()
 	req := Request{V: Version, Reverse: true, Bytes: 1000, Seed: 7}

@@ -64,7 +64,7 @@ type ClientConfig struct {
 	// data flows); the key itself is never sent.
 	AdmitKey []byte
 
-	pathMax int // the socket route's largest UDP payload (udp.Endpoint.PathMaxPayload), bytes; 0: unknown
+	tc transport.Config // the settings of every connection of a Run (newTransportConfig), built once
 }
 
 // Validate checks the names and values of cfg and fills defaults. Unknown
@@ -162,8 +162,10 @@ func dialEndpoint(addr string, ep *udp.Endpoint, driver udp.Config) (peer netip.
 	return peer, ep, true, nil
 }
 
-// transportConfig builds the transport Config of the client's connection.
-func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.Config {
+// newTransportConfig builds the transport settings of the client's
+// connections on an endpoint whose route carries UDP payloads up to
+// pathMax bytes (udp.Endpoint.PathMaxPayload; 0: unknown).
+func (c *ClientConfig) newTransportConfig(pathMax int) transport.Config {
 	tc := transport.DefaultConfig()
 	tc.CC = c.CC
 	tc.Recovery = c.Recovery
@@ -172,8 +174,8 @@ func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.C
 	}
 	if c.Size > 0 {
 		tc.MaxDatagram = c.Size
-	} else if c.pathMax > tc.MaxDatagram {
-		tc.PLPMTUMax = c.pathMax // datagram size discovery (RFC 8899) up to the route's size
+	} else if pathMax > tc.MaxDatagram {
+		tc.PLPMTUMax = pathMax // datagram size discovery (RFC 8899) up to the route's size
 	}
 	if c.Timeout > 0 {
 		tc.HandshakeTimeout = c.Timeout
@@ -181,10 +183,17 @@ func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.C
 	tc.ECN = c.ECN
 	tc.SetReceiving(c.Receive)
 	tc.Digest = "none" // perf verifies with its own digests (digest.go)
-	tc.Request = req.encode()
-	tc.Sink = sink
 	tc.PSK, tc.PSKName = pskFor(c.Keys)
 	tc.Encrypt = c.Encrypt
+	return tc
+}
+
+// transportConfig is the transport Config of one connection: the Run's
+// settings with the connection's request and event sink.
+func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.Config {
+	tc := c.tc
+	tc.Request = req.encode()
+	tc.Sink = sink
 	return tc
 }
 
@@ -203,7 +212,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	if owned {
 		defer ep.Close()
 	}
-	cfg.pathMax = ep.PathMaxPayload()
+	cfg.tc = cfg.newTransportConfig(ep.PathMaxPayload())
 
 	req := Request{V: Version, Reverse: cfg.Reverse, Seed: cfg.Seed, Test: cfg.Test}
 	if cfg.Flows > 1 {

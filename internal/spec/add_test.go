@@ -108,8 +108,9 @@ func TestValidateProbe(t *testing.T) {
 	}
 }
 
-// TestValidateMemo: a spec that passed is not built again; one that failed
-// is checked (and fails) every time; the memo is bounded.
+// TestValidateMemo: a spec that passed is not parsed or built again, by
+// Validate or Parse (sender -cc: checked by perf, parsed by the endpoint);
+// one that failed is checked (and fails) every time; the memo is bounded.
 func TestValidateMemo(t *testing.T) {
 	r := NewRegistry[addTestConfig, int]("test component")
 	builds := 0
@@ -126,16 +127,19 @@ func TestValidateMemo(t *testing.T) {
 	for _, tc := range []struct {
 		spec       string
 		ok         bool
-		wantBuilds int // after validating it three times
-	}{{"thing:count=5", true, 1}, {"thing:count=50", false, 3}, {"nothing", false, 0}} {
+		wantBuilds int // after validating it three times and parsing it once
+	}{{"thing:count=5", true, 1}, {"thing:count=50", false, 4}, {"nothing", false, 0}} {
 		builds = 0
 		for range 3 {
 			if err := r.Validate(tc.spec); (err == nil) != tc.ok {
 				t.Errorf("Validate(%q) = %v, want ok %v", tc.spec, err, tc.ok)
 			}
 		}
+		if _, err := r.Parse(tc.spec); (err == nil) != tc.ok {
+			t.Errorf("Parse(%q) = %v, want ok %v", tc.spec, err, tc.ok)
+		}
 		if builds != tc.wantBuilds {
-			t.Errorf("Validate(%q) three times: %d builds, want %d", tc.spec, builds, tc.wantBuilds)
+			t.Errorf("Validate(%q) three times and Parse: %d builds, want %d", tc.spec, builds, tc.wantBuilds)
 		}
 	}
 	for i := range 2 * maxValidMemo {
@@ -143,7 +147,7 @@ func TestValidateMemo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(r.valid); n > maxValidMemo {
+	if n := len(r.parsed); n > maxValidMemo {
 		t.Errorf("memo holds %d specs, want at most %d", n, maxValidMemo)
 	}
 }

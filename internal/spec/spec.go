@@ -291,13 +291,14 @@ type Registry[T, E any] struct {
 	fields  map[string][]field // each entry's config fields, listed when it is registered
 	probe   func() E           // environment Validate builds with; nil: Validate only parses
 
-	mu    sync.Mutex
-	valid map[string]bool // specs that passed Validate (at most maxValidMemo)
+	mu     sync.Mutex
+	parsed map[string]Parsed[T, E] // specs that passed Validate, parsed (at most maxValidMemo)
 }
 
-// maxValidMemo bounds how many specs a Registry remembers as valid: a
-// program validates the same few specs once per connection (a simulation of
-// 65,000 transfers builds each spec twice per connection otherwise), and a
+// maxValidMemo bounds how many specs a Registry remembers parsed: a program
+// checks a flag's spec where it is read and parses it again where the
+// component is built (sender -cc: perf's check, then the endpoint), and a
+// simulation of 65,000 transfers builds each spec twice per connection; a
 // fuzzer or a long list of distinct specs must not grow it without bound.
 const maxValidMemo = 64
 
@@ -312,17 +313,17 @@ func (r *Registry[T, E]) SetProbe(probe func() E) {
 	r.forget()
 }
 
-// forget drops the memo of valid specs (the rules changed).
+// forget drops the memo of parsed specs (the rules changed).
 func (r *Registry[T, E]) forget() {
 	r.mu.Lock()
-	clear(r.valid)
+	clear(r.parsed)
 	r.mu.Unlock()
 }
 
 // NewRegistry returns an empty registry; kind names the category in errors
 // ("congestion controller", "queue discipline").
 func NewRegistry[T, E any](kind string) *Registry[T, E] {
-	return &Registry[T, E]{kind: kind, entries: map[string]Entry[T, E]{}, fields: map[string][]field{}, valid: map[string]bool{}}
+	return &Registry[T, E]{kind: kind, entries: map[string]Entry[T, E]{}, fields: map[string][]field{}, parsed: map[string]Parsed[T, E]{}}
 }
 
 // Register adds e; registering a name twice panics (a programming error).
@@ -407,16 +408,32 @@ type Parsed[T, E any] struct {
 	cfg any // the spec's parameters applied to the entry's defaults
 }
 
-// Parse parses and checks s as Validate does and returns it parsed.
+// Parse parses and checks s as Validate does and returns it parsed. A spec
+// is parsed once: a spec that passed is remembered parsed, so Validate and
+// Parse of it again cost a map look-up.
 func (r *Registry[T, E]) Parse(s string) (Parsed[T, E], error) {
-	if err := r.Validate(s); err != nil {
-		return Parsed[T, E]{}, err
+	r.mu.Lock()
+	p, ok := r.parsed[s]
+	r.mu.Unlock()
+	if ok {
+		return p, nil
 	}
 	e, cfg, err := r.Config(s)
 	if err != nil {
 		return Parsed[T, E]{}, err
 	}
-	return Parsed[T, E]{&e, cfg}, nil
+	if r.probe != nil {
+		if _, err = e.Build(cfg, r.probe()); err != nil {
+			return Parsed[T, E]{}, err
+		}
+	}
+	p = Parsed[T, E]{&e, cfg}
+	r.mu.Lock()
+	if len(r.parsed) < maxValidMemo {
+		r.parsed[s] = p
+	}
+	r.mu.Unlock()
+	return p, nil
 }
 
 // Build builds the component with env, as Registry.New does with the spec.
@@ -438,30 +455,8 @@ func (p Parsed[T, E]) Name() string {
 
 // Validate parses s and checks its parameters: their names and types, and,
 // when the registry has a probe environment (SetProbe), their ranges, by
-// building the component once with it.
-// A spec that passed is remembered (the answer depends only on s and the
-// entries, which are registered at start-up), so validating it again costs
-// a map look-up.
+// building the component once with it (Parse, which remembers it).
 func (r *Registry[T, E]) Validate(s string) error {
-	r.mu.Lock()
-	ok := r.valid[s]
-	r.mu.Unlock()
-	if ok {
-		return nil
-	}
-	e, cfg, err := r.Config(s)
-	if err != nil {
-		return err
-	}
-	if r.probe != nil {
-		if _, err = e.Build(cfg, r.probe()); err != nil {
-			return err
-		}
-	}
-	r.mu.Lock()
-	if len(r.valid) < maxValidMemo {
-		r.valid[s] = true
-	}
-	r.mu.Unlock()
-	return nil
+	_, err := r.Parse(s)
+	return err
 }
