@@ -16,7 +16,7 @@ import (
 // Every sender, cclab's and the kernel's, opens its socket inside the
 // namespace; the receivers listen on the host's end. The relay tells the
 // flows apart by their 5-tuples (qdisc.FlowKey5), so its link events carry
-// each flow's number as on loopback (docs/eval.md "Kernel TCP flows").
+// each flow's number as on loopback (docs/scenarios.md "Kernel TCP flows").
 
 // hasKernel reports whether the plan has a kernel TCP flow.
 func hasKernel(p *plan.Plan) bool {
