@@ -70,6 +70,7 @@ func (d *ReportData) cdfFigures(sc *seriesCache) ([]Figure, error) {
 				return nil, err
 			}
 			f.Panels = append(f.Panels, template.HTML(svg))
+			f.names = append(f.names, cp.title)
 		}
 		figs = append(figs, f)
 	}

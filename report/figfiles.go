@@ -12,9 +12,9 @@ const figuresDir = "figures"
 
 // writeFigureFiles writes every figure of the page as SVG files into
 // dir/figures/ (one file per plot: each panel of small multiples, each
-// panel of a time series), for use outside the report (a paper, slides),
-// and records each figure's files so the page links them. Files of an
-// earlier report in dir are removed first.
+// panel of a time series, named by its metric where it has one), for use
+// outside the report (a paper, slides), and records each figure's files so
+// the page links them. Files of an earlier report in dir are removed first.
 func (p *reportPage) writeFigureFiles(dir string) error {
 	fd := filepath.Join(dir, figuresDir)
 	if err := os.RemoveAll(fd); err != nil {
@@ -24,15 +24,19 @@ func (p *reportPage) writeFigureFiles(dir string) error {
 		return err
 	}
 	used := map[string]bool{}
-	write := func(section, title string, svgs []string) ([]string, error) {
+	write := func(section, title string, svgs, names []string) ([]string, error) {
 		var files []string
 		for i, svg := range svgs {
-			name := section + "-" + slug(title)
-			if len(svgs) > 1 {
-				name += fmt.Sprintf("-%d", i+1)
+			base := section + "-" + slug(title)
+			switch {
+			case len(names) == len(svgs):
+				base += "-" + slug(names[i])
+			case len(svgs) > 1:
+				base += fmt.Sprintf("-%d", i+1)
 			}
+			name := base
 			for k := 2; used[name]; k++ {
-				name = fmt.Sprintf("%s-%s-%d", section, slug(title), k)
+				name = fmt.Sprintf("%s-%d", base, k)
 			}
 			used[name] = true
 			rel := figuresDir + "/" + name + ".svg"
@@ -49,13 +53,13 @@ func (p *reportPage) writeFigureFiles(dir string) error {
 		figs    []Figure
 	}{{"study", p.StudyFigs}, {"comparison", p.Figures}, {"delay", p.Delay}, {"distribution", p.CDFs}} {
 		for i := range set.figs {
-			if set.figs[i].Files, err = write(set.section, set.figs[i].Title, set.figs[i].svgs()); err != nil {
+			if set.figs[i].Files, err = write(set.section, set.figs[i].Title, set.figs[i].svgs(), set.figs[i].names); err != nil {
 				return err
 			}
 		}
 	}
 	for i := range p.Series {
-		if p.Series[i].Files, err = write("series", p.Series[i].Label, splitSVG(string(p.Series[i].SVG))); err != nil {
+		if p.Series[i].Files, err = write("series", p.Series[i].Label, splitSVG(string(p.Series[i].SVG)), p.Series[i].names); err != nil {
 			return err
 		}
 	}

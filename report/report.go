@@ -220,6 +220,7 @@ type Figure struct {
 	Panels  []template.HTML // small multiples
 	Legend  template.HTML   // key shown above the panels
 	Files   []string        // its plots as files beside the report (figfiles.go)
+	names   []string        // its panels' names for their files (none: numbered)
 }
 
 type Table struct {

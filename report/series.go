@@ -57,6 +57,7 @@ type seriesFigure struct {
 	Runs  string // which runs: "simulator: 5 seeds, live: 3 seeds"
 	SVG   template.HTML
 	Files []string // its panels as files beside the report (figfiles.go)
+	names []string // its panels' metrics, for their files
 }
 
 // seriesPanels are the time-series panels: a flow metric or the
@@ -93,6 +94,7 @@ func (d *ReportData) seriesFigures(sc *seriesCache) ([]seriesFigure, error) {
 	for _, label := range labels {
 		groups := byPoint[label]
 		var panels []panel
+		var names []string
 		for _, sp := range seriesPanels {
 			pn := panel{Title: sp.title, YLabel: sp.ylabel}
 			for bi, g := range groups {
@@ -107,6 +109,7 @@ func (d *ReportData) seriesFigures(sc *seriesCache) ([]seriesFigure, error) {
 			}
 			if len(pn.Bands) > 0 {
 				panels = append(panels, pn)
+				names = append(names, sp.metric)
 			}
 		}
 		if len(panels) == 0 {
@@ -123,7 +126,7 @@ func (d *ReportData) seriesFigures(sc *seriesCache) ([]seriesFigure, error) {
 			}
 			runs += fmt.Sprintf("%s: %d run(s)", BackendName(g.Backend), len(g.Runs))
 		}
-		out = append(out, seriesFigure{Label: label, Runs: runs, SVG: template.HTML(svg)})
+		out = append(out, seriesFigure{Label: label, Runs: runs, SVG: template.HTML(svg), names: names})
 	}
 	return out, nil
 }

@@ -155,3 +155,40 @@ func TestIntervalsText(t *testing.T) {
 		t.Errorf("last line %q: want the summary", last)
 	}
 }
+
+// TestIntervalsReverse: a reverse flow's intervals (this receiver sent)
+// have sender true and the sending side's retransmits, snd_cwnd and rtt;
+// their bytes add up to the bytes sent and acknowledged.
+func TestIntervalsReverse(t *testing.T) {
+	addr, out, code := startReceiver(t, "-1", "-J", "-allow-reverse", "-i", "20ms")
+	const n = 2 << 20
+	if _, err := perf.Run(context.Background(), perf.ClientConfig{Addr: addr, Bytes: n, Reverse: true}); err != nil {
+		t.Fatalf("sender -R: %v", err)
+	}
+	waitExit(t, code)
+	var doc struct {
+		Intervals []struct {
+			Streams []struct {
+				Bytes       int64  `json:"bytes"`
+				Sender      *bool  `json:"sender"`
+				Retransmits *int64 `json:"retransmits"`
+				SndCwnd     *int64 `json:"snd_cwnd"`
+				RTT         *int64 `json:"rtt"`
+			} `json:"streams"`
+		} `json:"intervals"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &doc); err != nil || len(doc.Intervals) == 0 {
+		t.Fatalf("receiver JSON: %v, %d intervals: %q", err, len(doc.Intervals), out.String())
+	}
+	var total int64
+	for k, iv := range doc.Intervals {
+		st := iv.Streams[0]
+		if st.Sender == nil || !*st.Sender || st.Retransmits == nil || st.SndCwnd == nil || st.RTT == nil || *st.SndCwnd <= 0 {
+			t.Errorf("intervals[%d].streams[0] = %+v: want sender true, retransmits, snd_cwnd > 0 and rtt", k, st)
+		}
+		total += st.Bytes
+	}
+	if total != n {
+		t.Errorf("intervals' bytes add up to %d, want the %d sent and acknowledged", total, n)
+	}
+}
