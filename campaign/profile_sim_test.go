@@ -74,7 +74,7 @@ func simTransfer(t *testing.T, sp *Spec, truth PathProfile, variant string, seed
 	}
 	f := res.Metrics.Flows[0].Values
 	e := estimateTrace(q)
-	return Row{GoodputBps: f["mean_throughput"], Retransmits: int64(f["total_retransmissions"]), PacketsSent: int64(f["total_packets_sent"]),
+	return Row{GoodputBps: TransferGoodput(f), Retransmits: int64(f["total_retransmissions"]), PacketsSent: int64(f["total_packets_sent"]),
 		MinRTTms: float64(e.minRTT) / 1e6, MeanSRTTms: f["mean_srtt"] * 1e3, Bytes: int64(f["total_delivered"]), SenderQlog: string(q)}
 }
 

@@ -155,6 +155,20 @@ func NewMetricComparison(name, unit string, measured, predicted []float64) Metri
 	return m
 }
 
+// TransferGoodput is a replayed flow's goodput as an agent measures a
+// transfer's (bytes delivered × 8 over the time from the first data to the
+// sender's receipt of the receiver's report, sent at the last delivery):
+// total_delivered × 8 / (fct + min_rtt / 2) for a sized flow that
+// completed, else mean_throughput (a timed transfer: its duration). vals
+// are the flow's summary metrics by name.
+func TransferGoodput(vals map[string]float64) float64 {
+	fct, ok := vals["fct"]
+	if !ok || fct <= 0 {
+		return vals["mean_throughput"]
+	}
+	return vals["total_delivered"] * 8 / (fct + vals["min_rtt"]/2)
+}
+
 // replayFlow is one replay run's flow values.
 type replayFlow struct{ goodput, retx, rtt float64 }
 
@@ -188,7 +202,13 @@ func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecor
 		}
 		id := r.Flows[0].ID
 		val := func(m string) float64 { v, _ := r.Value(metrics.ScopeFlow, id, m); return v }
-		predicted[kk] = append(predicted[kk], replayFlow{val("mean_throughput"), val("total_retransmissions"), val("mean_srtt")})
+		vals := map[string]float64{}
+		for _, m := range []string{"fct", "min_rtt", "total_delivered", "mean_throughput"} {
+			if v, ok := r.Value(metrics.ScopeFlow, id, m); ok {
+				vals[m] = v
+			}
+		}
+		predicted[kk] = append(predicted[kk], replayFlow{TransferGoodput(vals), val("total_retransmissions"), val("mean_srtt")})
 	}
 	measured := map[key][]replayFlow{}
 	for _, r := range final(sp, rows) {

@@ -24,6 +24,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 	_ "modernc.org/sqlite"
 
+	"cclab/campaign"
 	"cclab/internal/netnstest"
 	"cclab/internal/testenv"
 	"cclab/internal/testsvc"
@@ -321,8 +322,58 @@ func testSQLiteCampaign(t *testing.T, n *netnstest.Network, bin, dir string) {
 	if done != 96 || distinct != 96 {
 		t.Errorf("after resuming: %d done transfers (%d distinct), want 96 and 96 (%d failed attempts)", done, distinct, failed)
 	}
-	checkReport(t, ctl, bin, dir, "sqlite", db, spec)
 	checkProfile(t, ctl, bin, db, spec)
+	checkValidate(t, ctl, bin, db, spec)
+	if html := checkReport(t, ctl, bin, dir, "sqlite", db, spec); !strings.Contains(html, "<h2>Replay against measurement (cclab campaign validate)</h2>") {
+		t.Errorf("the report after cclab campaign validate has no replay table")
+	}
+}
+
+// checkValidate runs cclab campaign validate (the simulator) and reads the
+// comparisons back from the database: every path and variant replayed.
+// Each path's replayed goodput is logged against the measured one with
+// the count within ±25 % on the paths with loss up to 5 % (the issue's
+// acceptance); not held to it while the profiles' rates are not (see
+// checkProfile): a replay can only be as good as its profile.
+func checkValidate(t *testing.T, ctl *netnstest.Node, bin, db, specFile string) {
+	t.Helper()
+	out, err := run(t, ctl, bin, "campaign", "validate", "-db", db, specFile)
+	if err != nil {
+		t.Fatalf("campaign validate: %v\n%s", err, out)
+	}
+	t.Logf("validate:\n%s", out)
+	sp, err := campaign.LoadSpec(specFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := campaign.OpenStore(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	rows, err := st.Rows(ctx, sp.Name, sp.Digest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := campaign.StoredComparisons(ctx, st.SQL, sp, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(cs), len(sp.Pairs)*len(sp.Variants); got != want {
+		t.Errorf("validate: %d comparisons, want %d (paths × variants)", got, want)
+	}
+	within, eligible := 0, 0
+	for _, c := range cs {
+		if c.LossRate > 0.05 {
+			continue
+		}
+		eligible++
+		if c.Goodput.Within {
+			within++
+		}
+	}
+	t.Logf("validate: replayed goodput within ±25 %% of the measured for %d of %d path × variant with loss ≤ 5 %%", within, eligible)
 }
 
 // testRefusedAgent: an agent without credentials does not start, and every
@@ -445,7 +496,7 @@ func checkReport(t *testing.T, ctl *netnstest.Node, bin, dir, name, db, spec str
 		t.Fatal(err)
 	}
 	html := string(b)
-	for _, want := range reportTables {
+	for _, want := range append(reportTables, "Per path and variant") {
 		if !strings.Contains(html, "<h2>"+want+"</h2>") {
 			t.Errorf("report %s lacks the table %q", out, want)
 		}
