@@ -60,6 +60,15 @@ type options struct {
 	quicProf string
 	top      int
 	only     string
+	vs       string // the yardstick: "quic" (quic-go) or "kernel" (kernel TCP through iperf3)
+}
+
+// yardstick names the stack cclab is compared with in the output.
+func (o options) yardstick() string {
+	if o.vs == "kernel" {
+		return "kernel-tcp"
+	}
+	return "quic-go"
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -97,8 +106,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ccbench: %v\n", err)
 		return 1
 	}
-	writeMedians(stdout, variants, qg)
-	writeDistribution(stdout, variants, qg, qcpu)
+	writeMedians(stdout, variants, qg, o.yardstick())
+	writeDistribution(stdout, variants, qg, qcpu, o.yardstick())
 	writeAuthRatios(stdout, variants)
 	for _, p := range []*profiler{cclabProf, quicProfile} {
 		if p == nil {
@@ -124,12 +133,13 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []
 	fs.IntVar(&o.runs, "runs", 3, "transfers per stack (alternating the stacks)")
 	fs.StringVar(&o.cc, "cc", transport.DefaultCC, "cclab congestion controller spec")
 	fs.StringVar(&o.recovery, "recovery", transport.DefaultRecovery, "cclab loss-recovery strategy")
-	fs.IntVar(&o.size, "size", 0, "cclab max datagram, bytes (default 1200; quic-go uses its own PMTU logic)")
+	fs.IntVar(&o.size, "size", 0, "cclab max datagram, bytes (default: discovered from 1200 up to the route's MTU, RFC 8899; quic-go uses its own PMTU logic)")
 	acks := fs.String("acks", "both", "cclab ACK mode: rule (Transmit after every datagram: ACK every 2nd segment, the driver's default), stretch (Transmit once per received batch, as behind GRO), or both")
 	fs.StringVar(&o.prof, "cpuprofile", "", "write a CPU profile of the first cclab transfer to this file and print its top functions")
 	fs.StringVar(&o.quicProf, "quic-cpuprofile", "", "write a CPU profile of the first quic-go transfer to this file")
 	fs.IntVar(&o.top, "top", 25, "functions to print from the profile")
-	fs.StringVar(&o.only, "only", "", "run only one stack: cclab or quic")
+	fs.StringVar(&o.only, "only", "", "run only one stack: cclab or quic (the yardstick -vs names)")
+	fs.StringVar(&o.vs, "vs", "quic", "the yardstick: quic (quic-go in this process) or kernel (kernel TCP on loopback: iperf3 -s -1 and iperf3 -c, one stream, their CPU from their rusage)")
 	encrypt := fs.Bool("psk-encrypt", false, "with -psk: the twins encrypt their packets too (AES-128-GCM), not only authenticate them (AES-128-GMAC)")
 	psk := fs.Bool("psk", false, "also run each cclab variant authenticated (a fresh pre-shared key at both ends: AES-128-GCM on every packet), as the variant's -psk twin in the same rounds, and print the authenticated/unauthenticated ratios")
 	cli.AddVersion(fs, stdout)
@@ -144,6 +154,10 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []
 	o.n = n
 	if o.only != "" && o.only != "cclab" && o.only != "quic" {
 		fmt.Fprintf(stderr, "ccbench: -only %q: want cclab or quic\n", o.only)
+		return o, nil, 2, false
+	}
+	if o.vs != "quic" && o.vs != "kernel" {
+		fmt.Fprintf(stderr, "ccbench: -vs %q: want quic or kernel\n", o.vs)
 		return o, nil, 2, false
 	}
 	switch *acks {
@@ -174,7 +188,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []
 }
 
 // runRounds runs o.runs rounds, each a transfer per cclab variant and one
-// over quic-go (unless -only cclab), printing each; it returns quic-go's
+// over the yardstick (unless -only cclab), printing each; it returns the yardstick's
 // goodputs and CPU seconds per GiB.
 func runRounds(ctx context.Context, o options, variants []*variant, cclabProf, quicProfile *profiler, stdout io.Writer) (qg, qcpu []float64, err error) {
 	for i := 0; i < o.runs; i++ {
@@ -195,18 +209,24 @@ func runRounds(ctx context.Context, o options, variants []*variant, cclabProf, q
 				i+1, v.name, e.ThroughputBps/1e6, e.Seconds, c, e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
 		}
 		if o.only != "cclab" {
-			quicProfile.resume()
-			cpu := startCPU()
-			qr, err := runQUIC(ctx, o.n)
-			c := cpu.perGiB(o.n)
-			quicProfile.pause()
+			var qr quicResult
+			var c float64
+			if o.vs == "kernel" {
+				qr, c, err = runKernel(ctx, o.n)
+			} else {
+				quicProfile.resume()
+				cpu := startCPU()
+				qr, err = runQUIC(ctx, o.n)
+				c = cpu.perGiB(o.n)
+				quicProfile.pause()
+			}
 			if err != nil {
-				return nil, nil, fmt.Errorf("quic-go run %d: %v", i+1, err)
+				return nil, nil, fmt.Errorf("%s run %d: %v", o.yardstick(), i+1, err)
 			}
 			bps := float64(qr.Bytes) * 8 / qr.Elapsed.Seconds()
 			qg = append(qg, bps)
 			qcpu = append(qcpu, c)
-			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  cpu=%.2fs/GiB\n", i+1, "quic-go", bps/1e6, qr.Elapsed.Seconds(), c)
+			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  cpu=%.2fs/GiB\n", i+1, o.yardstick(), bps/1e6, qr.Elapsed.Seconds(), c)
 		}
 	}
 	return qg, qcpu, nil
@@ -214,19 +234,19 @@ func runRounds(ctx context.Context, o options, variants []*variant, cclabProf, q
 
 // writeMedians prints each stack's median goodput and each cclab variant's
 // ratio to quic-go's.
-func writeMedians(w io.Writer, variants []*variant, qg []float64) {
+func writeMedians(w io.Writer, variants []*variant, qg []float64, yard string) {
 	mq := median(qg)
 	fmt.Fprintln(w)
 	for _, v := range variants {
 		mc := median(v.bps)
 		fmt.Fprintf(w, "median goodput %-13s: %8.1f Mbit/s", v.name, mc/1e6)
 		if mq > 0 && mc > 0 {
-			fmt.Fprintf(w, "   ratio %s/quic-go = %.2f", v.name, mc/mq)
+			fmt.Fprintf(w, "   ratio %s/%s = %.2f", v.name, yard, mc/mq)
 		}
 		fmt.Fprintln(w)
 	}
 	if mq > 0 {
-		fmt.Fprintf(w, "median goodput %-13s: %8.1f Mbit/s\n", "quic-go", mq/1e6)
+		fmt.Fprintf(w, "median goodput %-13s: %8.1f Mbit/s\n", yard, mq/1e6)
 	}
 }
 
@@ -235,14 +255,14 @@ func writeMedians(w io.Writer, variants []*variant, qg []float64) {
 // much of a median ratio is the load of the moment) and the median CPU time
 // per GiB of each stack (both ends of a transfer run in this process; for
 // cclab it includes the verification digests at both ends).
-func writeDistribution(w io.Writer, variants []*variant, qg, qcpu []float64) {
+func writeDistribution(w io.Writer, variants []*variant, qg, qcpu []float64, yard string) {
 	for _, v := range variants {
 		if len(qg) == len(v.bps) && len(qg) > 1 {
 			r := make([]float64, len(qg))
 			for i := range r {
 				r[i] = v.bps[i] / qg[i]
 			}
-			fmt.Fprintf(w, "run-by-run ratio %s/quic-go: min %.2f median %.2f max %.2f\n", v.name, slices.Min(r), median(r), slices.Max(r))
+			fmt.Fprintf(w, "run-by-run ratio %s/%s: min %.2f median %.2f max %.2f\n", v.name, yard, slices.Min(r), median(r), slices.Max(r))
 		}
 	}
 	if median(qcpu) <= 0 && (len(variants) == 0 || median(variants[0].cpu) <= 0) {
@@ -252,12 +272,12 @@ func writeDistribution(w io.Writer, variants []*variant, qg, qcpu []float64) {
 		mc := median(v.cpu)
 		fmt.Fprintf(w, "median CPU per GiB %-13s: %5.2f s", v.name, mc)
 		if mq := median(qcpu); mq > 0 && mc > 0 {
-			fmt.Fprintf(w, "   ratio quic-go/%s = %.2f", v.name, mq/mc)
+			fmt.Fprintf(w, "   ratio %s/%s = %.2f   ratio %s/%s = %.2f", yard, v.name, mq/mc, v.name, yard, mc/mq)
 		}
 		fmt.Fprintln(w)
 	}
 	if len(qcpu) > 0 {
-		fmt.Fprintf(w, "median CPU per GiB %-13s: %5.2f s\n", "quic-go", median(qcpu))
+		fmt.Fprintf(w, "median CPU per GiB %-13s: %5.2f s\n", yard, median(qcpu))
 	}
 }
 

@@ -11,6 +11,7 @@ func TestBadFlags(t *testing.T) {
 		{"-n", "lots"},
 		{"-acks", "sometimes"},
 		{"-only", "tcp"},
+		{"-vs", "tcp"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, &out, &errb); code != 2 {
