@@ -204,6 +204,7 @@ func NewServer(cfg Config) (*Server, error) {
 		Listen:  net.JoinHostPort(host, strconv.Itoa(cfg.DataPort)),
 		QlogDir: s.qlogDir,
 		Admit:   s.admit,
+		FlowKey: s.flowKey,
 		OnFlow:  s.onFlow,
 		Logf:    s.cfg.Logf,
 	})
@@ -574,6 +575,18 @@ func (s *Server) admit(a perf.Admission) (bool, error) {
 	e.claimed, e.connID = true, a.ConnID
 	s.logf("transfer %q: flow %016x from %v admitted", e.spec.ID, a.ConnID, a.Peer)
 	return e.spec.Qlog && s.qlogDir != "", nil
+}
+
+// flowKey is the data receiver's FlowKey: the admission key of the
+// announced transfer whose flow ID test is (its data path is authenticated
+// with it), or nil.
+func (s *Server) flowKey(test string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.expect[test]; e != nil {
+		return e.key
+	}
+	return nil
 }
 
 // onFlow is the data receiver's OnFlow: the admitted flow's summary ends

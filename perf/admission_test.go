@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"cclab/transport"
 	"cclab/transport/udp"
 )
 
@@ -72,6 +73,11 @@ func TestAdmitKeyFlow(t *testing.T) {
 			return false, errors.New("wrong admission MAC")
 		}
 		return false, nil
+	}, FlowKey: func(id string) []byte {
+		if id == test {
+			return key
+		}
+		return nil
 	}})
 	run := func(k []byte) error {
 		rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
@@ -82,15 +88,17 @@ func TestAdmitKeyFlow(t *testing.T) {
 	if err := run(key); err != nil {
 		t.Fatalf("flow with the key: %v", err)
 	}
-	if err := run([]byte("another key of 32 bytes..........")); err == nil {
-		t.Error("flow with another key: admitted")
+	// Another key cannot authenticate the flow's data path (FlowKey): the
+	// transport refuses it before Admit.
+	if err := run([]byte("another key of 32 bytes..........")); !errors.Is(err, transport.ErrAuthRequired) {
+		t.Errorf("flow with another key: %v, want transport.ErrAuthRequired", err)
 	}
 	mu.Lock()
 	got := append([]Admission(nil), admitted...) // a copy: the lock is not held across the Run below
 	mu.Unlock()
-	if len(got) != 2 || got[0].ConnID == got[1].ConnID || got[0].Peer == (netip.AddrPort{}) {
+	if len(got) != 1 || got[0].Peer == (netip.AddrPort{}) {
 		b, _ := json.Marshal(got)
-		t.Errorf("admissions %s: want 2 flows with their own connection IDs and peers", b)
+		t.Errorf("admissions %s: want the one flow with the key, with its peer", b)
 	}
 	if _, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), AdmitKey: key}); err == nil {
 		t.Error("an admission key without a test ID: no error")

@@ -61,7 +61,8 @@ type ClientConfig struct {
 	Encrypt    bool                 // -psk-encrypt: with Keys, encrypt the flows' packets too
 	// AdmitKey, with Test, makes the Initial's request carry the admission
 	// MAC of this connection under this key (admission.go; cclab agent's
-	// data flows); the key itself is never sent.
+	// data flows), and authenticates the flow's data path with it as a
+	// pre-shared key (authdata.go); the key itself is never sent.
 	AdmitKey []byte
 
 	tc transport.Config // the settings of every connection of a Run (newTransportConfig), built once
@@ -249,6 +250,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	tc := cfg.transportConfig(req, tsink)
 	if len(cfg.AdmitKey) > 0 {
 		tc.SealRequest = sealRequest(req, cfg.AdmitKey)
+		tc.PSK = cfg.AdmitKey // the data path authenticated with it too (ServerConfig.FlowKey)
 	}
 	conn, err := ep.Dial(ctx, peer, tc)
 	if err != nil {

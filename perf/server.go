@@ -71,6 +71,12 @@ type ServerConfig struct {
 	// only the transfer its scheduler announced. Admit is called from the
 	// connections' own goroutines, so concurrently with itself.
 	Admit func(a Admission) (qlog bool, err error)
+	// FlowKey, if not nil, returns the admission key of the flow a test ID
+	// names (nil: none): that flow's data path must then be authenticated
+	// with it (authdata.go), as its client does with ClientConfig.AdmitKey.
+	// It is called from the endpoint's goroutine, before Admit. Without Keys,
+	// a flow it has no key for is refused (transport.ErrAuthRequired).
+	FlowKey func(test string) []byte
 }
 
 // ErrConfig is wrapped by NewServer's errors about its configuration.
@@ -211,8 +217,13 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	dc.Endpoint = Limits(cfg.Driver.Endpoint)
 	dc.Endpoint.Server, dc.Endpoint.Defaults, dc.Endpoint.Configure = true, d, s.configure
 	dc.Endpoint.Dgram = dgramEndpointConfig() // one port serves both modes (dgram.go)
-	if cfg.Keys != nil {
+	switch {
+	case cfg.Keys != nil:
 		dc.Endpoint.PSK, dc.Endpoint.AllowUnauthenticated = keyLookup(cfg.Keys), cfg.AllowUnauthenticated
+	case cfg.FlowKey != nil:
+		// Every flow is authenticated with its own admission key
+		// (configure); one naming no flow is refused by the transport.
+		dc.Endpoint.PSK = func(string) []byte { return nil }
 	}
 	ep, err := udp.Listen(cfg.Listen, dc)
 	if err != nil {

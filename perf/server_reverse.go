@@ -49,6 +49,11 @@ func (s *Server) configure(request []byte, cfg *transport.Config) {
 	cfg.ECN = true
 	cfg.Digest = "none" // perf verifies with its own digests (digest.go)
 	req, err := parseRequest(request)
+	if err == nil && req.Test != "" && s.cfg.FlowKey != nil {
+		// An admitted flow's data path is authenticated with its
+		// admission key (authdata.go); nil: no such flow, Admit refuses it.
+		cfg.PSK = s.cfg.FlowKey(req.Test)
+	}
 	if err != nil || !req.Reverse || !s.cfg.AllowReverse || s.checkReverse(req) != nil {
 		// Nothing is sent before serve checked the request (and its MAC),
 		// but a refused request does not even get its controller.
