@@ -2,6 +2,7 @@
 //
 //	cclab sim [flags]    run a dumbbell or chain in the discrete-event simulator (docs/sim.md)
 //	cclab run, report, list   experiments, reports and the results database (docs/eval.md)
+//	cclab perf -s | -c HOST   the receiver or the sender, as iperf3 -s/-c (docs/sender.md)
 //	cclab -version       print the version (module version, VCS commit, Go version, OS/kernel);
 //	                     every subcommand takes -version too (cclab run -version)
 //
