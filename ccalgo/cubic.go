@@ -30,7 +30,7 @@ type CubicConfig struct {
 	FastConv bool    `param:"fastconv" help:"fast convergence: W_max = cwnd*(1+beta)/2 when cwnd < W_max (RFC 9438 §4.7; default true)"`
 	Friendly bool    `param:"friendly" help:"Reno-friendly region with W_est (RFC 9438 §4.3; default true)"`
 	// Linux selects the arithmetic of Linux's tcp_cubic.c (and ns-3's
-	// TcpCubic, its port): cubic_linux.go.
+	// TcpCubic, its port): cubic_tcpcubic.go.
 	Linux bool `param:"linux" help:"Linux/ns-3 arithmetic: whole segments, a step of at least 2 acknowledged segments, target at t + min RTT, ssthresh = cwnd*beta, W_max = 0 after an RTO (default false: RFC 9438)"`
 	// HyStart ends slow start as Linux's tcp_cubic.c does (hystart.go).
 	HyStart bool `param:"hystart" help:"Linux's HyStart (Ha & Rhee 2011): slow start ends at an ACK train longer than half the min RTT or an RTT rise of min RTT/8 (4..16 ms), cwnd >= 16 segments (default false: RFC 5681 slow start)"`
