@@ -30,7 +30,7 @@ type traceEstimate struct {
 	minRTT, maxRTT time.Duration
 	payload        int     // largest data packet's payload, bytes
 	trainBps       float64 // largest ACK-train dispersion rate, payload bits/s (0: no train of TrainPackets)
-	// lost is the loss sequence (LossSequence); lossAt the index in lost
+	// lost is the loss sequence (lossSequence); lossAt the index in lost
 	// and the queueing delay at each loss.
 	lost   []bool
 	lossAt []lossPoint

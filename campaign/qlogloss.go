@@ -7,13 +7,13 @@ import (
 	"cclab/internal/qlog"
 )
 
-// LossSequence reads a sender's qlog (JSON-SEQ, internal/qlog) and returns
+// lossSequence reads a sender's qlog (JSON-SEQ, internal/qlog) and returns
 // its data packets in the order sent, true for each one declared lost: a
 // recovery:packet_lost event marks the latest transmission of its segment
 // (packet_number is the segment's stream offset) before the event.
 // Records that are not JSON objects, or events without a packet number,
 // are counted in bad and skipped.
-func LossSequence(trace []byte) (lost []bool, bad int) {
+func lossSequence(trace []byte) (lost []bool, bad int) {
 	latest := map[uint64]int{} // segment → index of its latest transmission
 	for _, rec := range bytes.Split(trace, []byte{qlog.RecordSeparator}) {
 		rec = bytes.TrimSpace(rec)

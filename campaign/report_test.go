@@ -148,7 +148,7 @@ func FuzzLossSequence(f *testing.F) {
 	f.Add([]byte("\x1e{\"name\":\"transport:packet_sent\",\"data\":{\"header\":{\"packet_number\":0}}}\n\x1e{\"name\":\"recovery:packet_lost\",\"data\":{\"header\":{\"packet_number\":0}}}\n"))
 	f.Add([]byte("\x1e{\"name\":\"transport:packet_sent\"}\n\x1e[1,2]\n\x1enot json"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		seq, bad := LossSequence(b)
+		seq, bad := lossSequence(b)
 		if bad < 0 || len(seq) > len(b) {
 			t.Errorf("got %d packets, %d bad from %d bytes", len(seq), bad, len(b))
 		}

@@ -84,7 +84,7 @@ type Result struct {
 	ID     int64              // flow ID or link index; 0 for the network
 	Name   string             // label
 	Values map[string]float64 // summary metrics by name (see Catalog)
-	Series []Series           // time series (see SeriesCatalog)
+	Series []Series           // time series (see seriesCatalog)
 }
 
 // Get returns the named value and whether it is present.

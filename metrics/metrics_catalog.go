@@ -114,9 +114,9 @@ type SeriesDef struct {
 	Doc   string
 }
 
-// SeriesCatalog lists the time series the harness computes. Each point covers
+// seriesCatalog lists the time series the harness computes. Each point covers
 // [t, t+interval); its time is the interval's start, seconds from run start.
-var SeriesCatalog = []SeriesDef{
+var seriesCatalog = []SeriesDef{
 	{"throughput", ScopeFlow, "bit/s", "bytes delivered in the interval ×8 / interval"},
 	{"send_rate", ScopeFlow, "bit/s", "bytes sent in the interval ×8 / interval"},
 	{"delivery_rate", ScopeFlow, "bit/s", "bytes newly acknowledged in the interval ×8 / interval"},

@@ -303,7 +303,7 @@ func TestCatalogDocumented(t *testing.T) {
 			t.Errorf("docs/metrics.md does not list metric %s", d.Name)
 		}
 	}
-	for _, d := range SeriesCatalog {
+	for _, d := range seriesCatalog {
 		if !strings.Contains(doc, "`"+d.Name+"`") {
 			t.Errorf("docs/metrics.md does not list series %s", d.Name)
 		}

@@ -113,21 +113,15 @@ func FormatSize(n int64) string {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// WriteIntervalHeader writes the column header of the human interval lines.
-func WriteIntervalHeader(w io.Writer) { WriteIntervalHeaderLabel(w, "") }
-
-// WriteIntervalHeaderLabel writes the header for lines with labels as wide
-// as label.
+// WriteIntervalHeaderLabel writes the column header of the human interval
+// lines, for lines with labels as wide as label.
 func WriteIntervalHeaderLabel(w io.Writer, label string) {
 	fmt.Fprintf(w, "%*s%-17s %12s %14s %8s %12s %11s\n", len(label), "", "interval", "transfer", "goodput", "retrans", "cwnd", "srtt")
 }
 
-// WriteInterval writes one human interval line: seconds since the start,
-// bytes acknowledged in the interval, goodput, retransmissions in the
-// interval, and cwnd and srtt at its end.
-func WriteInterval(w io.Writer, iv Interval) { WriteIntervalLabel(w, "", iv) }
-
-// WriteIntervalLabel writes an interval line after a label ("[  1] " for a
+// WriteIntervalLabel writes one human interval line (seconds since the
+// start, bytes acknowledged in the interval, goodput, retransmissions in
+// the interval, cwnd and srtt at its end) after a label ("[  1] " for a
 // flow of several, "[SUM] " for their sum; "" for a single flow); an
 // interval within -O ends with "(omitted)".
 func WriteIntervalLabel(w io.Writer, label string, iv Interval) {

@@ -23,7 +23,7 @@ import (
 // (how its value is parsed, checked and written: the kinds table) and
 // whether it is required, and its doc tag says what it means. Decoding
 // (decoder.fields), emitting (Scenario.YAML) and the field reference of
-// docs/scenarios.md (Reference) all walk these tags.
+// docs/scenarios.md (reference) all walk these tags.
 //
 //	scenario:"KIND[,required][,name=KEY]"  (KEY: the YAML key when the JSON name is "-")
 
@@ -352,10 +352,10 @@ func defaultOf(t reflect.Type, i int) reflect.Value {
 	return reflect.Zero(t)
 }
 
-// Reference returns the field reference of docs/scenarios.md: a table per
+// reference returns the field reference of docs/scenarios.md: a table per
 // mapping of the format with each field's key, value form, default and
 // meaning.
-func Reference() string {
+func reference() string {
 	var b strings.Builder
 	for _, t := range []struct {
 		title string

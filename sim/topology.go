@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"net/netip"
-	"time"
 
 	"cclab/clock"
 	"cclab/event"
@@ -469,8 +468,3 @@ func (p *Pool) InUse() int { return p.inUse }
 
 // Allocated returns the number of packets the pool has ever created.
 func (p *Pool) Allocated() int { return len(p.pkts) }
-
-// BDP returns the bandwidth-delay product in bytes of rate (bits/s) and rtt.
-func BDP(rate float64, rtt time.Duration) int {
-	return int(rate / 8 * rtt.Seconds())
-}

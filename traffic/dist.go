@@ -170,11 +170,6 @@ func parseDist(s string, value func(string) (float64, error)) (dist, error) {
 // DurationDist is a distribution of durations, e.g. "exp(1s)", "pareto(2s/1.5)".
 type DurationDist struct{ d dist }
 
-// ConstDuration returns a DurationDist that always yields v.
-func ConstDuration(v time.Duration) DurationDist {
-	return DurationDist{dist{kind: distConst, a: float64(v), text: v.String()}}
-}
-
 // UnmarshalText parses a duration distribution.
 func (d *DurationDist) UnmarshalText(b []byte) error {
 	x, err := parseDist(string(b), func(s string) (float64, error) {
@@ -211,11 +206,6 @@ func (d DurationDist) Mean() time.Duration { return time.Duration(d.d.Mean()) }
 
 // SizeDist is a distribution of sizes in bytes, e.g. "pareto(12kB/1.2)", "exp(100kB)".
 type SizeDist struct{ d dist }
-
-// ConstSize returns a SizeDist that always yields v bytes.
-func ConstSize(v int64) SizeDist {
-	return SizeDist{dist{kind: distConst, a: float64(v), text: strconv.FormatInt(v, 10)}}
-}
 
 // UnmarshalText parses a size distribution.
 func (d *SizeDist) UnmarshalText(b []byte) error {

@@ -33,10 +33,10 @@ import (
 
 // RFC 8899 §5.1 constants.
 const (
-	// BasePLPMTU is BASE_PLPMTU, bytes: the size expected to work on most
+	// basePLPMTU is BASE_PLPMTU, bytes: the size expected to work on most
 	// paths, confirmed by the handshake; QUIC's 1200-byte minimum
 	// (RFC 9000 §14, RFC 8899 §5.1.2), cclab's DefaultMaxDatagram.
-	BasePLPMTU = DefaultMaxDatagram
+	basePLPMTU = DefaultMaxDatagram
 	// PLPMTUDMaxProbes is MAX_PROBES (RFC 8899 §5.1.2): a probe size is
 	// abandoned after this many consecutive unacknowledged probes, and a
 	// black hole declared after this many consecutive retransmission
@@ -97,7 +97,7 @@ type plpmtud struct {
 }
 
 // start begins a search from base bytes (BASE_PLPMTU, confirmed by the
-// handshake: BasePLPMTU unless the connection's configuration is smaller)
+// handshake: basePLPMTU unless the connection's configuration is smaller)
 // up to limit bytes; limit <= base leaves the size at base for good.
 func (d *plpmtud) start(base, limit int) {
 	limit = max(base, limit)

@@ -24,7 +24,7 @@ type plpmtudPath struct {
 
 func newPlpmtudPath(max, mtu int) *plpmtudPath {
 	p := &plpmtudPath{now: clock.Time(time.Second), mtu: mtu, rtt: 10 * time.Millisecond, nextID: 1}
-	p.d.start(BasePLPMTU, max)
+	p.d.start(basePLPMTU, max)
 	return p
 }
 
@@ -64,7 +64,7 @@ func (p *plpmtudPath) run(t *testing.T) {
 // the search walks the step table and MAX_PLPMTU, then completes.
 func TestPLPMTUDConfirmRaises(t *testing.T) {
 	p := newPlpmtudPath(65507, 65507)
-	if got, want := p.d.size, BasePLPMTU; got != want {
+	if got, want := p.d.size, basePLPMTU; got != want {
 		t.Fatalf("size at start = %d, want BASE_PLPMTU %d", got, want)
 	}
 	want := []int{1452, 1472, 8952, 8972, 65507}
@@ -142,13 +142,13 @@ func TestPLPMTUDBlackHole(t *testing.T) {
 	if !p.d.rto(p.now) {
 		t.Fatalf("no size change after %d consecutive RTOs", PLPMTUDMaxProbes)
 	}
-	if got, want := p.d.size, BasePLPMTU; got != want {
+	if got, want := p.d.size, basePLPMTU; got != want {
 		t.Errorf("size after black hole = %d, want BASE_PLPMTU %d", got, want)
 	}
 	if got, want := p.d.phase, plpmtudBase; got != want {
 		t.Errorf("phase = %v, want %v", got, want)
 	}
-	if got, want := p.d.probeSize(), BasePLPMTU; got != want {
+	if got, want := p.d.probeSize(), basePLPMTU; got != want {
 		t.Errorf("probe due = %d bytes, want BASE_PLPMTU %d", got, want)
 	}
 	p.mtu = 1472 // the path shrank
@@ -157,7 +157,7 @@ func TestPLPMTUDBlackHole(t *testing.T) {
 		t.Errorf("size after the new search = %d, want %d", got, want)
 	}
 	d := plpmtud{}
-	d.start(BasePLPMTU, BasePLPMTU)
+	d.start(basePLPMTU, basePLPMTU)
 	for i := 0; i < 2*PLPMTUDMaxProbes; i++ {
 		if d.rto(0) {
 			t.Fatalf("RTO at the base size changed the size")
@@ -181,7 +181,7 @@ func TestPLPMTUDBaseError(t *testing.T) {
 	if got, want := p.d.phase, plpmtudError; got != want {
 		t.Fatalf("phase = %v, want %v after %d lost base probes", got, want, PLPMTUDMaxProbes)
 	}
-	if got, want := p.d.size, BasePLPMTU; got != want {
+	if got, want := p.d.size, basePLPMTU; got != want {
 		t.Errorf("size in ERROR = %d, want %d", got, want)
 	}
 	p.mtu = 8972
@@ -220,7 +220,7 @@ func TestPLPMTUDRaiseTimer(t *testing.T) {
 // confirms it; an answer to a size given up does not.
 func TestPLPMTUDLateAck(t *testing.T) {
 	d := plpmtud{}
-	d.start(BasePLPMTU, 1472)
+	d.start(basePLPMTU, 1472)
 	d.sent(0, 1, time.Second)
 	d.onTimer(clock.Time(time.Second))
 	d.sent(clock.Time(time.Second), 2, time.Second)

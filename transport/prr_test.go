@@ -121,7 +121,7 @@ func TestRecoveryFlight(t *testing.T) {
 			t.Errorf("%s: ssthresh %d segments, want %d", tc.rec, got, tc.want)
 		}
 	}
-	if _, err := NewRecovery("prr:flight=cwnd", RecoveryEnv{MSS: testMSS}); err == nil || !strings.Contains(err.Error(), "flight") {
+	if _, err := newRecovery("prr:flight=cwnd", RecoveryEnv{MSS: testMSS}); err == nil || !strings.Contains(err.Error(), "flight") {
 		t.Errorf("flight=cwnd: got %v, want an error naming the parameter", err)
 	}
 }

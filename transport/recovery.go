@@ -276,9 +276,9 @@ func newStrategy[T any, PT interface {
 // Recoveries is the registry of loss-recovery strategies by name.
 var Recoveries = spec.NewRegistry[Recovery, RecoveryEnv]("loss recovery strategy")
 
-// NewRecovery builds a strategy from a spec such as "newreno" or
+// newRecovery builds a strategy from a spec such as "newreno" or
 // "reno:dupthresh=3".
-func NewRecovery(s string, env RecoveryEnv) (Recovery, error) { return Recoveries.New(s, env) }
+func newRecovery(s string, env RecoveryEnv) (Recovery, error) { return Recoveries.New(s, env) }
 
 func init() {
 	// Specs are range-checked where they are parsed, with the largest

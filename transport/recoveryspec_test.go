@@ -72,17 +72,17 @@ func TestStrategyReuse(t *testing.T) {
 	for _, s := range []string{"sack", "fack", "prr", "rack", "ratehalving:maxburst=2", "sack:rack,frto,lostretx"} {
 		t.Run(s, func(t *testing.T) {
 			env := RecoveryEnv{MSS: 1000}
-			fresh, err := NewRecovery(s, env)
+			fresh, err := newRecovery(s, env)
 			if err != nil {
 				t.Fatal(err)
 			}
-			old, _ := NewRecovery(s, env)
+			old, _ := newRecovery(s, env)
 			l := old.(interface{ lossOf() *sackLoss }).lossOf()
 			l.inRec, l.dupAcks, l.recPoint, l.highRxt, l.rescues = true, 7, 12345, 999, 3
 			l.dbl = append(l.dbl, 1, 2, 3)
 			l.rackSt.lost, l.rackSt.reordSeen, l.frto.on = 5, true, !l.frto.on
 			env.reuse = old
-			got, err := NewRecovery(s, env)
+			got, err := newRecovery(s, env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,8 +94,8 @@ func TestStrategyReuse(t *testing.T) {
 			}
 		})
 	}
-	other, _ := NewRecovery("prr", RecoveryEnv{MSS: 1000})
-	got, err := NewRecovery("rack", RecoveryEnv{MSS: 1000, reuse: other})
+	other, _ := newRecovery("prr", RecoveryEnv{MSS: 1000})
+	got, err := newRecovery("rack", RecoveryEnv{MSS: 1000, reuse: other})
 	if err != nil || any(got) == any(other) {
 		t.Errorf("rack built with a prr to reuse: %v, reused %v; want a new rack", err, any(got) == any(other))
 	}
