@@ -149,7 +149,7 @@ func pathFigures(sp *Spec, pvs []*pathVariant) ([]report.Figure, error) {
 			return nil, err
 		}
 		panels := []template.HTML{template.HTML(cdf)}
-		caption := "Left: the distribution of the path's transfers' goodput, a curve per variant."
+		caption := "The distribution of the path's transfers' goodput, a curve per variant."
 		if len(cwnd) > 0 {
 			ts, err := report.SeriesSVG([]report.SeriesPanel{{Title: "congestion window: " + p.String(), YLabel: "cwnd (kB)", Lines: cwnd},
 				{Title: "smoothed RTT: " + p.String(), YLabel: "SRTT (ms)", Lines: srtt}})
@@ -157,7 +157,7 @@ func pathFigures(sp *Spec, pvs []*pathVariant) ([]report.Figure, error) {
 				return nil, err
 			}
 			panels = append(panels, template.HTML(ts))
-			caption += " Right: each variant's first stored transfer with a sender qlog (transfer.qlog: true): the congestion " +
+			caption += " Below it, each variant's first stored transfer with a sender qlog (transfer.qlog: true): the congestion " +
 				"window and smoothed RTT after each recovery:metrics_updated record, over the time since the transfer's start."
 		}
 		figs = append(figs, report.Figure{Title: "Path " + p.String(), Caption: caption, Panels: panels})
