@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"cclab/clock"
+	"cclab/internal/qlog"
 	"cclab/transport"
 )
 
@@ -80,4 +82,12 @@ func authHint(err error) error {
 		return fmt.Errorf("%w: the receiver has no -psk-file, or the path stripped the authentication", err)
 	}
 	return err
+}
+
+// qlogAuth writes an authenticated flow's account into its qlog as it
+// closes (nothing for nil).
+func qlogAuth(ql *qlog.Writer, now clock.Time, a *AuthResult) {
+	if a != nil {
+		ql.Authentication(now, a.Cipher, a.AuthFailed, a.Replayed)
+	}
 }

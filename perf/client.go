@@ -272,7 +272,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 		}
 		conn.Do(func(clock.Time, *transport.Conn) { sink.ql = ql })
 		defer func() {
-			conn.Do(func(clock.Time, *transport.Conn) { sink.ql = nil })
+			conn.Do(func(now clock.Time, tc *transport.Conn) { sink.ql = nil; qlogAuth(ql, now, streamAuth(tc.Stats())) })
 			ql.Close()
 		}()
 	}

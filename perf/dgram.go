@@ -248,7 +248,7 @@ func dialDgram(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, tc tr
 	}
 	conn.Do(func(clock.Time, *transport.DgramConn) { sink.ql = ql })
 	return conn, func() {
-		conn.Do(func(clock.Time, *transport.DgramConn) { sink.ql = nil })
+		conn.Do(func(now clock.Time, dc *transport.DgramConn) { sink.ql = nil; qlogAuth(ql, now, dgramAuth(dc.Stats())) })
 		ql.Close()
 	}, nil
 }

@@ -367,7 +367,7 @@ func (s *Server) serveTest(ctx context.Context, c *udp.Conn, req Request, sum *F
 		if ql, err := openQlog(s.cfg.QlogDir, c.ID(), "server", &ClientConfig{Addr: c.Peer().String(), CC: req.CC, Recovery: req.Recovery}, s.ep.Now()); err == nil {
 			c.Do(func(clock.Time, *transport.Conn) { fs.ql = ql })
 			defer func() {
-				c.Do(func(clock.Time, *transport.Conn) { fs.ql = nil })
+				c.Do(func(now clock.Time, tc *transport.Conn) { fs.ql = nil; qlogAuth(ql, now, streamAuth(tc.Stats())) })
 				ql.Close()
 			}()
 		} else {

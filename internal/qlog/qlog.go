@@ -404,3 +404,31 @@ func (q *Writer) Close() error {
 	}
 	return q.err
 }
+
+// Authentication writes a connection's authentication account at t as a
+// cclab:authentication record (perf writes it as a flow's qlog closes): the
+// cipher and the packets the connection dropped failing authentication or
+// as replays (transport.ConnStats.AuthFailed, Replayed).
+func (q *Writer) Authentication(t clock.Time, cipher string, failed, replayed uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil || q.closed {
+		return
+	}
+	if !q.started {
+		if q.ref == clock.Never {
+			q.ref = t
+		}
+		q.writeHeader()
+	}
+	b := q.begin(q.scratch[:0], t, "cclab:authentication")
+	b = appendStr(b, "cipher", cipher)
+	b = appendUint(append(b, ','), "auth_failed", failed)
+	b = appendUint(append(b, ','), "replayed", replayed)
+	b = end(b)
+	q.scratch = b
+	if _, err := q.w.Write(b); err != nil {
+		q.err = err
+	}
+	q.events++
+}

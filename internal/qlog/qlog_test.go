@@ -202,3 +202,18 @@ func TestLossTriggerNames(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthentication: the account of an authenticated connection is one
+// cclab:authentication record with the cipher and both counters.
+func TestAuthentication(t *testing.T) {
+	var buf bytes.Buffer
+	q := NewWriter(&buf, Header{Title: "t", VantagePoint: "client", Reference: clock.Start})
+	q.Authentication(clock.Start.Add(1500*time.Microsecond), "AES-128-GMAC", 3, 2)
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"time":1.5,"name":"cclab:authentication","data":{"cipher":"AES-128-GMAC","auth_failed":3,"replayed":2}}`
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("qlog\n%s\nwant a record %s", buf.String(), want)
+	}
+}
