@@ -114,17 +114,9 @@ func relays(y *scenario.YAMLDecoder, n *yaml.Node) ([]Relay, []*yaml.Node, error
 		var r Relay
 		err := y.Mapping(it, p, map[string]scenario.FieldFunc{
 			"name": func(n *yaml.Node, p string) (err error) { r.Name, err = name(y, n, p); return err },
-			"listen": func(n *yaml.Node, p string) error {
-				v, err := y.Str(n, p)
-				if err != nil {
-					return err
-				}
-				hp, port, err := net.SplitHostPort(v)
-				if pn, perr := strconv.Atoi(port); err != nil || hp == "" || perr != nil || pn < 1 || pn > 65535 {
-					return y.Errorf(n, p, "%q is not a relay address (host:port, e.g. relay.example.net:9000)", v)
-				}
-				r.Listen = v
-				return nil
+			"listen": func(n *yaml.Node, p string) (err error) {
+				r.Listen, err = hostPort(y, n, p, "a relay address", "relay.example.net:9000")
+				return err
 			},
 			"link": func(n *yaml.Node, p string) (err error) { r.Link, err = relayLink(y, n, p); return err },
 		}, "name", "listen", "link")

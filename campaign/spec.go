@@ -278,21 +278,27 @@ func name(y *scenario.YAMLDecoder, n *yaml.Node, p string) (string, error) {
 	return v, nil
 }
 
+// hostPort decodes a host:port address (what, e.g. "an agent address",
+// and an example name it in the error).
+func hostPort(y *scenario.YAMLDecoder, n *yaml.Node, p, what, example string) (string, error) {
+	v, err := y.Str(n, p)
+	if err != nil {
+		return "", err
+	}
+	hp, port, err := net.SplitHostPort(v)
+	if pn, perr := strconv.Atoi(port); err != nil || hp == "" || perr != nil || pn < 1 || pn > 65535 {
+		return "", y.Errorf(n, p, "%q is not %s (host:port, e.g. %s)", v, what, example)
+	}
+	return v, nil
+}
+
 func host(y *scenario.YAMLDecoder, n *yaml.Node, p string) (Host, error) {
 	var h Host
 	err := y.Mapping(n, p, map[string]scenario.FieldFunc{
 		"name": func(n *yaml.Node, p string) (err error) { h.Name, err = name(y, n, p); return err },
-		"agent": func(n *yaml.Node, p string) error {
-			v, err := y.Str(n, p)
-			if err != nil {
-				return err
-			}
-			hp, port, err := net.SplitHostPort(v)
-			if pn, perr := strconv.Atoi(port); err != nil || hp == "" || perr != nil || pn < 1 || pn > 65535 {
-				return y.Errorf(n, p, "%q is not an agent address (host:port, e.g. zurich.example.net:5310 or [2001:db8::1]:5310)", v)
-			}
-			h.Agent = v
-			return nil
+		"agent": func(n *yaml.Node, p string) (err error) {
+			h.Agent, err = hostPort(y, n, p, "an agent address", "zurich.example.net:5310 or [2001:db8::1]:5310")
+			return err
 		},
 		"data": func(n *yaml.Node, p string) (err error) {
 			h.Data, err = y.Str(n, p)

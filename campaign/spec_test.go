@@ -74,10 +74,7 @@ func TestParseSpecListed(t *testing.T) {
 }
 
 func TestParseSpecErrors(t *testing.T) {
-	tests := []struct {
-		name, old, new string
-		want           []string // substrings of the error
-	}{
+	tests := []specErrorCase{
 		{"unknown key", "pairs: all", "pairz: all", []string{"c.yaml:", "field pairz", `unknown field "pairz"`, "allowed: credentials, db, description, hosts, name, pairs, relays, schedule, transfer, variants"}},
 		{"unknown host key", "group: america}", "continent: america}", []string{"hosts[2].continent", "allowed: agent, data, group, key, name"}},
 		{"bad pairs", "pairs: all", "pairs: some", []string{"field pairs", `"some" is not allowed (allowed: all)`}},
@@ -111,10 +108,22 @@ func TestParseSpecErrors(t *testing.T) {
 		{"missing name", "name: wan\n", "", []string{`missing required field "name"`}},
 		{"bad yaml", "pairs: all", "pairs: [all", []string{"c.yaml"}},
 	}
+	checkSpecErrors(t, goodSpec, tests)
+}
+
+// specErrorCase is a spec with old replaced by new, and substrings of the
+// error it must give.
+type specErrorCase struct {
+	name, old, new string
+	want           []string
+}
+
+// checkSpecErrors parses base with each case's change and checks its error.
+func checkSpecErrors(t *testing.T, base string, tests []specErrorCase) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src := strings.Replace(goodSpec, tc.old, tc.new, 1)
-			if src == goodSpec {
+			src := strings.Replace(base, tc.old, tc.new, 1)
+			if src == base {
 				t.Fatalf("test case does not change the spec (%q not found)", tc.old)
 			}
 			_, err := ParseSpec("c.yaml", []byte(src))
