@@ -221,7 +221,7 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 		r.Generated, r.QueueDropped = s.Generated, s.QueueDropped
 		r.Uncontrolled = cfg.CC == transport.DgramCCNone
 	})
-	fetchDgramReport(ctx, cctx, ep, peer, conn.ID(), res)
+	fetchDgramReport(ctx, cctx, ep, peer, conn.ID(), cfg.Keys, res)
 	return res, nil
 }
 
@@ -317,9 +317,11 @@ func dgramInterval(prev, s transport.DgramStats, t0, t1 float64) DgramInterval {
 
 // fetchDgramReport fetches the receiver's account of datagram connection
 // id, as a reverse test fetches its report, into res.Receiver (or
-// res.ReceiverError); cctx bounds the closing handshake.
-func fetchDgramReport(ctx, cctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, id uint64, res *DgramResult) {
+// res.ReceiverError); cctx bounds the closing handshake. keys
+// authenticates the connection (-psk-file; may be nil).
+func fetchDgramReport(ctx, cctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, id uint64, keys *Keys, res *DgramResult) {
 	stc := transport.DefaultConfig()
+	stc.PSK, stc.PSKName = pskFor(keys)
 	stc.Request = Request{V: Version, Results: id}.encode()
 	rc, err := ep.Dial(ctx, peer, stc)
 	if err != nil {

@@ -3,9 +3,12 @@ package perf
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"cclab/transport"
 )
 
 // TestDgramFlowLoopback: a CCID2 flow and an uncontrolled flow to one
@@ -77,4 +80,26 @@ func TestDgramQlog(t *testing.T) {
 		t.Errorf("empty qlog")
 	}
 	t.Logf("qlog events: %v", n)
+}
+
+// TestDgramAuthenticated: a datagram-mode flow with -psk-file at both ends
+// is authenticated (both accounts say so) and its report is fetched on an
+// authenticated connection too; a keyless one is refused.
+func TestDgramAuthenticated(t *testing.T) {
+	keys := mustKeys(t, hexKeyA)
+	srv, flows := startServer(t, ServerConfig{Keys: keys})
+	addr := srv.Addr().String()
+	res, err := RunDgram(context.Background(), DgramClientConfig{Addr: addr, Duration: 300 * time.Millisecond, CC: "ccid2", Rate: 5e6, Keys: keys})
+	if err != nil || res.Receiver == nil {
+		t.Fatalf("authenticated datagram flow: %v (receiver %v)", err, res.ReceiverError)
+	}
+	if res.Auth == nil || res.Auth.Cipher != AuthCipher || res.Auth.AuthFailed != 0 {
+		t.Errorf("sender's account %+v, want %s and nothing dropped", res.Auth, AuthCipher)
+	}
+	if f := waitFlows(t, srv, flows, 1); f[0].Auth == nil {
+		t.Errorf("receiver's flow summary without its authentication account: %+v", f[0])
+	}
+	if _, err := RunDgram(context.Background(), DgramClientConfig{Addr: addr, Duration: 300 * time.Millisecond, CC: "ccid2", Rate: 5e6}); !errors.Is(err, transport.ErrAuthRequired) {
+		t.Errorf("keyless datagram flow: %v, want transport.ErrAuthRequired", err)
+	}
 }
