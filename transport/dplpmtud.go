@@ -272,11 +272,13 @@ func (r *sackLoss) setMSS(mss int)     { r.mss = mss }
 
 // pmtuStart starts discovery on an established stream connection when it
 // is configured and both the controller and the strategy can change their
-// segment size (ccalgo.SegmentSizer, mssSetter); else the size stays.
+// segment size (ccalgo.SegmentSizer, mssSetter); else the size stays. An
+// authenticated connection (auth.go) does not discover: its Path packets
+// are sealed at their fixed length, so a padded probe would not open.
 func (c *Conn) pmtuStart() {
 	_, ccOK := c.cc.(ccalgo.SegmentSizer)
 	_, recOK := c.rec.(mssSetter)
-	if c.cfg.PLPMTUMax > c.maxDatagram && ccOK && recOK {
+	if c.cfg.PLPMTUMax > c.maxDatagram && ccOK && recOK && c.auth == nil {
 		c.pmtuOn = true
 		c.pmtu.start(c.maxDatagram, c.cfg.PLPMTUMax)
 	}
