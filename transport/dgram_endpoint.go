@@ -138,11 +138,15 @@ func (e *Endpoint) dgAccept(now clock.Time, p *packet) bool {
 
 // dgReceive handles a datagram-mode packet (type 4).
 func (e *Endpoint) dgReceive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint, b []byte) {
-	if len(b) >= 2+cidLen+1 && b[0] == WireVersion {
-		if c := e.dg.byCID[binary.BigEndian.Uint64(b[2:])]; c != nil && c.auth != nil && c.auth.keyed {
-			if b = e.open(c.auth, b); b == nil {
-				return
-			}
+	if len(b) < 2+cidLen {
+		e.reject(RejectTooShort)
+		return
+	}
+	// One lookup: the dcid is where decodeDgram reads it.
+	c := e.dg.byCID[binary.BigEndian.Uint64(b[2:])]
+	if c != nil && c.auth != nil && c.auth.keyed && b[0] == WireVersion {
+		if b = e.open(c.auth, b); b == nil {
+			return
 		}
 	}
 	p := &e.dg.pkt
@@ -150,7 +154,6 @@ func (e *Endpoint) dgReceive(now clock.Time, from netip.AddrPort, ce ecn.Codepoi
 		e.reject(r)
 		return
 	}
-	c := e.dg.byCID[p.dcid]
 	if c == nil {
 		e.reject(RejectUnknownCID)
 		e.statelessReset(now, from, p.dcid, len(b))
