@@ -753,7 +753,8 @@ func (s *Server) send(ctx context.Context, m *message, peer string) *message {
 	sp := m.Spec
 	cc, rec := sp.ccRecovery()
 	cfg := perf.ClientConfig{Addr: m.Addr, Bytes: sp.Bytes, Duration: sp.duration(), CC: cc, Recovery: rec,
-		Size: sp.MaxDatagram, Logf: s.cfg.Logf}
+		Size: sp.MaxDatagram, Logf: s.cfg.Logf,
+		Verify: perf.VerifySHA256} // crossCheck compares the receiving agent's digest with the sender's
 	key, _ := hex.DecodeString(m.Token)
 	cfg.Test, cfg.AdmitKey = flowID(key), key
 	if sp.Qlog && s.qlogDir != "" {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -39,6 +38,7 @@ type ClientConfig struct {
 	Size     int           // max datagram (UDP payload), bytes; 0: the transport default, raised by datagram size discovery (RFC 8899) up to the route's MTU
 	Reverse  bool          // the receiver sends
 	Seed     uint64        // pattern seed; 0: random
+	Verify   string        // -verify: VerifyPattern (default: compare with the pattern) or VerifySHA256 (digests)
 	RateCap  float64       // -b: the sending application writes at most this many bits/s (iperf3's -b for TCP); 0: no cap; not with Reverse
 	// Receive holds this side's receiving settings (the data it receives
 	// in reverse and bidir tests): AckEvery, DelayedAck and RecvWindow of
@@ -124,6 +124,13 @@ func (c *ClientConfig) Validate() error {
 	if c.Flows < 0 || c.Flows > MaxFlows {
 		return fmt.Errorf("flows %d: must be between 1 and %d", c.Flows, MaxFlows)
 	}
+	switch c.Verify {
+	case "":
+		c.Verify = VerifyPattern
+	case VerifyPattern, VerifySHA256:
+	default:
+		return fmt.Errorf("-verify %q: want %s or %s", c.Verify, VerifyPattern, VerifySHA256)
+	}
 	if c.Seed == 0 {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
@@ -198,6 +205,26 @@ func (c *ClientConfig) transportConfig(req Request, sink event.Sink) transport.C
 	return tc
 }
 
+// request is the Request of the Run's data connection.
+func (c *ClientConfig) request() Request {
+	req := Request{V: Version, Reverse: c.Reverse, Seed: c.Seed, Test: c.Test, ECN: c.ECN}
+	if c.Verify == VerifyPattern {
+		req.Verify = VerifyPattern
+	}
+	if c.Flows > 1 {
+		req.Flows = c.Flows
+	}
+	if c.Reverse {
+		req.Bytes, req.Seconds = c.Bytes, c.Duration.Seconds()
+		if req.Bytes > 0 {
+			req.Seconds = 0
+		}
+		req.CC, req.Recovery = c.CC, c.Recovery
+		req.MinRTOms = ms(c.MinRTO)
+	}
+	return req
+}
+
 // Run runs one test against a receiver and returns its result. The error is
 // non-nil when the receiver is unreachable, refuses the request, the
 // transfer fails, or verification fails (the Result is then still filled as
@@ -215,19 +242,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	}
 	cfg.tc = cfg.newTransportConfig(ep.PathMaxPayload())
 
-	req := Request{V: Version, Reverse: cfg.Reverse, Seed: cfg.Seed, Test: cfg.Test}
-	if cfg.Flows > 1 {
-		req.Flows = cfg.Flows
-	}
-	if cfg.Reverse {
-		req.Bytes, req.Seconds = cfg.Bytes, cfg.Duration.Seconds()
-		if req.Bytes > 0 {
-			req.Seconds = 0
-		}
-		req.CC, req.Recovery = cfg.CC, cfg.Recovery
-		req.MinRTOms = ms(cfg.MinRTO)
-	}
-	req.ECN = cfg.ECN
+	req := cfg.request()
 
 	// With a key, a reverse request answers a server nonce (auth.go).
 	var macLine []byte
@@ -620,9 +635,16 @@ func runForward(ctx context.Context, conn *udp.Conn, cfg *ClientConfig, res *Res
 	e.MSS = s.mss
 	e.MinRTTms = ms(s.minRTT)
 	e.MeanSRTTms = ms(s.meanSRTT)
-	e.SenderDigest = patternDigest(cfg.Seed, s.sentBytes)
-	e.ReceiverDigest = rep.Digest
-	e.Verified = e.SenderDigest == e.ReceiverDigest && rep.Bytes == s.sentBytes && s.ackedBytes >= s.sentBytes
+	match := rep.Mismatch == nil
+	if e.Verification = VerifyPattern; rep.Verify == VerifyPattern {
+		e.Mismatch = rep.Mismatch
+	} else { // asked for digests, or a receiver that hashes regardless
+		e.Verification = VerifySHA256
+		e.SenderDigest = patternDigest(cfg.Seed, s.sentBytes)
+		e.ReceiverDigest = rep.Digest
+		match = e.SenderDigest == e.ReceiverDigest
+	}
+	e.Verified = match && rep.Bytes == s.sentBytes && s.ackedBytes >= s.sentBytes
 	return nil
 }
 
@@ -638,10 +660,10 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 	var first []byte // a refusal comes as a Report instead of pattern bytes
 	var got int64
 	var rerr error
-	h := sha256.New()
+	chk := newStreamCheck(cfg.Verify, cfg.Seed)
 	for {
 		n, err := conn.Read(buf)
-		h.Write(buf[:n])
+		chk.write(buf[:n])
 		if got < 512 && n > 0 {
 			first = append(first, buf[:min(n, 512-int(got))]...)
 		}
@@ -717,8 +739,17 @@ func runReverse(ctx context.Context, ep *udp.Endpoint, peer netip.AddrPort, conn
 	if rep.CC != "" {
 		e.CC, e.Recovery = rep.CC, rep.Recovery
 	}
-	e.SenderDigest = rep.Digest
-	e.ReceiverDigest = hex.EncodeToString(h.Sum(nil))
-	e.Verified = e.SenderDigest == e.ReceiverDigest && rep.Bytes == s.recvBytes
+	e.Verification, e.Mismatch = chk.kind(), chk.mismatch()
+	match := e.Mismatch == nil
+	if rep.Verify != VerifyPattern { // a sender that reports a digest
+		e.SenderDigest, e.ReceiverDigest = rep.Digest, chk.digest()
+		if e.Verification == VerifyPattern && match {
+			// What arrived is the pattern: its digest is the pattern's.
+			e.ReceiverDigest = patternDigest(cfg.Seed, got)
+		}
+		e.Verification = VerifySHA256
+		match = e.SenderDigest == e.ReceiverDigest
+	}
+	e.Verified = match && rep.Bytes == s.recvBytes
 	return nil
 }

@@ -152,6 +152,11 @@ func sumFlows(flows []*Result) ([]Interval, End) {
 		}
 		e.MeanSRTTms += f.MeanSRTTms / float64(len(flows))
 		e.Verified = e.Verified && f.Verified
+		if i == 0 || e.Verification == f.Verification {
+			e.Verification = f.Verification
+		} else {
+			e.Verification = VerifyPattern + "+" + VerifySHA256 // flows checked differently
+		}
 		e.OmittedSeconds = max(e.OmittedSeconds, f.OmittedSeconds)
 		e.OmittedBytes += f.OmittedBytes
 		good += f.ThroughputBps

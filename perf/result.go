@@ -81,13 +81,15 @@ type End struct {
 	RTOCauses      map[string]int64 `json:"rto_causes"`                // RTOs by cause: burst_loss, too_few_dupacks, lost_retransmission, other, handshake, spurious
 	MinRTTms       float64          `json:"min_rtt_ms"`                // minimum RTT sample, ms
 	MeanSRTTms     float64          `json:"mean_srtt_ms"`              // mean of the smoothed RTT over all ACKs, ms
-	Verified       bool             `json:"verified"`                  // receiver's digest == sender's digest and byte counts agree
+	Verified       bool             `json:"verified"`                  // every byte matched the pattern, or the receiver's digest == the sender's, and byte counts agree
 	SenderDigest   string           `json:"sender_digest"`             // hex SHA-256 of the stream as sent
 	ReceiverDigest string           `json:"receiver_digest"`
-	SenderBytes    int64            `json:"sender_bytes"`   // bytes the sender put in the stream
-	MSS            int              `json:"mss"`            // payload bytes per full segment, as negotiated
-	ECN            *ECNResult       `json:"ecn"`            // the ECN account (ecn.go)
-	Auth           *AuthResult      `json:"auth,omitempty"` // this end's account of an authenticated flow (authdata.go)
+	Verification   string           `json:"verification"`       // what Verified checked: VerifyPattern (every byte compared with the pattern; digests "") or VerifySHA256 (the digests)
+	Mismatch       *int64           `json:"mismatch,omitempty"` // VerifyPattern: offset of the first stream byte that differed from the pattern, bytes; absent: none
+	SenderBytes    int64            `json:"sender_bytes"`       // bytes the sender put in the stream
+	MSS            int              `json:"mss"`                // payload bytes per full segment, as negotiated
+	ECN            *ECNResult       `json:"ecn"`                // the ECN account (ecn.go)
+	Auth           *AuthResult      `json:"auth,omitempty"`     // this end's account of an authenticated flow (authdata.go)
 	Error          string           `json:"error,omitempty"`
 	// Host is what limited this process besides the network
 	// (docs/metrics.md, "Host-limited runs"): in a sum of several flows,
@@ -160,9 +162,9 @@ func WriteSummaryLabel(w io.Writer, label string, e End) {
 	if e.OmittedSeconds > 0 {
 		om = fmt.Sprintf(" (first %.3f s omitted)", e.OmittedSeconds)
 	}
-	fmt.Fprintf(w, "%s%s %s (%d bytes) in %.3f s = %.2f Mbit/s%s  cc=%s recovery=%s retransmits=%d rtos=%d min_rtt=%.3f ms mean_srtt=%.3f ms verified=%v\n",
+	fmt.Fprintf(w, "%s%s %s (%d bytes) in %.3f s = %.2f Mbit/s%s  cc=%s recovery=%s retransmits=%d rtos=%d min_rtt=%.3f ms mean_srtt=%.3f ms verified=%v (%s)\n",
 		label, dir, FormatSize(e.Bytes), e.Bytes, e.Seconds, e.ThroughputBps/1e6, om, e.CC, e.Recovery,
-		e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
+		e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified, e.Verification)
 	if x := e.ECN; x != nil && x.Requested {
 		fmt.Fprintf(w, "%secn: negotiated=%v validated=%v codepoint=%s ect0_sent=%d ce_received=%d ece_acks=%d reductions=%d\n",
 			label, x.Negotiated, x.Validated, x.Codepoint, x.ECTSent, x.CERecv, x.ECEAcks, x.Reductions)

@@ -2,8 +2,6 @@ package perf
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -134,7 +132,9 @@ type FlowSummary struct {
 	Bytes         int64          `json:"bytes"`   // stream bytes received (forward) or sent and acknowledged (reverse)
 	Seconds       float64        `json:"seconds"`
 	ThroughputBps float64        `json:"throughput_bps"`
-	Digest        string         `json:"digest"` // hex SHA-256 of the received (forward) or sent (reverse) stream
+	Digest        string         `json:"digest"`             // hex SHA-256 of the received (forward) or sent (reverse) stream; "" with Verify VerifyPattern
+	Verify        string         `json:"verify,omitempty"`   // VerifyPattern: compared with the pattern (forward) or not hashed (reverse); "": SHA-256 Digest
+	Mismatch      *int64         `json:"mismatch,omitempty"` // forward VerifyPattern: offset of the first stream byte that differed from the pattern, bytes; absent: none
 	Retransmits   int64          `json:"retransmits,omitempty"`
 	RTOs          int64          `json:"rtos,omitempty"`
 	MinRTTms      float64        `json:"min_rtt_ms,omitempty"`
@@ -385,7 +385,7 @@ func (s *Server) serveTest(ctx context.Context, c *udp.Conn, req Request, sum *F
 		defer func() { <-s.revSlot }()
 		return s.serveReverse(ctx, c, req, sum)
 	}
-	s.serveForward(ctx, c, sum)
+	s.serveForward(ctx, c, req, sum)
 	return nil
 }
 
@@ -486,21 +486,22 @@ func (s *Server) drain(ctx context.Context, c *udp.Conn) {
 	_ = c.Wait(wctx)
 }
 
-// serveForward reads the client's stream to EOF and reports its digest.
-func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary) {
+// serveForward reads the client's stream to EOF, checks it (streamCheck)
+// and reports the check.
+func (s *Server) serveForward(ctx context.Context, c *udp.Conn, req Request, sum *FlowSummary) {
 	buf := make([]byte, 256<<10)
 	var t0 time.Time
 	var got int64
 	var delivered atomic.Int64 // got, for the interval meter
 	var rerr error
-	h := sha256.New()
+	chk := newStreamCheck(req.Verify, req.Seed)
 	im := s.startIntervals(FlowInterval{ConnID: sum.ConnID, Peer: sum.Peer}, func() flowCounters { return flowCounters{bytes: delivered.Load()} })
 	for {
 		n, err := c.Read(buf)
 		if n > 0 && got == 0 {
 			t0 = time.Now()
 		}
-		h.Write(buf[:n])
+		chk.write(buf[:n])
 		got += int64(n)
 		delivered.Store(got)
 		if err == io.EOF {
@@ -523,7 +524,10 @@ func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary
 	}
 	sum.Auth = streamAuth(cs)
 	sum.Bytes, sum.Seconds = got, elapsed.Seconds()
-	sum.Digest = hex.EncodeToString(h.Sum(nil))
+	sum.Digest = chk.digest()
+	if chk.kind() == VerifyPattern {
+		sum.Verify, sum.Mismatch = VerifyPattern, chk.mismatch()
+	}
 	if sum.Seconds > 0 {
 		sum.ThroughputBps = float64(got) * 8 / sum.Seconds
 	}
@@ -531,7 +535,8 @@ func (s *Server) serveForward(ctx context.Context, c *udp.Conn, sum *FlowSummary
 		sum.Error = rerr.Error()
 		return
 	}
-	rep := Report{V: Version, Bytes: got, Digest: sum.Digest, Seconds: sum.Seconds, ECN: sum.ECN}
+	rep := Report{V: Version, Bytes: got, Digest: sum.Digest, Seconds: sum.Seconds, ECN: sum.ECN,
+		Verify: sum.Verify, Mismatch: sum.Mismatch}
 	if _, err := c.Write(mustJSON(rep)); err != nil {
 		sum.Error = err.Error()
 		return

@@ -300,11 +300,15 @@ func (s *Server) serveReverse(ctx context.Context, c *udp.Conn, req Request, sum
 	if sum.Seconds > 0 {
 		sum.ThroughputBps = float64(sum.Bytes) * 8 / sum.Seconds
 	}
-	sum.Digest = patternDigest(req.Seed, st.sentBytes)
+	if req.Verify == VerifyPattern {
+		sum.Verify = VerifyPattern // the client compares what it reads with the pattern
+	} else {
+		sum.Digest = patternDigest(req.Seed, st.sentBytes)
+	}
 	sum.Retransmits, sum.RTOs = st.retransmits, st.rtos
 	sum.MinRTTms = ms(st.minRTT)
 	sum.MeanSRTTms = ms(st.meanSRTT)
-	p.rep = Report{V: Version, Bytes: sum.Bytes, Digest: sum.Digest, Seconds: sum.Seconds,
+	p.rep = Report{V: Version, Bytes: sum.Bytes, Digest: sum.Digest, Verify: sum.Verify, Seconds: sum.Seconds,
 		Retransmits: sum.Retransmits, RTOs: sum.RTOs, MinRTTms: sum.MinRTTms, MeanSRTTms: sum.MeanSRTTms,
 		CC: cc, Recovery: rec, RTOCauses: st.rtoCauses, ECN: sum.ECN}
 	if overtime.Load() {

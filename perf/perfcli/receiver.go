@@ -289,8 +289,15 @@ func writeSummary(w io.Writer, s perf.FlowSummary) {
 	if len(digest) > 16 {
 		digest = digest[:16]
 	}
-	fmt.Fprintf(w, "[%s] %s %s %s in %.3fs = %.2f Mbit/s digest=%s%s\n", s.ConnID, s.Peer, dir,
-		perf.FormatSize(s.Bytes), s.Seconds, s.ThroughputBps/1e6, digest, extra)
+	check := "digest=" + digest
+	if s.Verify == perf.VerifyPattern {
+		check = "verify=pattern"
+		if s.Mismatch != nil {
+			check += fmt.Sprintf(" mismatch_at=%d", *s.Mismatch)
+		}
+	}
+	fmt.Fprintf(w, "[%s] %s %s %s in %.3fs = %.2f Mbit/s %s%s\n", s.ConnID, s.Peer, dir,
+		perf.FormatSize(s.Bytes), s.Seconds, s.ThroughputBps/1e6, check, extra)
 	perf.WriteAuth(w, fmt.Sprintf("[%s] ", s.ConnID), s.Auth)
 }
 

@@ -79,6 +79,7 @@ type opts struct {
 	bidir, jsonOut, reverse, ecn, udp, verbose       bool
 	iperfUnits                                       bool
 	seed                                             uint64
+	verify                                           string
 	nBytes                                           byteFlag
 	dur, omit, interval, minRTO, timeout, on, off    durFlag
 	rate                                             float64
@@ -102,6 +103,7 @@ func newFlags(stdout, stderr io.Writer) (*flag.FlagSet, *opts) {
 	fs.BoolVar(&o.ecn, "ecn", false, "negotiate ECN: send ECT(0) and react to ECN-Echo (RFC 3168)")
 	fs.IntVar(&o.size, "size", 0, "max datagram (UDP payload) size, bytes (default 1200)")
 	fs.Uint64Var(&o.seed, "seed", 0, "stream mode: seed of the generated stream (0: random)")
+	fs.StringVar(&o.verify, "verify", perf.VerifyPattern, "stream mode: how the receiving side verifies the stream: pattern (compare every byte with the pattern) or sha256 (digests)")
 	fs.StringVar(&o.mode, "mode", "stream", "stream (reliable, TCP-like) or datagram (unreliable, DCCP-like; see docs/dccp.md)")
 	fs.BoolVar(&o.udp, "udp", false, "datagram mode, as iperf3's -u (same as -mode datagram)")
 	fs.IntVar(&o.queue, "queue", 0, "datagram mode: send queue limit, datagrams (default 64)")
@@ -138,7 +140,7 @@ func newFlags(stdout, stderr io.Writer) (*flag.FlagSet, *opts) {
 // streamOnly and dgramOnly are the flags of one mode; given in the other,
 // each is an error naming it.
 var (
-	streamOnly = []string{"n", "P", "R", "bidir", "recovery", "min-rto", "O", "seed", "ack-every", "delayed-ack", "window", "iperf3-units"}
+	streamOnly = []string{"n", "P", "R", "bidir", "recovery", "min-rto", "O", "seed", "verify", "ack-every", "delayed-ack", "window", "iperf3-units"}
 	dgramOnly  = []string{"on", "off", "queue", "drop"}
 )
 
@@ -182,7 +184,7 @@ func Sender(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := perf.ClientConfig{
 		Addr: o.addr, Bytes: o.nBytes.n, Duration: o.dur.d, CC: o.cc, Recovery: o.recovery, RateCap: o.rate,
-		MinRTO: o.minRTO.d, ECN: o.ecn, Size: o.size, Reverse: o.reverse, Seed: o.seed, Receive: o.recv,
+		MinRTO: o.minRTO.d, ECN: o.ecn, Size: o.size, Reverse: o.reverse, Seed: o.seed, Verify: o.verify, Receive: o.recv,
 		Interval: o.interval.d, Omit: o.omit.d, QlogDir: o.qlogDir, Timeout: o.timeout.d, Keys: keys, Encrypt: o.pskEncrypt,
 	}
 	if o.verbose {
