@@ -205,8 +205,8 @@ func runRounds(ctx context.Context, o options, variants []*variant, cclabProf, q
 			e := res.End
 			v.bps = append(v.bps, e.ThroughputBps)
 			v.cpu = append(v.cpu, c)
-			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  cpu=%.2fs/GiB  retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms verified=%v\n",
-				i+1, v.name, e.ThroughputBps/1e6, e.Seconds, c, e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified)
+			fmt.Fprintf(stdout, "run %d %-13s: %8.1f Mbit/s  %.3f s  cpu=%.2fs/GiB  retransmits=%d rtos=%d min_rtt=%.3fms mean_srtt=%.3fms verified=%v (%s)\n",
+				i+1, v.name, e.ThroughputBps/1e6, e.Seconds, c, e.Retransmits, e.RTOs, e.MinRTTms, e.MeanSRTTms, e.Verified, e.Verification)
 		}
 		if o.only != "cclab" {
 			var qr quicResult
