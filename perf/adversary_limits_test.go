@@ -34,6 +34,17 @@ import (
 // errFull is an attacker's handshake refused with CloseReceiverFull.
 var errFull = errors.New("receiver full")
 
+// errCookie is an attacker's handshake answered by the stateless fallback
+// (a second Retry, carrying a cookie), which it does not return.
+var errCookie = errors.New("stateless fallback: a cookie")
+
+// cookieLen and cookieKind identify a cookie (docs/wire.md "Stateless
+// fallback").
+const (
+	cookieLen  = 25
+	cookieKind = 0xc0
+)
+
 // attacker opens cclab connections by hand from its own loopback address
 // (a real address: it passes Retry).
 type attacker struct {
@@ -56,7 +67,8 @@ func newAttacker(t *testing.T, ip string, to netip.AddrPort, seed uint64) *attac
 
 // open runs a handshake up to the Accept (Initial, Retry, Initial with the
 // token) without confirming it, and returns the server's CID; errFull if
-// refused explicitly, a timeout error if nothing answered. Datagrams of its
+// refused explicitly, errCookie if answered statelessly, a timeout error if
+// nothing answered. Datagrams of its
 // earlier connections (ACKs) are skipped.
 func (a *attacker) open() ([8]byte, error) {
 	var scid, mine [8]byte
@@ -80,8 +92,13 @@ func (a *attacker) open() ([8]byte, error) {
 		switch p[1] {
 		case 5: // Retry
 			l, k, err := quicvarint.Parse(p[18:])
-			if err != nil || 18+k+int(l) > n || token != nil {
-				return scid, errors.New("bad or second Retry")
+			switch {
+			case err != nil || 18+k+int(l) > n:
+				return scid, errors.New("bad Retry")
+			case token != nil && l == cookieLen && p[18+k] == cookieKind:
+				return scid, errCookie
+			case token != nil:
+				return scid, errors.New("second Retry without a cookie")
 			}
 			token = append([]byte(nil), p[18+k:18+k+int(l)]...)
 			if _, err := a.c.Write(initialPacket(dcid, cid, 1200, req, token)); err != nil {
@@ -119,10 +136,12 @@ func legit(t *testing.T, addr string) time.Duration {
 // TestAdversaryHalfOpenFill: three real addresses of one host pass Retry,
 // send the token Initial and never confirm, as fast as they can and then
 // on (256 slots filled in 0.2 s, a legitimate sender failed after
-// 10.8 s with "no answer").
+// 10.8 s with "no answer"). Once their prefix's half-open share is full
+// they get cookies (the stateless fallback), and so does the legitimate
+// sender of that prefix, which is served on that path.
 func TestAdversaryHalfOpenFill(t *testing.T) {
 	srv, _ := startServer(t, ServerConfig{})
-	var opened, refused, silent atomic.Int64
+	var opened, refused, cookies, silent atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range 3 {
@@ -141,6 +160,8 @@ func TestAdversaryHalfOpenFill(t *testing.T) {
 					opened.Add(1)
 				case errors.Is(err, errFull):
 					refused.Add(1)
+				case errors.Is(err, errCookie):
+					cookies.Add(1)
 				default:
 					silent.Add(1)
 				}
@@ -156,10 +177,18 @@ func TestAdversaryHalfOpenFill(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	st := srv.EndpointStats()
-	t.Logf("half-open fill from 3 addresses: %d handshakes opened, %d refused explicitly, %d unanswered; half-open %d when the sender came; %d evicted; the 1 MiB transfer verified in %v",
-		opened.Load(), refused.Load(), silent.Load(), fill.HalfOpen, st.Evicted, took.Round(time.Millisecond))
+	t.Logf("half-open fill from 3 addresses: %d handshakes opened, %d refused explicitly, %d answered with a cookie, %d unanswered; half-open %d when the sender came, %d at the end; %d evicted; %d stateless accepts; the 1 MiB transfer verified in %v",
+		opened.Load(), refused.Load(), cookies.Load(), silent.Load(), fill.HalfOpen, st.HalfOpen, st.Evicted, st.StatelessAccepts, took.Round(time.Millisecond))
 	if silent.Load() != 0 {
 		t.Errorf("%d attacker handshakes got no answer, want every refusal explicit", silent.Load())
+	}
+	// The attackers never return their cookies: the stateless accept is the
+	// legitimate sender's (127.0.0.1 shares their /24).
+	if st.StatelessAccepts != 1 || cookies.Load() == 0 {
+		t.Errorf("stateless accepts %d, cookies to the attackers %d; want the legitimate sender served statelessly (1) and the attackers answered with cookies", st.StatelessAccepts, cookies.Load())
+	}
+	if st.HalfOpen > transport.DefaultMaxHalfOpenPerPrefix {
+		t.Errorf("half-open %d at the end, want at most the prefix share %d (the table must not grow)", st.HalfOpen, transport.DefaultMaxHalfOpenPerPrefix)
 	}
 }
 

@@ -10,12 +10,16 @@ import (
 
 // Admission of new connections at a server endpoint (docs/security.md
 // "Admission"): limits on connections and on half-open connections per
-// source address, per source prefix and in all; a new peer whose address a
-// Retry token proved evicts the oldest unconfirmed half-open connection of
-// the scope whose limit it hits, else the longest-idle established one
-// (idle at least EvictIdle), else it is refused with an explicit CLOSE
-// (CloseReceiverFull) instead of silence, as Linux answers a full accept
-// queue with a RST under tcp_abort_on_overflow.
+// source address, per source prefix and in all. With address validation on,
+// a peer whose address a Retry token proved and whose half-open share is
+// full falls back to stateless processing, as Linux's SYN cookies: a Retry
+// with a cookie, and nothing kept; the Initial returning it is admitted
+// without a half-open entry (Endpoint.room). A new peer that hits a limit
+// otherwise evicts the oldest unconfirmed half-open connection of the
+// scope, else the longest-idle established one (idle at least EvictIdle),
+// else it is refused with an explicit CLOSE (CloseReceiverFull) instead of
+// silence, as Linux answers a full accept queue with a RST under
+// tcp_abort_on_overflow.
 
 // Default admission limits (EndpointConfig).
 const (
@@ -106,27 +110,45 @@ func (e *Endpoint) uncount(h *connCommon) {
 	h.uncounted = true
 	e.live--
 	if h.server {
-		half := 0
-		if !h.validated {
-			half = 1
-		}
-		e.account(h, -1, -half)
+		e.account(h, -1, -h.halfCount())
+	}
+}
+
+// halfCount is 1 if server connection h counts as half-open: unconfirmed
+// and not admitted statelessly.
+func (h *connCommon) halfCount() int {
+	if h.validated || h.stateless {
+		return 0
+	}
+	return 1
+}
+
+// setStateless marks a server connection admitted from an Initial whose
+// token is of kind k: with a cookie it is not counted half-open.
+func (h *connCommon) setStateless(k tokenKind) {
+	if k == tokenCookie {
+		h.stateless = true
+		h.ep.stats.StatelessAccepts++
 	}
 }
 
 // overLimit returns the first limit a new connection from src would
 // exceed (RejectNone: none), the scope it counts and whether only
-// half-open connections count in it.
-func (e *Endpoint) overLimit(src netip.Addr, pfx netip.Prefix) (RejectReason, admScope, bool) {
+// half-open connections count in it; stateless: the connection will not
+// be half-open, only the connection limits apply.
+func (e *Endpoint) overLimit(src netip.Addr, pfx netip.Prefix, stateless bool) (RejectReason, admScope, bool) {
 	c := &e.cfg
 	s, p := e.perSource[src], e.perPrefix[pfx]
 	switch {
+	case stateless:
 	case e.halfOpen >= c.MaxHalfOpen:
 		return RejectHalfOpen, scopeAll, true
 	case s.half >= c.MaxHalfOpenPerSource:
 		return RejectHalfOpen, scopeSource, true
 	case p.half >= c.MaxHalfOpenPerPrefix:
 		return RejectHalfOpen, scopePrefix, true
+	}
+	switch {
 	case s.conns >= c.MaxConnsPerSource:
 		return RejectPerSource, scopeSource, false
 	case p.conns >= c.MaxConnsPerPrefix:
@@ -137,15 +159,16 @@ func (e *Endpoint) overLimit(src netip.Addr, pfx netip.Prefix) (RejectReason, ad
 	return RejectNone, scopeAll, false
 }
 
-// makeRoom evicts connections until a new one from src fits every limit:
-// true if it does; false (the reason counted) if a limit is reached with no
-// connection to evict in its scope.
-func (e *Endpoint) makeRoom(now clock.Time, src netip.Addr) bool {
+// makeRoom evicts connections until a new one from src (stateless: one
+// that will not be half-open) fits every limit: true if it does; false (the
+// reason counted) if a limit is reached with no connection to evict in its
+// scope.
+func (e *Endpoint) makeRoom(now clock.Time, src netip.Addr, stateless bool) bool {
 	pfx := SourcePrefix(src)
 	// Each eviction lowers every count it is in; a few suffice for the
 	// limits to pass or for one to find no victim.
 	for range 8 {
-		r, scope, halfOnly := e.overLimit(src, pfx)
+		r, scope, halfOnly := e.overLimit(src, pfx, stateless)
 		if r == RejectNone {
 			return true
 		}
@@ -170,7 +193,7 @@ func (e *Endpoint) evictOne(now clock.Time, scope admScope, halfOnly bool, src n
 			return
 		case scope == scopeSource && h.source != src, scope == scopePrefix && h.prefix != pfx:
 			return
-		case !h.validated:
+		case !h.validated && !(halfOnly && h.stateless):
 			if half == nil || h.lastRecv.Before(half.lastRecv) {
 				half = h
 			}

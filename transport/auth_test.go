@@ -412,26 +412,7 @@ func TestAuthPathHijack(t *testing.T) {
 // largest payload 16 bytes smaller.
 func TestAuthDgram(t *testing.T) {
 	n := newAnet(t, pathModel{Delay: 5 * time.Millisecond, Rate: 20e6, QueueBytes: 60_000}, EndpointConfig{PSK: keyring})
-	cli, err := n.eps[0].DialDgram(n.now, n.addrs[1], DgramConfig{PSK: authKey, PSKName: "k1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli.SetSource(n.now, &seqSource{size: 2000})
-	var srv *DgramConn
-	buf := make([]byte, 65536)
-	got := 0
-	n.app = func(n *anet) {
-		if srv == nil {
-			srv = n.eps[1].AcceptDgram()
-		}
-		for srv != nil {
-			if _, ok := srv.Recv(buf); !ok {
-				break
-			}
-			got++
-		}
-	}
-	n.run(2*time.Second, func() bool { return got >= 500 })
+	cli, srv, got := runAuthDgram(t, n, 500)
 	if got < 500 {
 		t.Fatalf("received %d datagrams, want 500 (client err %v)", got, cli.Err())
 	}
@@ -455,6 +436,30 @@ func TestAuthDgram(t *testing.T) {
 	if got := srv.Stats().Replayed; got != 1 {
 		t.Errorf("Replayed = %d, want 1", got)
 	}
+}
+
+// runAuthDgram dials an authenticated datagram-mode connection over n
+// and runs until the server has received want datagrams (or 2 s).
+func runAuthDgram(t *testing.T, n *anet, want int) (cli, srv *DgramConn, got int) {
+	cli, err := n.eps[0].DialDgram(n.now, n.addrs[1], DgramConfig{PSK: authKey, PSKName: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli.SetSource(n.now, &seqSource{size: 2000})
+	buf := make([]byte, 65536)
+	n.app = func(n *anet) {
+		if srv == nil {
+			srv = n.eps[1].AcceptDgram()
+		}
+		for srv != nil {
+			if _, ok := srv.Recv(buf); !ok {
+				break
+			}
+			got++
+		}
+	}
+	n.run(2*time.Second, func() bool { return got >= want })
+	return cli, srv, got
 }
 
 // FuzzAuthEndpoint feeds arbitrary datagrams, addressed to an

@@ -26,6 +26,7 @@ type connCommon struct {
 	source      netip.Addr          // server: the client's address when accepted (per-source limits)
 	prefix      netip.Prefix        // server: source's prefix (per-prefix limits, SourcePrefix)
 	uncounted   bool                // out of the admission counts (removed, or evicted: admission.go)
+	stateless   bool                // server: admitted by the stateless fallback (a cookie): never counted half-open
 	closeCode   uint64              // the close_code of the CLOSE an abort sends
 	resetTok    [resetTokenLen]byte // client: the server's stateless-reset token (reset.go), if hasResetTok
 	hasResetTok bool
@@ -229,7 +230,7 @@ func (h *connCommon) onRetry(p *packet) RejectReason {
 // handshake is complete and the connection leaves the half-open count.
 func (h *connCommon) confirm() {
 	if !h.validated {
-		if h.server && !h.uncounted {
+		if h.server && !h.uncounted && !h.stateless {
 			h.ep.account(h, 0, -1)
 		}
 		h.validated = true

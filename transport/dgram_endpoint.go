@@ -90,7 +90,8 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		e.reject(RejectOldPacket)
 		return
 	}
-	if !e.addressValid(now, from, p, size) {
+	kind := e.addressValid(now, from, p, size)
+	if kind == tokenNone {
 		return
 	}
 	cfg := e.dgramConfig(DgramConfig{})
@@ -103,11 +104,12 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		return
 	}
 	a, ok := e.authInitial(from, p, e.rx, cfg.PSK)
-	if !ok || !e.room(now, from, p, size) {
+	if !ok || !e.room(now, from, p, size, kind) {
 		return
 	}
 	c := newDgramConn(e, cfg, now)
 	c.accept(from, p, cfg.MaxDatagram, cfg.ECN)
+	c.setStateless(kind)
 	c.keyServer(a, p)
 	c.tsHi = p.ts
 	if err := c.establish(now, e.rand.Uint64(), e.rand.Uint64()); err != nil {

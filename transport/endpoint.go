@@ -56,13 +56,20 @@ type EndpointStats struct {
 	ConnsOpened  uint64 // connections dialed or accepted
 	ConnsClosed  uint64 // connections removed after finishing
 	RetriesSent  uint64 // Retry packets sent (Initials without a valid token: no state created)
-	Evicted      uint64 // server connections evicted to admit a new validated peer (admission.go)
-	RefusedFull  uint64 // explicit refusals sent (CLOSE with CloseReceiverFull to a validated peer)
-	RefusedAuth  uint64 // refusals for want of authentication sent (CLOSE with CloseAuthRequired)
-	ResetsSent   uint64 // stateless resets sent (reset.go)
-	ResetsRecv   uint64 // stateless resets that ended a connection of ours
-	HalfOpen     int    // connections accepted but not yet confirmed by the client (now)
-	OOOBytes     uint64 // out-of-order receive memory held by all connections (now), bytes
+	// CookiesSent counts the Retries of the stateless fallback (cookies,
+	// RetriesSent includes them): a token-validated Initial met a full
+	// half-open table (admission.go).
+	CookiesSent uint64
+	// StatelessAccepts counts connections admitted from an Initial that
+	// returned a cookie: never counted as half-open.
+	StatelessAccepts uint64
+	Evicted          uint64 // server connections evicted to admit a new validated peer (admission.go)
+	RefusedFull      uint64 // explicit refusals sent (CLOSE with CloseReceiverFull to a validated peer)
+	RefusedAuth      uint64 // refusals for want of authentication sent (CLOSE with CloseAuthRequired)
+	ResetsSent       uint64 // stateless resets sent (reset.go)
+	ResetsRecv       uint64 // stateless resets that ended a connection of ours
+	HalfOpen         int    // connections accepted but not yet confirmed by the client (now)
+	OOOBytes         uint64 // out-of-order receive memory held by all connections (now), bytes
 	// OOOBytesDropped counts received out-of-order bytes dropped because
 	// the endpoint was over MaxOOOBytes and the connection over its share.
 	OOOBytesDropped uint64
@@ -220,11 +227,7 @@ func (e *Endpoint) opened(h *connCommon) {
 	e.live++
 	if h.server {
 		h.prefix = SourcePrefix(h.source)
-		half := 0
-		if !h.validated {
-			half = 1
-		}
-		e.account(h, 1, half)
+		e.account(h, 1, h.halfCount())
 	}
 }
 
@@ -247,26 +250,44 @@ func (e *Endpoint) closed(h *connCommon) {
 // eviction, or the validated peer is refused explicitly.
 
 // addressValid is admission's first step: a server, and a valid Retry token
-// (else one Retry answers, and nothing is kept).
-func (e *Endpoint) addressValid(now clock.Time, from netip.AddrPort, p *packet, size int) bool {
+// or cookie (else one Retry answers, and nothing is kept). It returns what
+// the token proved (tokenRetry without address validation), or tokenNone.
+func (e *Endpoint) addressValid(now clock.Time, from netip.AddrPort, p *packet, size int) tokenKind {
 	if !e.cfg.Server {
 		e.reject(RejectNotServer)
-		return false
+		return tokenNone
 	}
-	if e.tokens != nil && !e.tokens.valid(now, from, p.scid, p.dcid, p.token) {
-		if len(p.token) > 0 {
+	if e.tokens == nil {
+		return tokenRetry
+	}
+	k := e.tokens.check(now, from, p.scid, p.dcid, p.token)
+	if k == tokenNone {
+		switch {
+		case len(p.token) == cookieLen && p.token[0] == cookieKind:
+			e.reject(RejectCookie) // forged, expired, or minted for another address or handshake
+		case len(p.token) > 0:
 			e.reject(RejectToken) // expired, forged, or minted for another address: a fresh Retry
 		}
-		e.retry(now, from, p, size)
-		return false
+		e.retry(now, from, p, size, false)
 	}
-	return true
+	return k
 }
 
-// room is admission's last step: room made by eviction, or an explicit
-// refusal.
-func (e *Endpoint) room(now clock.Time, from netip.AddrPort, p *packet, size int) bool {
-	if e.makeRoom(now, from.Addr()) {
+// room is admission's last step. With address validation on, a full
+// half-open table (or the source's or prefix's share of it) turns a
+// token-validated Initial into the stateless fallback: a Retry with a
+// cookie, and nothing kept; the Initial that returns the cookie (kind
+// tokenCookie) is admitted without counting as half-open. Otherwise room
+// is made by eviction, or the validated peer is refused explicitly.
+func (e *Endpoint) room(now clock.Time, from netip.AddrPort, p *packet, size int, kind tokenKind) bool {
+	src := from.Addr()
+	if kind == tokenRetry && e.tokens != nil {
+		if r, _, halfOnly := e.overLimit(src, SourcePrefix(src), false); r != RejectNone && halfOnly {
+			e.retry(now, from, p, size, true)
+			return false
+		}
+	}
+	if e.makeRoom(now, src, kind == tokenCookie) {
 		return true
 	}
 	e.refuse(from, p, size, CloseReceiverFull)
@@ -281,14 +302,19 @@ func (e *Endpoint) tokenOK(now clock.Time, from netip.AddrPort, p *packet) bool 
 }
 
 // retry queues one Retry answering Initial p (size bytes) from `from`: a
-// fresh token, never more bytes than the Initial.
-func (e *Endpoint) retry(now clock.Time, from netip.AddrPort, p *packet, size int) {
+// fresh token (cookie: a cookie, the stateless fallback), never more bytes
+// than the Initial.
+func (e *Endpoint) retry(now clock.Time, from netip.AddrPort, p *packet, size int, cookie bool) {
 	if len(e.retryQ) >= maxQueuedReplies {
 		return
 	}
 	r := retryReply{to: from, dcid: p.scid, odcid: p.dcid}
-	e.tokens.mint(now, from, p.scid, p.dcid, r.token[:])
-	if retryLen(r.token[:]) > size {
+	if cookie {
+		r.n = len(e.tokens.mintCookie(now, from, p.scid, p.dcid, r.token[:]))
+	} else {
+		r.n = len(e.tokens.mint(now, from, p.scid, p.dcid, r.token[:]))
+	}
+	if retryLen(r.token[:r.n]) > size {
 		return
 	}
 	e.retryQ = append(e.retryQ, r)
@@ -298,7 +324,8 @@ func (e *Endpoint) retry(now clock.Time, from netip.AddrPort, p *packet, size in
 type retryReply struct {
 	to          netip.AddrPort
 	dcid, odcid uint64
-	token       [tokenLen]byte
+	token       [cookieLen]byte
+	n           int // the token's length, bytes
 }
 
 // onRetry hands a Retry to the client connection it names.
@@ -433,7 +460,8 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		e.reject(RejectOldPacket) // a delayed or duplicated Initial of a finished conn
 		return
 	}
-	if !e.addressValid(now, from, p, size) {
+	kind := e.addressValid(now, from, p, size)
+	if kind == tokenNone {
 		return
 	}
 	cfg := &e.acceptCfg // not a local: Configure would make it escape, one allocation per connection
@@ -452,11 +480,12 @@ func (e *Endpoint) onInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 		return
 	}
 	a, ok := e.authInitial(from, p, e.rx, cfg.PSK)
-	if !ok || !e.room(now, from, p, size) {
+	if !ok || !e.room(now, from, p, size, kind) {
 		return
 	}
 	c := newConn(e, *cfg, sp, now)
 	c.accept(from, p, cfg.MaxDatagram, cfg.ECN)
+	c.setStateless(kind)
 	c.keyServer(a, p)
 	c.peerDSACK = p.hsFlags&hsDSACK != 0
 	c.peerRight = p.recvWindow
@@ -543,10 +572,13 @@ func (e *Endpoint) transmitReply(buf []byte) (n int, to netip.AddrPort, _ ecn.Co
 		n, to = e.transmitReset(buf)
 	case len(e.retryQ) > 0:
 		r := &e.retryQ[len(e.retryQ)-1]
-		p := packet{typ: typeRetry, dcid: r.dcid, odcid: r.odcid, token: r.token[:]}
+		p := packet{typ: typeRetry, dcid: r.dcid, odcid: r.odcid, token: r.token[:r.n]}
 		n, to = encodeRetry(buf, &p), r.to
 		e.retryQ = e.retryQ[:len(e.retryQ)-1]
 		e.stats.RetriesSent++
+		if r.n == cookieLen {
+			e.stats.CookiesSent++
+		}
 	default:
 		r := e.tombQ[len(e.tombQ)-1]
 		e.tombQ = e.tombQ[:len(e.tombQ)-1]

@@ -33,6 +33,11 @@ func seedPackets() [][]byte {
 	enc(&packet{typ: typeShort, dcid: 4, flags: flagPING | flagCLOSE, pn: 1, closeCode: 42})
 	enc(&packet{typ: typeInitial, dcid: 1, scid: 2, ts: 3, maxDatagram: 600, recvWindow: 1 << 20, request: []byte("req"), token: bytes.Repeat([]byte{7}, tokenLen)})
 	enc(&packet{typ: typeRetry, dcid: 2, odcid: 1, token: bytes.Repeat([]byte{7}, tokenLen)})
+	// The stateless fallback (admission.go): a Retry with a cookie, and the
+	// Initial returning it.
+	cookie := append([]byte{cookieKind}, bytes.Repeat([]byte{9}, tokenLen)...)
+	enc(&packet{typ: typeRetry, dcid: 2, odcid: 1, token: cookie})
+	enc(&packet{typ: typeInitial, dcid: 1, scid: 2, ts: 3, maxDatagram: 600, recvWindow: 1 << 20, request: []byte("req"), token: cookie})
 	enc(&packet{typ: typePath, dcid: 4, pathType: pathChallenge, pathData: 0x0123456789abcdef})
 	enc(&packet{typ: typePath, dcid: 4, pathType: pathResponse, pathData: 0x0123456789abcdef})
 	d := packet{typ: typeShort, dcid: 4, flags: flagACK, hasDSACK: true, pn: 9, ts: 1, tsecr: 2, cumAck: 8000, window: 1 << 20, nBlocks: 1, dsack: sackBlock{1000, 2200}}

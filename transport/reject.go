@@ -35,6 +35,7 @@ const (
 	RejectAuth                      // authentication failed: a forged or corrupt packet of an authenticated connection, or an Initial or Accept with a wrong tag (auth.go)
 	RejectReplay                    // a packet of an authenticated connection received before, or older than the replay window
 	RejectAuthRequired              // Initial refused: the server requires authentication (EndpointConfig.PSK)
+	RejectCookie                    // Initial with a cookie (the stateless fallback) forged, expired, or minted for another address or handshake (answered by a Retry)
 	NumRejectReasons
 )
 
@@ -49,6 +50,7 @@ var rejectNames = [...]string{
 	RejectHalfOpen: "half_open_full", RejectPerSource: "per_source_limit",
 	RejectPerPrefix: "per_prefix_limit", RejectReset: "unknown_reset",
 	RejectAuth: "auth_failed", RejectReplay: "replayed", RejectAuthRequired: "auth_required",
+	RejectCookie: "bad_cookie",
 }
 
 // String returns the reason's snake_case name.

@@ -30,11 +30,25 @@ import (
 const DefaultTokenLifetime = 10 * time.Second
 
 // Token layout: minting time (8 bytes, clock.Time ns) and the truncated MAC.
+// A cookie (the stateless fallback, docs/security.md "Admission") is the
+// kind byte cookieKind, then a token whose MAC also covers cookieLabel.
 const (
 	tokenTimeLen = 8
 	tokenMACLen  = 16 // HMAC-SHA-256 truncated to 128 bits (RFC 2104 §5: at least half the hash output)
 	tokenLen     = tokenTimeLen + tokenMACLen
 	tokenKeyLen  = 32 // HMAC-SHA-256 key, bytes (RFC 2104 §3: at least the output length)
+	cookieLen    = 1 + tokenLen
+	cookieKind   = 0xc0 // a cookie's first byte
+	cookieLabel  = "cclab v2 cookie"
+)
+
+// tokenKind says what an Initial's token proved (tokenMinter.check).
+type tokenKind uint8
+
+const (
+	tokenNone   tokenKind = iota // no valid token: answered by a Retry
+	tokenRetry                   // a Retry token: the address
+	tokenCookie                  // a cookie: the address, and that the client got a stateless answer to this very handshake
 )
 
 // tokenMinter mints and checks Retry tokens.
@@ -73,8 +87,9 @@ func (m *tokenMinter) rotate(now clock.Time) {
 	m.born = now
 }
 
-// mac computes the token MAC under key h into m.sum.
-func (m *tokenMinter) mac(h hash.Hash, at clock.Time, from netip.AddrPort, scid, dcid uint64) []byte {
+// mac computes the token MAC (a cookie's: with cookieLabel first) under
+// key h into m.sum.
+func (m *tokenMinter) mac(h hash.Hash, cookie bool, at clock.Time, from netip.AddrPort, scid, dcid uint64) []byte {
 	b := m.msg[:]
 	binary.BigEndian.PutUint64(b, uint64(at))
 	a := from.Addr().As16()
@@ -83,6 +98,9 @@ func (m *tokenMinter) mac(h hash.Hash, at clock.Time, from netip.AddrPort, scid,
 	binary.BigEndian.PutUint64(b[26:], scid)
 	binary.BigEndian.PutUint64(b[34:], dcid)
 	h.Reset()
+	if cookie {
+		h.Write([]byte(cookieLabel))
+	}
 	h.Write(b)
 	return h.Sum(m.sum[:0])[:tokenMACLen]
 }
@@ -92,26 +110,47 @@ func (m *tokenMinter) mac(h hash.Hash, at clock.Time, from netip.AddrPort, scid,
 func (m *tokenMinter) mint(now clock.Time, from netip.AddrPort, scid, dcid uint64, dst []byte) []byte {
 	m.rotate(now)
 	binary.BigEndian.PutUint64(dst, uint64(now))
-	copy(dst[tokenTimeLen:], m.mac(m.cur, now, from, scid, dcid))
+	copy(dst[tokenTimeLen:], m.mac(m.cur, false, now, from, scid, dcid))
 	return dst[:tokenLen]
+}
+
+// mintCookie writes a cookie for an Initial (scid, dcid) from `from` into
+// dst (len >= cookieLen) and returns it.
+func (m *tokenMinter) mintCookie(now clock.Time, from netip.AddrPort, scid, dcid uint64, dst []byte) []byte {
+	m.rotate(now)
+	dst[0] = cookieKind
+	binary.BigEndian.PutUint64(dst[1:], uint64(now))
+	copy(dst[1+tokenTimeLen:], m.mac(m.cur, true, now, from, scid, dcid))
+	return dst[:cookieLen]
 }
 
 // valid reports whether tok was minted by this endpoint, under the current
 // or the previous key, at most lifetime ago, for this address and these
 // connection IDs.
 func (m *tokenMinter) valid(now clock.Time, from netip.AddrPort, scid, dcid uint64, tok []byte) bool {
-	if len(tok) != tokenLen {
-		return false
+	return m.check(now, from, scid, dcid, tok) != tokenNone
+}
+
+// check returns the kind of tok if it is a token or a cookie minted by this
+// endpoint, under the current or the previous key, at most lifetime ago,
+// for this address and these connection IDs; else tokenNone.
+func (m *tokenMinter) check(now clock.Time, from netip.AddrPort, scid, dcid uint64, tok []byte) tokenKind {
+	kind := tokenRetry
+	switch {
+	case len(tok) == cookieLen && tok[0] == cookieKind:
+		kind, tok = tokenCookie, tok[1:]
+	case len(tok) != tokenLen:
+		return tokenNone
 	}
 	m.rotate(now)
 	at := clock.Time(binary.BigEndian.Uint64(tok))
 	if at > now || now.Sub(at) > m.lifetime {
-		return false
+		return tokenNone
 	}
 	for _, h := range [2]hash.Hash{m.cur, m.prev} {
-		if h != nil && hmac.Equal(m.mac(h, at, from, scid, dcid), tok[tokenTimeLen:]) {
-			return true
+		if h != nil && hmac.Equal(m.mac(h, kind == tokenCookie, at, from, scid, dcid), tok[tokenTimeLen:]) {
+			return kind
 		}
 	}
-	return false
+	return tokenNone
 }

@@ -136,19 +136,29 @@ func TestSpoofedInitialFlood(t *testing.T) {
 }
 
 // FuzzRetryToken: checking any token bytes never panics, and only the
-// token minted for that address, those CIDs and within its lifetime is
-// accepted (a forged one would need the HMAC key).
+// token or the cookie minted for that address, those CIDs and within its
+// lifetime is accepted, as what it is (a forged one would need the HMAC
+// key).
 func FuzzRetryToken(f *testing.F) {
 	f.Add(make([]byte, tokenLen), uint16(40000))
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1}, uint16(1))
+	f.Add(append([]byte{cookieKind}, make([]byte, tokenLen)...), uint16(40000))
 	f.Fuzz(func(t *testing.T, tok []byte, port uint16) {
 		m := newTokenMinter(rand.NewChaCha8([32]byte{7}), DefaultTokenLifetime, clock.Start)
 		from := netip.AddrPortFrom(netip.MustParseAddr("198.51.100.7"), port)
 		now := clock.Start.Add(time.Second)
-		var b [tokenLen]byte
+		var b, c [cookieLen]byte
 		good := m.mint(now, from, 1, 2, b[:])
-		if m.valid(now, from, 1, 2, tok) != bytes.Equal(tok, good) {
-			t.Fatalf("token %x: valid %v, minted %x", tok, !bytes.Equal(tok, good), good)
+		cookie := m.mintCookie(now, from, 1, 2, c[:])
+		want := tokenNone
+		switch {
+		case bytes.Equal(tok, good):
+			want = tokenRetry
+		case bytes.Equal(tok, cookie):
+			want = tokenCookie
+		}
+		if got := m.check(now, from, 1, 2, tok); got != want {
+			t.Fatalf("token %x: kind %d, want %d (minted %x, cookie %x)", tok, got, want, good, cookie)
 		}
 	})
 }
