@@ -159,3 +159,21 @@ func TestForwardPatternMismatchReported(t *testing.T) {
 		t.Errorf("receiver summary: got mismatch %v, want %d", f.Mismatch, bad)
 	}
 }
+
+// TestVerifyOlderReceiver: against a receiver that ignores Request.Verify
+// (older than it) and answers with digests, a pattern-verifying client
+// still verifies, by the digests, in both directions.
+func TestVerifyOlderReceiver(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{AllowReverse: true, legacyVerify: true})
+	for _, reverse := range []bool{false, true} {
+		res, err := Run(context.Background(), ClientConfig{Addr: srv.Addr().String(), Bytes: 1 << 20, Reverse: reverse})
+		if err != nil {
+			t.Fatalf("reverse %v: %v", reverse, err)
+		}
+		e := res.End
+		if !e.Verified || e.Verification != VerifySHA256 || e.SenderDigest == "" || e.SenderDigest != e.ReceiverDigest {
+			t.Errorf("reverse %v: got verified %v verification %q digests %q/%q, want true %q and equal digests",
+				reverse, e.Verified, e.Verification, e.SenderDigest, e.ReceiverDigest, VerifySHA256)
+		}
+	}
+}
