@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	simrun "cclab/backend/sim"
 	"cclab/eval"
 	"cclab/internal/hostlimit"
@@ -132,21 +130,4 @@ flows: [{cc: reno}]
 		b.Logf("notes %v; throughput %.2f Mbit/s", res.Notes, res.Metrics.Flows[0].Values["mean_throughput"]/1e6)
 	}
 	b.ReportMetric(float64(marked)/float64(b.N), "host_limited")
-}
-
-// hog spins on one CPU until stop closes.
-func hog(cpu int, stop chan struct{}) {
-	runtime.LockOSThread()
-	var set unix.CPUSet
-	set.Set(cpu)
-	_ = unix.SchedSetaffinity(0, &set)
-	for x := uint64(1); ; x = x*6364136223846793005 + 1 {
-		if x&0xffff == 0 {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-		}
-	}
 }
