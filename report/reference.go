@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -36,14 +37,7 @@ func (d *ReportData) simNS3Table() (Table, bool) {
 		for _, km := range referenceMetrics {
 			unit := metrics.UnitOf(km.Scope, km.Metric)
 			s, r := g.Summary(km.Scope, 0, km.Metric), ref.Summary(km.Scope, 0, km.Metric)
-			ratio, mark := "n/a", ""
-			if r.Mean > 0 {
-				q := s.Mean / r.Mean
-				ratio = fmt.Sprintf("%.3f", q)
-				if q < 1-ConformanceBand || q > 1+ConformanceBand {
-					mark = "✗"
-				}
-			}
+			ratio, mark := ratioCells(s.Mean, r.Mean, 1-ConformanceBand, 1+ConformanceBand)
 			t.Rows = append(t.Rows, append(d.paramCells(g), km.Title, SummaryCell(unit, s), SummaryCell(unit, r), ratio, mark))
 		}
 	}
@@ -73,23 +67,32 @@ func (d *ReportData) kernelTable() (Table, bool) {
 		for _, km := range referenceMetrics {
 			unit := metrics.UnitOf(km.Scope, km.Metric)
 			k, c := g.Summary(km.Scope, 0, km.Metric), ref.Summary(km.Scope, 0, km.Metric)
-			ratio, mark := "n/a", ""
-			if k.Mean > 0 {
-				q := c.Mean / k.Mean
-				ratio = fmt.Sprintf("%.3f", q)
-				band := ConformanceBand
-				if km.Metric == "total_retransmissions" {
-					if q < 1/KernelRetransFactor || q > KernelRetransFactor {
-						mark = "✗"
-					}
-				} else if km.Metric == "agg_throughput" && (q < 1-band || q > 1+band) {
-					mark = "✗"
-				}
+			lo, hi := 1-ConformanceBand, 1+ConformanceBand
+			switch km.Metric {
+			case "total_retransmissions":
+				lo, hi = 1/KernelRetransFactor, KernelRetransFactor
+			case "agg_throughput":
+			default:
+				lo, hi = math.Inf(-1), math.Inf(1) // shown, not held to a tolerance
 			}
+			ratio, mark := ratioCells(c.Mean, k.Mean, lo, hi)
 			t.Rows = append(t.Rows, append(d.paramCells(g), km.Title, SummaryCell(unit, k), SummaryCell(unit, c), ratio, mark))
 		}
 	}
 	return t, len(t.Rows) > 0
+}
+
+// ratioCells formats num / den and marks it ✗ outside [lo, hi]; "n/a"
+// without a positive den.
+func ratioCells(num, den, lo, hi float64) (ratio, mark string) {
+	if !(den > 0) {
+		return "n/a", ""
+	}
+	q := num / den
+	if q < lo || q > hi {
+		mark = "✗"
+	}
+	return fmt.Sprintf("%.3f", q), mark
 }
 
 // KernelRetransFactor is the factor by which cclab's retransmissions may

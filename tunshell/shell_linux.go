@@ -116,18 +116,28 @@ func build(cfg Config) (_ *Shell, err error) {
 	return s, nil
 }
 
+// hostHandle opens a netlink handle on the shell's outer side: the
+// namespace Config.Outer, or the caller's own.
+func (s *Shell) hostHandle() (*netlink.Handle, error) {
+	var h *netlink.Handle
+	var err error
+	if s.cfg.Outer != nil {
+		h, err = netlink.NewHandleAt(s.cfg.Outer.Handle())
+	} else {
+		h, err = netlink.NewHandle()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("netlink: %w", err)
+	}
+	return h, nil
+}
+
 // configure gives the devices their MTU, queue length, addresses and
 // routes, and brings them up.
 func (s *Shell) configure() error {
-	var host *netlink.Handle
-	var err error
-	if s.cfg.Outer != nil {
-		host, err = netlink.NewHandleAt(s.cfg.Outer.Handle())
-	} else {
-		host, err = netlink.NewHandle()
-	}
+	host, err := s.hostHandle()
 	if err != nil {
-		return fmt.Errorf("netlink: %w", err)
+		return err
 	}
 	defer host.Close()
 	in, err := netlink.NewHandleAt(s.ns.Handle())

@@ -53,15 +53,9 @@ func (s *Shell) SetTCPRoute(r TCPRoute) error {
 		}
 	}
 	if r.QuickAck {
-		var host *netlink.Handle
-		var err error
-		if s.cfg.Outer != nil {
-			host, err = netlink.NewHandleAt(s.cfg.Outer.Handle())
-		} else {
-			host, err = netlink.NewHandle()
-		}
+		host, err := s.hostHandle()
 		if err != nil {
-			return fmt.Errorf("netlink: %w", err)
+			return err
 		}
 		defer host.Close()
 		dev, err := host.LinkByName(s.outer.Name())
