@@ -37,9 +37,11 @@ func (h *connCommon) sealOut(b []byte, n int) int {
 	return n
 }
 
-// sealPath seals the Path packet h wrote into b (pathLen bytes): its own
-// packet number goes after the dcid, the path type and data are
-// encrypted. It returns the sealed length.
+// sealPath seals the Path packet h wrote into b (n bytes: pathLen, or
+// more for a padded size probe): its own packet number goes after the
+// dcid, the path type, data and padding are authenticated (encrypted with
+// Encrypt) whatever the length. It returns the sealed length, n plus
+// pathSealOverhead's bytes, which b must hold.
 func (h *connCommon) sealPath(b []byte, n int) int {
 	a := h.auth
 	if a == nil || !a.keyed || n == 0 {
@@ -48,19 +50,23 @@ func (h *connCommon) sealPath(b []byte, n int) int {
 	pn := a.pathPN
 	a.pathPN++
 	l := varintLen(pn)
-	copy(b[2+cidLen+l:], b[2+cidLen:pathLen])
+	copy(b[2+cidLen+l:], b[2+cidLen:n])
 	putVarint(b[2+cidLen:], pn)
-	return a.tx.seal(b, 2+cidLen+l, pathLen+l, pnSpacePath, pn)
+	return a.tx.seal(b, 2+cidLen+l, n+l, pnSpacePath, pn)
+}
+
+// pathSealOverhead is how many bytes sealing adds to h's next Path packet:
+// its packet number and the tag (0 unauthenticated).
+func (h *connCommon) pathSealOverhead() int {
+	if a := h.auth; a != nil && a.keyed {
+		return varintLen(a.pathPN) + TagLen
+	}
+	return 0
 }
 
 // pathSize is the length of h's Path packets on the wire, bytes (sealed:
 // the packet number and the tag more).
-func (h *connCommon) pathSize() int {
-	if a := h.auth; a != nil && a.keyed {
-		return pathLen + varintLen(a.pathPN) + TagLen
-	}
-	return pathLen
-}
+func (h *connCommon) pathSize() int { return pathLen + h.pathSealOverhead() }
 
 // signInitial adds the auth section to the client's Initial in b (padded
 // with zeros): hs_flags bit 4, the key name, the nonce and the tag over
@@ -224,14 +230,12 @@ func (e *Endpoint) open(a *authState, b []byte) []byte {
 	}
 	win.mark(pn)
 	if space == pnSpacePath {
-		// The decoder reads the plain layout: header, type, data.
-		if n-hdr != pathLen-2-cidLen {
-			e.reject(RejectTrailing)
-			return nil
-		}
-		copy(e.pathPlain[:], b[:2+cidLen])
-		copy(e.pathPlain[2+cidLen:], b[hdr:n])
-		return e.pathPlain[:]
+		// The decoder reads the plain layout, header, type, data (and a
+		// size probe's padding): the header moves up to the plaintext, in
+		// place, over the packet number.
+		l := hdr - (2 + cidLen)
+		copy(b[l:], b[:2+cidLen])
+		return b[l:n]
 	}
 	return b[:n]
 }

@@ -471,6 +471,19 @@ func FuzzAuthEndpoint(f *testing.F) {
 	for _, b := range seedPackets() {
 		f.Add(b)
 	}
+	// The sealed Path layout (pn after the dcid, the tag last) of a size
+	// probe padded to 1500 bytes and of a probe acknowledgement.
+	for _, sz := range []int{1500, pathLen + 1 + TagLen} {
+		b := make([]byte, sz)
+		typ := byte(pathPMTUProbe)
+		if sz < 1500 {
+			typ = pathPMTUAck
+		}
+		encodePath(b, 0, typ, 1)
+		copy(b[2+cidLen+1:], b[2+cidLen:pathLen])
+		b[2+cidLen] = 5
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		n := newAnet(t, pathModel{Delay: time.Millisecond, Rate: 50e6, QueueBytes: 60_000}, EndpointConfig{PSK: keyring})
 		cli, err := n.eps[0].Dial(n.now, n.addrs[1], Config{PSK: authKey, PSKName: "k1"})

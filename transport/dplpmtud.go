@@ -247,10 +247,11 @@ func (h *connCommon) pmtuProbe(now clock.Time, buf []byte, timeout time.Duration
 		return 0
 	}
 	h.pmtuN++
+	m := n - h.pathSealOverhead() // an authenticated probe is sealed to n bytes
 	encodePath(buf, h.peerCID, pathPMTUProbe, h.pmtuN)
-	clear(buf[pathLen:n]) // padding (RFC 8899 §4.1)
+	clear(buf[pathLen:m]) // padding (RFC 8899 §4.1), authenticated with the rest
 	h.pmtu.sent(now, h.pmtuN, timeout)
-	return n
+	return h.sealPath(buf, m)
 }
 
 // CheckPLPMTUMax checks a largest size to probe (Config.PLPMTUMax) for a
@@ -273,12 +274,13 @@ func (r *sackLoss) setMSS(mss int)     { r.mss = mss }
 // pmtuStart starts discovery on an established stream connection when it
 // is configured and both the controller and the strategy can change their
 // segment size (ccalgo.SegmentSizer, mssSetter); else the size stays. An
-// authenticated connection (auth.go) does not discover: its Path packets
-// are sealed at their fixed length, so a padded probe would not open.
+// authenticated connection (auth.go) discovers too: its probes are sealed
+// to the size they probe (pmtuProbe), padding included, and only a sealed
+// PMTU_ACK, which opened, confirms one.
 func (c *Conn) pmtuStart() {
 	_, ccOK := c.cc.(ccalgo.SegmentSizer)
 	_, recOK := c.rec.(mssSetter)
-	if c.cfg.PLPMTUMax > c.maxDatagram && ccOK && recOK && c.auth == nil {
+	if c.cfg.PLPMTUMax > c.maxDatagram && ccOK && recOK {
 		c.pmtuOn = true
 		c.pmtu.start(c.maxDatagram, c.cfg.PLPMTUMax)
 	}

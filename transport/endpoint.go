@@ -36,7 +36,6 @@ type Endpoint struct {
 	oooUsed   uint64                    // out-of-order memory charged by all connections, bytes (Conn.recharge)
 	rxLen     int                       // length of the datagram being received, bytes
 	rx        []byte                    // the datagram being received, as it came (handshake tags cover its bytes)
-	pathPlain [pathLen]byte             // scratch: an authenticated Path packet opened (auth_endpoint.go)
 	pkt       packet                    // scratch: the datagram being received (decodePacket)
 	txPkt     packet                    // scratch: the short packet being sent (packet.setShort)
 	acceptCfg Config                    // scratch: the config of a connection being accepted
@@ -389,7 +388,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 			return
 		}
 		h.touch()
-		if r := h.onPath(now, from, p, len(b)); r != RejectNone {
+		if r := h.onPath(now, from, p, e.rxLen); r != RejectNone { // (its size on the wire: sealed, if so)
 			e.reject(r)
 		}
 	case typeInitial:
