@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"cclab/ccalgo"
 	"cclab/ecn"
 )
 
@@ -37,24 +36,9 @@ func TestAuthPLPMTUD(t *testing.T) {
 			if cs.SentDigest != ss.RecvDigest {
 				t.Error("digests differ")
 			}
-			if got := cs.PLPMTU.Size; got > mtu || got <= mtu-plpmtudGranularity {
-				t.Errorf("discovered size = %d, want (%d, %d] (%+v)", got, mtu-plpmtudGranularity, mtu, cs.PLPMTU)
-			}
-			if got, want := cs.PLPMTU.State, "SEARCH_COMPLETE"; got != want {
-				t.Errorf("state = %q, want %q", got, want)
-			}
-			if largest > cs.PLPMTU.Size || largest < cs.PLPMTU.Size-maxShortOverhead+shortFixed {
-				t.Errorf("largest data datagram = %d bytes, want the discovered %d less at most the varints' spare bytes", largest, cs.PLPMTU.Size)
-			}
+			checkDiscovered(t, cs, mtu, largest)
 			if cs.AuthFailed+ss.AuthFailed+cs.Replayed+ss.Replayed != 0 {
 				t.Errorf("auth failures %d/%d, replays %d/%d on an honest path", cs.AuthFailed, ss.AuthFailed, cs.Replayed, ss.Replayed)
-			}
-			if cs.PLPMTU.ProbesLost == 0 {
-				t.Errorf("no probe size given up: the path should have dropped some")
-			}
-			if cs.Lost != 0 || cs.Recoveries != 0 || cs.RTOs != 0 || cs.Ssthresh != ccalgo.InfiniteSsthresh {
-				t.Errorf("probe loss reached congestion control: lost %d, recoveries %d, RTOs %d, ssthresh %d",
-					cs.Lost, cs.Recoveries, cs.RTOs, cs.Ssthresh)
 			}
 		})
 	}
@@ -124,31 +108,13 @@ func TestAuthPLPMTUDForged(t *testing.T) {
 func TestAuthRebind(t *testing.T) {
 	n := newAnet(t, pathModel{Delay: 5 * time.Millisecond, Rate: 20e6, QueueBytes: 60_000}, EndpointConfig{PSK: keyring})
 	moved := netip.MustParseAddrPort("10.0.0.9:4001")
-	var srv *Conn
 	n.beforeTransmit = func(int) {
-		if srv != nil && n.addrs[0] != moved && srv.Stats().BytesReceived > 200_000 {
+		if n.eps[1].Stats().BytesIn > 200_000 {
 			n.addrs[0] = moved
 		}
 	}
-	cli, err := n.eps[0].Dial(n.now, n.addrs[1], Config{PSK: authKey, PSKName: "k1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli.SetSource(NewPatternSource(42), 1<<20)
-	buf := make([]byte, 64<<10)
-	n.app = func(n *anet) {
-		if srv == nil {
-			srv = n.eps[1].Accept()
-		}
-		if srv != nil {
-			for srv.Read(buf) > 0 {
-			}
-			if srv.EOF() {
-				srv.CloseWrite(n.now)
-			}
-		}
-	}
-	if !n.run(time.Minute, func() bool { return cli.Done() && srv != nil && srv.Done() }) || cli.Err() != nil || srv.Err() != nil {
+	cli, srv := n.transfer(Config{PSK: authKey, PSKName: "k1"}, 1<<20, time.Minute)
+	if srv == nil || !cli.Done() || !srv.Done() || cli.Err() != nil || srv.Err() != nil {
 		t.Fatalf("transfer did not complete: client %v", cli.Err())
 	}
 	if got, want := srv.Peer(), moved; got != want || srv.Stats().Rebinds != 1 {

@@ -260,7 +260,16 @@ func TestPLPMTUDStream(t *testing.T) {
 		t.Fatalf("transfer did not finish: %+v", cli.Stats().PLPMTU)
 	}
 	checkTransfer(t, cli, srv, 8<<20, 0)
-	st := cli.Stats()
+	checkDiscovered(t, cli.Stats(), mtu, largest)
+}
+
+// checkDiscovered checks the sender's stats st after a transfer over a
+// loss-free path that carries mtu-byte datagrams (mtuPath): the discovered
+// size within the search granularity below mtu, the search complete, the
+// largest data datagram (bytes) of that size, some probe size given up and
+// no congestion response to it (RFC 8899 §4.4).
+func checkDiscovered(t *testing.T, st ConnStats, mtu, largest int) {
+	t.Helper()
 	if got := st.PLPMTU.Size; got > mtu || got <= mtu-plpmtudGranularity {
 		t.Errorf("discovered size = %d, want (%d, %d] (%+v after %v, RTO %v)", got, mtu-plpmtudGranularity, mtu, st.PLPMTU, st.Finished.Sub(st.Established), st.RTO)
 	}
