@@ -258,7 +258,7 @@ func TestFairQueueing(t *testing.T) {
 				}
 			}
 		}
-		for _, q := range []string{"droptail:64p", "red:min=16,max=32,maxp=0.02,wq=0.002,limit=64p", "fred:min=16,max=32,maxp=0.02,wq=0.002,limit=64p",
+		for _, q := range []string{"droptail:64p", "red:min=16,max=32,maxp=0.1,wq=0.002,limit=64p", "fred:min=16,max=32,maxp=0.1,wq=0.002,limit=64p",
 			"drr:quantum=1000,limit=64p", "csfq:k=100ms,kalpha=100ms,kc=100ms,limit=64p"} {
 			if !queues[q] {
 				t.Errorf("%s: discipline %s not used", name, q)
