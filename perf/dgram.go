@@ -28,22 +28,27 @@ const ModeDatagram = "datagram"
 
 // DgramClientConfig describes one datagram-mode test.
 type DgramClientConfig struct {
-	Addr       string        // receiver "host:port"
-	Duration   time.Duration // how long to send (default 10 s)
-	CC         string        // "ccid2" (default, e.g. "ccid2:ackratio=1"), "none", or a stream controller counted in packets
-	Size       int           // max datagram (UDP payload), bytes (default 1200); datagrams fill it
-	Rate       float64       // application rate, payload bits/s; 0: greedy (needs a controller)
-	On, Off    time.Duration // ON/OFF generation (both or neither)
-	SendQueue  int           // send queue limit, datagrams (0: transport default 64)
-	DropPolicy string        // "newest" (default) or "oldest"
-	ECN        bool          // send ECT(0); CE is reported in the Ack Vector
-	Interval   time.Duration // sampling interval of the time series (default 100 ms)
-	Timeout    time.Duration // handshake timeout (0: transport default)
-	QlogDir    string        // write <dir>/<connid>-client.sqlog (sent, acked, lost, metrics events); "" none
-	Endpoint   *udp.Endpoint // use this endpoint instead of opening a socket (may be nil)
-	Driver     udp.Config    // socket driver options when Endpoint is nil
-	Keys       *Keys         // -psk-file: authenticate the flow with the first key (may be nil)
-	Encrypt    bool          // -psk-encrypt: with Keys, encrypt the packets too
+	Addr      string        // receiver "host:port"
+	Duration  time.Duration // how long to send (default 10 s)
+	CC        string        // "ccid2" (default, e.g. "ccid2:ackratio=1"), "none", or a stream controller counted in packets
+	Size      int           // max datagram (UDP payload), bytes (default 1200); datagrams fill it
+	Rate      float64       // application rate, payload bits/s; 0: greedy (needs a controller)
+	On, Off   time.Duration // ON/OFF generation (both or neither)
+	SendQueue int           // send queue limit, datagrams (0: transport default 64)
+	// PacingQuantum is transport.DgramConfig.PacingQuantum: datagrams due
+	// within it are released at one wake-up and sent in one batch (0: one
+	// wake-up per datagram; cmd/sender's -pacing-quantum defaults to
+	// transport.DefaultLivePacingQuantum).
+	PacingQuantum time.Duration
+	DropPolicy    string        // "newest" (default) or "oldest"
+	ECN           bool          // send ECT(0); CE is reported in the Ack Vector
+	Interval      time.Duration // sampling interval of the time series (default 100 ms)
+	Timeout       time.Duration // handshake timeout (0: transport default)
+	QlogDir       string        // write <dir>/<connid>-client.sqlog (sent, acked, lost, metrics events); "" none
+	Endpoint      *udp.Endpoint // use this endpoint instead of opening a socket (may be nil)
+	Driver        udp.Config    // socket driver options when Endpoint is nil
+	Keys          *Keys         // -psk-file: authenticate the flow with the first key (may be nil)
+	Encrypt       bool          // -psk-encrypt: with Keys, encrypt the packets too
 }
 
 // Validate checks cfg and fills defaults.
@@ -65,6 +70,9 @@ func (c *DgramClientConfig) Validate() error {
 	}
 	if c.Size != 0 && (c.Size < transport.MinDatagram || c.Size > MaxSize) {
 		return fmt.Errorf("-size %d: must be between %d and %d bytes", c.Size, transport.MinDatagram, MaxSize)
+	}
+	if c.PacingQuantum < 0 || c.PacingQuantum > transport.MaxPacingQuantum {
+		return fmt.Errorf("-pacing-quantum %v: must be 0..%v", c.PacingQuantum, transport.MaxPacingQuantum)
 	}
 	if _, err := transport.ParseDropPolicy(c.DropPolicy); err != nil {
 		return fmt.Errorf("-drop: %v", err)
@@ -97,6 +105,7 @@ func (c *DgramClientConfig) transportConfig() (transport.DgramConfig, error) {
 	if c.Timeout > 0 {
 		tc.HandshakeTimeout = c.Timeout
 	}
+	tc.PacingQuantum = c.PacingQuantum
 	tc.Request = Request{V: Version, Mode: ModeDatagram}.encode()
 	tc.PSK, tc.PSKName = pskFor(c.Keys)
 	tc.Encrypt = c.Encrypt
@@ -183,7 +192,11 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	peer, ep, owned, err := dialEndpoint(cfg.Addr, cfg.Endpoint, cfg.Driver)
+	driver := cfg.Driver
+	if driver.SleepSlice == 0 {
+		driver.SleepSlice = max(cfg.PacingQuantum, 0) // one sleep per paced burst
+	}
+	peer, ep, owned, err := dialEndpoint(cfg.Addr, cfg.Endpoint, driver)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ import (
 const testBytes = 16 << 20
 
 // startServer runs a receiver on a loopback port until the test ends.
-func startServer(t *testing.T, cfg ServerConfig) (*Server, *[]FlowSummary) {
+func startServer(t testing.TB, cfg ServerConfig) (*Server, *[]FlowSummary) {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	var flows []FlowSummary

@@ -42,6 +42,15 @@ const (
 	dgramCloseTries = 4
 	// ratioLogMax bounds the Ack Ratio change log, entries.
 	ratioLogMax = 4096
+	// DefaultLivePacingQuantum is the PacingQuantum live senders use
+	// (cmd/sender -pacing-quantum): iperf3's default pacing timer, 1 ms
+	// (iperf3(1), --pacing-timer: "default 1000 microseconds").
+	DefaultLivePacingQuantum = time.Millisecond
+	// MaxPacingQuantum bounds PacingQuantum, a project choice (no standard
+	// fixes one): ten times iperf3's default pacing timer, so a burst stays
+	// at most 10 ms of the rate (at 100 Mbit/s, 125 kB) and well below a
+	// bottleneck queue of 100 ms.
+	MaxPacingQuantum = 10 * time.Millisecond
 )
 
 // DropPolicy says which datagram a full send queue discards.
@@ -99,10 +108,21 @@ type DgramConfig struct {
 	Rate float64
 	// On and Off make the generator alternate On of sending and Off of
 	// silence (both > 0; zero: always on).
-	On, Off    time.Duration
-	SendQueue  int        // send queue limit, datagrams (default 64)
-	DropPolicy DropPolicy // which datagram a full send queue drops
-	RecvQueue  int        // receive queue limit, datagrams (default 1024): beyond it arrivals are dropped and counted
+	On, Off time.Duration
+	// PacingQuantum is how far ahead of its scheduled instant a datagram
+	// may be released (0, the default: not at all, one wake-up per paced
+	// datagram). The rate-driven generator and the controller's pacing
+	// schedule then release, at one wake-up, every datagram due before
+	// now+PacingQuantum, and the driver sends them in one batch. The
+	// schedule itself is not moved: the long-run rate stays exactly Rate
+	// (the pacing rate), and a burst is at most PacingQuantum·rate bytes
+	// plus one datagram, a token bucket of that depth (see
+	// MaxPacingQuantum). iperf3 -u paces with a 1 ms timer by default
+	// (--pacing-timer 1000 µs); live senders use DefaultLivePacingQuantum.
+	PacingQuantum time.Duration
+	SendQueue     int        // send queue limit, datagrams (default 64)
+	DropPolicy    DropPolicy // which datagram a full send queue drops
+	RecvQueue     int        // receive queue limit, datagrams (default 1024): beyond it arrivals are dropped and counted
 
 	Request          []byte        // client: opaque application request carried in the Initial
 	PSK              []byte        // authenticates the connection (as Config.PSK)
@@ -155,6 +175,8 @@ func (c *DgramConfig) Validate() error {
 		return fmt.Errorf("transport: AckDelay=%v: must be >= 0", c.AckDelay)
 	case c.Rate < 0 || (c.On > 0) != (c.Off > 0) || c.On < 0 || c.Off < 0:
 		return fmt.Errorf("transport: Rate=%v On=%v Off=%v: need Rate >= 0 and On, Off both > 0 or both 0", c.Rate, c.On, c.Off)
+	case c.PacingQuantum < 0 || c.PacingQuantum > MaxPacingQuantum:
+		return fmt.Errorf("transport: PacingQuantum=%v: must be 0..%v", c.PacingQuantum, MaxPacingQuantum)
 	case c.SendQueue < 1 || c.RecvQueue < 1:
 		return fmt.Errorf("transport: SendQueue=%d RecvQueue=%d: must be >= 1 datagrams", c.SendQueue, c.RecvQueue)
 	case len(c.Request) > MaxRequest:
@@ -638,5 +660,8 @@ func (c *DgramConn) onDeadline(now clock.Time) {
 	if c.established {
 		c.tfrcTimers(now)
 	}
-	c.generate(now)
+	// Released a quantum ahead only here, at the generator's own wake-up:
+	// a wake-up for anything else (an ACK) then finds nothing new due, and
+	// the generator's next one is a quantum on.
+	c.generate(now, now.Add(c.cfg.PacingQuantum))
 }

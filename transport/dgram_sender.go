@@ -61,18 +61,22 @@ func (c *DgramConn) enqueue(p []byte) {
 	c.sq.push(n)
 }
 
-// generate runs the rate-driven generator up to now: each datagram the
-// schedule makes due (c.gen: one every len*8/Rate, OFF periods skipped)
-// is taken from the source into the send queue.
-func (c *DgramConn) generate(now clock.Time) {
+// generate runs the rate-driven generator up to horizon (now, or at a
+// timer wake-up now+PacingQuantum): each datagram the schedule makes due
+// (c.gen: one every len*8/Rate, OFF periods skipped) is taken from the
+// source into the send queue. A datagram released ahead of its instant is
+// generated at now (its stamp is not in the future); the schedule keeps its
+// instant, so the rate is exact.
+func (c *DgramConn) generate(now, horizon clock.Time) {
 	for c.src != nil {
-		at, ok := c.gen.Due(now)
+		at, ok := c.gen.Due(horizon)
 		if !ok {
 			return
 		}
+		gen := min(at, now)
 		var n int
 		if c.sq.full() && c.cfg.DropPolicy == DropNewest {
-			n = c.src.Next(at, c.scratch)
+			n = c.src.Next(gen, c.scratch)
 			if n >= 0 {
 				c.stats.Generated++
 				c.stats.QueueDropped++
@@ -82,7 +86,7 @@ func (c *DgramConn) generate(now clock.Time) {
 				c.sq.pop()
 				c.stats.QueueDropped++
 			}
-			n = c.src.Next(at, c.sq.pushSlot())
+			n = c.src.Next(gen, c.sq.pushSlot())
 			if n >= 0 {
 				c.sq.push(n)
 				c.stats.Generated++
@@ -275,7 +279,7 @@ func (c *DgramConn) onRTO(now clock.Time) {
 
 // canSend reports whether the window allows one more data packet.
 func (c *DgramConn) canSend(now clock.Time) bool {
-	if c.pace.blocked(now) {
+	if c.pace.blocked(now.Add(c.cfg.PacingQuantum)) {
 		return false
 	}
 	if c.cc == nil || c.tf.tx != nil {

@@ -37,7 +37,7 @@ func (c *DgramConn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	if !c.validated || len(buf) < c.maxDatagram {
 		return 0, ecn.NotECT
 	}
-	c.generate(now)
+	c.generate(now, now)
 	if c.canSend(now) && !(c.closeWanted && c.closeSent > 0) {
 		if n, cp := c.transmitData(now, buf); n > 0 {
 			return n, cp

@@ -82,6 +82,7 @@ type opts struct {
 	verify                                           string
 	nBytes                                           byteFlag
 	dur, omit, interval, minRTO, timeout, on, off    durFlag
+	pacingQuantum                                    durFlag
 	rate                                             float64
 	recv                                             transport.Config
 }
@@ -90,7 +91,7 @@ type opts struct {
 func newFlags(stdout, stderr io.Writer) (*flag.FlagSet, *opts) {
 	fs := flag.NewFlagSet("sender", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := &opts{interval: durFlag{time.Second}}
+	o := &opts{interval: durFlag{time.Second}, pacingQuantum: durFlag{transport.DefaultLivePacingQuantum}}
 	fs.StringVar(&o.addr, "c", "", "receiver address host[:port] (default port 5301)")
 	fs.StringVar(&o.cc, "cc", transport.DefaultCC, "congestion controller spec NAME[:key=value,...] at the sending side: "+strings.Join(ccalgo.Registry.Names(), ", "))
 	fs.StringVar(&o.recovery, "recovery", transport.DefaultRecovery, "stream mode: loss-recovery strategy NAME[:key=value,...] at the sending side: "+strings.Join(transport.Recoveries.Names(), ", "))
@@ -115,6 +116,7 @@ func newFlags(stdout, stderr io.Writer) (*flag.FlagSet, *opts) {
 	fs.Var(cli.Rate(&o.rate), "rate", "datagram mode: application rate, payload bits/s with units (10Mbit), 0: greedy, needed by -cc none; stream mode: a cap on the sending application's rate, as iperf3's -b for TCP")
 	fs.Var(&o.on, "on", "datagram mode: ON period of an ON/OFF source (with -off)")
 	fs.Var(&o.off, "off", "datagram mode: OFF period of an ON/OFF source (with -on)")
+	fs.Var(&o.pacingQuantum, "pacing-quantum", "datagram mode: release at one wake-up, and send in one batch, every datagram due within this time (as iperf3's --pacing-timer); 0: one wake-up per datagram; at most "+transport.MaxPacingQuantum.String())
 	fs.Var(&o.nBytes, "n", "stream mode: bytes to send, with units (100M, 1G, 256MiB); overrides -t")
 	fs.Var(&o.dur, "t", "seconds (or a duration such as 30s) to send if -n is not given (default 10s)")
 	fs.Var(&o.interval, "i", "interval report every INTERVAL (e.g. 1s, 0.5); in text and -J; 0: none")
@@ -141,7 +143,7 @@ func newFlags(stdout, stderr io.Writer) (*flag.FlagSet, *opts) {
 // each is an error naming it.
 var (
 	streamOnly = []string{"n", "P", "R", "bidir", "recovery", "min-rto", "O", "seed", "verify", "ack-every", "delayed-ack", "window", "iperf3-units"}
-	dgramOnly  = []string{"on", "off", "queue", "drop"}
+	dgramOnly  = []string{"on", "off", "queue", "drop", "pacing-quantum"}
 )
 
 // Sender runs the sender (cmd/sender, cclab perf -c) with its command-line
@@ -179,7 +181,7 @@ func Sender(args []string, stdout, stderr io.Writer) int {
 		}
 		return runDgram(perf.DgramClientConfig{Addr: o.addr, Duration: o.dur.d, CC: ccSpec, Size: o.size, Rate: o.rate,
 			On: o.on.d, Off: o.off.d, SendQueue: o.queue, DropPolicy: o.drop, ECN: o.ecn, Interval: o.interval.d, Timeout: o.timeout.d,
-			QlogDir: o.qlogDir, Keys: keys, Encrypt: o.pskEncrypt},
+			PacingQuantum: o.pacingQuantum.d, QlogDir: o.qlogDir, Keys: keys, Encrypt: o.pskEncrypt},
 			o.jsonOut, stdout, stderr)
 	}
 	cfg := perf.ClientConfig{

@@ -84,6 +84,7 @@ type loop struct {
 	recvBuf  int
 	sendBuf  int
 	perBatch bool             // the reader calls Transmit once per batch, not after every datagram
+	slice    time.Duration    // longest precise sleep between checks for a kick (Config.SleepSlice)
 	sendMu   sync.Mutex       // serializes socket writes (reader and writer both send)
 	sendCond *sync.Cond       // on sendMu: a batch's turn has come
 	turn     uint64           // ticket of the next batch to send (guarded by sendMu)
@@ -163,7 +164,7 @@ func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int, gso bool)
 	l := &loop{
 		eng: eng, conn: conn, start: time.Now(),
 		kickC: make(chan struct{}, 1), closed: make(chan struct{}), writerDone: make(chan struct{}),
-		batch: batch, recvBuf: recvBuf, sendBuf: sendBuf,
+		batch: batch, recvBuf: recvBuf, sendBuf: sendBuf, slice: preciseSlice,
 	}
 	l.callMs = make([]netio.Message, callBatch)
 	l.callOffs = make([]int, callBatch)
@@ -393,7 +394,8 @@ func (l *loop) writer() {
 // granularity on an idle Linux process (epoll_pwait's timeout is in ms).
 const preciseBelow = 2 * time.Millisecond
 
-// preciseSlice bounds one precise sleep, so that a kick waits at most this long.
+// preciseSlice bounds one precise sleep by default (Config.SleepSlice), so
+// that a kick waits at most this long.
 const preciseSlice = 200 * time.Microsecond
 
 // preciseWait sleeps until end; it returns true early (with the wake-up
@@ -413,7 +415,7 @@ func (l *loop) preciseWait(end time.Time) bool {
 		if rem <= 0 {
 			return false
 		}
-		netio.Sleep(min(rem, preciseSlice))
+		netio.Sleep(min(rem, l.slice))
 	}
 }
 
