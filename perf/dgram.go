@@ -193,8 +193,8 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 		return nil, err
 	}
 	driver := cfg.Driver
-	if driver.SleepSlice == 0 {
-		driver.SleepSlice = max(cfg.PacingQuantum, 0) // one sleep per paced burst
+	if driver.TimerSlack == 0 {
+		driver.TimerSlack = cfg.PacingQuantum // a burst at a time: no precise sleeps
 	}
 	peer, ep, owned, err := dialEndpoint(cfg.Addr, cfg.Endpoint, driver)
 	if err != nil {

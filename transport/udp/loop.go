@@ -84,7 +84,7 @@ type loop struct {
 	recvBuf  int
 	sendBuf  int
 	perBatch bool             // the reader calls Transmit once per batch, not after every datagram
-	slice    time.Duration    // longest precise sleep between checks for a kick (Config.SleepSlice)
+	precise  bool             // short waits are slept precisely (Config.TimerSlack below goTimerSlack)
 	sendMu   sync.Mutex       // serializes socket writes (reader and writer both send)
 	sendCond *sync.Cond       // on sendMu: a batch's turn has come
 	turn     uint64           // ticket of the next batch to send (guarded by sendMu)
@@ -164,7 +164,7 @@ func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int, gso bool)
 	l := &loop{
 		eng: eng, conn: conn, start: time.Now(),
 		kickC: make(chan struct{}, 1), closed: make(chan struct{}), writerDone: make(chan struct{}),
-		batch: batch, recvBuf: recvBuf, sendBuf: sendBuf, slice: preciseSlice,
+		batch: batch, recvBuf: recvBuf, sendBuf: sendBuf, precise: true,
 	}
 	l.callMs = make([]netio.Message, callBatch)
 	l.callOffs = make([]int, callBatch)
@@ -370,7 +370,7 @@ func (l *loop) writer() {
 				timer.Stop()
 				break
 			}
-			if d >= preciseBelow {
+			if d >= preciseBelow || !l.precise {
 				timer.Reset(d)
 				break
 			}
@@ -394,8 +394,12 @@ func (l *loop) writer() {
 // granularity on an idle Linux process (epoll_pwait's timeout is in ms).
 const preciseBelow = 2 * time.Millisecond
 
-// preciseSlice bounds one precise sleep by default (Config.SleepSlice), so
-// that a kick waits at most this long.
+// goTimerSlack is the Config.TimerSlack from which the writer waits on Go's
+// timer alone: its wake-ups are about 0.1 ms late for waits of 1 ms or more
+// and round shorter ones up to 1 ms (epoll_pwait's timeout is in ms).
+const goTimerSlack = time.Millisecond
+
+// preciseSlice bounds one precise sleep, so that a kick waits at most this long.
 const preciseSlice = 200 * time.Microsecond
 
 // preciseWait sleeps until end; it returns true early (with the wake-up
@@ -415,7 +419,7 @@ func (l *loop) preciseWait(end time.Time) bool {
 		if rem <= 0 {
 			return false
 		}
-		netio.Sleep(min(rem, l.slice))
+		netio.Sleep(min(rem, preciseSlice))
 	}
 }
 

@@ -86,13 +86,15 @@ type Config struct {
 	// rule is unchanged. The environment variable CCLAB_NO_GRO=1 does the
 	// same for every Endpoint (netio.EnableGRO).
 	NoGRO bool
-	// SleepSlice is the longest precise sleep (netio.Sleep) the writer takes
-	// while it waits for a deadline under 2 ms, checking for a wake-up
-	// between slices; 0: 200 µs. A sender whose connections release a
-	// pacing quantum at a time (transport.DgramConfig.PacingQuantum) sets it
-	// to the quantum: one sleep per burst instead of one per 200 µs, and a
-	// wake-up from the reader or the application waits at most that long.
-	SleepSlice time.Duration
+	// TimerSlack is how late the connections tolerate a timed wake-up of
+	// the writer. Below goTimerSlack (the default 0 included) the writer
+	// sleeps waits under 2 ms precisely (netio.Sleep, in 200 µs slices),
+	// waking within tens of microseconds: pacing one datagram at a time needs
+	// that. At goTimerSlack or more it always waits on Go's timer (about
+	// 0.1-1 ms late here) and no thread blocks in a sleep: a sender whose
+	// connections release a pacing quantum at a time
+	// (transport.DgramConfig.PacingQuantum) sets it to the quantum.
+	TimerSlack time.Duration
 	// InjectTimerLate is added to the measured lateness of every timed
 	// wake-up of the driver's writer (LoopStats.TimerLate): it makes the
 	// loop look starved of CPU, for tests of the host-limited check
@@ -191,9 +193,7 @@ func New(c netio.Conn, cfg Config) *Endpoint {
 	e.l.stats.RecvBuffer = got
 	e.l.stats.GRO = gro
 	e.l.perBatch = cfg.TransmitPerBatch
-	if cfg.SleepSlice > 0 {
-		e.l.slice = cfg.SleepSlice
-	}
+	e.l.precise = cfg.TimerSlack < goTimerSlack
 	e.l.lateHook = cfg.InjectTimerLate
 	e.l.run()
 	return e
