@@ -208,15 +208,22 @@ func (h *connCommon) initialAgain(from netip.AddrPort, tokenOK bool) {
 	}
 }
 
-// maxRetries bounds the Retry packets a client accepts per connection (a
-// server rotating its key or a client behind a rebinding NAT may need a
-// second one; more suggest an attack, and the handshake timer decides).
-const maxRetries = 3
+// MaxRetries bounds the Retry packets a client accepts per connection
+// (docs/wire.md "Stateless address validation"). RFC 9000 §17.2.5.2 allows
+// QUIC one; a cclab handshake may legitimately need two, the token Retry
+// and, when the server's half-open table is full, the cookie Retry of the
+// stateless fallback (admission.go), and both again after one
+// re-validation during the handshake (the client's NAT rebound, or a token
+// or cookie expired while the Initial was retransmitted: answered by a
+// fresh token Retry). More suggest a loop or an on-path attacker making the
+// client resend its padded Initial: they are ignored (counted unexpected)
+// and the handshake timer decides.
+const MaxRetries = 2 * 2
 
 // onRetry takes the token of a Retry answering our Initial and sends the
 // Initial again with it at once.
 func (h *connCommon) onRetry(p *packet) RejectReason {
-	if p.odcid != h.initialDCID || h.retries >= maxRetries {
+	if p.odcid != h.initialDCID || h.retries >= MaxRetries {
 		return RejectUnexpected
 	}
 	h.retries++

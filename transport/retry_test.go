@@ -162,3 +162,45 @@ func FuzzRetryToken(f *testing.F) {
 		}
 	})
 }
+
+// TestClientRetryBound: a client follows MaxRetries Retries of its
+// handshake, the longest legitimate sequence (token, cookie, and both again
+// after a re-validation), each with its Initial sent again at once with
+// that token; one more is ignored (counted unexpected) and draws nothing,
+// as is a Retry for another Initial.
+func TestClientRetryBound(t *testing.T) {
+	now := clock.Start
+	srv := netip.MustParseAddrPort("192.0.2.1:5201")
+	ep := NewEndpoint(EndpointConfig{Rand: rand.New(rand.NewPCG(5, 5))})
+	if _, err := ep.Dial(now, srv, Config{}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ := drainAll(t, ep, now)
+	if len(out) != 1 || out[0].typ != typeInitial {
+		t.Fatalf("dial sent %d datagrams, want one Initial", len(out))
+	}
+	ini := out[0]
+	cookie := append([]byte{cookieKind}, bytes.Repeat([]byte{7}, tokenLen)...)
+	token := bytes.Repeat([]byte{3}, tokenLen)
+	retry := func(odcid uint64, tok []byte) []byte {
+		b := make([]byte, 128)
+		return b[:encodePacket(b, &packet{typ: typeRetry, dcid: ini.scid, odcid: odcid, token: tok})]
+	}
+	ep.Receive(now, srv, ecn.NotECT, retry(ini.dcid+1, token))
+	if out, _, _ := drainAll(t, ep, now); len(out) != 0 {
+		t.Errorf("a Retry for another Initial drew %d datagrams, want none", len(out))
+	}
+	for i := range MaxRetries + 1 {
+		tok := append([]byte(nil), [][]byte{token, cookie}[i%2]...)
+		tok[len(tok)-1] = byte(i) // a different token each time
+		ep.Receive(now, srv, ecn.NotECT, retry(ini.dcid, tok))
+		out, _, _ := drainAll(t, ep, now)
+		got := len(out) == 1 && out[0].typ == typeInitial && bytes.Equal(out[0].token, tok)
+		if want := i < MaxRetries; got != want {
+			t.Errorf("Retry %d: Initial sent again with its token %v, want %v (%d datagrams)", i+1, got, want, len(out))
+		}
+	}
+	if got, want := ep.Stats().Rejects[RejectUnexpected], uint64(2); got != want {
+		t.Errorf("unexpected rejects = %d, want %d (the other Initial's Retry and the one over the bound)", got, want)
+	}
+}
