@@ -23,6 +23,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"cclab/internal/cli"
@@ -51,16 +52,17 @@ type variant struct {
 
 // options are ccbench's flags.
 type options struct {
-	n        int64
-	runs     int
-	cc       string
-	recovery string
-	size     int
-	prof     string
-	quicProf string
-	top      int
-	only     string
-	vs       string // the yardstick: "quic" (quic-go) or "kernel" (kernel TCP through iperf3)
+	n           int64
+	runs        int
+	cc          string
+	recovery    string
+	size        int
+	prof        string
+	profVariant string // -cpuprofile-variant: the variant whose first transfer is profiled ("": the first)
+	quicProf    string
+	top         int
+	only        string
+	vs          string // the yardstick: "quic" (quic-go) or "kernel" (kernel TCP through iperf3)
 }
 
 // yardstick names the stack cclab is compared with in the output.
@@ -136,6 +138,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []
 	fs.IntVar(&o.size, "size", 0, "cclab max datagram, bytes (default: discovered from 1200 up to the route's MTU, RFC 8899; quic-go uses its own PMTU logic)")
 	acks := fs.String("acks", "both", "cclab ACK mode: rule (Transmit after every datagram: ACK every 2nd segment, the driver's default), stretch (Transmit once per received batch, as behind GRO), or both")
 	fs.StringVar(&o.prof, "cpuprofile", "", "write a CPU profile of the first cclab transfer to this file and print its top functions")
+	fs.StringVar(&o.profVariant, "cpuprofile-variant", "", "with -cpuprofile: profile the first transfer of this variant (as the run lines name it, e.g. cclab-psk) instead of the first one")
 	fs.StringVar(&o.quicProf, "quic-cpuprofile", "", "write a CPU profile of the first quic-go transfer to this file")
 	fs.IntVar(&o.top, "top", 25, "functions to print from the profile")
 	fs.StringVar(&o.only, "only", "", "run only one stack: cclab or quic (the yardstick -vs names)")
@@ -184,6 +187,16 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []
 			variants = append(variants, &variant{name: v.name + "-psk", driver: v.driver, keys: keys, encrypt: *encrypt, base: v})
 		}
 	}
+	if o.profVariant != "" {
+		var names []string
+		for _, v := range variants {
+			names = append(names, v.name)
+		}
+		if !slices.Contains(names, o.profVariant) {
+			fmt.Fprintf(stderr, "ccbench: -cpuprofile-variant %q: want one of the variants run: %s\n", o.profVariant, strings.Join(names, ", "))
+			return o, nil, 2, false
+		}
+	}
 	return o, variants, 0, true
 }
 
@@ -193,7 +206,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, variants []
 func runRounds(ctx context.Context, o options, variants []*variant, cclabProf, quicProfile *profiler, stdout io.Writer) (qg, qcpu []float64, err error) {
 	for i := 0; i < o.runs; i++ {
 		for _, v := range variants {
-			cclabProf.resume()
+			if o.profVariant == "" || o.profVariant == v.name {
+				cclabProf.resume()
+			}
 			cpu := startCPU()
 			res, err := perf.Run(ctx, perf.ClientConfig{Addr: v.srv.Addr().String(), Bytes: o.n, CC: o.cc,
 				Recovery: o.recovery, Size: o.size, Driver: v.driver, Keys: v.keys, Encrypt: v.encrypt})
