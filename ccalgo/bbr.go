@@ -59,10 +59,19 @@ type BBRConfig struct {
 	Margin float64 `param:"margin" help:"pacing rate margin below gain*BtlBw, percent (Linux: 1; 0 = the draft)"`
 	// IW is the initial window in packets; 0 selects RFC 6928.
 	IW int `param:"iw" help:"initial window, packets; 0 = RFC 6928 min(10*MSS, max(2*MSS, 14600 B))"`
+	// RTORestore restores the cwnd saved at a timeout once the data in
+	// flight then has been delivered (the draft's §4.2.3.4 "upon exiting
+	// loss recovery (RTO recovery or fast recovery)", Linux's
+	// bbr_set_cwnd_to_recover_or_restore on leaving TCP_CA_Loss); false is
+	// ns-3 3.37's TcpBbr, which restores only on CA_EVENT_COMPLETE_CWR (the
+	// end of fast recovery) and after a timeout regrows cwnd from one
+	// segment by the data delivered.
+	RTORestore bool `param:"rtorestore" help:"restore the saved cwnd after RTO recovery (draft §4.2.3.4, Linux; default true); false as ns-3 3.37's TcpBbr"`
 }
 
-// DefaultBBRConfig returns Linux's margin and the RFC 6928 initial window.
-func DefaultBBRConfig() BBRConfig { return BBRConfig{Margin: 1} }
+// DefaultBBRConfig returns Linux's margin, the RFC 6928 initial window and
+// the cwnd restored after RTO recovery.
+func DefaultBBRConfig() BBRConfig { return BBRConfig{Margin: 1, RTORestore: true} }
 
 // BBR is BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00): a model of
 // the path from its bottleneck bandwidth BtlBw (windowed maximum of the
@@ -349,7 +358,9 @@ func (b *BBR) setCwnd(a Ack) {
 	}
 	if b.afterRTO && b.delivered >= b.rtoEnd {
 		b.afterRTO = false
-		b.cwnd = max(b.cwnd, b.priorCwnd) // the loss episode ended: restore
+		if b.cfg.RTORestore {
+			b.cwnd = max(b.cwnd, b.priorCwnd) // the loss episode ended: restore
+		}
 	}
 	target := b.inflight(b.cwndGain)
 	switch {

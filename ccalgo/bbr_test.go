@@ -246,3 +246,36 @@ func TestMaxFilter(t *testing.T) {
 		t.Fatal("NaN")
 	}
 }
+
+// TestBBRRTORestore: after a timeout cwnd is one segment; once the data in
+// flight at the timeout is delivered, the draft (§4.2.3.4) and Linux restore
+// the cwnd saved at the timeout, ns-3 3.37's TcpBbr (rtorestore=false) goes
+// on from the regrown window (cwnd + acked, at most the target).
+func TestBBRRTORestore(t *testing.T) {
+	for _, tc := range []struct {
+		spec    string
+		restore bool
+	}{{"bbr", true}, {"bbr:rtorestore=false", false}} {
+		d := newBBRDriver(t, tc.spec)
+		b := d.b
+		for _, r := range []float64{1e6, 2e6, 4e6, 8e6, 10e6, 10e6, 10e6, 10e6, 10e6, 10e6} {
+			d.round(r, int(10e6/8*0.1))
+		}
+		before := b.Cwnd()
+		b.OnRTO(d.now, 20*bbrMSS)
+		if got := b.Cwnd(); got != bbrMSS {
+			t.Fatalf("%s: cwnd after the timeout %d, want one segment %d", tc.spec, got, bbrMSS)
+		}
+		d.now = d.now.Add(time.Millisecond)
+		d.delivered += 21 * bbrMSS
+		b.OnAck(Ack{Now: d.now, Acked: 21 * bbrMSS, InFlight: bbrMSS, RTT: d.rtt,
+			Rate: RateSample{TotalDelivered: d.delivered}})
+		want := 22 * bbrMSS // one segment + 21 acked
+		if tc.restore {
+			want = before
+		}
+		if got := b.Cwnd(); got != want {
+			t.Errorf("%s: cwnd once the flight at the timeout is delivered: got %d, want %d (saved %d)", tc.spec, got, want, before)
+		}
+	}
+}

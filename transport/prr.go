@@ -27,9 +27,14 @@ import (
 // controller sets cwnd (ssthresh for Reno-style controllers, RFC 6937 §3).
 //
 // Option lostretx adds lost-retransmission detection (lostretx.go).
+//
+// bound=ns3 is ns-3 3.37's TcpPrrRecovery::DoRecovery instead of RFC 6937's
+// SSRB (PRRSndCntNS3): the entry ACK's DeliveredData counts, and the amount
+// is sent in whole segments only.
 type PRR struct {
 	sackLoss
 	ssrb bool
+	ns3  bool // bound=ns3
 
 	delivered int // prr_delivered, bytes
 	out       int // prr_out, bytes
@@ -40,7 +45,7 @@ type PRR struct {
 // PRRConfig is the parameter set of prr.
 type PRRConfig struct {
 	SACKConfig
-	Bound string `param:"bound" help:"reduction bound once pipe <= ssthresh: ssrb (slow start, RFC 6937 default) or crb (conservative)"`
+	Bound string `param:"bound" help:"reduction bound once pipe <= ssthresh: ssrb (slow start, RFC 6937 default), crb (conservative) or ns3 (ns-3 3.37's TcpPrrRecovery: SSRB only on ACKs of retransmitted data, else DeliveredData; whole segments)"`
 }
 
 // Name returns "prr".
@@ -69,18 +74,49 @@ func PRRSndCnt(ssrb bool, prrDelivered, prrOut, delivered, pipe, ssthresh, recov
 	return min(ssthresh-pipe, limit)
 }
 
+// PRRSndCntNS3 is ns-3 3.37's sndcnt for one ACK (TcpPrrRecovery::
+// DoRecovery with ReductionBound SSRB), bytes: RFC 6937's proportional part
+// while pipe > ssthresh; below it, SSRB's bound only for an ACK that
+// cumulatively acknowledged retransmitted data (retxAcked, ns-3's
+// m_isRetransDataAcked), and otherwise no more than this ACK's
+// DeliveredData (RFC 6937's SSRB allows MAX(prr_delivered - prr_out,
+// DeliveredData) + MSS on every ACK).
+func PRRSndCntNS3(prrDelivered, prrOut, delivered, pipe, ssthresh, recoverFS, mss int, retxAcked bool) int {
+	if pipe > ssthresh {
+		return PRRSndCnt(true, prrDelivered, prrOut, delivered, pipe, ssthresh, recoverFS, mss)
+	}
+	limit := delivered
+	if retxAcked {
+		limit = max(prrDelivered-prrOut, delivered) + mss
+	}
+	return min(ssthresh-pipe, limit)
+}
+
 // OnAck runs RFC 6937 §3 per ACK.
 func (r *PRR) OnAck(x *Ctx, a *AckInfo) {
-	if r.update(x, a) {
+	entered := r.update(x, a)
+	if entered {
 		r.enter(x) // startEpisode runs at its end
-		return
+		if !r.ns3 {
+			return
+		}
+		// ns-3's EnterRecovery runs DoRecovery with the entry ACK's
+		// delivered bytes.
 	}
 	if !r.inRec {
 		return
 	}
 	d := a.AckedBytes + a.SackedBytes
 	r.delivered += d
-	r.sndcnt = max(0, PRRSndCnt(r.ssrb, r.delivered, r.out, d, r.Pipe(x.SB), x.CC.Ssthresh(), r.recoverFS, r.mss))
+	pipe, ssthresh := r.Pipe(x.SB), x.CC.Ssthresh()
+	if r.ns3 {
+		// A cumulative advance in an episode, without reordering, is
+		// the arrival of a segment retransmitted in it (below HighRxt).
+		retxAcked := !entered && a.Advanced() && a.PrevUna < r.highRxt
+		r.sndcnt = max(0, PRRSndCntNS3(r.delivered, r.out, d, pipe, ssthresh, r.recoverFS, r.mss, retxAcked))
+		return
+	}
+	r.sndcnt = max(0, PRRSndCnt(r.ssrb, r.delivered, r.out, d, pipe, ssthresh, r.recoverFS, r.mss))
 }
 
 // Next sends up to sndcnt (rounded up to whole segments), NextSeg choosing what.
@@ -97,6 +133,14 @@ func (r *PRR) Next(x *Ctx) Action {
 	}
 	if act, ok := r.fastRetransmit(x); ok {
 		return act
+	}
+	if r.ns3 {
+		// ns-3's SendPendingData sends only whole segments while the
+		// window left (cwnd = pipe + sndcnt) is below one.
+		if r.sndcnt < r.mss {
+			return NoSend
+		}
+		return r.nextSeg(x, r.sndcnt/r.mss*r.mss)
 	}
 	if r.sndcnt <= 0 {
 		return NoSend
@@ -138,9 +182,11 @@ func (r *PRR) init(name string, c PRRConfig, env RecoveryEnv, entered episodeSta
 	if err := r.sackLoss.init(name, c.SACKConfig, env, entered); err != nil {
 		return err
 	}
-	if c.Bound != "ssrb" && c.Bound != "crb" {
-		return fmt.Errorf("%s: parameter bound=%q: must be ssrb or crb", name, c.Bound)
+	switch c.Bound {
+	case "ssrb", "crb", "ns3":
+	default:
+		return fmt.Errorf("%s: parameter bound=%q: must be ssrb, crb or ns3", name, c.Bound)
 	}
-	r.ssrb = c.Bound == "ssrb"
+	r.ssrb, r.ns3 = c.Bound == "ssrb", c.Bound == "ns3"
 	return nil
 }

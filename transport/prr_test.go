@@ -36,6 +36,29 @@ func TestPRRSndCnt(t *testing.T) {
 	}
 }
 
+// TestPRRSndCntNS3 checks ns-3 3.37's TcpPrrRecovery::DoRecovery (SSRB) in
+// segment units: the proportional part as RFC 6937; at or below ssthresh the
+// SSRB bound only for an ACK of retransmitted data, else DeliveredData.
+func TestPRRSndCntNS3(t *testing.T) {
+	for _, tc := range []struct {
+		name                                                string
+		prrDelivered, prrOut, delivered, pipe, ssthresh, fs int
+		retxAcked                                           bool
+		want                                                int
+	}{
+		{"proportional", 3, 1, 1, 17, 10, 20, false, 1},
+		{"proportional, retransmission acknowledged", 2, 1, 1, 17, 10, 20, true, 0},
+		{"below ssthresh: DeliveredData", 8, 6, 2, 5, 10, 20, false, 2},
+		{"below ssthresh, nothing owed: DeliveredData", 7, 7, 1, 5, 10, 20, false, 1},
+		{"below ssthresh, retransmission acknowledged: SSRB", 8, 6, 2, 5, 10, 20, true, 3},
+		{"capped by ssthresh - pipe", 20, 2, 4, 9, 10, 20, true, 1},
+	} {
+		if got := PRRSndCntNS3(tc.prrDelivered, tc.prrOut, tc.delivered, tc.pipe, tc.ssthresh, tc.fs, 1, tc.retxAcked); got != tc.want {
+			t.Errorf("%s: sndcnt got %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestPRRSingleLoss: one loss in a 20-segment window (RFC 6937 appendix
 // style): after the fast retransmission PRR sends on alternate ACKs and
 // reaches ssthresh (10 MSS) in flight as recovery ends, whatever the bound.
@@ -88,6 +111,10 @@ func TestPRRBounds(t *testing.T) {
 		// SACK 14: prr_delivered 2: CRB min(3, 2-1)=1; SSRB pipe 8: min(2, max(-1,1)+1)=2.
 		{"prr:bound=crb", [][]int{{0}, nil, {1}, {2}}},
 		{"prr:bound=ssrb", [][]int{{0}, {1, 2}, {3, 4}, {5}}},
+		// ns-3's DoRecovery counts the entry ACK: prr_delivered 3, pipe 7:
+		// min(3, DeliveredData 3) = 3 (0, 1, 2); then each SACK of one
+		// segment (no retransmission acknowledged): DeliveredData = 1.
+		{"prr:bound=ns3", [][]int{{0, 1, 2}, {3}, {4}, {5}}},
 	} {
 		f := sackFixture(t, tc.rec, 20, 0)
 		got := [][]int{sackAck(f, 0, 10, 11, 12)}

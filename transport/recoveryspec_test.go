@@ -19,7 +19,7 @@ func TestRecoverySpecRanges(t *testing.T) {
 		{"newreno:dupthresh=0", []string{"newreno", "dupthresh=0", "1..16384 packets"}},
 		{"sack:dupthresh=99999", []string{"sack", "dupthresh=99999", "1..16384"}},
 		{"ratehalving:maxburst=0", []string{"maxburst=0", "1..16384"}},
-		{"prr:bound=fast", []string{"bound", "ssrb or crb"}},
+		{"prr:bound=fast", []string{"bound", "ssrb, crb or ns3"}},
 		{"fack:nokey", []string{"nokey"}},
 		{"cubic", []string{"cubic", "newreno"}},
 	} {

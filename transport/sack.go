@@ -62,6 +62,7 @@ type sackLoss struct {
 	adaptive   bool           // DupThresh adapts to the reordering seen (reorder.go)
 	undo       bool           // spurious episodes are undone (undo.go)
 	pipeFlight bool           // ssthresh from the pipe at entry (SACKConfig.Flight pipe)
+	partialRxt bool           // a partial ACK forces a retransmission (SACKConfig.PartialRxt)
 	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
 	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
 	entered    episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
@@ -103,6 +104,10 @@ type SACKConfig struct {
 	// Flight is the amount in flight the controller's loss response
 	// (ssthresh) is computed from on entering recovery.
 	Flight string `param:"flight" help:"what ssthresh is computed from on entering recovery: flightsize (RFC 6675 §5 step 4.2, FlightSize bounded by cwnd; default) or pipe (RFC 6675 pipe once the losses are marked, as ns-3's TcpSocketBase::EnterRecovery)"`
+	// PartialRxt makes every partial ACK in recovery whose new first
+	// segment was never retransmitted send one retransmission at once,
+	// outside the window (partialrxt.go).
+	PartialRxt bool `param:"partialrxt" help:"a partial ACK whose first unacknowledged segment was never retransmitted retransmits at once, outside the window: the first segment marked lost, else that first segment (ns-3 3.37's TcpSocketBase::ProcessAck; not RFC 6675)"`
 }
 
 // Values of SACKConfig.Flight.
@@ -265,6 +270,9 @@ func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
 		if r.rack == nil {
 			r.markLosses(x)
 		}
+		if r.partialRxt && a.Advanced() {
+			r.partialRetransmit(x)
+		}
 		return false
 	}
 	if r.rack != nil {
@@ -343,7 +351,7 @@ func (r *sackLoss) fastRetransmit(x *Ctx) (Action, bool) {
 		return NoSend, false
 	}
 	i := 0
-	if r.rack != nil {
+	if r.rack != nil || r.partialRxt {
 		i = max(x.SB.NextLost(), 0)
 	}
 	if x.SB.Count() > 0 && x.SB.Seg(i).Lost {
@@ -488,7 +496,7 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 		return fmt.Errorf("%s: RecoveryEnv.MSS=%d: must be a positive segment size in bytes", name, env.MSS)
 	}
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
-	r.lostRetx, r.adaptive, r.undo = c.LostRetx, c.Adaptive, c.Undo
+	r.lostRetx, r.adaptive, r.undo, r.partialRxt = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt
 	r.frto.on = c.FRTO
 	switch c.Flight {
 	case "", FlightSize:

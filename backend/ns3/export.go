@@ -272,7 +272,9 @@ func flowRecord(p *plan.Plan, f *plan.Flow) (*record, error) {
 	_, ccCfg, _ := ccalgo.Registry.Config(cmp.Or(f.CC, transport.DefaultCC))
 	_, cubic := ccCfg.(*ccalgo.CubicConfig)
 	_, bbr := ccCfg.(*ccalgo.BBRConfig)
-	if err := recoveryRecord(r, where, f.Recovery, !cubic && !bbr); err != nil {
+	// TcpBbr controls cwnd itself (HasCongControl): ns-3 never calls its
+	// recovery's DoRecovery, so the PRR bound does not matter there.
+	if err := recoveryRecord(r, where, f.Recovery, !cubic && !bbr, !bbr); err != nil {
 		return nil, err
 	}
 	socketRecord(r, f, mss)
@@ -382,6 +384,9 @@ func ccRecord(r *record, where, cc string, mss int) error {
 		if c.Margin != 0 && c.Margin != 1 {
 			return un("margin", "ns-3 TcpBbr has no pacing margin parameter")
 		}
+		if c.RTORestore {
+			return un("rtorestore=true", "ns-3.37's TcpBbr does not restore cwnd after RTO recovery (set rtorestore=false)")
+		}
 		r.set("cc", "ns3::TcpBbr")
 		iw := c.IW
 		if iw == 0 {
@@ -398,7 +403,10 @@ func ccRecord(r *record, where, cc string, mss int) error {
 // (RFC 6675 with ns-3's classic recovery) and prr (RFC 6937), and
 // dupthresh. pipeMatters: the controller's ssthresh depends on the flight it
 // is given, so only flight=pipe (what ns-3 gives) can be expressed.
-func recoveryRecord(r *record, where, rec string, pipeMatters bool) error {
+// boundMatters: ns-3's PRR sets cwnd, so only bound=ns3 (ns-3's own SSRB
+// variant) or crb can be expressed. ns-3 retransmits on partial ACKs in
+// every SACK recovery, so partialrxt is required.
+func recoveryRecord(r *record, where, rec string, pipeMatters, boundMatters bool) error {
 	if rec == "" {
 		rec = transport.DefaultRecovery
 	}
@@ -408,6 +416,7 @@ func recoveryRecord(r *record, where, rec string, pipeMatters bool) error {
 	}
 	un := func(what, why string) error { return &Unsupported{where, "recovery " + rec + ": " + what, why} }
 	var sc *transport.SACKConfig
+	bound := "" // a PRR bound ns-3 cannot express, if any
 	switch e.Name {
 	case "newreno":
 		r.set("rec", "ns3::TcpClassicRecovery")
@@ -421,7 +430,17 @@ func recoveryRecord(r *record, where, rec string, pipeMatters bool) error {
 		c := cfg.(*transport.PRRConfig)
 		sc = &c.SACKConfig
 		r.set("rec", "ns3::TcpPrrRecovery")
-		r.set("rec.ReductionBound", strings.ToUpper(c.Bound))
+		switch c.Bound {
+		case "crb":
+			r.set("rec.ReductionBound", "CRB")
+		case "ns3": // cclab's model of ns-3's own SSRB variant
+			r.set("rec.ReductionBound", "SSRB")
+		default:
+			if boundMatters {
+				bound = c.Bound
+			}
+			r.set("rec.ReductionBound", "SSRB")
+		}
 	default:
 		return &Unsupported{where, "recovery " + e.Name, "ns-3.37 has classic (newreno, sack) and PRR recovery only"}
 	}
@@ -438,6 +457,10 @@ func recoveryRecord(r *record, where, rec string, pipeMatters bool) error {
 		return un("frto", "ns-3.37 has no F-RTO")
 	case pipeMatters && sc.Flight != transport.FlightPipe:
 		return un("flight=flightsize", "ns-3.37 takes ssthresh from the pipe on entering recovery (set flight=pipe)")
+	case !sc.PartialRxt:
+		return un("without partialrxt", "ns-3.37 retransmits on every partial ACK in SACK recovery (set partialrxt: TcpSocketBase::ProcessAck)")
+	case bound != "":
+		return un("bound="+bound, "ns-3.37's SSRB differs from RFC 6937's (set bound=ns3: TcpPrrRecovery::DoRecovery)")
 	}
 	r.set("s.Sack", true)
 	r.set("r.Sack", true)

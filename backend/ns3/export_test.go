@@ -34,7 +34,7 @@ topology:
   kind: dumbbell
   bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p, loss: 0.01}
 flows:
-  - {name: a, cc: "cubic:linux=true,friendly=false", recovery: "prr:flight=pipe", datagram: 1483B, min_rto: 1s, ack_every: 2, delayed_ack: 200ms}
+  - {name: a, cc: "cubic:linux=true,friendly=false", recovery: "prr:flight=pipe,bound=ns3,partialrxt", datagram: 1483B, min_rto: 1s, ack_every: 2, delayed_ack: 200ms}
   - {name: b, cc: "newreno:ca=acks,abc=1", recovery: newreno, traffic: "onoff:on=exp(1s),off=exp(1s)"}
 `)
 	out, err := ns3.Export(p)
@@ -108,17 +108,20 @@ flows: [{name: a` + flow + `}]
 	}
 	for _, tc := range []struct{ name, src, feature string }{
 		{"default recovery", base("", `, cc: "newreno:ca=acks,abc=1"`), "recovery rack"},
-		{"cubic friendly", base("", `, cc: "cubic:linux=true", recovery: "prr:flight=pipe"`), "friendly=true"},
-		{"cubic rfc", base("", `, cc: "cubic:friendly=false", recovery: "prr:flight=pipe"`), "linux=false"},
+		{"cubic friendly", base("", `, cc: "cubic:linux=true", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "friendly=true"},
+		{"cubic rfc", base("", `, cc: "cubic:friendly=false", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "linux=false"},
 		{"flightsize", base("", `, cc: "newreno:ca=acks,abc=1", recovery: prr`), "flight=flightsize"},
 		{"reno mix", base("", `, cc: "reno:ca=acks", recovery: prr`), "ca=acks with abc=2"},
 		{"lostretx", base("", `, cc: "reno", recovery: "prr:lostretx"`), "lostretx"},
+		{"rfc ssrb", base("", `, cc: "newreno:ca=acks,abc=1", recovery: "prr:flight=pipe,partialrxt"`), "bound=ssrb"},
+		{"bbr restore", base("", `, cc: bbr, recovery: "prr:partialrxt"`), "rtorestore=true"},
+		{"no partialrxt", base("", `, cc: "newreno:ca=acks,abc=1", recovery: "prr:flight=pipe,bound=ns3"`), "without partialrxt"},
 		{"dca", base("", `, cc: dca, recovery: prr`), "cc dca"},
 		{"jitter", base(", jitter: 1ms", `, cc: reno, recovery: prr`), "jitter"},
 		{"fq", base("", `, cc: reno, recovery: prr`), ""},
 		{"getime", base(`, loss: "getime:good=1s,bad=20ms"`, `, cc: reno, recovery: prr`), "loss getime"},
-		{"ecn", base("", `, cc: reno, recovery: "prr:flight=pipe", ecn: true`), "ecn"},
-		{"web", base("", `, cc: reno, recovery: "prr:flight=pipe", traffic: "web:size=pareto(10kB/1.5),think=exp(1s)"`), "traffic web"},
+		{"ecn", base("", `, cc: reno, recovery: "prr:flight=pipe,bound=ns3,partialrxt", ecn: true`), "ecn"},
+		{"web", base("", `, cc: reno, recovery: "prr:flight=pipe,bound=ns3,partialrxt", traffic: "web:size=pareto(10kB/1.5),think=exp(1s)"`), "traffic web"},
 	} {
 		if tc.feature == "" {
 			continue

@@ -56,9 +56,14 @@ var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, Dela
 // DefaultStacks are the stacks of the matched grid, each at the cclab
 // settings that match ns-3 3.37 (docs/compat.md).
 const DefaultStacks = "newreno=newreno:ca=acks,abc=1/newreno;" +
-	"newreno-prr=newreno:ca=acks,abc=1/prr:flight=pipe/prr:flight=pipe,lostretx;" +
-	"cubic=cubic:linux=true,friendly=false/prr:flight=pipe/prr:flight=pipe,lostretx;" +
-	"vegas=vegas/prr:flight=pipe;bbr=bbr/prr"
+	"newreno-prr=newreno:ca=acks,abc=1/" + MatchedPRR + ";" +
+	"cubic=cubic:linux=true,friendly=false/" + MatchedPRR + ";" +
+	"vegas=vegas/" + MatchedPRR + ";bbr=bbr:rtorestore=false/prr:partialrxt"
+
+// MatchedPRR is the recovery that matches ns-3 3.37's TcpPrrRecovery with
+// SACK (docs/compat.md): ssthresh from the pipe, ns-3's SSRB variant, a
+// retransmission on every partial ACK.
+const MatchedPRR = "prr:flight=pipe,bound=ns3,partialrxt"
 
 // Scenario returns the scenario text of one point.
 func Scenario(path Path, loss string, flows int, st Stack, set Settings, dur, warmup time.Duration) string {
@@ -263,7 +268,7 @@ func cpuNow() time.Duration {
 // both simulators, one after the other for each n, and prints their CPU
 // times and the ratio ns-3 / cclab.
 func benchmark(ctx context.Context, path Path, counts string, dur time.Duration) error {
-	st := Stack{"cubic", "cubic:linux=true,friendly=false", "prr:flight=pipe", "prr:flight=pipe,lostretx"}
+	st := Stack{"cubic", "cubic:linux=true,friendly=false", MatchedPRR, ""}
 	fmt.Printf("dumbbell %s/%s/%s, %v, CUBIC + PRR bulk flows, seed 1\n", path.Rate, path.Delay, path.Queue, dur)
 	fmt.Println("| flows | cclab sim CPU | ns-3 CPU | ns-3 / cclab | goodput sim / ns-3 |")
 	fmt.Println("| --- | --- | --- | --- | --- |")

@@ -32,8 +32,8 @@ func TestConformance(t *testing.T) {
 	}{
 		{Stack{"newreno", "newreno:ca=acks,abc=1", "newreno", ""}, "0"},
 		{Stack{"newreno", "newreno:ca=acks,abc=1", "newreno", ""}, "0.01"},
-		{Stack{"cubic", "cubic:linux=true,friendly=false", "prr:flight=pipe", "prr:flight=pipe,lostretx"}, "0"},
-		{Stack{"cubic", "cubic:linux=true,friendly=false", "prr:flight=pipe", "prr:flight=pipe,lostretx"}, "0.05"},
+		{Stack{"cubic", "cubic:linux=true,friendly=false", MatchedPRR, ""}, "0"},
+		{Stack{"cubic", "cubic:linux=true,friendly=false", MatchedPRR, ""}, "0.05"},
 	} {
 		text, simText := Texts(path, tc.loss, 1, tc.st, 8*time.Second, 0)
 		sim, ref, _, _, err := Compare(context.Background(), text, simText, 1)
