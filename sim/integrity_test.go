@@ -15,13 +15,14 @@ import (
 // corrupter stands in front of a host's receiver and tampers with the
 // datagrams longer than 1000 bytes (stream data: the transport has no
 // checksum of its own, as UDP's is not modelled), counting them from 1: it
-// flips the last byte of the flip-th, drops the drop-th (so that the ones
+// flips the last flipN bytes (1 if 0) of the flip-th, drops the drop-th (so that the ones
 // after it arrive out of order and wait in the receive ring), and gives the
 // paste-th the last 1000 bytes of the one three before it (stream bytes, but
 // of another offset: misordered or duplicated data).
 type corrupter struct {
 	next              Receiver
 	flip, drop, paste int
+	flipN             int
 	seen              int
 	tails             [3][]byte // the last 1000 bytes of the previous three
 }
@@ -37,7 +38,9 @@ func (c *corrupter) Receive(now clock.Time, p *qdisc.Packet) {
 		case c.drop:
 			return
 		case c.flip:
-			p.Buf[len(p.Buf)-1] ^= 0x40
+			for i := range max(c.flipN, 1) {
+				p.Buf[len(p.Buf)-1-i] ^= 0x40
+			}
 		case c.paste:
 			copy(tail, old)
 		}
@@ -49,27 +52,41 @@ func (c *corrupter) Receive(now clock.Time, p *qdisc.Packet) {
 // verified (also after a loss, the data behind it waiting out of order); one
 // flipped byte, or stream bytes delivered at the wrong offset, make the
 // transfer a mismatch, whether the datagram arrived in order (checked in the
-// datagram) or out of order (checked in the receive ring).
+// datagram) or out of order (checked in the receive ring). With the full
+// payload (Sim.FullPayload) one flipped byte is caught; with stamps only
+// (the default) bytes flipped over a stamp are: the last 600 of the
+// datagram, which hold at least one.
 func TestIntegrityCatchesCorruption(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		flipN := transport.SampleStride + 88
+		if full {
+			flipN = 1
+		}
+		testIntegrity(t, full, flipN)
+	}
+}
+
+func testIntegrity(t *testing.T, full bool, flipN int) {
 	for _, tc := range []struct {
 		name                 string
 		flip, drop, paste    int // which large datagrams to tamper with (corrupter); 0 = none
 		verified, mismatched int
 	}{
 		{"intact", 0, 0, 0, 3, 0},
-		{"one byte flipped", 50, 0, 0, 2, 1},
+		{"bytes flipped", 50, 0, 0, 2, 1},
 		{"lost and retransmitted", 0, 40, 0, 3, 0},
-		{"one byte flipped out of order", 45, 40, 0, 2, 1},
+		{"bytes flipped out of order", 45, 40, 0, 2, 1},
 		{"bytes of another offset", 0, 0, 50, 2, 1},
 		{"bytes of another offset out of order", 0, 40, 45, 2, 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/full=%v", tc.name, full), func(t *testing.T) {
 			s := runTransfers(t, 1, func(s *Sim, db *Dumbbell) {
+				s.FullPayload = full
 				s.AddTCPFlow("f", db.Senders[0], db.Receivers[0], onoff(t, "onoff:size=100kB,off=100ms,count=3"),
 					transport.Config{}, clock.Start)
 				if tc.flip+tc.drop+tc.paste > 0 {
 					r := db.Receivers[0]
-					r.Receiver = &corrupter{next: r.Receiver, flip: tc.flip, drop: tc.drop, paste: tc.paste}
+					r.Receiver = &corrupter{next: r.Receiver, flip: tc.flip, flipN: flipN, drop: tc.drop, paste: tc.paste}
 				}
 			})
 			if s.Integrity.Verified != tc.verified || s.Integrity.Mismatched != tc.mismatched {

@@ -30,16 +30,23 @@ type Sim struct {
 	TCP       []*TCPFlow
 	UDP       []*UDPFlow
 	// Integrity counts finished connections whose stream was checked end to
-	// end: every byte the receiving application read is compared with the
-	// sender's pattern stream at its offset (transport.PatternSource), and
-	// the byte count the receiver delivered with the one the sender sent.
-	// The check is exact, so the transport computes no digest in the
-	// simulator (Transport.Digest "none").
+	// end: the bytes the receiving application read are compared with the
+	// sender's pattern stream at their offset, and the byte count the
+	// receiver delivered with the one the sender sent. By default the
+	// senders write only the pattern's stamps (transport.SampledSource: 8
+	// bytes in every 512, so the payload's bytes stay out of the cache) and
+	// the receivers compare those; with FullPayload every byte is written
+	// and compared (transport.PatternSource). Either way the transport
+	// computes no digest in the simulator (Transport.Digest "none").
 	Integrity struct {
 		Verified, Mismatched int
 	}
-	pending  map[uint64]streamCheck // the first side's check, by connection ID
-	patterns map[uint64]uint64      // the seed of each open connection's pattern stream, by connection ID
+	// FullPayload makes stream senders write every payload byte of the
+	// pattern and receivers compare every byte (see Integrity). Set it
+	// before adding flows; the trace is the same either way.
+	FullPayload bool
+	pending     map[uint64]streamCheck // the first side's check, by connection ID
+	patterns    map[uint64]uint64      // the seed of each open connection's pattern stream, by connection ID
 
 	stacks []*Stack
 	bufs   *transport.Buffers // connection buffers, shared by every host's endpoint (one goroutine drives them all)
@@ -162,7 +169,7 @@ func (st *Stack) service(now clock.Time) {
 			r = &streamReader{}
 		}
 		if seed, ok := st.sim.patterns[c.ID()]; ok {
-			r.want, r.known = *transport.NewPatternSource(seed), true
+			r.want, r.known, r.full = *transport.NewSampledSource(seed), true, st.sim.FullPayload
 		}
 		c.SetConsumer(r)
 		st.accepted = append(st.accepted, acceptedConn{c: c, r: r})
@@ -227,12 +234,13 @@ type acceptedConn struct {
 }
 
 // streamReader is the receiving application of an incoming conn: it checks
-// each byte against the sender's pattern stream at its offset where the
-// bytes lie, in the datagram or the receive ring (transport.Conn.SetConsumer:
-// nothing is copied out).
+// the bytes against the sender's pattern stream at their offset (its stamps,
+// or with full every byte) where they lie, in the datagram or the receive
+// ring (transport.Conn.SetConsumer: nothing is copied out).
 type streamReader struct {
-	want  transport.PatternSource // the sender's stream, if known
+	want  transport.SampledSource // the sender's stream, if known
 	known bool                    // false: the stream cannot be verified
+	full  bool                    // compare every byte (Sim.FullPayload), not the stamps
 	off   uint64                  // bytes consumed so far
 	bad   bool                    // a byte differed from the pattern, or arrived out of order
 }
@@ -240,7 +248,11 @@ type streamReader struct {
 // Consume implements transport.Consumer.
 func (r *streamReader) Consume(off uint64, p []byte) {
 	if r.known && !r.bad {
-		r.bad = off != r.off || !r.want.Equal(int64(off), p)
+		if r.full {
+			r.bad = off != r.off || !r.want.Pattern().Equal(int64(off), p)
+		} else {
+			r.bad = off != r.off || !r.want.Equal(int64(off), p)
+		}
 	}
 	r.off = off + uint64(len(p))
 }
@@ -306,8 +318,9 @@ type TCPFlow struct {
 	conn  *transport.Conn
 	// src is the current transfer's stream (the connection reads it until
 	// it is done, the flow rewrites it only for the next transfer): no
-	// allocation per transfer.
-	src     transport.PatternSource
+	// allocation per transfer. Its stamps, or its full pattern with
+	// Sim.FullPayload.
+	src     transport.SampledSource
 	cur     traffic.Transfer
 	started clock.Time
 	seed    uint64
@@ -409,8 +422,12 @@ func (f *TCPFlow) Fire(now clock.Time, _ uint64) {
 	if length == 0 {
 		length = -1 // unlimited until CloseWrite
 	}
-	f.src = *transport.NewPatternSource(f.seed)
-	c.SetSource(&f.src, length)
+	f.src = *transport.NewSampledSource(f.seed)
+	if f.sim.FullPayload {
+		c.SetSource(f.src.Pattern(), length)
+	} else {
+		c.SetSource(&f.src, length)
+	}
 	f.sim.patterns[c.ID()] = f.seed
 	f.conn, f.active, f.started, f.closeAt = c, true, now, clock.Never
 	if f.cur.Duration > 0 {
