@@ -8,10 +8,6 @@ import (
 	"time"
 
 	"cclab/ippkt"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // pcapFile writes relayed datagrams as raw IP (LINKTYPE_RAW) packets with
@@ -20,7 +16,6 @@ import (
 type pcapFile struct {
 	f       *os.File
 	bw      *bufio.Writer
-	w       *pcapgo.Writer
 	snap    int
 	scratch []byte
 	err     error
@@ -40,7 +35,6 @@ func newPcap(name string, snap int, raw bool) (*pcapFile, error) {
 		return nil, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := pcapgo.NewWriterNanos(bw)
 	headers := 48
 	if raw {
 		headers = maxRawHeaders
@@ -49,11 +43,41 @@ func newPcap(name string, snap int, raw bool) (*pcapFile, error) {
 	if snap > 0 {
 		capLen = snap + headers
 	}
-	if err := w.WriteFileHeader(uint32(capLen), layers.LinkTypeRaw); err != nil {
+	var h [24]byte // the pcap file header (draft-ietf-opsawg-pcap §4), little-endian
+	binary.LittleEndian.PutUint32(h[0:], pcapMagicNanos)
+	binary.LittleEndian.PutUint16(h[4:], 2) // version 2.4
+	binary.LittleEndian.PutUint16(h[6:], 4)
+	binary.LittleEndian.PutUint32(h[16:], uint32(capLen))
+	binary.LittleEndian.PutUint32(h[20:], linkTypeRaw)
+	if _, err := bw.Write(h[:]); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &pcapFile{f: f, bw: bw, w: w, snap: snap, scratch: make([]byte, 65535+48)}, nil
+	return &pcapFile{f: f, bw: bw, snap: snap, scratch: make([]byte, 65535+48)}, nil
+}
+
+// pcapMagicNanos is the pcap file's magic number for timestamps in
+// nanoseconds, and linkTypeRaw LINKTYPE_RAW, packets that begin with an IPv4
+// or IPv6 header (draft-ietf-opsawg-pcap §4 and draft-ietf-opsawg-pcaplinktype).
+// The file is written here rather than with gopacket's pcapgo, whose layers
+// package would link 5 MiB of pointer tables into every binary that imports
+// the relay (the simulator's too), scanned at every collection.
+const (
+	pcapMagicNanos = 0xa1b23c4d
+	linkTypeRaw    = 101
+)
+
+// record writes one packet record: its header (draft-ietf-opsawg-pcap §5:
+// seconds, nanoseconds, captured and original length) and b.
+func (p *pcapFile) record(ts time.Time, b []byte, length int) {
+	var h [16]byte
+	binary.LittleEndian.PutUint32(h[0:], uint32(ts.Unix()))
+	binary.LittleEndian.PutUint32(h[4:], uint32(ts.Nanosecond()))
+	binary.LittleEndian.PutUint32(h[8:], uint32(len(b)))
+	binary.LittleEndian.PutUint32(h[12:], uint32(length))
+	if _, p.err = p.bw.Write(h[:]); p.err == nil {
+		_, p.err = p.bw.Write(b)
+	}
 }
 
 // write records one UDP datagram from src to dst with the given IP ECN bits.
@@ -118,8 +142,7 @@ func (p *pcapFile) write(ts time.Time, src, dst netip.AddrPort, tos uint8, paylo
 	if p.snap > 0 && capt > hl+p.snap {
 		capt = hl + p.snap
 	}
-	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: capt, Length: total}
-	p.err = p.w.WritePacket(ci, b[:capt])
+	p.record(ts, b[:capt], total)
 }
 
 // writeRaw records IP packet b as it is, keeping its headers and snap
@@ -132,8 +155,7 @@ func (p *pcapFile) writeRaw(ts time.Time, b []byte) {
 	if p.snap > 0 {
 		capt = min(capt, payloadStart(b)+p.snap)
 	}
-	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: capt, Length: len(b)}
-	p.err = p.w.WritePacket(ci, b[:capt])
+	p.record(ts, b[:capt], len(b))
 }
 
 // payloadStart returns the offset of IP packet b's transport payload: after
