@@ -135,6 +135,7 @@ type DCADecision struct {
 	Reacted    bool          // the window was reduced
 	Held       string        // why a congested decision did not react: "epoch", "rtt", "" otherwise
 	EpochOpen  bool          // a congestion epoch is open after this sample
+	EpochLevel time.Duration // the open epoch's level (the RTT it must fall back to), 0 if none
 	CwndBefore int           // bytes
 	CwndAfter  int           // bytes
 }
@@ -155,8 +156,10 @@ type DCADecision struct {
 //     so the flow continues in congestion avoidance rather than slow-starting
 //     straight back to the window it just left;
 //   - decision=epoch: a congestion epoch opens at the first congested sample
-//     while none is open; its level is windowAvg(w) at that sample (the RTT
-//     level the increase rose from); it closes at the first later sample
+//     while none is open; its level is the smallest of the w samples at that
+//     sample: the RTT the increase rose from (the chapter: an epoch "ends
+//     when the RTT falls back to its original value"), not their mean, which
+//     noise crosses every few samples; it closes at the first later sample
 //     whose sampledRTT(x) <= that level, or when the epoch ends in a loss
 //     (OnCongestion of kind Loss or ECN, or OnRTO): the queue whose growth
 //     opened the epoch has overflowed and the Reno reduction answers it, so
@@ -181,7 +184,7 @@ type DCA struct {
 	sqW   u128    // sum of squares of the last w samples, ns^2 (exact)
 
 	epochOpen  bool
-	epochLevel float64 // ns
+	epochLevel float64 // ns: the smallest of the w samples when the epoch opened
 	epochs     uint64
 	lossEnds   uint64 // epochs ended by a loss, ECN mark or timeout
 
@@ -269,6 +272,17 @@ func (d *DCA) addSample(ns int64) {
 	d.total++
 }
 
+// windowMin returns the smallest of the last w samples, ns: the RTT level an
+// epoch's increase rose from. It scans the ring (O(w)), which happens only
+// when an epoch opens.
+func (d *DCA) windowMin() int64 {
+	m := d.buf[0]
+	for _, v := range d.buf[1:d.n] {
+		m = min(m, v)
+	}
+	return m
+}
+
 // stats returns sampledRTT(x), windowAvg(w) and the population standard
 // deviation of the last w samples, ns. It needs n == w. The variance is
 // (w*sum(v^2) - sum(v)^2) / w^2, computed exactly in 128-bit integers
@@ -348,7 +362,7 @@ func (d *DCA) sample(a Ack) bool {
 		opens := !d.epochOpen
 		if opens {
 			d.epochOpen = true
-			d.epochLevel = avg
+			d.epochLevel = float64(d.windowMin())
 			d.epochs++
 		}
 		switch {
@@ -362,6 +376,9 @@ func (d *DCA) sample(a Ack) bool {
 		}
 	}
 	rec.EpochOpen = d.epochOpen
+	if d.epochOpen {
+		rec.EpochLevel = time.Duration(d.epochLevel)
+	}
 	rec.CwndAfter = d.cwnd
 	d.last, d.haveLast = rec, true
 	if d.trace != nil {

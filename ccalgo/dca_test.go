@@ -550,3 +550,64 @@ func TestDCAEpochPersistentQueue(t *testing.T) {
 		})
 	}
 }
+
+// TestDCAEpochLevelIsTrough checks an epoch's level against the definition
+// (an epoch ends "when the RTT falls back to its original value"): the level
+// is the smallest of the w samples when the epoch opened, the RTT the
+// increase rose from. On a steady but noisy queue (10 ms ticks: the RTT
+// moves between 90, 100 and 120 ms) the 2-sample mean falls below the
+// windowAvg after every excursion; a level at the windowAvg would close the
+// epoch there and the next excursion would react again, once every few
+// samples. With the trough as level the epoch stays open through the noise
+// (one reaction), closes when the RTT is back at 90 ms, and the next rise
+// reacts again.
+func TestDCAEpochLevelIsTrough(t *testing.T) {
+	d := newTest[*DCA](t, "dca:tick=10ms")
+	d.cwnd, d.ssthresh = 100*testMSS, 100*testMSS
+	f := newFeeder(d)
+	var fed []time.Duration
+	feed := func(vs ...float64) {
+		for _, v := range vs {
+			f.ack(ms(v))
+			fed = append(fed, ms(v))
+		}
+	}
+	// 20 samples: a steady 100 ms with one trough of 90 ms.
+	feed(100, 100, 100, 100, 90, 90, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
+	// Noise: excursions to 120 ms separated by returns to 100 ms.
+	noise := []float64{120, 120, 100, 100, 100, 100}
+	feed(noise...)
+	if r := f.recs[len(f.recs)-len(noise)]; !r.Reacted || r.EpochLevel != ms(90) {
+		t.Fatalf("first excursion: got %+v, want a reaction opening an epoch of level 90ms", r)
+	}
+	dips := 0 // samples whose sampledRTT is at or below the windowAvg (the old level)
+	for range 8 {
+		n0 := len(fed)
+		feed(noise...)
+		for i := n0; i < len(fed); i++ {
+			if sampled, avg, _ := refStats(fed[:i+1], 2, 20); sampled <= avg {
+				dips++
+			}
+		}
+	}
+	if dips == 0 {
+		t.Fatalf("the noise never brought sampledRTT(2) down to windowAvg(20): the test does not exercise the level")
+	}
+	_, congested, reactions, epochs := d.Counts()
+	if congested < 5 {
+		t.Fatalf("congested decisions: got %d, want the excursions to be congested (>= 5)", congested)
+	}
+	if reactions != 1 || epochs != 1 {
+		t.Errorf("through the noise: reactions, epochs = %d, %d, want 1, 1 (the RTT never fell back to 90ms)", reactions, epochs)
+	}
+	// The RTT falls back to the trough: the epoch closes.
+	feed(90, 90)
+	if last := f.recs[len(f.recs)-1]; last.EpochOpen {
+		t.Fatalf("epoch still open after sampledRTT fell back to 90ms: %+v", last)
+	}
+	// A new rise opens a new epoch and reacts.
+	feed(100, 100, 100, 100, 130, 130)
+	if _, _, reactions, epochs = d.Counts(); reactions != 2 || epochs != 2 {
+		t.Errorf("after the fall and a new rise: reactions, epochs = %d, %d, want 2, 2", reactions, epochs)
+	}
+}
