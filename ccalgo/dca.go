@@ -21,6 +21,14 @@ const (
 	// MaxDCAWindow bounds w, samples: DCA keeps the last w samples (50
 	// times the paper's largest studied w = 200).
 	MaxDCAWindow = 10000
+	// DCAExactResolution is the resolution at which exact (tick=0) RTT
+	// samples are compared with an epoch's level: the RTT has fallen back to
+	// the trough when sampledRTT(x) is within it. Exact samples carry
+	// sub-millisecond serialization jitter, so the trough is an extreme that
+	// an emptied queue need not reach again; 1 ms is the finest timestamp
+	// clock RFC 7323 §5.4 suggests (1 ms to 1 s per tick; Linux's). With
+	// tick > 0 samples lie on the tick's grid and are compared exactly.
+	DCAExactResolution = time.Millisecond
 	// MaxDCATick bounds the sample granularity tick (twice the 500 ms
 	// tick of BSD's coarse TCP timer).
 	MaxDCATick = time.Second
@@ -160,7 +168,8 @@ type DCADecision struct {
 //     sample: the RTT the increase rose from (the chapter: an epoch "ends
 //     when the RTT falls back to its original value"), not their mean, which
 //     noise crosses every few samples; it closes at the first later sample
-//     whose sampledRTT(x) <= that level, or when the epoch ends in a loss
+//     whose sampledRTT(x) <= that level (within DCAExactResolution for exact
+//     samples, tick=0), or when the epoch ends in a loss
 //     (OnCongestion of kind Loss or ECN, or OnRTO): the queue whose growth
 //     opened the epoch has overflowed and the Reno reduction answers it, so
 //     on a persistently queued hop, where the RTT never returns to the level
@@ -272,6 +281,16 @@ func (d *DCA) addSample(ns int64) {
 	d.total++
 }
 
+// levelTolerance is how far above an epoch's level sampledRTT(x) may be and
+// still count as fallen back to it, ns: 0 on a tick's grid,
+// DCAExactResolution for exact samples.
+func (d *DCA) levelTolerance() float64 {
+	if d.cfg.Tick > 0 {
+		return 0
+	}
+	return float64(DCAExactResolution)
+}
+
 // windowMin returns the smallest of the last w samples, ns: the RTT level an
 // epoch's increase rose from. It scans the ring (O(w)), which happens only
 // when an epoch opens.
@@ -354,7 +373,7 @@ func (d *DCA) sample(a Ack) bool {
 		Congested: sampled > avg+sd, CwndBefore: d.cwnd}
 	d.decisions++
 	// The epoch ends when the RTT is back to the level it began at.
-	if d.epochOpen && sampled <= d.epochLevel {
+	if d.epochOpen && sampled <= d.epochLevel+d.levelTolerance() {
 		d.epochOpen = false
 	}
 	if rec.Congested {

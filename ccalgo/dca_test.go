@@ -611,3 +611,39 @@ func TestDCAEpochLevelIsTrough(t *testing.T) {
 		t.Errorf("after the fall and a new rise: reactions, epochs = %d, %d, want 2, 2", reactions, epochs)
 	}
 }
+
+// TestDCAExactLevelResolution: with exact samples (tick=0) an epoch closes
+// when sampledRTT(x) is within DCAExactResolution of its level (an emptied
+// queue gives the base RTT back with sub-millisecond serialization jitter,
+// not the trough's exact value); with tick > 0 the comparison is exact.
+func TestDCAExactLevelResolution(t *testing.T) {
+	for _, tc := range []struct {
+		spec       string
+		back       float64 // ms, the RTT after the reaction
+		wantClosed bool
+	}{
+		{"dca", 41.9955, true},        // 7.5 µs above the 41.988 ms trough
+		{"dca", 41.988 + 0.999, true}, // just within 1 ms
+		{"dca", 41.988 + 1.2, false},  // above it
+		{"dca:tick=10ms", 40, true},   // floored onto the trough's tick
+		{"dca:tick=10ms", 50, false},  // one tick above
+	} {
+		t.Run(tc.spec+"/"+strconv.FormatFloat(tc.back, 'f', -1, 64), func(t *testing.T) {
+			d := newTest[*DCA](t, tc.spec)
+			d.cwnd, d.ssthresh = 100*testMSS, 100*testMSS
+			f := newFeeder(d)
+			for i := range 20 {
+				f.ack(ms(41.988 + 0.004*float64(i%3)))
+			}
+			f.ack(ms(70)) // the rise opens an epoch at the 41.988 ms trough
+			if r := f.recs[len(f.recs)-1]; !r.Reacted {
+				t.Fatalf("rise: got %+v, want a reaction", r)
+			}
+			f.ack(ms(tc.back))
+			f.ack(ms(tc.back))
+			if got := !d.epochOpen; got != tc.wantClosed {
+				t.Errorf("epoch closed after sampledRTT %v: got %v, want %v (level %v)", ms(tc.back), got, tc.wantClosed, f.recs[len(f.recs)-3].EpochLevel)
+			}
+		})
+	}
+}
