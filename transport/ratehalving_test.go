@@ -80,3 +80,37 @@ func sum(s []int) int {
 	}
 	return n
 }
+
+// TestRateHalvingSmallWindow: the property behind Rate-Halving's fewer
+// "non-trigger" timeouts in small windows (draft-mathis-tcp-ratehalving: the
+// sender keeps transmitting on the first duplicate ACKs instead of waiting
+// for the third): with a window of 3 segments and the first one lost, each of
+// the first two duplicate ACKs releases one new segment, so their ACKs make
+// the third duplicate ACK and the loss is repaired by fast retransmission,
+// not by a timeout. The SACK family shares the rule (RFC 6675 §5 counts
+// SACKed segments out of pipe), so every member is held to it.
+func TestRateHalvingSmallWindow(t *testing.T) {
+	for _, rec := range []string{"ratehalving", "ratehalving:lostretx", "sack", "fack"} {
+		f := sackFixture(t, rec, 3, 0) // segments 0, 1, 2 in flight; 0 is lost
+		steps := []struct {
+			sacked []int
+			want   []int
+		}{
+			{[]int{1}, []int{3}},          // first duplicate ACK: one new segment
+			{[]int{1, 2}, []int{4}},       // second: another
+			{[]int{1, 2, 3}, []int{0}},    // third: fast retransmission of 0
+			{[]int{1, 2, 3, 4}, []int{5}}, // recovery goes on, self-clocked
+		}
+		for i, s := range steps {
+			if got := sackAck(f, 0, s.sacked...); !slices.Equal(got, s.want) {
+				t.Errorf("%s: duplicate ACK %d (SACK %v): sent %v, want %v", rec, i+1, s.sacked, got, s.want)
+			}
+		}
+		if !sackOf(f).InRecovery() {
+			t.Errorf("%s: not in fast recovery after three duplicate ACKs", rec)
+		}
+		if n := f.c.Stats().RTOs; n != 0 {
+			t.Errorf("%s: %d timeouts, want 0", rec, n)
+		}
+	}
+}
