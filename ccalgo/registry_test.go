@@ -11,7 +11,7 @@ import (
 	"cclab/internal/spec"
 )
 
-var allControllers = []string{"bbr", "cubic", "dca", "newreno", "reno", "vegas"}
+var allControllers = []string{"bbr", "cubic", "dca", "newreno", "probe", "reno", "vegas"}
 
 func TestRegistryNames(t *testing.T) {
 	if got, want := strings.Join(Registry.Names(), ","), strings.Join(allControllers, ","); got != want {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -101,7 +102,7 @@ func runRegression(t testing.TB, cc, rec string, p regressionPath) regressionRun
 // measured and logged here, not a recovery fault).
 func TestRecoveryRegression(t *testing.T) {
 	recs := append(transport.Recoveries.Names(), "sack:lostretx", "prr:lostretx")
-	ccs := ccalgo.Registry.Names()
+	ccs := slices.DeleteFunc(ccalgo.Registry.Names(), ccalgo.IsProbe)
 	switch {
 	case raceEnabled:
 		// The race detector slows the single-threaded simulator about

@@ -17,7 +17,7 @@ import (
 func streamControllers() []string {
 	var out []string
 	for _, n := range ccalgo.Registry.Names() {
-		if strings.HasPrefix(n, "ccid") || n == "none" {
+		if strings.HasPrefix(n, "ccid") || n == "none" || ccalgo.IsProbe(n) {
 			continue
 		}
 		out = append(out, n)
