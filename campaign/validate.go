@@ -264,15 +264,7 @@ func WriteComparisons(w io.Writer, cs []Comparison) error {
 // SummaryText is "mean [low, high]" with the metric's unit scaled (bit/s
 // in Mbit/s, s in ms), or just the mean without an interval.
 func SummaryText(unit string, s metrics.Summary) string {
-	scale, u := 1.0, unit
-	switch unit {
-	case "bit/s":
-		scale, u = 1e6, "Mbit/s"
-	case "s":
-		scale, u = 1e-3, "ms"
-	case "packet":
-		u = "pkts"
-	}
+	scale, u := displayUnit(unit)
 	if s.N == 0 {
 		return "-"
 	}
@@ -282,10 +274,30 @@ func SummaryText(unit string, s metrics.Summary) string {
 	return fmt.Sprintf("%.3g [%.3g, %.3g] %s", s.Mean/scale, s.Low/scale, s.High/scale, u)
 }
 
-// RatioText is "ratio [lo, hi] ok" (or "off" outside ±25 %).
+// displayUnit is the scale and unit a metric's values are written in
+// (bit/s in Mbit/s, s in ms).
+func displayUnit(unit string) (scale float64, u string) {
+	switch unit {
+	case "bit/s":
+		return 1e6, "Mbit/s"
+	case "s":
+		return 1e-3, "ms"
+	case "packet":
+		return 1, "pkts"
+	}
+	return 1, unit
+}
+
+// RatioText is "ratio [lo, hi] ok" (or "off" outside ±25 %). With nothing
+// measured and something predicted there is no ratio: "n/a (+D unit)",
+// the absolute difference.
 func RatioText(m MetricComparison) string {
 	if math.IsNaN(m.Ratio) {
 		return "-"
+	}
+	if math.IsInf(m.Ratio, 1) {
+		scale, u := displayUnit(m.Unit)
+		return fmt.Sprintf("n/a (+%.3g %s)", m.Predicted.Mean/scale, u)
 	}
 	verdict := "off"
 	if m.Within {

@@ -130,6 +130,9 @@ func TestMetricComparison(t *testing.T) {
 	if got, want := RatioText(NewMetricComparison("goodput", "bit/s", meas, pred)), "1.20 [0.76, 1.93] ok"; got != want {
 		t.Errorf("RatioText: got %q, want %q", got, want)
 	}
+	if got, want := RatioText(NewMetricComparison("retransmissions", "packet", []float64{0, 0}, []float64{3, 5})), "n/a (+4 pkts)"; got != want {
+		t.Errorf("RatioText with nothing measured: got %q, want %q", got, want)
+	}
 	if got, want := SummaryText("bit/s", metrics.SummarizeIn([]float64{9e6, 10e6, 11e6}, metrics.NonNegative)), "10 [7.52, 12.5] Mbit/s"; got != want {
 		t.Errorf("SummaryText: got %q, want %q", got, want)
 	}
