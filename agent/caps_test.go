@@ -44,7 +44,7 @@ func TestBadSpecBeforeDialing(t *testing.T) {
 // TestCaps: an agent refuses what its caps do not allow, and says which cap.
 func TestCaps(t *testing.T) {
 	creds := pskCreds(t, "lab "+hexKeyA)
-	a := startAgent(t, Config{Creds: creds, MaxBytes: 1 << 20, MaxDuration: 2 * time.Second, MaxTransfers: 1})
+	a := startAgent(t, Config{Creds: creds, MaxBytes: 1 << 20, MaxDuration: 2 * time.Second, MaxTransfers: 1, MaxRate: 20e6})
 	b := startAgent(t, Config{Creds: creds})
 	ca, cb := dial(t, a, creds), dial(t, b, creds)
 	ctx := context.Background()
@@ -55,6 +55,8 @@ func TestCaps(t *testing.T) {
 	}{
 		{"bytes", TransferSpec{ID: "big", ReceiverHost: "127.0.0.1", Bytes: 2 << 20}, "-max-bytes"},
 		{"seconds", TransferSpec{ID: "long", ReceiverHost: "127.0.0.1", Seconds: 3}, "-max-seconds"},
+		{"probe rate", TransferSpec{ID: "fast", ReceiverHost: "127.0.0.1", CC: "probe:rate=30Mbit", Bytes: 1000}, "-max-rate"},
+		{"probe bytes", TransferSpec{ID: "much", ReceiverHost: "127.0.0.1", CC: "probe:rate=10Mbit", Seconds: 1}, "-max-bytes"},
 	} {
 		for _, dir := range []string{"as sender", "as receiver"} {
 			t.Run(tc.name+" "+dir, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"cclab/ccalgo"
 	"cclab/internal/qlog"
 	"cclab/perf"
 )
@@ -34,6 +35,7 @@ const (
 	MaxQlog              = 64 << 20          // -qlog-max's upper bound, bytes
 	DefaultMaxConns      = 64                // -max-conns: control connections at once
 	DefaultMaxHandshakes = 16                // -max-handshakes: control connections not yet authenticated
+	DefaultMaxRate       = 100e6             // -max-rate: fastest path probe (cc probe), bits/s
 	// DefaultMaxHandshakesPerSource is -max-handshakes-per-source: control
 	// connections of one source address not yet authenticated (as many
 	// more may wait for a slot).
@@ -51,6 +53,7 @@ type Config struct {
 	MaxBytes      int64         // largest transfer, bytes (0: DefaultMaxBytes)
 	MaxDuration   time.Duration // longest transfer, sent or received, by request and by the clock (0: DefaultMaxDuration; at most MaxSpecSeconds)
 	MaxTransfers  int           // transfers at once, sending and receiving (0: DefaultMaxTransfers)
+	MaxRate       float64       // fastest path probe (cc probe: its rate parameter), bits/s (0: DefaultMaxRate)
 	QlogMax       int64         // largest qlog returned, bytes; longer ones are cut at a record boundary (0: DefaultQlogMax; negative: no qlogs)
 	MaxConns      int           // control connections at once (0: DefaultMaxConns)
 	MaxHandshakes int           // control connections not yet authenticated (0: DefaultMaxHandshakes)
@@ -83,6 +86,9 @@ func (c *Config) withDefaults() error {
 	if c.QlogMax == 0 {
 		c.QlogMax = DefaultQlogMax
 	}
+	if c.MaxRate == 0 {
+		c.MaxRate = DefaultMaxRate
+	}
 	def(&c.MaxTransfers, DefaultMaxTransfers)
 	def(&c.MaxConns, DefaultMaxConns)
 	def(&c.MaxHandshakes, DefaultMaxHandshakes)
@@ -94,6 +100,8 @@ func (c *Config) withDefaults() error {
 		return fmt.Errorf("-data-port %d: must be between 0 and 65535", c.DataPort)
 	case c.MaxBytes < 0:
 		return fmt.Errorf("-max-bytes %d: must be positive", c.MaxBytes)
+	case !(c.MaxRate > 0 && c.MaxRate <= ccalgo.MaxProbeRate):
+		return fmt.Errorf("-max-rate %g: must be above 0 and at most %g bits/s", c.MaxRate, float64(ccalgo.MaxProbeRate))
 	case c.MaxDuration < 0 || c.MaxDuration > MaxSpecSeconds*time.Second:
 		return fmt.Errorf("-max-seconds %v: must be between 0 and %ds", c.MaxDuration.Seconds(), MaxSpecSeconds)
 	case c.MaxTransfers < 1 || c.MaxTransfers > maxTransfersBound:
@@ -495,6 +503,11 @@ func (s *Server) checkSpec(sp *TransferSpec) string {
 		return fmt.Sprintf("transfer %q: %d bytes, this agent moves at most %d (-max-bytes)", sp.ID, sp.Bytes, s.cfg.MaxBytes)
 	case sp.duration() > s.cfg.MaxDuration:
 		return fmt.Sprintf("transfer %q: %gs, this agent runs transfers of at most %gs (-max-seconds)", sp.ID, sp.Seconds, s.cfg.MaxDuration.Seconds())
+	}
+	if rate := sp.probeRate(); rate > s.cfg.MaxRate {
+		return fmt.Sprintf("transfer %q: a probe at %g bits/s, this agent probes at most at %g (-max-rate)", sp.ID, rate, s.cfg.MaxRate)
+	} else if rate > 0 && sp.Seconds*rate/8 > float64(s.cfg.MaxBytes) {
+		return fmt.Sprintf("transfer %q: a probe of %gs at %g bits/s sends more than %d bytes (-max-bytes)", sp.ID, sp.Seconds, rate, s.cfg.MaxBytes)
 	}
 	return ""
 }

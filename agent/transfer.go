@@ -99,6 +99,18 @@ func (s *TransferSpec) ccRecovery() (cc, rec string) {
 	return cc, rec
 }
 
+// probeRate is the rate of a path probe's spec (cc probe: its rate
+// parameter, the most it paces at), bits/s; 0 for any other controller.
+// The spec has been validated.
+func (s *TransferSpec) probeRate() float64 {
+	cc, _ := s.ccRecovery()
+	c, err := ccalgo.New(cc, ccalgo.ProbeEnv())
+	if p, ok := c.(*ccalgo.Probe); ok && err == nil {
+		return p.PacingRate() // its rate until the first ACK, and its most
+	}
+	return 0
+}
+
 // duration is the transfer's requested length (0 for a bytes transfer).
 func (s *TransferSpec) duration() time.Duration {
 	return time.Duration(s.Seconds * float64(time.Second))

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"cclab/agent"
+	"cclab/ccalgo"
 	"cclab/internal/cli"
 )
 
@@ -44,6 +45,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, ready chan<-
 		authorized    = fs.String("authorized-keys", "", "public keys of the schedulers this agent accepts (\"ssh-ed25519 BASE64 NAME\" lines)")
 		maxBytes      = int64(agent.DefaultMaxBytes)
 		maxDur        = agent.DefaultMaxDuration
+		maxRate       = float64(agent.DefaultMaxRate)
 		maxTransfers  = fs.Int("max-transfers", agent.DefaultMaxTransfers, "transfers at once, sending and receiving, 1..1024")
 		qlogMax       = int64(agent.DefaultQlogMax)
 		maxConns      = fs.Int("max-conns", agent.DefaultMaxConns, "control connections at once, 1..4096")
@@ -52,6 +54,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, ready chan<-
 		quiet         = fs.Bool("q", false, "do not log connections and transfers on stderr")
 	)
 	fs.Var(cli.Bytes(&maxBytes), "max-bytes", "largest transfer a request may ask for, bytes with units (1GiB)")
+	fs.Var(cli.Rate(&maxRate), "max-rate", "fastest path probe (cc probe) a request may ask for, bits/s with units (100Mbit) up to 10Gbit")
 	fs.Var(cli.Duration(&maxDur), "max-seconds", "longest transfer, a duration (120s) up to 3600s; a bytes transfer running longer is aborted")
 	fs.Var(cli.Bytes(&qlogMax), "qlog-max", "largest qlog returned per side of a transfer, bytes with units up to 64MiB; longer ones are cut at a record boundary (0: no qlogs)")
 	fs.Usage = func() {
@@ -63,6 +66,10 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, ready chan<-
 	}
 	if maxBytes <= 0 {
 		fmt.Fprintf(stderr, "cclab agent: -max-bytes %d: must be positive\n", maxBytes)
+		return 2
+	}
+	if !(maxRate > 0 && maxRate <= ccalgo.MaxProbeRate) {
+		fmt.Fprintf(stderr, "cclab agent: -max-rate %g: must be above 0 and at most 10Gbit\n", maxRate)
 		return 2
 	}
 	if maxDur <= 0 || maxDur > agent.MaxSpecSeconds*time.Second {
@@ -92,7 +99,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, ready chan<-
 		return 2
 	}
 	var logMu sync.Mutex
-	cfg := agent.Config{Listen: *listen, DataPort: *dataPort, Creds: creds, MaxBytes: maxBytes, MaxDuration: maxDur,
+	cfg := agent.Config{Listen: *listen, DataPort: *dataPort, Creds: creds, MaxBytes: maxBytes, MaxDuration: maxDur, MaxRate: maxRate,
 		MaxTransfers: *maxTransfers, QlogMax: qlogMax, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes,
 		MaxHandshakesPerSource: *maxHSSource}
 	if !*quiet {
