@@ -34,7 +34,8 @@
 // limit); the key never crosses the data path.
 //
 // Caps: every spec is validated with the sender's parsers and against the
-// agent's -max-bytes and -max-seconds before anything runs; -max-transfers
+// agent's -max-bytes and -max-seconds (and a path probe's rate, controller
+// probe, against -max-rate) before anything runs; -max-transfers
 // bounds the transfers at once (sending and receiving); a transfer that
 // outlives its limit is aborted.
 //
