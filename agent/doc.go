@@ -44,7 +44,7 @@
 // The API is the campaign scheduler's contract (LoadCredentials,
 // Config, NewServer, Serve, Addr, Dial, Client.Close, Client.ClockOffset,
 // TransferSpec, TransferResult, RunTransfer), with additions only: the caps
-// of Config are MaxBytes, MaxDuration and MaxTransfers (plus QlogMax,
+// of Config are MaxBytes, MaxDuration and MaxTransfers (plus MaxRate, QlogMax,
 // MaxConns, MaxHandshakes, Logf); TransferSpec has JSON tags;
 // TransferResult.ID echoes the spec's ID; a refused or failed request is a
 // *RemoteError (Code "refused" or "failed"), a lost connection wraps
