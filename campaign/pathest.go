@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cclab/internal/qlog"
+	"cclab/report/studies"
 )
 
 // Path estimation from sender qlogs (docs/campaigns.md, "Profile").
@@ -34,6 +35,11 @@ type traceEstimate struct {
 	// and the queueing delay at each loss.
 	lost   []bool
 	lossAt []lossPoint
+	// rtts are the RTT samples in time order; ackT the distinct ACK
+	// instants and ackCum the payload acknowledged up to each.
+	rtts   []rttSample
+	ackT   []time.Duration
+	ackCum []int64
 }
 
 // lossPoint is one packet declared lost: its index in the loss sequence
@@ -117,6 +123,7 @@ func estimateTrace(trace []byte) traceEstimate {
 		}
 	}
 	e.trainBps = trainRate(ackT, ackCum, int64(TrainPackets*e.payload))
+	e.rtts, e.ackT, e.ackCum = rtts, ackT, ackCum
 	return e
 }
 
@@ -149,4 +156,96 @@ func trainRate(t []time.Duration, cum []int64, least int64) float64 {
 		}
 	}
 	return best
+}
+
+// Probe estimation (docs/campaigns.md, "Probing").
+const (
+	// ProbeQueueQuantile and ProbePlateau: a probe's full queue is the
+	// median of its queueing delays of at least ProbePlateau times their
+	// ProbeQueueQuantile. The queue stays full, a plateau of the RTT, while
+	// the probe outpaces the bottleneck; its start, one RTT at its start
+	// rate, may briefly fill earlier queues too (the RTT above the
+	// plateau), and a few delayed ACKs do not count.
+	ProbeQueueQuantile = 0.95
+	ProbePlateau       = 0.8
+	// ProbeRatePackets is the least number of packets a probe's busy
+	// period (from the first to the last RTT sample with the queue at
+	// least half full) must acknowledge for its rate to count.
+	ProbeRatePackets = 4 * TrainPackets
+)
+
+// probeEstimate is what a probe's sender qlog tells of the bottleneck.
+type probeEstimate struct {
+	rate, rateLo, rateHi float64       // payload bits/s: the median of the busy period's trains, and their quartiles
+	queue                time.Duration // the full queue's queueing delay
+	overflows            int           // losses with the queue at least OverflowShare full
+	payload              int
+}
+
+// estimateProbe reads a probe's trace (estimateTrace) on a path of min
+// RTT minRTT (0: the trace's): the full queue's delay (ProbePlateau), the
+// busy period from the first to the last RTT sample with the queue at
+// least half that, and the rate as the median over the busy period's
+// trains of TrainPackets packets (packet-train dispersion: the median
+// leaves out the trains across a stall, e.g. a retransmission timeout at
+// the end, and those compressed by the host), with their quartiles as
+// the range. ok is false when the busy period acknowledged fewer than
+// ProbeRatePackets packets.
+func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok bool) {
+	if minRTT <= 0 || t.minRTT > 0 && t.minRTT < minRTT {
+		minRTT = t.minRTT
+	}
+	if len(t.rtts) == 0 || t.payload <= 0 {
+		return pe, false
+	}
+	qs := make([]float64, len(t.rtts))
+	for i, s := range t.rtts {
+		qs[i] = float64(max(s.rtt-minRTT, 0))
+	}
+	pe.payload = t.payload
+	top := ProbePlateau * studies.Quantile(qs, ProbeQueueQuantile)
+	var plateau []float64
+	for _, q := range qs {
+		if q >= top {
+			plateau = append(plateau, q)
+		}
+	}
+	pe.queue = time.Duration(studies.Quantile(plateau, 0.5))
+	first, last := time.Duration(-1), time.Duration(-1)
+	for i, s := range t.rtts {
+		if qs[i] >= float64(pe.queue)/2 {
+			if first < 0 {
+				first = s.at
+			}
+			last = s.at
+		}
+	}
+	for _, l := range t.lossAt {
+		if pe.queue > 0 && l.rtt-minRTT >= time.Duration(OverflowShare*float64(pe.queue)) {
+			pe.overflows++
+		}
+	}
+	a, b := ackIndex(t.ackT, first), ackIndex(t.ackT, last)
+	if first < 0 || b <= a || t.ackCum[b]-t.ackCum[a] < int64(ProbeRatePackets*t.payload) {
+		return pe, false
+	}
+	var trains []float64
+	for i, j := a, a+1; j <= b; j++ {
+		if t.ackCum[j]-t.ackCum[i] >= int64(TrainPackets*t.payload) && t.ackT[j] > t.ackT[i] {
+			trains = append(trains, float64(t.ackCum[j]-t.ackCum[i])*8/(t.ackT[j]-t.ackT[i]).Seconds())
+			i = j
+		}
+	}
+	if len(trains) == 0 {
+		return pe, false
+	}
+	pe.rate, pe.rateLo, pe.rateHi = studies.Quantile(trains, 0.5), studies.Quantile(trains, 0.25), studies.Quantile(trains, 0.75)
+	return pe, true
+}
+
+// ackIndex returns the index of the first ACK instant at or after at
+// (the last one if none).
+func ackIndex(ackT []time.Duration, at time.Duration) int {
+	i := sort.Search(len(ackT), func(i int) bool { return ackT[i] >= at })
+	return min(i, len(ackT)-1)
 }

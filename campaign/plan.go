@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 )
 
 // Item is one planned transfer.
@@ -48,3 +49,35 @@ func (s *Spec) Plan() []Item {
 	}
 	return out
 }
+
+// ProbeVariant is the variant name of the probe phase's transfers.
+const ProbeVariant = "probe"
+
+// ProbeRecovery is the probe's loss recovery: SACK (RFC 6675), so the
+// overflow losses of a full queue are repaired in one round trip.
+const ProbeRecovery = "sack"
+
+// CC is the probe's controller spec: ccalgo's probe at the rate and gain.
+func (p *ProbeSettings) CC() string {
+	return "probe:rate=" + strconv.FormatFloat(p.Rate, 'f', 0, 64) + "bit,gain=" + strconv.FormatFloat(p.Gain, 'g', -1, 64)
+}
+
+// ProbePlan returns the probe phase's transfers (docs/campaigns.md,
+// "Probing"; none without Spec.Probe): one per pair in the spec's order,
+// round 0, numbered before the plan (Seq −len(pairs) … −1), so the
+// scheduler runs them first and the analyses, which follow Plan, never
+// count them as measurements of a variant.
+func (s *Spec) ProbePlan() []Item {
+	if s.Probe == nil {
+		return nil
+	}
+	v := Variant{Name: ProbeVariant, CC: s.Probe.CC(), Recovery: ProbeRecovery}
+	out := make([]Item, len(s.Pairs))
+	for i, p := range s.Pairs {
+		out[i] = Item{Seq: i - len(s.Pairs), Round: 0, Pair: p, Variant: v}
+	}
+	return out
+}
+
+// IsProbe reports whether the item is a probe phase's transfer.
+func (it Item) IsProbe() bool { return it.Round == 0 && it.Variant.Name == ProbeVariant }

@@ -62,6 +62,12 @@ type PathProfile struct {
 	QueuePackets, QueueLo, QueueHi int
 	QueueBound                     bool
 	Packet                         int // wire packet size, bytes: the transfer's datagram plus IPv4 and UDP headers
+	// Probed says the pair's probe (Spec.Probe) was done; the rate and the
+	// queue then come from it when its qlog shows the bottleneck busy
+	// (estimateProbe): the rate over that busy period, RateLo and RateHi
+	// its quarters' least and most; the queue its full queue's delay at
+	// that rate, measured when it overflowed OverflowLosses times.
+	Probed bool
 	// HostLimited counts the transfers whose sender reported itself
 	// host-limited (docs/metrics.md, "Host-limited runs").
 	HostLimited int
@@ -92,6 +98,7 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 		}
 	}
 	dgram := cmp.Or(sp.Transfer.MaxDatagram, transport.DefaultMaxDatagram)
+	probes := probeRows(sp, rows)
 	var out []PathProfile
 	for _, pair := range sp.Pairs {
 		rs := byPair[pair]
@@ -133,7 +140,8 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 		if sent > 0 {
 			pp.LossRate = min(float64(retx)/float64(sent), 1)
 		}
-		overflow := pp.estimate(traces, goodputs)
+		probe := pp.probe(probes[pair])
+		overflow := pp.estimate(traces, goodputs, probe)
 		pp.Loss = link.GEConfig{P: pp.LossRate, R: 1 - pp.LossRate, H: 0, K: 1}
 		pp.Fit = link.GEFit{Packets: sent, Losses: retx, Rate: pp.LossRate}
 		var seq []bool
@@ -154,11 +162,42 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 	return out
 }
 
-// estimate sets the rate and queue estimates from the transfers' traces
-// (goodputs: the fallback lower bound) and returns the indexes, in the
+// probeRows returns each pair's probe (ProbePlan) that is done, the last
+// stored one.
+func probeRows(sp *Spec, rows []Row) map[Pair]Row {
+	out := map[Pair]Row{}
+	for _, r := range rows {
+		if r.Digest == sp.Digest() && r.Status == StatusDone && r.Round == 0 && r.Variant == ProbeVariant {
+			out[Pair{r.From, r.To}] = r
+		}
+	}
+	return out
+}
+
+// probe estimates the bottleneck from the pair's probe row (none: nil),
+// with a warning when it does not tell.
+func (pp *PathProfile) probe(r Row) *probeEstimate {
+	if r.Status != StatusDone {
+		return nil
+	}
+	pp.Probed = true
+	pe, ok := estimateProbe(estimateTrace([]byte(r.SenderQlog)), pp.MinRTT)
+	if !ok {
+		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: no busy period of %d packets in its qlog (larger probe.bytes, or a probe.rate above the path's): estimated from the transfers", ProbeRatePackets))
+		return nil
+	}
+	if pe.overflows < OverflowLosses {
+		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: %d losses at its fullest queue: the queue is a bound (larger probe.bytes)", pe.overflows))
+	}
+	return &pe
+}
+
+// estimate sets the rate and queue estimates from the probe (nil: none)
+// or else the transfers' traces (goodputs: the fallback lower bound) and
+// returns the indexes, in the
 // joined loss sequence, of the losses counted as buffer overflows when the
 // queue was measured.
-func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64) []int {
+func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64, probe *probeEstimate) []int {
 	var rates []float64
 	var maxRTT time.Duration
 	for _, t := range traces {
@@ -168,9 +207,14 @@ func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64) []in
 		maxRTT = max(maxRTT, t.maxRTT)
 	}
 	pkt := float64(pp.Packet)
-	if len(rates) > 0 {
+	switch {
+	case probe != nil:
+		wire := pkt / float64(probe.payload)
+		pp.RateBps, pp.RateLo, pp.RateHi = probe.rate*wire, probe.rateLo*wire, probe.rateHi*wire
+		maxRTT = pp.MinRTT + probe.queue
+	case len(rates) > 0:
 		pp.RateBps, pp.RateLo, pp.RateHi = studies.Quantile(rates, 0.5), slices.Min(rates), slices.Max(rates)
-	} else {
+	default:
 		pp.RateBps = slices.Max(goodputs)
 		pp.RateLo, pp.RateHi, pp.RateBound = pp.RateBps, math.Inf(1), true
 		pp.Warnings = append(pp.Warnings, "rate: no ACK train of "+strconv.Itoa(TrainPackets)+" packets in sender qlogs (set transfer.qlog: true, larger transfers): the largest goodput, a lower bound")
@@ -197,6 +241,11 @@ func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64) []in
 			}
 		}
 		base += len(t.lost)
+	}
+	if probe != nil && probe.overflows >= OverflowLosses && !pp.RateBound {
+		pp.QueuePackets = max(packets(probe.queue, pp.RateBps), MinQueuePackets)
+		pp.QueueLo, pp.QueueHi = packets(probe.queue, pp.RateLo), packets(probe.queue, pp.RateHi)
+		return overflow
 	}
 	if len(overflow) >= OverflowLosses && !pp.RateBound {
 		pp.QueuePackets = max(packets(qmax, pp.RateBps), MinQueuePackets)
@@ -286,8 +335,9 @@ func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) err
 		p("  # %s: %d transfers; min RTT %s; mean SRTT p10/p50/p90 %s/%s/%s; loss %.3g%% (%s over %d packets)\n",
 			pp.Pair, pp.Transfers, roundDelay(pp.MinRTT), roundDelay(pp.SRTT[0]), roundDelay(pp.SRTT[1]), roundDelay(pp.SRTT[2]),
 			100*pp.LossRate, map[bool]string{true: "Gilbert-Elliott fit of the qlogs' loss sequences, buffer overflows left out", false: "no qlog: Bernoulli"}[pp.FromQlog], pp.Fit.Packets)
-		p("  # rate %s, queue %s\n", rangeText(pp.RateBps, pp.RateLo, pp.RateHi, pp.RateBound, formatRate),
-			rangeText(float64(pp.QueuePackets), float64(pp.QueueLo), float64(pp.QueueHi), pp.QueueBound, func(v float64) string { return strconv.Itoa(int(v)) + "p" }))
+		p("  # rate %s, queue %s%s\n", rangeText(pp.RateBps, pp.RateLo, pp.RateHi, pp.RateBound, formatRate),
+			rangeText(float64(pp.QueuePackets), float64(pp.QueueLo), float64(pp.QueueHi), pp.QueueBound, func(v float64) string { return strconv.Itoa(int(v)) + "p" }),
+			map[bool]string{true: " (the probe's)", false: ""}[pp.Probed])
 		if r := pp.Relay; r != nil {
 			p("  # via relay %s (%s): configured each way: rate %s, delay %s, queue %s, loss %s\n", r.Name, r.Listen,
 				formatRate(r.Link.Rate), r.Link.Delay, cmp.Or(r.Link.Queue, "default"), cmp.Or(r.Link.Loss, "none"))

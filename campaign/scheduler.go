@@ -192,7 +192,7 @@ type result struct {
 // returns ErrLeaseLost.
 func (s *Scheduler) Run(ctx context.Context) (counts Counts, err error) {
 	sp := s.Spec
-	plan := sp.Plan()
+	plan := append(sp.ProbePlan(), sp.Plan()...)
 	counts = Counts{Total: len(plan)}
 	ttl := s.LeaseTTL
 	if ttl <= 0 {
@@ -242,6 +242,7 @@ type schedRun struct {
 	freeAt      map[string]time.Time // a host's next start after spacing and jitter
 	results     chan result
 	running     int
+	probing     bool            // a probe is running (alone)
 	runCtx      context.Context // the transfers'
 	cancel      context.CancelFunc
 	stopErr     error // why no more transfers start
@@ -334,6 +335,9 @@ func (r *schedRun) startEligible(now time.Time) (wake time.Time) {
 	for i := 0; r.stopErr == nil && i < len(r.queue) && r.running < sched.Concurrency; i++ {
 		p := r.queue[i]
 		it := p.item
+		if r.probing || i > 0 && r.queue[0].item.IsProbe() || it.IsProbe() && r.running > 0 {
+			break // a probe runs alone, before the transfers (they queue after it)
+		}
 		if r.busyPath[it.Path()] || r.busyHost[it.Pair.From] >= sched.HostConcurrency || r.busyHost[it.Pair.To] >= sched.HostConcurrency {
 			continue
 		}
@@ -372,8 +376,12 @@ func (r *schedRun) start(p *pending) {
 	r.busyHost[it.Pair.From]++
 	r.busyHost[it.Pair.To]++
 	r.running++
+	r.probing = it.IsProbe()
 	r.emit(Event{Kind: EventStart, Item: it, Attempt: p.attempts})
 	t := Transfer{Item: it, Campaign: sp.Name, Attempt: p.attempts, From: sp.Host(it.Pair.From), To: sp.Host(it.Pair.To), Settings: sp.Transfer}
+	if r.probing {
+		t.Settings = TransferSettings{Bytes: sp.Probe.Bytes, MaxDatagram: sp.Transfer.MaxDatagram, Qlog: true}
+	}
 	if r, ok := sp.RelayOf(it.Pair); ok {
 		t.Relay = r.Listen
 	}
@@ -418,6 +426,7 @@ func (r *schedRun) wait(wake time.Time) (res result, ok bool) {
 func (r *schedRun) finish(res result) {
 	sched := r.sp.Schedule
 	r.running--
+	r.probing = false
 	it := res.p.item
 	r.busyPath[it.Path()] = false
 	r.busyHost[it.Pair.From]--

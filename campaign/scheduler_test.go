@@ -522,3 +522,69 @@ func TestCountsSummary(t *testing.T) {
 		}
 	}
 }
+
+// probeRunner records each transfer's ID, settings and how many ran
+// beside it when it started.
+type probeRunner struct {
+	mu      sync.Mutex
+	running int
+	calls   []probeCall
+}
+
+type probeCall struct {
+	id       string
+	probe    bool
+	settings TransferSettings
+	beside   int
+}
+
+func (f *probeRunner) Run(ctx context.Context, tr Transfer) (*Outcome, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, probeCall{tr.ID(), tr.IsProbe(), tr.Settings, f.running})
+	f.running++
+	f.mu.Unlock()
+	time.Sleep(time.Millisecond) // let other transfers overlap if the scheduler allowed it
+	f.mu.Lock()
+	f.running--
+	f.mu.Unlock()
+	return &Outcome{Seconds: 1, Bytes: 1e6, GoodputBps: 8e6, PacketsSent: 700, SenderJSON: []byte(`{"end":{}}`), ReceiverJSON: []byte(`{}`)}, nil
+}
+
+// TestSchedulerProbesFirst: with a probe phase every pair's probe runs
+// first, alone, with the probe's settings; the analyses (final) see only
+// the plan's transfers.
+func TestSchedulerProbesFirst(t *testing.T) {
+	s := testSpec(t, 4, 2, 1, ", concurrency: 2")
+	s.Probe = &ProbeSettings{Rate: 50e6, Gain: 1.5, Bytes: 1 << 20}
+	st := openTestStore(t, sqliteDB(t))
+	f := &probeRunner{}
+	c, err := (&Scheduler{Spec: s, Store: st, Runner: f}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	np := len(s.Pairs)
+	if got, want := c.Done, np+len(s.Plan()); got != want {
+		t.Errorf("done: got %d, want %d (probes and transfers)", got, want)
+	}
+	for i, call := range f.calls {
+		if got, want := call.probe, i < np; got != want {
+			t.Errorf("call %d (%s): probe %v, want %v (the %d probes first)", i, call.id, got, want, np)
+		}
+		if call.probe && (call.beside != 0 || call.settings != TransferSettings{Bytes: 1 << 20, Qlog: true}) {
+			t.Errorf("probe %s: started beside %d transfers with settings %+v, want alone with 1MiB and qlogs", call.id, call.beside, call.settings)
+		}
+	}
+	rows, err := st.Rows(context.Background(), s.Name, s.Digest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(final(s, rows)), len(s.Plan()); got != want {
+		t.Errorf("final: %d rows, want the plan's %d", got, want)
+	}
+	if got, want := len(probeRows(s, rows)), np; got != want {
+		t.Errorf("probeRows: %d, want %d", got, want)
+	}
+	if err := validateCC(s.Probe.CC()); err != nil {
+		t.Errorf("the probe's cc %q: %v", s.Probe.CC(), err)
+	}
+}

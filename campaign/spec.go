@@ -37,6 +37,7 @@ type Spec struct {
 	Relays      []Relay
 	Via         map[Pair]string
 	Transfer    TransferSettings
+	Probe       *ProbeSettings // nil: no probe phase
 	Schedule    Schedule
 	Credentials CredentialFiles
 	DB          string // results database (SQLite file or PostgreSQL URL); "" = store.DefaultDB
@@ -88,6 +89,23 @@ type TransferSettings struct {
 	MaxDatagram int     // bytes; 0 = the sender's default
 	Qlog        bool    // store both qlogs
 }
+
+// ProbeSettings is the spec's probe phase (docs/campaigns.md, "Probing"):
+// one transfer per pair with the path probe (ccalgo.Probe), before the
+// campaign's transfers and alone on the network, that fills the
+// bottleneck's queue so that the profile measures its rate and buffer.
+type ProbeSettings struct {
+	Rate  float64 // the probe's start rate and the most it paces at, bits/s
+	Gain  float64 // it paces at Gain × the delivery rate after the start
+	Bytes int64   // bytes each probe sends
+}
+
+// Probe defaults and bounds.
+const (
+	DefaultProbeGain  = 1.5
+	DefaultProbeBytes = 1 << 20
+	MaxProbeBytes     = 1 << 30
+)
 
 // Schedule is when and how the transfers run.
 type Schedule struct {
@@ -218,6 +236,7 @@ func ParseSpec(file string, src []byte) (*Spec, error) {
 		"variants": func(n *yaml.Node, p string) error { variantsNode = n; return nil },
 		"transfer": func(n *yaml.Node, p string) error { return transfer(y, n, p, &s.Transfer) },
 		"schedule": func(n *yaml.Node, p string) error { return schedule(y, n, p, &s.Schedule) },
+		"probe":    func(n *yaml.Node, p string) (err error) { s.Probe, err = probe(y, n, p); return err },
 		"credentials": func(n *yaml.Node, p string) error {
 			return y.Mapping(n, p, map[string]scenario.FieldFunc{
 				"psk":             str(&s.Credentials.PSK),
@@ -462,6 +481,40 @@ func transfer(y *scenario.YAMLDecoder, n *yaml.Node, p string, t *TransferSettin
 	return nil
 }
 
+func probe(y *scenario.YAMLDecoder, n *yaml.Node, p string) (*ProbeSettings, error) {
+	ps := &ProbeSettings{Gain: DefaultProbeGain, Bytes: DefaultProbeBytes}
+	err := y.Mapping(n, p, map[string]scenario.FieldFunc{
+		"rate": func(n *yaml.Node, p string) (err error) {
+			if ps.Rate, err = y.Rate(n, p); err == nil && !(ps.Rate > 0 && ps.Rate <= ccalgo.MaxProbeRate) {
+				err = y.Errorf(n, p, "must be above 0 and at most 10Gbit")
+			}
+			return err
+		},
+		"gain": func(n *yaml.Node, p string) (err error) {
+			v, err := y.Str(n, p)
+			if err != nil {
+				return err
+			}
+			if ps.Gain, err = strconv.ParseFloat(v, 64); err != nil || !(ps.Gain > 1 && ps.Gain <= ccalgo.MaxProbeGain) {
+				return y.Errorf(n, p, "%q: must be a number above 1 and at most %d", v, ccalgo.MaxProbeGain)
+			}
+			return nil
+		},
+		"bytes": func(n *yaml.Node, p string) (err error) {
+			if ps.Bytes, err = y.Bytes(n, p); err == nil && (ps.Bytes <= 0 || ps.Bytes > MaxProbeBytes) {
+				err = y.Errorf(n, p, "must be positive and at most 1GiB")
+			}
+			return err
+		},
+	}, "rate")
+	if err == nil {
+		if verr := validateCC(ps.CC()); verr != nil {
+			err = y.Errorf(n, p, "%v", verr)
+		}
+	}
+	return ps, err
+}
+
 func schedule(y *scenario.YAMLDecoder, n *yaml.Node, p string, s *Schedule) error {
 	dur := func(dst *time.Duration) scenario.FieldFunc {
 		return func(n *yaml.Node, p string) (err error) { *dst, err = y.Duration(n, p); return err }
@@ -506,9 +559,10 @@ func (s *Spec) Digest() string {
 		Transfer TransferSettings
 		Rounds   int
 		Seed     uint64
-		Relays   []Relay  `json:",omitempty"`
-		Via      []string `json:",omitempty"`
-	}{s.Hosts, s.Pairs, s.Variants, s.Transfer, s.Schedule.Rounds, s.Schedule.Seed, s.Relays, via})
+		Relays   []Relay        `json:",omitempty"`
+		Via      []string       `json:",omitempty"`
+		Probe    *ProbeSettings `json:",omitempty"`
+	}{s.Hosts, s.Pairs, s.Variants, s.Transfer, s.Schedule.Rounds, s.Schedule.Seed, s.Relays, via, s.Probe})
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:8])
 }

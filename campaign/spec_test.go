@@ -75,7 +75,11 @@ func TestParseSpecListed(t *testing.T) {
 
 func TestParseSpecErrors(t *testing.T) {
 	tests := []specErrorCase{
-		{"unknown key", "pairs: all", "pairz: all", []string{"c.yaml:", "field pairz", `unknown field "pairz"`, "allowed: credentials, db, description, hosts, name, pairs, relays, schedule, transfer, variants"}},
+		{"unknown key", "pairs: all", "pairz: all", []string{"c.yaml:", "field pairz", `unknown field "pairz"`, "allowed: credentials, db, description, hosts, name, pairs, probe, relays, schedule, transfer, variants"}},
+		{"probe without rate", "pairs: all", "pairs: all\nprobe: {bytes: 1MB}", []string{"probe", "rate"}},
+		{"probe rate", "pairs: all", "pairs: all\nprobe: {rate: 20Gbit}", []string{"probe.rate", "at most 10Gbit"}},
+		{"probe gain", "pairs: all", "pairs: all\nprobe: {rate: 10Mbit, gain: 0.5}", []string{"probe.gain", "above 1"}},
+		{"probe bytes", "pairs: all", "pairs: all\nprobe: {rate: 10Mbit, bytes: 2GiB}", []string{"probe.bytes", "at most 1GiB"}},
 		{"unknown host key", "group: america}", "continent: america}", []string{"hosts[2].continent", "allowed: agent, data, group, key, name"}},
 		{"bad pairs", "pairs: all", "pairs: some", []string{"field pairs", `"some" is not allowed (allowed: all)`}},
 		{"pair unknown host", "pairs: all", "pairs: [{from: zurich, to: tokyo}]", []string{"pairs[0].to", `unknown host "tokyo" (allowed: zurich, paris, boston)`}},

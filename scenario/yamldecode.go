@@ -79,6 +79,9 @@ func (y *YAMLDecoder) Integer(n *yaml.Node, path string, min, max int) (int, err
 // Bytes decodes a byte count with a unit ("100MB", units.ParseSize).
 func (y *YAMLDecoder) Bytes(n *yaml.Node, path string) (int64, error) { return y.d.bytes(n, path) }
 
+// Rate decodes a rate with units ("10Mbit"), bits/s.
+func (y *YAMLDecoder) Rate(n *yaml.Node, path string) (float64, error) { return y.d.rate(n, path) }
+
 // Boolean decodes true or false.
 func (y *YAMLDecoder) Boolean(n *yaml.Node, path string) (bool, error) { return y.d.boolean(n, path) }
 

@@ -1,0 +1,128 @@
+package campaign
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"cclab/internal/qlog"
+)
+
+// synthProbe writes a probe's sender qlog: n packets of payload bytes,
+// the ith acknowledged at start + i × gap (plus stall after the
+// stallAfter-th) with an RTT of minRTT plus a queue growing by grow per
+// ACK up to full, and the packets lost (declared at their ACK's instant).
+func synthProbe(n, payload int, start, gap, minRTT, grow, full time.Duration, lost map[int]bool) []byte {
+	return synthStalled(n, payload, start, gap, minRTT, grow, full, lost, n, 0)
+}
+
+func synthStalled(n, payload int, start, gap, minRTT, grow, full time.Duration, lost map[int]bool, stallAfter int, stall time.Duration) []byte {
+	var b strings.Builder
+	rec := func(format string, args ...any) {
+		b.WriteByte(qlog.RecordSeparator)
+		fmt.Fprintf(&b, format+"\n", args...)
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	for i := range n {
+		rec(`{"time":%g,"name":"transport:packet_sent","data":{"header":{"packet_number":%d},"raw":{"length":%d}}}`, ms(time.Duration(i)*gap/2), i, payload)
+	}
+	for i := range n {
+		at := start + time.Duration(i)*gap
+		if i > stallAfter {
+			at += stall
+		}
+		rtt := minRTT + min(time.Duration(i)*grow, full)
+		rec(`{"time":%g,"name":"recovery:metrics_updated","data":{"latest_rtt":%g}}`, ms(at), ms(rtt))
+		if lost[i] {
+			rec(`{"time":%g,"name":"recovery:packet_lost","data":{"header":{"packet_number":%d}}}`, ms(at), i)
+			continue
+		}
+		rec(`{"time":%g,"name":"cclab:packet_acked","data":{"length":%d}}`, ms(at), payload)
+	}
+	return []byte(b.String())
+}
+
+// TestEstimateProbe: a probe's full queue, busy-period rate and overflow
+// losses from synthetic traces with known truth.
+func TestEstimateProbe(t *testing.T) {
+	const payload = 1200
+	for _, c := range []struct {
+		name          string
+		stall         time.Duration // after the 450th ACK
+		n             int
+		gap, grow     time.Duration
+		full          time.Duration
+		lost          map[int]bool
+		ok            bool
+		wantRate      float64 // payload bits/s
+		wantQueue     time.Duration
+		wantOverflows int
+	}{
+		// 1 ms per 1200-byte packet: 9.6 Mbit/s; a 200 ms queue
+		// reached at the 400th ACK, two losses there.
+		{"full queue", 0, 600, time.Millisecond, 500 * time.Microsecond, 200 * time.Millisecond, map[int]bool{500: true, 550: true}, true, 9.6e6 * 398 / 399, 200 * time.Millisecond, 2},
+		// A random loss early (queue 10 ms) is no overflow.
+		{"early loss", 0, 600, time.Millisecond, 500 * time.Microsecond, 200 * time.Millisecond, map[int]bool{20: true}, true, 9.6e6, 200 * time.Millisecond, 0},
+		// Too short a busy period for a rate.
+		// A stall (a timeout) in the busy period: its trains are left out.
+		{"stall", 300 * time.Millisecond, 600, time.Millisecond, 500 * time.Microsecond, 200 * time.Millisecond, nil, true, 9.6e6, 200 * time.Millisecond, 0},
+		{"short", 0, 40, time.Millisecond, time.Millisecond, 20 * time.Millisecond, nil, false, 0, 20 * time.Millisecond, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := estimateTrace(synthStalled(c.n, payload, 100*time.Millisecond, c.gap, 80*time.Millisecond, c.grow, c.full, c.lost, 450, c.stall))
+			pe, ok := estimateProbe(tr, 0)
+			if ok != c.ok {
+				t.Fatalf("ok %v, want %v", ok, c.ok)
+			}
+			if got, want := pe.queue, c.wantQueue; got != want {
+				t.Errorf("queue %v, want %v", got, want)
+			}
+			if !ok {
+				return
+			}
+			if got, want := pe.rate, c.wantRate; math.Abs(got/want-1) > 0.01 {
+				t.Errorf("rate %.4g, want %.4g", got, want)
+			}
+			if pe.rateLo > pe.rate || pe.rateHi < pe.rate {
+				t.Errorf("rate %g outside its interval [%g, %g]", pe.rate, pe.rateLo, pe.rateHi)
+			}
+			if got, want := pe.overflows, c.wantOverflows; got != want {
+				t.Errorf("overflows %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+// TestProfileFromProbe: a path profile takes its rate (in wire bits) and
+// its queue (packets) from the probe when the probe overflowed the queue,
+// and marks the queue a bound when it did not.
+func TestProfileFromProbe(t *testing.T) {
+	const payload = 1200
+	for _, c := range []struct {
+		name      string
+		lost      map[int]bool
+		wantBound bool
+	}{
+		{"overflowed", map[int]bool{500: true, 550: true}, false},
+		{"not overflowed", nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pp := PathProfile{Packet: payload + 28, MinRTT: 80 * time.Millisecond}
+			pe := pp.probe(Row{Status: StatusDone, SenderQlog: string(synthProbe(600, payload, 100*time.Millisecond, time.Millisecond, 80*time.Millisecond, 500*time.Microsecond, 200*time.Millisecond, c.lost))})
+			if pe == nil {
+				t.Fatalf("no probe estimate: %v", pp.Warnings)
+			}
+			pp.estimate(nil, []float64{1e6}, pe)
+			wantRate := 9.6e6 * 1228 / 1200
+			if math.Abs(pp.RateBps/wantRate-1) > 0.01 || pp.RateBound {
+				t.Errorf("rate %.4g (bound %v), want %.4g measured", pp.RateBps, pp.RateBound, wantRate)
+			}
+			// 200 ms at 9.82 Mbit/s of 1228-byte packets.
+			if got, want := pp.QueuePackets, 200; got < want-2 || got > want+2 || pp.QueueBound != c.wantBound {
+				t.Errorf("queue %dp (bound %v), want %dp (bound %v); warnings %v", got, pp.QueueBound, want, c.wantBound, pp.Warnings)
+			}
+		})
+	}
+}
