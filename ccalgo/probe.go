@@ -25,29 +25,12 @@ const (
 	MaxProbeGain = 4
 )
 
-// BitRate is a rate parameter, bits/s, written as units.ParseRate takes it
-// ("15Mbit", "1.5e7").
-type BitRate float64
-
-// UnmarshalText parses a rate.
-func (r *BitRate) UnmarshalText(b []byte) error {
-	v, err := units.ParseRate(string(b))
-	if err != nil {
-		return err
-	}
-	*r = BitRate(v)
-	return nil
-}
-
-// String formats the rate.
-func (r BitRate) String() string { return units.FormatRate(float64(r)) }
-
 // ProbeConfig configures the path probe.
 type ProbeConfig struct {
 	// Rate is the pacing rate while the first Start packets are
 	// delivered, and the most it ever paces at, bits/s (as the transport
 	// paces: the bytes it counts against the window).
-	Rate BitRate `param:"rate" help:"start pacing rate and the most it paces at, bits/s (e.g. 50Mbit)"`
+	Rate units.Rate `param:"rate" help:"start pacing rate and the most it paces at, bits/s (e.g. 50Mbit)"`
 	// Gain: after the start it paces at Gain times the largest delivery
 	// rate sampled (at most Rate), so the bottleneck's queue grows by
 	// 1 − 1/Gain packets per packet sent until it overflows.

@@ -115,20 +115,7 @@ var Registry = spec.NewRegistry[Generator, Env]("traffic generator")
 func New(s string, env Env) (Generator, error) { return Registry.New(s, env) }
 
 // Rate is a rate in bits/s that parses with units.ParseRate ("1Mbit", "500kbit").
-type Rate float64
-
-// UnmarshalText parses a rate.
-func (r *Rate) UnmarshalText(b []byte) error {
-	v, err := units.ParseRate(string(b))
-	if err != nil {
-		return err
-	}
-	*r = Rate(v)
-	return nil
-}
-
-// String formats the rate.
-func (r Rate) String() string { return units.FormatRate(float64(r)) }
+type Rate = units.Rate
 
 // MaxRate is the largest sending rate a generator accepts, bits/s.
 const MaxRate = 1e12

@@ -228,3 +228,20 @@ func FormatBytes(n int64) string {
 	}
 	return sign + strconv.FormatInt(u, 10) + "B"
 }
+
+// Rate is a rate in bits/s that parses with ParseRate ("1Mbit", "500kbit"):
+// a spec parameter's type (traffic generators, ccalgo's probe).
+type Rate float64
+
+// UnmarshalText parses a rate.
+func (r *Rate) UnmarshalText(b []byte) error {
+	v, err := ParseRate(string(b))
+	if err != nil {
+		return err
+	}
+	*r = Rate(v)
+	return nil
+}
+
+// String formats the rate.
+func (r Rate) String() string { return FormatRate(float64(r)) }
