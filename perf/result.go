@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cclab/internal/hostlimit"
+	"cclab/transport"
 )
 
 // Result is the client's JSON output (sender -J), in iperf3's spirit. With
@@ -177,5 +178,29 @@ func WriteSummaryLabel(w io.Writer, label string, e End) {
 func WriteAuth(w io.Writer, label string, a *AuthResult) {
 	if a != nil {
 		fmt.Fprintf(w, "%sauthenticated: %s, dropped %d failing authentication, %d replayed\n", label, a.Cipher, a.AuthFailed, a.Replayed)
+	}
+}
+
+// EndpointCounts are a receiver endpoint's counters of admission under
+// pressure (transport.EndpointStats; docs/security.md "Admission"), totals
+// since it started.
+type EndpointCounts struct {
+	CookiesSent      uint64 `json:"cookies_sent"`      // Retries of the stateless fallback: the half-open table was full
+	StatelessAccepts uint64 `json:"stateless_accepts"` // connections admitted from a returned cookie, never half-open
+	Evicted          uint64 `json:"evicted"`           // connections evicted to admit a new validated peer
+	RefusedFull      uint64 `json:"refused_full"`      // validated peers refused with "receiver full"
+}
+
+// endpointCounts returns the admission counters of st.
+func endpointCounts(st transport.EndpointStats) *EndpointCounts {
+	return &EndpointCounts{CookiesSent: st.CookiesSent, StatelessAccepts: st.StatelessAccepts, Evicted: st.Evicted, RefusedFull: st.RefusedFull}
+}
+
+// WriteEndpoint writes the line of a receiver endpoint's admission counters
+// (nothing for nil, or while they are all zero: no pressure yet).
+func WriteEndpoint(w io.Writer, label string, c *EndpointCounts) {
+	if c != nil && *c != (EndpointCounts{}) {
+		fmt.Fprintf(w, "%sreceiver admission (totals): cookies_sent=%d stateless_accepts=%d evicted=%d refused_full=%d\n",
+			label, c.CookiesSent, c.StatelessAccepts, c.Evicted, c.RefusedFull)
 	}
 }

@@ -130,30 +130,31 @@ func (c *ServerConfig) withDefaults() error {
 // FlowSummary is the receiver's account of one finished flow (receiver -J
 // prints one JSON object per flow).
 type FlowSummary struct {
-	ConnID        string         `json:"conn_id"`
-	Peer          string         `json:"peer"`
-	Reverse       bool           `json:"reverse"` // this receiver sent
-	Bytes         int64          `json:"bytes"`   // stream bytes received (forward) or sent and acknowledged (reverse)
-	Seconds       float64        `json:"seconds"`
-	ThroughputBps float64        `json:"throughput_bps"`
-	Digest        string         `json:"digest"`             // hex SHA-256 of the received (forward) or sent (reverse) stream; "" with Verify VerifyPattern
-	Verify        string         `json:"verify,omitempty"`   // VerifyPattern: compared with the pattern (forward) or not hashed (reverse); "": SHA-256 Digest
-	Mismatch      *int64         `json:"mismatch,omitempty"` // forward VerifyPattern: offset of the first stream byte that differed from the pattern, bytes; absent: none
-	Retransmits   int64          `json:"retransmits,omitempty"`
-	RTOs          int64          `json:"rtos,omitempty"`
-	MinRTTms      float64        `json:"min_rtt_ms,omitempty"`
-	MeanSRTTms    float64        `json:"mean_srtt_ms,omitempty"`
-	CC            string         `json:"cc,omitempty"`
-	Recovery      string         `json:"recovery,omitempty"`
-	Error         string         `json:"error,omitempty"`
-	Mode          string         `json:"mode,omitempty"`       // "datagram" for a datagram-mode flow (dgram.go)
-	Dgram         *DgramReport   `json:"dgram,omitempty"`      // its receiver account
-	CloseNote     string         `json:"close_note,omitempty"` // the closing handshake failed after the whole stream arrived and its report went out (not an error)
-	Test          string         `json:"test_id,omitempty"`    // the sender's test ID (-P, --bidir)
-	Flows         int            `json:"flows,omitempty"`      // flows in that test
-	ECN           *ECNResult     `json:"ecn,omitempty"`        // this side's half of the ECN account, when negotiated
-	Auth          *AuthResult    `json:"auth,omitempty"`       // this side's account of an authenticated flow (authdata.go)
-	Intervals     []RecvInterval `json:"intervals,omitempty"`  // the interval reports (ServerConfig.Interval)
+	ConnID        string          `json:"conn_id"`
+	Peer          string          `json:"peer"`
+	Reverse       bool            `json:"reverse"` // this receiver sent
+	Bytes         int64           `json:"bytes"`   // stream bytes received (forward) or sent and acknowledged (reverse)
+	Seconds       float64         `json:"seconds"`
+	ThroughputBps float64         `json:"throughput_bps"`
+	Digest        string          `json:"digest"`             // hex SHA-256 of the received (forward) or sent (reverse) stream; "" with Verify VerifyPattern
+	Verify        string          `json:"verify,omitempty"`   // VerifyPattern: compared with the pattern (forward) or not hashed (reverse); "": SHA-256 Digest
+	Mismatch      *int64          `json:"mismatch,omitempty"` // forward VerifyPattern: offset of the first stream byte that differed from the pattern, bytes; absent: none
+	Retransmits   int64           `json:"retransmits,omitempty"`
+	RTOs          int64           `json:"rtos,omitempty"`
+	MinRTTms      float64         `json:"min_rtt_ms,omitempty"`
+	MeanSRTTms    float64         `json:"mean_srtt_ms,omitempty"`
+	CC            string          `json:"cc,omitempty"`
+	Recovery      string          `json:"recovery,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	Mode          string          `json:"mode,omitempty"`       // "datagram" for a datagram-mode flow (dgram.go)
+	Dgram         *DgramReport    `json:"dgram,omitempty"`      // its receiver account
+	CloseNote     string          `json:"close_note,omitempty"` // the closing handshake failed after the whole stream arrived and its report went out (not an error)
+	Test          string          `json:"test_id,omitempty"`    // the sender's test ID (-P, --bidir)
+	Flows         int             `json:"flows,omitempty"`      // flows in that test
+	ECN           *ECNResult      `json:"ecn,omitempty"`        // this side's half of the ECN account, when negotiated
+	Auth          *AuthResult     `json:"auth,omitempty"`       // this side's account of an authenticated flow (authdata.go)
+	Endpoint      *EndpointCounts `json:"endpoint,omitempty"`   // the receiver endpoint's admission counters when the flow ended (totals since it started)
+	Intervals     []RecvInterval  `json:"intervals,omitempty"`  // the interval reports (ServerConfig.Interval)
 	// Host is what limited this process besides the network during the
 	// flow (docs/metrics.md, "Host-limited runs").
 	Host *hostlimit.Report `json:"host_limit,omitempty"`
@@ -411,6 +412,7 @@ func (s *Server) finish(sum FlowSummary) bool {
 		}
 	})
 	if s.cfg.OnFlow != nil {
+		sum.Endpoint = endpointCounts(s.ep.Stats())
 		s.cfg.OnFlow(sum)
 	}
 	return s.finishTest(sum)

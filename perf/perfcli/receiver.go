@@ -275,6 +275,7 @@ func writeSummary(w io.Writer, s perf.FlowSummary) {
 	}
 	if s.Error != "" {
 		fmt.Fprintf(w, "[%s] %s %s %s in %.3fs: error: %s\n", s.ConnID, s.Peer, dir, perf.FormatSize(s.Bytes), s.Seconds, s.Error)
+		perf.WriteEndpoint(w, fmt.Sprintf("[%s] ", s.ConnID), s.Endpoint)
 		return
 	}
 	extra := ""
@@ -299,6 +300,7 @@ func writeSummary(w io.Writer, s perf.FlowSummary) {
 	fmt.Fprintf(w, "[%s] %s %s %s in %.3fs = %.2f Mbit/s %s%s\n", s.ConnID, s.Peer, dir,
 		perf.FormatSize(s.Bytes), s.Seconds, s.ThroughputBps/1e6, check, extra)
 	perf.WriteAuth(w, fmt.Sprintf("[%s] ", s.ConnID), s.Auth)
+	perf.WriteEndpoint(w, fmt.Sprintf("[%s] ", s.ConnID), s.Endpoint)
 }
 
 // writeTestSummary prints the [SUM] line of a sender's several-flow test.

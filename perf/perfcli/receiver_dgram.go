@@ -16,4 +16,5 @@ func writeDgramSummary(w io.Writer, s perf.FlowSummary) {
 		s.ConnID, s.Peer, d.Datagrams, perf.FormatSize(int64(d.Bytes)), d.Seconds, d.ThroughputBps/1e6, d.LostNetwork, d.Missing,
 		d.RecvDropped, d.CEMarked, d.OWDms, d.OWDMinms, d.OWDMaxms, d.Jitterms, d.PeerAckRatio)
 	perf.WriteAuth(w, fmt.Sprintf("[%s] ", s.ConnID), s.Auth)
+	perf.WriteEndpoint(w, fmt.Sprintf("[%s] ", s.ConnID), s.Endpoint)
 }

@@ -70,6 +70,32 @@ func TestOnceJSONForward(t *testing.T) {
 		t.Errorf("summary: got end.sum_received.bytes %d digest %.8s id %s, want %d %.8s %s",
 			doc.End.SumReceived.Bytes, s.Digest, s.ConnID, 2<<20, res.End.ReceiverDigest, res.Start.ConnID)
 	}
+	if got, want := s.Endpoint, (&perf.EndpointCounts{}); got == nil || *got != *want {
+		t.Errorf("start.cclab[0].endpoint = %+v, want %+v (no pressure)", got, want)
+	}
+}
+
+// TestSummaryEndpointCounts: a flow's summary line is followed by the
+// receiver's admission counters once any is not zero, after an error too.
+func TestSummaryEndpointCounts(t *testing.T) {
+	c := &perf.EndpointCounts{CookiesSent: 3, StatelessAccepts: 2, Evicted: 1, RefusedFull: 4}
+	want := "[ab] receiver admission (totals): cookies_sent=3 stateless_accepts=2 evicted=1 refused_full=4\n"
+	for _, s := range []perf.FlowSummary{
+		{ConnID: "ab", Peer: "127.0.0.1:1", Bytes: 10, Seconds: 1, Verify: perf.VerifyPattern, Endpoint: c},
+		{ConnID: "ab", Peer: "127.0.0.1:1", Error: "evicted", Endpoint: c},
+	} {
+		var b strings.Builder
+		writeSummary(&b, s)
+		if got := b.String(); !strings.HasSuffix(got, want) {
+			t.Errorf("summary %q, want it to end with %q", got, want)
+		}
+		b.Reset()
+		s.Endpoint = &perf.EndpointCounts{}
+		writeSummary(&b, s)
+		if got := b.String(); strings.Contains(got, "admission") {
+			t.Errorf("summary with zero counters %q, want no admission line", got)
+		}
+	}
 }
 
 func TestOnceReverse(t *testing.T) {
