@@ -337,8 +337,10 @@ func testSQLiteCampaign(t *testing.T, n *netnstest.Network, bin, dir string) {
 // comparisons back from the database: every path and variant replayed.
 // Each path's replayed goodput is logged against the measured one with
 // the count within ±25 % on the paths with loss up to 5 % (the issue's
-// acceptance); not held to it while the profiles' rates are not (see
-// checkProfile): a replay can only be as good as its profile.
+// acceptance), not held to it: with the probed profiles 19 and 20 of 28
+// such cells were within (13-15 of the 16 intra-continental ones; the
+// inter-continental cells measure 2 transfers of 100 kB each against
+// bursty loss, whose goodput varies more than ±25 % from run to run).
 func checkValidate(t *testing.T, ctl *netnstest.Node, bin, db, specFile string) {
 	t.Helper()
 	out, err := run(t, ctl, bin, "campaign", "validate", "-db", db, specFile)
@@ -447,7 +449,13 @@ var reportTables = []string{"The study&#39;s questions, answered from the number
 // the access links, 10 Mbit/s across, the inter link; queue ±30 %: 100
 // packets at an access link, 200 at the inter link). The spec's probe
 // phase (one probe per pair filling the bottleneck's queue) is what makes
-// them measurable: 100 kB transfers never fill those buffers.
+// them measurable: 100 kB transfers never fill those buffers, and their
+// ACK trains depend on the host's timing. Under CI=true every rate must
+// be within ±20 % (two runs at load 10-22: 24 of 24, at most 9 % off);
+// the queues are logged, not held: a probe sender the loaded host cannot
+// pace at 1.5 times 20 Mbit/s fills no queue (a bound, with a warning),
+// and one whose link shells fall behind shows two queues (8 of 12 and
+// 12 of 12 within ±30 % in those runs).
 func checkProfile(t *testing.T, ctl *netnstest.Node, bin, db, spec string) {
 	t.Helper()
 	out, err := run(t, ctl, bin, "campaign", "profile", "-db", db, "-o", "-", spec)
@@ -496,6 +504,9 @@ func checkProfile(t *testing.T, ctl *netnstest.Node, bin, db, spec string) {
 		t.Errorf("profile: %d paths with a rate, want 12", paths)
 	}
 	t.Logf("profile: rate within ±20 %% of the network's on %d of %d paths, queue within ±30 %% on %d", rateOK, paths, queueOK)
+	if os.Getenv("CI") == "true" && rateOK != paths {
+		t.Errorf("profile: rate within ±20 %% on %d of %d paths, want all (the issue's acceptance; held under CI=true)", rateOK, paths)
+	}
 }
 
 // checkReport writes the campaign's report from db and checks that it has
