@@ -33,12 +33,15 @@ func NewSampledSource(seed uint64) *SampledSource {
 // Pattern returns the full pattern stream the stamps are taken from.
 func (s *SampledSource) Pattern() *PatternSource { return &s.p }
 
-// stamp returns the stamp at offset o, a multiple of SampleStride: word 0 of
-// block o/64.
+// stamp returns the stamp at offset o, a multiple of SampleStride (word 0
+// of block o/64), as bytes.
 func (s *SampledSource) stamp(o uint64) (w [8]byte) {
-	binary.LittleEndian.PutUint64(w[:], s.p.mix(o/64*golden)^s.p.key[0])
+	binary.LittleEndian.PutUint64(w[:], s.word(o))
 	return w
 }
+
+// word returns the stamp at offset o as a little-endian word.
+func (s *SampledSource) word(o uint64) uint64 { return s.p.mix(o/64*golden) ^ s.p.key[0] }
 
 // Fill writes the stamps' bytes that fall in [off, off+len(p)) into p (a
 // stamp split between two datagrams is written half in each) and leaves the
@@ -46,8 +49,11 @@ func (s *SampledSource) stamp(o uint64) (w [8]byte) {
 func (s *SampledSource) Fill(off int64, p []byte) {
 	lo, end := uint64(off), uint64(off)+uint64(len(p))
 	for o := lo &^ (SampleStride - 1); o < end; o += SampleStride {
-		a, b := max(o, lo), min(o+8, end)
-		if a < b {
+		if o >= lo && o+8 <= end { // the whole stamp: one store
+			binary.LittleEndian.PutUint64(p[o-lo:], s.word(o))
+			continue
+		}
+		if a, b := max(o, lo), min(o+8, end); a < b {
 			w := s.stamp(o)
 			copy(p[a-lo:b-lo], w[a-o:b-o])
 		}
@@ -60,8 +66,13 @@ func (s *SampledSource) Fill(off int64, p []byte) {
 func (s *SampledSource) Equal(off int64, p []byte) bool {
 	lo, end := uint64(off), uint64(off)+uint64(len(p))
 	for o := lo &^ (SampleStride - 1); o < end; o += SampleStride {
-		a, b := max(o, lo), min(o+8, end)
-		if a < b {
+		if o >= lo && o+8 <= end { // the whole stamp: one load
+			if binary.LittleEndian.Uint64(p[o-lo:]) != s.word(o) {
+				return false
+			}
+			continue
+		}
+		if a, b := max(o, lo), min(o+8, end); a < b {
 			w := s.stamp(o)
 			if string(p[a-lo:b-lo]) != string(w[a-o:b-o]) {
 				return false
