@@ -320,7 +320,9 @@ func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) err
 		if slowest > 0 {
 			dur = max(dur, (3 * time.Duration(float64(sp.Transfer.Bytes)*8/slowest*float64(time.Second))).Round(time.Second))
 		}
-		p("until_done: true\n")
+		if !slices.Contains(rp.backends, "live") {
+			p("until_done: true\n") // the live backend refuses it: its sized flows end by themselves
+		}
 	}
 	p("duration: %s\n", dur)
 	if len(rp.seeds) > 0 {

@@ -140,6 +140,20 @@ func TestProfileScenario(t *testing.T) {
 	if !strings.Contains(b.String(), "loss: \""+(link.GEConfig{P: 6.0 / 107, R: 0.5, K: 1}).Spec()+"\"") {
 		t.Errorf("scenario lacks the inter paths' Gilbert loss:\n%s", b.String())
 	}
+	// The replay runs sized transfers until done in the simulator; the
+	// live backend refuses until_done (its sized flows end by themselves).
+	for _, c := range []struct {
+		backends []string
+		want     bool
+	}{{nil, s.Transfer.Bytes > 0}, {[]string{"sim", "live"}, false}} {
+		exp, err := ValidationExperiment(s, ps, c.backends)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(exp.Source), "until_done: true"); got != c.want {
+			t.Errorf("replay on %v: until_done %v, want %v", c.backends, got, c.want)
+		}
+	}
 }
 
 // FuzzLossSequence: any trace gives a sequence and a count of bad records,
