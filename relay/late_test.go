@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cclab/clock"
 )
 
 // TestLateHistBuckets checks the bucket bounds: every value falls in a
@@ -91,6 +93,31 @@ func TestLatencyJSON(t *testing.T) {
 	for _, key := range []string{"write_late", "read_late", "sleep_late", "lock_wait", "send_time", "loop"} {
 		if want := `"` + key + `":{"max_ns":`; !strings.Contains(string(b), want) {
 			t.Errorf("counters JSON lacks %s: %s", want, b)
+		}
+	}
+}
+
+// TestArrivalAt: a datagram enters the links at its kernel receive instant
+// (the read's instant less its read lateness), never in the links' past
+// (the floor) nor after the read.
+func TestArrivalAt(t *testing.T) {
+	const ms = time.Millisecond
+	now := clock.Start.Add(100 * ms)
+	for _, tc := range []struct {
+		name  string
+		late  time.Duration
+		floor clock.Time
+		want  clock.Time
+	}{
+		{"read at once", 0, clock.Start, now},
+		{"stamp after the read (clock step)", -2 * ms, clock.Start, now},
+		{"waited 16 ms in the socket", 16 * ms, clock.Start, now.Add(-16 * ms)},
+		{"links moved on past the stamp", 16 * ms, now.Add(-5 * ms), now.Add(-5 * ms)},
+		{"floor at the read", 16 * ms, now, now},
+		{"floor after the read", 16 * ms, now.Add(ms), now},
+	} {
+		if got := arrivalAt(now, tc.late, tc.floor); got != tc.want {
+			t.Errorf("%s: arrivalAt(now, %v, floor) = now%+v, want now%+v", tc.name, tc.late, got.Sub(now), tc.want.Sub(now))
 		}
 	}
 }

@@ -200,10 +200,31 @@ func (r *Relay) readLoop(rd *reader) {
 // the read returned. Called with mu held.
 func (r *Relay) handle(rd *reader, n int, t time.Time) {
 	now := r.base.Add(t.Sub(r.start))
+	r.readNow = now
 	wallNs := t.UnixNano() // for the kernel's stamps, which are on the wall clock
 	r.cnt.ReadCalls++
 	due := r.writeDue()
 	for i := 0; i < n; i++ {
+		m := &rd.ms[i]
+		if m.RxTime != 0 { // the socket has kernel receive stamps (setupSocket)
+			late := time.Duration(wallNs - m.RxTime)
+			r.readLate(late)
+			// The datagram reaches the links at the instant the kernel
+			// received it, not when this reader got to it: a reader
+			// that the host kept off the CPU for milliseconds would
+			// otherwise offer everything that waited in the socket as
+			// one burst, and the links' queues would drop what a paced
+			// sender never sent back to back. The links are first moved
+			// on to that instant (the departures meanwhile).
+			if at := arrivalAt(now, late, r.serviceNow); at < now {
+				if due != clock.Never && at >= due {
+					r.serviceTimed(at)
+					due = r.writeDue()
+				}
+				r.receiveAll(rd, m, at)
+				continue
+			}
+		}
 		if i > 0 && due != clock.Never {
 			// A large batch (with GRO up to 16 × 64 datagrams, hundreds
 			// of µs of copying and queueing) would hold back the writes
@@ -218,33 +239,47 @@ func (r *Relay) handle(rd *reader, n int, t time.Time) {
 				due = r.writeDue()
 			}
 		}
-		m := &rd.ms[i]
-		if m.RxTime != 0 { // the socket has kernel receive stamps (setupSocket)
-			r.readLate(time.Duration(wallNs - m.RxTime))
-		}
-		cl := rd.c
-		if cl == nil {
-			cl = r.clientFor(m.Addr, now, rd.entry)
-			if cl == nil {
-				continue
-			}
-		}
-		if cl.up == nil { // session expired while we were reading
-			continue
-		}
-		cl.lastSeen = now
-		if m.N >= len(m.Buf) {
-			r.cnt.Truncated++
-		}
-		k := m.Count()
-		if k > 1 {
-			r.cnt.GROReads++
-		}
-		for j := 0; j < k; j++ {
-			r.receive(cl, rd.dir, m.Datagram(j), m.ECN, now)
-		}
+		r.receiveAll(rd, m, now)
 	}
 	r.service(now)
+}
+
+// arrivalAt is the instant a datagram read at now reached the relay's
+// socket, late before the read (from the kernel's receive stamp), but no
+// earlier than floor, the instant the links were last moved on to (they
+// take no packet in their past).
+func arrivalAt(now clock.Time, late time.Duration, floor clock.Time) clock.Time {
+	if late <= 0 {
+		return now
+	}
+	return min(now, max(now.Add(-late), floor))
+}
+
+// receiveAll offers the datagrams of message m (several with GRO), read
+// by rd, to the first hop of their path as arriving at now. Called with mu
+// held.
+func (r *Relay) receiveAll(rd *reader, m *netio.Message, now clock.Time) {
+	cl := rd.c
+	if cl == nil {
+		cl = r.clientFor(m.Addr, now, rd.entry)
+		if cl == nil {
+			return
+		}
+	}
+	if cl.up == nil { // session expired while we were reading
+		return
+	}
+	cl.lastSeen = now
+	if m.N >= len(m.Buf) {
+		r.cnt.Truncated++
+	}
+	k := m.Count()
+	if k > 1 {
+		r.cnt.GROReads++
+	}
+	for j := 0; j < k; j++ {
+		r.receive(cl, rd.dir, m.Datagram(j), m.ECN, now)
+	}
 }
 
 // readLate counts a read d after the kernel received the datagram. Called

@@ -121,6 +121,10 @@ type Relay struct {
 	lastWrite clock.Time
 	// serviceNow is the instant service was called with, for lateness.
 	serviceNow clock.Time
+	// readNow is when the latest read returned: the links may be moved on
+	// to an earlier instant (a datagram's kernel receive stamp, handle),
+	// but what they deliver then is written no earlier than this.
+	readNow clock.Time
 	// Packet mode (NewPacket): the one fixed session whose up is the
 	// outer device, and the flow table for per-flow statistics.
 	packet bool
@@ -320,6 +324,9 @@ func (r *Relay) Start() {
 	}
 	r.lastStat = now
 	r.nextStat = now.Add(r.cfg.Interval)
+	// The links start now: no datagram enters them earlier, even one
+	// the kernel received before (handle's arrival floor).
+	r.serviceNow = now
 	r.mu.Unlock()
 	if r.loop {
 		// Without epoll (not Linux) the loop reads every socket each pass.

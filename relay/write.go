@@ -82,7 +82,7 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 		return
 	}
 	r.lastActive = max(r.lastActive, at)
-	late := r.serviceNow.Sub(at) + r.cfg.InjectWriteLate
+	late := max(r.serviceNow, r.readNow).Sub(at) + r.cfg.InjectWriteLate
 	b := 0
 	for b < len(LateBuckets) && late > LateBuckets[b] {
 		b++
