@@ -110,9 +110,12 @@ func TestProfileFromProbe(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pp := PathProfile{Packet: payload + 28, MinRTT: 80 * time.Millisecond}
-			pe := pp.probe(Row{Status: StatusDone, SenderQlog: string(synthProbe(600, payload, 100*time.Millisecond, time.Millisecond, 80*time.Millisecond, 500*time.Microsecond, 200*time.Millisecond, c.lost))})
+			pe := pp.probe(Row{Status: StatusDone, SenderJSON: `{"end":{"cclab":{"host_limited": true}}}`, SenderQlog: string(synthProbe(600, payload, 100*time.Millisecond, time.Millisecond, 80*time.Millisecond, 500*time.Microsecond, 200*time.Millisecond, c.lost))})
 			if pe == nil {
 				t.Fatalf("no probe estimate: %v", pp.Warnings)
+			}
+			if !strings.Contains(strings.Join(pp.Warnings, "\n"), "probe: its sender reported itself host-limited") {
+				t.Errorf("no host-limited warning: %v", pp.Warnings)
 			}
 			pp.estimate(nil, []float64{1e6}, pe)
 			wantRate := 9.6e6 * 1228 / 1200

@@ -186,6 +186,9 @@ func (pp *PathProfile) probe(r Row) *probeEstimate {
 		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: no busy period of %d packets in its qlog (larger probe.bytes, or a probe.rate above the path's): estimated from the transfers", ProbeRatePackets))
 		return nil
 	}
+	if hostLimited(r.SenderJSON) {
+		pp.Warnings = append(pp.Warnings, "probe: its sender reported itself host-limited: it may not have paced fast enough to fill the queue")
+	}
 	if pe.overflows < OverflowLosses {
 		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: %d losses at its fullest queue: the queue is a bound (larger probe.bytes)", pe.overflows))
 	}
