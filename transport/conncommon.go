@@ -158,12 +158,26 @@ func (h *connCommon) accept(from netip.AddrPort, p *packet, maxDatagram int, ecn
 func (h *connCommon) payloadMax(header int) int { return h.maxDatagram - header - h.tagLen }
 
 // timeout returns how long the connection may hear nothing and the error
-// it then fails with: the handshake timeout until the handshake is
-// complete (a server's half-open connection included), else the idle
-// timeout.
+// it then fails with: the handshake timeout until the Accept (a client
+// waiting for it), the idle timeout after it, with ErrHandshakeTimeout for
+// a server's half-open connection (accepted, not yet confirmed).
+//
+// A half-open connection is kept for the idle timeout, not the handshake
+// timeout: its client believes itself connected after the Accept and
+// retransmits its first packets with a backed-off RTO (1, 2, 4, 8, 16 s ...
+// up to MaxRTO, below the idle timeout), so under heavy loss it may be
+// silent for longer than the handshake timeout; dropping the entry then
+// answered its next packet with a stateless reset, ending a connection
+// that was merely unlucky. QUIC likewise lets the idle timeout, at least
+// three PTOs, govern the handshake (RFC 9000 §10.1). A flood of half-open
+// connections is bounded by the admission limits and the stateless
+// fallback (admission.go), not by their lifetime.
 func (h *connCommon) timeout(established bool, idle, handshake time.Duration) (time.Duration, error) {
-	if h.handshaking(established) {
+	switch {
+	case !established:
 		return handshake, ErrHandshakeTimeout
+	case !h.validated:
+		return idle, ErrHandshakeTimeout
 	}
 	return idle, ErrIdleTimeout
 }

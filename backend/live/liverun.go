@@ -66,6 +66,30 @@ func (c common) wall(t clock.Time) time.Time { return c.t0.Add(t.Sub(clock.Start
 // nothing, and the run's note NoteUnconnected counts it.
 var errNotConnected = errors.New("no answer to the handshake before the flow's stop")
 
+// errResetUnconfirmed is an unconnected flow's result (errNotConnected)
+// when the receiver answered it with a stateless reset
+// (transport.ErrStatelessReset) before confirming the handshake: the client
+// had the Accept but heard nothing after it, every packet it sent since
+// was lost until the receiver no longer held the half-open connection. The
+// run's note NoteUnconnectedReset counts these among NoteUnconnected.
+var errResetUnconfirmed = fmt.Errorf("%w: reset by the receiver before it confirmed the handshake", errNotConnected)
+
+// streamEnd classifies the end of stream flow name: err is its
+// connection's error (nil, or context.DeadlineExceeded when its drain
+// ran out) and confirmed whether the receiver answered after the Accept
+// (the client received a packet from it). A stateless reset of an
+// unconfirmed connection is errResetUnconfirmed, with the reset kept in the
+// message; any other error fails the run.
+func streamEnd(name string, err error, confirmed bool) error {
+	switch {
+	case err == nil || errors.Is(err, context.DeadlineExceeded):
+		return nil
+	case !confirmed && errors.Is(err, transport.ErrStatelessReset):
+		return fmt.Errorf("flow %s: %w (%v)", name, errResetUnconfirmed, err)
+	}
+	return fmt.Errorf("flow %s: %v", name, err)
+}
+
 // shiftSink moves an endpoint's event times onto the common clock and maps
 // connection IDs to flow numbers.
 type shiftSink struct {
@@ -259,12 +283,15 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 	}
 	load1 := loadAverage()
 	info := lr.startClock()
-	unconnected, first := lr.runSenders(info)
+	unconnected, reset, first := lr.runSenders(info)
 	res := metrics.RunResult{Info: info}
 	res.Flows, res.Links = p.Describe()
 	res.Notes = notes(lr.rl.Counters(), load1)
 	hostNotes(res.Notes, hostReport(lr.rl, lr.endpoints()))
 	res.Notes[NoteUnconnected] = float64(unconnected)
+	if reset > 0 {
+		res.Notes[NoteUnconnectedReset] = float64(reset)
+	}
 	lr.stop()
 	if len(lr.udpFlows) > 0 {
 		res.Notes[NoteUDPBad] = float64(lr.badUDP)
@@ -486,8 +513,9 @@ func (lr *liveRun) startClock() metrics.RunInfo {
 }
 
 // runSenders runs every flow to its end and returns the number of flows
-// whose handshake had no answer and the first other error.
-func (lr *liveRun) runSenders(info metrics.RunInfo) (unconnected int, first error) {
+// whose handshake had no answer (errNotConnected), how many of them the
+// receiver reset (errResetUnconfirmed), and the first other error.
+func (lr *liveRun) runSenders(info metrics.RunInfo) (unconnected, reset int, first error) {
 	errs := make(chan error, len(lr.senders))
 	var swg sync.WaitGroup
 	start := info.Start.Add(-lr.p.Warmup)
@@ -516,11 +544,14 @@ func (lr *liveRun) runSenders(info metrics.RunInfo) (unconnected int, first erro
 		switch {
 		case errors.Is(err, errNotConnected):
 			unconnected++
+			if errors.Is(err, errResetUnconfirmed) {
+				reset++
+			}
 		case err != nil && first == nil:
 			first = err
 		}
 	}
-	return unconnected, first
+	return unconnected, reset, first
 }
 
 // endpoints returns the run's transport endpoints: the receiver's and the
@@ -623,10 +654,8 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 	}
 	wctx, wcancel := context.WithTimeout(ctx, wait)
 	defer wcancel()
-	if err := conn.Wait(wctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("flow %s: %v", f.Name, err)
-	}
-	return nil
+	err = conn.Wait(wctx)
+	return streamEnd(f.Name, err, conn.Stats().PacketsReceived > 0)
 }
 
 // mapReceiver maps a connection ID to its flow at the shared receiver and

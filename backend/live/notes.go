@@ -33,6 +33,10 @@ const (
 	// NoteUnconnected counts the flows whose handshake had no answer before
 	// their stop (every handshake packet dropped: errNotConnected).
 	NoteUnconnected = "flows_unconnected"
+	// NoteUnconnectedReset counts those of them the receiver answered with
+	// a stateless reset before confirming the handshake (the client had
+	// its Accept; errResetUnconfirmed). Set only when not zero.
+	NoteUnconnectedReset = "flows_unconnected_reset"
 )
 
 // notes summarizes the run's conditions: host load and the relay's timing
