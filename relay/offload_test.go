@@ -181,8 +181,8 @@ func TestCoalesce(t *testing.T) {
 
 // TestReadLateness: datagrams that waited in the relay's socket before its
 // reader ran (stamps are on from the socket's creation) count that wait as
-// read lateness, and enter the link when they are read (the arrival
-// instant), not before Start.
+// read lateness, and enter the link at Start (the floor of their kernel
+// receive stamps), not before.
 func TestReadLateness(t *testing.T) {
 	const wait = 50 * time.Millisecond
 	dst, err := netio.ListenUDP("127.0.0.1:0")
