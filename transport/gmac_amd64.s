@@ -9,6 +9,31 @@
 // sums the unreduced products and reduces once (aggregated reduction, as the
 // library's eight-block loop).
 
+// PRODUCTS4 adds the lo, hi and middle carry-less products of the four
+// blocks in D by the four powers in H to Z4, Z5 and Z6 (Z9-Z12 clobbered).
+#define PRODUCTS4(H, D) \
+	VPCLMULQDQ $0x00, H, D, Z9  \
+	VPCLMULQDQ $0x11, H, D, Z10 \
+	VPCLMULQDQ $0x01, H, D, Z11 \
+	VPCLMULQDQ $0x10, H, D, Z12 \
+	VPXORQ     Z9, Z4, Z4       \
+	VPXORQ     Z10, Z5, Z5      \
+	VPTERNLOGQ $0x96, Z12, Z11, Z6
+
+// REDUCE folds the middle product X6 into lo X4 and hi X5 and reduces lo
+// by gcmPoly (X14) twice, as the library's dataMul; the caller XORs X5 in.
+#define REDUCE \
+	VPSLLDQ    $8, X6, X9       \
+	VPSRLDQ    $8, X6, X6       \
+	VPXOR      X9, X4, X4       \
+	VPXOR      X6, X5, X5       \
+	VPCLMULQDQ $0x01, X4, X14, X9 \
+	VPSHUFD    $0x4e, X4, X4    \
+	VPXOR      X9, X4, X4       \
+	VPCLMULQDQ $0x01, X4, X14, X9 \
+	VPSHUFD    $0x4e, X4, X4    \
+	VPXOR      X9, X4, X4
+
 DATA gmacBswap<>+0(SB)/8, $0x08090a0b0c0d0e0f
 DATA gmacBswap<>+8(SB)/8, $0x0001020304050607
 GLOBL gmacBswap<>(SB), RODATA|NOPTR, $16
@@ -114,29 +139,11 @@ loop16:
 	VPCLMULQDQ $0x10, Z16, Z0, Z7
 	VPXORQ     Z7, Z6, Z6
 
-	VPCLMULQDQ $0x00, Z17, Z1, Z9
-	VPCLMULQDQ $0x11, Z17, Z1, Z10
-	VPCLMULQDQ $0x01, Z17, Z1, Z11
-	VPCLMULQDQ $0x10, Z17, Z1, Z12
-	VPXORQ     Z9, Z4, Z4
-	VPXORQ     Z10, Z5, Z5
-	VPTERNLOGQ $0x96, Z12, Z11, Z6
+	PRODUCTS4(Z17, Z1)
 
-	VPCLMULQDQ $0x00, Z18, Z2, Z9
-	VPCLMULQDQ $0x11, Z18, Z2, Z10
-	VPCLMULQDQ $0x01, Z18, Z2, Z11
-	VPCLMULQDQ $0x10, Z18, Z2, Z12
-	VPXORQ     Z9, Z4, Z4
-	VPXORQ     Z10, Z5, Z5
-	VPTERNLOGQ $0x96, Z12, Z11, Z6
+	PRODUCTS4(Z18, Z2)
 
-	VPCLMULQDQ $0x00, Z19, Z3, Z9
-	VPCLMULQDQ $0x11, Z19, Z3, Z10
-	VPCLMULQDQ $0x01, Z19, Z3, Z11
-	VPCLMULQDQ $0x10, Z19, Z3, Z12
-	VPXORQ     Z9, Z4, Z4
-	VPXORQ     Z10, Z5, Z5
-	VPTERNLOGQ $0x96, Z12, Z11, Z6
+	PRODUCTS4(Z19, Z3)
 
 	// the four lanes of each sum into one
 	VEXTRACTI64X4 $1, Z4, Y9
@@ -164,16 +171,7 @@ loop16:
 	VPXOR      X12, X6, X6
 
 	// middle into lo and hi, then reduce
-	VPSLLDQ    $8, X6, X9
-	VPSRLDQ    $8, X6, X6
-	VPXOR      X9, X4, X4
-	VPXOR      X6, X5, X5
-	VPCLMULQDQ $0x01, X4, X14, X9
-	VPSHUFD    $0x4e, X4, X4
-	VPXOR      X9, X4, X4
-	VPCLMULQDQ $0x01, X4, X14, X9
-	VPSHUFD    $0x4e, X4, X4
-	VPXOR      X9, X4, X4
+	REDUCE
 	VPXOR      X5, X4, X8 // VEX: clears Z8's upper lanes again
 
 	ADDQ $256, SI
@@ -195,16 +193,7 @@ singlesLoop:
 	VPCLMULQDQ $0x01, X12, X0, X6
 	VPCLMULQDQ $0x10, X12, X0, X7
 	VPXOR      X7, X6, X6
-	VPSLLDQ    $8, X6, X9
-	VPSRLDQ    $8, X6, X6
-	VPXOR      X9, X4, X4
-	VPXOR      X6, X5, X5
-	VPCLMULQDQ $0x01, X4, X14, X9
-	VPSHUFD    $0x4e, X4, X4
-	VPXOR      X9, X4, X4
-	VPCLMULQDQ $0x01, X4, X14, X9
-	VPSHUFD    $0x4e, X4, X4
-	VPXOR      X9, X4, X4
+	REDUCE
 	VPXOR      X5, X4, X8
 	ADDQ       $16, SI
 	SUBQ       $16, DX
