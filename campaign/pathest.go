@@ -3,6 +3,7 @@ package campaign
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"sort"
 	"time"
 
@@ -60,8 +61,9 @@ type qlogRecord struct {
 		Raw struct {
 			Length int `json:"length"`
 		} `json:"raw"`
-		Length    int     `json:"length"`
-		LatestRTT float64 `json:"latest_rtt"` // ms
+		Length      int     `json:"length"`
+		LatestRTT   float64 `json:"latest_rtt"`   // ms
+		SmoothedRTT float64 `json:"smoothed_rtt"` // ms
 	} `json:"data"`
 }
 
@@ -82,6 +84,7 @@ func estimateTrace(trace []byte) traceEstimate {
 	var ackT []time.Duration // distinct ACK instants
 	var ackCum []int64       // payload acknowledged up to and including each
 	var total int64
+	var prev qlogRecord // the last recovery:metrics_updated record
 	for _, rec := range bytes.Split(trace, []byte{qlog.RecordSeparator}) {
 		var r qlogRecord
 		if len(bytes.TrimSpace(rec)) == 0 || json.Unmarshal(rec, &r) != nil {
@@ -105,7 +108,9 @@ func estimateTrace(trace []byte) traceEstimate {
 				e.lossAt = append(e.lossAt, lossPoint{idx: i, rtt: recentMax(rtts, at, e.minRTT)})
 			}
 		case "recovery:metrics_updated":
-			if r.Data.LatestRTT > 0 {
+			stale := staleRTT(prev, r)
+			prev = r
+			if r.Data.LatestRTT > 0 && !stale {
 				d := time.Duration(r.Data.LatestRTT * 1e6)
 				rtts = append(rtts, rttSample{at, d})
 				if e.minRTT == 0 || d < e.minRTT {
@@ -125,6 +130,26 @@ func estimateTrace(trace []byte) traceEstimate {
 	e.trainBps = trainRate(ackT, ackCum, int64(TrainPackets*e.payload))
 	e.rtts, e.ackT, e.ackCum = rtts, ackT, ackCum
 	return e
+}
+
+// StaleRTTTolerance: a metrics record whose latest and smoothed RTTs
+// both equal the previous record's, with the smoothed RTT more than this
+// away from the latest, took no RTT sample (staleRTT).
+const StaleRTTTolerance = time.Microsecond
+
+// staleRTT reports whether the metrics record r, after prev, repeats
+// prev's RTT sample rather than taking one: the transport writes a record
+// after every ACK, and one that acknowledged only retransmissions took no
+// sample (RFC 6298 §3, Karn's algorithm), so its latest and smoothed RTTs
+// are the last ones unchanged. After a host stall hundreds of such
+// records repeat the stall's inflated RTT; counted as samples they would
+// make a plateau of it. A real sample equal to the last one moves the
+// smoothed RTT, unless that has converged to it (a simulated path's
+// constant RTT: kept).
+func staleRTT(prev, r qlogRecord) bool {
+	l, s := r.Data.LatestRTT, r.Data.SmoothedRTT
+	return l == prev.Data.LatestRTT && s == prev.Data.SmoothedRTT &&
+		math.Abs(l-s) > float64(StaleRTTTolerance)/1e6
 }
 
 // recentMax returns the largest RTT sample within window before at (the

@@ -34,7 +34,7 @@ func synthStalled(n, payload int, start, gap, minRTT, grow, full time.Duration, 
 			at += stall
 		}
 		rtt := minRTT + min(time.Duration(i)*grow, full)
-		rec(`{"time":%g,"name":"recovery:metrics_updated","data":{"latest_rtt":%g}}`, ms(at), ms(rtt))
+		rec(`{"time":%g,"name":"recovery:metrics_updated","data":{"latest_rtt":%g,"smoothed_rtt":%g}}`, ms(at), ms(rtt), ms(rtt))
 		if lost[i] {
 			rec(`{"time":%g,"name":"recovery:packet_lost","data":{"header":{"packet_number":%d}}}`, ms(at), i)
 			continue
@@ -127,5 +127,30 @@ func TestProfileFromProbe(t *testing.T) {
 				t.Errorf("queue %dp (bound %v), want %dp (bound %v); warnings %v", got, pp.QueueBound, want, c.wantBound, pp.Warnings)
 			}
 		})
+	}
+}
+
+// TestEstimateProbeStaleRTT: after a stall at the probe's end, hundreds of
+// ACKs of retransmissions repeat the stall's RTT (and the smoothed RTT)
+// without sampling it: they are not samples, and the full queue stays the
+// plateau's. A constant RTT that the smoothed RTT has converged to (a
+// simulated path) is sampled.
+func TestEstimateProbeStaleRTT(t *testing.T) {
+	trace := string(synthProbe(600, 1200, 100*time.Millisecond, time.Millisecond, 80*time.Millisecond, 500*time.Microsecond, 200*time.Millisecond, map[int]bool{500: true, 550: true}))
+	var b strings.Builder
+	b.WriteString(trace)
+	for i := range 300 {
+		fmt.Fprintf(&b, "%c{\"time\":%g,\"name\":\"recovery:metrics_updated\",\"data\":{\"latest_rtt\":400,\"smoothed_rtt\":290}}\n", qlog.RecordSeparator, 800+float64(i)/10)
+	}
+	tr := estimateTrace([]byte(b.String()))
+	pe, ok := estimateProbe(tr, 0)
+	if !ok {
+		t.Fatal("no estimate")
+	}
+	if got, want := pe.queue, 200*time.Millisecond; got != want {
+		t.Errorf("queue %v, want %v (the plateau's, not the stale RTT's)", got, want)
+	}
+	if got, want := len(tr.rtts), 601; got != want {
+		t.Errorf("%d RTT samples, want %d (600 and the first of the repeats)", got, want)
 	}
 }
