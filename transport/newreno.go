@@ -16,7 +16,22 @@ type NewReno struct {
 	fastRecovery
 	recover    uint64 // RFC 6582 "recover": SND.NXT when recovery began (exclusive), or after an RTO
 	recoverSet bool
-	partials   int // partial ACKs in this episode
+	partials   int  // partial ACKs in this episode
+	atRecover  bool // NewRenoConfig.AtRecover
+}
+
+// NewRenoConfig configures NewReno recovery.
+type NewRenoConfig struct {
+	DupAckConfig
+	// AtRecover lets duplicate ACKs whose cumulative point is exactly one
+	// past recover (everything sent before the last recovery or RTO
+	// acknowledged) start a new recovery, as ns-3 3.37 does
+	// (TcpSocketBase::DupAck enters when m_highRxAckMark >= m_recover,
+	// m_recover being HighData). RFC 6582 §3.2 step 2 and §4 do not: such
+	// ACKs do not "cover more than recover", and after an RTO they are
+	// what go-back-N's retransmissions of data the receiver already holds
+	// produce. Off by default.
+	AtRecover bool `param:"atrecover" help:"duplicate ACKs at exactly one past recover start a new recovery (ns-3 3.37's TcpSocketBase::DupAck; not RFC 6582 §3.2 step 2)"`
 }
 
 // Name returns "newreno".
@@ -32,8 +47,11 @@ func (r *NewReno) OnAck(x *Ctx, a *AckInfo) {
 	case !r.inRec:
 		// Step 2: enter only if the ACK covers more than recover, so that
 		// duplicate ACKs for data sent before an earlier recovery or RTO do
-		// not cause a second reduction.
-		if !r.countDupAck(a) || (r.recoverSet && a.CumAck <= r.recover) {
+		// not cause a second reduction. r.recover is one past the RFC's
+		// (inclusive) recover, so an ACK of r.recover covers recover but
+		// not more (§4: go-back-N's duplicates of received data); with
+		// atRecover (ns-3) it is enough.
+		if !r.countDupAck(a) || (r.recoverSet && !r.covers(a.CumAck)) {
 			return
 		}
 		r.recover = x.SB.Nxt()
@@ -49,6 +67,12 @@ func (r *NewReno) OnAck(x *Ctx, a *AckInfo) {
 	default:
 		r.partialAck(x, a)
 	}
+}
+
+// covers reports whether a cumulative ACK lets duplicate ACKs start a new
+// recovery: beyond r.recover (RFC 6582), or at it with atRecover (ns-3).
+func (r *NewReno) covers(ack uint64) bool {
+	return ack > r.recover || (r.atRecover && ack == r.recover)
 }
 
 // partialAck applies step 5, partial acknowledgment: retransmit the first
@@ -78,10 +102,17 @@ func (r *NewReno) OnRTO(x *Ctx) {
 }
 
 func init() {
-	Recoveries.Register(recoveryEntry("newreno", "NewReno fast recovery, RFC 6582 (partial ACKs retransmit the next hole)",
-		func(c DupAckConfig, env RecoveryEnv) Recovery {
-			return &NewReno{fastRecovery: fastRecovery{dupThresh: c.DupThresh, mss: env.MSS}}
-		}))
+	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
+		Name:     "newreno",
+		Doc:      "NewReno fast recovery, RFC 6582 (partial ACKs retransmit the next hole)",
+		Defaults: func() any { return &NewRenoConfig{DupAckConfig: DupAckConfig{DupThresh: DupThresh}} },
+		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
+			c := *cfg.(*NewRenoConfig)
+			return recoveryEntry("newreno", "", func(d DupAckConfig, env RecoveryEnv) Recovery {
+				return &NewReno{fastRecovery: fastRecovery{dupThresh: d.DupThresh, mss: env.MSS}, atRecover: c.AtRecover}
+			}).Build(&c.DupAckConfig, env)
+		},
+	})
 }
 
 // recoveryEntry builds a registry entry for a duplicate-ACK strategy.

@@ -170,6 +170,42 @@ func TestNewRenoRules(t *testing.T) {
 	}
 }
 
+// TestNewRenoAtRecover: duplicate ACKs whose cumulative point is exactly
+// one past recover (the full ACK's point; the first segment sent after it is
+// lost) start a new recovery only with newreno:atrecover (ns-3 3.37's
+// TcpSocketBase::DupAck, m_highRxAckMark >= m_recover); RFC 6582 §3.2 step
+// 2 and §4 (the default) wait, as such ACKs do not cover more than recover.
+func TestNewRenoAtRecover(t *testing.T) {
+	for _, tc := range []struct {
+		recovery string
+		wantLoss int // congestion loss calls: the first episode, and the second if entered
+	}{
+		{"newreno", 1},
+		{"newreno:atrecover", 2},
+	} {
+		t.Run(tc.recovery, func(t *testing.T) {
+			f := lossSetup(t, tc.recovery)
+			dupAcks(f, 2, 3)
+			f.drain()
+			f.ack(uint64(11*testMSS), 0) // full ACK of recover (HighData 11 MSS at entry)
+			if got := len(f.drain()); got != 5 {
+				t.Fatalf("after the full ACK: sent %d segments, want 5 (cwnd = ssthresh = 5 MSS)", got)
+			}
+			// Segment 11, the first sent after recovery, is lost; 12..14 arrive.
+			for k := 12; k < 15; k++ {
+				f.ack(uint64(11*testMSS), 0, span(12, k+1))
+			}
+			f.drain()
+			if got := hasCall(f, "congestion loss"); got != tc.wantLoss {
+				t.Errorf("congestion loss calls %d, want %d (%v)", got, tc.wantLoss, f.tcc().calls)
+			}
+			if got, want := slices.Contains(f.dataOffsets(), uint64(11*testMSS)), tc.wantLoss == 2; got != want {
+				t.Errorf("fast retransmission of %d sent: %v, want %v (sent %v)", 11*testMSS, got, want, f.dataOffsets())
+			}
+		})
+	}
+}
+
 func TestRenoRules(t *testing.T) {
 	cases := []struct {
 		name string

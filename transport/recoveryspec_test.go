@@ -14,6 +14,8 @@ func TestRecoverySpecRanges(t *testing.T) {
 	}{
 		{DefaultRecovery, nil},
 		{"newreno:dupthresh=16384", nil},
+		{"newreno:dupthresh=4,atrecover", nil},
+		{"reno:atrecover", []string{"atrecover"}},
 		{"ratehalving:maxburst=4,lostretx", nil},
 		{"prr:bound=crb,dupthresh=2", nil},
 		{"newreno:dupthresh=0", []string{"newreno", "dupthresh=0", "1..16384 packets"}},
