@@ -405,7 +405,8 @@ func ccRecord(r *record, where, cc string, mss int) error {
 // is given, so only flight=pipe (what ns-3 gives) can be expressed.
 // boundMatters: ns-3's PRR sets cwnd, so only bound=ns3 (ns-3's own SSRB
 // variant) or crb can be expressed. ns-3 retransmits on partial ACKs in
-// every SACK recovery, so partialrxt is required.
+// every SACK recovery, so partialrxt is required; without SACK it enters a new
+// recovery at exactly one past recover, so newreno needs atrecover.
 func recoveryRecord(r *record, where, rec string, pipeMatters, boundMatters bool) error {
 	if rec == "" {
 		rec = transport.DefaultRecovery
@@ -419,9 +420,14 @@ func recoveryRecord(r *record, where, rec string, pipeMatters, boundMatters bool
 	bound := "" // a PRR bound ns-3 cannot express, if any
 	switch e.Name {
 	case "newreno":
+		c := cfg.(*transport.NewRenoConfig)
+		if !c.AtRecover {
+			return un("without atrecover", "ns-3.37 starts a new recovery on duplicate ACKs at exactly one past recover (set atrecover: TcpSocketBase::DupAck)")
+		}
 		r.set("rec", "ns3::TcpClassicRecovery")
 		r.set("s.Sack", false)
 		r.set("r.Sack", false)
+		r.set("s.ReTxThreshold", c.DupThresh)
 		return nil
 	case "sack":
 		sc = cfg.(*transport.SACKConfig)

@@ -35,7 +35,7 @@ topology:
   bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p, loss: 0.01}
 flows:
   - {name: a, cc: "cubic:linux=true,friendly=false", recovery: "prr:flight=pipe,bound=ns3,partialrxt", datagram: 1483B, min_rto: 1s, ack_every: 2, delayed_ack: 200ms}
-  - {name: b, cc: "newreno:ca=acks,abc=1", recovery: newreno, traffic: "onoff:on=exp(1s),off=exp(1s)"}
+  - {name: b, cc: "newreno:ca=acks,abc=1", recovery: "newreno:atrecover", traffic: "onoff:on=exp(1s),off=exp(1s)"}
 `)
 	out, err := ns3.Export(p)
 	if err != nil {
@@ -82,7 +82,7 @@ duration: 2s
 topology:
   kind: dumbbell
   bottleneck: {rate: 10Mbit, delay: 10ms, queue: "`+tc.queue+`"}
-flows: [{name: a, cc: "newreno:ca=acks,abc=1", recovery: newreno}]
+flows: [{name: a, cc: "newreno:ca=acks,abc=1", recovery: "newreno:atrecover"}]
 `)
 		out, err := ns3.Export(p)
 		if err != nil {
@@ -116,6 +116,7 @@ flows: [{name: a` + flow + `}]
 		{"rfc ssrb", base("", `, cc: "newreno:ca=acks,abc=1", recovery: "prr:flight=pipe,partialrxt"`), "bound=ssrb"},
 		{"bbr restore", base("", `, cc: bbr, recovery: "prr:partialrxt"`), "rtorestore=true"},
 		{"no partialrxt", base("", `, cc: "newreno:ca=acks,abc=1", recovery: "prr:flight=pipe,bound=ns3"`), "without partialrxt"},
+		{"newreno rfc recover", base("", `, cc: "newreno:ca=acks,abc=1", recovery: newreno`), "without atrecover"},
 		{"dca", base("", `, cc: dca, recovery: prr`), "cc dca"},
 		{"jitter", base(", jitter: 1ms", `, cc: reno, recovery: prr`), "jitter"},
 		{"fq", base("", `, cc: reno, recovery: prr`), ""},
@@ -170,7 +171,7 @@ interval: 1s
 topology:
   kind: dumbbell
   bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p}
-flows: [{name: a, cc: "newreno:ca=acks,abc=1", recovery: newreno}]
+flows: [{name: a, cc: "newreno:ca=acks,abc=1", recovery: "newreno:atrecover"}]
 `)
 	res, err := ns3.Parse(strings.NewReader(`F 1.000000 1 1000000 14480 7240 0.017500 3 1 0 700
 L 1.000000 0 5 2 1 690 1036380

@@ -55,10 +55,15 @@ var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, Dela
 
 // DefaultStacks are the stacks of the matched grid, each at the cclab
 // settings that match ns-3 3.37 (docs/compat.md).
-const DefaultStacks = "newreno=newreno:ca=acks,abc=1/newreno;" +
+const DefaultStacks = "newreno=newreno:ca=acks,abc=1/" + MatchedNewReno + ";" +
 	"newreno-prr=newreno:ca=acks,abc=1/" + MatchedPRR + ";" +
 	"cubic=cubic:linux=true,friendly=false/" + MatchedPRR + ";" +
 	"vegas=vegas/" + MatchedPRR + ";bbr=bbr:rtorestore=false/prr:partialrxt"
+
+// MatchedNewReno is the recovery that matches ns-3 3.37's TcpClassicRecovery
+// without SACK (docs/compat.md): duplicate ACKs at exactly one past recover
+// start a new recovery.
+const MatchedNewReno = "newreno:atrecover"
 
 // MatchedPRR is the recovery that matches ns-3 3.37's TcpPrrRecovery with
 // SACK (docs/compat.md): ssthresh from the pipe, ns-3's SSRB variant, a

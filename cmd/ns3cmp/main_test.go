@@ -32,8 +32,8 @@ func TestConformance(t *testing.T) {
 		loss  string
 		flows int
 	}{
-		{Stack{"newreno", "newreno:ca=acks,abc=1", "newreno", ""}, "0", 1},
-		{Stack{"newreno", "newreno:ca=acks,abc=1", "newreno", ""}, "0.01", 1},
+		{Stack{"newreno", "newreno:ca=acks,abc=1", MatchedNewReno, ""}, "0", 1},
+		{Stack{"newreno", "newreno:ca=acks,abc=1", MatchedNewReno, ""}, "0.01", 1},
 		{Stack{"newreno-prr", "newreno:ca=acks,abc=1", MatchedPRR, ""}, "0", 1},
 		{cubic, "0", 1},
 		{cubic, "0.05", 1},
