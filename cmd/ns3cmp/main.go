@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -102,10 +103,21 @@ func Point(text string, seed uint64) (*plan.Plan, error) {
 	return plan.New(exp.Points[0].Scenario, seed)
 }
 
-// RunSim runs a plan in cclab's simulator.
+// traceDir, if set (-trace), receives the per-event traces of every run.
+var traceDir string
+
+// RunSim runs a plan in cclab's simulator; with -trace, its flows' qlogs go
+// to traceDir/sim-<seed>/.
 func RunSim(ctx context.Context, p *plan.Plan) (Outcome, error) {
 	start := cpuNow()
-	s, err := simrun.Build(p, simrun.Options{})
+	var opt simrun.Options
+	if traceDir != "" {
+		opt.QlogDir = filepath.Join(traceDir, fmt.Sprintf("sim-%d", p.Seed))
+		if err := os.MkdirAll(opt.QlogDir, 0o755); err != nil {
+			return Outcome{}, err
+		}
+	}
+	s, err := simrun.Build(p, opt)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -123,8 +135,15 @@ func RunSim(ctx context.Context, p *plan.Plan) (Outcome, error) {
 	return o, nil
 }
 
-// RunNS3 runs a plan in ns-3.
+// RunNS3 runs a plan in ns-3; with -trace, its sender events go to
+// traceDir/ns3-<seed>.txt (the program's CCLAB_NS3_TRACE, docs/ns3.md).
 func RunNS3(ctx context.Context, p *plan.Plan) (Outcome, error) {
+	if traceDir != "" {
+		if err := os.Setenv("CCLAB_NS3_TRACE", filepath.Join(traceDir, fmt.Sprintf("ns3-%d.txt", p.Seed))); err != nil {
+			return Outcome{}, err
+		}
+		defer os.Unsetenv("CCLAB_NS3_TRACE")
+	}
 	res, err := ns3.Run(ctx, p)
 	if err != nil {
 		return Outcome{}, err
@@ -161,6 +180,7 @@ func run() error {
 	seeds := flag.Int("seeds", 3, "seeds per point")
 	dur := flag.Duration("duration", 15*time.Second, "run length")
 	warmup := flag.Duration("warmup", 0, "excluded from the figures")
+	flag.StringVar(&traceDir, "trace", "", "write per-event traces of every run to this directory (cclab's qlog per seed, ns-3's sender events per seed; use with one stack and one loss)")
 	bench := flag.String("bench", "", "instead: CPU time of both simulators on a dumbbell of each of these flow counts (e.g. 10,100,1000), one seed")
 	flag.Parse()
 	ctx := context.Background()

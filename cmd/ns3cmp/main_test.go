@@ -4,18 +4,18 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"cclab/backend/ns3"
 )
 
-// TestConformance runs a small grid on cclab's simulator and on ns-3 at
-// matched settings (MatchedSettings, the ccperf path, 8 s, one seed) and
-// fails when a goodput ratio leaves [0.9, 1.1] or the retransmissions
-// differ by more than 1.5× (counted +1 on both sides, so that a handful at
-// no loss does not decide). Without ns-3 it skips, and under CI=true fails.
-func TestConformance(t *testing.T) {
+// needNS3 skips a test with -short or without ns-3 (under CI=true a missing
+// ns-3 fails it).
+func needNS3(t *testing.T) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs ns-3: skipped with -short")
 	}
@@ -25,6 +25,15 @@ func TestConformance(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
+}
+
+// TestConformance runs a small grid on cclab's simulator and on ns-3 at
+// matched settings (MatchedSettings, the ccperf path, 8 s, one seed) and
+// fails when a goodput ratio leaves [0.9, 1.1] or the retransmissions
+// differ by more than 1.5× (counted +1 on both sides, so that a handful at
+// no loss does not decide). Without ns-3 it skips, and under CI=true fails.
+func TestConformance(t *testing.T) {
+	needNS3(t)
 	path := Path{"16Mbit", "7.5ms", "droptail:20p"}
 	cubic := Stack{"cubic", "cubic:linux=true,friendly=false", MatchedPRR, ""}
 	for _, tc := range []struct {
@@ -55,6 +64,59 @@ func TestConformance(t *testing.T) {
 		}
 		if rr < 1/1.5 || rr > 1.5 {
 			t.Errorf("%s ×%d loss %s: retransmission ratio %.2f (%.0f / %.0f), want within 1.5x", tc.st.Label, tc.flows, tc.loss, rr, sim.Retransmits, ref.Retransmits)
+		}
+	}
+}
+
+// TestTrace runs one point with -trace and checks that both traces exist:
+// cclab's qlog, and ns-3's event lines with every kind, the number of
+// "state 3" lines (entries into recovery) equal to the series' count.
+func TestTrace(t *testing.T) {
+	needNS3(t)
+	traceDir = t.TempDir()
+	defer func() { traceDir = "" }()
+	st := Stack{"newreno-prr", "newreno:ca=acks,abc=1", MatchedPRR, ""}
+	text, _ := Texts(Path{"16Mbit", "7.5ms", "droptail:20p"}, "0.01", 1, st, 3*time.Second, 0)
+	p, err := Point(text, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunSim(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ns3.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunNS3(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(traceDir, "sim-1", "bulk.qlog")); err != nil || fi.Size() == 0 {
+		t.Errorf("cclab qlog: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(traceDir, "ns3-1.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			t.Fatalf("ns-3 trace line %q: want 4 fields", line)
+		}
+		kinds[f[2]]++
+		if f[2] == "state" && f[3] == "3.000000" {
+			kinds["recovery"]++
+		}
+	}
+	for _, k := range []string{"cwnd", "ssthresh", "state", "rto", "retx", "ack"} {
+		if kinds[k] == 0 {
+			t.Errorf("ns-3 trace has no %q lines (%v)", k, kinds)
+		}
+	}
+	for _, s := range res.Flows {
+		if got, want := kinds["recovery"], int(s[len(s)-1].Recoveries); got != want {
+			t.Errorf("recovery entries in the trace %d, want the series' %d", got, want)
 		}
 	}
 }

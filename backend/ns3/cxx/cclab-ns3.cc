@@ -15,6 +15,11 @@
 // Output lines (times in seconds, sizes in bytes):
 //   F t flow delivered cwnd ssthresh srtt retransmits recoveries rtos sent
 //   L t hop qlen qdrops lossdrops txpackets txbytes
+// With CCLAB_NS3_TRACE=FILE in the environment, every sender event is also
+// written to FILE, one line each (for comparisons with cclab's qlog):
+//   t flow cwnd|ssthresh|state|rto|retx|ack VALUE
+// (state: ns-3's TcpCongState_t number; rto: seconds; retx: the sequence
+// number retransmitted, relative to the ISN; ack: the cumulative ACK).
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -24,6 +29,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -177,6 +183,21 @@ struct Flow
 };
 
 std::vector<Hop> g_hops;
+FILE* g_trace = nullptr; // CCLAB_NS3_TRACE, or none
+
+void
+Trace(const Flow* f, const char* kind, double v)
+{
+    if (g_trace)
+    {
+        std::fprintf(g_trace,
+                     "%.6f %d %s %.6f\n",
+                     Simulator::Now().GetSeconds(),
+                     f->id,
+                     kind,
+                     v);
+    }
+}
 std::vector<Flow*> g_flows;
 uint32_t g_bufSize = 1 << 20;
 
@@ -279,12 +300,14 @@ OnTx(Flow* f, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
     else
     {
         f->retx++;
+        Trace(f, "retx", seq);
     }
 }
 
 void
 OnCongState(Flow* f, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
 {
+    Trace(f, "state", now);
     if (now == TcpSocketState::CA_RECOVERY)
     {
         f->recoveries++;
@@ -335,10 +358,27 @@ StartFlow(Flow* f)
     f->sock->TraceConnectWithoutContext("RTT", MakeBoundCallback(&OnRtt, f));
     f->sock->TraceConnectWithoutContext(
         "CongestionWindow",
-        MakeBoundCallback(+[](Flow* fl, uint32_t, uint32_t v) { fl->cwnd = v; }, f));
+        MakeBoundCallback(+[](Flow* fl, uint32_t, uint32_t v) {
+            fl->cwnd = v;
+            Trace(fl, "cwnd", v);
+        },
+                          f));
     f->sock->TraceConnectWithoutContext(
         "SlowStartThreshold",
-        MakeBoundCallback(+[](Flow* fl, uint32_t, uint32_t v) { fl->ssthresh = v; }, f));
+        MakeBoundCallback(+[](Flow* fl, uint32_t, uint32_t v) {
+            fl->ssthresh = v;
+            Trace(fl, "ssthresh", v);
+        },
+                          f));
+    f->sock->TraceConnectWithoutContext(
+        "RTO",
+        MakeBoundCallback(+[](Flow* fl, Time, Time v) { Trace(fl, "rto", v.GetSeconds()); }, f));
+    f->sock->TraceConnectWithoutContext(
+        "HighestRxAck",
+        MakeBoundCallback(+[](Flow* fl, SequenceNumber32, SequenceNumber32 v) {
+            Trace(fl, "ack", v.GetValue());
+        },
+                          f));
     f->sock->Bind();
     f->sock->SetConnectCallback(MakeBoundCallback(+[](Flow* fl, Ptr<Socket>) { StartNext(fl); }, f),
                                 MakeBoundCallback(+[](Flow* fl, Ptr<Socket>) {
@@ -636,10 +676,22 @@ main(int argc, char* argv[])
     {
         Simulator::Schedule(Seconds(Num(f->rec, "start")), &StartFlow, f);
     }
+    if (const char* tf = std::getenv("CCLAB_NS3_TRACE"))
+    {
+        g_trace = std::fopen(tf, "w");
+        if (!g_trace)
+        {
+            Fail(std::string("CCLAB_NS3_TRACE: cannot write ") + tf);
+        }
+    }
     double interval = Num(run, "interval");
     Simulator::Schedule(Seconds(interval), &Sample, interval, duration);
     Simulator::Stop(Seconds(duration) + NanoSeconds(1));
     Simulator::Run();
     Simulator::Destroy();
+    if (g_trace)
+    {
+        std::fclose(g_trace);
+    }
     return 0;
 }
