@@ -9,16 +9,18 @@
 // sums the unreduced products and reduces once (aggregated reduction, as the
 // library's eight-block loop).
 
-// PRODUCTS4 adds the lo, hi and middle carry-less products of the four
-// blocks in D by the four powers in H to Z4, Z5 and Z6 (Z9-Z12 clobbered).
-#define PRODUCTS4(H, D) \
+// PRODUCTS4 adds the lo, hi and Karatsuba middle carry-less products of the
+// four blocks in D by the four powers in H (K: each power's lo^hi) to Z4, Z5
+// and Z6 (Z9-Z11 clobbered); the sum's middle term is Z6^Z4^Z5.
+#define PRODUCTS4(H, K, D) \
 	VPCLMULQDQ $0x00, H, D, Z9  \
 	VPCLMULQDQ $0x11, H, D, Z10 \
-	VPCLMULQDQ $0x01, H, D, Z11 \
-	VPCLMULQDQ $0x10, H, D, Z12 \
+	VPSHUFD    $0x4e, D, Z11    \
+	VPXORQ     D, Z11, Z11      \
+	VPCLMULQDQ $0x00, K, Z11, Z11 \
 	VPXORQ     Z9, Z4, Z4       \
 	VPXORQ     Z10, Z5, Z5      \
-	VPTERNLOGQ $0x96, Z12, Z11, Z6
+	VPXORQ     Z11, Z6, Z6
 
 // REDUCE folds the middle product X6 into lo X4 and hi X5 and reduces lo
 // by gcmPoly (X14) twice, as the library's dataMul; the caller XORs X5 in.
@@ -121,6 +123,14 @@ TEXT ·ghashBlocksAVX512(SB), NOSPLIT, $0-40
 	VMOVDQU64 128(DI), Z18
 	VMOVDQU64 192(DI), Z19
 	VMOVDQU   (DI), X13 // H^16, for the running hash
+	VPSHUFD   $0x4e, Z16, Z20
+	VPSHUFD   $0x4e, Z17, Z21
+	VPSHUFD   $0x4e, Z18, Z22
+	VPSHUFD   $0x4e, Z19, Z23
+	VPXORQ    Z16, Z20, Z20
+	VPXORQ    Z17, Z21, Z21
+	VPXORQ    Z18, Z22, Z22
+	VPXORQ    Z19, Z23, Z23
 
 loop16:
 	VMOVDQU64 (SI), Z0
@@ -132,18 +142,14 @@ loop16:
 	VPSHUFB   Z15, Z2, Z2
 	VPSHUFB   Z15, Z3, Z3
 
-	// Z4 lo, Z5 hi, Z6 middle products, summed over the 16 blocks
-	VPCLMULQDQ $0x00, Z16, Z0, Z4
-	VPCLMULQDQ $0x11, Z16, Z0, Z5
-	VPCLMULQDQ $0x01, Z16, Z0, Z6
-	VPCLMULQDQ $0x10, Z16, Z0, Z7
-	VPXORQ     Z7, Z6, Z6
-
-	PRODUCTS4(Z17, Z1)
-
-	PRODUCTS4(Z18, Z2)
-
-	PRODUCTS4(Z19, Z3)
+	// Z4 lo, Z5 hi, Z6 Karatsuba middle products, summed over the 16 blocks
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	PRODUCTS4(Z16, Z20, Z0)
+	PRODUCTS4(Z17, Z21, Z1)
+	PRODUCTS4(Z18, Z22, Z2)
+	PRODUCTS4(Z19, Z23, Z3)
 
 	// the four lanes of each sum into one
 	VEXTRACTI64X4 $1, Z4, Y9
@@ -158,6 +164,8 @@ loop16:
 	VPXOR         X9, X4, X4
 	VPXOR         X10, X5, X5
 	VPXOR         X11, X6, X6
+	VPXOR         X4, X6, X6 // Karatsuba: the middle term proper
+	VPXOR         X5, X6, X6
 
 	// the running hash times H^16 (block 0's share, computed apart so
 	// that the chain from one step's hash to the next is short)
