@@ -34,16 +34,14 @@ func (g *gmac) init(b cipher.Block) {
 // zero-padded to whole blocks and of the length block (len(A) in bits,
 // len(C) = 0), XORed with E_K(J0).
 func (g *gmac) tag(t *[TagLen]byte, nonce []byte, data []byte) {
-	var x, last [16]byte
+	var x [16]byte
+	var last [32]byte // the partial block, if any, then the length block
 	whole := len(data) &^ 15
 	ghashBlocks(&g.tbl, &x, data[:whole])
-	if whole < len(data) {
-		copy(last[:], data[whole:])
-		ghashBlocks(&g.tbl, &x, last[:])
-		last = [16]byte{}
-	}
-	binary.BigEndian.PutUint64(last[:8], uint64(len(data))*8)
-	ghashBlocks(&g.tbl, &x, last[:])
+	k := copy(last[:], data[whole:])
+	k = (k + 15) &^ 15
+	binary.BigEndian.PutUint64(last[k:], uint64(len(data))*8)
+	ghashBlocks(&g.tbl, &x, last[:k+16])
 	copy(g.j0[:], nonce)
 	g.j0[12], g.j0[13], g.j0[14], g.j0[15] = 0, 0, 0, 1
 	g.block.Encrypt(g.mask[:], g.j0[:])

@@ -113,6 +113,7 @@ TEXT ·ghashBlocksAVX512(SB), NOSPLIT, $0-40
 	MOVQ x+8(FP), CX
 	MOVQ p_base+16(FP), SI
 	MOVQ p_len+24(FP), DX
+	ANDQ $-16, DX // whole blocks only
 	VMOVDQU (CX), X8 // VEX: the upper lanes of Z8 are zero
 	VBROADCASTI32X4 gmacBswap<>+0(SB), Z15
 	VMOVDQU gmacPoly<>+0(SB), X14
@@ -188,24 +189,38 @@ loop16:
 	JAE  loop16
 
 singles:
-	VMOVDQU 240(DI), X12 // H
-
-singlesLoop:
+	// the last m < 16 blocks: block j times H^(m-j), the running hash
+	// times H^m, one reduction (R8 walks the table from H^m to H)
 	CMPQ       DX, $16
 	JB         done
+	LEAQ       256(DI), R8
+	SUBQ       DX, R8
+	VMOVDQU    (R8), X12
+	VPCLMULQDQ $0x00, X12, X8, X4
+	VPCLMULQDQ $0x11, X12, X8, X5
+	VPCLMULQDQ $0x01, X12, X8, X6
+	VPCLMULQDQ $0x10, X12, X8, X7
+	VPXOR      X7, X6, X6
+
+tailLoop:
 	VMOVDQU    (SI), X0
 	VPSHUFB    X15, X0, X0
-	VPXOR      X8, X0, X0
-	VPCLMULQDQ $0x00, X12, X0, X4
-	VPCLMULQDQ $0x11, X12, X0, X5
-	VPCLMULQDQ $0x01, X12, X0, X6
+	VMOVDQU    (R8), X12
+	VPCLMULQDQ $0x00, X12, X0, X9
+	VPCLMULQDQ $0x11, X12, X0, X10
+	VPCLMULQDQ $0x01, X12, X0, X11
 	VPCLMULQDQ $0x10, X12, X0, X7
+	VPXOR      X9, X4, X4
+	VPXOR      X10, X5, X5
+	VPXOR      X11, X6, X6
 	VPXOR      X7, X6, X6
+	ADDQ       $16, SI
+	ADDQ       $16, R8
+	SUBQ       $16, DX
+	CMPQ       DX, $16
+	JAE        tailLoop
 	REDUCE
 	VPXOR      X5, X4, X8
-	ADDQ       $16, SI
-	SUBQ       $16, DX
-	JMP        singlesLoop
 
 done:
 	VMOVDQU X8, (CX)
