@@ -9,6 +9,14 @@
 // sums the unreduced products and reduces once (aggregated reduction, as the
 // library's eight-block loop).
 
+// CLMUL4 puts the four carry-less products of the 128-bit A and H in LO
+// (lo*lo), HI (hi*hi), M1 and M2 (the cross terms).
+#define CLMUL4(H, A, LO, HI, M1, M2) \
+	VPCLMULQDQ $0x00, H, A, LO \
+	VPCLMULQDQ $0x11, H, A, HI \
+	VPCLMULQDQ $0x01, H, A, M1 \
+	VPCLMULQDQ $0x10, H, A, M2
+
 // PRODUCTS4 adds the lo, hi and Karatsuba middle carry-less products of the
 // four blocks in D by the four powers in H (K: each power's lo^hi) to Z4, Z5
 // and Z6 (Z9-Z11 clobbered); the sum's middle term is Z6^Z4^Z5.
@@ -170,10 +178,7 @@ loop16:
 
 	// the running hash times H^16 (block 0's share, computed apart so
 	// that the chain from one step's hash to the next is short)
-	VPCLMULQDQ $0x00, X13, X8, X9
-	VPCLMULQDQ $0x11, X13, X8, X10
-	VPCLMULQDQ $0x01, X13, X8, X11
-	VPCLMULQDQ $0x10, X13, X8, X12
+	CLMUL4(X13, X8, X9, X10, X11, X12)
 	VPXOR      X9, X4, X4
 	VPXOR      X10, X5, X5
 	VPXOR      X11, X6, X6
@@ -196,20 +201,14 @@ singles:
 	LEAQ       256(DI), R8
 	SUBQ       DX, R8
 	VMOVDQU    (R8), X12
-	VPCLMULQDQ $0x00, X12, X8, X4
-	VPCLMULQDQ $0x11, X12, X8, X5
-	VPCLMULQDQ $0x01, X12, X8, X6
-	VPCLMULQDQ $0x10, X12, X8, X7
+	CLMUL4(X12, X8, X4, X5, X6, X7)
 	VPXOR      X7, X6, X6
 
 tailLoop:
 	VMOVDQU    (SI), X0
 	VPSHUFB    X15, X0, X0
 	VMOVDQU    (R8), X12
-	VPCLMULQDQ $0x00, X12, X0, X9
-	VPCLMULQDQ $0x11, X12, X0, X10
-	VPCLMULQDQ $0x01, X12, X0, X11
-	VPCLMULQDQ $0x10, X12, X0, X7
+	CLMUL4(X12, X0, X9, X10, X11, X7)
 	VPXOR      X9, X4, X4
 	VPXOR      X10, X5, X5
 	VPXOR      X11, X6, X6
