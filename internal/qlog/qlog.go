@@ -87,14 +87,8 @@ func (q *Writer) Events() uint64 {
 func (q *Writer) Record(e *event.Event) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.err != nil || q.closed {
+	if !q.ready(e.Time) {
 		return
-	}
-	if !q.started {
-		if q.ref == clock.Never {
-			q.ref = e.Time
-		}
-		q.writeHeader()
 	}
 	b := q.scratch[:0]
 	if e.Kind == event.MetricsUpdated && e.Cwnd > 0 && e.Ssthresh > 0 {
@@ -108,7 +102,28 @@ func (q *Writer) Record(e *event.Event) {
 			b = q.stateChange(b, e.Time, st, "")
 		}
 	}
-	b = q.appendEvent(b, e)
+	q.emit(q.appendEvent(b, e))
+}
+
+// ready reports whether a record may be written (no write error, not
+// closed), writing the file header first the first time, with t as the
+// reference time unless one was set. q.mu is held.
+func (q *Writer) ready(t clock.Time) bool {
+	if q.err != nil || q.closed {
+		return false
+	}
+	if !q.started {
+		if q.ref == clock.Never {
+			q.ref = t
+		}
+		q.writeHeader()
+	}
+	return true
+}
+
+// emit writes the record b (built in q.scratch) and counts it; a write
+// error is remembered for Flush and Close. q.mu is held.
+func (q *Writer) emit(b []byte) {
 	q.scratch = b
 	if _, err := q.w.Write(b); err != nil {
 		q.err = err
@@ -412,23 +427,12 @@ func (q *Writer) Close() error {
 func (q *Writer) Authentication(t clock.Time, cipher string, failed, replayed uint64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.err != nil || q.closed {
+	if !q.ready(t) {
 		return
-	}
-	if !q.started {
-		if q.ref == clock.Never {
-			q.ref = t
-		}
-		q.writeHeader()
 	}
 	b := q.begin(q.scratch[:0], t, "cclab:authentication")
 	b = appendStr(b, "cipher", cipher)
 	b = appendUint(append(b, ','), "auth_failed", failed)
 	b = appendUint(append(b, ','), "replayed", replayed)
-	b = end(b)
-	q.scratch = b
-	if _, err := q.w.Write(b); err != nil {
-		q.err = err
-	}
-	q.events++
+	q.emit(end(b))
 }
