@@ -40,20 +40,8 @@ func TestGMACMatchesGCM(t *testing.T) {
 		for j := range nonce {
 			nonce[j] = byte(rng.Uint32())
 		}
-		b, _ := aes.NewCipher(key[:])
-		aead, _ := cipher.NewGCM(b)
 		data := buf[i%7 : i%7+n] // unaligned starts too
-		want := aead.Seal(nil, nonce, nil, data)
-		var g gmac
-		g.init(b)
-		var got [TagLen]byte
-		g.tag(&got, nonce, data)
-		if !bytes.Equal(got[:], want) {
-			t.Fatalf("len %d: tag %x, want %x", len(data), got, want)
-		}
-		if !g.verify(want, nonce, data) {
-			t.Fatalf("len %d: verify refused the right tag", len(data))
-		}
+		g, want := gmacAgainstGCM(t, key[:], nonce, data)
 		bad := append([]byte(nil), want...)
 		bad[i%TagLen] ^= 1 << (i % 8)
 		if g.verify(bad, nonce, data) {
@@ -121,26 +109,36 @@ func FuzzGMAC(f *testing.F) {
 			return // AES-128 keys and 96-bit nonces only, as the sealer uses
 		}
 		buf := make([]byte, int(off%16)+len(data))
-		d := buf[off%16:]
+		d := buf[off%16:] // at any alignment
 		copy(d, data)
-		b, err := aes.NewCipher(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		aead, err := cipher.NewGCM(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := aead.Seal(nil, nonce, nil, d)
-		var g gmac
-		g.init(b)
-		var got [TagLen]byte
-		g.tag(&got, nonce, d)
-		if !bytes.Equal(got[:], want) {
-			t.Fatalf("len %d at offset %d: tag %x, want %x", len(d), off%16, got, want)
-		}
-		if !g.verify(want, nonce, d) {
-			t.Fatalf("len %d: verify refused the right tag", len(d))
-		}
+		gmacAgainstGCM(t, key, nonce, d)
 	})
+}
+
+// gmacAgainstGCM keys a gmac with key, computes data's tag under nonce with it
+// and with the standard library's AES-GCM (data as associated data, no
+// plaintext), fails t unless the two agree and verify accepts the tag, and
+// returns the gmac and the tag.
+func gmacAgainstGCM(t *testing.T, key, nonce, data []byte) (*gmac, []byte) {
+	t.Helper()
+	b, err := aes.NewCipher(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aead, err := cipher.NewGCM(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := aead.Seal(nil, nonce, nil, data)
+	g := new(gmac)
+	g.init(b)
+	var got [TagLen]byte
+	g.tag(&got, nonce, data)
+	if !bytes.Equal(got[:], want) {
+		t.Fatalf("len %d: tag %x, want %x", len(data), got, want)
+	}
+	if !g.verify(want, nonce, data) {
+		t.Fatalf("len %d: verify refused the right tag", len(data))
+	}
+	return g, want
 }
