@@ -330,7 +330,8 @@ type EndpointConfig struct {
 	// token of its connection and answers packets for a connection it has
 	// no state for with a stateless reset. The same key after a restart
 	// (kept in a file) lets the clients of the old process end at once.
-	// nil: no tokens, no resets (the simulator). At least 16 bytes.
+	// nil: no tokens, no resets (the simulator). At least MinResetKey
+	// bytes: NewEndpoint panics on a shorter key.
 	ResetKey []byte
 	// MaxOOOBytes bounds the out-of-order receive memory of all the
 	// endpoint's connections together, bytes (default 64 MiB): beyond it a

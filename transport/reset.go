@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net/netip"
 
 	"cclab/clock"
@@ -58,7 +59,14 @@ type resetReply struct {
 	tok [resetTokenLen]byte
 }
 
+// init sets the reset key. A key shorter than MinResetKey is a programming
+// error (the flags read keys through internal/psk, which enforces the
+// length): a token under a short HMAC key could be guessed, so init panics
+// rather than issue one.
 func (r *resetState) init(key []byte) {
+	if key != nil && len(key) < MinResetKey {
+		panic(fmt.Sprintf("transport: EndpointConfig.ResetKey is %d bytes, want at least MinResetKey (%d)", len(key), MinResetKey))
+	}
 	if len(key) > 0 {
 		r.key = append([]byte(nil), key...)
 		r.tokens = resetBurst

@@ -157,3 +157,28 @@ func TestDgramResetAndRefusal(t *testing.T) {
 		t.Fatalf("datagram client after a restart: done %v err %v, want ErrStatelessReset", cli.Done(), cli.Err())
 	}
 }
+
+// TestResetKeyLength: NewEndpoint refuses a reset key shorter than
+// MinResetKey (a short HMAC key makes tokens guessable) and accepts nil and
+// keys of MinResetKey bytes or more.
+func TestResetKeyLength(t *testing.T) {
+	for _, tc := range []struct {
+		key       []byte
+		wantPanic bool
+	}{
+		{nil, false},
+		{make([]byte, MinResetKey-1), true},
+		{[]byte{1}, true},
+		{make([]byte, MinResetKey), false},
+		{make([]byte, 64), false},
+	} {
+		got := func() (panicked bool) {
+			defer func() { panicked = recover() != nil }()
+			NewEndpoint(EndpointConfig{Server: true, ResetKey: tc.key})
+			return false
+		}()
+		if got != tc.wantPanic {
+			t.Errorf("ResetKey of %d bytes (nil %v): panicked %v, want %v", len(tc.key), tc.key == nil, got, tc.wantPanic)
+		}
+	}
+}
