@@ -228,9 +228,10 @@ type Counters struct {
 	// Read lateness: when the reader got a datagram (recvmmsg returned)
 	// minus when the kernel received it (SO_TIMESTAMPNS, where the socket
 	// has stamps: UDP sockets on Linux), per received message (with GRO,
-	// against its first datagram). The arrival instants the links see are
-	// the read times, so this is the part of the emulation error before the
-	// links, as the write lateness is the part after.
+	// against its first datagram). The links take the kernel stamp as the
+	// arrival instant (docs/bottleneck.md), so this is no longer part of
+	// the emulation error; it shows how long datagrams waited in the
+	// socket for the reader (the host's scheduling).
 	ReadLate Latency `json:"read_late"`
 	// Sleep lateness: how late the scheduler's sleeps woke against the
 	// instant each asked for (the machine's wake-up latency, timer slack
