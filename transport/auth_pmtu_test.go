@@ -67,13 +67,7 @@ func TestAuthPLPMTUDForged(t *testing.T) {
 	cli.SetSource(NewPatternSource(42), 1<<20)
 	var srv *Conn
 	buf := make([]byte, 64<<10)
-	n.app = func(n *anet) {
-		if srv == nil {
-			srv = n.eps[1].Accept()
-		}
-		for srv != nil && srv.Read(buf) > 0 {
-		}
-	}
+	n.app = func(n *anet) { n.serve(&srv, buf) }
 	if !n.run(10*time.Second, func() bool { return srv != nil && cli.pmtu.count > 0 }) {
 		t.Fatal("no probe outstanding")
 	}

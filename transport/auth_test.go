@@ -171,6 +171,24 @@ func (n *anet) run(limit time.Duration, done func() bool) bool {
 	}
 }
 
+// serve accepts the server's connection into *srv once it exists, reads
+// everything it holds into buf and, at EOF, closes its write side; it
+// reports whether the connection exists.
+func (n *anet) serve(srv **Conn, buf []byte) bool {
+	if *srv == nil {
+		*srv = n.eps[1].Accept()
+	}
+	if *srv == nil {
+		return false
+	}
+	for (*srv).Read(buf) > 0 {
+	}
+	if (*srv).EOF() {
+		(*srv).CloseWrite(n.now)
+	}
+	return true
+}
+
 // transfer sends size bytes from a client dialled with cfg to the server,
 // which reads and closes; it returns both ends once done (or at limit).
 func (n *anet) transfer(cfg Config, size int64, limit time.Duration) (cli, srv *Conn) {
@@ -180,18 +198,7 @@ func (n *anet) transfer(cfg Config, size int64, limit time.Duration) (cli, srv *
 	}
 	cli.SetSource(NewPatternSource(42), size)
 	buf := make([]byte, 64<<10)
-	n.app = func(n *anet) {
-		if srv == nil {
-			srv = n.eps[1].Accept()
-		}
-		if srv != nil {
-			for srv.Read(buf) > 0 {
-			}
-			if srv.EOF() {
-				srv.CloseWrite(n.now)
-			}
-		}
-	}
+	n.app = func(n *anet) { n.serve(&srv, buf) }
 	n.run(limit, func() bool { return cli.Done() && (srv == nil || srv.Done()) })
 	return cli, srv
 }
@@ -260,16 +267,8 @@ func TestAuthInjectReplay(t *testing.T) {
 	buf := make([]byte, 64<<10)
 	injected := false
 	n.app = func(n *anet) {
-		if srv == nil {
-			srv = n.eps[1].Accept()
-		}
-		if srv == nil {
+		if !n.serve(&srv, buf) {
 			return
-		}
-		for srv.Read(buf) > 0 {
-		}
-		if srv.EOF() {
-			srv.CloseWrite(n.now)
 		}
 		if !injected && len(captured) == 50 {
 			injected = true
@@ -390,12 +389,7 @@ func TestAuthPathHijack(t *testing.T) {
 	var srv *Conn
 	buf := make([]byte, 64<<10)
 	n.app = func(n *anet) {
-		if srv == nil {
-			srv = n.eps[1].Accept()
-		}
-		if srv != nil {
-			for srv.Read(buf) > 0 {
-			}
+		if n.serve(&srv, buf) {
 			hijack = srv.Stats().BytesReceived > 100_000 && srv.Stats().BytesReceived < 300_000
 		}
 	}
@@ -495,16 +489,8 @@ func FuzzAuthEndpoint(f *testing.F) {
 		buf := make([]byte, 64<<10)
 		fed := false
 		n.app = func(n *anet) {
-			if srv == nil {
-				srv = n.eps[1].Accept()
-			}
-			if srv == nil {
+			if !n.serve(&srv, buf) {
 				return
-			}
-			for srv.Read(buf) > 0 {
-			}
-			if srv.EOF() {
-				srv.CloseWrite(n.now)
 			}
 			if !fed && srv.Stats().BytesReceived > 50_000 {
 				fed = true
