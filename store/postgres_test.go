@@ -1,8 +1,6 @@
 package store
 
 import (
-	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"cclab/internal/testsvc"
@@ -15,9 +13,7 @@ func TestStorePostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}
-	pg := testsvc.StartPostgres(t)
-	var n atomic.Int64
-	newDB := func(t *testing.T) string { return pg.CreateDB(t, fmt.Sprintf("store%d", n.Add(1))) }
+	newDB := testsvc.StartPostgres(t).DBMaker("store")
 	for _, tc := range storeTests {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, newDB) })
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -91,6 +92,14 @@ func StartPostgres(t testing.TB) *Postgres {
 // URL returns the postgres:// URL of database db on the server.
 func (p *Postgres) URL(db string) string {
 	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", PostgresUser, p.Port, db)
+}
+
+// DBMaker returns a function that creates a fresh empty database named
+// prefix1, prefix2, … on each call and returns its URL: one database per
+// subtest of a table run on this server.
+func (p *Postgres) DBMaker(prefix string) func(t *testing.T) string {
+	var n atomic.Int64
+	return func(t *testing.T) string { return p.CreateDB(t, fmt.Sprintf("%s%d", prefix, n.Add(1))) }
 }
 
 // CreateDB creates an empty database and returns its URL.
