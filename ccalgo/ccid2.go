@@ -226,6 +226,32 @@ func (c *CCID2) OnAckCongestion(now clock.Time) {
 	c.clampRatio()
 }
 
+// SetMSS changes the packet size s, bytes (SegmentSizer: datagram size
+// discovery, RFC 8899). CCID2 counts its window in packets (RFC 4341 §5), so
+// a larger s alone would raise the window in bytes by as much, and RFC 8899
+// §4.4 forbids a PLPMTU update to increase the congestion window in bytes:
+// a larger s scales cwnd and ssthresh down to the packets of the new size
+// that the bytes they held make (cwnd at least 1 packet, ssthresh at least
+// 2). A smaller s (a black hole's fall back to the base size) keeps the
+// packet counts, and the window in bytes falls with the size.
+func (c *CCID2) SetMSS(mss int) bool {
+	if mss <= 0 || mss > MaxSegment {
+		return false
+	}
+	if mss > c.mss {
+		c.cwnd = max(c.cwnd*c.mss/mss, 1)
+		if c.ssthresh < InfiniteSsthresh/c.mss {
+			c.ssthresh = max(c.ssthresh*c.mss/mss, MinSsthreshSegments)
+		} else {
+			c.ssthresh = InfiniteSsthresh / mss
+		}
+		c.caAcked = 0
+		c.clampRatio()
+	}
+	c.mss = mss
+	return true
+}
+
 // Cwnd returns cwnd in bytes (packets times the packet size).
 func (c *CCID2) Cwnd() int { return c.cwnd * c.mss }
 

@@ -250,3 +250,55 @@ func TestCCID2Params(t *testing.T) {
 		t.Errorf("ccid2 is in Registry; want it only in DgramRegistry")
 	}
 }
+
+// TestCCID2SetMSS: a larger packet size scales cwnd and ssthresh down so
+// the window in bytes does not grow (RFC 8899 §4.4); a smaller one keeps
+// the packet counts (the bytes fall); the Ack Ratio stays within
+// ceil(cwnd/2).
+func TestCCID2SetMSS(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		cwnd, ssthresh int // packets of ccid2S bytes before
+		mss            int
+		wantCwnd       int // packets after
+		wantSsthresh   int
+	}{
+		{"raise 4x", 40, 20, 4 * ccid2S, 10, 5},
+		{"raise past the window", 3, 2, 9 * ccid2S, 1, 2},
+		{"raise, not a multiple", 10, 10, 3 * ccid2S, 3, 3},
+		{"fall keeps packets", 40, 20, ccid2S / 2, 40, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCCID2(t, "ccid2:ackratio=8")
+			c.cwnd, c.ssthresh = tc.cwnd, tc.ssthresh
+			c.clampRatio()
+			before := c.Cwnd()
+			if !c.SetMSS(tc.mss) {
+				t.Fatalf("SetMSS(%d) refused", tc.mss)
+			}
+			if got := c.CwndPackets(); got != tc.wantCwnd {
+				t.Errorf("cwnd = %d packets, want %d", got, tc.wantCwnd)
+			}
+			if got := c.SsthreshPackets(); got != tc.wantSsthresh {
+				t.Errorf("ssthresh = %d packets, want %d", got, tc.wantSsthresh)
+			}
+			if got := c.Cwnd(); got > before && tc.wantCwnd > 1 {
+				t.Errorf("cwnd grew from %d to %d bytes", before, got)
+			}
+			if r := c.AckRatio(); r > (c.CwndPackets()+1)/2 && r > 1 {
+				t.Errorf("Ack Ratio %d above ceil(cwnd/2) for cwnd %d", r, c.CwndPackets())
+			}
+		})
+	}
+	c := newCCID2(t, "ccid2")
+	if got, want := c.SsthreshPackets(), InfiniteSsthresh/ccid2S; got != want {
+		t.Fatalf("initial ssthresh = %d, want %d", got, want)
+	}
+	c.SetMSS(2 * ccid2S)
+	if got, want := c.Ssthresh(), InfiniteSsthresh/(2*ccid2S)*(2*ccid2S); got != want {
+		t.Errorf("unset ssthresh after a raise = %d bytes, want %d (still unset)", got, want)
+	}
+	if c.SetMSS(0) || c.SetMSS(MaxSegment+1) {
+		t.Errorf("SetMSS accepted an impossible size")
+	}
+}

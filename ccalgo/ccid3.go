@@ -183,6 +183,19 @@ func (c *CCID3) SendQuantum() int {
 	return max(int(c.s), int(c.x*c.cfg.TGran.Seconds()))
 }
 
+// SetMSS changes the segment size s, bytes (SegmentSizer: datagram size
+// discovery, RFC 8899). The allowed rate X stays in bytes/s (RFC 8899 §4.4:
+// a PLPMTU update does not raise it); s enters the throughput equation,
+// the minimum rate s/t_mbi and the no-feedback timer from now on (RFC 5348
+// §4.1: s is the segment size the sender uses).
+func (c *CCID3) SetMSS(mss int) bool {
+	if mss <= 0 || mss > MaxSegment {
+		return false
+	}
+	c.s = float64(mss)
+	return true
+}
+
 // SenderRTT returns R (0 before the first feedback).
 func (c *CCID3) SenderRTT() time.Duration { return c.r }
 
