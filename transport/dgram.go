@@ -122,7 +122,12 @@ type DgramConfig struct {
 	PacingQuantum time.Duration
 	SendQueue     int        // send queue limit, datagrams (default 64)
 	DropPolicy    DropPolicy // which datagram a full send queue drops
-	RecvQueue     int        // receive queue limit, datagrams (default 1024): beyond it arrivals are dropped and counted
+	RecvQueue     int        // receive queue limit, datagrams (default 1024) of the handshake's size (counted in bytes: fewer larger ones, dgram_queue.go); beyond it arrivals are dropped and counted
+	// PLPMTUMax turns datagram size discovery on (DPLPMTUD, RFC 8899;
+	// dgram_pmtu.go): the connection starts at the handshake's size and
+	// probes up to PLPMTUMax bytes of UDP payload (MAX_PLPMTU). 0 (the
+	// default): the size stays MaxDatagram.
+	PLPMTUMax int
 
 	Request          []byte        // client: opaque application request carried in the Initial
 	PSK              []byte        // authenticates the connection (as Config.PSK)
@@ -157,6 +162,7 @@ func (c *DgramConfig) fill(d DgramConfig) {
 	fillZero(&c.SendQueue, d.SendQueue)
 	fillZero(&c.DropPolicy, d.DropPolicy) // DropNewest is the zero value
 	fillZero(&c.RecvQueue, d.RecvQueue)
+	fillZero(&c.PLPMTUMax, d.PLPMTUMax)
 	fillZero(&c.IdleTimeout, d.IdleTimeout)
 	fillZero(&c.HandshakeTimeout, d.HandshakeTimeout)
 	fillZero(&c.Sink, d.Sink)
@@ -181,6 +187,8 @@ func (c *DgramConfig) Validate() error {
 		return fmt.Errorf("transport: SendQueue=%d RecvQueue=%d: must be >= 1 datagrams", c.SendQueue, c.RecvQueue)
 	case len(c.Request) > MaxRequest:
 		return fmt.Errorf("transport: Request is %d bytes, at most %d", len(c.Request), MaxRequest)
+	case CheckPLPMTUMax(c.PLPMTUMax, c.MaxDatagram) != nil:
+		return fmt.Errorf("transport: PLPMTUMax=%d: %v", c.PLPMTUMax, CheckPLPMTUMax(c.PLPMTUMax, c.MaxDatagram))
 	case c.CC == DgramCCNone && c.Rate == 0:
 		return errors.New("transport: CC=none needs a Rate (an uncontrolled flow sends at a fixed rate)")
 	}
@@ -237,6 +245,8 @@ type DgramStats struct {
 
 	SRTT, MinRTT, LastRTT, RTO time.Duration
 	RTTSamples                 int
+
+	PLPMTU PLPMTUStats // datagram size discovery (dgram_pmtu.go)
 }
 
 // RatioChange is one entry of the Ack Ratio log: the ratio in force from At.
@@ -317,53 +327,6 @@ type DgramConn struct {
 	stats  DgramStats
 }
 
-// dgramQueue is a bounded FIFO of datagrams in one preallocated arena.
-type dgramQueue struct {
-	buf        []byte
-	lens       []int
-	ats        []clock.Time // arrival (receive queue) or queueing (send queue) instants
-	head, n    int
-	limit, max int // datagrams, bytes per slot
-}
-
-func (q *dgramQueue) init(limit, size int) {
-	q.limit, q.max = limit, size
-}
-
-func (q *dgramQueue) slot(i int) []byte {
-	if q.buf == nil {
-		q.buf = make([]byte, q.limit*q.max)
-		q.lens = make([]int, q.limit)
-		q.ats = make([]clock.Time, q.limit)
-	}
-	i %= q.limit
-	return q.buf[i*q.max : (i+1)*q.max]
-}
-
-func (q *dgramQueue) full() bool { return q.n == q.limit }
-
-// pushSlot returns the next free slot (the queue must not be full); commit
-// with push(n).
-func (q *dgramQueue) pushSlot() []byte { return q.slot(q.head + q.n) }
-
-func (q *dgramQueue) push(n int) { q.pushAt(n, clock.Never) }
-
-func (q *dgramQueue) pushAt(n int, at clock.Time) {
-	i := (q.head + q.n) % q.limit
-	q.lens[i], q.ats[i] = n, at
-	q.n++
-}
-
-// front returns the oldest datagram.
-func (q *dgramQueue) front() []byte {
-	return q.slot(q.head)[:q.lens[q.head%q.limit]]
-}
-
-func (q *dgramQueue) pop() {
-	q.head = (q.head + 1) % q.limit
-	q.n--
-}
-
 func newDgramConn(ep *Endpoint, cfg DgramConfig, now clock.Time) *DgramConn {
 	c := &DgramConn{connCommon: newConnCommon(ep, cfg.Sink, now), cfg: cfg,
 		rtoAt: clock.Never, closeAt: clock.Never, ackAt: clock.Never, gen: traffic.NewRateSchedule(cfg.Rate, cfg.On, cfg.Off)}
@@ -393,6 +356,7 @@ func (c *DgramConn) establish(now clock.Time, seedA, seedB uint64) error {
 	c.ring = make([]sentPkt, 64)
 	c.established = true
 	c.stats.Established = now
+	c.pmtuStart()
 	c.updateRatio(now)
 	if c.src != nil {
 		c.startGenerator(now)
@@ -432,6 +396,7 @@ func (c *DgramConn) Stats() DgramStats {
 	s.Authenticated = c.auth != nil && c.auth.keyed
 	s.Encrypted = s.Authenticated && c.auth.encrypt
 	s.VecSpan = c.vec.span()
+	s.PLPMTU = c.pmtuStats()
 	if c.tf.rx != nil {
 		s.LossEvents, s.LossEventRate = c.tf.rx.LossEvents(), c.tf.rx.LossEventRate()
 	}
@@ -626,7 +591,7 @@ func (c *DgramConn) deadline() clock.Time {
 	d = clock.Earliest(d, c.closeAt)
 	d = clock.Earliest(d, c.gen.Next())
 	if c.established {
-		d = clock.Earliest(d, c.tfrcDeadline())
+		d = clock.Earliest(d, clock.Earliest(c.tfrcDeadline(), c.pmtuDeadline()))
 	}
 	return clock.Earliest(d, c.lastRecv.Add(timeout))
 }
@@ -659,6 +624,9 @@ func (c *DgramConn) onDeadline(now clock.Time) {
 	}
 	if c.established {
 		c.tfrcTimers(now)
+	}
+	if c.pmtuOn {
+		c.pmtu.onTimer(now)
 	}
 	// Released a quantum ahead only here, at the generator's own wake-up:
 	// a wake-up for anything else (an ACK) then finds nothing new due, and

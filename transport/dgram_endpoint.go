@@ -179,6 +179,10 @@ func (e *Endpoint) dgTransmit(now clock.Time, buf []byte) (n int, to netip.AddrP
 			s.rr = i + 1
 			return n, to, ecn.NotECT
 		}
+		if n = c.pmtuTransmit(now, buf); n > 0 { // a size probe, sealed (dgram_pmtu.go)
+			s.rr = i + 1
+			return n, c.peer, ecn.NotECT
+		}
 		if n, cp = c.transmit(now, buf); n > 0 {
 			n = c.sealOut(buf, n)
 			s.rr = i + 1

@@ -25,7 +25,7 @@ func (c *DgramConn) RecvAt(p []byte) (n int, at clock.Time, ok bool) {
 	if c.rq.n == 0 {
 		return 0, clock.Never, false
 	}
-	at = c.rq.ats[c.rq.head%c.rq.limit]
+	at = c.rq.frontAt()
 	n = copy(p, c.rq.front())
 	c.rq.pop()
 	c.stats.RecvRead++
@@ -40,10 +40,10 @@ func (c *DgramConn) onData(now clock.Time, ce bool, p *dgramPacket) {
 	if ce {
 		c.stats.RecvCE++
 	}
-	if c.rq.full() {
+	if b := c.rq.room(len(p.data)); b == nil {
 		c.stats.RecvDropped++
 	} else {
-		n := copy(c.rq.pushSlot(), p.data)
+		n := copy(b, p.data)
 		c.rq.pushAt(n, now)
 		c.stats.RecvDelivered++
 		c.stats.RecvBytes += uint64(len(p.data))

@@ -50,15 +50,16 @@ func (c *DgramConn) Send(now clock.Time, p []byte) bool {
 }
 
 func (c *DgramConn) enqueue(p []byte) {
-	if c.sq.full() {
+	b := c.sq.room(len(p))
+	if b == nil {
 		c.stats.QueueDropped++
 		if c.cfg.DropPolicy == DropNewest {
 			return
 		}
 		c.sq.pop()
+		b = c.sq.room(len(p))
 	}
-	n := copy(c.sq.pushSlot(), p)
-	c.sq.push(n)
+	c.sq.push(copy(b, p))
 }
 
 // generate runs the rate-driven generator up to horizon (now, or at a
@@ -75,18 +76,20 @@ func (c *DgramConn) generate(now, horizon clock.Time) {
 		}
 		gen := min(at, now)
 		var n int
-		if c.sq.full() && c.cfg.DropPolicy == DropNewest {
+		b := c.sq.room(c.mss)
+		if b == nil && c.cfg.DropPolicy == DropNewest {
 			n = c.src.Next(gen, c.scratch)
 			if n >= 0 {
 				c.stats.Generated++
 				c.stats.QueueDropped++
 			}
 		} else {
-			if c.sq.full() {
+			if b == nil {
 				c.sq.pop()
 				c.stats.QueueDropped++
+				b = c.sq.room(c.mss)
 			}
-			n = c.src.Next(gen, c.sq.pushSlot())
+			n = c.src.Next(gen, b)
 			if n >= 0 {
 				c.sq.push(n)
 				c.stats.Generated++
@@ -220,6 +223,7 @@ func (c *DgramConn) onAck(now clock.Time, p *dgramPacket) {
 		c.updateRatio(now)
 	}
 	if acked > 0 {
+		c.pmtu.progress() // full-sized packets get through (dgram_pmtu.go)
 		if c.pipe > 0 {
 			c.rtoAt = now.Add(c.rtt.current())
 		} else {
@@ -272,6 +276,9 @@ func (c *DgramConn) onRTO(now clock.Time) {
 	}
 	c.rtt.backOff()
 	c.stats.RTOs++
+	if c.pmtuOn {
+		c.pmtu.rto(now) // black-hole detection (dgram_pmtu.go)
+	}
 	c.updateRatio(now)
 	c.emit(event.Event{Time: now, Kind: event.RTO, Seq: c.una, Reason: uint8(RTOBurstLoss)})
 	c.emitMetrics(now)

@@ -221,18 +221,22 @@ func (d *plpmtud) rto(now clock.Time) bool {
 }
 
 // onPMTUPath handles a size probe or its acknowledgement from `from` at
-// now. Only the validated peer's count: a probe is acknowledged with a
-// packet no larger than itself, sent to the peer (no amplification, no
-// reflection).
+// now. Only the peer's count. A probe is acknowledged with a packet smaller
+// than itself, sent to the peer (no amplification, no reflection), even
+// before the peer's address is validated: the client sends its first
+// probe as soon as its handshake completes, and it may overtake the packet
+// that confirms the client at the server; ignored, it would cost a probe
+// timeout (an RTO, 200 ms at least) on every path. An acknowledgement
+// counts only from the validated peer.
 func (h *connCommon) onPMTUPath(now clock.Time, from netip.AddrPort, p *packet) RejectReason {
-	if from != h.peer || !h.validated {
+	if from != h.peer {
 		return RejectUnexpected
 	}
 	if p.pathType == pathPMTUProbe {
 		h.path.pmtuAck, h.path.pmtuID = true, p.pathData
 		return RejectNone
 	}
-	if !h.pmtuOn {
+	if !h.pmtuOn || !h.validated {
 		return RejectUnexpected
 	}
 	h.pmtu.acked(now, p.pathData)
