@@ -231,17 +231,7 @@ func (v *victim) addr() netip.AddrPort { return v.conn.LocalAddr().(*net.UDPAddr
 // of target.
 func startRelay(t *testing.T, target netip.AddrPort, rate float64) *relay.Relay {
 	t.Helper()
-	r, err := relay.New(relay.Config{Listen: "127.0.0.1:0", Target: target.String(), Seed: 1,
-		Hops: [2][]link.Config{
-			{{Rate: rate, Delay: 5 * time.Millisecond, Queue: "droptail:1000p"}},
-			{{Rate: rate, Delay: 5 * time.Millisecond, Queue: "droptail:1000p"}},
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Start()
-	t.Cleanup(func() { r.Close() })
-	return r
+	return startHopRelay(t, target.String(), 1, link.Config{Rate: rate, Delay: 5 * time.Millisecond, Queue: "droptail:1000p"})
 }
 
 // TestAdversaryReflection: the receiver never sends a spoofed victim more

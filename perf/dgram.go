@@ -158,7 +158,7 @@ type DgramResult struct {
 	Timestamp     string          `json:"timestamp"`     // wall clock at start, RFC 3339
 	Local         string          `json:"local"`         // our socket address
 	Peer          string          `json:"connecting_to"` // the receiver's address
-	MaxDatagram   int             `json:"max_datagram"`  // bytes
+	MaxDatagram   int             `json:"max_datagram"`  // bytes at the handshake (PLPMTU: the size discovered)
 	Rate          float64         `json:"rate_bps"`      // application rate, payload bits/s (0: greedy)
 	CC            string          `json:"cc"`
 	Seconds       float64         `json:"seconds"`
@@ -180,9 +180,22 @@ type DgramResult struct {
 	Receiver      *DgramReport    `json:"receiver,omitempty"` // the receiver's account
 	ReceiverError string          `json:"receiver_error,omitempty"`
 	Auth          *AuthResult     `json:"auth,omitempty"` // this end's account of an authenticated flow (authdata.go)
+	// PLPMTU is the datagram size discovery's outcome (without -size, on a
+	// route whose MTU is known: docs/transport.md "Datagram size
+	// discovery"); nil when the size was fixed.
+	PLPMTU *PLPMTUResult `json:"plpmtu,omitempty"`
 	// Host is what limited the sending process besides the network
 	// (docs/metrics.md, "Host-limited runs").
 	Host *hostlimit.Report `json:"host_limit,omitempty"`
+}
+
+// PLPMTUResult is a flow's datagram size discovery (transport.PLPMTUStats).
+type PLPMTUResult struct {
+	Size       int    `json:"size"`        // datagram size in use at the end, bytes of UDP payload
+	State      string `json:"state"`       // RFC 8899 §5.2 state at the end
+	Probes     uint64 `json:"probes"`      // size probes sent
+	ProbesLost uint64 `json:"probes_lost"` // sizes given up after MAX_PROBES unacknowledged probes
+	BlackHoles uint64 `json:"black_holes"` // black holes detected (fell back to the base size)
 }
 
 // RunDgram runs one datagram-mode test: it dials, sends for
@@ -204,6 +217,9 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 		defer ep.Close()
 	}
 	tc, _ := cfg.transportConfig()
+	if pathMax := ep.PathMaxPayload(); cfg.Size == 0 && pathMax > tc.MaxDatagram {
+		tc.PLPMTUMax = pathMax // datagram size discovery (RFC 8899) up to the route's size
+	}
 	conn, closeQlog, err := dialDgram(ctx, ep, peer, tc, cfg)
 	if err != nil {
 		return nil, err
@@ -230,6 +246,9 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 	res.Congestion, res.RTOs, res.AckLoss = s.Congestion, s.RTOs, s.AckLoss
 	res.MinRTTms, res.SRTTms = ms(s.MinRTT), ms(s.SRTT)
 	res.Auth = dgramAuth(s)
+	if p := s.PLPMTU; p.State != "" {
+		res.PLPMTU = &PLPMTUResult{Size: p.Size, State: p.State, Probes: p.Probes, ProbesLost: p.ProbesLost, BlackHoles: p.BlackHoles}
+	}
 	res.Host = hw.report(RoleSender, func(r *hostlimit.Report) {
 		r.Generated, r.QueueDropped = s.Generated, s.QueueDropped
 		r.Uncontrolled = cfg.CC == transport.DgramCCNone

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"cclab/link"
-	"cclab/relay"
 )
 
 // TestECNThroughREDRelay runs transfers through the userspace relay with a
@@ -20,14 +19,7 @@ func TestECNThroughREDRelay(t *testing.T) {
 		t.Skip("live loopback run through the relay")
 	}
 	srv, _ := startServer(t, ServerConfig{AllowReverse: true})
-	hop := link.Config{Rate: 20e6, Delay: 5 * time.Millisecond, Queue: "red:min=5,max=15,maxp=0.1,limit=100p,ecn"}
-	r, err := relay.New(relay.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(), Seed: 3,
-		Hops: [2][]link.Config{{hop}, {hop}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Start()
-	defer r.Close()
+	r := startHopRelay(t, srv.Addr().String(), 3, link.Config{Rate: 20e6, Delay: 5 * time.Millisecond, Queue: "red:min=5,max=15,maxp=0.1,limit=100p,ecn"})
 	for _, tc := range []struct {
 		name         string
 		reverse, ecn bool

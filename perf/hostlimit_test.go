@@ -39,13 +39,14 @@ func TestHostReportStarvedSender(t *testing.T) {
 	}
 }
 
-// TestHostReportStarvedDgram: a paced datagram flow (-cc none -rate) wakes
-// its timer for every datagram; with every wake-up made late the sender
+// TestHostReportStarvedDgram: a paced datagram flow (-cc none -rate, of
+// fixed-size datagrams: -size, no size discovery) wakes its timer for
+// every datagram; with every wake-up made late the sender
 // is marked host-limited by late timers, and says why.
 func TestHostReportStarvedDgram(t *testing.T) {
 	srv, _ := startServer(t, ServerConfig{})
 	res, err := RunDgram(context.Background(), DgramClientConfig{Addr: srv.Addr().String(), Duration: 300 * time.Millisecond,
-		CC: "none", Rate: 2e6, Driver: udp.Config{InjectTimerLate: 2 * hostlimit.LateLimit}})
+		CC: "none", Rate: 2e6, Size: 1200, Driver: udp.Config{InjectTimerLate: 2 * hostlimit.LateLimit}})
 	if err != nil {
 		t.Fatalf("RunDgram: %v", err)
 	}

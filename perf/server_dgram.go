@@ -130,7 +130,9 @@ type dgramMeter struct {
 // read reads c into the meter until the flow ends; it returns the error
 // that ended it (nil at the peer's close).
 func (d *dgramMeter) read(ctx context.Context, c *udp.DgramConn) error {
-	buf := make([]byte, MaxSize)
+	// Any UDP payload: a sender's size discovery may raise its datagrams
+	// above the handshake's size and MaxSize (docs/transport.md).
+	buf := make([]byte, transport.MaxUDPPayload)
 	for {
 		n, at, err := c.Recv(ctx, buf)
 		if err == io.EOF {

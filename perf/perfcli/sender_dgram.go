@@ -44,6 +44,9 @@ func runDgram(cfg perf.DgramClientConfig, jsonOut bool, stdout, stderr io.Writer
 		} else if res.ReceiverError != "" {
 			fmt.Fprintf(stdout, "receiver report unavailable: %s\n", res.ReceiverError)
 		}
+		if p := res.PLPMTU; p != nil {
+			fmt.Fprintf(stdout, "datagram size discovery: %d bytes (%s), %d probes, %d sizes given up, %d black holes\n", p.Size, p.State, p.Probes, p.ProbesLost, p.BlackHoles)
+		}
 		if res.Auth != nil {
 			perf.WriteAuth(stdout, "", res.Auth)
 		}
