@@ -378,8 +378,9 @@ func (lr *liveRun) listen() error {
 	rcfg.MaxDatagram = 9000 // a connection uses the smaller of the two ends' sizes
 	rcfg.ECN = true
 	rcfg.Sink = lr.recvSink
-	recv, err := udp.Listen(netip.AddrPortFrom(netip.MustParseAddr(lr.host), 0).String(), udp.Config{
-		Endpoint: transport.EndpointConfig{Server: true, Defaults: rcfg, Sink: lr.recvSink, Configure: receiverConfig(lr.p)}})
+	ecfg := ReceiverLimits(lr.p)
+	ecfg.Server, ecfg.Defaults, ecfg.Sink, ecfg.Configure = true, rcfg, lr.recvSink, receiverConfig(lr.p)
+	recv, err := udp.Listen(netip.AddrPortFrom(netip.MustParseAddr(lr.host), 0).String(), udp.Config{Endpoint: ecfg})
 	if err != nil {
 		return fmt.Errorf("liverun: receiver: %v", err)
 	}
@@ -393,6 +394,21 @@ func (lr *liveRun) listen() error {
 	lr.closes = append(lr.closes, func() { urecv.Close() })
 	_ = urecv.SetReadBuffer(4 << 20) // bursts of many flows; the kernel caps it
 	return nil
+}
+
+// ReceiverLimits returns the receiver endpoint's admission limits for
+// plan p (docs/security.md "Admission"): every flow of a run arrives from
+// one address (the relay's sessions, or the senders' loopback), so the
+// per-source and per-prefix limits, made against floods from one host,
+// are raised to the run's size, as RelayConfig raises the relay's per-host
+// bound: two connections a flow (a connection and a lingering one) and
+// every flow's handshake at once, never below the transport's defaults.
+// Nothing is evicted for being idle then: the limits hold the whole run.
+func ReceiverLimits(p *plan.Plan) transport.EndpointConfig {
+	n := 2*len(p.Flows) + 16
+	conns, half := max(transport.DefaultMaxConns, n), max(transport.DefaultMaxHalfOpen, n)
+	return transport.EndpointConfig{MaxConns: conns, MaxConnsPerSource: conns, MaxConnsPerPrefix: conns,
+		MaxHalfOpen: half, MaxHalfOpenPerSource: half, MaxHalfOpenPerPrefix: half}
 }
 
 // startRelay starts the relay in front of the receivers; the raw UDP flows'
