@@ -8,7 +8,9 @@
 # verified, the senders' failures, the relay's forward drops and its
 # clients, and the receiver's and relay's CPU seconds and peak RSS; exits
 # non-zero unless the senders report all N flows verified (each sender's
-# flow line carries the receiver's verdict).
+# flow line carries the receiver's verdict). It also prints the receiver's
+# side of any failure: its flows that ended with an error and its admission
+# counters (evictions, refusals, stateless cookies).
 #
 # Usage: scripts/live-relay-flows.sh [-n FLOWS] [-bytes BYTES] [-rate RATE]
 # Environment: PORT (relay port, default 45500; the receiver uses PORT+1),
@@ -57,23 +59,23 @@ done
 failed=0
 for p in "${senders[@]}"; do wait "$p" || failed=$((failed + 1)); done
 echo "load after: $(uptime)"
-# The receiver prints each flow's line as the flow closes: wait until the
-# count stops growing (at most 20 s).
-prev=-1
-for _ in $(seq 20); do
-	got=$(grep -c 'verify=pattern' "$LOG/receiver.out")
-	[ "$got" -eq "$prev" ] && break
-	prev=$got
-	sleep 1
-done
 ticks=$(getconf CLK_TCK)
 for p in "${PIDS[0]}" "${PIDS[1]}"; do
 	echo "$(cat /proc/"$p"/comm): CPU $(awk -v t="$ticks" '{printf "%.2f s", ($14+$15)/t}' /proc/"$p"/stat), peak RSS $(awk '/VmHWM/ {print $2, $3}' /proc/"$p"/status)"
 done
+# The receiver prints a flow's line when its closing handshake ends, which
+# can be long after the data when the relay's queue dropped a CLOSE: stop
+# it (it ends and prints every flow) before counting its lines.
+kill "${PIDS[0]}"
+wait "${PIDS[0]}" 2>/dev/null
 verified=$(grep -c 'verify=pattern' "$LOG/receiver.out")
 sent=$(cat "$LOG"/sender*.out | grep -v SUM | grep -c 'verified=true')
 echo "sender processes: ${#senders[@]}, failed: $failed; flow failures reported by the senders: $(cat "$LOG"/sender*.out | grep -c 'failed\|no answer')"
 grep -h 'failed\|no answer' "$LOG"/sender*.out | sed 's/^sender: //; s/^flow [0-9]*: //' | sort | uniq -c
+# The receiver's side of any failure: its flows that ended with an error
+# (by message) and its admission counters (evictions, refusals, cookies).
+grep -h 'error:' "$LOG/receiver.out" | sed 's/.*error: //' | sort | uniq -c | sed 's/^/receiver flow errors: /'
+grep -h 'receiver admission' "$LOG/receiver.out" | tail -1 | sed 's/^\[[0-9a-f]*\] //'
 jq -s '.[-1].counters | "relay: clients \(.clients), forward received \(.received[0]) sent \(.sent[0]) (the rest dropped by the queue or oversize \(.oversize))"' -r "$LOG/relay.jsonl"
 echo "flows verified: $sent of $N by the senders' lines (the receiver's verdict), $verified of $N by the receiver's own lines"
 [ "$sent" -eq "$N" ]
