@@ -28,7 +28,8 @@ type KernelSettings struct {
 	// kernel's (10, RFC 6928).
 	IW int
 	// SACK turns SACK on (net.ipv4.tcp_sack in the sender's namespace):
-	// recovery rack (Linux's RACK-TLP and PRR over SACK) or newreno (off).
+	// recovery rack or KernelRACK (Linux's RACK-TLP and PRR over SACK) or
+	// newreno (off).
 	SACK bool
 	// MSS is the segment's payload, bytes: the payload a cclab segment of
 	// the flow's datagram carries (transport.SegmentSize), so both stacks
@@ -50,7 +51,11 @@ type KernelSettings struct {
 const KernelTimestampOption = 12
 
 // kernelRecoveries are the recovery values a kernel flow takes.
-const kernelRecoveries = "rack (Linux's RACK-TLP and PRR over SACK) or newreno (SACK off)"
+const kernelRecoveries = "rack or rack:echo=cum (Linux's RACK-TLP and PRR over SACK; echo=cum is how Linux's RACK reads the timestamp echo, docs/recovery.md) or newreno (SACK off)"
+
+// KernelRACK is the cclab recovery that matches Linux's (docs/compat.md):
+// RACK-TLP with PRR, the echo judging only the segment it describes.
+const KernelRACK = transport.DefaultRecovery + ":echo=" + transport.EchoCum
 
 // Kernel returns a kernel flow's settings, or an error naming the field
 // (and parameter) that kernel TCP cannot express and what it allows.
@@ -67,7 +72,7 @@ func (f *Flow) Kernel() (KernelSettings, FieldError) {
 		}
 	}
 	switch f.Recovery {
-	case "", transport.DefaultRecovery:
+	case "", transport.DefaultRecovery, KernelRACK:
 		k.SACK = true
 	case "newreno":
 	default:

@@ -96,3 +96,26 @@ func TestKernelSettings(t *testing.T) {
 		t.Errorf("YAML round trip: stack %q, want %q", g.Stack, f.Stack)
 	}
 }
+
+// TestKernelRecovery checks which recovery values a kernel flow takes and
+// whether they turn SACK on.
+func TestKernelRecovery(t *testing.T) {
+	for _, tc := range []struct {
+		recovery string
+		sack     bool
+		ok       bool
+	}{
+		{"", true, true},
+		{"rack", true, true},
+		{KernelRACK, true, true},
+		{"newreno", false, true},
+		{"rack:echo=all,tlp=false", false, false},
+		{"prr", false, false},
+	} {
+		f := Flow{Stack: StackKernel, CC: "reno", Recovery: tc.recovery, Mode: ModeStream, Traffic: "greedy"}
+		got, fe := f.Kernel()
+		if ok := fe.Field == ""; ok != tc.ok || (ok && got.SACK != tc.sack) {
+			t.Errorf("recovery %q: SACK %v, error %v; want SACK %v, accepted %v", tc.recovery, got.SACK, fe, tc.sack, tc.ok)
+		}
+	}
+}

@@ -301,3 +301,57 @@ func TestTLPProcessAck(t *testing.T) {
 		})
 	}
 }
+
+// TestRACKLostRetransmissionEcho: segments 0..4 of a flight of 20 are lost
+// and retransmitted in order as PRR allows; the retransmission of 1 is
+// SACKed, that of 0 lost again, and nothing but retransmissions was sent
+// after it (as in recovery from a slow-start overshoot). With echo=cum RACK
+// marks 0 lost from the SACK of the later-sent retransmission (RACK.rtt +
+// reo_wnd after it was sent) whatever the ACK echoes, as Linux does: a
+// receiver following RFC 7323 §4.3 echoes the last in-order segment's
+// timestamp while the hole at 0 is open, older than every retransmission.
+// With echo=all (RFC 8985 §6.2 as written, the default) that echo keeps the
+// retransmission of 1 from becoming RACK.xmit and counts it as reordering,
+// so 0 waits for the RTO (docs/compat.md).
+func TestRACKLostRetransmissionEcho(t *testing.T) {
+	noEcho := func([]packet) uint32 { return 0 }
+	oldEcho := func(orig []packet) uint32 { return orig[0].ts } // the original flight's
+	for _, tc := range []struct {
+		name     string
+		rec      string
+		echo     func(orig []packet) uint32
+		wantLost bool // 0 marked lost, RACK.xmit = the retransmission of 1, no reordering
+	}{
+		{"echo=cum, no echo", "rack:echo=cum", noEcho, true},
+		{"echo=cum, echo of the original flight", "rack:echo=cum", oldEcho, true},
+		{"echo=all, no echo", "rack", noEcho, true},
+		{"echo=all, echo of the original flight", "rack", oldEcho, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := sackFixture(t, tc.rec, 20, 0)
+			echo := tc.echo(slices.Clone(f.sent))
+			t0 := f.now
+			_, k := rackOf(t, f)
+			var sent []int
+			for j := 8; j <= 20 && f.c.sb.Seg(1).Retrans == 0; j++ {
+				f.now = t0.Add(40 * time.Millisecond)
+				f.ack(0, echo, span(5, j))
+				sent = append(sent, sentSegs(f)...)
+			}
+			if len(sent) < 2 || sent[0] != 0 || sent[1] != 1 {
+				t.Fatalf("recovery sent %v, want the retransmissions of 0 and 1 first", sent)
+			}
+			f.now = t0.Add(90 * time.Millisecond) // 50 ms after the retransmissions: RTT >= min_RTT
+			f.ack(0, echo, seg(1), span(5, 20))   // RFC 2018: the most recent arrival first
+			if got := f.c.sb.Seg(0).Lost; got != tc.wantLost {
+				t.Errorf("segment 0 marked lost: got %v, want %v", got, tc.wantLost)
+			}
+			if got := k.reordSeen; got == tc.wantLost {
+				t.Errorf("reordering seen: got %v, want %v", got, !tc.wantLost)
+			}
+			if got, want := k.xmitSeq == f.c.sb.Seg(1).SendSeq, tc.wantLost; got != want {
+				t.Errorf("RACK.xmit is the retransmission of 1: got %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -25,6 +25,13 @@ const MaxReordering = 300
 //     exactly as RACK_sent_after), skipping a retransmission whose delivery
 //     may be the original's (the echo predates it, or its RTT is below
 //     min_RTT).
+//
+// The echo tells which copy of a retransmitted segment arrived only for the
+// segment it describes: an RFC 7323 §4.3 receiver echoes the first segment
+// of a cumulative advance, and while a hole is open the last in-order
+// segment before it. Option echo (echo.go) says whether the rules above
+// take the echo for every delivered retransmission (echo=all, RFC 8985 as
+// written) or only for the segment it describes (echo=cum, see echoes).
 type ackScan struct {
 	now    clock.Time
 	tsecr  uint32
@@ -40,6 +47,11 @@ type ackScan struct {
 	// segments of the advance, may have arrived long ago and only been
 	// reported late (at most MaxSACKBlocks blocks per ACK): no evidence.
 	fresh bool
+	// echoes says whether the ACK's timestamp echo is taken to judge the
+	// segment being noted: always under echo=all; under echo=cum only for
+	// the first segment of a cumulative advance (RFC 7323 §4.3), as the echo
+	// says nothing about SACKed segments or further segments of the advance.
+	echoes bool
 
 	newestSeq  uint64        // SendSeq of the most recently sent segment delivered (0: none)
 	newestSent clock.Time    // its send time
@@ -48,13 +60,13 @@ type ackScan struct {
 }
 
 // begin starts the scan of one ACK.
-func (a *ackScan) begin(now clock.Time, tsecr uint32, minRTT time.Duration, mss int, fack uint64) {
-	*a = ackScan{now: now, tsecr: tsecr, minRTT: minRTT, mss: mss, fack: fack}
+func (a *ackScan) begin(now clock.Time, tsecr uint32, minRTT time.Duration, mss int, fack uint64, echoCum bool) {
+	*a = ackScan{now: now, tsecr: tsecr, minRTT: minRTT, mss: mss, fack: fack, echoes: !echoCum}
 }
 
 // seg notes one newly delivered segment.
 func (a *ackScan) seg(s *Segment) {
-	echoOlder := s.Retrans > 0 && echoPredates(a.tsecr, s.TS)
+	echoOlder := a.echoes && s.Retrans > 0 && echoPredates(a.tsecr, s.TS)
 	if a.fresh && s.End() < a.fack && (s.Retrans == 0 || echoOlder) {
 		deg := int((a.fack - s.Off + uint64(a.mss) - 1) / uint64(max(a.mss, 1)))
 		a.reorder = max(a.reorder, deg)

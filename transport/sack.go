@@ -63,6 +63,7 @@ type sackLoss struct {
 	undo       bool           // spurious episodes are undone (undo.go)
 	pipeFlight bool           // ssthresh from the pipe at entry (SACKConfig.Flight pipe)
 	partialRxt bool           // a partial ACK forces a retransmission (SACKConfig.PartialRxt)
+	echoCum    bool           // option echo=cum (echo.go)
 	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
 	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
 	entered    episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
@@ -107,7 +108,10 @@ type SACKConfig struct {
 	// PartialRxt makes every partial ACK in recovery whose new first
 	// segment was never retransmitted send one retransmission at once,
 	// outside the window (partialrxt.go).
-	PartialRxt bool `param:"partialrxt" help:"a partial ACK whose first unacknowledged segment was never retransmitted retransmits at once, outside the window: the first segment marked lost, else that first segment (ns-3 3.37's TcpSocketBase::ProcessAck; not RFC 6675)"`
+	// Echo says which delivered segments the ACK's timestamp echo is
+	// checked against (echo.go).
+	Echo       string `param:"echo" help:"which delivered retransmissions the ACK's timestamp echo judges (RACK_update, reordering, Eifel): all (default, RFC 8985 §6.2 as written) or cum (only the first segment of a cumulative advance, whose timestamp an RFC 7323 §4.3 receiver echoes; as Linux, whose RACK ignores the echo)"`
+	PartialRxt bool   `param:"partialrxt" help:"a partial ACK whose first unacknowledged segment was never retransmitted retransmits at once, outside the window: the first segment marked lost, else that first segment (ns-3 3.37's TcpSocketBase::ProcessAck; not RFC 6675)"`
 }
 
 // Values of SACKConfig.Flight.
@@ -488,7 +492,7 @@ func (r *sackLoss) OnUndo(x *Ctx) {
 // the strategy, and RACK's state is found through a pointer into r, so the
 // strategy must not be copied afterwards); entered (nil for none) is the
 // embedding strategy's episode set-up.
-func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered episodeStarter) error {
+func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered episodeStarter) (err error) {
 	if err := checkDupThresh(name, c.DupThresh); err != nil {
 		return err
 	}
@@ -498,6 +502,9 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
 	r.lostRetx, r.adaptive, r.undo, r.partialRxt = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt
 	r.frto.on = c.FRTO
+	if r.echoCum, err = parseEcho(name, c.Echo); err != nil {
+		return err
+	}
 	switch c.Flight {
 	case "", FlightSize:
 	case FlightPipe:

@@ -189,7 +189,7 @@ func (c *Conn) sampleRTT(a *ackProgress) {
 // delivery-rate sampler and the reordering scan and emits PacketAcked.
 func (c *Conn) updateScoreboard(a *ackProgress) {
 	now, p, cum := a.now, a.p, a.cum
-	c.scan.begin(now, p.tsecr, a.minRTT, c.mss, max(c.sb.highSck, a.prevUna))
+	c.scan.begin(now, p.tsecr, a.minRTT, c.mss, max(c.sb.highSck, a.prevUna), c.echoCum)
 	var sackSent clock.Time // latest send time of a newly SACKed, never retransmitted segment
 	nBlocks := p.nBlocks
 	if c.sackBlind {
@@ -201,7 +201,7 @@ func (c *Conn) updateScoreboard(a *ackProgress) {
 		if b.End <= cum {
 			continue
 		}
-		c.scan.fresh = i == 0
+		c.scan.fresh, c.scan.echoes = i == 0, !c.echoCum
 		a.sacked += c.sb.sack(max(b.Start, cum), b.End, func(s *Segment) {
 			c.delivered(a, s)
 			if s.Retrans == 0 && s.SentAt > sackSent {
@@ -219,15 +219,18 @@ func (c *Conn) updateScoreboard(a *ackProgress) {
 	}
 	tsecr := p.tsecr
 	a.dsackRetx = p.hasDSACK && c.onDSACK(p.dsack, a.maxAck)
-	c.scan.fresh = true
+	c.scan.fresh, c.scan.echoes = true, true
 	a.acked = c.sb.advance(cum, func(s *Segment) {
 		if !s.Sacked {
 			c.delivered(a, s)
 		}
-		c.scan.fresh = false // only the segment at the old cumulative point surely arrived just now
+		echoes := c.scan.echoes
+		// Only the segment at the old cumulative point surely arrived just
+		// now, and only its timestamp is echoed (RFC 7323 §4.3).
+		c.scan.fresh, c.scan.echoes = false, !c.echoCum
 		if s.Retrans > 0 {
 			c.dsk.rememberRetx(s.Off)
-			if echoPredates(tsecr, s.TS) {
+			if echoes && echoPredates(tsecr, s.TS) {
 				// Eifel (RFC 3522): the ACK echoes a timestamp older than the
 				// retransmission, so the original got through.
 				c.stats.SpuriousRetransmits++

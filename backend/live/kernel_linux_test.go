@@ -21,7 +21,7 @@ backends: [live]
 topology:
   kind: dumbbell
   bottleneck: {rate: 20Mbit, delay: 20ms, queue: droptail:100p}
-flows: [{name: bulk, stack: [kernel, cclab], traffic: greedy, datagram: 1483B, stagger: 0s, recovery: rack, cc: %s}]
+flows: [{name: bulk, stack: [kernel, cclab], traffic: greedy, datagram: 1483B, stagger: 0s, recovery: "rack:echo=cum", cc: %s}]
 `
 
 // TestKernelConformance runs kernel TCP and cclab set to match Linux live
@@ -29,11 +29,15 @@ flows: [{name: bulk, stack: [kernel, cclab], traffic: greedy, datagram: 1483B, s
 // controller, and holds the means of cclab to the conformance tolerance of
 // docs/compat.md: goodput within ±10 % of the kernel's, retransmissions
 // within a factor of 2 (plus 10 packets: with a few dozen the count of one
-// overshoot decides). Means of two, as the acceptance is on means: about
-// one cclab Reno run in nine falls into an RTO after its slow-start
-// overshoot (423 retransmissions against the kernel's 171). A run the host
-// limited (docs/metrics.md) is run again, up to twice; it needs root and
-// /dev/net/tun, and under CI=true fails without them.
+// overshoot decides). Means of two, as the acceptance is on means. cclab
+// runs rack:echo=cum (scenario.KernelRACK): with the default echo=all,
+// 4 cclab Reno runs in 10 at load 18-25 ended their slow-start overshoot
+// in an RTO (340-438 retransmissions against the kernel's 170-180), a
+// retransmission lost at the head of the hole that the timestamp echo
+// hid from RACK (docs/recovery.md, docs/compat.md). The stacks run paired
+// and alternated per seed; a run the host limited (docs/metrics.md) is run
+// again, up to twice; it needs root and /dev/net/tun, and under CI=true
+// fails without them.
 func TestKernelConformance(t *testing.T) {
 	testenv.Need(t, "the link shell", tunshell.Supported())
 	skipShort(t)
@@ -43,9 +47,14 @@ func TestKernelConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got [2]map[string]float64 // kernel, cclab: means over the seeds
-		for i, p := range exp.Points {
+		for i := range got {
 			got[i] = map[string]float64{}
-			for _, seed := range p.Scenario.Seeds {
+		}
+		// Paired and alternated (seed 1 kernel, cclab; seed 2 kernel,
+		// cclab): the host's load drifts, and the kernel's figure moves
+		// with it (docs/compat.md).
+		for _, seed := range exp.Points[0].Scenario.Seeds {
+			for i, p := range exp.Points {
 				for try := 0; ; try++ {
 					res, err := Runner{}.Run(context.Background(), scenario.RunSpec{Experiment: exp.Name, Point: p, Backend: scenario.BackendLive, Seed: seed})
 					if err != nil {
