@@ -5,39 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"cclab/event"
 	"cclab/scenario"
 )
-
-// TestPacketTrace: the Collector keeps the traced flow's sent packets (new
-// and retransmitted), declared losses and timeouts in the trace window,
-// times from the run's origin, and nothing of other flows, other kinds or
-// outside the window (before the measurement window too).
-func TestPacketTrace(t *testing.T) {
-	info, _ := syntheticRun()
-	info.Start = at(1) // the measurement window starts after the trace's
-	info.Trace = &TraceWindow{Flow: 1, Origin: at(0), From: at(0.5), To: at(1.6)}
-	ev := []event.Event{
-		{Time: at(0.4), Kind: event.PacketSent, Flow: 1, Seq: 1},                                   // before the window
-		{Time: at(0.5), Kind: event.PacketSent, Flow: 1, Seq: 2},                                   // its first instant
-		{Time: at(0.6), Kind: event.PacketSent, Flow: 2, Seq: 9},                                   // another flow
-		{Time: at(0.7), Kind: event.PacketAcked, Flow: 1, Seq: 2},                                  // not traced
-		{Time: at(0.8), Kind: event.PacketLost, Flow: 1, Seq: 2},                                   // loss
-		{Time: at(1.0), Kind: event.PacketSent, Flow: 1, Seq: 2, Reason: event.SentRetransmission}, // retransmission
-		{Time: at(1.1), Kind: event.Drop, Flow: 1, Link: 0, Seq: 77},                               // a link's drop: not traced
-		{Time: at(1.6), Kind: event.RTO, Flow: 1, Seq: 3},                                          // its last instant
-		{Time: at(1.7), Kind: event.PacketSent, Flow: 1, Seq: 4},                                   // after
-	}
-	m := Compute(info, ev)
-	want := []TracePoint{{0.5, TraceSent, 2}, {0.8, TraceLost, 2}, {1.0, TraceResent, 2}, {1.6, TraceTimeout, 3}}
-	if !reflect.DeepEqual(m.Trace, want) || m.TraceFlow != 1 {
-		t.Errorf("trace: got flow %d %v, want flow 1 %v", m.TraceFlow, m.Trace, want)
-	}
-	info.Trace = nil
-	if m := Compute(info, ev); m.Trace != nil || m.TraceFlow != 0 {
-		t.Errorf("no trace key: got flow %d %v, want none", m.TraceFlow, m.Trace)
-	}
-}
 
 // TestTraceKey: the scenario key trace is decoded and checked against the
 // flows and the run's length, with errors naming the field.
