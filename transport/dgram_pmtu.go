@@ -37,7 +37,7 @@ func (c *DgramConn) pmtuStart() {
 	}
 	if _, ok := c.cc.(ccalgo.SegmentSizer); ok || c.cc == nil {
 		c.pmtuOn = true
-		c.pmtu.start(c.maxDatagram, c.cfg.PLPMTUMax)
+		c.pmtu.start(c.maxDatagram, c.cfg.PLPMTUMax, c.peer.Addr().Unmap().Is4())
 	}
 }
 

@@ -90,8 +90,8 @@ func TestDgramPLPMTUDBlackHole(t *testing.T) {
 }
 
 // TestPLPMTUDRounds: on a path that carries every size, discovery sends
-// one probe per size it tries (the table's four, then MAX_PLPMTU), one
-// round trip each, in both modes: the first probe, sent as soon as the client's handshake
+// one probe per size it tries (the table's two for the peer's family, then
+// MAX_PLPMTU), one round trip each, in both modes: the first probe, sent as soon as the client's handshake
 // completes, races the packet that confirms the client's address at the
 // server, and must be answered all the same (its acknowledgement is
 // smaller than it), not cost a probe timeout.
@@ -122,7 +122,7 @@ func TestPLPMTUDRounds(t *testing.T) {
 				t.Fatalf("search not complete: %+v", st())
 			}
 			took := now().Sub(est)
-			rounds := uint64(len(plpmtudSteps) + 1)
+			rounds := uint64(len(plpmtudSteps[0]) + 1) // the family's table, then MAX_PLPMTU
 			if s := st(); s.Size != 9000 || s.Probes != rounds {
 				t.Errorf("reached %d bytes with %d probes in %v, want 9000 with %d (one a size, none timed out)", s.Size, s.Probes, took, rounds)
 			}

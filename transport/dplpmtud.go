@@ -53,10 +53,13 @@ const (
 )
 
 // plpmtudSteps are the sizes a search tries before bisecting, bytes of UDP
-// payload: the common path MTUs (Ethernet 1500 and jumbo 9000 bytes) less
-// the IPv6 and IPv4 plus UDP headers (RFC 8899 §5.3.2: a search may use a
-// table of likely sizes). The largest size allowed is tried after them.
-var plpmtudSteps = [...]int{1500 - 48, 1500 - 28, 9000 - 48, 9000 - 28}
+// payload, for a peer reached over IPv4 ([0]) or IPv6 ([1]): the common path
+// MTUs (Ethernet 1500 and jumbo 9000 bytes) less the IP and UDP headers of
+// the peer's family (RFC 8899 §5.3.2: a search may use a table of likely
+// sizes). The largest size allowed is tried after them. Only the family's
+// own sizes: the other family's, 20 bytes apart, would cost a round trip
+// each and find nothing the bisection would not.
+var plpmtudSteps = [2][2]int{{1500 - 28, 9000 - 28}, {1500 - 48, 9000 - 48}}
 
 // plpmtudPhase is a state of RFC 8899 §5.2.
 type plpmtudPhase uint8
@@ -85,6 +88,8 @@ type plpmtud struct {
 	size    int        // PLPMTU: the confirmed datagram size in use, bytes
 	max     int        // MAX_PLPMTU: the largest size to probe, bytes
 	lo, hi  int        // search bounds: lo confirmed, hi the smallest size known to fail (max+1: none), bytes
+	steps   *[2]int    // the table of likely sizes for the peer's family (plpmtudSteps)
+	failed  bool       // a likely size (table, MAX_PLPMTU) was just given up: probe just above lo next (next)
 	probed  int        // PROBED_SIZE of the outstanding probe, bytes (0: none outstanding)
 	count   int        // PROBE_COUNT: consecutive unacknowledged probes of probed
 	id0, id uint64     // identifiers of the first and the latest probe of probed
@@ -98,20 +103,39 @@ type plpmtud struct {
 
 // start begins a search from base bytes (BASE_PLPMTU, confirmed by the
 // handshake: basePLPMTU unless the connection's configuration is smaller)
-// up to limit bytes; limit <= base leaves the size at base for good.
-func (d *plpmtud) start(base, limit int) {
+// up to limit bytes for a peer reached over IPv4 (v4) or IPv6; limit <=
+// base leaves the size at base for good.
+func (d *plpmtud) start(base, limit int, v4 bool) {
 	limit = max(base, limit)
 	*d = plpmtud{phase: plpmtudSearch, base: base, size: base, max: limit, probeAt: clock.Never, raiseAt: clock.Never}
+	d.steps = &plpmtudSteps[1]
+	if v4 {
+		d.steps = &plpmtudSteps[0]
+	}
 	d.lo, d.hi = d.size, limit+1
 	d.next(0)
 }
 
-// next picks the next size to probe between lo and hi (the table's sizes,
-// then MAX_PLPMTU, then bisection), or ends the search (SEARCH_COMPLETE,
-// PMTU_RAISE_TIMER started at now).
+// next picks the next size to probe between lo and hi, or ends the search
+// (SEARCH_COMPLETE, PMTU_RAISE_TIMER started at now). The order: the
+// table's sizes, then MAX_PLPMTU, then bisection; but right after a table
+// size or MAX_PLPMTU was given up, first the size one granularity above
+// lo. A size is given up only after MAX_PROBES probe timeouts, so failures
+// are what a search costs, and the common case after a failed table size
+// is a path whose MTU is that of the size below (a 1500-byte Ethernet path
+// fails 8972 with 1472 confirmed): the probe just above lo then ends the
+// search at its first failure, where bisection failed eight times on the
+// way down (RFC 8899 §5.3.2 leaves the search to the implementation). When
+// it succeeds the bisection goes on from it, one round trip later.
 func (d *plpmtud) next(now clock.Time) {
 	d.probed, d.count, d.probeAt = 0, 0, clock.Never
-	for _, s := range append(plpmtudSteps[:], d.max) {
+	failed := d.failed
+	d.failed = false
+	if failed && d.hi-d.lo > plpmtudGranularity {
+		d.probed, d.due = d.lo+plpmtudGranularity, true
+		return
+	}
+	for _, s := range append(d.steps[:], d.max) {
 		if s > d.lo && s < d.hi {
 			d.probed, d.due = s, true
 			return
@@ -189,7 +213,9 @@ func (d *plpmtud) onTimer(now clock.Time) {
 	d.lost++
 	switch d.phase {
 	case plpmtudSearch:
-		d.hi = d.probed
+		// A likely size failed (the table's, MAX_PLPMTU): probe just above
+		// lo next (next).
+		d.hi, d.failed = d.probed, d.probed == d.max || d.probed == d.steps[0] || d.probed == d.steps[1]
 		d.next(now)
 	case plpmtudBase, plpmtudError:
 		d.phase, d.count, d.due = plpmtudError, 0, true
@@ -286,7 +312,7 @@ func (c *Conn) pmtuStart() {
 	_, recOK := c.rec.(mssSetter)
 	if c.cfg.PLPMTUMax > c.maxDatagram && ccOK && recOK {
 		c.pmtuOn = true
-		c.pmtu.start(c.maxDatagram, c.cfg.PLPMTUMax)
+		c.pmtu.start(c.maxDatagram, c.cfg.PLPMTUMax, c.peer.Addr().Unmap().Is4())
 	}
 }
 

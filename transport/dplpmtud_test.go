@@ -22,9 +22,14 @@ type plpmtudPath struct {
 	sizes  []int // probe sizes in the order sent
 }
 
-func newPlpmtudPath(max, mtu int) *plpmtudPath {
+// newPlpmtudPath starts a search up to max bytes on a path of mtu bytes to
+// a peer reached over IPv6 (the table's 1452 and 8952).
+func newPlpmtudPath(max, mtu int) *plpmtudPath { return newPlpmtudPathFamily(max, mtu, false) }
+
+// newPlpmtudPathFamily is newPlpmtudPath for a peer over IPv4 (v4) or IPv6.
+func newPlpmtudPathFamily(max, mtu int, v4 bool) *plpmtudPath {
 	p := &plpmtudPath{now: clock.Time(time.Second), mtu: mtu, rtt: 10 * time.Millisecond, nextID: 1}
-	p.d.start(basePLPMTU, max)
+	p.d.start(basePLPMTU, max, v4)
 	return p
 }
 
@@ -61,13 +66,26 @@ func (p *plpmtudPath) run(t *testing.T) {
 
 // TestPLPMTUDConfirmRaises: each acknowledged probe raises the size to the
 // probed one (RFC 8899 §5.2 SEARCHING); on a path that carries everything
-// the search walks the step table and MAX_PLPMTU, then completes.
+// the search walks the step table of the peer's family and MAX_PLPMTU, one
+// probe each, then completes.
 func TestPLPMTUDConfirmRaises(t *testing.T) {
-	p := newPlpmtudPath(65507, 65507)
+	for _, tc := range []struct {
+		v4   bool
+		want []int
+	}{
+		{v4: true, want: []int{1472, 8972, 65507}},
+		{v4: false, want: []int{1452, 8952, 65507}},
+	} {
+		confirmRaises(t, newPlpmtudPathFamily(65507, 65507, tc.v4), tc.want)
+	}
+}
+
+// confirmRaises checks that p's search confirms the sizes want in turn.
+func confirmRaises(t *testing.T, p *plpmtudPath, want []int) {
+	t.Helper()
 	if got, want := p.d.size, basePLPMTU; got != want {
 		t.Fatalf("size at start = %d, want BASE_PLPMTU %d", got, want)
 	}
-	want := []int{1452, 1472, 8952, 8972, 65507}
 	for i, w := range want {
 		if !p.step(t) {
 			t.Fatalf("step %d: no probe", i)
@@ -127,7 +145,7 @@ func TestPLPMTUDSearchFinds(t *testing.T) {
 // size confirms before searching again; an acknowledgement of new data in
 // between restarts the count; at the base size RTOs change nothing.
 func TestPLPMTUDBlackHole(t *testing.T) {
-	p := newPlpmtudPath(8972, 8972)
+	p := newPlpmtudPathFamily(8972, 8972, true)
 	p.run(t)
 	if p.d.size != 8972 {
 		t.Fatalf("size = %d, want 8972", p.d.size)
@@ -157,7 +175,7 @@ func TestPLPMTUDBlackHole(t *testing.T) {
 		t.Errorf("size after the new search = %d, want %d", got, want)
 	}
 	d := plpmtud{}
-	d.start(basePLPMTU, basePLPMTU)
+	d.start(basePLPMTU, basePLPMTU, false)
 	for i := 0; i < 2*PLPMTUDMaxProbes; i++ {
 		if d.rto(0) {
 			t.Fatalf("RTO at the base size changed the size")
@@ -194,7 +212,7 @@ func TestPLPMTUDBaseError(t *testing.T) {
 // TestPLPMTUDRaiseTimer: PMTU_RAISE_TIMER (600 s) after the search ended,
 // a search for a larger size starts.
 func TestPLPMTUDRaiseTimer(t *testing.T) {
-	p := newPlpmtudPath(65507, 1472)
+	p := newPlpmtudPathFamily(65507, 1472, true)
 	p.run(t)
 	at := p.d.deadline()
 	if got, want := at, p.now.Add(PMTURaiseTimer); got != want {
@@ -220,7 +238,7 @@ func TestPLPMTUDRaiseTimer(t *testing.T) {
 // confirms it; an answer to a size given up does not.
 func TestPLPMTUDLateAck(t *testing.T) {
 	d := plpmtud{}
-	d.start(basePLPMTU, 1472)
+	d.start(basePLPMTU, 1472, false)
 	d.sent(0, 1, time.Second)
 	d.onTimer(clock.Time(time.Second))
 	d.sent(clock.Time(time.Second), 2, time.Second)
@@ -327,4 +345,24 @@ func plpmtudDial(h *harness, size int64) *Conn {
 	}
 	c.SetSource(NewPatternSource(42), size)
 	return c
+}
+
+// TestPLPMTUDLikelySizes: on a path whose MTU is one of the table's (the
+// peer's family's Ethernet or jumbo size) the search ends at exactly that
+// size having given up at most two sizes (the next likely one, then the
+// one just above), each failure costing MAX_PROBES probe timeouts; plain
+// bisection gave up nine on the way down from 8972 to 1472.
+func TestPLPMTUDLikelySizes(t *testing.T) {
+	for _, tc := range []struct {
+		v4  bool
+		mtu int
+	}{
+		{true, 1500 - 28}, {true, 9000 - 28}, {false, 1500 - 48}, {false, 9000 - 48},
+	} {
+		p := newPlpmtudPathFamily(65507, tc.mtu, tc.v4)
+		p.run(t)
+		if p.d.size != tc.mtu || p.d.lost > 2 {
+			t.Errorf("v4 %v, path %d: size %d with %d sizes given up, want %d with at most 2 (probes %v)", tc.v4, tc.mtu, p.d.size, p.d.lost, tc.mtu, p.sizes)
+		}
+	}
 }
