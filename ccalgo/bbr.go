@@ -67,6 +67,22 @@ type BBRConfig struct {
 	// end of fast recovery) and after a timeout regrows cwnd from one
 	// segment by the data delivered.
 	RTORestore bool `param:"rtorestore" help:"restore the saved cwnd after RTO recovery (draft §4.2.3.4, Linux; default true); false as ns-3 3.37's TcpBbr"`
+	// NS3Exit sets cwnd at the end of fast recovery to the in-flight
+	// target of one BDP (BBRInflight(1): BDP plus three send quanta) taken
+	// when Startup ended, or leaves it unbounded if Startup has not ended,
+	// instead of restoring the cwnd saved at the start of recovery (draft
+	// §4.2.3.4): ns-3 3.37's TcpSocketBase::ProcessAck sets cwnd = ssthresh
+	// on leaving CA_RECOVERY after TcpBbr's CwndEvent(COMPLETE_CWR)
+	// restored it, and TcpBbr's ssthresh is InFlight(1) from CheckDrain (the
+	// initial ssthresh before).
+	// NS3ProbeRTT leaves ProbeRTT's rate samples not application-limited,
+	// so they enter the BtlBw filter (ns-3.37's TcpBbr::HandleProbeRTT sets
+	// its own m_appLimited, which its TcpRateOps never reads); the draft
+	// (§4.3.5) marks them application-limited (MarkAppLimited). With
+	// ProbeRTT longer than ten rounds (200 ms at an RTprop below 20 ms)
+	// BtlBw falls to ProbeRTT's 4-packet rate.
+	NS3ProbeRTT bool `param:"ns3probertt" help:"ProbeRTT's rate samples enter the BtlBw filter (ns-3.37 TcpBbr: its app-limited mark never reaches TcpRateOps); default false (draft §4.3.5 marks them app-limited)"`
+	NS3Exit     bool `param:"ns3exit" help:"cwnd at the end of fast recovery = the one-BDP target taken when Startup ended (ns-3.37 TcpSocketBase sets cwnd = ssthresh over TcpBbr's restore); default false (draft §4.2.3.4 restore)"`
 }
 
 // DefaultBBRConfig returns Linux's margin, the RFC 6928 initial window and
@@ -133,9 +149,15 @@ type BBR struct {
 	conservEnd   uint64 // the round of packet conservation ends when this much is delivered
 	afterRTO     bool
 	rtoEnd       uint64
+	exitCwnd     int // NS3Exit: cwnd at the end of fast recovery, bytes (ns-3's ssthresh)
 
 	sawRTT bool
 }
+
+// MarkAppLimited reports, after each Ack, whether the transport is to mark
+// its delivery-rate samples application-limited (ccalgo.AppLimitMarker):
+// in ProbeRTT, unless NS3ProbeRTT (draft §4.3.5).
+func (b *BBR) MarkAppLimited() bool { return b.state == BBRProbeRTT && !b.cfg.NS3ProbeRTT }
 
 // NewBBR returns a BBR controller.
 func NewBBR(cfg BBRConfig, env Env) (*BBR, error) {
@@ -158,6 +180,7 @@ func NewBBR(cfg BBRConfig, env Env) (*BBR, error) {
 		b.rand = rand.New(rand.NewPCG(1, 2))
 	}
 	b.cwnd = b.iw
+	b.exitCwnd = InfiniteSsthresh
 	b.enterStartup()
 	// §4.2.1: before an RTT sample, pace as if the RTT were 1 ms.
 	b.pacingRate = b.pacingGain * float64(b.iw) * 8 / time.Millisecond.Seconds()
@@ -255,6 +278,7 @@ func (b *BBR) OnAck(a Ack) {
 	// Drain (§4.3.3).
 	if b.state == BBRStartup && b.filledPipe {
 		b.enterDrain()
+		b.exitCwnd = b.inflight(1) // ns-3's TcpBbr::CheckDrain: ssthresh = InFlight(1)
 	}
 	if b.state == BBRDrain && a.InFlight <= b.inflight(1) {
 		b.enterProbeBW(a.Now)
@@ -362,6 +386,9 @@ func (b *BBR) setCwnd(a Ack) {
 			b.cwnd = max(b.cwnd, b.priorCwnd) // the loss episode ended: restore
 		}
 	}
+	if b.inRecovery && a.Lost > 0 {
+		b.cwnd = max(b.cwnd-a.Lost, b.mss) // §4.2.3.4 BBRModulateCwndForRecovery
+	}
 	target := b.inflight(b.cwndGain)
 	switch {
 	case b.conservation:
@@ -405,6 +432,10 @@ func (b *BBR) OnCongestion(c Congestion) {
 func (b *BBR) OnRecoveryExit(clock.Time, int) {
 	b.inRecovery = false
 	b.conservation = false
+	if b.cfg.NS3Exit {
+		b.cwnd = b.exitCwnd
+		return
+	}
 	b.cwnd = max(b.cwnd, b.priorCwnd)
 }
 

@@ -279,3 +279,87 @@ func TestBBRRTORestore(t *testing.T) {
 		}
 	}
 }
+
+// TestBBRRecoveryLosses: in fast recovery each ACK's newly marked losses
+// come off cwnd before packet conservation raises it to the data in flight
+// plus what the ACK delivered (draft §4.2.3.4 BBRModulateCwndForRecovery);
+// after the first round only the losses act, and cwnd then grows by the
+// data delivered up to the model's target.
+func TestBBRRecoveryLosses(t *testing.T) {
+	d := newBBRDriver(t, "bbr")
+	b := d.b
+	for _, r := range []float64{1e6, 2e6, 4e6, 8e6, 10e6, 10e6, 10e6, 10e6, 10e6, 10e6} {
+		d.round(r, int(10e6/8*0.1))
+	}
+	b.OnCongestion(Congestion{Now: d.now, Kind: Loss, InFlight: 50 * bbrMSS})
+	ack := func(acked, lost, inFlight int) int {
+		d.now = d.now.Add(time.Millisecond)
+		d.delivered += uint64(acked)
+		b.OnAck(Ack{Now: d.now, Acked: acked, InFlight: inFlight, Lost: lost, RTT: d.rtt, InRecovery: true,
+			Rate: RateSample{TotalDelivered: d.delivered}})
+		return b.Cwnd()
+	}
+	// conservation: max(50 - 3, 40 + 2) packets
+	if got, want := ack(2*bbrMSS, 3*bbrMSS, 40*bbrMSS), 47*bbrMSS; got != want {
+		t.Errorf("first ACK with 3 losses: cwnd %d, want %d", got, want)
+	}
+	if got, want := ack(2*bbrMSS, 0, 46*bbrMSS), 48*bbrMSS; got != want {
+		t.Errorf("conservation: cwnd %d, want in flight + acked %d", got, want)
+	}
+	// the round of conservation ends once the 50 packets are delivered
+	ack(46*bbrMSS, 0, 20*bbrMSS)
+	before := b.Cwnd()
+	if got, want := ack(bbrMSS, 5*bbrMSS, 20*bbrMSS), before-5*bbrMSS+bbrMSS; got != want {
+		t.Errorf("after conservation, 5 losses and 1 delivered: cwnd %d, want %d", got, want)
+	}
+	b.OnRecoveryExit(d.now, 0)
+	// outside recovery losses are not subtracted
+	c := b.Cwnd()
+	if got := ack(0, 4*bbrMSS, 20*bbrMSS); got != c {
+		t.Errorf("losses outside recovery changed cwnd %d -> %d", c, got)
+	}
+}
+
+// TestBBRNS3Exit: with ns3exit the end of fast recovery sets cwnd to the
+// one-BDP target taken when Startup ended (ns-3.37's ssthresh), not the
+// cwnd saved at its start; before Startup ends it leaves cwnd unbounded.
+func TestBBRNS3Exit(t *testing.T) {
+	for _, tc := range []struct {
+		spec    string
+		rounds  []float64
+		wantBDP bool // cwnd = BDP + 3 quanta at the exit
+		wantInf bool // cwnd unbounded
+	}{
+		{"bbr", []float64{1e6, 2e6, 4e6, 8e6, 10e6, 10e6, 10e6, 10e6, 10e6, 10e6}, false, false},
+		{"bbr:ns3exit=true", []float64{1e6, 2e6, 4e6, 8e6, 10e6, 10e6, 10e6, 10e6, 10e6, 10e6}, true, false},
+		{"bbr:ns3exit=true", []float64{1e6, 2e6}, false, true},
+	} {
+		d := newBBRDriver(t, tc.spec)
+		b := d.b
+		for _, r := range tc.rounds {
+			d.round(r, int(10e6/8*0.1))
+		}
+		saved := b.Cwnd()
+		b.OnCongestion(Congestion{Now: d.now, Kind: Loss, InFlight: 5 * bbrMSS})
+		b.OnRecoveryExit(d.now, 0)
+		got := b.Cwnd()
+		switch {
+		case tc.wantInf:
+			if got != InfiniteSsthresh {
+				t.Errorf("%s before Startup ended: cwnd %d, want unbounded %d", tc.spec, got, InfiniteSsthresh)
+			}
+		case tc.wantBDP:
+			// BtlBw 10 Mbit/s (the filter's maximum), RTprop 100 ms; the
+			// send quantum is 1 ms at Startup's pacing rate (2/ln2 × BtlBw
+			// less the 1 % margin)
+			want := int(10e6/8*0.1) + 3*int(BBRHighGain*10e6*0.99/8*time.Millisecond.Seconds())
+			if got != want {
+				t.Errorf("%s: cwnd %d, want BDP + 3 quanta %d (saved %d)", tc.spec, got, want, saved)
+			}
+		default:
+			if got != saved {
+				t.Errorf("%s: cwnd %d, want the saved %d", tc.spec, got, saved)
+			}
+		}
+	}
+}

@@ -33,6 +33,7 @@ type Ack struct {
 	CumAck       uint64        // cumulative acknowledgement point after this ACK, bytes of stream
 	SndNxt       uint64        // next stream byte to be sent (end of the highest data sent), bytes
 	InRecovery   bool          // the connection is in loss recovery: no window growth, no delay samples
+	Lost         int           // bytes the loss detection marked lost since the previous Ack (detected on an earlier ACK: the transport detects losses after telling the controller); not those an RTO marks
 	AppLimited   bool          // the sender had nothing to send and did not fill cwnd
 	Rate         RateSample    // delivery-rate sample of this ACK (docs/transport.md "Delivery rate")
 }
@@ -188,6 +189,17 @@ type RateSample struct {
 // reports false, changing nothing, if the controller cannot take it.
 type SegmentSizer interface {
 	SetMSS(mss int) bool
+}
+
+// AppLimitMarker is implemented by controllers that, after an Ack, may ask
+// the transport's delivery-rate estimator to treat the data sent from now
+// until what is in flight is delivered as application-limited (BBR's
+// ProbeRTT, draft-cardwell-iccrg-bbr-congestion-control-00 §4.3.5
+// BBRHandleProbeRTT: C.app_limited = BBR.delivered + packets_in_flight, so
+// that the low rate samples of a 4-packet window do not enter the BtlBw
+// filter). The transport asks after every Controller.OnAck.
+type AppLimitMarker interface {
+	MarkAppLimited() bool
 }
 
 // RecoveryGovernor is implemented by controllers that keep setting cwnd

@@ -129,8 +129,11 @@ type sender struct {
 	recTimer   RecoveryTimer
 	frto       frtoStrategy // rec, if it runs F-RTO (frto.go)
 	pace       pacing
-	governs    bool        // the controller sets cwnd during recovery (ccalgo.RecoveryGovernor)
-	rsamp      rateSampler // delivery-rate estimation (ratesample.go)
+	governs    bool                  // the controller sets cwnd during recovery (ccalgo.RecoveryGovernor)
+	departer   Departer              // rec, if governs and rec counts duplicate-ACK departures (governedPipe)
+	lostNew    int                   // bytes marked lost by loss detection since the controller's last Ack (ccalgo.Ack.Lost)
+	appMarker  ccalgo.AppLimitMarker // cc, if it marks rate samples application-limited
+	rsamp      rateSampler           // delivery-rate estimation (ratesample.go)
 	rtt        rttEstimator
 	rtoAt      clock.Time
 	rtoSince   clock.Time // first RTO not followed by an ACK of new data (Never: none): the give-up clock
@@ -233,6 +236,11 @@ func (c *Conn) establish(now clock.Time) error {
 	}
 	c.pace.set(cc, c.mss)
 	_, c.governs = cc.(ccalgo.RecoveryGovernor)
+	c.departer = nil
+	c.appMarker, _ = cc.(ccalgo.AppLimitMarker)
+	if d, ok := rec.(Departer); ok && c.governs {
+		c.departer = d
+	}
 	c.recTimer, _ = rec.(RecoveryTimer)
 	c.frto, _ = rec.(frtoStrategy)
 	c.ctx.CC = cc

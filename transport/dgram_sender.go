@@ -205,6 +205,9 @@ func (c *DgramConn) onAck(now clock.Time, p *dgramPacket) {
 		c.cc.OnAck(ccalgo.Ack{Now: now, Acked: acked * c.mss, AckedPackets: acked, RTT: c.rtt.latest, SRTT: c.rtt.srtt,
 			MinRTT: c.rtt.min, InFlight: c.pipe * c.mss, CumAck: c.una * uint64(c.mss), SndNxt: c.seq * uint64(c.mss),
 			AppLimited: c.appLimited(), Rate: c.rsamp.sample(now, c.rtt.min)})
+		if m, ok := c.cc.(ccalgo.AppLimitMarker); ok && m.MarkAppLimited() {
+			c.rsamp.markAppLimited(c.pipe * c.mss) // BBR's ProbeRTT (draft §4.3.5)
+		}
 	}
 	if c.cc != nil && ((lost && lostSeq >= c.recover) || (ecnMarked && ceSeq >= c.recover)) {
 		// One congestion event per window of data (RFC 4341 §5); CCID2

@@ -85,6 +85,7 @@ func (r *NewReno) partialAck(x *Ctx, a *AckInfo) {
 		r.win += r.mss
 	}
 	r.win = max(r.win, r.mss)
+	r.departed = max(0, r.departed-max(0, acked-r.mss)) // the duplicate-ACKed segments it covers
 	r.retransmitFirst(x)
 	r.partials++
 	if r.partials > 1 {

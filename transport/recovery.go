@@ -174,6 +174,18 @@ type SACKBlind interface {
 	SACKBlind()
 }
 
+// Departer is implemented by SACK-blind strategies (Reno, NewReno) that
+// count the data their duplicate ACKs report as having left the network
+// during recovery (fastRecovery.Departed). Their own sending rule inflates
+// the window by it; for a controller that governs recovery
+// (ccalgo.RecoveryGovernor: BBR) the connection subtracts it from pipe
+// instead, so that its cwnd - pipe and the data in flight it is told count
+// each duplicate ACK as a segment delivered, as Linux's in-flight estimate
+// does for a sender without SACK (tcp_packets_in_flight less sacked_out).
+type Departer interface {
+	Departed() int
+}
+
 // NewDataAvailable returns how many bytes of new data the connection could
 // send now if the congestion window allowed: ready in the send buffer or
 // source and admitted by the peer's receive window (RFC 6675 NextSeg rule 2,

@@ -51,6 +51,21 @@ type fastRecovery struct {
 	dupAcks   int
 	win       int  // the inflated window during recovery, bytes (RFC 6582 cwnd during fast recovery)
 	retx      bool // a retransmission of the first unacknowledged segment is due
+	departed  int  // bytes the episode's duplicate ACKs report as having left the network (Departed)
+}
+
+// Departed returns, during recovery, the bytes the duplicate ACKs of the
+// episode report as having left the network and that are not yet
+// cumulatively acknowledged: DupThresh segments at entry and one per further
+// duplicate ACK (RFC 5681 §3.2 steps 3-4, what the inflation counts),
+// less what partial ACKs acknowledged beyond their first segment (Linux
+// counts the same for a sender without SACK: tcp_add_reno_sack,
+// tcp_remove_reno_sacks). 0 outside recovery.
+func (r *fastRecovery) Departed() int {
+	if !r.inRec {
+		return 0
+	}
+	return r.departed
 }
 
 // InRecovery reports whether fast recovery is in progress.
@@ -86,6 +101,7 @@ func (r *fastRecovery) enter(x *Ctx) {
 	x.EnterRecovery()
 	r.retransmitFirst(x)
 	r.win = x.CC.Ssthresh() + r.dupThresh*r.mss
+	r.departed = r.dupThresh * r.mss
 }
 
 // retransmitFirst marks the first unacknowledged segment lost and due for
@@ -101,6 +117,7 @@ func (r *fastRecovery) retransmitFirst(x *Ctx) {
 func (r *fastRecovery) inflate(a *AckInfo) {
 	if a.DupAck {
 		r.win += r.mss
+		r.departed += r.mss
 	}
 }
 
@@ -115,6 +132,7 @@ func (r *fastRecovery) reset() {
 	r.inRec = false
 	r.retx = false
 	r.dupAcks = 0
+	r.departed = 0
 }
 
 // SACKBlind marks Reno and NewReno as senders that ignore SACK (RFC 5681,

@@ -287,8 +287,12 @@ func (c *Conn) controllerOnAck(a *ackProgress) {
 	}
 	now := a.now
 	c.cc.OnAck(ccalgo.Ack{Now: now, Acked: a.acked + a.sacked, AckedPackets: a.packets, RTT: a.sample,
-		SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.sb.pipe, CumAck: a.cum, SndNxt: c.sb.nxt,
-		InRecovery: c.rec.InRecovery(), AppLimited: c.appLimited, Rate: c.rsamp.sample(now, c.rtt.min)})
+		SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.governedPipe(), CumAck: a.cum, SndNxt: c.sb.nxt,
+		InRecovery: c.rec.InRecovery(), AppLimited: c.appLimited, Lost: c.lostNew, Rate: c.rsamp.sample(now, c.rtt.min)})
+	c.lostNew = 0
+	if c.appMarker != nil && c.appMarker.MarkAppLimited() {
+		c.rsamp.markAppLimited(c.sb.pipe) // BBR's ProbeRTT (draft §4.3.5)
+	}
 	if c.delayCC != nil {
 		if n := c.delayCC.DelayReductions(); n != c.delayN { // a delay-based decision reduced the window
 			c.delayN = n
@@ -403,6 +407,7 @@ func (c *Conn) markLost(now clock.Time, i int, reason LossReason) {
 	if c.sb.markLost(i) {
 		s := c.sb.Seg(i)
 		c.stats.Lost++
+		c.lostNew += s.Len
 		c.emit(event.Event{Time: now, Kind: event.PacketLost, Seq: s.Off, Bytes: s.Len, Reason: uint8(reason)})
 	}
 }
@@ -427,6 +432,7 @@ func (c *Conn) onRTO(now clock.Time) {
 	for i := 0; i < c.sb.count && (!deferred || i == 0); i++ {
 		c.markLost(now, i, LossRTO)
 	}
+	c.lostNew = 0   // the timeout's marks are not losses an ACK revealed
 	if inRecovery { // the episode ends with the timeout (the strategy leaves it in OnRTO)
 		c.emit(event.Event{Time: now, Kind: event.RecoveryEnd, Seq: c.sb.una, Reason: event.RecoveryEndRTO})
 	}
@@ -448,6 +454,33 @@ func (c *Conn) onRTO(now clock.Time) {
 	c.emitMetrics(now)
 }
 
+// governedPipe is the data in flight for a controller that governs
+// recovery, bytes: pipe, less what a SACK-blind strategy's duplicate ACKs
+// report as having left the network (Departer), which its pipe still
+// counts.
+func (s *sender) governedPipe() int {
+	if s.departer == nil {
+		return s.sb.pipe
+	}
+	return max(0, s.sb.pipe-s.departer.Departed())
+}
+
+// governedNext is Ctx.Normal within the governing controller's cwnd less
+// governedPipe.
+func (c *Conn) governedNext() Action {
+	if c.departer == nil {
+		return c.ctx.Normal()
+	}
+	allow := c.cc.Cwnd() - c.governedPipe()
+	if allow <= 0 {
+		return NoSend
+	}
+	if i := c.sb.NextLost(); i >= 0 {
+		return Action{Retransmit: i}
+	}
+	return Action{Retransmit: -1, NewData: allow}
+}
+
 // avail returns the bytes of new data ready to be sent.
 func (s *sender) avail() int {
 	if s.src != nil {
@@ -467,7 +500,7 @@ func (c *Conn) transmitData(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	c.ctx.Now = now
 	act := c.rec.Next(&c.ctx)
 	if c.governs && act.Retransmit < 0 && c.rec.InRecovery() {
-		act = c.ctx.Normal() // the controller's cwnd governs (BBR)
+		act = c.governedNext() // the controller's cwnd governs (BBR)
 	}
 	if act.Retransmit >= 0 && act.Retransmit < c.sb.count {
 		return c.sendSegment(now, buf, act.Retransmit)

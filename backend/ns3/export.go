@@ -387,6 +387,12 @@ func ccRecord(r *record, where, cc string, mss int) error {
 		if c.RTORestore {
 			return un("rtorestore=true", "ns-3.37's TcpBbr does not restore cwnd after RTO recovery (set rtorestore=false)")
 		}
+		if !c.NS3Exit {
+			return un("ns3exit=false", "ns-3.37 sets cwnd = ssthresh (TcpBbr's one-BDP InFlight(1)) at the end of fast recovery, not the saved cwnd (set ns3exit=true)")
+		}
+		if !c.NS3ProbeRTT {
+			return un("ns3probertt=false", "ns-3.37's TcpBbr does not mark ProbeRTT's rate samples application-limited (set ns3probertt=true)")
+		}
 		r.set("cc", "ns3::TcpBbr")
 		iw := c.IW
 		if iw == 0 {

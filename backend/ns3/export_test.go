@@ -115,6 +115,8 @@ flows: [{name: a` + flow + `}]
 		{"lostretx", base("", `, cc: "reno", recovery: "prr:lostretx"`), "lostretx"},
 		{"rfc ssrb", base("", `, cc: "newreno:ca=acks,abc=1", recovery: "prr:flight=pipe,partialrxt"`), "bound=ssrb"},
 		{"bbr restore", base("", `, cc: bbr, recovery: "prr:partialrxt"`), "rtorestore=true"},
+		{"bbr restore at exit", base("", `, cc: "bbr:rtorestore=false,ns3probertt=true", recovery: "prr:partialrxt"`), "ns3exit=false"},
+		{"bbr probertt marks", base("", `, cc: "bbr:rtorestore=false,ns3exit=true", recovery: "prr:partialrxt"`), "ns3probertt=false"},
 		{"no partialrxt", base("", `, cc: "newreno:ca=acks,abc=1", recovery: "prr:flight=pipe,bound=ns3"`), "without partialrxt"},
 		{"newreno rfc recover", base("", `, cc: "newreno:ca=acks,abc=1", recovery: newreno`), "without atrecover"},
 		{"dca", base("", `, cc: dca, recovery: prr`), "cc dca"},

@@ -59,7 +59,7 @@ var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, Dela
 const DefaultStacks = "newreno=newreno:ca=acks,abc=1/" + MatchedNewReno + ";" +
 	"newreno-prr=newreno:ca=acks,abc=1/" + MatchedPRR + ";" +
 	"cubic=cubic:linux=true,friendly=false/" + MatchedPRR + ";" +
-	"vegas=vegas/" + MatchedPRR + ";bbr=bbr:rtorestore=false/prr:partialrxt"
+	"vegas=vegas/" + MatchedPRR + ";bbr=bbr:rtorestore=false,ns3exit=true,ns3probertt=true/prr:partialrxt"
 
 // MatchedNewReno is the recovery that matches ns-3 3.37's TcpClassicRecovery
 // without SACK (docs/compat.md): duplicate ACKs at exactly one past recover

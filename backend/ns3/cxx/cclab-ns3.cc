@@ -373,6 +373,18 @@ StartFlow(Flow* f)
     f->sock->TraceConnectWithoutContext(
         "RTO",
         MakeBoundCallback(+[](Flow* fl, Time, Time v) { Trace(fl, "rto", v.GetSeconds()); }, f));
+    if (g_trace)
+    {
+        f->sock->TraceConnectWithoutContext(
+            "PacingRate",
+            MakeBoundCallback(
+                +[](Flow* fl, DataRate, DataRate v) { Trace(fl, "pacing", v.GetBitRate()); },
+                f));
+        f->sock->TraceConnectWithoutContext(
+            "BytesInFlight",
+            MakeBoundCallback(+[](Flow* fl, uint32_t, uint32_t v) { Trace(fl, "inflight", v); },
+                              f));
+    }
     f->sock->TraceConnectWithoutContext(
         "HighestRxAck",
         MakeBoundCallback(+[](Flow* fl, SequenceNumber32, SequenceNumber32 v) {
