@@ -65,10 +65,7 @@ func NewGSOWriter(c Conn) *GSOWriter {
 	if !ok {
 		return nil
 	}
-	rc, err := u.Raw().SyscallConn()
-	if err != nil {
-		return nil
-	}
+	rc := u.sys.rc // the runtime's, or Unpoll's
 	g := &GSOWriter{rc: rc, remote: u.RemoteAddr(), oob: make([]byte, batchMax*gsoOOB)}
 	g.connected = g.remote.IsValid()
 	supported := false

@@ -19,6 +19,7 @@ type UDPConn struct {
 	v6        bool           // socket family is AF_INET6
 	remote    netip.AddrPort // connected peer, if connected
 	sys       sysState
+	closeFn   func() error // after Unpoll: closes the duplicate descriptor (nil: c.Close)
 }
 
 // ListenUDP opens an unconnected UDP socket bound to addr ("host:port", ":port").
@@ -80,9 +81,15 @@ func (u *UDPConn) RemoteAddr() netip.AddrPort {
 }
 
 // Close closes the socket; blocked reads return ErrClosed.
-func (u *UDPConn) Close() error { return u.c.Close() }
+func (u *UDPConn) Close() error {
+	if u.closeFn != nil {
+		return mapClosed(u.closeFn())
+	}
+	return u.c.Close()
+}
 
-// Raw returns the underlying socket (for deadlines and options).
+// Raw returns the underlying socket (for deadlines and options); after
+// Unpoll it is closed.
 func (u *UDPConn) Raw() *net.UDPConn { return u.c }
 
 func mapClosed(err error) error {

@@ -209,6 +209,7 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 	if driver.TimerSlack == 0 {
 		driver.TimerSlack = cfg.PacingQuantum // a burst at a time: no precise sleeps
 	}
+	driver.OneGoroutine = true // one wake-up per burst or ACK batch, not a goroutine hand-off each
 	peer, ep, owned, err := dialEndpoint(cfg.Addr, cfg.Endpoint, driver)
 	if err != nil {
 		return nil, err

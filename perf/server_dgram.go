@@ -3,7 +3,6 @@ package perf
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -128,27 +127,21 @@ type dgramMeter struct {
 }
 
 // read reads c into the meter until the flow ends; it returns the error
-// that ended it (nil at the peer's close).
+// that ended it (nil at the peer's close). The meter runs on the driver's
+// goroutine as datagrams arrive (udp.DgramConn.RecvFunc): this goroutine
+// sleeps until the flow ends. RecvFunc takes any UDP payload: a sender's
+// size discovery may raise its datagrams above the handshake's size and
+// MaxSize (docs/transport.md).
 func (d *dgramMeter) read(ctx context.Context, c *udp.DgramConn) error {
-	// Any UDP payload: a sender's size discovery may raise its datagrams
-	// above the handshake's size and MaxSize (docs/transport.md).
-	buf := make([]byte, transport.MaxUDPPayload)
-	for {
-		n, at, err := c.Recv(ctx, buf)
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return c.RecvFunc(ctx, func(at clock.Time, p []byte) {
 		d.mu.Lock()
 		if d.m.Received == 0 {
 			d.first = at
 		}
 		d.last = at
-		_ = d.m.Add(at, buf[:n])
+		_ = d.m.Add(at, p)
 		d.mu.Unlock()
-	}
+	})
 }
 
 // counters are the meter's totals for an interval report; lost is the

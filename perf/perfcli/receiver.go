@@ -25,6 +25,7 @@ type receiverOpts struct {
 	listen, qlogDir, pskFile, reverseCC                         string
 	port, maxRevFlows                                           int
 	once, jsonOut, allowReverse, quiet, reverseCCP, allowUnauth bool
+	oneGoroutine                                                bool // -one-goroutine: udp.Config.OneGoroutine
 	verbose                                                     *bool
 	resetKeyFile                                                *string
 	maxRevBytes                                                 int64
@@ -54,6 +55,7 @@ func newReceiverFlags(stdout, stderr io.Writer) (*flag.FlagSet, *receiverOpts) {
 	fs.BoolVar(&o.reverseCCP, "reverse-cc-params", false, "let a reverse request set controller parameters (e.g. reno:iw=20); off: names only")
 	fs.Var(cli.Bytes(&o.maxRevBytes), "max-reverse-bytes", "largest reverse transfer a request may ask for, bytes with units (1GiB)")
 	fs.Var(cli.Duration(&o.maxRevDur), "max-reverse-seconds", "longest reverse flow, a duration (60s) up to 3600s; a bytes request running longer is aborted")
+	fs.BoolVar(&o.oneGoroutine, "one-goroutine", false, "run the socket driver in one goroutine that reads, runs the timers and writes (Linux; far fewer context switches per datagram batch, e.g. datagram mode at a fixed rate, but no reader/writer parallelism for fast stream flows); CCLAB_ONE_GOROUTINE=1 or 0 overrides it")
 	fs.Var(&o.interval, "i", "interval report of each flow every INTERVAL seconds (e.g. 1, 0.5, 500ms), in text and -J's intervals; 0: none")
 	o.defaults = transport.DefaultConfig()
 	// Accept what the sender chooses with -size: a connection uses the
@@ -159,7 +161,7 @@ func (o *receiverOpts) serverConfig(keys *perf.Keys, out *receiverOutput) perf.S
 	cfg := perf.ServerConfig{
 		Listen: o.listen, Defaults: o.defaults, AllowReverse: o.allowReverse, Once: o.once, QlogDir: o.qlogDir,
 		Keys: keys, AllowUnauthenticated: o.allowUnauth, MaxReverseBytes: o.maxRevBytes, MaxReverseDuration: o.maxRevDur, MaxReverseFlows: o.maxRevFlows,
-		ReverseCC: ccList, ReverseCCParams: o.reverseCCP, Driver: udp.Config{Endpoint: o.limits},
+		ReverseCC: ccList, ReverseCCParams: o.reverseCCP, Driver: udp.Config{Endpoint: o.limits, OneGoroutine: o.oneGoroutine},
 		Interval: o.interval.d, OnFlow: out.flow, OnTest: out.test, OnInterval: out.interval,
 	}
 	if !o.quiet {

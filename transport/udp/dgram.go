@@ -7,6 +7,7 @@ import (
 	"net/netip"
 
 	"cclab/clock"
+	"cclab/netio"
 	"cclab/transport"
 )
 
@@ -120,6 +121,35 @@ func (c *DgramConn) Recv(ctx context.Context, p []byte) (int, clock.Time, error)
 		return 0, clock.Never, e
 	}
 	return 0, clock.Never, io.EOF
+}
+
+// RecvFunc calls f with every datagram as it arrives (and its arrival
+// instant, Endpoint time) until the connection ends; it returns nil at the
+// peer's orderly close once every datagram was passed to f, the
+// connection's error if it failed, or ctx's or ErrClosed. f runs on the
+// driver's goroutine with the Endpoint's lock held, right after the batch
+// that brought the datagrams: it must be quick, must not block and must not
+// call the Endpoint or its connections, and p is valid only during the call.
+// Unlike a Recv loop, which the driver wakes for every batch, the caller's
+// goroutine sleeps until the connection ends: no goroutine hand-off per
+// batch.
+func (c *DgramConn) RecvFunc(ctx context.Context, f func(at clock.Time, p []byte)) error {
+	buf := make([]byte, netio.MaxDatagram)
+	c.e.l.mu.Lock()
+	defer c.e.l.mu.Unlock()
+	err := c.e.wait(ctx, func() bool {
+		for {
+			n, at, ok := c.c.RecvAt(buf)
+			if !ok {
+				return c.c.Done()
+			}
+			f(at, buf[:n])
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return c.c.Err()
 }
 
 // Close sends the queued datagrams, closes the connection (CLOSE/RESET)

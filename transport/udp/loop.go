@@ -112,6 +112,12 @@ type loop struct {
 	// lateHook is added to every timed wake-up's measured lateness: tests
 	// starve the loop deliberately with it (Config.InjectTimerLate).
 	lateHook time.Duration
+	// waiters are the blocked application calls, freeWaiters spare ones
+	// (waiters.go; guarded by mu).
+	waiters, freeWaiters []*waiter
+	// one is the one-goroutine loop's state (one.go); nil: a reader and a
+	// writer goroutine.
+	one *oneState
 
 	// callMu guards the caller arena (callMs, callOffs, callArena), with
 	// which an application call sends what it released (callerFlush).
@@ -138,6 +144,7 @@ type LoopStats struct {
 	GRO          bool   // the socket receives with UDP GRO (coalesced reads)
 	GROReads     uint64 // reads that held several datagrams coalesced by the kernel
 	GSODisabled  bool   // the kernel refused GSO and the writer fell back to plain batches
+	OneGoroutine bool   // the driver runs in one goroutine (Config.OneGoroutine, one.go)
 	RecvBuffer   int    // socket receive buffer as the kernel reports it, bytes (0: unknown)
 	// TimerLate counts the writer's timed wake-ups (timer fires and
 	// precise sleeps run to their end) and those later than
@@ -179,6 +186,11 @@ func newLoop(eng engine, conn netio.Conn, batch, recvBuf, sendBuf int, gso bool)
 }
 
 func (l *loop) run() {
+	if l.one != nil {
+		l.wg.Add(1)
+		go l.runOne()
+		return
+	}
 	l.wg.Add(2)
 	go l.reader()
 	go l.writer()
@@ -190,6 +202,10 @@ func (l *loop) now() clock.Time { return clock.Start.Add(time.Since(l.start)) }
 
 // kick wakes the writer (non-blocking; wake-ups coalesce).
 func (l *loop) kick() {
+	if l.one != nil {
+		l.kickOne()
+		return
+	}
 	select {
 	case l.kickC <- struct{}{}:
 		l.kicks.Add(1)
@@ -221,7 +237,7 @@ func (l *loop) callerFlush() {
 	if n > 0 {
 		ticket = l.takeTicket()
 		l.stats.CallerSends++
-		l.cond.Broadcast()
+		l.notify()
 	}
 	l.mu.Unlock()
 	if n > 0 {
@@ -234,107 +250,137 @@ func (l *loop) callerFlush() {
 
 func (l *loop) reader() {
 	defer l.wg.Done()
-	ms := make([]netio.Message, l.batch)
-	for i := range ms {
-		ms[i].Buf = make([]byte, l.recvBuf)
-	}
-	// What the engine answers to the batch (ACKs, data released by ACKs).
-	out := make([]netio.Message, l.batch)
-	offs := make([]int, l.batch)
-	arena := make([]byte, l.batch*l.sendBuf)
+	b := l.newBuffers()
 	for {
-		n, err := l.conn.ReadBatch(ms)
+		n, err := l.conn.ReadBatch(b.in)
 		if err != nil {
-			if errors.Is(err, netio.ErrClosed) {
+			if l.readFailed(err) {
 				return
-			}
-			select {
-			case <-l.closed:
-				return
-			default:
-			}
-			l.mu.Lock()
-			l.readErr = err
-			l.stats.ReadErrors++
-			if errors.Is(err, syscall.ECONNREFUSED) {
-				l.refused = true
-				if l.unreach++; l.unreach == UnreachableErrors && l.onUnreachable != nil {
-					l.onUnreachable(l.now())
-					l.stats.Unreachable++
-				}
-			}
-			l.cond.Broadcast()
-			l.mu.Unlock()
-			if !errors.Is(err, syscall.ECONNREFUSED) {
-				// Unknown error: do not spin.
-				time.Sleep(time.Millisecond)
 			}
 			continue
 		}
 		if n == 0 {
 			continue
 		}
-		l.mu.Lock()
-		now := l.now()
-		l.unreach = 0
-		nout, off := 0, 0
-		dgrams := 0
-		more := false // the last Transmit pass filled a batch: probably more to send
-		for i := 0; i < n; i++ {
-			m := &ms[i]
-			// A GRO read holds several datagrams back to back: split it
-			// and drive them one at a time, so the engine sees exactly
-			// what it would without GRO.
-			k := m.Count()
-			if k > 1 {
-				l.stats.GROReads++
-			}
-			for j := 0; j < k; j++ {
-				l.eng.Receive(now, m.Addr, m.ECN, m.Datagram(j))
-				if l.perBatch && (i < n-1 || j < k-1) {
-					continue
-				}
-				// The transport's driver rule: Transmit after every input
-				// datagram, so that an ACK goes out every second segment
-				// and each ACK releases data at once (ACK clocking), even
-				// within a batch or a coalesced read. (perBatch: once per
-				// batch, stretch ACKs.)
-				nout, off = l.transmit(now, out, offs, arena, nout, off)
-				more = nout == len(out)
-				if more {
-					// The answer batch is full: send it and go on (the
-					// rest goes out after the next datagram, or from the
-					// writer, woken below, in parallel).
-					ticket := l.takeTicket()
-					l.mu.Unlock()
-					l.sendBatch(ticket, out[:nout], offs[:nout])
-					l.mu.Lock()
-					nout, off = 0, 0
-					now = l.now()
-				}
-			}
-			dgrams += k
-		}
-		l.stats.ReadBatches++
-		l.stats.DatagramsIn += uint64(dgrams)
-		l.cond.Broadcast()
-		var ticket uint64
-		if nout > 0 {
-			ticket = l.takeTicket()
-		}
-		// The writer is needed only if the last Transmit pass filled a
-		// batch (it sends the rest, on the other core if there is one) or
-		// the deadline moved earlier than its timer (a delayed ACK, a
-		// pacing slot, a loss timer); otherwise everything due went out.
-		wake := more || l.needKick()
-		l.mu.Unlock()
-		if nout > 0 {
-			l.sendBatch(ticket, out[:nout], offs[:nout])
-		}
-		if wake {
+		if l.input(b, n) {
 			l.kick()
 		}
 	}
+}
+
+// buffers are a driver goroutine's read batch and the batch of what the
+// engine answers to it (ACKs, data released by ACKs), back to back in one
+// arena.
+type buffers struct {
+	in    []netio.Message
+	out   []netio.Message
+	offs  []int
+	arena []byte
+}
+
+func (l *loop) newBuffers() *buffers {
+	b := &buffers{in: make([]netio.Message, l.batch), out: make([]netio.Message, l.batch),
+		offs: make([]int, l.batch), arena: make([]byte, l.batch*l.sendBuf)}
+	for i := range b.in {
+		b.in[i].Buf = make([]byte, l.recvBuf)
+	}
+	return b
+}
+
+// readFailed records a socket read error; it reports whether the loop is
+// closing (the goroutine returns).
+func (l *loop) readFailed(err error) (stop bool) {
+	if errors.Is(err, netio.ErrClosed) {
+		return true
+	}
+	select {
+	case <-l.closed:
+		return true
+	default:
+	}
+	l.mu.Lock()
+	l.readErr = err
+	l.stats.ReadErrors++
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		l.refused = true
+		if l.unreach++; l.unreach == UnreachableErrors && l.onUnreachable != nil {
+			l.onUnreachable(l.now())
+			l.stats.Unreachable++
+		}
+	}
+	l.notify()
+	l.mu.Unlock()
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		// Unknown error: do not spin.
+		time.Sleep(time.Millisecond)
+	}
+	return false
+}
+
+// input drives the engine with the n datagrams read into b.in and sends
+// what it answered. It reports whether the writer must be woken: the last
+// Transmit pass filled a batch (more to send) or the engine's deadline
+// moved earlier than the writer's timer.
+func (l *loop) input(b *buffers, n int) (wake bool) {
+	out, offs, arena := b.out, b.offs, b.arena
+	l.mu.Lock()
+	now := l.now()
+	l.unreach = 0
+	nout, off := 0, 0
+	dgrams := 0
+	more := false // the last Transmit pass filled a batch: probably more to send
+	for i := 0; i < n; i++ {
+		m := &b.in[i]
+		// A GRO read holds several datagrams back to back: split it
+		// and drive them one at a time, so the engine sees exactly
+		// what it would without GRO.
+		k := m.Count()
+		if k > 1 {
+			l.stats.GROReads++
+		}
+		for j := 0; j < k; j++ {
+			l.eng.Receive(now, m.Addr, m.ECN, m.Datagram(j))
+			if l.perBatch && (i < n-1 || j < k-1) {
+				continue
+			}
+			// The transport's driver rule: Transmit after every input
+			// datagram, so that an ACK goes out every second segment
+			// and each ACK releases data at once (ACK clocking), even
+			// within a batch or a coalesced read. (perBatch: once per
+			// batch, stretch ACKs.)
+			nout, off = l.transmit(now, out, offs, arena, nout, off)
+			more = nout == len(out)
+			if more {
+				// The answer batch is full: send it and go on (the
+				// rest goes out after the next datagram, or from the
+				// writer, woken below, in parallel).
+				ticket := l.takeTicket()
+				l.mu.Unlock()
+				l.sendBatch(ticket, out[:nout], offs[:nout])
+				l.mu.Lock()
+				nout, off = 0, 0
+				now = l.now()
+			}
+		}
+		dgrams += k
+	}
+	l.stats.ReadBatches++
+	l.stats.DatagramsIn += uint64(dgrams)
+	l.notify()
+	var ticket uint64
+	if nout > 0 {
+		ticket = l.takeTicket()
+	}
+	// The writer is needed only if the last Transmit pass filled a
+	// batch (it sends the rest, on the other core if there is one) or
+	// the deadline moved earlier than its timer (a delayed ACK, a
+	// pacing slot, a loss timer); otherwise everything due went out.
+	wake = more || l.needKick()
+	l.mu.Unlock()
+	if nout > 0 {
+		l.sendBatch(ticket, out[:nout], offs[:nout])
+	}
+	return wake
 }
 
 func (l *loop) writer() {
@@ -458,7 +504,7 @@ func (l *loop) flush(ms []netio.Message, offs []int, arena []byte) (d time.Durat
 		dl := l.eng.Deadline()
 		l.armed = dl // the timer is set from it below (or the loop runs again)
 		if ran || n > 0 {
-			l.cond.Broadcast() // timers and sending change what waiters see
+			l.notify() // timers and sending change what waiters see
 		}
 		var ticket uint64
 		if n > 0 {
@@ -554,6 +600,9 @@ func (l *loop) close() error {
 	var err error
 	l.once.Do(func() {
 		close(l.closed)
+		if l.one != nil {
+			l.one.sw.Wake()
+		}
 		timeout := time.After(closeFlushTimeout)
 		select {
 		case <-l.writerDone:
@@ -574,9 +623,12 @@ func (l *loop) close() error {
 		err = l.conn.Close()
 		l.mu.Lock()
 		l.shut = true
-		l.cond.Broadcast()
+		l.notify()
 		l.mu.Unlock()
 		l.wg.Wait()
+		if l.one != nil {
+			l.one.sw.Close()
+		}
 	})
 	return err
 }

@@ -24,8 +24,15 @@
 // CCLAB_NO_GSO=1 turn it off).
 //
 // Application calls (Conn.Read, Conn.Write, ...) take the mutex, call the
-// non-blocking transport method, wake the writer, and wait on a condition
-// variable that is broadcast after every input batch when they must block.
+// non-blocking transport method and wake the writer. A call that must block
+// registers the condition it waits for; the driver evaluates it after every
+// input batch, timer run or batch sent and wakes only the calls whose
+// condition holds (waiters.go). Conn.Write waits on a condition variable
+// broadcast at the same points.
+//
+// With Config.OneGoroutine (Linux) the reader and the writer are one
+// goroutine blocked in one system call on the socket and the next deadline
+// (one.go).
 //
 // Time is the monotonic clock since the Endpoint was created, offset by
 // clock.Start so that it is never clock.Never.
@@ -95,6 +102,14 @@ type Config struct {
 	// connections release a pacing quantum at a time
 	// (transport.DgramConfig.PacingQuantum) sets it to the quantum.
 	TimerSlack time.Duration
+	// OneGoroutine runs the driver in one goroutine that reads, runs the
+	// timers and writes, blocked in one system call on the socket and the
+	// next deadline (one.go), instead of a reader and a writer goroutine:
+	// far fewer goroutine hand-offs and context switches per datagram
+	// batch, at the cost of the two goroutines' parallelism on a fast path.
+	// Linux UDP sockets only (elsewhere, and on a MemConn, the driver keeps
+	// two goroutines; LoopStats.OneGoroutine says which ran).
+	OneGoroutine bool
 	// InjectTimerLate is added to the measured lateness of every timed
 	// wake-up of the driver's writer (LoopStats.TimerLate): it makes the
 	// loop look starved of CPU, for tests of the host-limited check
@@ -189,12 +204,16 @@ func New(c netio.Conn, cfg Config) *Endpoint {
 	// UDP_GRO is set would arrive segmented (harmless, but not coalesced).
 	// Every read buffer holds netio.GROBufSize bytes (DefaultRecvBuf).
 	gro := !cfg.NoGRO && netio.EnableGRO(c)
+	one := oneGoroutine(cfg.OneGoroutine) && unpoll(c)
 	e.l = newLoop(ep, c, cfg.Batch, DefaultRecvBuf, cfg.SendBuf, !cfg.NoGSO)
 	e.l.stats.RecvBuffer = got
 	e.l.stats.GRO = gro
 	e.l.perBatch = cfg.TransmitPerBatch
 	e.l.precise = cfg.TimerSlack < goTimerSlack
 	e.l.lateHook = cfg.InjectTimerLate
+	if one {
+		e.l.startOne()
+	}
 	e.l.run()
 	return e
 }
@@ -233,31 +252,6 @@ func (e *Endpoint) Do(f func(now clock.Time, ep *transport.Endpoint)) {
 	f(e.l.now(), e.ep)
 	e.l.mu.Unlock()
 	e.l.kick()
-}
-
-// wait blocks on the condition variable until cond() holds (called with
-// the lock held), the context ends, or the Endpoint closes. The lock must
-// be held on entry and is held on return.
-func (e *Endpoint) wait(ctx context.Context, cond func() bool) error {
-	if cond() {
-		return nil
-	}
-	stop := context.AfterFunc(ctx, func() {
-		e.l.mu.Lock()
-		e.l.cond.Broadcast()
-		e.l.mu.Unlock()
-	})
-	defer stop()
-	for !cond() {
-		if e.l.shut {
-			return ErrClosed
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		e.l.cond.Wait()
-	}
-	return nil
 }
 
 // ErrPeerUnreachable ends an established connection after
