@@ -32,6 +32,8 @@ type NewRenoConfig struct {
 	// what go-back-N's retransmissions of data the receiver already holds
 	// produce. Off by default.
 	AtRecover bool `param:"atrecover" help:"duplicate ACKs at exactly one past recover start a new recovery (ns-3 3.37's TcpSocketBase::DupAck; not RFC 6582 §3.2 step 2)"`
+	// NoLT turns RFC 3042 Limited Transmit off (RenoConfig.NoLT).
+	NoLT bool `param:"nolt" help:"no RFC 3042 Limited Transmit on the first two duplicate ACKs (pre-2001 TCP, ns-2's Agent/TCP/Newreno)"`
 }
 
 // Name returns "newreno".
@@ -110,7 +112,7 @@ func init() {
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			c := *cfg.(*NewRenoConfig)
 			return recoveryEntry("newreno", "", func(d DupAckConfig, env RecoveryEnv) Recovery {
-				return &NewReno{fastRecovery: fastRecovery{dupThresh: d.DupThresh, mss: env.MSS}, atRecover: c.AtRecover}
+				return &NewReno{fastRecovery: fastRecovery{dupThresh: d.DupThresh, mss: env.MSS, noLT: c.NoLT}, atRecover: c.AtRecover}
 			}).Build(&c.DupAckConfig, env)
 		},
 	})

@@ -1,5 +1,7 @@
 package transport
 
+import "cclab/internal/spec"
+
 // Reno is the classic fast retransmit / fast recovery of RFC 5681 §3.2:
 // DupThresh duplicate ACKs trigger a retransmission of the first
 // unacknowledged segment and cwnd = ssthresh + 3*SMSS; each further
@@ -33,11 +35,28 @@ func (r *Reno) OnAck(x *Ctx, a *AckInfo) {
 // OnRTO leaves recovery.
 func (r *Reno) OnRTO(x *Ctx) { r.reset() }
 
+// RenoConfig configures Reno recovery.
+type RenoConfig struct {
+	DupAckConfig
+	// NoLT turns RFC 3042 Limited Transmit off: the first two duplicate
+	// ACKs release no new data beyond cwnd. RFC 3042 (2001) post-dates the
+	// TCPs of ns-2's 1990s releases (Agent/TCP/Reno sends nothing on them),
+	// which the fair-queueing study's Table 3 follows. Off by default.
+	NoLT bool `param:"nolt" help:"no RFC 3042 Limited Transmit on the first two duplicate ACKs (pre-2001 TCP, ns-2's Agent/TCP/Reno)"`
+}
+
 func init() {
-	Recoveries.Register(recoveryEntry("reno", "classic Reno fast retransmit/fast recovery, RFC 5681 §3.2 (any new ACK exits)",
-		func(c DupAckConfig, env RecoveryEnv) Recovery {
-			return &Reno{fastRecovery{dupThresh: c.DupThresh, mss: env.MSS}}
-		}))
+	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
+		Name:     "reno",
+		Doc:      "classic Reno fast retransmit/fast recovery, RFC 5681 §3.2 (any new ACK exits)",
+		Defaults: func() any { return &RenoConfig{DupAckConfig: DupAckConfig{DupThresh: DupThresh}} },
+		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
+			c := *cfg.(*RenoConfig)
+			return recoveryEntry("reno", "", func(d DupAckConfig, env RecoveryEnv) Recovery {
+				return &Reno{fastRecovery{dupThresh: d.DupThresh, mss: env.MSS, noLT: c.NoLT}}
+			}).Build(&c.DupAckConfig, env)
+		},
+	})
 }
 
 // fastRecovery is the state and sending rule that Reno and NewReno share
@@ -52,6 +71,7 @@ type fastRecovery struct {
 	win       int  // the inflated window during recovery, bytes (RFC 6582 cwnd during fast recovery)
 	retx      bool // a retransmission of the first unacknowledged segment is due
 	departed  int  // bytes the episode's duplicate ACKs report as having left the network (Departed)
+	noLT      bool // no RFC 3042 Limited Transmit (RenoConfig.NoLT)
 }
 
 // Departed returns, during recovery, the bytes the duplicate ACKs of the
@@ -148,7 +168,11 @@ func (r *fastRecovery) Next(x *Ctx) Action {
 			// RFC 3042 Limited Transmit (RFC 5681 §3.2 step 1): on the
 			// first and second duplicate ACK, new data may go out while
 			// FlightSize <= cwnd + 2*SMSS, one segment per duplicate ACK.
-			if allow := x.CC.Cwnd() + min(r.dupAcks, 2)*r.mss - x.SB.Pipe(); allow > 0 {
+			lt := min(r.dupAcks, 2) * r.mss
+			if r.noLT {
+				lt = 0 // only what cwnd itself allows
+			}
+			if allow := x.CC.Cwnd() + lt - x.SB.Pipe(); allow > 0 {
 				return Action{Retransmit: -1, NewData: allow}
 			}
 			return NoSend

@@ -430,6 +430,9 @@ func recoveryRecord(r *record, where, rec string, pipeMatters, boundMatters bool
 		if !c.AtRecover {
 			return un("without atrecover", "ns-3.37 starts a new recovery on duplicate ACKs at exactly one past recover (set atrecover: TcpSocketBase::DupAck)")
 		}
+		if c.NoLT {
+			return un("nolt", "cclab does not map it onto ns-3's TcpSocketBase LimitedTransmit attribute")
+		}
 		r.set("rec", "ns3::TcpClassicRecovery")
 		r.set("s.Sack", false)
 		r.set("r.Sack", false)
