@@ -102,7 +102,7 @@ func newFlags(stdout, stderr io.Writer) (*flag.FlagSet, *opts) {
 	fs.StringVar(&o.qlogDir, "qlog", "", "write a qlog JSON-SEQ trace of the flow into this directory")
 	fs.BoolVar(&o.reverse, "R", false, "stream mode: reverse mode: the receiver sends (it must run with -allow-reverse, and -psk-file unless on loopback)")
 	fs.BoolVar(&o.ecn, "ecn", false, "negotiate ECN: send ECT(0) and react to ECN-Echo (RFC 3168)")
-	fs.IntVar(&o.size, "size", 0, "max datagram (UDP payload) size, bytes (default 1200)")
+	fs.IntVar(&o.size, "size", 0, "datagram (UDP payload) size, bytes, fixed (default: discovered from 1200 up to the route's MTU, RFC 8899)")
 	fs.Uint64Var(&o.seed, "seed", 0, "stream mode: seed of the generated stream (0: random)")
 	fs.StringVar(&o.verify, "verify", perf.VerifyPattern, "stream mode: how the receiving side verifies the stream: pattern (compare every byte with the pattern) or sha256 (digests)")
 	fs.StringVar(&o.mode, "mode", "stream", "stream (reliable, TCP-like) or datagram (unreliable, DCCP-like; see docs/dccp.md)")
