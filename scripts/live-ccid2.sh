@@ -49,7 +49,10 @@ run() {
 		-stats "$LOG/$name.stats" -interval 1s -quiet >"$LOG/$name.relay.out" 2>&1 &
 	PIDS[1]=$!
 	sleep 0.3
-	"$BIN/sender" -c "127.0.0.1:$PORT" -mode datagram -t "$SECS" -J "$@" >"$LOG/$name.json" 2>"$LOG/$name.err"
+	# -size 1200: the acceptance is defined in 1,200-byte datagrams (the
+	# 50-packet queue, the drop counts); without it the sender would
+	# discover the relay's 9,216-byte limit (docs/dccp.md).
+	"$BIN/sender" -c "127.0.0.1:$PORT" -mode datagram -size 1200 -t "$SECS" -J "$@" >"$LOG/$name.json" 2>"$LOG/$name.err"
 	local rc=$?
 	sleep 0.5 # let the last ACKs and the close cross the relay
 	kill "${PIDS[1]}" 2>/dev/null
