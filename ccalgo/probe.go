@@ -35,7 +35,8 @@ type ProbeConfig struct {
 	// rate sampled (at most Rate), so the bottleneck's queue grows by
 	// 1 − 1/Gain packets per packet sent until it overflows.
 	Gain float64 `param:"gain" help:"pace at gain × the largest delivery rate sampled after the start (1..4)"`
-	// Start is the packets delivered at Rate before pacing at the gain.
+	// Start is the window, packets, sent at Rate and delivered before
+	// pacing at the gain.
 	Start int `param:"start" help:"packets delivered at the start rate before pacing at gain × the delivery rate"`
 }
 
@@ -43,21 +44,28 @@ type ProbeConfig struct {
 // packets at the start rate.
 func DefaultProbeConfig() ProbeConfig { return ProbeConfig{Rate: 10e6, Gain: 1.5, Start: 64} }
 
-// Probe paces at a rate of its own and ignores loss: first at Rate until
-// Start packets are delivered, then at Gain times the largest delivery
-// rate sampled (draft-cheng-iccrg-delivery-rate-estimation, as BBR's
+// Probe paces at a rate of its own and ignores loss: first one window of
+// Start packets at Rate, acknowledgement-clocked until they are
+// delivered, then at Gain times the largest of the start train's
+// dispersion rate (its ACKs after the first: bytes over their span) and
+// the delivery rates sampled (draft-cheng-iccrg-delivery-rate-estimation, as BBR's
 // BtlBw but never forgotten), at most Rate. Sent faster than the
 // bottleneck drains, its packets keep the bottleneck's queue busy (the
 // ACKs come back at the bottleneck's rate, packet-train dispersion) and,
 // with a gain above one, fill it to overflow (its queueing delay at loss
-// is the buffer). Its window is MaxWindowParam packets whatever happens:
-// the pacing rate alone governs sending, in loss recovery too.
+// is the buffer). After the start its window is MaxWindowParam packets
+// whatever happens: the pacing rate alone governs sending, in loss
+// recovery too.
 type Probe struct {
 	cfg       ProbeConfig
 	mss       int
 	delivered int     // bytes acknowledged
-	maxRate   float64 // largest delivery-rate sample, bits/s
+	maxRate   float64 // largest delivery-rate sample (or the start train's dispersion), bits/s
 	pace      float64 // pacing rate, bits/s
+	// The start train's ACKs: the first one's instant, and the bytes the
+	// later ones acknowledged up to the last one's instant.
+	trainFirst, trainLast clock.Time
+	trainBytes            int
 }
 
 // NewProbe returns a probe.
@@ -91,8 +99,25 @@ func (p *Probe) OnSent(clock.Time, int, int) {}
 // OnAck takes the delivery-rate sample and, after the start, paces at the
 // gain times the largest.
 func (p *Probe) OnAck(a Ack) {
+	if !p.started() {
+		// Packet-train dispersion of the start (its window, sent at
+		// Rate back to back, comes back spaced by the bottleneck): the
+		// delivery-rate samples of one window a round trip are that
+		// window over the round trip, on a long path far below the
+		// bottleneck.
+		if p.trainFirst == 0 {
+			p.trainFirst = a.Now
+		} else {
+			p.trainBytes += a.Acked
+			p.trainLast = a.Now
+		}
+	}
 	p.delivered += a.Acked
 	p.maxRate = max(p.maxRate, a.Rate.DeliveryRate)
+	if p.started() && p.trainLast > p.trainFirst {
+		p.maxRate = max(p.maxRate, float64(p.trainBytes)*8/p.trainLast.Sub(p.trainFirst).Seconds())
+		p.trainFirst, p.trainLast = 0, 0
+	}
 	if p.started() && p.maxRate > 0 {
 		p.pace = min(float64(p.cfg.Rate), p.cfg.Gain*p.maxRate)
 	}
@@ -110,8 +135,17 @@ func (p *Probe) OnRecoveryExit(clock.Time, int) {}
 // OnRTO does nothing: the probe keeps pacing.
 func (p *Probe) OnRTO(clock.Time, int) {}
 
-// Cwnd returns MaxWindowParam packets.
-func (p *Probe) Cwnd() int { return MaxWindowParam * p.mss }
+// Cwnd returns Start packets until they are delivered (the start is one
+// train at Rate: at a rate above the path's, a start paced until Start
+// packets are delivered would send Rate × one RTT, on a long path enough to
+// overflow every queue on the way before the first delivery-rate sample
+// came back), then MaxWindowParam packets.
+func (p *Probe) Cwnd() int {
+	if !p.started() {
+		return p.cfg.Start * p.mss
+	}
+	return MaxWindowParam * p.mss
+}
 
 // Ssthresh returns InfiniteSsthresh.
 func (p *Probe) Ssthresh() int { return InfiniteSsthresh }
