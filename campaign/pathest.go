@@ -36,6 +36,13 @@ type traceEstimate struct {
 	// and the queueing delay at each loss.
 	lost   []bool
 	lossAt []lossPoint
+	// sentAt is each transmission's instant, in the loss sequence's
+	// order (every packet_sent record, retransmissions too), and
+	// resent whether the same packet was sent again after it (it was
+	// lost, or its loss spurious: a count that needs no loss detection,
+	// which a timeout's retransmissions bypass).
+	sentAt []time.Duration
+	resent []bool
 	// rtts are the RTT samples in time order; ackT the distinct ACK
 	// instants and ackCum the payload acknowledged up to each.
 	rtts   []rttSample
@@ -95,8 +102,13 @@ func estimateTrace(trace []byte) traceEstimate {
 		switch r.Name {
 		case "transport:packet_sent":
 			if pn != nil {
+				if i, ok := latest[*pn]; ok {
+					e.resent[i] = true
+				}
 				latest[*pn] = len(e.lost)
 				e.lost = append(e.lost, false)
+				e.sentAt = append(e.sentAt, at)
+				e.resent = append(e.resent, false)
 				e.payload = max(e.payload, r.Data.Raw.Length)
 			}
 		case "recovery:packet_lost":
@@ -203,8 +215,15 @@ const (
 type probeEstimate struct {
 	rate, rateLo, rateHi float64       // payload bits/s: the median of the busy period's trains, and their quartiles
 	queue                time.Duration // the full queue's queueing delay
-	overflows            int           // losses with the queue at least OverflowShare full
-	payload              int
+	// buffer is the buffer counted from the transmissions at the rate
+	// (countedBuffer), packets; bufferLo and bufferHi at rateHi and
+	// rateLo. overflows are the losses with the queue at least
+	// OverflowShare of it, overflowed whether they show a drop-tail
+	// overflow (else buffer is a bound).
+	buffer, bufferLo, bufferHi float64
+	overflows                  int
+	overflowed                 bool
+	payload                    int
 }
 
 // estimateProbe reads a probe's trace (estimateTrace) on a path of min
@@ -245,11 +264,6 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 			last = s.at
 		}
 	}
-	for _, l := range t.lossAt {
-		if pe.queue > 0 && l.rtt-minRTT >= time.Duration(OverflowShare*float64(pe.queue)) {
-			pe.overflows++
-		}
-	}
 	a, b := ackIndex(t.ackT, first), ackIndex(t.ackT, last)
 	if first < 0 || b <= a || t.ackCum[b]-t.ackCum[a] < int64(ProbeRatePackets*t.payload) {
 		return pe, false
@@ -265,6 +279,11 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 		return pe, false
 	}
 	pe.rate, pe.rateLo, pe.rateHi = studies.Quantile(trains, 0.5), studies.Quantile(trains, 0.25), studies.Quantile(trains, 0.75)
+	pps := func(bps float64) float64 { return bps / 8 / float64(t.payload) }
+	pe.buffer, pe.overflows, pe.overflowed = countedBuffer(t.sentAt, t.resent, pps(pe.rate))
+	lo, _, _ := countedBuffer(t.sentAt, t.resent, pps(pe.rateHi))
+	hi, _, _ := countedBuffer(t.sentAt, t.resent, pps(pe.rateLo))
+	pe.bufferLo, pe.bufferHi = min(lo, hi, pe.buffer), max(lo, hi, pe.buffer)
 	return pe, true
 }
 

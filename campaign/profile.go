@@ -65,8 +65,8 @@ type PathProfile struct {
 	// Probed says the pair's probe (Spec.Probe) was done; the rate and the
 	// queue then come from it when its qlog shows the bottleneck busy
 	// (estimateProbe): the rate over that busy period, RateLo and RateHi
-	// its quarters' least and most; the queue its full queue's delay at
-	// that rate, measured when it overflowed OverflowLosses times.
+	// its quarters' least and most; the queue the buffer counted from its
+	// transmissions (countedBuffer), measured when it overflowed.
 	Probed bool
 	// HostLimited counts the transfers whose sender reported itself
 	// host-limited (docs/metrics.md, "Host-limited runs").
@@ -189,8 +189,8 @@ func (pp *PathProfile) probe(r Row) *probeEstimate {
 	if hostLimited(r.SenderJSON) {
 		pp.Warnings = append(pp.Warnings, "probe: its sender reported itself host-limited: it may not have paced fast enough to fill the queue")
 	}
-	if pe.overflows < OverflowLosses {
-		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: %d losses at its fullest queue: the queue is a bound (larger probe.bytes)", pe.overflows))
+	if !pe.overflowed || pe.overflows < OverflowLosses {
+		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: its queue (at least %.0f packets) not seen to overflow (%d losses at its fullest): the queue is a bound (larger probe.bytes)", pe.buffer, pe.overflows))
 	}
 	return &pe
 }
@@ -245,9 +245,9 @@ func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64, prob
 		}
 		base += len(t.lost)
 	}
-	if probe != nil && probe.overflows >= OverflowLosses && !pp.RateBound {
-		pp.QueuePackets = max(packets(probe.queue, pp.RateBps), MinQueuePackets)
-		pp.QueueLo, pp.QueueHi = packets(probe.queue, pp.RateLo), packets(probe.queue, pp.RateHi)
+	if probe != nil && probe.overflowed && probe.overflows >= OverflowLosses && !pp.RateBound {
+		pp.QueuePackets = max(int(math.Round(probe.buffer)), MinQueuePackets)
+		pp.QueueLo, pp.QueueHi = int(math.Round(probe.bufferLo)), int(math.Round(probe.bufferHi))
 		return overflow
 	}
 	if len(overflow) >= OverflowLosses && !pp.RateBound {

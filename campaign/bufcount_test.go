@@ -1,0 +1,143 @@
+package campaign
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"cclab/internal/qlog"
+)
+
+// queuePath is a synthetic probe over a drop-tail bottleneck with known
+// truth: n packets of payload bytes paced at gain × rate (packets per
+// second) into a queue of buffer packets drained at rate, minRTT of
+// propagation, random the packets lost on the way (before the queue),
+// and, from stallFrom for stall, a host that returns no ACK (those due
+// in the stall come back at its end, and every RTT sample after it
+// carries backlog more).
+type queuePath struct {
+	n, payload, buffer int
+	rate, gain         float64
+	minRTT             time.Duration
+	random             map[int]bool
+	stallFrom, stall   time.Duration
+	backlog            time.Duration
+}
+
+// qlog writes the probe's sender qlog: packet_sent (packet number = offset,
+// as the transport numbers them), packet_lost an RTT after a drop,
+// metrics_updated (latest and smoothed RTT) and packet_acked per ACK, and
+// the dropped packets sent again after the last new one's ACK.
+func (p queuePath) qlog() []byte {
+	type rec struct {
+		at time.Duration
+		s  string
+	}
+	var recs []rec
+	add := func(at time.Duration, format string, args ...any) {
+		recs = append(recs, rec{at, fmt.Sprintf("%c{\"time\":%g,"+format+"}\n", append([]any{qlog.RecordSeparator, float64(at) / 1e6}, args...)...)})
+	}
+	per := time.Duration(float64(time.Second) / p.rate)
+	var deps []time.Duration // departures of the packets in the queue
+	var last time.Duration
+	var dropped []int // packet numbers
+	srtt := 0.0
+	for i := range p.n {
+		at := time.Duration(float64(i) * float64(time.Second) / (p.gain * p.rate))
+		add(at, `"name":"transport:packet_sent","data":{"header":{"packet_number":%d},"raw":{"length":%d}}`, i*p.payload, p.payload)
+		for len(deps) > 0 && deps[0] <= at {
+			deps = deps[1:]
+		}
+		if p.random[i] || len(deps) >= p.buffer {
+			add(at+p.minRTT+time.Duration(len(deps))*per, `"name":"recovery:packet_lost","data":{"header":{"packet_number":%d}}`, i*p.payload)
+			dropped = append(dropped, i*p.payload)
+			continue
+		}
+		last = max(last, at) + per
+		deps = append(deps, last)
+		ack := last + p.minRTT
+		if p.stall > 0 && ack >= p.stallFrom {
+			ack = max(ack, p.stallFrom+p.stall) + p.backlog
+		}
+		rtt := float64(ack-at) / 1e6
+		srtt = 0.875*srtt + 0.125*rtt
+		add(ack, `"name":"recovery:metrics_updated","data":{"latest_rtt":%g,"smoothed_rtt":%g}`, rtt, srtt)
+		add(ack, `"name":"cclab:packet_acked","data":{"length":%d}`, p.payload)
+	}
+	// The drops sent again once the last new packet is acknowledged, at
+	// the rate (the count takes a packet sent again as lost).
+	end := last + p.minRTT + p.backlog
+	for i, pn := range dropped {
+		at := end + time.Duration(i)*per
+		add(at, `"name":"transport:packet_sent","data":{"header":{"packet_number":%d},"raw":{"length":%d},"is_retransmission":true}`, pn, p.payload)
+		add(at+per+p.minRTT, `"name":"cclab:packet_acked","data":{"length":%d}`, p.payload)
+	}
+	slices.SortStableFunc(recs, func(a, b rec) int { return int(a.at - b.at) })
+	var b strings.Builder
+	for _, r := range recs {
+		b.WriteString(r.s)
+	}
+	return []byte(b.String())
+}
+
+// TestCountedBuffer: the buffer counted from a synthetic probe's
+// transmissions is the drop-tail queue's, whatever the ACK path adds
+// (a host stall, a standing backlog after it); a probe that never fills
+// the queue gives a bound. The RTT plateau is logged beside it.
+func TestCountedBuffer(t *testing.T) {
+	const payload = 1200
+	random := map[int]bool{}
+	for i := 7; i < 900; i += 31 {
+		random[i] = true // 3.2 % on the way, at any queue
+	}
+	for _, c := range []struct {
+		name       string
+		p          queuePath
+		wantBuffer int
+		overflowed bool
+	}{
+		{"full queue", queuePath{n: 900, payload: payload, buffer: 100, rate: 1000, gain: 1.5, minRTT: 80 * time.Millisecond}, 100, true},
+		{"random loss", queuePath{n: 900, payload: payload, buffer: 200, rate: 1000, gain: 1.5, minRTT: 100 * time.Millisecond, random: random}, 200, true},
+		{"ACK stall and backlog", queuePath{n: 900, payload: payload, buffer: 100, rate: 1000, gain: 1.5, minRTT: 80 * time.Millisecond,
+			stallFrom: 400 * time.Millisecond, stall: 60 * time.Millisecond, backlog: 30 * time.Millisecond}, 100, true},
+		{"never full", queuePath{n: 900, payload: payload, buffer: 200, rate: 1000, gain: 1.1, minRTT: 100 * time.Millisecond, random: random}, 54, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := estimateTrace(c.p.qlog())
+			pe, ok := estimateProbe(tr, 0)
+			if !ok {
+				t.Fatal("no estimate")
+			}
+			t.Logf("rate %.4g pkt/s, buffer %.1f [%.1f, %.1f], RTT plateau %v (%.1f packets)", pe.rate/8/payload, pe.buffer, pe.bufferLo, pe.bufferHi,
+				pe.queue, pe.queue.Seconds()*c.p.rate)
+			if got, want := pe.rate/8/payload, c.p.rate; math.Abs(got/want-1) > 0.02 {
+				t.Errorf("rate %.4g packets/s, want %.4g", got, want)
+			}
+			if got, want := pe.buffer, float64(c.wantBuffer); math.Abs(got-want) > 2 || pe.bufferLo > got || pe.bufferHi < got {
+				t.Errorf("buffer %.1f [%.1f, %.1f] packets, want %v ± 2", got, pe.bufferLo, pe.bufferHi, want)
+			}
+			if got, want := pe.overflowed, c.overflowed; got != want {
+				t.Errorf("overflowed %v, want %v (%d overflows)", got, want, pe.overflows)
+			}
+			if pe.overflowed && pe.overflows < OverflowLosses {
+				t.Errorf("%d overflows, want at least %d", pe.overflows, OverflowLosses)
+			}
+		})
+	}
+}
+
+// TestQueueAtSends: the replayed queue drains at the rate between
+// transmissions, never below empty, and a lost transmission adds nothing.
+func TestQueueAtSends(t *testing.T) {
+	ms := time.Millisecond
+	got := queueAtSends([]time.Duration{0, 0, 0, ms, 10 * ms, 10 * ms}, []bool{false, false, true, false, false, true}, 1000)
+	want := []float64{0, 1, 2, 1, 0, 1}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-9 {
+			t.Errorf("queue at transmission %d: %g, want %g (all %v)", i, got[i], want[i], got)
+		}
+	}
+}
