@@ -22,6 +22,12 @@ import (
 // predicts a measurement: |predicted/measured − 1| ≤ 25 %.
 const ValidateTolerance = 0.25
 
+// ValidateSeeds is the least number of seeds each path and variant is
+// replayed with: the replay's mean is then the model's expectation, not
+// a second sample as small as the measurement's (a campaign of 2 rounds
+// replayed with 2 seeds put the noise of both into the ratio).
+const ValidateSeeds = 10
+
 // ValidationName is the replay experiment's name in the results store:
 // "<campaign>-validate". Its scenario source names the campaign and its
 // spec digest; its runs are found by the points of ValidationExperiment.
@@ -29,15 +35,14 @@ func ValidationName(sp *Spec) string { return sp.Name + "-validate" }
 
 // ValidationExperiment is the replay of the campaign's measured paths on the
 // given backends (sim, live; nil: sim): the profile scenario
-// (WriteProfileScenario) with one seed per measured round, seed = round
-// (1, 2, ...; at most scenario.MaxRuns), so each path and variant is
-// replayed as often as it was measured, with the campaign's transfer size
-// or duration. A campaign simulated with those seeds (a test over known
-// paths) is replayed run for run.
+// (WriteProfileScenario) with seeds 1, 2, ... up to the measured rounds
+// or ValidateSeeds, whichever is more (at most scenario.MaxRuns), with the
+// campaign's transfer size or duration. A campaign simulated with those
+// seeds (a test over known paths) is replayed run for run.
 func ValidationExperiment(sp *Spec, profiles []PathProfile, backends []string) (*scenario.Experiment, error) {
 	var b bytes.Buffer
 	rp := replay{name: ValidationName(sp), backends: backends, header: "# Replay of campaign %s (spec digest %s): cclab campaign validate.\n"}
-	for r := 1; r <= min(sp.Schedule.Rounds, scenario.MaxRuns); r++ {
+	for r := 1; r <= min(max(sp.Schedule.Rounds, ValidateSeeds), scenario.MaxRuns); r++ {
 		rp.seeds = append(rp.seeds, uint64(r))
 	}
 	if err := writeScenario(&b, sp, profiles, rp); err != nil {

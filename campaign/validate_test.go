@@ -28,7 +28,7 @@ func TestValidateSimulatedCampaign(t *testing.T) {
 	clean := PathProfile{Name: "clean", RateBps: 10e6, MinRTT: 80 * time.Millisecond, QueuePackets: 100, Loss: link.GEConfig{R: 1, K: 1}}
 	lossy := clean
 	lossy.Name, lossy.Loss = "lossy", link.GEConfig{P: 0.01, R: 0.3, K: 1}
-	sp := testSpec(t, 2, 2, 3, "")
+	sp := testSpec(t, 2, 2, ValidateSeeds, "") // as many rounds as the replay's seeds: replayed run for run
 	sp.Transfer.Qlog = true
 	truths := map[Pair]PathProfile{sp.Pairs[0]: clean, sp.Pairs[1]: lossy}
 	var rows []Row
