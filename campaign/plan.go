@@ -54,8 +54,12 @@ func (s *Spec) Plan() []Item {
 const ProbeVariant = "probe"
 
 // ProbeRecovery is the probe's loss recovery: SACK (RFC 6675), so the
-// overflow losses of a full queue are repaired in one round trip.
-const ProbeRecovery = "sack"
+// overflow losses of a full queue are repaired in one round trip, with
+// lost-retransmission detection: a full queue drops a third of the
+// retransmissions too, and without it each such loss waited for a
+// timeout, whose retransmission of everything outstanding made the
+// packets sent again no record of the ones lost (countedBuffer).
+const ProbeRecovery = "sack:lostretx"
 
 // CC is the probe's controller spec: ccalgo's probe at the rate and gain.
 func (p *ProbeSettings) CC() string {

@@ -57,7 +57,8 @@ type PathProfile struct {
 	// full (a drop-tail overflow); QueueLo and QueueHi from the overflow
 	// losses' queueing delays at RateLo and RateHi. Otherwise the queue
 	// never overflowed: QueueBound, and QueuePackets is the larger of the
-	// largest queue seen and one bandwidth-delay product (a smaller queue
+	// largest queue seen (with a probe, the largest its count kept) and
+	// one bandwidth-delay product (a smaller queue
 	// would drop in the replay what the transfers never lost).
 	QueuePackets, QueueLo, QueueHi int
 	QueueBound                     bool
@@ -256,6 +257,9 @@ func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64, prob
 		return overflow
 	}
 	seen := packets(qmax, pp.RateBps)
+	if probe != nil && !pp.RateBound {
+		seen = int(math.Round(probe.buffer)) // the largest queue its count kept: host stalls do not move it
+	}
 	pp.QueueBound, pp.QueueLo, pp.QueueHi = true, seen, math.MaxInt
 	pp.QueuePackets = max(seen, packets(pp.MinRTT, pp.RateBps), MinQueuePackets)
 	pp.Warnings = append(pp.Warnings, fmt.Sprintf("queue: never seen to overflow (%d losses at its fullest): at least %d packets; %d written (the larger of that and one bandwidth-delay product)", len(overflow), seen, pp.QueuePackets))
