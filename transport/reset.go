@@ -164,7 +164,16 @@ func (e *Endpoint) onReset(now clock.Time, p *packet) {
 		c.fail(now, ErrStatelessReset)
 		e.sch.touch(&c.sched)
 	} else if d := e.dg.byCID[h.localCID]; d != nil && &d.connCommon == h {
-		d.finish(now, ErrStatelessReset)
+		// A datagram connection that has sent its CLOSE ends cleanly:
+		// the peer holds no state for it, most likely because it took
+		// the CLOSE, answered with a RESET that was lost and drained
+		// before our retransmitted CLOSE came (RFC 9000 §10.3: a
+		// closing endpoint takes a stateless reset as the end).
+		err := ErrStatelessReset
+		if d.closeWanted && d.closeSent > 0 {
+			err = nil
+		}
+		d.finish(now, err)
 		e.dg.sch.touch(&d.sched)
 	}
 }

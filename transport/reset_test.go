@@ -182,3 +182,54 @@ func TestResetKeyLength(t *testing.T) {
 		}
 	}
 }
+
+// TestDgramCloseEndsOnStatelessReset: a datagram client whose CLOSE was
+// answered but whose peer's RESET was lost retransmits the CLOSE after the
+// server has drained the connection; the server answers with a stateless
+// reset, and the client's Close ends cleanly (nil error): the peer holds
+// no state for a connection we were closing. Before, the live sender's
+// Close failed with ErrStatelessReset and so did its run.
+func TestDgramCloseEndsOnStatelessReset(t *testing.T) {
+	key := []byte("0123456789abcdef")
+	dropResets := false
+	rev := pathModel{Delay: 10 * time.Millisecond, Drop: func(b []byte) bool {
+		var p dgramPacket
+		return dropResets && b[1] == byte(typeDgram) && decodeDgram(b, &p) == RejectNone && p.flags&dflagRESET != 0
+	}}
+	for _, tc := range []struct {
+		name       string
+		closing    bool
+		wantErr    error
+		wantResets uint64
+	}{
+		{"closing", true, nil, 1},
+		{"not closing", false, ErrStatelessReset, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dropResets = false
+			n := newDnet(t, 7, pathModel{Delay: 10 * time.Millisecond}, rev, DgramConfig{})
+			n.eps[1] = NewEndpoint(EndpointConfig{Server: true, ResetKey: key, Rand: rand.New(rand.NewPCG(7, 4))})
+			cli, srv := n.dial(DgramConfig{Rate: 1e6}, &seqSource{size: 1000}, true)
+			n.run(200*time.Millisecond, nil)
+			if tc.closing {
+				dropResets = true
+				cli.Close(n.now)
+			} else {
+				// A restart with the same key: the next packet gets a stateless reset.
+				n.eps[1] = NewEndpoint(EndpointConfig{Server: true, ResetKey: key, Rand: rand.New(rand.NewPCG(8, 4))})
+			}
+			if !n.run(10*time.Second, cli.Done) {
+				t.Fatal("client not done")
+			}
+			if got := cli.Err(); !errors.Is(got, tc.wantErr) || (tc.wantErr == nil && got != nil) {
+				t.Errorf("client's error: got %v, want %v", got, tc.wantErr)
+			}
+			if got := n.eps[0].Stats().ResetsRecv; got != tc.wantResets {
+				t.Errorf("stateless resets received: got %d, want %d", got, tc.wantResets)
+			}
+			if tc.closing && (*srv == nil || !(*srv).Done() || (*srv).Err() != nil) {
+				t.Errorf("server's connection: want done without error after the client's CLOSE")
+			}
+		})
+	}
+}
