@@ -60,7 +60,8 @@ func TestOneGoroutineLoopOrder(t *testing.T) {
 	if !unpoll(ca) || !unpoll(sa) {
 		t.Fatal("unpoll: false on a UDP socket")
 	}
-	w := &windowEngine{size: 1200, window: 32, total: 5000, done: make(chan struct{}), peer: sa.LocalAddr()}
+	done := make(chan struct{}) // read here, not through w: the loop's goroutine clears w.done
+	w := &windowEngine{size: 1200, window: 32, total: 5000, done: done, peer: sa.LocalAddr()}
 	e := &echoEngine{peer: ca.LocalAddr()}
 	la := newLoop(w, ca, 0, 2048, 2048, true)
 	lb := newLoop(e, sa, 0, 2048, 2048, true)
@@ -74,7 +75,7 @@ func TestOneGoroutineLoopOrder(t *testing.T) {
 	defer lb.close()
 	la.kick()
 	select {
-	case <-w.done:
+	case <-done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("transfer stalled")
 	}
