@@ -286,7 +286,8 @@ func hostLimited(rec *store.RunRecord) bool {
 
 // pending groups the specs still to run by backend, in the order the
 // backends first appear; it counts the runs already done (st.Skipped) and
-// lists the backends without a runner (st.Missing).
+// lists the backends without a runner (st.Missing). Live runs go round by
+// round (Alternate).
 func pending(ctx context.Context, opt SweepOptions, expID int64, specs []scenario.RunSpec, st *SweepStats) (map[string][]scenario.RunSpec, []string, error) {
 	byBackend := map[string][]scenario.RunSpec{}
 	var order []string
@@ -310,7 +311,24 @@ func pending(ctx context.Context, opt SweepOptions, expID int64, specs []scenari
 		}
 		byBackend[s.Backend] = append(byBackend[s.Backend], s)
 	}
+	if l, ok := byBackend[scenario.BackendLive]; ok {
+		byBackend[scenario.BackendLive] = Alternate(l)
+	}
 	return byBackend, order, nil
+}
+
+// Alternate orders live runs by round: the first seed of every point in
+// point order, then the second seed of every point, and so on (a stable
+// sort by the seed's position in its point's seed list). Points compared
+// with each other (kernel TCP against cclab, one controller against
+// another) then run close together in time, paired and alternated, so the
+// drift of the host's load over a sweep does not fall on one side of a
+// comparison (docs/compat.md: the kernel's goodput on a shallow buffer
+// moves with the load).
+func Alternate(specs []scenario.RunSpec) []scenario.RunSpec {
+	round := func(s scenario.RunSpec) int { return slices.Index(s.Point.Scenario.Seeds, s.Seed) }
+	slices.SortStableFunc(specs, func(a, b scenario.RunSpec) int { return round(a) - round(b) })
+	return specs
 }
 
 // execute runs one spec and turns the outcome into a record.

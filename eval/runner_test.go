@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -205,6 +206,38 @@ func TestParseShard(t *testing.T) {
 		i, n, err := ParseShard(tc.in)
 		if (err == nil) != tc.ok || i != tc.i || n != tc.n {
 			t.Errorf("ParseShard(%q): got %d, %d, %v; want %d, %d, ok=%v", tc.in, i, n, err, tc.i, tc.n, tc.ok)
+		}
+	}
+}
+
+// TestAlternate: live runs go round by round (every point's first seed,
+// then every point's second, ...), points in order within a round, none
+// lost or repeated.
+func TestAlternate(t *testing.T) {
+	exp, err := scenario.ParseScenario("sweep.yaml", []byte(sweepScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := Specs(exp, []string{scenario.BackendLive}) // 6 points x 3 seeds, point-major
+	keys := map[string]bool{}
+	for _, s := range specs {
+		keys[s.Key] = true
+	}
+	got := Alternate(slices.Clone(specs))
+	if len(got) != len(specs) {
+		t.Fatalf("got %d runs, want %d", len(got), len(specs))
+	}
+	points := len(exp.Points)
+	for i, s := range got {
+		if !keys[s.Key] {
+			t.Errorf("run %d: key %s not in the sweep or repeated", i, s.Key)
+		}
+		delete(keys, s.Key)
+		if want := exp.Base.Seeds[i/points]; s.Seed != want {
+			t.Errorf("run %d: seed %d, want %d (round %d)", i, s.Seed, want, i/points)
+		}
+		if want := exp.Points[i%points].Index; s.Point.Index != want {
+			t.Errorf("run %d: point %d, want %d", i, s.Point.Index, want)
 		}
 	}
 }
