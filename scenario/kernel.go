@@ -51,11 +51,12 @@ type KernelSettings struct {
 const KernelTimestampOption = 12
 
 // kernelRecoveries are the recovery values a kernel flow takes.
-const kernelRecoveries = "rack or rack:echo=cum (Linux's RACK-TLP and PRR over SACK; echo=cum is how Linux's RACK reads the timestamp echo, docs/recovery.md) or newreno (SACK off)"
+const kernelRecoveries = "rack, rack:echo=cum or rack:echo=cum,rtorearm (Linux's RACK-TLP and PRR over SACK; echo=cum and rtorearm are how Linux reads the timestamp echo and rearms the RTO, docs/recovery.md) or newreno (SACK off)"
 
 // KernelRACK is the cclab recovery that matches Linux's (docs/compat.md):
-// RACK-TLP with PRR, the echo judging only the segment it describes.
-const KernelRACK = transport.DefaultRecovery + ":echo=" + transport.EchoCum
+// RACK-TLP with PRR, the echo judging only the segment it describes, the
+// RTO restarted when the first unacknowledged segment is retransmitted.
+const KernelRACK = transport.DefaultRecovery + ":echo=" + transport.EchoCum + ",rtorearm"
 
 // Kernel returns a kernel flow's settings, or an error naming the field
 // (and parameter) that kernel TCP cannot express and what it allows.
@@ -72,7 +73,7 @@ func (f *Flow) Kernel() (KernelSettings, FieldError) {
 		}
 	}
 	switch f.Recovery {
-	case "", transport.DefaultRecovery, KernelRACK:
+	case "", transport.DefaultRecovery, transport.DefaultRecovery + ":echo=" + transport.EchoCum, KernelRACK:
 		k.SACK = true
 	case "newreno":
 	default:

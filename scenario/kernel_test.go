@@ -108,6 +108,7 @@ func TestKernelRecovery(t *testing.T) {
 		{"", true, true},
 		{"rack", true, true},
 		{KernelRACK, true, true},
+		{"rack:echo=cum", true, true},
 		{"newreno", false, true},
 		{"rack:echo=all,tlp=false", false, false},
 		{"prr", false, false},

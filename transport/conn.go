@@ -151,6 +151,7 @@ type sender struct {
 	ack        ackProgress // the ACK being processed (onAck's steps)
 	scan       ackScan     // what an ACK newly delivered (reorder.go)
 	echoCum    bool        // the timestamp echo judges the first segment of a cumulative advance only (echo.go)
+	rtoRearm   bool        // a retransmission of the first unacknowledged segment restarts the RTO timer (echo.go)
 	dsk        dsackState  // D-SACK use at the sender (dsack.go)
 	undo       undoState   // the latest loss episode, for undo (undo.go)
 	rtoW       rtoWatch    // timeouts not yet known spurious or not (rtocause.go)
@@ -230,9 +231,9 @@ func (c *Conn) establish(now clock.Time) error {
 	c.cc, c.rec = cc, rec
 	c.delayCC, _ = cc.(ccalgo.DelayReactor)
 	_, c.sackBlind = rec.(SACKBlind)
-	c.echoCum = false
+	c.echoCum, c.rtoRearm = false, false
 	if e, ok := rec.(echoRule); ok {
-		c.echoCum = e.echoAtCumulative()
+		c.echoCum, c.rtoRearm = e.echoAtCumulative(), e.rearmOnHeadRetransmit()
 	}
 	c.pace.set(cc, c.mss)
 	_, c.governs = cc.(ccalgo.RecoveryGovernor)

@@ -39,8 +39,22 @@ func parseEcho(name, v string) (bool, error) {
 	return false, fmt.Errorf("%s: parameter echo=%q: must be %s or %s", name, v, EchoAll, EchoCum)
 }
 
-// echoRule is a strategy with option echo.
-type echoRule interface{ echoAtCumulative() bool }
+// echoRule is a strategy with options echo and rtorearm.
+type echoRule interface {
+	echoAtCumulative() bool
+	rearmOnHeadRetransmit() bool
+}
 
 // echoAtCumulative implements echoRule.
 func (r *sackLoss) echoAtCumulative() bool { return r.echoCum }
+
+// Option rtorearm of the SACK-based strategies (SACKConfig.RTORearm,
+// RACKConfig.RTORearm) restarts the retransmission timer whenever the first
+// unacknowledged segment is retransmitted, as Linux does
+// (tcp_xmit_retransmit_queue rearms ICSK_TIME_RETRANS when it resends the
+// head of the retransmission queue). RFC 6298 §5.1 starts the timer on a
+// send only when it is not running, so a timer armed at the first
+// retransmission of the head may expire an RTO after it even though the
+// head was resent since (RACK found that retransmission lost) and its
+// newest copy is still on its way: a spurious RTO and go-back-N.
+func (r *sackLoss) rearmOnHeadRetransmit() bool { return r.rtoRearm }

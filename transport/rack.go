@@ -409,6 +409,7 @@ type RACKConfig struct {
 	TLP       bool   `param:"tlp" help:"tail loss probes (RFC 8985 §7); tlp=false disables them"`
 	Undo      bool   `param:"undo" help:"undo the window reduction of episodes found spurious (D-SACK, Eifel); undo=false disables it"`
 	Bound     string `param:"bound" help:"PRR reduction bound once pipe <= ssthresh: ssrb (default) or crb"`
+	RTORearm  bool   `param:"rtorearm" help:"restart the retransmission timer when the first unacknowledged segment is retransmitted (Linux; RFC 6298 §5.1 starts it only when not running)"`
 	Echo      string `param:"echo" help:"which delivered retransmissions the ACK's timestamp echo judges: all (default, RFC 8985 §6.2 as written) or cum (the first segment of a cumulative advance only, as an RFC 7323 receiver's echo describes; Linux's RACK ignores the echo)"`
 }
 
@@ -423,12 +424,12 @@ func (r *RACK) Name() string { return "rack" }
 func init() {
 	Recoveries.Register(spec.Entry[Recovery, RecoveryEnv]{
 		Name:     "rack",
-		Doc:      "RACK-TLP time-based loss detection, RFC 8985, with PRR (RFC 6937) and undo (D-SACK, Eifel); options tlp, undo, bound, echo",
+		Doc:      "RACK-TLP time-based loss detection, RFC 8985, with PRR (RFC 6937) and undo (D-SACK, Eifel); options tlp, undo, bound, echo, rtorearm",
 		Defaults: func() any { return &RACKConfig{DupThresh: DupThresh, TLP: true, Undo: true, Bound: "ssrb"} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			c := *cfg.(*RACKConfig)
 			r := newStrategy[RACK](env)
-			if err := r.PRR.init("rack", PRRConfig{SACKConfig: SACKConfig{DupThresh: c.DupThresh, RACK: true, TLP: c.TLP, Undo: c.Undo, Echo: c.Echo}, Bound: c.Bound}, env, &r.PRR); err != nil {
+			if err := r.PRR.init("rack", PRRConfig{SACKConfig: SACKConfig{DupThresh: c.DupThresh, RACK: true, TLP: c.TLP, Undo: c.Undo, Echo: c.Echo, RTORearm: c.RTORearm}, Bound: c.Bound}, env, &r.PRR); err != nil {
 				return nil, err
 			}
 			return r, nil

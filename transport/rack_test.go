@@ -355,3 +355,35 @@ func TestRACKLostRetransmissionEcho(t *testing.T) {
 		})
 	}
 }
+
+// TestRTORearm: with option rtorearm a retransmission of the first
+// unacknowledged segment restarts the retransmission timer (Linux's
+// tcp_xmit_retransmit_queue); without it the timer armed before keeps
+// running (RFC 6298 §5.1: started on a send only when not running; a
+// SACK-only ACK does not restart it, §5.3).
+func TestRTORearm(t *testing.T) {
+	for _, tc := range []struct {
+		rec    string
+		rearms bool
+	}{
+		{"rack", false},
+		{"rack:rtorearm", true},
+		{"prr:rack,rtorearm", true},
+		{"sack:rtorearm", true},
+	} {
+		f := sackFixture(t, tc.rec, 10, 0)
+		before := f.c.rtoAt
+		f.now = f.now.Add(40 * time.Millisecond)
+		f.ack(0, 0, span(1, 10)) // 0 missing, 9 SACKed above it: lost
+		if got := sentSegs(f); len(got) == 0 || got[0] != 0 {
+			t.Fatalf("%s: sent %v, want the retransmission of 0 first", tc.rec, got)
+		}
+		want := before
+		if tc.rearms {
+			want = f.now.Add(f.c.rtt.current())
+		}
+		if got := f.c.rtoAt; got != want {
+			t.Errorf("%s: RTO at %v after the retransmission of the first segment, want %v (armed before at %v)", tc.rec, got, want, before)
+		}
+	}
+}

@@ -64,6 +64,7 @@ type sackLoss struct {
 	pipeFlight bool           // ssthresh from the pipe at entry (SACKConfig.Flight pipe)
 	partialRxt bool           // a partial ACK forces a retransmission (SACKConfig.PartialRxt)
 	echoCum    bool           // option echo=cum (echo.go)
+	rtoRearm   bool           // option rtorearm (echo.go)
 	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
 	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
 	entered    episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
@@ -110,6 +111,9 @@ type SACKConfig struct {
 	// outside the window (partialrxt.go).
 	// Echo says which delivered segments the ACK's timestamp echo is
 	// checked against (echo.go).
+	// RTORearm restarts the retransmission timer whenever the first
+	// unacknowledged segment is retransmitted (echo.go).
+	RTORearm   bool   `param:"rtorearm" help:"restart the retransmission timer when the first unacknowledged segment is retransmitted (Linux's tcp_xmit_retransmit_queue; RFC 6298 §5.1 starts it only when it is not running)"`
 	Echo       string `param:"echo" help:"which delivered retransmissions the ACK's timestamp echo judges (RACK_update, reordering, Eifel): all (default, RFC 8985 §6.2 as written) or cum (only the first segment of a cumulative advance, whose timestamp an RFC 7323 §4.3 receiver echoes; as Linux, whose RACK ignores the echo)"`
 	PartialRxt bool   `param:"partialrxt" help:"a partial ACK whose first unacknowledged segment was never retransmitted retransmits at once, outside the window: the first segment marked lost, else that first segment (ns-3 3.37's TcpSocketBase::ProcessAck; not RFC 6675)"`
 }
@@ -502,6 +506,7 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
 	r.lostRetx, r.adaptive, r.undo, r.partialRxt = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt
 	r.frto.on = c.FRTO
+	r.rtoRearm = c.RTORearm
 	if r.echoCum, err = parseEcho(name, c.Echo); err != nil {
 		return err
 	}

@@ -627,8 +627,8 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 	c.cc.OnSent(now, s.Len, c.sb.pipe)
 	c.ctx.Now = now
 	c.rec.OnSent(&c.ctx, retx, s.Len)
-	if c.rtoAt == clock.Never {
-		c.rtoAt = now.Add(c.rtt.current()) // RFC 6298 §5.1
+	if c.rtoAt == clock.Never || (retx && c.rtoRearm && s.Off == c.sb.una) {
+		c.rtoAt = now.Add(c.rtt.current()) // RFC 6298 §5.1; option rtorearm (echo.go)
 	}
 	c.pace.sent(now, n+plen)
 	cp := ecn.NotECT

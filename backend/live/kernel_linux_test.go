@@ -21,7 +21,7 @@ backends: [live]
 topology:
   kind: dumbbell
   bottleneck: {rate: 20Mbit, delay: 20ms, queue: droptail:100p}
-flows: [{name: bulk, stack: [kernel, cclab], traffic: greedy, datagram: 1483B, stagger: 0s, recovery: "rack:echo=cum", cc: %s}]
+flows: [{name: bulk, stack: [kernel, cclab], traffic: greedy, datagram: 1483B, stagger: 0s, recovery: "rack:echo=cum,rtorearm", cc: %s}]
 `
 
 // TestKernelConformance runs kernel TCP and cclab set to match Linux live
