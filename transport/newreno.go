@@ -18,6 +18,7 @@ type NewReno struct {
 	recoverSet bool
 	partials   int  // partial ACKs in this episode
 	atRecover  bool // NewRenoConfig.AtRecover
+	pipeFlight bool // NewRenoConfig.Flight is FlightPipe
 }
 
 // NewRenoConfig configures NewReno recovery.
@@ -34,6 +35,10 @@ type NewRenoConfig struct {
 	AtRecover bool `param:"atrecover" help:"duplicate ACKs at exactly one past recover start a new recovery (ns-3 3.37's TcpSocketBase::DupAck; not RFC 6582 §3.2 step 2)"`
 	// NoLT turns RFC 3042 Limited Transmit off (RenoConfig.NoLT).
 	NoLT bool `param:"nolt" help:"no RFC 3042 Limited Transmit on the first two duplicate ACKs (pre-2001 TCP, ns-2's Agent/TCP/Newreno)"`
+	ExitGrowConfig
+	// Flight is what ssthresh is computed from on entering recovery:
+	// FlightSize (default) or FlightPipe.
+	Flight string `param:"flight" help:"what ssthresh is computed from on entering recovery: flightsize (RFC 5681 §3.2 step 2: FlightSize, bounded by cwnd to leave out Limited Transmit; default) or pipe (FlightSize less one segment per duplicate ACK, as ns-3 3.37's TcpSocketBase::EnterRecovery counts BytesInFlight without SACK)"`
 }
 
 // Name returns "newreno".
@@ -59,7 +64,11 @@ func (r *NewReno) OnAck(x *Ctx, a *AckInfo) {
 		r.recover = x.SB.Nxt()
 		r.recoverSet = true
 		r.partials = 0
-		r.enter(x) // steps 2-3
+		if r.pipeFlight {
+			r.enterFlight(x, max(0, x.SB.FlightSize()-r.dupAcks*r.mss))
+		} else {
+			r.enter(x) // steps 2-3
+		}
 	case !a.Advanced():
 		r.inflate(a) // step 4
 	case a.CumAck >= r.recover:
@@ -111,8 +120,13 @@ func init() {
 		Defaults: func() any { return &NewRenoConfig{DupAckConfig: DupAckConfig{DupThresh: DupThresh}} },
 		Build: func(cfg any, env RecoveryEnv) (Recovery, error) {
 			c := *cfg.(*NewRenoConfig)
+			switch c.Flight {
+			case "", FlightSize, FlightPipe:
+			default:
+				return nil, fmt.Errorf("newreno: parameter flight=%q: must be %s or %s", c.Flight, FlightSize, FlightPipe)
+			}
 			return recoveryEntry("newreno", "", func(d DupAckConfig, env RecoveryEnv) Recovery {
-				return &NewReno{fastRecovery: fastRecovery{dupThresh: d.DupThresh, mss: env.MSS, noLT: c.NoLT}, atRecover: c.AtRecover}
+				return &NewReno{fastRecovery: fastRecovery{dupThresh: d.DupThresh, mss: env.MSS, noLT: c.NoLT, exitGrow: c.ExitGrow}, atRecover: c.AtRecover, pipeFlight: c.Flight == FlightPipe}
 			}).Build(&c.DupAckConfig, env)
 		},
 	})

@@ -122,6 +122,10 @@ type Ctx struct {
 	// A strategy may clear it (RFC 6582 §4.1 "Impatient" variant).
 	RestartRTO bool
 
+	// growOnExit: ExitRecoveryGrow ended the episode on this ACK, so the
+	// connection gives the ACK to the controller again, outside recovery.
+	growOnExit bool
+
 	c *Conn
 }
 
@@ -137,6 +141,37 @@ func (x *Ctx) EnterRecoveryFlight(flight int) { x.c.enterRecovery(x.Now, flight)
 // ExitRecovery ends the episode: Controller.OnRecoveryExit sets cwnd and a
 // RecoveryEnd event is emitted.
 func (x *Ctx) ExitRecovery() { x.c.exitRecovery(x.Now) }
+
+// ExitRecoveryGrow is ExitRecovery on an ACK after which the window also
+// grows for that ACK: once the strategy returns, the connection gives the
+// controller the ACK's cumulative advance as an ACK outside recovery
+// (without an RTT sample: the controller already had this ACK's). ns-3
+// 3.37 does this (TcpSocketBase::ProcessAck sets cwnd = ssthresh and then
+// calls IncreaseWindow with the segments the ACK acknowledged); RFC 5681
+// §3.2 step 6, RFC 6582 §3.2 step 3 and RFC 6675 leave cwnd at ssthresh
+// on that ACK (ExitRecovery).
+func (x *Ctx) ExitRecoveryGrow() {
+	x.c.exitRecovery(x.Now)
+	x.growOnExit = true
+}
+
+// ExitGrowConfig is the option exitgrow of the strategies that can match
+// ns-3's exit from recovery (newreno and the SACK strategies).
+type ExitGrowConfig struct {
+	// ExitGrow: the ACK that ends recovery also grows the window
+	// (Ctx.ExitRecoveryGrow). Off by default.
+	ExitGrow bool `param:"exitgrow" help:"the ACK that ends recovery also grows the window from ssthresh, as an ACK outside recovery (ns-3 3.37's TcpSocketBase::ProcessAck; not RFC 5681 §3.2 step 6 / RFC 6582 §3.2 step 3)"`
+}
+
+// exitRecovery ends the episode with ExitRecovery, or with
+// ExitRecoveryGrow if grow (ExitGrowConfig).
+func (x *Ctx) exitRecovery(grow bool) {
+	if grow {
+		x.ExitRecoveryGrow()
+		return
+	}
+	x.ExitRecovery()
+}
 
 // MarkLost marks segment i lost (it will count out of Pipe and be offered for
 // retransmission) and emits PacketLost with reason.

@@ -72,6 +72,7 @@ type fastRecovery struct {
 	retx      bool // a retransmission of the first unacknowledged segment is due
 	departed  int  // bytes the episode's duplicate ACKs report as having left the network (Departed)
 	noLT      bool // no RFC 3042 Limited Transmit (RenoConfig.NoLT)
+	exitGrow  bool // the full ACK also grows the window (ExitGrowConfig)
 }
 
 // Departed returns, during recovery, the bytes the duplicate ACKs of the
@@ -116,9 +117,17 @@ func (r *fastRecovery) countDupAck(a *AckInfo) bool {
 // enter starts recovery: ssthresh = max(FlightSize/2, 2*SMSS) in the
 // controller (step 2), retransmit the lost segment and cwnd = ssthresh +
 // 3*SMSS (step 3).
-func (r *fastRecovery) enter(x *Ctx) {
+func (r *fastRecovery) enter(x *Ctx) { r.enterFlight(x, -1) }
+
+// enterFlight is enter with the controller told flight bytes in flight
+// (ssthresh from it), or, if flight < 0, FlightSize bounded by cwnd.
+func (r *fastRecovery) enterFlight(x *Ctx, flight int) {
 	r.inRec = true
-	x.EnterRecovery()
+	if flight < 0 {
+		x.EnterRecovery()
+	} else {
+		x.EnterRecoveryFlight(flight)
+	}
 	r.retransmitFirst(x)
 	r.win = x.CC.Ssthresh() + r.dupThresh*r.mss
 	r.departed = r.dupThresh * r.mss
@@ -144,7 +153,7 @@ func (r *fastRecovery) inflate(a *AckInfo) {
 // exit ends recovery; the controller sets cwnd.
 func (r *fastRecovery) exit(x *Ctx) {
 	r.reset()
-	x.ExitRecovery()
+	x.exitRecovery(r.exitGrow)
 }
 
 // reset leaves recovery without telling the controller (after an RTO).

@@ -65,6 +65,7 @@ type sackLoss struct {
 	partialRxt bool           // a partial ACK forces a retransmission (SACKConfig.PartialRxt)
 	echoCum    bool           // option echo=cum (echo.go)
 	rtoRearm   bool           // option rtorearm (echo.go)
+	exitGrow   bool           // the ACK that ends recovery also grows the window (ExitGrowConfig)
 	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
 	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
 	entered    episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
@@ -116,6 +117,7 @@ type SACKConfig struct {
 	RTORearm   bool   `param:"rtorearm" help:"restart the retransmission timer when the first unacknowledged segment is retransmitted (Linux's tcp_xmit_retransmit_queue; RFC 6298 §5.1 starts it only when it is not running)"`
 	Echo       string `param:"echo" help:"which delivered retransmissions the ACK's timestamp echo judges (RACK_update, reordering, Eifel): all (default, RFC 8985 §6.2 as written) or cum (only the first segment of a cumulative advance, whose timestamp an RFC 7323 §4.3 receiver echoes; as Linux, whose RACK ignores the echo)"`
 	PartialRxt bool   `param:"partialrxt" help:"a partial ACK whose first unacknowledged segment was never retransmitted retransmits at once, outside the window: the first segment marked lost, else that first segment (ns-3 3.37's TcpSocketBase::ProcessAck; not RFC 6675)"`
+	ExitGrowConfig
 }
 
 // Values of SACKConfig.Flight.
@@ -267,7 +269,7 @@ func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
 			r.inRec = false
 			r.dupAcks = 0
 			r.fastRetx = false
-			x.ExitRecovery()
+			x.exitRecovery(r.exitGrow)
 			if r.rack != nil {
 				r.rack.onRecoveryExit()
 				r.rack.armPTO(x, false)
@@ -504,7 +506,7 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 		return fmt.Errorf("%s: RecoveryEnv.MSS=%d: must be a positive segment size in bytes", name, env.MSS)
 	}
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
-	r.lostRetx, r.adaptive, r.undo, r.partialRxt = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt
+	r.lostRetx, r.adaptive, r.undo, r.partialRxt, r.exitGrow = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt, c.ExitGrow
 	r.frto.on = c.FRTO
 	r.rtoRearm = c.RTORearm
 	if r.echoCum, err = parseEcho(name, c.Echo); err != nil {

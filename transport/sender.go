@@ -324,7 +324,25 @@ func (c *Conn) undoOnAckSteps(a *ackProgress) {
 func (c *Conn) recoveryOnAck(a *ackProgress) {
 	c.ctx.Now = a.now
 	c.ctx.RestartRTO = a.advanced
+	c.ctx.growOnExit = false
 	c.rec.OnAck(&c.ctx, &c.ai)
+	if c.ctx.growOnExit {
+		c.growOnExit(a)
+	}
+}
+
+// growOnExit gives the controller the cumulative advance of the ACK that
+// ended recovery again, now outside recovery, without an RTT or rate
+// sample (Ctx.ExitRecoveryGrow): ns-3's IncreaseWindow after cwnd =
+// ssthresh, with the segments the ACK acknowledged.
+func (c *Conn) growOnExit(a *ackProgress) {
+	adv := int(min(a.cum-a.prevUna, math.MaxInt32))
+	if adv <= 0 {
+		return
+	}
+	c.cc.OnAck(ccalgo.Ack{Now: a.now, Acked: adv, AckedPackets: max(1, adv/max(c.ctx.MSS, 1)),
+		SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.sb.pipe, CumAck: a.cum, SndNxt: c.sb.nxt,
+		AppLimited: c.appLimited})
 }
 
 // respondECN reacts to ECN-Echo (RFC 3168 §6.1.2) at most once per window
