@@ -34,7 +34,22 @@ type CubicConfig struct {
 	Linux bool `param:"linux" help:"Linux/ns-3 arithmetic: whole segments, a step of at least 2 acknowledged segments, target at t + min RTT, ssthresh = cwnd*beta, W_max = 0 after an RTO (default false: RFC 9438)"`
 	// HyStart ends slow start as Linux's tcp_cubic.c does (hystart.go).
 	HyStart bool `param:"hystart" help:"Linux's HyStart (Ha & Rhee 2011): slow start ends at an ACK train longer than half the min RTT or an RTT rise of min RTT/8 (4..16 ms), cwnd >= 16 segments (default false: RFC 5681 slow start)"`
+	// SlowStart selects the slow-start growth: "" (RFC 5681 with RFC 3465
+	// byte counting, the shared one) or SlowStartNS3.
+	SlowStart string `param:"ss" help:"slow-start growth: rfc (RFC 5681/3465: cwnd += min(acked, abc*SMSS), up to ssthresh; default) or ns3 (ns-3.37's TcpCubic: cwnd += every whole segment the ACK cumulatively acknowledges, data SACKed before included, no limit per ACK and past ssthresh)"`
 }
+
+// Values of CubicConfig.SlowStart.
+const (
+	SlowStartRFC = "rfc"
+	// SlowStartNS3 is ns-3.37's TcpCubic::IncreaseWindow below ssthresh:
+	// cwnd += segmentsAcked * SMSS, where TcpSocketBase::ProcessAck's
+	// segmentsAcked counts the whole segments the cumulative ACK moved over
+	// (also those SACKed before, e.g. after a retransmission timeout); no
+	// RFC 3465 limit per ACK, no clamp at ssthresh, nothing left over for
+	// congestion avoidance on that ACK.
+	SlowStartNS3 = "ns3"
+)
 
 // DefaultCubicConfig returns C=0.4, beta=0.7, fast convergence and the
 // Reno-friendly region on.
@@ -51,6 +66,11 @@ func (c CubicConfig) validate() error {
 	}
 	if !(c.Beta > 0 && c.Beta < 1) {
 		return fmt.Errorf("cubic: parameter beta=%v: must be strictly between 0 and 1", c.Beta)
+	}
+	switch c.SlowStart {
+	case "", SlowStartRFC, SlowStartNS3:
+	default:
+		return fmt.Errorf("cubic: parameter ss=%q: must be %s or %s", c.SlowStart, SlowStartRFC, SlowStartNS3)
 	}
 	return nil
 }
@@ -93,6 +113,8 @@ type Cubic struct {
 	alpha      float64    // 3(1-beta)/(1+beta)
 
 	appLimitedSince clock.Time // first app-limited ACK of the current idle stretch
+	cumAck          uint64     // the cumulative ACK point of the previous OnAck, bytes (ss=ns3)
+	cumRem          int        // cumulative advance not yet a whole segment, bytes (ss=ns3)
 	lx              linuxCubic // Linux arithmetic state (cfg.Linux)
 	hs              hyStart    // HyStart state (cfg.HyStart)
 	vars            [5]Var
@@ -150,9 +172,24 @@ func (c *Cubic) startEpoch(now clock.Time) {
 	c.frac = 0
 }
 
+// cumAdvance returns how far the cumulative ACK point moved since the
+// previous OnAck, bytes, with the part below a whole segment of earlier
+// ACKs added (ns-3's m_bytesAckedNotProcessed); the remainder below a
+// whole segment is kept for the next ACK.
+func (c *Cubic) cumAdvance(cum uint64) int {
+	if cum <= c.cumAck {
+		return 0
+	}
+	adv := int(min(cum-c.cumAck, math.MaxInt32/2)) + c.cumRem
+	c.cumAck = cum
+	c.cumRem = adv % c.mss
+	return adv - c.cumRem
+}
+
 // OnAck grows cwnd: slow start below ssthresh, CUBIC above.
 func (c *Cubic) OnAck(a Ack) {
 	c.noteAck()
+	adv := c.cumAdvance(a.CumAck)
 	if c.cfg.HyStart && c.inSlowStart() && !a.InRecovery && !c.inRecovery && c.hs.onAck(a, c.cwnd, c.mss, c.epochStart) {
 		c.ssthresh = c.cwnd // tcp_cubic.c: snd_ssthresh = snd_cwnd
 	}
@@ -174,6 +211,10 @@ func (c *Cubic) OnAck(a Ack) {
 		return
 	}
 	acked := a.Acked
+	if c.inSlowStart() && c.cfg.SlowStart == SlowStartNS3 {
+		c.cwnd += adv / c.mss * c.mss
+		return
+	}
 	if c.inSlowStart() {
 		acked = c.slowStart(acked)
 		if acked == 0 {
