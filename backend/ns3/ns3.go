@@ -112,7 +112,7 @@ type FlowSample struct {
 	SRTT        time.Duration // smoothed RTT (RFC 6298 over ns-3's RTT samples)
 	Retransmits int64         // data segments sent again
 	Recoveries  int64         // entries into fast recovery (CA_RECOVERY)
-	RTOs        int64         // retransmission timeouts (entries into CA_LOSS)
+	RTOs        int64         // retransmission timeouts (every expiry of the timer for data: m_rto doubled)
 	Sent        int64         // data segments sent
 }
 

@@ -312,7 +312,19 @@ OnCongState(Flow* f, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongStat
     {
         f->recoveries++;
     }
-    else if (now == TcpSocketState::CA_LOSS)
+}
+
+// OnRto counts retransmission timeouts: TcpSocketBase::ReTxTimeout doubles
+// m_rto (at most to 60 s) each time the timer fires for data, also when the
+// socket is already in CA_LOSS (a lost retransmission after a timeout),
+// which the CongState trace does not show again; every other change of
+// m_rto is a recomputation from the RTT estimate (at least MinRto).
+void
+OnRto(Flow* f, Time old, Time now)
+{
+    Trace(f, "rto", now.GetSeconds());
+    if (old.IsStrictlyPositive() && now > old &&
+        (now == old + old || (now == Seconds(60) && old + old > now)))
     {
         f->rtos++;
     }
@@ -372,7 +384,7 @@ StartFlow(Flow* f)
                           f));
     f->sock->TraceConnectWithoutContext(
         "RTO",
-        MakeBoundCallback(+[](Flow* fl, Time, Time v) { Trace(fl, "rto", v.GetSeconds()); }, f));
+        MakeBoundCallback(&OnRto, f));
     if (g_trace)
     {
         f->sock->TraceConnectWithoutContext(
