@@ -38,7 +38,7 @@ type NewRenoConfig struct {
 	ExitGrowConfig
 	// Flight is what ssthresh is computed from on entering recovery:
 	// FlightSize (default) or FlightPipe.
-	Flight string `param:"flight" help:"what ssthresh is computed from on entering recovery: flightsize (RFC 5681 §3.2 step 2: FlightSize, bounded by cwnd to leave out Limited Transmit; default) or pipe (FlightSize less one segment per duplicate ACK, as ns-3 3.37's TcpSocketBase::EnterRecovery counts BytesInFlight without SACK)"`
+	Flight string `param:"flight" help:"what ssthresh is computed from on entering recovery and at a timeout: flightsize (RFC 5681 §3.2 step 2 and §3.1: FlightSize, bounded by cwnd to leave out Limited Transmit and the inflation; default) or pipe (FlightSize less one segment per duplicate ACK, as ns-3 3.37's TcpSocketBase::EnterRecovery and ReTxTimeout count BytesInFlight without SACK)"`
 }
 
 // Name returns "newreno".
@@ -103,6 +103,24 @@ func (r *NewReno) partialAck(x *Ctx, a *AckInfo) {
 		// "Impatient" variant: only the first partial ACK resets the timer.
 		x.RestartRTO = false
 	}
+}
+
+// rtoFlight returns, with flight=pipe, the flight a timeout's ssthresh
+// is computed from as ns-3 3.37 counts BytesInFlight() without SACK before
+// ReTxTimeout marks everything lost: FlightSize less one "Reno SACK" per
+// duplicate ACK, that is, outside recovery less the duplicate ACKs counted,
+// in recovery less what the window inflation stands for (the inflated
+// window above ssthresh: DupThresh plus the further duplicate ACKs, less
+// what partial ACKs deflated).
+func (r *NewReno) rtoFlight(x *Ctx) (int, bool) {
+	if !r.pipeFlight {
+		return 0, false
+	}
+	left := r.dupAcks * r.mss
+	if r.inRec {
+		left = max(0, r.win-x.CC.Ssthresh())
+	}
+	return max(0, x.SB.FlightSize()-left), true
 }
 
 // OnRTO leaves recovery and records recover = SND.NXT (RFC 6582 §3.2 step 2

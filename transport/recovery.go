@@ -155,6 +155,13 @@ func (x *Ctx) ExitRecoveryGrow() {
 	x.growOnExit = true
 }
 
+// rtoFlighter is a strategy that may choose the flight a timeout's
+// ssthresh is computed from (SACKConfig.Flight pipe); ok false leaves the
+// connection's FlightSize bounded by cwnd.
+type rtoFlighter interface {
+	rtoFlight(x *Ctx) (flight int, ok bool)
+}
+
 // ExitGrowConfig is the option exitgrow of the strategies that can match
 // ns-3's exit from recovery (newreno and the SACK strategies).
 type ExitGrowConfig struct {

@@ -106,7 +106,7 @@ type SACKConfig struct {
 	FRTO      bool `param:"frto" help:"F-RTO (RFC 5682 SACK-enhanced): after a timeout resend only the oldest segment until two ACKs tell whether it was spurious"`
 	// Flight is the amount in flight the controller's loss response
 	// (ssthresh) is computed from on entering recovery.
-	Flight string `param:"flight" help:"what ssthresh is computed from on entering recovery: flightsize (RFC 6675 §5 step 4.2, FlightSize bounded by cwnd; default) or pipe (RFC 6675 pipe once the losses are marked, as ns-3's TcpSocketBase::EnterRecovery)"`
+	Flight string `param:"flight" help:"what ssthresh is computed from on entering recovery and at a timeout: flightsize (RFC 6675 §5 step 4.2 and RFC 5681 §3.1, FlightSize bounded by cwnd; default) or pipe (RFC 6675 pipe: once the losses are marked on entering, before the timeout marks on a timeout; as ns-3's TcpSocketBase::EnterRecovery and ReTxTimeout)"`
 	// PartialRxt makes every partial ACK in recovery whose new first
 	// segment was never retransmitted send one retransmission at once,
 	// outside the window (partialrxt.go).
@@ -448,6 +448,17 @@ func (r *sackLoss) OnSent(x *Ctx, retransmit bool, bytes int) {
 	if r.inRec && r.pendEnd > r.highRxt {
 		r.highRxt = r.pendEnd
 	}
+}
+
+// rtoFlight returns, with flight=pipe, the pipe the controller's
+// timeout response (ssthresh) is computed from, as ns-3 3.37's
+// TcpSocketBase::ReTxTimeout passes BytesInFlight() taken before it marks
+// the outstanding segments lost (RFC 5681 §3.1 eq. (4): FlightSize).
+func (r *sackLoss) rtoFlight(x *Ctx) (int, bool) {
+	if !r.pipeFlight {
+		return 0, false
+	}
+	return r.Pipe(x.SB), true
 }
 
 // OnRTO applies RFC 6675 §5.1: RecoveryPoint = HighData, the episode ends,

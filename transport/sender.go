@@ -446,6 +446,12 @@ func (c *Conn) onRTO(now clock.Time) {
 	c.undoBegin(true, inRecovery)
 	c.rtoFired(now, cause)
 	flight := c.congestionFlight()
+	if rf, ok := c.rec.(rtoFlighter); ok {
+		c.ctx.Now = now
+		if f, ok := rf.rtoFlight(&c.ctx); ok {
+			flight = f
+		}
+	}
 	deferred := c.frto != nil && c.frto.DefersRTOMarks() // F-RTO (frto.go): the oldest segment only
 	for i := 0; i < c.sb.count && (!deferred || i == 0); i++ {
 		c.markLost(now, i, LossRTO)

@@ -1,0 +1,162 @@
+package transport
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestExitGrow: with exitgrow, the ACK that ends recovery is given to the
+// controller a second time, outside recovery, after OnRecoveryExit, with
+// the ACK's whole cumulative advance (ns-3 3.37's TcpSocketBase::ProcessAck:
+// cwnd = ssthresh, then IncreaseWindow with the segments acknowledged);
+// without it the controller sees that ACK only in recovery (RFC 6582 §3.2
+// step 3: cwnd = ssthresh on the full ACK).
+func TestExitGrow(t *testing.T) {
+	for _, tc := range []struct {
+		recovery string
+		grow     bool
+	}{
+		{"newreno", false},
+		{"newreno:exitgrow", true},
+		{"sack", false},
+		{"sack:exitgrow", true},
+		{"prr:exitgrow", true},
+	} {
+		t.Run(tc.recovery, func(t *testing.T) {
+			f := lossSetup(t, tc.recovery)
+			dupAcks(f, 2, 3)
+			f.drain()
+			if !f.c.rec.InRecovery() {
+				t.Fatalf("not in recovery after three duplicate ACKs (calls %v)", f.tcc().calls)
+			}
+			una, nxt := f.c.sb.una, f.c.sb.nxt
+			f.ack(nxt, 0) // full ACK: everything sent
+			if f.c.rec.InRecovery() {
+				t.Fatalf("still in recovery after the full ACK of %d", nxt)
+			}
+			calls := f.tcc().calls
+			i := slices.Index(calls, "exit")
+			if i < 0 {
+				t.Fatalf("no exit call: %v", calls)
+			}
+			want := []string{}
+			if tc.grow {
+				want = append(want, fmt.Sprintf("ack %d rec=false", nxt-una))
+			}
+			if got := calls[i+1:]; !slices.Equal(got, want) {
+				t.Errorf("controller calls after exit %q, want %q (all calls %v)", got, want, calls)
+			}
+		})
+	}
+}
+
+// TestNewRenoFlightPipe: with flight=pipe, NewReno's ssthresh on entering
+// recovery is computed from FlightSize less one segment per duplicate ACK
+// (ns-3 3.37's BytesInFlight without SACK: one Reno SACK per duplicate
+// ACK, the head marked lost and counted back in); by default from
+// FlightSize bounded by cwnd (RFC 5681 §3.2 step 2, Limited Transmit left
+// out).
+func TestNewRenoFlightPipe(t *testing.T) {
+	for _, tc := range []struct {
+		recovery string
+		want     int // ssthresh, bytes
+	}{
+		// FlightSize at the third duplicate ACK: segments 1..12 (two of
+		// them sent by Limited Transmit), cwnd 10.
+		{"newreno", 10 * testMSS / 2},
+		{"newreno:flight=flightsize", 10 * testMSS / 2},
+		{"newreno:flight=pipe", (12 - 3) * testMSS / 2},
+	} {
+		t.Run(tc.recovery, func(t *testing.T) {
+			f := lossSetup(t, tc.recovery)
+			dupAcks(f, 2, 2)
+			f.drain() // Limited Transmit: segments 11 and 12
+			dupAcks(f, 4, 1)
+			if got := f.tcc().ssthresh; got != tc.want {
+				t.Errorf("ssthresh %d, want %d", got, tc.want)
+			}
+		})
+	}
+	if _, err := ParseRecoverySpec("newreno:flight=cwnd"); err == nil {
+		t.Errorf("newreno:flight=cwnd parsed, want an error naming the values")
+	}
+}
+
+// TestRTOFlightPipe: with flight=pipe a SACK strategy's timeout takes
+// ssthresh from the pipe before the timeout marks every segment lost (ns-3
+// 3.37's ReTxTimeout passes BytesInFlight()); by default from FlightSize
+// bounded by cwnd (RFC 5681 §3.1 eq. (4)).
+func TestRTOFlightPipe(t *testing.T) {
+	for _, tc := range []struct {
+		recovery string
+		want     func(f *fixture) int // ssthresh after the RTO, bytes
+	}{
+		{"sack", func(f *fixture) int { return min(f.c.sb.FlightSize(), f.tcc().cwnd) / 2 }},
+		{"sack:flight=pipe", func(f *fixture) int { return f.c.sb.Pipe() / 2 }},
+	} {
+		t.Run(tc.recovery, func(t *testing.T) {
+			f := lossSetup(t, tc.recovery)
+			dupAcks(f, 2, 5) // segment 1 lost, 2..6 SACKed: in recovery
+			f.drain()
+			if !f.c.rec.InRecovery() {
+				t.Fatalf("not in recovery (calls %v)", f.tcc().calls)
+			}
+			want := max(tc.want(f), 2*testMSS)
+			if f.c.sb.Pipe() >= min(f.c.sb.FlightSize(), f.tcc().cwnd) {
+				t.Fatalf("pipe %d not below min(FlightSize %d, cwnd %d): the case does not tell the two apart",
+					f.c.sb.Pipe(), f.c.sb.FlightSize(), f.tcc().cwnd)
+			}
+			f.now = f.c.rtoAt
+			f.c.onDeadline(f.now)
+			if hasCall(f, "rto") != 1 {
+				t.Fatalf("no RTO: calls %v", f.tcc().calls)
+			}
+			if got := f.tcc().ssthresh; got != want {
+				t.Errorf("ssthresh after the RTO %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+// TestNewRenoRTOFlightPipe: with newreno:flight=pipe a timeout during
+// recovery takes ssthresh from FlightSize less the window inflation above
+// ssthresh (ns-3's BytesInFlight without SACK: one Reno SACK per duplicate
+// ACK still outstanding); by default from FlightSize bounded by cwnd.
+func TestNewRenoRTOFlightPipe(t *testing.T) {
+	for _, recovery := range []string{"newreno", "newreno:flight=pipe"} {
+		t.Run(recovery, func(t *testing.T) {
+			f := newFixture(t, Config{CC: "testcc:cwnd=20", Recovery: recovery}, 1<<30, false)
+			f.c.SetSource(NewPatternSource(1), -1)
+			f.drain()
+			f.now = f.now.Add(50 * time.Millisecond)
+			f.ack(seg(1).Start, f.sent[0].ts)
+			f.drain()
+			dupAcks(f, 2, 2)
+			f.drain() // Limited Transmit
+			dupAcks(f, 4, 1)
+			f.drain() // fast retransmit
+			for k := 5; k < 11; k++ {
+				dupAcks(f, k, 1)
+				f.drain() // the inflated window's new data
+			}
+			flight, win, ss := f.c.sb.FlightSize(), f.c.rec.(*NewReno).Window(), f.tcc().ssthresh
+			want := max(min(flight, f.tcc().cwnd)/2, 2*testMSS)
+			if recovery != "newreno" {
+				want = max((flight-(win-ss))/2, 2*testMSS)
+				if want == 2*testMSS || want == max(min(flight, f.tcc().cwnd)/2, 2*testMSS) {
+					t.Fatalf("FlightSize %d, window %d, ssthresh %d: the case does not tell the rules apart", flight, win, ss)
+				}
+			}
+			f.now = f.c.rtoAt
+			f.c.onDeadline(f.now)
+			if hasCall(f, "rto") != 1 {
+				t.Fatalf("no RTO: calls %v", f.tcc().calls)
+			}
+			if got := f.tcc().ssthresh; got != want {
+				t.Errorf("ssthresh after the RTO %d, want %d (FlightSize %d, window %d, ssthresh before %d)", got, want, flight, win, ss)
+			}
+		})
+	}
+}
