@@ -54,6 +54,15 @@ type Consumer interface {
 	Consume(off uint64, p []byte)
 }
 
+// StampConsumer is a Consumer that reads only the stamps of the stream
+// (the bytes SampledSource writes: offsets k·SampleStride to
+// k·SampleStride+7), such as a check against SampledSource.Equal.
+type StampConsumer interface {
+	Consumer
+	// StampsOnly reports whether Consume reads the stamps' bytes alone.
+	StampsOnly() bool
+}
+
 // SetConsumer makes c hand its in-order received bytes to k instead of
 // keeping them for Read: the bytes waiting now are handed over at once,
 // every later byte as soon as it is in order (during the Receive that made
@@ -62,8 +71,17 @@ type Consumer interface {
 // else is buffered goes from the datagram to k without a copy into the
 // receive ring; out-of-order data waits in the ring as usual.
 // A nil k returns c to Read.
+//
+// A StampConsumer whose StampsOnly is true, on a connection that keeps no
+// digest of the received stream (Config.Digest "none"), has only the
+// stamps' bytes of out-of-order data stored in the receive ring (the
+// bytes between them are left as they were): data that waits for a gap to
+// fill is not copied whole. Bytes stored so stay so if k is replaced later:
+// a Read then returns the bytes between the stamps as they happen to be.
 func (c *Conn) SetConsumer(k Consumer) {
 	c.consumer = k
+	s, ok := k.(StampConsumer)
+	c.rbuf.stamps = ok && s.StampsOnly() && c.hashRecv == nil
 	if n := c.Readable(); n > 0 && k != nil {
 		a, b := c.rbuf.slices(c.rcvRead, n)
 		c.handOver(a, b)

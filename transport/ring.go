@@ -6,6 +6,11 @@ package transport
 type byteRing struct {
 	b    []byte
 	pool *Buffers
+	// stamps: write stores only the bytes of SampledSource's stamps (those
+	// at offsets k·SampleStride to k·SampleStride+7) and leaves the others
+	// as they were; set while the receive ring's only reader is a
+	// StampConsumer (Conn.SetConsumer).
+	stamps bool
 }
 
 // ensure makes room for span bytes starting at base, preserving the bytes
@@ -20,7 +25,7 @@ func (r *byteRing) ensure(base uint64, keep, span int) {
 	}
 	nb := r.pool.ring(n)
 	if keep > 0 {
-		tmp := byteRing{b: nb}
+		tmp := byteRing{b: nb, stamps: r.stamps}
 		for off := base; off < base+uint64(keep); {
 			i := int(off & uint64(len(r.b)-1))
 			m := min(len(r.b)-i, int(base+uint64(keep)-off))
@@ -41,8 +46,30 @@ func (r *byteRing) release() {
 	}
 }
 
-// write copies p to offset off.
+// write copies p to offset off (with stamps set, only the stamps' bytes).
 func (r *byteRing) write(off uint64, p []byte) {
+	if r.stamps {
+		r.writeStamps(off, p)
+		return
+	}
+	r.writeAll(off, p)
+}
+
+// writeStamps copies the bytes of p, the stream bytes at [off,
+// off+len(p)), that belong to SampledSource's stamps to their offsets: two
+// or three 8-byte stores for a full-sized segment instead of a copy that
+// reads every cache line of the datagram and writes as many of the ring.
+func (r *byteRing) writeStamps(off uint64, p []byte) {
+	end := off + uint64(len(p))
+	for o := off &^ (SampleStride - 1); o < end; o += SampleStride {
+		if a, b := max(o, off), min(o+8, end); a < b {
+			r.writeAll(a, p[a-off:b-off])
+		}
+	}
+}
+
+// writeAll copies p to offset off.
+func (r *byteRing) writeAll(off uint64, p []byte) {
 	mask := uint64(len(r.b) - 1)
 	for len(p) > 0 {
 		i := int(off & mask)
