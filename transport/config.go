@@ -346,7 +346,8 @@ type EndpointConfig struct {
 	// AllowUnauthenticated admits unauthenticated connections beside the
 	// authenticated ones when PSK is set.
 	AllowUnauthenticated bool
-	// Buffers recycles the connections' rings and scoreboards (bufpool.go).
+	// Buffers recycles the connections' rings and scoreboards (bufpool.go)
+	// and holds the packet scratch the endpoints sharing it use.
 	// Endpoints driven by one goroutine (a simulation's hosts) share one;
 	// nil: the endpoint makes its own. Not safe for concurrent use.
 	Buffers *Buffers

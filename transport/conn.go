@@ -646,7 +646,7 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		}
 	}
 	if c.ackNow || c.pingDue {
-		p := &c.ep.txPkt
+		p := c.ep.txPkt
 		p.setShort(c.peerCID, c.pn, c.tsNow(now), c.tsRecent)
 		c.pn++
 		if c.pingDue {

@@ -375,7 +375,7 @@ func (c *Conn) splitRetx(s *Segment) int {
 func (c *Conn) sendPiece(now clock.Time, buf []byte) int {
 	sp := &c.split
 	plen := int(min(sp.end-sp.off, uint64(c.mss)))
-	p := &c.ep.txPkt
+	p := c.ep.txPkt
 	p.setShort(c.peerCID, c.pn, sp.ts, c.tsRecent)
 	c.pn++
 	p.off = sp.off

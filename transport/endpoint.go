@@ -36,8 +36,8 @@ type Endpoint struct {
 	oooUsed   uint64                    // out-of-order memory charged by all connections, bytes (Conn.recharge)
 	rxLen     int                       // length of the datagram being received, bytes
 	rx        []byte                    // the datagram being received, as it came (handshake tags cover its bytes)
-	pkt       packet                    // scratch: the datagram being received (decodePacket)
-	txPkt     packet                    // scratch: the short packet being sent (packet.setShort)
+	pkt       *packet                   // scratch: the datagram being received (decodePacket); bufs' (Buffers.rx)
+	txPkt     *packet                   // scratch: the short packet being sent (packet.setShort); bufs' (Buffers.tx)
 	acceptCfg Config                    // scratch: the config of a connection being accepted
 	stats     EndpointStats
 	dg        dgramEndpoint           // datagram-mode connections (dgram_endpoint.go)
@@ -121,6 +121,7 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 	if e.bufs == nil {
 		e.bufs = NewBuffers()
 	}
+	e.pkt, e.txPkt = &e.bufs.rx, &e.bufs.tx
 	return e
 }
 
@@ -370,7 +371,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 			}
 		}
 	}
-	p := &e.pkt
+	p := e.pkt
 	if r := decodePacket(b, p); r != RejectNone {
 		e.reject(r)
 		return

@@ -604,7 +604,7 @@ func (c *Conn) encodeData(now clock.Time, buf []byte, i int, retx bool) (int, ec
 	if retx && plen > c.mss {
 		plen = c.splitRetx(s) // sent before the size fell (dplpmtud.go)
 	}
-	p := &c.ep.txPkt
+	p := c.ep.txPkt
 	p.setShort(c.peerCID, c.pn, s.TS, c.tsRecent)
 	p.off = s.Off
 	c.pn++

@@ -135,8 +135,9 @@ type packet struct {
 // sections. It sets every field a short packet uses (blocks beyond nBlocks
 // excepted, which nothing reads) instead of zeroing the whole ~290-byte
 // struct: the handshake and path fields must be zero already (p held a short
-// packet or is new). The packet path reuses one packet per endpoint for
-// receiving (decodePacket) and one for sending (Endpoint.txPkt).
+// packet or is new). The packet path reuses one packet for receiving
+// (decodePacket) and one for sending (Endpoint.txPkt), shared by the
+// endpoints that share a Buffers.
 func (p *packet) setShort(dcid, pn uint64, ts, tsecr uint32) {
 	p.typ, p.dcid, p.flags, p.pn, p.ts, p.tsecr = typeShort, dcid, 0, pn, ts, tsecr
 	p.cumAck, p.window, p.nBlocks, p.hasDSACK, p.dsack = 0, 0, 0, false, sackBlock{}
