@@ -47,7 +47,7 @@ type Buffers struct {
 	rings bufPool[byte]    // send and receive rings
 	segs  bufPool[Segment] // scoreboards
 	held  int              // bytes held in both, at most MaxPooledBytes
-	conns []*Conn          // released and removed connections, cleared (Conn.Release), at most MaxPooledConns
+	conns []*Conn          // released and removed connections (Conn.Release), cleared when handed out again (Conn.clear), at most MaxPooledConns
 	// rx and tx are the packet scratch of every endpoint sharing b: the
 	// datagram being received (decodePacket) and the short packet being
 	// sent (packet.setShort). Neither is used beyond one call into an
@@ -70,7 +70,7 @@ func (b *Buffers) conn() *Conn {
 			c := b.conns[n-1]
 			b.conns[n-1] = nil
 			b.conns = b.conns[:n-1]
-			c.released = false // set while it waited (putConn)
+			c.clear() // released (as it was while it waited) no longer
 			return c
 		}
 	}
@@ -78,36 +78,45 @@ func (b *Buffers) conn() *Conn {
 }
 
 // putConn recycles a removed connection the application has released: its
-// buffers go back to the free lists, and the cleared Conn to b's list of
-// idle connections while the bound allows. The Conn keeps no reference to
-// its sink or peer, only its loss-recovery strategy and congestion
-// controller, in which the next connection's strategy and controller of the
-// same types are built (overwritten whole then: RecoveryEnv.reuse,
-// ccalgo.Env.Reuse), and its D-SACK and timeout records' arrays and
-// out-of-order list (emptied). The cleared Conn stays marked released until conn
-// hands it out again, so that a stale Release while it waits panics at
-// once (ErrReleasedTwice) instead of marking the next connection built in
-// it.
+// buffers go back to the free lists, and the Conn to b's list of idle
+// connections while the bound allows (else it is cleared for the
+// collector). A waiting Conn is cleared only when conn hands it out again,
+// just before the next connection's set-up writes it: clearing the ~3 KiB
+// at once here, when the connection ends after its drain period, wrote
+// lines long out of the cache that the set-up then found out of it again.
+// It stays marked released while it waits, so that a stale Release panics
+// at once (ErrReleasedTwice) instead of marking the next connection built
+// in it.
 func (b *Buffers) putConn(c *Conn) {
 	c.sb.release()
 	c.sbuf.release()
 	c.rbuf.release()
+	if b == nil || len(b.conns) >= MaxPooledConns {
+		*c = Conn{released: true}
+		return
+	}
+	b.conns = append(b.conns, c)
+}
+
+// clear zeroes a recycled Conn for its next connection but for what it
+// keeps: its loss-recovery strategy and congestion controller, in which the
+// next connection's strategy and controller of the same types are built
+// (overwritten whole then: RecoveryEnv.reuse, ccalgo.Env.Reuse), and its
+// D-SACK and timeout records' arrays and out-of-order list (emptied). The
+// Conn keeps no reference to its sink or peer.
+func (c *Conn) clear() {
 	rec, cc := c.rec, c.cc
 	if rec == nil { // never established: keep the ones it had
 		rec, cc = c.spareRec, c.spareCC
 	}
 	retx, pend, ooo := c.dsk.retx, c.rtoW.pend, c.ooo[:0]
-	*c = Conn{released: true}
-	if b != nil && len(b.conns) < MaxPooledConns {
-		c.spareRec, c.spareCC = rec, cc
-		// The arrays a connection takes at its first retransmission and
-		// first timeout, and its out-of-order list's room, serve the
-		// next one too: each is read only up to its count (retxN, rtoW.n,
-		// len(ooo)), which starts at zero, so the stale entries are never
-		// read.
-		c.dsk.retx, c.rtoW.pend, c.ooo = retx, pend, ooo
-		b.conns = append(b.conns, c)
-	}
+	*c = Conn{}
+	c.spareRec, c.spareCC = rec, cc
+	// The arrays a connection takes at its first retransmission and
+	// first timeout, and its out-of-order list's room, serve the next one
+	// too: each is read only up to its count (retxN, rtoW.n, len(ooo)),
+	// which starts at zero, so the stale entries are never read.
+	c.dsk.retx, c.rtoW.pend, c.ooo = retx, pend, ooo
 }
 
 // NewBuffers returns an empty Buffers.
