@@ -290,6 +290,11 @@ func (r *Relay) Addr() netip.AddrPort { return r.ln.LocalAddr() }
 // EntryAddr returns the listening address of Config.Entries[i].
 func (r *Relay) EntryAddr(i int) netip.AddrPort { return r.entries[i].LocalAddr() }
 
+// EntryReceiveDrops returns the datagrams the kernel dropped at
+// Config.Entries[i]'s socket because its receive buffer was full, and
+// whether that is known (netio.ReceiveDrops).
+func (r *Relay) EntryReceiveDrops(i int) (uint64, bool) { return netio.ReceiveDrops(r.entries[i]) }
+
 // now reads the relay's clock.
 func (r *Relay) now() clock.Time { return r.base.Add(time.Since(r.start)) }
 

@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"cclab/event"
 	"cclab/internal/units"
 	"cclab/metrics"
+	"cclab/netio"
 	"cclab/plan"
 	"cclab/relay"
 	"cclab/scenario"
@@ -142,6 +144,10 @@ type linkSink struct {
 	col   *metrics.Collector
 	off   time.Duration     // common − relay clock
 	flows map[uint64]uint64 // relay flow key (forward direction) → flow number
+	// drops counts the links' drops by relay flow key over the whole run
+	// (the collector counts only the measurement window's): the raw UDP
+	// flows' accounting (udpAccount).
+	drops map[uint64]int64
 }
 
 func (s *linkSink) Record(ep *event.Event) {
@@ -151,6 +157,9 @@ func (s *linkSink) Record(ep *event.Event) {
 		return // before the measurement starts
 	}
 	e := *ep // the emitter's: changed in a copy (event.Sink)
+	if e.Kind == event.Drop {
+		s.drops[e.Flow]++
+	}
 	e.Time = e.Time.Add(s.off)
 	e.Flow = s.flows[e.Flow]
 	s.col.Record(&e)
@@ -257,7 +266,7 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	lr := &liveRun{r: r, p: p, ctx: ctx, cancel: cancel, flowOf: map[uint64]uint64{}, host: r.host()}
-	lr.links = &linkSink{mu: &lr.mu, flows: map[uint64]uint64{}}
+	lr.links = &linkSink{mu: &lr.mu, flows: map[uint64]uint64{}, drops: map[uint64]int64{}}
 	lr.recvSink = &shiftSink{mu: &lr.mu, flows: lr.flowOf, pending: &lr.pending}
 	defer lr.close()
 	shell := hasKernel(p)
@@ -284,6 +293,10 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 	load1 := loadAverage()
 	info := lr.startClock()
 	unconnected, reset, first := lr.runSenders(info)
+	var udpAcc udpAccount
+	if len(lr.udpFlows) > 0 {
+		udpAcc = lr.drainUDP(udpDrain)
+	}
 	res := metrics.RunResult{Info: info}
 	res.Flows, res.Links = p.Describe()
 	res.Notes = notes(lr.rl.Counters(), load1)
@@ -295,6 +308,8 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 	lr.stop()
 	if len(lr.udpFlows) > 0 {
 		res.Notes[NoteUDPBad] = float64(lr.badUDP)
+		res.Notes[NoteUDPUnaccounted] = float64(udpAcc.unaccounted())
+		res.Notes[NoteUDPRecvDrops] = float64(udpAcc.recvDrops)
 	}
 	if err := context.Cause(ctx); first == nil && err != nil && !errors.Is(err, context.Canceled) {
 		first = err
@@ -344,7 +359,8 @@ type liveRun struct {
 	host     string        // the address the receivers listen on
 	shell    *linkShell    // the link shell the run crosses (a run with kernel flows), or nil
 	recv     *udp.Endpoint // the receiver of stream and datagram flows
-	urecv    *net.UDPConn  // the raw UDP flows' receiver
+	urecv    *netio.UDPConn // the raw UDP flows' receiver
+	uentries []int          // the relay entries of the raw UDP flows
 	rl       *relay.Relay
 	rwg      sync.WaitGroup // the receivers' goroutines
 	senders  []*sender
@@ -386,13 +402,14 @@ func (lr *liveRun) listen() error {
 	}
 	lr.recv = recv
 	lr.closes = append(lr.closes, func() { recv.Close() })
-	urecv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(lr.host)})
+	// netio's socket: big receive buffer, and its drops counted
+	// (netio.ReceiveDrops, udpAccount).
+	urecv, err := netio.ListenUDP(netip.AddrPortFrom(netip.MustParseAddr(lr.host), 0).String())
 	if err != nil {
 		return fmt.Errorf("liverun: UDP receiver: %v", err)
 	}
 	lr.urecv = urecv
 	lr.closes = append(lr.closes, func() { urecv.Close() })
-	_ = urecv.SetReadBuffer(4 << 20) // bursts of many flows; the kernel caps it
 	return nil
 }
 
@@ -417,6 +434,9 @@ func (lr *liveRun) startRelay(cfg relay.Config, entries []int) error {
 	for i, f := range lr.p.Flows {
 		if f.Mode == scenario.ModeUDP {
 			cfg.Entries[entries[i]].Target = lr.urecv.LocalAddr().String()
+			if !slices.Contains(lr.uentries, entries[i]) {
+				lr.uentries = append(lr.uentries, entries[i])
+			}
 		}
 	}
 	cfg.Target = lr.recv.LocalAddr().String()
@@ -496,8 +516,12 @@ func (lr *liveRun) dialSenders(entries []int) error {
 		if err != nil {
 			return err
 		}
+		key := lr.flowKey(local, s.to, f)
+		if s.u != nil {
+			s.u.key = key
+		}
 		lr.mu.Lock()
-		lr.links.flows[lr.flowKey(local, s.to, f)] = f.MetricID()
+		lr.links.flows[key] = f.MetricID()
 		lr.mu.Unlock()
 	}
 	return nil
@@ -523,7 +547,7 @@ func (lr *liveRun) startClock() metrics.RunInfo {
 	lr.rwg.Add(1)
 	go func() {
 		defer lr.rwg.Done()
-		udpReceiver(lr.urecv, lr.cm, lr.udpFlows, &lr.badUDP)
+		udpReceiver(lr.urecv.Raw(), lr.cm, lr.udpFlows, &lr.badUDP)
 	}()
 	return info
 }

@@ -19,6 +19,18 @@ const (
 	NoteLateMax   = "relay_late_max_s" // the relay's largest write lateness, s
 	NoteRelayPkts = "relay_packets"    // datagrams the relay wrote, both directions
 	NoteUDPBad    = "udp_malformed"    // datagrams at the raw UDP receiver too short for the header or of no flow (dropped)
+	// NoteUDPUnaccounted counts the raw UDP flows' datagrams that vanished:
+	// sent, and, once the run drained (Runner.Run waits up to udpDrain after
+	// the senders' end), neither received, nor dropped at a link, nor by a
+	// full socket receive buffer on their path (NoteUDPRecvDrops). Counted
+	// over the whole run, not the measurement window (the windowed totals
+	// differ by what is in flight at the window's edges). Zero unless
+	// datagrams are lost where nothing counts them.
+	NoteUDPUnaccounted = "udp_unaccounted"
+	// NoteUDPRecvDrops counts the datagrams the kernel dropped on the raw
+	// UDP flows' path because a socket receive buffer was full (the relay's
+	// entries and the UDP receiver; netio.ReceiveDrops; Linux only).
+	NoteUDPRecvDrops = "udp_recv_drops"
 	// NoteHostLimited is 1 when the run was host-limited (docs/metrics.md,
 	// "Host-limited runs": a check of package hostlimit failed), else 0;
 	// NoteHostReason + a reason code (relay_late, timer_late, cpu_busy,

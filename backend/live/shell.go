@@ -33,7 +33,7 @@ func hasKernel(p *plan.Plan) bool {
 func (lr *liveRun) entry(i int, f *plan.Flow) netip.AddrPort {
 	if lr.shell != nil {
 		if f.Mode == scenario.ModeUDP {
-			return lr.urecv.LocalAddr().(interface{ AddrPort() netip.AddrPort }).AddrPort()
+			return lr.urecv.LocalAddr()
 		}
 		return lr.recv.LocalAddr()
 	}

@@ -11,6 +11,7 @@ import (
 
 	"cclab/clock"
 	"cclab/event"
+	"cclab/netio"
 	"cclab/plan"
 	"cclab/traffic"
 )
@@ -50,6 +51,7 @@ func parseUDPHeader(b []byte) (flow, seq uint64, sent clock.Time, ok bool) {
 type udpFlow struct {
 	f    *plan.Flow
 	conn *net.UDPConn // the sender's socket, connected to its relay entry
+	key  uint64       // its relay flow key (linkSink.drops)
 	sink *shiftSink   // the flow's events, on the common clock
 	// sendEv and recvEv are the events the sending and the receiving
 	// goroutine give sink (it takes a pointer; one each: no sharing).
@@ -120,6 +122,8 @@ func (u *udpFlow) send(ctx context.Context, cm common, start, end clock.Time) er
 		u.sendEv = event.Event{Time: now, Kind: event.PacketSent, Flow: u.f.ID, Link: -1, Seq: seq, Bytes: size}
 		u.sink.Record(&u.sendEv)
 		u.mu.Lock()
+		u.stats.Sent++
+		u.stats.SentBytes += int64(size)
 		at, size = u.gen.NextDatagram(at)
 		u.mu.Unlock()
 	}
@@ -153,5 +157,71 @@ func udpReceiver(conn *net.UDPConn, cm common, flows map[uint64]*udpFlow, bad *i
 		u.mu.Unlock()
 		u.recvEv = event.Event{Time: now, Kind: event.Delivered, Flow: u.f.ID, Link: -1, Seq: seq, Bytes: n}
 		u.sink.Record(&u.recvEv)
+	}
+}
+
+// udpDrain bounds how long a run waits, once its senders ended, for the raw
+// UDP flows' datagrams still in flight (in socket buffers, the relay's
+// queues and links) to arrive or be dropped before it counts them.
+const udpDrain = 2 * time.Second
+
+// udpAccount is the raw UDP flows' run-wide accounting: datagrams sent,
+// received, dropped at a link, and dropped by full socket receive buffers
+// on their path.
+type udpAccount struct {
+	sent, received, linkDrops, recvDrops int64
+}
+
+// unaccounted returns the datagrams sent and neither received nor dropped
+// where it is counted.
+func (a udpAccount) unaccounted() int64 { return a.sent - a.received - a.linkDrops - a.recvDrops }
+
+// udpAccount sums the raw UDP flows' accounting as it stands.
+func (lr *liveRun) udpAccount() udpAccount {
+	var a udpAccount
+	lr.mu.Lock()
+	for _, u := range lr.udpFlows {
+		a.linkDrops += lr.links.drops[u.key]
+	}
+	lr.mu.Unlock()
+	for _, u := range lr.udpFlows {
+		u.mu.Lock()
+		a.sent += u.stats.Sent
+		a.received += u.stats.Received
+		u.mu.Unlock()
+	}
+	d, _ := netio.ReceiveDrops(lr.urecv)
+	for _, e := range lr.uentries {
+		n, _ := lr.rl.EntryReceiveDrops(e)
+		d += n
+	}
+	a.recvDrops = int64(d)
+	return a
+}
+
+// drainUDP waits, once the senders ended, until every raw UDP datagram
+// sent is accounted for (received or dropped), for at most limit, and
+// returns the accounting then: what is still missing vanished, or was
+// still in flight after limit.
+func (lr *liveRun) drainUDP(limit time.Duration) udpAccount {
+	a := lr.udpAccount()
+	if a.unaccounted() <= 0 {
+		return a
+	}
+	tk := time.NewTicker(5 * time.Millisecond)
+	defer tk.Stop()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-tk.C:
+		case <-deadline.C:
+			return lr.udpAccount()
+		case <-lr.ctx.Done():
+			return lr.udpAccount()
+		}
+		if a = lr.udpAccount(); a.unaccounted() <= 0 {
+			return a
+		}
 	}
 }

@@ -46,9 +46,15 @@ flows:
 	if drops < sent/10 {
 		t.Errorf("big flow: %v link drops of %v sent, want its excess dropped at the link", drops, sent)
 	}
-	// What it sent was delivered or dropped, but for what is in flight at the end.
-	if miss := sent - delivered - drops; miss < -5 || miss > 60 {
-		t.Errorf("big flow: sent %v, delivered %v, dropped %v: %v unaccounted, want 0..60 (queue and link at the end)", sent, delivered, drops, miss)
+	// What the flows sent was delivered or dropped where it is counted (at
+	// a link or by a full receive buffer), counted over the whole run once
+	// it drained: the window's totals differ by what is in flight at its
+	// edges, which grows with the host's load (the relay and the receiver
+	// read late).
+	t.Logf("big flow in the window: sent %v, delivered %v, dropped %v; run-wide: %v unaccounted, %v receive-buffer drops",
+		sent, delivered, drops, res.Notes[NoteUDPUnaccounted], res.Notes[NoteUDPRecvDrops])
+	if n, ok := res.Notes[NoteUDPUnaccounted]; !ok || n != 0 {
+		t.Errorf("raw UDP datagrams unaccounted (sent, neither delivered nor dropped where counted): %v (noted %t), want 0", n, ok)
 	}
 	if tp := big["mean_throughput"]; tp > 4e6 {
 		t.Errorf("big flow: throughput %.2f Mbit/s above the 4 Mbit/s link", tp/1e6)
