@@ -356,9 +356,9 @@ type liveRun struct {
 	links    *linkSink
 	recvSink *shiftSink
 
-	host     string        // the address the receivers listen on
-	shell    *linkShell    // the link shell the run crosses (a run with kernel flows), or nil
-	recv     *udp.Endpoint // the receiver of stream and datagram flows
+	host     string         // the address the receivers listen on
+	shell    *linkShell     // the link shell the run crosses (a run with kernel flows), or nil
+	recv     *udp.Endpoint  // the receiver of stream and datagram flows
 	urecv    *netio.UDPConn // the raw UDP flows' receiver
 	uentries []int          // the relay entries of the raw UDP flows
 	rl       *relay.Relay
