@@ -276,7 +276,9 @@ func runStream(tc perf.TestConfig, jsonOut bool, stdout, stderr io.Writer) int {
 		} else {
 			writeJSON(stdout, jsonError{err.Error()}) // failed before the transfer started (as iperf3 -J: an error object)
 		}
-	} else if res != nil && err == nil {
+	} else if res != nil && (err == nil || several) {
+		// With several flows, one failing does not hide the others: each
+		// flow's line, the failed ones' errors, and the sums.
 		writeSummaries(stdout, res, several)
 	}
 	if res != nil {
@@ -363,14 +365,21 @@ func warnHost(w io.Writer, h *hostlimit.Report) {
 }
 
 // writeSummaries prints the end summary: per flow and the sums with
-// several flows, as iperf3 does.
+// several flows, as iperf3 does; a failed flow's line (if it connected: what
+// it measured) is followed by its error.
 func writeSummaries(w io.Writer, res *perf.Result, several bool) {
 	if !several {
 		perf.WriteSummary(w, res.End)
 		return
 	}
 	for i, f := range res.Flows {
-		perf.WriteSummaryLabel(w, perf.FlowLabel(i+1, false), f.End)
+		label := perf.FlowLabel(i+1, false)
+		if f.Start.ConnID != "" || f.End.Error == "" {
+			perf.WriteSummaryLabel(w, label, f.End)
+		}
+		if f.End.Error != "" {
+			fmt.Fprintf(w, "%serror: %s\n", label, f.End.Error)
+		}
 	}
 	perf.WriteSummaryLabel(w, perf.FlowLabel(0, false), res.End)
 	if res.BidirReverse != nil {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"cclab/internal/cli"
@@ -230,5 +232,70 @@ func TestAliases(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := Sender([]string{"-v"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "sender: cclab ") {
 		t.Errorf("-v: exit %d, output %q; want 0 and the version line", code, out.String())
+	}
+}
+
+// TestParallelOneFlowFails runs -P 4 against a receiver that refuses one of
+// the flows: the sender prints the other flows' lines, the failed one's
+// error and the sums (text), or every stream and the error (-J), and exits 1.
+func TestParallelOneFlowFails(t *testing.T) {
+	for _, jsonOut := range []bool{false, true} {
+		var admitted atomic.Int32
+		srv, err := perf.NewServer(perf.ServerConfig{Listen: "127.0.0.1:0", Admit: func(perf.Admission) (bool, error) {
+			if admitted.Add(1) == 2 {
+				return false, errors.New("refused by the test")
+			}
+			return true, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go srv.Serve(t.Context())
+		args := []string{"-c", srv.Addr().String(), "-n", "256KiB", "-P", "4", "-i", "0"}
+		if jsonOut {
+			args = append(args, "-J")
+		}
+		var out, errb bytes.Buffer
+		code := Sender(args, &out, &errb)
+		srv.Close()
+		if code != 1 {
+			t.Errorf("-J %t: exit %d, want 1 (stderr %q)", jsonOut, code, errb.String())
+		}
+		if !strings.Contains(errb.String(), "refused by the test") {
+			t.Errorf("-J %t: stderr %q lacks the failed flow's error", jsonOut, errb.String())
+		}
+		if !jsonOut {
+			text := out.String()
+			if got := strings.Count(text, "verified=true"); got != 3 {
+				t.Errorf("text: %d verified flow lines, want 3:\n%s", got, text)
+			}
+			if got := strings.Count(text, "error: ") - strings.Count(text, "[SUM]   error: "); got != 1 {
+				t.Errorf("text: %d flow error lines, want 1:\n%s", got, text)
+			}
+			if !strings.Contains(text, "[SUM]   sent") {
+				t.Errorf("text: no [SUM] line:\n%s", text)
+			}
+			continue
+		}
+		var res struct {
+			Error string `json:"error"`
+			End   struct {
+				Streams []struct {
+					Receiver map[string]any `json:"receiver"`
+				} `json:"streams"`
+			} `json:"end"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("JSON output: %v\n%s", err, out.String())
+		}
+		full := 0
+		for _, s := range res.End.Streams {
+			if s.Receiver["bytes"] == float64(256<<10) {
+				full++
+			}
+		}
+		if len(res.End.Streams) != 4 || full != 3 || !strings.Contains(res.Error, "refused by the test") {
+			t.Errorf("JSON: %d streams, %d with 256 KiB received, error %q; want 4, 3, the refusal", len(res.End.Streams), full, res.Error)
+		}
 	}
 }
