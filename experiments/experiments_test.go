@@ -10,6 +10,7 @@ import (
 	"cclab/experiments"
 	"cclab/report/studies"
 	"cclab/scenario"
+	"cclab/transport"
 )
 
 // TestBuiltinsParse checks every built-in scenario parses and validates.
@@ -117,7 +118,8 @@ func TestFullFormsHaveLiveIntervals(t *testing.T) {
 }
 
 // TestDCAStudy checks dca-vs-reno against its definition (docs/experiments.md): Table 8-1
-// with 10 seeds of 500 s on both path models, Tables 8-2/8-3 with 5 seeds,
+// with 20 seeds of 500 s on both path models (every TCP flow ACKed per
+// segment, as ns-2's TCPSink), Tables 8-2/8-3 with 5 seeds,
 // the variants, the Fig. 8-4 share sweep at a link of 2,200 flows, 200-packet
 // buffers, and a live case; the quick form has the same cases.
 func TestDCAStudy(t *testing.T) {
@@ -154,6 +156,19 @@ func TestDCAStudy(t *testing.T) {
 				}
 				continue
 			}
+			// Table 8-1's models (cases single, pair, variants): every TCP
+			// flow is ACKed per segment, as ns-2's Agent/TCPSink.
+			if c == studies.DCACaseSingle || c == studies.DCACasePair || c == studies.DCACaseVariants {
+				fl := slices.Clone(s.Flows)
+				for _, h := range s.Topology.Hops {
+					fl = append(fl, h.Background...)
+				}
+				for _, f := range fl {
+					if f.Mode != scenario.ModeUDP && (f.AckEvery != 1 || f.DelayedAck != transport.NoDelayedAck) {
+						t.Errorf("%s %s flow %s: ack_every %d, delayed_ack %v; want 1 and 0s (ns-2's TCPSink)", name, p.Label(exp.Axes), f.Name, f.AckEvery, f.DelayedAck)
+					}
+				}
+			}
 			for i, h := range s.Topology.Hops {
 				if h.Queue != "droptail:200p" || len(h.Background) == 0 {
 					t.Errorf("%s %s hop %d: queue %s, %d background groups; want droptail:200p and a background", name, p.Label(exp.Axes), i, h.Queue, len(h.Background))
@@ -169,8 +184,9 @@ func TestDCAStudy(t *testing.T) {
 				t.Errorf("%s case %s: %d points, want %d", name, c, points[c], n)
 			}
 		}
-		if full && (seeds[studies.DCACaseSingle] != 10 || seeds[studies.DCACasePair] != 5 || seeds[studies.DCACaseVariants] != 10) {
-			t.Errorf("%s: seeds %v, want 10 for single and variants, 5 for pair", name, seeds)
+		// Table 8-1 runs 20 seeds; the variants pair with its first 10.
+		if full && (seeds[studies.DCACaseSingle] != 20 || seeds[studies.DCACasePair] != 5 || seeds[studies.DCACaseVariants] != 10) {
+			t.Errorf("%s: seeds %v, want 20 for single, 10 for variants, 5 for pair", name, seeds)
 		}
 		for _, cc := range []string{"reno", "dca:tick=10ms", "dca:tick=10ms,reduction=0.25", "dca:tick=10ms,reduction=0.125",
 			"dca:tick=10ms,decision=rtt", "dca:tick=10ms,decision=2rtt", "dca:tick=10ms,x=6,w=20", "dca:tick=10ms,x=2,w=200"} {
