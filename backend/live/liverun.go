@@ -310,6 +310,11 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 		res.Notes[NoteUDPBad] = float64(lr.badUDP)
 		res.Notes[NoteUDPUnaccounted] = float64(udpAcc.unaccounted())
 		res.Notes[NoteUDPRecvDrops] = float64(udpAcc.recvDrops)
+		var late time.Duration
+		for _, u := range lr.udpFlows {
+			late = max(late, u.late.Max)
+		}
+		res.Notes[NoteUDPSendLate] = late.Seconds()
 	}
 	if err := context.Cause(ctx); first == nil && err != nil && !errors.Is(err, context.Canceled) {
 		first = err

@@ -31,6 +31,11 @@ const (
 	// UDP flows' path because a socket receive buffer was full (the relay's
 	// entries and the UDP receiver; netio.ReceiveDrops; Linux only).
 	NoteUDPRecvDrops = "udp_recv_drops"
+	// NoteUDPSendLate is the raw UDP senders' largest lateness against
+	// their generators' schedule, s: a sender late by more than its gap
+	// sends the datagrams it owes at once (open loop), a burst the
+	// simulator's flow does not send.
+	NoteUDPSendLate = "udp_send_late_max_s"
 	// NoteHostLimited is 1 when the run was host-limited (docs/metrics.md,
 	// "Host-limited runs": a check of package hostlimit failed), else 0;
 	// NoteHostReason + a reason code (relay_late, timer_late, cpu_busy,

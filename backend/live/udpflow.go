@@ -11,6 +11,7 @@ import (
 
 	"cclab/clock"
 	"cclab/event"
+	"cclab/internal/hostlimit"
 	"cclab/netio"
 	"cclab/plan"
 	"cclab/traffic"
@@ -56,6 +57,11 @@ type udpFlow struct {
 	// sendEv and recvEv are the events the sending and the receiving
 	// goroutine give sink (it takes a pointer; one each: no sharing).
 	sendEv, recvEv event.Event
+
+	// late is the sender's lateness against its generator's schedule
+	// (written by the sender goroutine; read once the senders ended): an
+	// open-loop sender late by more than its gap sends what it owes at once.
+	late hostlimit.Late
 
 	mu    sync.Mutex
 	gen   traffic.DatagramGen
@@ -112,6 +118,7 @@ func (u *udpFlow) send(ctx context.Context, cm common, start, end clock.Time) er
 		}
 		size = min(max(size, udpHeaderLen), len(buf))
 		now := cm.now()
+		u.late.Add(max(0, now.Sub(at)))
 		putUDPHeader(buf, u.f.ID, seq, now)
 		if _, err := u.conn.Write(buf[:size]); err != nil {
 			if ctx.Err() != nil {

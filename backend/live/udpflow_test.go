@@ -59,8 +59,15 @@ flows:
 	if tp := big["mean_throughput"]; tp > 4e6 {
 		t.Errorf("big flow: throughput %.2f Mbit/s above the 4 Mbit/s link", tp/1e6)
 	}
-	if d := small["total_link_drops"]; d > small["total_packets_sent"]/20 {
-		t.Errorf("small flow under DRR: %v drops of %v sent, want (almost) none below its fair share", d, small["total_packets_sent"])
+	// Under its fair share the small flow loses (almost) nothing, but for
+	// a burst the host made: a sender late by L sends the L x 62.5
+	// datagrams/s it owes at once (open loop), which DRR's longest-queue
+	// drop takes from it once it outgrows the others' queues (measured at
+	// load 38: a 0.74 s stall, 39 drops; every run late by at most 0.19 s,
+	// none).
+	late := res.Notes[NoteUDPSendLate]
+	if d, sent := small["total_link_drops"], small["total_packets_sent"]; d > sent/20+late*500e3/8/1000 {
+		t.Errorf("small flow under DRR: %v drops of %v sent (senders late by up to %.3f s), want (almost) none below its fair share", d, sent, late)
 	}
 	if n := res.Notes[NoteUDPBad]; n != 0 {
 		t.Errorf("malformed datagrams at the UDP receiver: %v, want 0", n)
