@@ -153,3 +153,46 @@ func TestEstimateProbeStaleRTT(t *testing.T) {
 		t.Errorf("%d RTT samples, want %d (600 and the first of the repeats)", got, want)
 	}
 }
+
+// TestProfileProbeBoundsTransfers: when the probe did not overflow its
+// queue (it counted at least buffer packets), the transfers' losses at the
+// probe's plateau set the queue only if they allow that many packets; a
+// smaller queue from them contradicts the probe (those losses were not
+// overflows), and the queue is the probe's bound. In CI a loaded run wrote
+// "queue 60p [45p, 68p]" under a warning "at least 75 packets".
+func TestProfileProbeBoundsTransfers(t *testing.T) {
+	const payload = 1200
+	// 9.6 Mbit/s of payload, 9.82 on the wire: a 50 ms plateau holds 50
+	// wire packets of 1228 bytes.
+	rate := 9.6e6
+	for _, c := range []struct {
+		name      string
+		buffer    float64 // the probe's count, packets (not overflowed)
+		wantBound bool
+		wantMin   int // the written queue and its low end at least this
+	}{
+		{"probe count above the transfers'", 75, true, 75},
+		{"probe count below the transfers'", 40, false, 40},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pp := PathProfile{Packet: payload + 28, MinRTT: 80 * time.Millisecond}
+			pe := &probeEstimate{rate: rate, rateLo: rate, rateHi: rate, queue: 50 * time.Millisecond,
+				buffer: c.buffer, bufferLo: c.buffer, bufferHi: c.buffer, payload: payload}
+			// Two losses at the plateau in one transfer: what the transfers
+			// alone would call overflows of a 50-packet queue.
+			tr := traceEstimate{payload: payload, lost: make([]bool, 10),
+				lossAt: []lossPoint{{2, 130 * time.Millisecond}, {5, 129 * time.Millisecond}}} // RTTs: min 80 ms + the plateau
+			tr.lost[2], tr.lost[5] = true, true
+			pp.estimate([]traceEstimate{tr}, []float64{1e6}, pe)
+			if pp.QueueBound != c.wantBound {
+				t.Errorf("queue %dp [%d, %d] bound %v, want bound %v; warnings %v", pp.QueuePackets, pp.QueueLo, pp.QueueHi, pp.QueueBound, c.wantBound, pp.Warnings)
+			}
+			if pp.QueuePackets < c.wantMin || pp.QueueLo < c.wantMin {
+				t.Errorf("queue %dp [%d, %d], want at least %d (the probe's count)", pp.QueuePackets, pp.QueueLo, pp.QueueHi, c.wantMin)
+			}
+			if pp.QueueHi < pp.QueuePackets {
+				t.Errorf("queue %dp above its interval's high end %d", pp.QueuePackets, pp.QueueHi)
+			}
+		})
+	}
+}

@@ -251,9 +251,18 @@ func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64, prob
 		pp.QueueLo, pp.QueueHi = int(math.Round(probe.bufferLo)), int(math.Round(probe.bufferHi))
 		return overflow
 	}
-	if len(overflow) >= OverflowLosses && !pp.RateBound {
+	// The transfers' high-RTT losses tell the queue only where they do not
+	// contradict the probe: a probe that did not overflow counted at least
+	// probe.buffer packets, so losses suggesting a smaller queue were not
+	// overflows (random loss near the plateau) and the queue is that bound.
+	if len(overflow) >= OverflowLosses && !pp.RateBound &&
+		(probe == nil || float64(packets(qmax, pp.RateHi)) >= probe.buffer) {
 		pp.QueuePackets = max(packets(qmax, pp.RateBps), MinQueuePackets)
 		pp.QueueLo, pp.QueueHi = packets(lo, pp.RateLo), packets(qmax, pp.RateHi)
+		if probe != nil {
+			pp.QueuePackets = max(pp.QueuePackets, int(math.Round(probe.buffer)))
+			pp.QueueLo = max(pp.QueueLo, int(math.Round(probe.buffer)))
+		}
 		return overflow
 	}
 	seen := packets(qmax, pp.RateBps)
