@@ -103,14 +103,16 @@ func validationTable(cs []Comparison) report.Table {
 	t := report.Table{Title: "Replay against measurement (cclab campaign validate)",
 		Caption: "Each path's profile replayed for every variant measured on it (the newest stored run of the experiment " +
 			"<campaign>-validate; one seed per measured round). Measured and predicted: mean [95 % interval]; ratio: predicted / " +
-			"measured of the means, with its range from the intervals' ends; ok when within ±25 %.",
+			"measured of the means, with its range from the intervals' ends; ok when within ±25 %. Transfers their sender or receiver " +
+			"marked host-limited are left out (counted in the last column); a cell with all of them host-limited is not compared.",
 		Head: []string{"path", "variant", "backend", "goodput measured", "predicted", "ratio", "retransmissions measured", "predicted", "ratio",
-			"RTT measured", "predicted", "ratio"}}
+			"RTT measured", "predicted", "ratio", "host-limited, left out"}}
 	for _, c := range cs {
 		row := []string{c.Pair.String(), c.Variant, report.BackendName(c.Backend)}
 		for _, m := range c.Metrics() {
-			row = append(row, SummaryText(m.Unit, m.Measured), SummaryText(m.Unit, m.Predicted), RatioText(m))
+			row = append(row, SummaryText(m.Unit, m.Measured), SummaryText(m.Unit, m.Predicted), c.RatioText(m))
 		}
+		row = append(row, ExcludedText(c))
 		t.Rows = append(t.Rows, row)
 	}
 	return t

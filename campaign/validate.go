@@ -62,6 +62,9 @@ type ValidateOptions struct {
 	Backends []string               // sim and/or live; nil: sim
 	Progress func(eval.ProgressEvent)
 	Log      io.Writer
+	// IncludeHostLimited compares the replay with every measured transfer,
+	// host-limited ones too (Compare).
+	IncludeHostLimited bool
 }
 
 // Validate replays the campaign's measured paths (ValidationExperiment)
@@ -85,7 +88,7 @@ func Validate(ctx context.Context, sp *Spec, rows []Row, opt ValidateOptions) ([
 	for _, v := range vs {
 		if v.Seq == stats.Version {
 			runs, err := opt.Store.Runs(ctx, exp.Name, v.ID)
-			return Compare(sp, rows, profiles, runs), stats, err
+			return Compare(sp, rows, profiles, runs, opt.IncludeHostLimited), stats, err
 		}
 	}
 	return nil, stats, fmt.Errorf("%s: version v%d not stored", exp.Name, stats.Version)
@@ -93,7 +96,8 @@ func Validate(ctx context.Context, sp *Spec, rows []Row, opt ValidateOptions) ([
 
 // StoredComparisons compares the measurement with the replay runs of the
 // newest stored version of the campaign's replay experiment (the last
-// validate; none: nil), for the campaign report.
+// validate; none: nil), for the campaign report, without the host-limited
+// transfers (Compare).
 func StoredComparisons(ctx context.Context, st store.Store, sp *Spec, rows []Row) ([]Comparison, error) {
 	vs, err := st.Versions(ctx, ValidationName(sp))
 	if err != nil || len(vs) == 0 {
@@ -103,7 +107,7 @@ func StoredComparisons(ctx context.Context, st store.Store, sp *Spec, rows []Row
 	if err != nil {
 		return nil, err
 	}
-	return Compare(sp, rows, Profiles(sp, rows), runs), nil
+	return Compare(sp, rows, Profiles(sp, rows), runs, false), nil
 }
 
 // Comparison is one path and variant replayed on one backend against what
@@ -117,7 +121,17 @@ type Comparison struct {
 	// Goodput (bit/s), Retransmissions (packets per transfer) and RTT
 	// (the sender's mean smoothed RTT, s).
 	Goodput, Retransmissions, RTT MetricComparison
+	// Transfers counts the measured transfers of the path and variant
+	// (done); Excluded of them were host-limited and left out of the
+	// comparison, for the reasons in Exclusions ("sender cpu_busy 2,
+	// receiver timer_late 1"; a transfer can have several).
+	Transfers, Excluded int
+	Exclusions          string
 }
+
+// HostLimitedOnly reports whether every measured transfer was host-limited
+// and left out: the cell is not compared (neither within nor a miss).
+func (c Comparison) HostLimitedOnly() bool { return c.Transfers > 0 && c.Excluded == c.Transfers }
 
 // Metrics returns the three comparisons in table order.
 func (c Comparison) Metrics() []MetricComparison {
@@ -180,8 +194,11 @@ type replayFlow struct{ goodput, retx, rtt float64 }
 // Compare pairs the measured transfers (done rows) of each path and
 // variant with the replay runs (one version's: ValidationExperiment's
 // points, by their topology and case parameters), per backend, in the
-// profiles' and the spec's variant order.
-func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecord) []Comparison {
+// profiles' and the spec's variant order. Transfers that their sender or
+// receiver marked host-limited (docs/metrics.md, "Host-limited runs") are
+// left out and counted, unless includeHostLimited: a replay of the network
+// cannot contain the host's stalls.
+func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecord, includeHostLimited bool) []Comparison {
 	type key struct{ path, variant, backend string }
 	predicted := map[key][]replayFlow{}
 	for i := range runs {
@@ -216,19 +233,39 @@ func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecor
 		predicted[kk] = append(predicted[kk], replayFlow{TransferGoodput(vals), val("total_retransmissions"), val("mean_srtt")})
 	}
 	measured := map[key][]replayFlow{}
+	type exclusions struct {
+		transfers, excluded int
+		reasons             map[string]int
+	}
+	excluded := map[key]*exclusions{}
 	for _, r := range final(sp, rows) {
-		if r.Status == StatusDone {
-			k := key{r.From + "->" + r.To, r.Variant, ""}
-			measured[k] = append(measured[k], replayFlow{r.GoodputBps, float64(r.Retransmits), r.MeanSRTTms / 1e3})
+		if r.Status != StatusDone {
+			continue
 		}
+		k := key{r.From + "->" + r.To, r.Variant, ""}
+		ex := excluded[k]
+		if ex == nil {
+			ex = &exclusions{reasons: map[string]int{}}
+			excluded[k] = ex
+		}
+		ex.transfers++
+		if why := transferHostLimits(r); len(why) > 0 && !includeHostLimited {
+			ex.excluded++
+			for _, w := range why {
+				ex.reasons[w]++
+			}
+			continue
+		}
+		measured[k] = append(measured[k], replayFlow{r.GoodputBps, float64(r.Retransmits), r.MeanSRTTms / 1e3})
 	}
 	var out []Comparison
 	for _, pp := range profiles {
 		for _, v := range sp.Variants {
-			meas := measured[key{pp.Pair.String(), v.Name, ""}]
+			mk := key{pp.Pair.String(), v.Name, ""}
+			meas, ex := measured[mk], excluded[mk]
 			for _, be := range []string{scenario.BackendSim, scenario.BackendLive} {
 				pred := predicted[key{pp.Name, v.Name, be}]
-				if len(meas) == 0 || len(pred) == 0 {
+				if ex == nil || ex.transfers == 0 || len(pred) == 0 {
 					continue
 				}
 				col := func(fs []replayFlow, f func(replayFlow) float64) []float64 {
@@ -244,7 +281,8 @@ func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecor
 					Retransmissions: NewMetricComparison("retransmissions", "packet", col(meas, func(x replayFlow) float64 { return x.retx }),
 						col(pred, func(x replayFlow) float64 { return x.retx })),
 					RTT: NewMetricComparison("RTT", "s", col(meas, func(x replayFlow) float64 { return x.rtt }),
-						col(pred, func(x replayFlow) float64 { return x.rtt }))})
+						col(pred, func(x replayFlow) float64 { return x.rtt })),
+					Transfers: ex.transfers, Excluded: ex.excluded, Exclusions: exclusionText(ex.reasons)})
 			}
 		}
 	}
@@ -253,14 +291,17 @@ func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecor
 
 // WriteComparisons writes the comparisons as a text table, one line per
 // path, variant and backend: each metric measured and predicted with their
-// intervals, and the ratio with "ok" when within ±25 %.
+// intervals, the ratio with "ok" when within ±25 % ("host-limited: not
+// compared" when every transfer was host-limited), and the host-limited
+// transfers left out (ExcludedText).
 func WriteComparisons(w io.Writer, cs []Comparison) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-28s %-14s %-4s %-36s %-36s %-24s %-30s\n", "path", "variant", "be", "goodput measured", "goodput predicted", "ratio", "retransmissions / RTT ratio")
+	fmt.Fprintf(&b, "%-28s %-14s %-4s %-36s %-36s %-26s %-30s %s\n", "path", "variant", "be", "goodput measured", "goodput predicted", "ratio",
+		"retransmissions / RTT ratio", "host-limited, left out")
 	for _, c := range cs {
-		fmt.Fprintf(&b, "%-28s %-14s %-4s %-36s %-36s %-24s %s / %s\n", c.Path, c.Variant, c.Backend,
-			SummaryText(c.Goodput.Unit, c.Goodput.Measured), SummaryText(c.Goodput.Unit, c.Goodput.Predicted), RatioText(c.Goodput),
-			RatioText(c.Retransmissions), RatioText(c.RTT))
+		fmt.Fprintf(&b, "%-28s %-14s %-4s %-36s %-36s %-26s %-30s %s\n", c.Path, c.Variant, c.Backend,
+			SummaryText(c.Goodput.Unit, c.Goodput.Measured), SummaryText(c.Goodput.Unit, c.Goodput.Predicted), c.RatioText(c.Goodput),
+			c.RatioText(c.Retransmissions)+" / "+c.RatioText(c.RTT), ExcludedText(c))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -291,6 +332,28 @@ func displayUnit(unit string) (scale float64, u string) {
 		return 1, "pkts"
 	}
 	return 1, unit
+}
+
+// NotCompared is a cell's ratio when every measured transfer was
+// host-limited and left out.
+const NotCompared = "host-limited: not compared"
+
+// RatioText is RatioText(m), or NotCompared when the cell's transfers
+// were all host-limited.
+func (c Comparison) RatioText(m MetricComparison) string {
+	if c.HostLimitedOnly() {
+		return NotCompared
+	}
+	return RatioText(m)
+}
+
+// ExcludedText is "E of N: reasons" for the host-limited transfers left
+// out of the cell, "-" for none.
+func ExcludedText(c Comparison) string {
+	if c.Excluded == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d of %d: %s", c.Excluded, c.Transfers, c.Exclusions)
 }
 
 // RatioText is "ratio [lo, hi] ok" (or "off" outside ±25 %). With nothing

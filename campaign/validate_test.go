@@ -3,6 +3,7 @@ package campaign
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,95 @@ func TestMetricComparison(t *testing.T) {
 	}
 	if got, want := SummaryText("bit/s", metrics.SummarizeIn([]float64{9e6, 10e6, 11e6}, metrics.NonNegative)), "10 [7.52, 12.5] Mbit/s"; got != want {
 		t.Errorf("SummaryText: got %q, want %q", got, want)
+	}
+}
+
+// TestCompareHostLimited: measured transfers their sender or receiver
+// marked host-limited are left out of the comparison and counted with
+// their reasons; a cell with all of them host-limited is not compared; with
+// includeHostLimited every transfer is compared.
+func TestCompareHostLimited(t *testing.T) {
+	sp := testSpec(t, 2, 1, 3, "")
+	pair, variant := sp.Pairs[0], sp.Variants[0].Name
+	profiles := []PathProfile{{Name: "p", Pair: pair}}
+	var runs []store.RunRecord
+	for seed := range 3 {
+		runs = append(runs, store.RunRecord{Status: store.StatusDone, Backend: scenario.BackendSim, Seed: uint64(seed + 1),
+			Params: []scenario.Param{{Axis: "topology", Value: "p"}, {Axis: scenario.CaseAxis, Value: variant}},
+			Flows:  []metrics.ScopeRecord{{ID: 1}},
+			Summaries: []store.SummaryRecord{{Scope: metrics.ScopeFlow, ScopeID: 1, Metric: "mean_throughput", Value: 12e6},
+				{Scope: metrics.ScopeFlow, ScopeID: 1, Metric: "mean_srtt", Value: 0.012}}})
+	}
+	const (
+		clean   = `{"end":{"host_limit":{"role":"sender","host_limited":false}}}`
+		busy    = `{"end":{"host_limit":{"role":"sender","host_limited":true,"reasons":[{"code":"cpu_busy","detail":"0.95 cores"}]}}}`
+		rclean  = `{"host_limit":{"role":"receiver","host_limited":false}}`
+		rlate   = `{"host_limit":{"role":"receiver","host_limited":true,"reasons":[{"code":"timer_late"},{"code":"cpu_starved"}]}}`
+		goodput = 8e6 // a transfer that was not host-limited
+		stalled = 4e6 // one that was
+	)
+	type transfer struct{ sender, receiver string }
+	cases := []struct {
+		name      string
+		transfers []transfer
+		include   bool
+		measured  int // transfers compared
+		excluded  int
+		reasons   string
+		only      bool    // host-limited: not compared
+		mean      float64 // measured goodput's mean, bit/s
+	}{
+		{"none limited", []transfer{{clean, rclean}, {clean, rclean}, {clean, rclean}}, false, 3, 0, "", false, goodput},
+		{"no host_limit blocks", []transfer{{"", ""}, {"{}", "not json"}, {clean, rclean}}, false, 3, 0, "", false, goodput},
+		{"sender limited", []transfer{{busy, rclean}, {clean, rclean}, {clean, rclean}}, false, 2, 1, "sender cpu_busy 1", false, goodput},
+		{"receiver limited", []transfer{{clean, rlate}, {clean, rclean}, {clean, rclean}}, false, 2, 1, "receiver cpu_starved 1, receiver timer_late 1", false, goodput},
+		{"both", []transfer{{busy, rlate}, {busy, rclean}, {clean, rclean}}, false, 1, 2,
+			"sender cpu_busy 2, receiver cpu_starved 1, receiver timer_late 1", false, goodput},
+		{"all limited", []transfer{{busy, rclean}, {busy, rclean}, {clean, rlate}}, false, 0, 3,
+			"sender cpu_busy 2, receiver cpu_starved 1, receiver timer_late 1", true, math.NaN()},
+		{"all limited, included", []transfer{{busy, rclean}, {busy, rclean}, {clean, rlate}}, true, 3, 0, "", false, stalled},
+		{"sender limited, included", []transfer{{busy, rclean}, {clean, rclean}, {clean, rclean}}, true, 3, 0, "", false, (stalled + 2*goodput) / 3},
+	}
+	for _, c := range cases {
+		var rows []Row
+		for i, it := range sp.Plan() {
+			if it.Pair != pair || it.Variant.Name != variant {
+				continue
+			}
+			tr := c.transfers[len(rows)]
+			g := float64(goodput)
+			if len(transferHostLimits(Row{SenderJSON: tr.sender, ReceiverJSON: tr.receiver})) > 0 {
+				g = stalled
+			}
+			rows = append(rows, Row{Digest: sp.Digest(), Seq: it.Seq, Attempt: 1, Round: it.Round, From: pair.From, To: pair.To,
+				Variant: variant, Status: StatusDone, GoodputBps: g, MeanSRTTms: 12 + float64(i), SenderJSON: tr.sender, ReceiverJSON: tr.receiver})
+		}
+		cs := Compare(sp, rows, profiles, runs, c.include)
+		if len(cs) != 1 {
+			t.Fatalf("%s: got %d comparisons, want 1", c.name, len(cs))
+		}
+		got := cs[0]
+		if got.Goodput.Measured.N != c.measured || got.Transfers != len(rows) || got.Excluded != c.excluded || got.Exclusions != c.reasons ||
+			got.HostLimitedOnly() != c.only {
+			t.Errorf("%s: got %d compared of %d, %d excluded (%q), host-limited only %v; want %d of %d, %d (%q), %v", c.name,
+				got.Goodput.Measured.N, got.Transfers, got.Excluded, got.Exclusions, got.HostLimitedOnly(),
+				c.measured, len(rows), c.excluded, c.reasons, c.only)
+		}
+		if m := got.Goodput.Measured.Mean; !(math.IsNaN(m) && math.IsNaN(c.mean)) && math.Abs(m-c.mean) > 1e-6 {
+			t.Errorf("%s: measured goodput mean: got %v, want %v", c.name, m, c.mean)
+		}
+		if got.Goodput.Predicted.N != len(runs) {
+			t.Errorf("%s: replayed: got %d, want %d", c.name, got.Goodput.Predicted.N, len(runs))
+		}
+		var b bytes.Buffer
+		if err := WriteComparisons(&b, cs); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.Contains(b.String(), NotCompared), c.only; got != want {
+			t.Errorf("%s: table says %q: got %v, want %v:\n%s", c.name, NotCompared, got, want, b.String())
+		}
+		if c.excluded > 0 && !strings.Contains(b.String(), fmt.Sprintf("%d of %d: %s", c.excluded, len(rows), c.reasons)) {
+			t.Errorf("%s: table lacks the exclusions %q:\n%s", c.name, c.reasons, b.String())
+		}
 	}
 }

@@ -381,7 +381,7 @@ func checkValidate(t *testing.T, ctl *netnstest.Node, bin, db, specFile string) 
 	ratios := map[string][]float64{} // by path group and variant, the eligible cells' goodput ratios
 	var keys []string
 	for _, c := range cs {
-		if c.LossRate > 0.05 {
+		if c.LossRate > 0.05 || c.HostLimitedOnly() {
 			continue
 		}
 		eligible++

@@ -46,7 +46,8 @@ func runCampaignValidate(args []string) int {
 		fmt.Fprintln(os.Stderr, "cclab campaign validate:", err)
 		return 1
 	}
-	cs, stats, err := campaign.Validate(ctx, sp, rows, campaign.ValidateOptions{Store: cst.SQL, Runners: runners(), Backends: bs, Log: os.Stdout})
+	cs, stats, err := campaign.Validate(ctx, sp, rows, campaign.ValidateOptions{Store: cst.SQL, Runners: runners(), Backends: bs, Log: os.Stdout,
+		IncludeHostLimited: *c.hostLimited})
 	fmt.Printf("%s v%d: %d runs: %d done now, %d already done, %d failed (%.1fs); database %s\n", campaign.ValidationName(sp),
 		stats.Version, stats.Total, stats.Ran, stats.Skipped, stats.Failed, stats.Duration.Seconds(), store.DBName(c.dbName(sp)))
 	if errors.Is(err, context.Canceled) {

@@ -1,0 +1,75 @@
+package campaign
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The host-limited marks of a measured transfer: the sender's and the
+// receiver's host_limit blocks (docs/metrics.md, "Host-limited runs"), which
+// cclab campaign validate keeps out of the comparison with the replay (a
+// network replay cannot contain a host's stalls) unless asked.
+
+// hostLimitBlock is the part of a host_limit block validate reads.
+type hostLimitBlock struct {
+	Limited bool `json:"host_limited"`
+	Reasons []struct {
+		Code string `json:"code"`
+	} `json:"reasons"`
+}
+
+// transferHostLimits returns the reasons a transfer was host-limited, as
+// "role code" ("sender cpu_busy", "receiver timer_late"; a mark without
+// reasons: "role host_limited"), none when neither end marked it. The
+// sender's block is its end.host_limit, the receiver's its host_limit.
+func transferHostLimits(r Row) []string {
+	var snd struct {
+		End struct {
+			Host *hostLimitBlock `json:"host_limit"`
+		} `json:"end"`
+	}
+	var rcv struct {
+		Host *hostLimitBlock `json:"host_limit"`
+	}
+	var out []string
+	add := func(role string, h *hostLimitBlock) {
+		if h == nil || !h.Limited {
+			return
+		}
+		if len(h.Reasons) == 0 {
+			out = append(out, role+" host_limited")
+		}
+		for _, x := range h.Reasons {
+			out = append(out, role+" "+x.Code)
+		}
+	}
+	if json.Unmarshal([]byte(r.SenderJSON), &snd) == nil {
+		add("sender", snd.End.Host)
+	}
+	if json.Unmarshal([]byte(r.ReceiverJSON), &rcv) == nil {
+		add("receiver", rcv.Host)
+	}
+	return out
+}
+
+// exclusionText is the reasons counted, most frequent first ("sender
+// cpu_busy 2, receiver timer_late 1"), "" for none.
+func exclusionText(reasons map[string]int) string {
+	keys := make([]string, 0, len(reasons))
+	for k := range reasons {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if reasons[a] != reasons[b] {
+			return reasons[b] - reasons[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, reasons[k])
+	}
+	return strings.Join(parts, ", ")
+}
