@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cclab/event"
+	"cclab/internal/hostlimit"
 	"cclab/internal/units"
 	"cclab/link"
 	"cclab/netio"
@@ -119,6 +120,12 @@ type Config struct {
 	// look starved of CPU, for tests of the host-limited check (package
 	// hostlimit). 0 in real use.
 	InjectWriteLate time.Duration
+	// HostCheck, if set, adds the caller's evidence to every host report
+	// of the relay (HostReport, the summary's warning) before it is
+	// judged: the link shell adds its TUN reader's stalls
+	// (hostlimit.Report.ReadStalls). It must be safe to call from any
+	// goroutine.
+	HostCheck func(*hostlimit.Report)
 	// BusyPoll runs the whole data path as one loop on one locked OS thread
 	// that never sleeps: it asks which sockets hold datagrams
 	// (netio.ReadySet, one epoll_wait that does not block), reads those

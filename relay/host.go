@@ -19,6 +19,9 @@ func (r *Relay) hostReport(c Counters) *hostlimit.Report {
 	h.Sent = uint64(c.Sent[0] + c.Sent[1])
 	h.SendErrors = uint64(c.SendErrors)
 	h.Received = uint64(c.Received[0] + c.Received[1])
+	if r.cfg.HostCheck != nil {
+		r.cfg.HostCheck(h)
+	}
 	h.Judge()
 	return h
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"cclab/internal/hostlimit"
 	"cclab/relay"
 )
 
@@ -63,6 +64,16 @@ func Start(cfg Config) (*Shell, error) {
 	s, err := build(cfg)
 	if err != nil {
 		return nil, err
+	}
+	s.inner.SetStallLimit(drainTime(s.cfg.Relay, relay.Fwd, s.cfg.MTU))
+	s.outer.SetStallLimit(drainTime(s.cfg.Relay, relay.Rev, s.cfg.MTU))
+	prev := s.cfg.Relay.HostCheck
+	s.cfg.Relay.HostCheck = func(h *hostlimit.Report) {
+		if prev != nil {
+			prev(h)
+		}
+		st := s.ReadStalls()
+		h.ReadStalls = &st
 	}
 	if s.relay, err = relay.NewPacket(s.cfg.Relay, s.inner, s.outer); err != nil {
 		s.Close()
@@ -300,6 +311,17 @@ func prefixOf(n *net.IPNet) (netip.Prefix, bool) {
 	}
 	ones, _ := n.Mask.Size()
 	return netip.PrefixFrom(a.Unmap(), ones).Masked(), true
+}
+
+// ReadStalls returns the TUN readers' stalls, both devices together
+// (docs/shell.md, "Arrival instant"): reads that found packets waiting,
+// those after a gap longer than their direction's queue drain time, the
+// longest gap. The relay's host report (HostReport, the summary) carries
+// them and marks the run host-limited (read_stall) from MinLate stalls.
+func (s *Shell) ReadStalls() hostlimit.Stalls {
+	st := s.inner.ReadStalls()
+	st.Merge(s.outer.ReadStalls())
+	return st
 }
 
 // Addrs returns the shell's addresses.

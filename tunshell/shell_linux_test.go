@@ -120,8 +120,9 @@ func ping(t *testing.T, s *Shell, addr netip.Addr, n int) []time.Duration {
 // well under 1 ms, so the margin is for a loaded machine only.
 func TestShellAddsConfiguredDelay(t *testing.T) {
 	NeedShell(t)
-	s := startShell(t, Config{Relay: relay.Config{Hops: [2][]link.Config{
-		{{Rate: 20e6, Delay: 15 * time.Millisecond}}, {{Rate: 20e6, Delay: 25 * time.Millisecond}}}}})
+	cfg := Config{Relay: relay.Config{Hops: [2][]link.Config{
+		{{Rate: 20e6, Delay: 15 * time.Millisecond, Queue: "droptail:20p"}}, {{Rate: 20e6, Delay: 25 * time.Millisecond}}}}}
+	s := startShell(t, cfg)
 	const rtt = 40 * time.Millisecond
 	addrs := []netip.Addr{s.Addrs().Host}
 	if s.Addrs().Host6.IsValid() {
@@ -141,6 +142,15 @@ func TestShellAddsConfiguredDelay(t *testing.T) {
 	c := s.Relay().Counters()
 	if c.Sent[relay.Fwd] < 20*int64(len(addrs)) || c.Sent[relay.Rev] < 20*int64(len(addrs)) || c.Malformed != 0 {
 		t.Errorf("relay counters %+v: want at least %d packets each way, none malformed", c, 20*len(addrs))
+	}
+	// The relay's host report carries the TUN readers' stalls, judged
+	// against the shorter drain time of the two directions' queues.
+	h := s.Relay().HostReport()
+	want := min(drainTime(cfg.Relay, relay.Fwd, DefaultMTU), drainTime(cfg.Relay, relay.Rev, DefaultMTU))
+	if h.ReadStalls == nil || h.ReadStalls.Limit != want || want != 12*time.Millisecond {
+		t.Errorf("host report's read stalls %+v: want limit %v (12ms: 20 packets at 20 Mbit/s)", h.ReadStalls, want)
+	} else {
+		t.Logf("read stalls: %+v", *h.ReadStalls)
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"net/netip"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"cclab/internal/hostlimit"
 	"cclab/ippkt"
 	"cclab/netio"
 )
@@ -41,6 +43,11 @@ type Device struct {
 	rn     int
 	rerr   error
 	readFn func(fd uintptr) bool
+	// rwaited is set when the batch's first read found the device empty
+	// (the reader then waited for readiness); gaps measures the reader's
+	// time away before reads that found packets waiting (readGaps).
+	rwaited bool
+	gaps    readGaps
 
 	wms     []netio.Message
 	wn      int
@@ -100,11 +107,12 @@ func (d *Device) ReadBatch(ms []netio.Message) (int, error) {
 	if len(ms) == 0 {
 		return 0, nil
 	}
-	d.rms, d.rn, d.rerr = ms, 0, nil
+	d.rms, d.rn, d.rerr, d.rwaited = ms, 0, nil, false
 	err := d.rc.Read(d.readFn)
 	n := d.rn
 	d.rms = nil
 	if n > 0 {
+		d.gaps.read(monoNow(), d.rwaited)
 		return n, nil
 	}
 	if err == nil {
@@ -123,6 +131,9 @@ func (d *Device) readSome(fd uintptr) bool {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
+			if d.rn == 0 {
+				d.rwaited = true
+			}
 			return d.rn > 0
 		case err != nil:
 			d.rerr = err
@@ -172,6 +183,20 @@ func (d *Device) writeSome(fd uintptr) bool {
 	}
 	return true
 }
+
+// ReadStalls returns the reader's gaps before reads that found packets
+// waiting (readGaps), counted against the limit SetStallLimit set.
+func (d *Device) ReadStalls() hostlimit.Stalls { return d.gaps.stalls() }
+
+// SetStallLimit sets the gap above which a read that found packets
+// waiting counts as a stall (the bottleneck queue's drain time; 0: none).
+func (d *Device) SetStallLimit(limit time.Duration) { d.gaps.setLimit(limit) }
+
+// epoch is the origin of monoNow.
+var epoch = time.Now()
+
+// monoNow returns the monotonic time since epoch, ns, at least 1.
+func monoNow() int64 { return int64(time.Since(epoch)) + 1 }
 
 // LocalAddr returns the zero AddrPort: a TUN device has no address of its
 // own at this level.

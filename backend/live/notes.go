@@ -39,7 +39,7 @@ const (
 	// NoteHostLimited is 1 when the run was host-limited (docs/metrics.md,
 	// "Host-limited runs": a check of package hostlimit failed), else 0;
 	// NoteHostReason + a reason code (relay_late, timer_late, cpu_busy,
-	// cpu_starved, send_buffer, recv_queue) is 1 for each failed check.
+	// cpu_starved, send_buffer, recv_queue, read_stall) is 1 for each failed check.
 	// Reports keep host-limited runs out of sim/live comparisons.
 	NoteHostLimited  = "host_limited"
 	NoteHostReason   = "host_limited_"
@@ -47,6 +47,13 @@ const (
 	NoteHostRunWait  = "host_run_wait"     // its threads' run-queue wait per second
 	NoteHostPressure = "host_cpu_pressure" // share of the run some task of the host waited for a CPU (PSI)
 	NoteTimerLate    = "timer_late_10ms"   // share of the endpoints' timed wake-ups over hostlimit.LateLimit late
+	// NoteShellStalls counts the link shell's TUN reads that found packets
+	// waiting after the reader was away longer than the bottleneck queue's
+	// drain time (hostlimit.Stalls; reason read_stall from MinLate of
+	// them); NoteShellGapMax is the longest such gap, s. Runs with kernel
+	// flows (a link shell) only.
+	NoteShellStalls = "shell_read_stalls"
+	NoteShellGapMax = "shell_read_gap_max_s"
 	// NoteUnconnected counts the flows whose handshake had no answer before
 	// their stop (every handshake packet dropped: errNotConnected).
 	NoteUnconnected = "flows_unconnected"
@@ -117,6 +124,10 @@ func hostNotes(n map[string]float64, h *hostlimit.Report) {
 		n[NoteHostPressure] = h.Usage.Pressure
 	}
 	n[NoteTimerLate] = h.Timers.Fraction()
+	if st := h.ReadStalls; st != nil {
+		n[NoteShellStalls] = float64(st.Stalls)
+		n[NoteShellGapMax] = st.Max.Seconds()
+	}
 }
 
 // loadAverage returns the host's 1-minute load average, or -1 if unknown.

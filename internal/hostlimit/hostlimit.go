@@ -58,6 +58,7 @@ const (
 	CodeSendQueue = "send_queue"  // the sender's own queue dropped (no congestion control: it could not keep up)
 	CodeSendBuf   = "send_buffer" // socket writes failed (send buffer full)
 	CodeRecvQueue = "recv_queue"  // the receive socket's buffer or the application's queue overflowed
+	CodeReadStall = "read_stall"  // the link shell's reader left its TUN device unread longer than the queue drains
 )
 
 // Reason is one check that failed.
@@ -106,6 +107,10 @@ type Report struct {
 
 	Timers Late `json:"timers"` // the transport loop's timer wake-ups
 	Writes Late `json:"writes"` // the relay's writes against the modelled instants
+	// ReadStalls are the link shell's TUN reads that found packets
+	// waiting (nil outside a link shell): a TUN read carries no kernel
+	// receive stamp, so a packet's arrival is the read's instant.
+	ReadStalls *Stalls `json:"read_stalls,omitempty"`
 
 	// Datagram mode: what the application generated and the sender's
 	// queue dropped; Uncontrolled when no congestion controller ran (-cc
@@ -159,7 +164,44 @@ func (r *Report) Judge() {
 			add(CodeRecvQueue, "%d datagrams dropped on receipt of %d (%.1f%%, limit %.1f%%)", r.RecvDropped, n, 100*f, 100*DropFraction)
 		}
 	}
+	if s := r.ReadStalls; s != nil && s.Limit > 0 && s.Stalls >= MinLate {
+		add(CodeReadStall, "%d of %d TUN reads came after the reader was away more than the queue's drain time %v, max %v", s.Stalls, s.Reads, s.Limit.Round(time.Microsecond), s.Max.Round(time.Microsecond))
+	}
 	r.Limited = len(r.Reasons) > 0
+}
+
+// Stalls counts the reads of a device that carries no receive stamps (a
+// TUN device) that found packets already waiting, and how long the
+// reader had been away from the device before each: the packets arrived
+// somewhere in that gap but enter the link at the read. A gap longer than
+// Limit, the time the bottleneck queue takes to drain when full, can let
+// the link run idle and then offer it a burst that overflows the queue:
+// losses of the host, not of the path (docs/shell.md, "Arrival instant").
+type Stalls struct {
+	Limit  time.Duration `json:"limit_ns"`   // gaps above it are stalls; 0: measured, never judged
+	Reads  uint64        `json:"reads"`      // reads that found packets waiting
+	Stalls uint64        `json:"stalls"`     // of them, after a gap longer than Limit
+	Max    time.Duration `json:"max_gap_ns"` // the longest gap, ns
+}
+
+// Add counts one read that found packets waiting after the reader had been
+// away for gap.
+func (s *Stalls) Add(gap time.Duration) {
+	s.Reads++
+	if s.Limit > 0 && gap > s.Limit {
+		s.Stalls++
+	}
+	s.Max = max(s.Max, gap)
+}
+
+// Merge adds o's counts to s (Limit: the smaller non-zero one).
+func (s *Stalls) Merge(o Stalls) {
+	s.Reads += o.Reads
+	s.Stalls += o.Stalls
+	s.Max = max(s.Max, o.Max)
+	if s.Limit == 0 || (o.Limit > 0 && o.Limit < s.Limit) {
+		s.Limit = o.Limit
+	}
 }
 
 // Codes returns the reasons' codes joined by commas ("" when not limited).

@@ -30,6 +30,9 @@ func TestJudge(t *testing.T) {
 		{"send buffer", Report{Usage: idle, Sent: 9980, SendErrors: 20}, CodeSendBuf},
 		{"send errors at the limit", Report{Usage: idle, Sent: 9990, SendErrors: 10}, ""},
 		{"receive drops", Report{Usage: idle, Received: 9000, RecvDropped: 1000}, CodeRecvQueue},
+		{"read stalls", Report{Usage: idle, ReadStalls: &Stalls{Limit: 12 * time.Millisecond, Reads: 5000, Stalls: MinLate, Max: 30 * time.Millisecond}}, CodeReadStall},
+		{"read stalls too few", Report{Usage: idle, ReadStalls: &Stalls{Limit: 12 * time.Millisecond, Reads: 5000, Stalls: MinLate - 1, Max: 30 * time.Millisecond}}, ""},
+		{"read stalls without a limit", Report{Usage: idle, ReadStalls: &Stalls{Reads: 5000, Stalls: 9, Max: 30 * time.Millisecond}}, ""},
 		{"several", Report{Usage: Usage{Seconds: 1, CPU: 0.95, RunWait: 0}, Timers: late(100, 50)}, CodeTimerLate + "," + CodeCPUBusy},
 	}
 	for _, c := range cases {
@@ -76,6 +79,31 @@ func TestLateAdd(t *testing.T) {
 	}
 	if got := (Late{}).Fraction(); got != 0 {
 		t.Errorf("empty fraction %v, want 0", got)
+	}
+}
+
+func TestStalls(t *testing.T) {
+	s := Stalls{Limit: 12 * time.Millisecond}
+	for _, d := range []time.Duration{0, time.Millisecond, 12 * time.Millisecond, 12*time.Millisecond + 1, 40 * time.Millisecond} {
+		s.Add(d)
+	}
+	if got, want := s, (Stalls{Limit: 12 * time.Millisecond, Reads: 5, Stalls: 2, Max: 40 * time.Millisecond}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	cases := []struct {
+		a, b Stalls
+		want Stalls
+	}{
+		{Stalls{}, Stalls{Limit: 5, Reads: 2, Stalls: 1, Max: 9}, Stalls{Limit: 5, Reads: 2, Stalls: 1, Max: 9}},
+		{Stalls{Limit: 5, Reads: 2, Stalls: 1, Max: 9}, Stalls{Limit: 3, Reads: 1, Max: 4}, Stalls{Limit: 3, Reads: 3, Stalls: 1, Max: 9}},
+		{Stalls{Limit: 3, Reads: 2}, Stalls{Reads: 1, Max: 4}, Stalls{Limit: 3, Reads: 3, Max: 4}},
+	}
+	for _, c := range cases {
+		got := c.a
+		got.Merge(c.b)
+		if got != c.want {
+			t.Errorf("%+v merged with %+v: got %+v, want %+v", c.a, c.b, got, c.want)
+		}
 	}
 }
 
