@@ -36,6 +36,9 @@ type CubicConfig struct {
 	HyStart bool `param:"hystart" help:"Linux's HyStart (Ha & Rhee 2011): slow start ends at an ACK train longer than half the min RTT or an RTT rise of min RTT/8 (4..16 ms), cwnd >= 16 segments (default false: RFC 5681 slow start)"`
 	// SlowStart selects the slow-start growth: "" (RFC 5681 with RFC 3465
 	// byte counting, the shared one) or SlowStartNS3.
+	// RTOFlight, with Linux, takes a timeout's ssthresh during recovery
+	// from the flight the transport passes, as ns-3 does (OnRTO).
+	RTOFlight bool   `param:"rtoflight" help:"with linux=true: a timeout during recovery sets ssthresh = beta * the flight the transport passes (whole segments; the pipe with the recovery's flight=pipe), as ns-3.37's TcpCubic::GetSsThresh on the cwnd TcpPrrRecovery set to pipe + sndcnt (default false: Linux's tcp_enter_loss keeps the recovery's ssthresh)"`
 	SlowStart string `param:"ss" help:"slow-start growth: rfc (RFC 5681/3465: cwnd += min(acked, abc*SMSS), up to ssthresh; default) or ns3 (ns-3.37's TcpCubic: cwnd += every whole segment the ACK cumulatively acknowledges, data SACKed before included, no limit per ACK and past ssthresh)"`
 }
 
@@ -307,6 +310,8 @@ func (c *Cubic) OnRTO(now clock.Time, inFlight int) {
 			// held it); bictcp_reset clears W_max either way.
 			if !c.inRecovery {
 				c.linuxEvent()
+			} else if c.cfg.RTOFlight {
+				c.ssthresh = max(int(float64(inFlight/c.mss)*c.cfg.Beta), MinSsthreshSegments) * c.mss
 			}
 			c.lx.lastMax, c.wMax = 0, 0
 		} else {

@@ -24,3 +24,31 @@ func (w *window) Undo(_ clock.Time, priorCwnd, priorSsthresh int) {
 	w.inRecovery = false
 	w.afterRTO = false
 }
+
+// SsthreshHolder is implemented by controllers that can take a timeout
+// without recomputing ssthresh. A transport calls OnRTOHold instead of
+// Controller.OnRTO when its recovery strategy finds the timeout a repeat
+// within an earlier timeout's loss recovery (the transport's option
+// rtohold), as ns-3 3.37's TcpSocketBase::ReTxTimeout
+// (src/internet/model/tcp-socket-base.cc) calls GetSsThresh only when the
+// socket is not in CA_LOSS or the head of its sent list was not
+// retransmitted.
+type SsthreshHolder interface {
+	// OnRTOHold is OnRTO with ssthresh kept: cwnd = loss window and every
+	// other timeout reset as OnRTO does.
+	OnRTOHold(now clock.Time)
+}
+
+// OnRTOHold implements SsthreshHolder.
+func (r *Reno) OnRTOHold(now clock.Time) {
+	ss := r.ssthresh
+	r.OnRTO(now, 0)
+	r.ssthresh = ss
+}
+
+// OnRTOHold implements SsthreshHolder.
+func (c *Cubic) OnRTOHold(now clock.Time) {
+	ss := c.ssthresh
+	c.OnRTO(now, 0)
+	c.ssthresh = ss
+}

@@ -194,3 +194,10 @@ func (c *testCC) Undo(_ clock.Time, cwnd, ssthresh int) {
 	c.ssthresh = max(c.ssthresh, ssthresh)
 	c.calls = append(c.calls, "undo")
 }
+
+// OnRTOHold implements ccalgo.SsthreshHolder: the timeout with ssthresh
+// kept.
+func (c *testCC) OnRTOHold(clock.Time) {
+	c.cwnd = c.mss
+	c.calls = append(c.calls, "holdrto")
+}

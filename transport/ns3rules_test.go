@@ -160,3 +160,72 @@ func TestNewRenoRTOFlightPipe(t *testing.T) {
 		})
 	}
 }
+
+// TestRTOHold checks option rtohold against ns-3 3.37's rule in
+// TcpSocketBase::ReTxTimeout (src/internet/model/tcp-socket-base.cc): a
+// timeout recomputes ssthresh (GetSsThresh) only if the socket is not in
+// CA_LOSS (entered at a timeout, left when the cumulative ACK reaches
+// m_recover, HighData at that timeout) or the head of its sent list has not
+// been retransmitted (TcpTxBuffer::IsHeadRetransmitted). Between the two
+// timeouts an ACK acknowledges the first timeout's retransmission, so
+// RFC 5681's hold (no new ACK since) would not apply.
+func TestRTOHold(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		recovery   string
+		fast       bool // the timeout comes in fast recovery (CA_RECOVERY), not after an earlier timeout
+		resendHead bool // the new head is retransmitted before the second timeout
+		hold       bool // ns-3: CA_LOSS and IsHeadRetransmitted
+	}{
+		{"CA_LOSS, head retransmitted", "sack:rtohold", false, true, true},
+		{"CA_LOSS, head not retransmitted", "sack:rtohold", false, false, false},
+		{"CA_RECOVERY, head retransmitted", "sack:flight=pipe,rtohold", true, true, false},
+		{"option off", "sack", false, true, false},
+		{"prr", "prr:flight=pipe,rtohold", false, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := lossSetup(t, tc.recovery)
+			var first int
+			wantRTOs := 1
+			if tc.fast {
+				dupAcks(f, 2, 5) // segment 1 lost, 2..6 SACKed
+				f.drain()        // its fast retransmission
+				if !f.c.rec.InRecovery() {
+					t.Fatalf("not in recovery (calls %v)", f.tcc().calls)
+				}
+				first = f.tcc().ssthresh
+			} else {
+				f.now = f.c.rtoAt
+				f.c.onDeadline(f.now)
+				first, wantRTOs = f.tcc().ssthresh, 2
+				if hasCall(f, "rto") != 1 {
+					t.Fatalf("no first RTO: calls %v", f.tcc().calls)
+				}
+				f.drain() // the head (segment 1) again
+				f.now = f.now.Add(50 * time.Millisecond)
+				f.ack(seg(2).Start, 0) // below the RecoveryPoint (segment 11): still CA_LOSS
+				if tc.resendHead {
+					f.drain() // segment 2, marked lost by the timeout
+				}
+			}
+			if got, want := f.c.sb.Seg(0).Retrans > 0, tc.resendHead; got != want {
+				t.Fatalf("head retransmitted %v, want %v", got, want)
+			}
+			f.now = f.c.rtoAt
+			f.c.onDeadline(f.now)
+			holds, rtos := hasCall(f, "holdrto"), hasCall(f, "rto")
+			wantHolds := 0
+			if tc.hold {
+				wantHolds, wantRTOs = 1, wantRTOs-1
+			}
+			if holds != wantHolds || rtos != wantRTOs {
+				t.Fatalf("calls %v: got %d holds and %d recomputing RTOs, want %d and %d", f.tcc().calls, holds, rtos, wantHolds, wantRTOs)
+			}
+			if got := f.tcc().ssthresh; tc.hold && got != first {
+				t.Errorf("ssthresh after the RTO %d, want the earlier %d", got, first)
+			} else if !tc.hold && got == first {
+				t.Errorf("ssthresh after the RTO %d: the earlier one, want it recomputed (the case does not tell the rules apart)", got)
+			}
+		})
+	}
+}

@@ -162,6 +162,13 @@ type rtoFlighter interface {
 	rtoFlight(x *Ctx) (flight int, ok bool)
 }
 
+// rtoHolder is a strategy that may find a timeout a repeat within an
+// earlier timeout's recovery (SACKConfig.RTOHold): the connection then has
+// a controller that implements ccalgo.SsthreshHolder keep ssthresh.
+type rtoHolder interface {
+	holdsSsthresh(x *Ctx) bool
+}
+
 // ExitGrowConfig is the option exitgrow of the strategies that can match
 // ns-3's exit from recovery (newreno and the SACK strategies).
 type ExitGrowConfig struct {

@@ -66,6 +66,7 @@ type sackLoss struct {
 	echoCum    bool           // option echo=cum (echo.go)
 	rtoRearm   bool           // option rtorearm (echo.go)
 	exitGrow   bool           // the ACK that ends recovery also grows the window (ExitGrowConfig)
+	rtoHold    bool           // option rtohold: a repeated timeout keeps ssthresh (rtoHolder)
 	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
 	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
 	entered    episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
@@ -117,6 +118,10 @@ type SACKConfig struct {
 	RTORearm   bool   `param:"rtorearm" help:"restart the retransmission timer when the first unacknowledged segment is retransmitted (Linux's tcp_xmit_retransmit_queue; RFC 6298 §5.1 starts it only when it is not running)"`
 	Echo       string `param:"echo" help:"which delivered retransmissions the ACK's timestamp echo judges (RACK_update, reordering, Eifel): all (default, RFC 8985 §6.2 as written) or cum (only the first segment of a cumulative advance, whose timestamp an RFC 7323 §4.3 receiver echoes; as Linux, whose RACK ignores the echo)"`
 	PartialRxt bool   `param:"partialrxt" help:"a partial ACK whose first unacknowledged segment was never retransmitted retransmits at once, outside the window: the first segment marked lost, else that first segment (ns-3 3.37's TcpSocketBase::ProcessAck; not RFC 6675)"`
+	// RTOHold keeps ssthresh at a timeout within an earlier timeout's
+	// recovery whose first unacknowledged segment was retransmitted
+	// (rtoHolder).
+	RTOHold bool `param:"rtohold" help:"at a timeout while an earlier timeout's recovery is unfinished (cumulative ACK below its RecoveryPoint) and the first unacknowledged segment has been retransmitted, keep ssthresh (ns-3 3.37's TcpSocketBase::ReTxTimeout: CA_LOSS and IsHeadRetransmitted; RFC 5681 §3.1 holds it only while no new ACK arrived)"`
 	ExitGrowConfig
 }
 
@@ -461,6 +466,16 @@ func (r *sackLoss) rtoFlight(x *Ctx) (int, bool) {
 	return r.Pipe(x.SB), true
 }
 
+// holdsSsthresh reports, with option rtohold, whether the timeout comes
+// while an earlier timeout's recovery is unfinished (the cumulative ACK is
+// below the RecoveryPoint that timeout set: ns-3's CA_LOSS) and the first
+// unacknowledged segment has been retransmitted (TcpTxBuffer::
+// IsHeadRetransmitted): ns-3 3.37's TcpSocketBase::ReTxTimeout then keeps
+// ssthresh.
+func (r *sackLoss) holdsSsthresh(x *Ctx) bool {
+	return r.rtoHold && r.rtoRecovery && r.recSet && x.SB.Count() > 0 && x.SB.Seg(0).Retrans > 0
+}
+
 // OnRTO applies RFC 6675 §5.1: RecoveryPoint = HighData, the episode ends,
 // and no new one starts until the cumulative ACK reaches RecoveryPoint. SACK
 // marks are kept (the connection marked only un-SACKed segments lost).
@@ -518,6 +533,7 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	}
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
 	r.lostRetx, r.adaptive, r.undo, r.partialRxt, r.exitGrow = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt, c.ExitGrow
+	r.rtoHold = c.RTOHold
 	r.frto.on = c.FRTO
 	r.rtoRearm = c.RTORearm
 	if r.echoCum, err = parseEcho(name, c.Echo); err != nil {

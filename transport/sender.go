@@ -446,11 +446,15 @@ func (c *Conn) onRTO(now clock.Time) {
 	c.undoBegin(true, inRecovery)
 	c.rtoFired(now, cause)
 	flight := c.congestionFlight()
+	c.ctx.Now = now
 	if rf, ok := c.rec.(rtoFlighter); ok {
-		c.ctx.Now = now
 		if f, ok := rf.rtoFlight(&c.ctx); ok {
 			flight = f
 		}
+	}
+	var holder ccalgo.SsthreshHolder
+	if rh, ok := c.rec.(rtoHolder); ok && rh.holdsSsthresh(&c.ctx) {
+		holder, _ = c.cc.(ccalgo.SsthreshHolder)
 	}
 	deferred := c.frto != nil && c.frto.DefersRTOMarks() // F-RTO (frto.go): the oldest segment only
 	for i := 0; i < c.sb.count && (!deferred || i == 0); i++ {
@@ -460,7 +464,11 @@ func (c *Conn) onRTO(now clock.Time) {
 	if inRecovery { // the episode ends with the timeout (the strategy leaves it in OnRTO)
 		c.emit(event.Event{Time: now, Kind: event.RecoveryEnd, Seq: c.sb.una, Reason: event.RecoveryEndRTO})
 	}
-	c.cc.OnRTO(now, flight)
+	if holder != nil {
+		holder.OnRTOHold(now)
+	} else {
+		c.cc.OnRTO(now, flight)
+	}
 	c.ctx.Now = now
 	c.rec.OnRTO(&c.ctx)
 	c.rtt.backOff()
