@@ -116,6 +116,15 @@ type Result struct {
 	Retrans   int64   // retransmitted packets
 	Drops     int64   // packets the uplink dropped (queue and loss)
 	QueueMean float64 // mean sojourn in the uplink queue, ms
+	// Host is the relay's host-limited verdict (docs/metrics.md,
+	// "Host-limited runs"): the failed checks' codes, "" if none; through
+	// a shell it includes read_stall (docs/shell.md).
+	Host string
+	// Stalls counts the shell's TUN reads after a gap longer than the
+	// queue's drain time; StallMax is the longest gap (0 through the UDP
+	// relay).
+	Stalls   uint64
+	StallMax time.Duration
 }
 
 // Capacity is the goodput a transfer filling the link with full-size
@@ -162,6 +171,11 @@ func Measure(ctx context.Context, p Path, stack, cc, rec string, dur time.Durati
 		defer r.Close()
 	default:
 		return res, fmt.Errorf("stack %q: want kernel, cclab or relay", stack)
+	}
+	h := r.HostReport()
+	res.Host = h.Codes()
+	if h.ReadStalls != nil {
+		res.Stalls, res.StallMax = h.ReadStalls.Stalls, h.ReadStalls.Max
 	}
 	st := r.HopStats(relay.Fwd)[0]
 	res.Drops = st.TotalDrops()
@@ -319,8 +333,8 @@ func runClient(ctx context.Context, addr string, ep *udp.Endpoint, cc, rec strin
 }
 
 // header is the Markdown table's header.
-const header = "| path (rate/RTT/queue/loss) | stack | cc | recovery | goodput | of capacity | retransmits | uplink drops | queue delay |\n" +
-	"| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+const header = "| path (rate/RTT/queue/loss) | stack | cc | recovery | goodput | of capacity | retransmits | uplink drops | queue delay | host-limited | reader stalls (longest gap) |\n" +
+	"| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
 
 // stackNames are the table's names of the stacks.
 var stackNames = map[string]string{"kernel": "kernel TCP (shell)", "cclab": "cclab (shell)", "relay": "cclab (UDP relay)"}
@@ -331,8 +345,13 @@ func row(r Result) string {
 	if r.Stack == "kernel" {
 		rec = "Linux (SACK, RACK, PRR)"
 	}
-	return fmt.Sprintf("| %v | %s | %s | %s | %.2f Mbit/s | %.1f%% | %d | %d | %.1f ms |\n",
-		r.Path, stackNames[r.Stack], r.CC, rec, r.Goodput/1e6, 100*r.Fraction(), r.Retrans, r.Drops, r.QueueMean)
+	host := r.Host
+	if host == "" {
+		host = "no"
+	}
+	return fmt.Sprintf("| %v | %s | %s | %s | %.2f Mbit/s | %.1f%% | %d | %d | %.1f ms | %s | %d (%.1f ms) |\n",
+		r.Path, stackNames[r.Stack], r.CC, rec, r.Goodput/1e6, 100*r.Fraction(), r.Retrans, r.Drops, r.QueueMean,
+		host, r.Stalls, float64(r.StallMax)/1e6)
 }
 
 // defaultPaths are the paths of docs/compat.md's table: a buffer of 1.5

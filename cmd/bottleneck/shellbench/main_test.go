@@ -101,3 +101,29 @@ func TestKernelTCPThroughShell(t *testing.T) {
 	}
 	t.Logf("measured (go run ./cmd/bottleneck/shellbench -t 8s -path %v):\n%s", p, table.String())
 }
+
+// TestRowMatchesHeader: a row has the header's columns, and names the
+// host-limited checks and the reader's stalls.
+func TestRowMatchesHeader(t *testing.T) {
+	p, err := ParsePath("20Mbit/40ms/droptail:20p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		r    Result
+		want string
+	}{
+		{Result{Path: p, Stack: "kernel", CC: "reno", MSS: 1448, Host: "read_stall", Stalls: 4, StallMax: 31500 * time.Microsecond}, "| read_stall | 4 (31.5 ms) |"},
+		{Result{Path: p, Stack: "relay", CC: "reno", MSS: 1448}, "| no | 0 (0.0 ms) |"},
+	}
+	head := strings.SplitN(header, "\n", 2)[0]
+	for _, c := range cases {
+		got := row(c.r)
+		if g, w := strings.Count(got, "|"), strings.Count(head, "|"); g != w {
+			t.Errorf("row %q: %d column separators, want the header's %d", got, g, w)
+		}
+		if !strings.HasSuffix(strings.TrimSpace(got), c.want) {
+			t.Errorf("row %q: want it to end with %q", got, c.want)
+		}
+	}
+}
