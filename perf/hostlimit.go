@@ -1,6 +1,8 @@
 package perf
 
 import (
+	"time"
+
 	"cclab/internal/hostlimit"
 	"cclab/transport/udp"
 )
@@ -32,10 +34,8 @@ func watchHost(ep *udp.Endpoint) hostWatch {
 func (w hostWatch) report(role string, fill func(*hostlimit.Report)) *hostlimit.Report {
 	now := w.ep.LoopStats()
 	r := &hostlimit.Report{Role: role, Usage: hostlimit.Take().Since(w.snap)}
-	r.Timers = hostlimit.Late{Count: now.TimerLate.Count - w.ls.TimerLate.Count, Late: now.TimerLate.Late - w.ls.TimerLate.Late}
-	if r.Timers.Count > 0 {
-		r.Timers.Max = now.TimerLate.Max
-	}
+	r.Timers = hostlimit.Late{Count: now.TimerLate.Count - w.ls.TimerLate.Count, Late: now.TimerLate.Late - w.ls.TimerLate.Late,
+		Max: windowMax(w.ls.TimerLate.Max, now.TimerLate.Max)}
 	r.Sent = now.DatagramsOut - w.ls.DatagramsOut
 	r.SendErrors = now.WriteErrors - w.ls.WriteErrors
 	r.Received = now.DatagramsIn - w.ls.DatagramsIn
@@ -45,6 +45,18 @@ func (w hostWatch) report(role string, fill func(*hostlimit.Report)) *hostlimit.
 	}
 	r.Judge()
 	return r
+}
+
+// windowMax is the largest lateness within a flow from the endpoint's
+// running maximum before and after it: the maximum after, if the flow
+// raised it; else 0, as the endpoint keeps one maximum and the flow's own
+// (no larger than the earlier one) is not known. Reporting the endpoint's
+// maximum instead repeated an earlier flow's lateness on every later one.
+func windowMax(before, after time.Duration) time.Duration {
+	if after > before {
+		return after
+	}
+	return 0
 }
 
 // mergeHost combines the reports of a test's flows into one for the whole

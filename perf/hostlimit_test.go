@@ -83,3 +83,18 @@ func TestMergeHost(t *testing.T) {
 		t.Errorf("merging no reports: want nil")
 	}
 }
+
+// TestWindowMax: a flow's report carries the endpoint's maximum lateness
+// only when the flow raised it, never an earlier flow's.
+func TestWindowMax(t *testing.T) {
+	for _, tc := range []struct{ before, after, want time.Duration }{
+		{0, 0, 0},
+		{0, 5 * time.Millisecond, 5 * time.Millisecond},
+		{30 * time.Millisecond, 30 * time.Millisecond, 0}, // an earlier flow's
+		{30 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond},
+	} {
+		if got := windowMax(tc.before, tc.after); got != tc.want {
+			t.Errorf("windowMax(%v, %v) = %v, want %v", tc.before, tc.after, got, tc.want)
+		}
+	}
+}
