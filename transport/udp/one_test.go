@@ -34,14 +34,7 @@ func TestOneGoroutineTransferUDP(t *testing.T) {
 			t.Fatalf("%s: LoopStats.OneGoroutine false, want true", name)
 		}
 	}
-	const n = 8 << 20
-	c, s := transfer(t, cli, srv, srv.LocalAddr(), n)
-	checkDigests(t, c, s, n)
-	before := cli.LoopStats().TimerFires + srv.LoopStats().TimerFires
-	time.Sleep(300 * time.Millisecond)
-	if fires := cli.LoopStats().TimerFires + srv.LoopStats().TimerFires - before; fires > 100 {
-		t.Errorf("timer wake-ups in 300 ms of idleness: got %d, want few", fires)
-	}
+	transferThenIdle(t, srv, cli)
 }
 
 // TestOneGoroutineLoopOrder: the one-goroutine loop, woken by the
