@@ -21,6 +21,7 @@ import (
 	"cclab/clock"
 	"cclab/ecn"
 	"cclab/event"
+	"cclab/internal/hostlimit"
 	"cclab/internal/qlog"
 	"cclab/transport"
 	"cclab/transport/udp"
@@ -323,7 +324,7 @@ func Run(ctx context.Context, cfg ClientConfig) (*Result, error) {
 	if cfg.Reverse {
 		role = RoleReceiver
 	}
-	res.End.Host = hw.report(role, nil)
+	res.End.Host = hw.report(role, func(h *hostlimit.Report) { h.MinRTT = msDuration(res.End.MinRTTms) })
 	if err != nil {
 		res.End.Error = err.Error()
 		return res, err

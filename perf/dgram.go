@@ -253,6 +253,7 @@ func RunDgram(ctx context.Context, cfg DgramClientConfig) (*DgramResult, error) 
 	res.Host = hw.report(RoleSender, func(r *hostlimit.Report) {
 		r.Generated, r.QueueDropped = s.Generated, s.QueueDropped
 		r.Uncontrolled = cfg.CC == transport.DgramCCNone
+		r.MinRTT = s.MinRTT
 	})
 	fetchDgramReport(ctx, cctx, ep, peer, conn.ID(), cfg.Keys, res)
 	return res, nil

@@ -34,8 +34,8 @@ func watchHost(ep *udp.Endpoint) hostWatch {
 func (w hostWatch) report(role string, fill func(*hostlimit.Report)) *hostlimit.Report {
 	now := w.ep.LoopStats()
 	r := &hostlimit.Report{Role: role, Usage: hostlimit.Take().Since(w.snap)}
-	r.Timers = hostlimit.Late{Count: now.TimerLate.Count - w.ls.TimerLate.Count, Late: now.TimerLate.Late - w.ls.TimerLate.Late,
-		Max: windowMax(w.ls.TimerLate.Max, now.TimerLate.Max)}
+	r.Timers = lateSince(w.ls.TimerLate, now.TimerLate)
+	r.ReadLate = lateSince(w.ls.ReadLate, now.ReadLate)
 	r.Sent = now.DatagramsOut - w.ls.DatagramsOut
 	r.SendErrors = now.WriteErrors - w.ls.WriteErrors
 	r.Received = now.DatagramsIn - w.ls.DatagramsIn
@@ -45,6 +45,12 @@ func (w hostWatch) report(role string, fill func(*hostlimit.Report)) *hostlimit.
 	}
 	r.Judge()
 	return r
+}
+
+// lateSince is the lateness counts between two readings of an endpoint's
+// running counts (the maximum per windowMax).
+func lateSince(before, after hostlimit.Late) hostlimit.Late {
+	return hostlimit.Late{Count: after.Count - before.Count, Late: after.Late - before.Late, Max: windowMax(before.Max, after.Max)}
 }
 
 // windowMax is the largest lateness within a flow from the endpoint's
@@ -58,6 +64,10 @@ func windowMax(before, after time.Duration) time.Duration {
 	}
 	return 0
 }
+
+// msDuration converts a result's milliseconds back to a duration (0 stays
+// 0: unknown).
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 // mergeHost combines the reports of a test's flows into one for the whole
 // test: counters summed, the longest flow's CPU usage (the process's, so
@@ -77,9 +87,11 @@ func mergeHost(rs []*hostlimit.Report) *hostlimit.Report {
 		if r.Usage.Seconds > m.Usage.Seconds {
 			m.Usage = r.Usage
 		}
-		m.Timers.Count += r.Timers.Count
-		m.Timers.Late += r.Timers.Late
-		m.Timers.Max = max(m.Timers.Max, r.Timers.Max)
+		m.Timers.Merge(r.Timers)
+		m.ReadLate.Merge(r.ReadLate)
+		if r.MinRTT > 0 && (m.MinRTT == 0 || r.MinRTT < m.MinRTT) {
+			m.MinRTT = r.MinRTT
+		}
 		m.Generated += r.Generated
 		m.QueueDropped += r.QueueDropped
 		m.Sent += r.Sent

@@ -361,7 +361,7 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 		if sum.Reverse {
 			role = RoleSender
 		}
-		sum.Host = hw.report(role, nil)
+		sum.Host = hw.report(role, func(h *hostlimit.Report) { h.MinRTT = msDuration(sum.MinRTTms) })
 	}
 	return s.finish(sum), p
 }

@@ -39,7 +39,7 @@ const (
 	// NoteHostLimited is 1 when the run was host-limited (docs/metrics.md,
 	// "Host-limited runs": a check of package hostlimit failed), else 0;
 	// NoteHostReason + a reason code (relay_late, timer_late, cpu_busy,
-	// cpu_starved, send_buffer, recv_queue, read_stall) is 1 for each failed check.
+	// cpu_starved, send_buffer, recv_queue, read_stall, read_late) is 1 for each failed check.
 	// Reports keep host-limited runs out of sim/live comparisons.
 	NoteHostLimited  = "host_limited"
 	NoteHostReason   = "host_limited_"
@@ -90,16 +90,17 @@ func notes(c relay.Counters, load1 float64) map[string]float64 {
 
 // hostReport judges whether the run was host-limited (package hostlimit):
 // the relay's write lateness and the process's CPU (relay, senders and
-// receiver share it), with the transport endpoints' timer lateness and
-// receive drops (eps: the receiver's and the senders') added.
+// receiver share it), with the transport endpoints' timer and read
+// lateness and receive drops (eps: the receiver's and the senders') added.
+// The read lateness is judged by its proportion only (no min RTT: the
+// run's flows have several).
 func hostReport(rl *relay.Relay, eps []*udp.Endpoint) *hostlimit.Report {
 	h := rl.HostReport()
 	h.Role = "live run"
 	for _, ep := range eps {
 		ls := ep.LoopStats()
-		h.Timers.Count += ls.TimerLate.Count
-		h.Timers.Late += ls.TimerLate.Late
-		h.Timers.Max = max(h.Timers.Max, ls.TimerLate.Max)
+		h.Timers.Merge(ls.TimerLate)
+		h.ReadLate.Merge(ls.ReadLate)
 		h.RecvDropped += ls.RecvDrops
 	}
 	h.Judge()

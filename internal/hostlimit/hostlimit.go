@@ -47,6 +47,15 @@ const (
 	// sender's queue without congestion control, failed socket writes, a
 	// full receive buffer) above which the run is host-limited.
 	DropFraction = 0.001
+	// ShortReads is the most datagram reads a flow may have for one read
+	// later than its path's minimum RTT to mark it (CodeReadLate): the
+	// proportional rule (LateFraction, at least MinLate late) needs
+	// MinLate/LateFraction = 300 reads before it is more than a count of
+	// MinLate, and a flow that short (100 kB is about 85 data datagrams
+	// and 45 ACKs) lasts a handful of RTTs, so one stall longer than an
+	// RTT delays it by a sizeable fraction and corrupts its RTT samples
+	// (docs/metrics.md, "Host-limited runs").
+	ShortReads = MinLate * 100
 )
 
 // Reason codes (Reason.Code).
@@ -59,6 +68,7 @@ const (
 	CodeSendBuf   = "send_buffer" // socket writes failed (send buffer full)
 	CodeRecvQueue = "recv_queue"  // the receive socket's buffer or the application's queue overflowed
 	CodeReadStall = "read_stall"  // the link shell's reader left its TUN device unread longer than the queue drains
+	CodeReadLate  = "read_late"   // the socket driver processed received datagrams late against their kernel stamps
 )
 
 // Reason is one check that failed.
@@ -81,6 +91,13 @@ func (l *Late) Add(d time.Duration) {
 		l.Late++
 	}
 	l.Max = max(l.Max, d)
+}
+
+// Merge adds o's counts to l (the larger maximum).
+func (l *Late) Merge(o Late) {
+	l.Count += o.Count
+	l.Late += o.Late
+	l.Max = max(l.Max, o.Max)
 }
 
 // Fraction returns Late/Count, 0 without counts.
@@ -107,6 +124,15 @@ type Report struct {
 
 	Timers Late `json:"timers"` // the transport loop's timer wake-ups
 	Writes Late `json:"writes"` // the relay's writes against the modelled instants
+	// ReadLate is the socket driver's datagram reads against the
+	// kernel's receive stamps (SO_TIMESTAMPNS): how long each datagram
+	// waited in the socket before the driver processed it. Count 0 where
+	// the socket has no stamps.
+	ReadLate Late `json:"read_late"`
+	// MinRTT is the flow's minimum RTT sample, the path's own delay
+	// against which one late read is judged (0: unknown, that rule is
+	// skipped).
+	MinRTT time.Duration `json:"min_rtt_ns,omitempty"`
 	// ReadStalls are the link shell's TUN reads that found packets
 	// waiting (nil outside a link shell): a TUN read carries no kernel
 	// receive stamp, so a packet's arrival is the read's instant.
@@ -142,6 +168,11 @@ func (r *Report) Judge() {
 	}
 	if f := r.Timers.Fraction(); f > LateFraction && r.Timers.Late >= MinLate {
 		add(CodeTimerLate, "%.1f%% of %d timer wake-ups more than %v late (limit %.0f%%), max %v", 100*f, r.Timers.Count, LateLimit, 100*LateFraction, r.Timers.Max.Round(time.Microsecond))
+	}
+	if l := r.ReadLate; l.Fraction() > LateFraction && l.Late >= MinLate {
+		add(CodeReadLate, "%.1f%% of %d datagram reads more than %v late (limit %.0f%%), max %v", 100*l.Fraction(), l.Count, LateLimit, 100*LateFraction, l.Max.Round(time.Microsecond))
+	} else if l.Late > 0 && r.MinRTT > 0 && l.Max > r.MinRTT && l.Count <= ShortReads {
+		add(CodeReadLate, "a datagram waited %v to be read, more than the min RTT %v, in a short flow (%d reads, at most %d)", l.Max.Round(time.Microsecond), r.MinRTT.Round(time.Microsecond), l.Count, ShortReads)
 	}
 	if c := r.Usage.Cores(); c >= BusyCores && !r.BusyPoll {
 		add(CodeCPUBusy, "%.2f CPU cores busy over the run (limit %.2f): CPU-bound", c, BusyCores)

@@ -33,6 +33,15 @@ func TestJudge(t *testing.T) {
 		{"read stalls", Report{Usage: idle, ReadStalls: &Stalls{Limit: 12 * time.Millisecond, Reads: 5000, Stalls: MinLate, Max: 30 * time.Millisecond}}, CodeReadStall},
 		{"read stalls too few", Report{Usage: idle, ReadStalls: &Stalls{Limit: 12 * time.Millisecond, Reads: 5000, Stalls: MinLate - 1, Max: 30 * time.Millisecond}}, ""},
 		{"read stalls without a limit", Report{Usage: idle, ReadStalls: &Stalls{Reads: 5000, Stalls: 9, Max: 30 * time.Millisecond}}, ""},
+		{"reads late in a long flow", Report{Usage: idle, ReadLate: late(1000, 11)}, CodeReadLate},
+		{"reads late, too few", Report{Usage: idle, ReadLate: late(1000, 10)}, ""},
+		// One stall longer than the min RTT in a short flow.
+		{"short flow, one stall", Report{Usage: idle, MinRTT: 12 * time.Millisecond, ReadLate: Late{Count: 130, Late: 1, Max: 40 * time.Millisecond}}, CodeReadLate},
+		{"short flow, stall under the min RTT", Report{Usage: idle, MinRTT: 50 * time.Millisecond, ReadLate: Late{Count: 130, Late: 1, Max: 40 * time.Millisecond}}, ""},
+		{"short flow, min RTT unknown", Report{Usage: idle, ReadLate: Late{Count: 130, Late: 1, Max: 40 * time.Millisecond}}, ""},
+		{"short flow, stall under LateLimit", Report{Usage: idle, MinRTT: time.Millisecond, ReadLate: Late{Count: 130, Max: LateLimit}}, ""},
+		{"one stall at the short-flow limit", Report{Usage: idle, MinRTT: 12 * time.Millisecond, ReadLate: Late{Count: ShortReads, Late: 1, Max: 40 * time.Millisecond}}, CodeReadLate},
+		{"one stall in a long flow", Report{Usage: idle, MinRTT: 12 * time.Millisecond, ReadLate: Late{Count: ShortReads + 1, Late: 1, Max: 40 * time.Millisecond}}, ""},
 		{"several", Report{Usage: Usage{Seconds: 1, CPU: 0.95, RunWait: 0}, Timers: late(100, 50)}, CodeTimerLate + "," + CodeCPUBusy},
 	}
 	for _, c := range cases {

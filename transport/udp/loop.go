@@ -112,6 +112,10 @@ type loop struct {
 	// lateHook is added to every timed wake-up's measured lateness: tests
 	// starve the loop deliberately with it (Config.InjectTimerLate).
 	lateHook time.Duration
+	// pauseRead, if set, runs before each read batch is processed (after
+	// the read, before the lateness is taken): tests stall the reader
+	// with it (Config.pauseRead). Set before run; never changed.
+	pauseRead func()
 	// waiters are the blocked application calls, freeWaiters spare ones
 	// (waiters.go; guarded by mu).
 	waiters, freeWaiters []*waiter
@@ -152,6 +156,12 @@ type LoopStats struct {
 	// scheduling delay the transport's timers (pacing, delayed ACKs, loss
 	// timers) suffered.
 	TimerLate hostlimit.Late
+	// ReadLate counts the datagram reads (a coalesced GRO read is one)
+	// that carried a kernel receive stamp (SO_TIMESTAMPNS) and those
+	// processed more than hostlimit.LateLimit after it: how long the
+	// driver was away while datagrams waited in the socket (a stall of
+	// the process, or a reader behind on a full socket).
+	ReadLate hostlimit.Late
 	// RecvDrops is the number of datagrams the kernel dropped because the
 	// socket's receive buffer was full (SO_MEMINFO; 0 where unknown), as of
 	// the LoopStats call.
@@ -323,8 +333,13 @@ func (l *loop) readFailed(err error) (stop bool) {
 // moved earlier than the writer's timer.
 func (l *loop) input(b *buffers, n int) (wake bool) {
 	out, offs, arena := b.out, b.offs, b.arena
+	if l.pauseRead != nil {
+		l.pauseRead()
+	}
 	l.mu.Lock()
-	now := l.now()
+	t := time.Now()
+	now := clock.Start.Add(t.Sub(l.start))
+	l.readLate(b.in[:n], t.UnixNano())
 	l.unreach = 0
 	nout, off := 0, 0
 	dgrams := 0
@@ -381,6 +396,17 @@ func (l *loop) input(b *buffers, n int) (wake bool) {
 		l.sendBatch(ticket, out[:nout], offs[:nout])
 	}
 	return wake
+}
+
+// readLate counts the lateness of the stamped datagrams in ms, read at
+// wall-clock instant wallNs (the kernel's stamps are on the wall clock).
+// Called with mu held.
+func (l *loop) readLate(ms []netio.Message, wallNs int64) {
+	for i := range ms {
+		if rx := ms[i].RxTime; rx != 0 {
+			l.stats.ReadLate.Add(time.Duration(wallNs - rx))
+		}
+	}
 }
 
 func (l *loop) writer() {

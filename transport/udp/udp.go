@@ -115,6 +115,9 @@ type Config struct {
 	// loop look starved of CPU, for tests of the host-limited check
 	// (package hostlimit). 0 in real use.
 	InjectTimerLate time.Duration
+	// pauseRead, if set, runs before the driver processes each read
+	// batch: tests stall the reader with it (loop.pauseRead).
+	pauseRead func()
 }
 
 // Endpoint is a transport.Endpoint running on a socket.
@@ -204,6 +207,9 @@ func New(c netio.Conn, cfg Config) *Endpoint {
 	// UDP_GRO is set would arrive segmented (harmless, but not coalesced).
 	// Every read buffer holds netio.GROBufSize bytes (DefaultRecvBuf).
 	gro := !cfg.NoGRO && netio.EnableGRO(c)
+	// Kernel receive stamps measure how long datagrams wait in the socket
+	// for the driver (LoopStats.ReadLate).
+	netio.EnableRxTimestamps(c)
 	one := oneGoroutine(cfg.OneGoroutine) && unpoll(c)
 	e.l = newLoop(ep, c, cfg.Batch, DefaultRecvBuf, cfg.SendBuf, !cfg.NoGSO)
 	e.l.stats.RecvBuffer = got
@@ -211,6 +217,7 @@ func New(c netio.Conn, cfg Config) *Endpoint {
 	e.l.perBatch = cfg.TransmitPerBatch
 	e.l.precise = cfg.TimerSlack < goTimerSlack
 	e.l.lateHook = cfg.InjectTimerLate
+	e.l.pauseRead = cfg.pauseRead
 	if one {
 		e.l.startOne()
 	}
