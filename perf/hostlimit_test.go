@@ -36,6 +36,11 @@ func TestHostReportStarvedSender(t *testing.T) {
 	got := waitFlows(t, srv, flows, 1)
 	if r := got[0].Host; r == nil || r.Role != RoleReceiver || r.Received == 0 {
 		t.Errorf("receiver's host report %+v: want role receiver with datagrams received", r)
+	} else if r.MinRTT <= 0 || r.ReadLate.Count == 0 {
+		t.Errorf("receiver's min RTT %v, read lateness %+v: want the flow's min RTT and its reads measured (read_late)", r.MinRTT, r.ReadLate)
+	}
+	if h.MinRTT <= 0 || h.ReadLate.Count == 0 {
+		t.Errorf("sender's min RTT %v, read lateness %+v: want the flow's min RTT and its reads measured (read_late)", h.MinRTT, h.ReadLate)
 	}
 }
 

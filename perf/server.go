@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -130,6 +131,10 @@ func (c *ServerConfig) withDefaults() error {
 // FlowSummary is the receiver's account of one finished flow (receiver -J
 // prints one JSON object per flow).
 type FlowSummary struct {
+	// pathRTT is a forward flow's min RTT as this receiving side measured
+	// it (its handshake's sample; the sender's MinRTTms is not known
+	// here), for the host report's read_late check.
+	pathRTT       time.Duration
 	ConnID        string          `json:"conn_id"`
 	Peer          string          `json:"peer"`
 	Reverse       bool            `json:"reverse"` // this receiver sent
@@ -361,7 +366,7 @@ func (s *Server) serve(ctx context.Context, c *udp.Conn) (bool, *pending) {
 		if sum.Reverse {
 			role = RoleSender
 		}
-		sum.Host = hw.report(role, func(h *hostlimit.Report) { h.MinRTT = msDuration(sum.MinRTTms) })
+		sum.Host = hw.report(role, func(h *hostlimit.Report) { h.MinRTT = cmp.Or(msDuration(sum.MinRTTms), sum.pathRTT) })
 	}
 	return s.finish(sum), p
 }
@@ -527,6 +532,7 @@ func (s *Server) serveForward(ctx context.Context, c *udp.Conn, req Request, sum
 		elapsed = 0
 	}
 	cs := c.Stats()
+	sum.pathRTT = cs.MinRTT
 	if cs.ECN {
 		sum.ECN = &ECNResult{Negotiated: true}
 		ecnReceiving(cs, sum.ECN)
