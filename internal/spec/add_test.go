@@ -193,3 +193,30 @@ func TestParsed(t *testing.T) {
 		t.Errorf("zero Parsed: Build error %v, Name %q; want an error and \"\"", err, zero.Name())
 	}
 }
+
+// TestSplitList checks that a comma-separated list of specifications splits
+// at the commas that begin a registered name, and keeps the commas between a
+// specification's own parameters.
+func TestSplitList(t *testing.T) {
+	r := NewRegistry[addTestConfig, int]("test component")
+	for _, n := range []string{"thing", "other"} {
+		Add(r, n, "a test component",
+			func() addTestConfig { return addTestConfig{} },
+			func(c addTestConfig, _ int) (addTestConfig, error) { return c, nil })
+	}
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"thing", []string{"thing"}},
+		{"thing,other", []string{"thing", "other"}},
+		{"thing:rate=1,count=2,other", []string{"thing:rate=1,count=2", "other"}},
+		{"thing, Other:count=3,rate=2 ,thing", []string{"thing", "Other:count=3,rate=2", "thing"}},
+		{"nothing,rate=1,thing", []string{"nothing,rate=1", "thing"}},
+		{"thing:flag,other:flag", []string{"thing:flag", "other:flag"}},
+	} {
+		if got := r.SplitList(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("SplitList(%q): got %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -370,6 +370,26 @@ func (r *Registry[T, E]) Lookup(name string) (Entry[T, E], bool) {
 	return e, ok
 }
 
+// SplitList splits a comma-separated list of specifications, such as a
+// flag's "newreno,rack:echo=cum,rtorearm,prr:lostretx", into its
+// specifications. A comma also separates a specification's parameters, so a
+// token starts a new specification only if the name before its ':' (or the
+// whole token) is registered; any other token is a parameter of the
+// specification before it. A first token that names nothing registered is
+// kept as it is, for the parser to reject with its own message.
+func (r *Registry[T, E]) SplitList(s string) []string {
+	var out []string
+	for _, tok := range strings.Split(s, ",") {
+		name, _, _ := strings.Cut(tok, ":")
+		if _, ok := r.Lookup(strings.ToLower(strings.TrimSpace(name))); ok || len(out) == 0 {
+			out = append(out, strings.TrimSpace(tok))
+			continue
+		}
+		out[len(out)-1] += "," + strings.TrimSpace(tok)
+	}
+	return out
+}
+
 // Config parses s and returns the entry and its config with the parameters
 // applied to the defaults, without building the component.
 func (r *Registry[T, E]) Config(s string) (Entry[T, E], any, error) {

@@ -42,6 +42,7 @@ import (
 	"cclab/link"
 	"cclab/perf"
 	"cclab/relay"
+	"cclab/transport"
 	"cclab/transport/udp"
 	"cclab/tunshell"
 )
@@ -370,10 +371,16 @@ func main() {
 	dur := flag.Duration("t", 10*time.Second, "duration of each transfer")
 	ccs := flag.String("cc", "reno,cubic", "congestion controllers, comma-separated (names both iperf3 -C and cclab know)")
 	stacks := flag.String("stacks", "kernel,cclab,relay", "stacks, comma-separated: kernel (iperf3 in the shell), cclab (package perf in the shell), relay (cclab through the UDP relay on loopback)")
-	recs := flag.String("recovery", "newreno,prr:lostretx", "cclab's loss-recovery strategies, comma-separated (docs/recovery.md); each gives a cclab row")
+	recs := flag.String("recovery", "newreno,prr:lostretx", "cclab's loss-recovery strategies, comma-separated (docs/recovery.md; a strategy's own parameters may follow it, as in newreno,rack:echo=cum,rtorearm); each gives a cclab row")
 	flag.Parse()
 	if len(paths) == 0 {
 		paths = defaultPaths
+	}
+	for _, rec := range transport.Recoveries.SplitList(*recs) {
+		if _, err := transport.ParseRecoverySpec(rec); err != nil {
+			fmt.Fprintf(os.Stderr, "shellbench: -recovery: %v\n", err)
+			os.Exit(2)
+		}
 	}
 	if err := tunshell.Supported(); err != nil {
 		fmt.Fprintf(os.Stderr, "shellbench: %v\n", err)
@@ -385,7 +392,7 @@ func main() {
 		p, _ := ParsePath(ps)
 		for _, cc := range strings.Split(*ccs, ",") {
 			for _, st := range strings.Split(*stacks, ",") {
-				rl := strings.Split(*recs, ",")
+				rl := transport.Recoveries.SplitList(*recs)
 				if st == "kernel" {
 					rl = rl[:1]
 				}
