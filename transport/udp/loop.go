@@ -208,7 +208,11 @@ func (l *loop) run() {
 
 // now returns the project time: monotonic time since the loop started,
 // offset by clock.Start so that it is never clock.Never.
-func (l *loop) now() clock.Time { return clock.Start.Add(time.Since(l.start)) }
+func (l *loop) now() clock.Time { return l.at(time.Now()) }
+
+// at returns the project time of wall-clock instant t (as now does for the
+// present), for a caller that also needs t itself.
+func (l *loop) at(t time.Time) clock.Time { return clock.Start.Add(t.Sub(l.start)) }
 
 // kick wakes the writer (non-blocking; wake-ups coalesce).
 func (l *loop) kick() {
@@ -338,7 +342,7 @@ func (l *loop) input(b *buffers, n int) (wake bool) {
 	}
 	l.mu.Lock()
 	t := time.Now()
-	now := clock.Start.Add(t.Sub(l.start))
+	now := l.at(t)
 	l.readLate(b.in[:n], t.UnixNano())
 	l.unreach = 0
 	nout, off := 0, 0
