@@ -16,19 +16,34 @@ type CBRConfig struct {
 	Start time.Duration `param:"start" help:"delay from the start of the run before the first datagram"`
 	Stop  time.Duration `param:"stop" help:"stop sending this long after the start of the run; 0 means never"`
 	Phase bool          `param:"phase" help:"start at a random offset within one inter-packet interval (desynchronises many sources)"`
+	// Random is ns-2's CBR random_ (Application/Traffic/CBR, cbr_traffic.cc):
+	// each inter-packet gap is interval·(1 + U(−0.5, 0.5)), uniform in
+	// [RandomLow, RandomHigh) intervals, so the mean rate is unchanged. The
+	// CSFQ paper's UDP sources (Stoica, Shenker & Zhang, SIGCOMM 1998, §3,
+	// footnote 4) send this way.
+	Random bool `param:"random" help:"ns-2's random_: each inter-packet gap uniform in [0.5, 1.5) intervals (mean rate unchanged)"`
 }
 
+// The range of a Random CBR gap in intervals: ns-2's
+// interval_·(1 + Random::uniform(−0.5, 0.5)).
+const (
+	RandomLow  = 0.5
+	RandomHigh = 1.5
+)
+
 // CBR sends Size-byte datagrams every Size·8/Rate seconds. Send times are
-// computed as start + k·interval so rounding never drifts.
+// computed as start + k·interval so rounding never drifts; with Random each
+// gap is drawn and the send times are their running sum.
 type CBR struct {
 	cfg      CBRConfig
 	r        *rand.Rand
 	interval float64 // ns
 	t0, stop clock.Time
 	k        int64
+	offset   float64 // ns after t0 of the next datagram (Random only)
 }
 
-// NewCBR returns a CBR generator; r is used only with Phase.
+// NewCBR returns a CBR generator; r is used only with Phase or Random.
 func NewCBR(cfg CBRConfig, r *rand.Rand) (*CBR, error) {
 	if err := checkRate("cbr", cfg.Rate, cfg.Size); err != nil {
 		return nil, err
@@ -51,10 +66,16 @@ func (c *CBR) NextDatagram(now clock.Time) (clock.Time, int) {
 		}
 	}
 	at := c.t0.Add(time.Duration(float64(c.k) * c.interval))
+	if c.cfg.Random {
+		at = c.t0.Add(time.Duration(c.offset))
+	}
 	if c.stop != clock.Never && at >= c.stop {
 		return clock.Never, 0
 	}
 	c.k++
+	if c.cfg.Random {
+		c.offset += c.interval * (RandomLow + (RandomHigh-RandomLow)*c.r.Float64())
+	}
 	return at, int(c.cfg.Size)
 }
 
