@@ -1,6 +1,9 @@
 package campaign
 
 import (
+	"cmp"
+	"slices"
+	"sort"
 	"time"
 
 	"cclab/report/studies"
@@ -113,4 +116,121 @@ func countedBuffer(sentAt []time.Duration, lost []bool, rate float64) (buffer fl
 		return max(kept, buffer), overflows, false
 	}
 	return buffer, overflows, true
+}
+
+// delayAtSends returns for each transmission (sentAt) the queueing delay
+// (RTT − minRTT) that the packets sent within w of it met: the median of
+// the RTT samples whose packets were sent then (a sample taken at at of
+// rtt was sent at at − rtt), or −1 when no sample was.
+func delayAtSends(sentAt []time.Duration, rtts []rttSample, minRTT, w time.Duration) []time.Duration {
+	type sent struct{ at, q time.Duration }
+	ss := make([]sent, len(rtts))
+	for i, s := range rtts {
+		ss[i] = sent{s.at - s.rtt, max(s.rtt-minRTT, 0)}
+	}
+	slices.SortFunc(ss, func(a, b sent) int { return cmp.Compare(a.at, b.at) })
+	out := make([]time.Duration, len(sentAt))
+	var qs []float64
+	for i, at := range sentAt {
+		j := sort.Search(len(ss), func(k int) bool { return ss[k].at >= at-w })
+		qs = qs[:0]
+		for ; j < len(ss) && ss[j].at <= at+w; j++ {
+			qs = append(qs, float64(ss[j].q))
+		}
+		out[i] = -1
+		if len(qs) > 0 {
+			out[i] = time.Duration(studies.Quantile(qs, 0.5))
+		}
+	}
+	return out
+}
+
+// The delay side of a counted buffer (docs/campaigns.md, "Probing"). A
+// count can pass countedBuffer's overflow test without an overflow: a
+// Gilbert-Elliott loss burst while the queue is part full loses a run of
+// packets at one queue, which then reads as the fullest (a clean-clone CI
+// run at load 1: 114 packets [114, 124] against 200), and a timeout's
+// retransmissions of a window that was delivered take packets out of the
+// count, which then finds every later overflow below the buffer (a
+// simulated probe of the multi-host test's inter-continental path: 102
+// packets against 200). A drop-tail queue drops only when full, so the
+// packets sent beside its drops met its full queueing delay, the same at
+// every drop: tailDrop checks that in the RTT samples.
+const (
+	// ProbeTrainPackets: a probe's transmissions are cut into trains of
+	// this many, in their order; the overflows of a drop-tail queue come
+	// in every train while the queue is full (a probe at gain 1.5 loses a
+	// third of it), a loss burst in one or two.
+	ProbeTrainPackets = 64
+	// ProbeTrains is the least number of trains whose overflow losses
+	// met the full queue's delay for a count to be measured.
+	ProbeTrains = 3
+	// ProbePlateauShare is the least share of the trains with an overflow
+	// loss whose losses met the full queue's delay. Not most of them: on a
+	// loaded host the stalls that hold ACKs back raise the RTT plateau
+	// above the full queue's delay (77 ms against 49 ms on one
+	// intra-continental probe of the multi-host test at load 22-26), and
+	// the overflows of the other trains then fall below it (5 of 10
+	// trains at it, the count 76 packets against 100).
+	ProbePlateauShare = 1.0 / 3
+	// ProbeDelayWindow: the queueing delay at a transmission is the median
+	// of the RTT samples of the packets sent within this many packet
+	// times (at the rate) of it.
+	ProbeDelayWindow = 4
+	// BufferAgreement: a count and the queueing delay at its overflows
+	// (in packets at the rate) agree within this share; otherwise the
+	// buffer is stated with an interval holding both.
+	BufferAgreement = 0.2
+)
+
+// tailDrop is the delay side of a counted buffer: at is the queueing
+// delay at its overflow losses (the median over the trains with one of
+// their trains' medians), in packets at the rate; trains the trains with
+// an overflow loss whose packets were sent with a measured delay, and
+// atPlateau those whose median delay at the losses was at least
+// OverflowShare of the full queue's (the RTT plateau).
+type tailDrop struct {
+	at                float64
+	trains, atPlateau int
+}
+
+// confirmed reports whether the overflows came at the full queue's delay
+// in at least ProbeTrains trains and in at least ProbePlateauShare of the
+// trains with one (not mostly losses at lower delays: those were no
+// overflows).
+func (d tailDrop) confirmed() bool {
+	return d.atPlateau >= ProbeTrains && float64(d.atPlateau) >= ProbePlateauShare*float64(d.trains)
+}
+
+// checkTailDrop returns the delay side of the count buffer (packets,
+// counted at rate packets per second) of a probe's trace: the overflow
+// losses are the transmissions sent again (t.resent) that found the
+// replayed queue at least OverflowShare of buffer, their delay
+// (delayAtSends) against plateau, the full queue's queueing delay.
+func checkTailDrop(t traceEstimate, minRTT time.Duration, rate, buffer float64, plateau time.Duration) tailDrop {
+	var d tailDrop
+	if rate <= 0 || buffer <= 0 || len(t.sentAt) != len(t.resent) {
+		return d
+	}
+	qs := queueAtSends(t.sentAt, t.resent, rate)
+	ds := delayAtSends(t.sentAt, t.rtts, minRTT, time.Duration(ProbeDelayWindow/rate*float64(time.Second)))
+	byTrain := map[int][]float64{}
+	for i, q := range qs {
+		if t.resent[i] && q >= OverflowShare*buffer && ds[i] >= 0 {
+			byTrain[i/ProbeTrainPackets] = append(byTrain[i/ProbeTrainPackets], float64(ds[i]))
+		}
+	}
+	var meds []float64
+	for _, ds := range byTrain {
+		m := studies.Quantile(ds, 0.5)
+		meds = append(meds, m)
+		if m >= OverflowShare*float64(plateau) {
+			d.atPlateau++
+		}
+	}
+	d.trains = len(meds)
+	if len(meds) > 0 {
+		d.at = studies.Quantile(meds, 0.5) / float64(time.Second) * rate
+	}
+	return d
 }

@@ -3,6 +3,7 @@ package campaign
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -43,6 +44,11 @@ type traceEstimate struct {
 	// which a timeout's retransmissions bypass).
 	sentAt []time.Duration
 	resent []bool
+	// spurious counts the retransmissions found unnecessary
+	// (cclab:spurious_retransmit: the ACK echoed a timestamp older than
+	// the retransmission, RFC 3522): each one's first transmission arrived
+	// though resent says it was lost.
+	spurious int
 	// rtts are the RTT samples in time order; ackT the distinct ACK
 	// instants and ackCum the payload acknowledged up to each.
 	rtts   []rttSample
@@ -119,6 +125,8 @@ func estimateTrace(trace []byte) traceEstimate {
 				e.lost[i] = true
 				e.lossAt = append(e.lossAt, lossPoint{idx: i, rtt: recentMax(rtts, at, e.minRTT)})
 			}
+		case "cclab:spurious_retransmit":
+			e.spurious++
 		case "recovery:metrics_updated":
 			stale := staleRTT(prev, r)
 			prev = r
@@ -224,6 +232,16 @@ type probeEstimate struct {
 	overflows                  int
 	overflowed                 bool
 	payload                    int
+	// tail is the delay side of the count (checkTailDrop) when the count
+	// passed its own overflow test; notTail says why it then failed the
+	// delay side (overflowed is false). disputed says the count (count
+	// packets) and the delay at its overflows disagreed by more than
+	// BufferAgreement: buffer is then the one judged right (judge) and
+	// bufferLo and bufferHi hold both.
+	tail     tailDrop
+	notTail  string
+	disputed bool
+	count    float64
 }
 
 // estimateProbe reads a probe's trace (estimateTrace) on a path of min
@@ -284,7 +302,41 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 	lo, _, _ := countedBuffer(t.sentAt, t.resent, pps(pe.rateHi))
 	hi, _, _ := countedBuffer(t.sentAt, t.resent, pps(pe.rateLo))
 	pe.bufferLo, pe.bufferHi = min(lo, hi, pe.buffer), max(lo, hi, pe.buffer)
+	if pe.overflowed {
+		pe.judge(checkTailDrop(t, minRTT, pps(pe.rate), pe.buffer, pe.queue), t.spurious)
+	}
 	return pe, true
+}
+
+// judge holds a count that passed countedBuffer's overflow test against
+// the delay at its overflow losses (d): without ProbeTrains trains of
+// losses at the full queue's delay (and ProbePlateauShare of them) it was no
+// drop-tail overflow, and the count is a bound; with them, a count and a
+// delay within BufferAgreement are measured, the interval widened to
+// hold both. When they disagree the interval holds both and the buffer
+// is the delay's when that is the smaller (a queue that dropped at that
+// delay held no more: the count took drops as kept, or the rate is off)
+// or when the spurious retransmissions (each a transmission the count
+// took as dropped though it arrived) can make up the count's deficit (a
+// timeout's retransmissions of a delivered window); else the count's (a
+// host that held ACKs back, or a second queue behind the bottleneck,
+// adds to the RTT, not to the count).
+func (pe *probeEstimate) judge(d tailDrop, spurious int) {
+	pe.tail, pe.count = d, pe.buffer
+	if !d.confirmed() {
+		pe.overflowed = false
+		pe.notTail = fmt.Sprintf("its losses at the counted %.0f packets met the full queue's delay (%v) in %d of the %d trains of %d packets with one (a drop-tail queue drops at that delay in every train while it is full; %d and a third wanted): a loss burst, not an overflow",
+			pe.buffer, pe.queue.Round(100*time.Microsecond), d.atPlateau, d.trains, ProbeTrainPackets, ProbeTrains)
+		return
+	}
+	pe.bufferLo, pe.bufferHi = min(pe.bufferLo, d.at), max(pe.bufferHi, d.at)
+	if math.Abs(pe.buffer/d.at-1) <= BufferAgreement {
+		return
+	}
+	pe.disputed = true
+	if d.at < pe.buffer || d.at-pe.buffer <= float64(spurious) {
+		pe.buffer = d.at
+	}
 }
 
 // ackIndex returns the index of the first ACK instant at or after at

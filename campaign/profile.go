@@ -190,8 +190,14 @@ func (pp *PathProfile) probe(r Row) *probeEstimate {
 	if hostLimited(r.SenderJSON) {
 		pp.Warnings = append(pp.Warnings, "probe: its sender reported itself host-limited: it may not have paced fast enough to fill the queue")
 	}
-	if !pe.overflowed || pe.overflows < OverflowLosses {
+	switch {
+	case pe.notTail != "":
+		pp.Warnings = append(pp.Warnings, "probe: its queue (at least "+strconv.Itoa(int(math.Round(pe.buffer)))+" packets) not seen to overflow: "+pe.notTail+"; the queue is a bound")
+	case !pe.overflowed || pe.overflows < OverflowLosses:
 		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: its queue (at least %.0f packets) not seen to overflow (%d losses at its fullest): the queue is a bound (larger probe.bytes)", pe.buffer, pe.overflows))
+	case pe.disputed:
+		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: its count (%.0f packets) and the queueing delay at its overflow losses (%.0f packets at the rate) disagree by more than %.0f %%: the queue is stated with an interval holding both, %.0f written",
+			pe.count, pe.tail.at, 100*BufferAgreement, pe.buffer))
 	}
 	return &pe
 }
@@ -265,13 +271,19 @@ func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64, prob
 		}
 		return overflow
 	}
-	seen := packets(qmax, pp.RateBps)
+	seen, least := packets(qmax, pp.RateBps), ""
 	if probe != nil && !pp.RateBound {
 		seen = int(math.Round(probe.buffer)) // the largest queue its count kept: host stalls do not move it
+		// The bound stated is the count at the rate's upper quartile: a
+		// rate estimated low (a loaded host) counts more than the queue
+		// held (230 packets at 6.49 Mbit/s on a 10 Mbit/s, 200-packet path).
+		if lo := int(math.Round(probe.bufferLo)); lo < seen {
+			pp.QueueLo, least = lo, fmt.Sprintf(" (%d at the rate's upper quartile, the bound stated)", lo)
+		}
 	}
-	pp.QueueBound, pp.QueueLo, pp.QueueHi = true, seen, math.MaxInt
+	pp.QueueBound, pp.QueueLo, pp.QueueHi = true, min(seen, cmp.Or(pp.QueueLo, seen)), math.MaxInt
 	pp.QueuePackets = max(seen, packets(pp.MinRTT, pp.RateBps), MinQueuePackets)
-	pp.Warnings = append(pp.Warnings, fmt.Sprintf("queue: never seen to overflow (%d losses at its fullest): at least %d packets; %d written (the larger of that and one bandwidth-delay product)", len(overflow), seen, pp.QueuePackets))
+	pp.Warnings = append(pp.Warnings, fmt.Sprintf("queue: never seen to overflow (%d losses at its fullest): at least %d packets%s; %d written (the larger of that and one bandwidth-delay product)", len(overflow), seen, least, pp.QueuePackets))
 	return nil
 }
 

@@ -143,3 +143,48 @@ func FuzzEstimateTrace(f *testing.F) {
 		}
 	})
 }
+
+// TestProbeSimulatedBursts: probes (the campaign's probe controller and
+// recovery, 2 MB at 50 Mbit/s) over the multi-host test's
+// inter-continental path in the simulator: 10 Mbit/s, 100 ms, a
+// 200-packet drop-tail queue and Gilbert-Elliott loss (p=0.01, r=0.3).
+// Whatever a seed's bursts and timeouts do to the count, the buffer stated
+// holds the truth: a measured one within its interval (± 2 packets, the
+// count's rounding), a bound at most the truth. Before the count was held
+// against the delay at its losses (checkTailDrop), seed 8 stated 102
+// packets [102, 102]: a timeout's retransmissions of a delivered window
+// had taken 98 packets out of the count.
+func TestProbeSimulatedBursts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("12 simulated probes of 2 MB: skipped in -short")
+	}
+	const buffer = 200
+	sp := testSpec(t, 2, 1, 1, "")
+	sp.Transfer.Bytes = 2e6
+	sp.Probe = &ProbeSettings{Rate: 50e6, Gain: 1.5}
+	sp.Variants[0].CC, sp.Variants[0].Recovery = sp.Probe.CC(), ProbeRecovery
+	truth := PathProfile{Name: "inter", RateBps: 10e6, MinRTT: 100 * time.Millisecond, QueuePackets: buffer, Loss: link.GEConfig{P: 0.01, R: 0.3, K: 1}}
+	measured := 0
+	for seed := uint64(1); seed <= 12; seed++ {
+		r := simTransfer(t, sp, truth, sp.Variants[0].Name, seed)
+		pe, ok := estimateProbe(estimateTrace([]byte(r.SenderQlog)), 0)
+		if !ok {
+			t.Errorf("seed %d: no probe estimate", seed)
+			continue
+		}
+		t.Logf("seed %d: buffer %.1f [%.1f, %.1f] overflowed %v disputed %v (count %.1f, delay at its losses %.1f packets, %d of %d trains at the full queue)",
+			seed, pe.buffer, pe.bufferLo, pe.bufferHi, pe.overflowed, pe.disputed, pe.count, pe.tail.at, pe.tail.atPlateau, pe.tail.trains)
+		switch {
+		case pe.overflowed:
+			measured++
+			if pe.bufferLo > buffer+2 || pe.bufferHi < buffer-2 || math.Abs(pe.buffer/buffer-1) > 0.3 {
+				t.Errorf("seed %d: buffer %.1f [%.1f, %.1f], want %d within 30 %% and inside the interval (± 2)", seed, pe.buffer, pe.bufferLo, pe.bufferHi, buffer)
+			}
+		case pe.buffer > buffer+2:
+			t.Errorf("seed %d: bound: at least %.1f packets, above the buffer %d", seed, pe.buffer, buffer)
+		}
+	}
+	if measured < 6 {
+		t.Errorf("%d of 12 probes measured the buffer, want at least 6 (seeds 3, 5, 6, 8, 9, 10 overflowed it)", measured)
+	}
+}

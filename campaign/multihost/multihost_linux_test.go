@@ -478,9 +478,8 @@ var reportTables = []string{"The study&#39;s questions, answered from the number
 // three times the buffer's packets) is what makes them measurable: 100 kB
 // transfers never fill those buffers, and their ACK trains depend on the
 // host's timing. Under CI=true every rate within ±20 % or, failing that,
-// the network's within the interval the profile states for it; a queue
-// outside ±30 % and outside its interval is logged, not asserted (see
-// below). The intervals are the trains' quartiles and the buffer counted
+// the network's within the interval the profile states for it, and the
+// same of every queue (±30 %). The intervals are the trains' quartiles and the buffer counted
 // at them; a bound "at least X" is [X, ∞). A probe the loaded host
 // disturbed must say how uncertain it is, never claim a precision it lacks. With the
 // counted buffer and the probe's start train, three runs at load 12-19:
@@ -541,11 +540,13 @@ func checkProfile(t *testing.T, ctl *netnstest.Node, bin, db, spec string) {
 			switch w := float64(wantQueue); {
 			case math.Abs(float64(got)/w-1) <= 0.30:
 				queueOK++
+			case os.Getenv("CI") == "true" && (w < qlo || w > qhi):
+				// A loss burst at a part-full queue no longer passes for an
+				// overflow (the delay at the losses must be the full
+				// queue's in several trains, checkTailDrop): the clean-clone
+				// CI run's 114p [114, 124] against 200p.
+				t.Errorf("profile %s: queue %dp, network %dp: off by more than 30 %% and outside its stated interval [%g, %g]", name, got, wantQueue, qlo, qhi)
 			case w < qlo || w > qhi:
-				// Logged, not asserted: on the Gilbert-Elliott paths a loss
-				// burst at a part-full queue can pass the probe's overflow
-				// test, and the stated interval then misses the buffer (a
-				// clean-clone CI run at load 1: 114p [114, 124] against 200p).
 				t.Logf("profile %s: queue %dp, network %dp: off by more than 30 %% and outside its stated interval [%g, %g]", name, got, wantQueue, qlo, qhi)
 			}
 			qlo, qhi = 0, 0
