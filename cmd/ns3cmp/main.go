@@ -69,7 +69,7 @@ const MatchedNewReno = "newreno:atrecover"
 // MatchedPRR is the recovery that matches ns-3 3.37's TcpPrrRecovery with
 // SACK (docs/compat.md): ssthresh from the pipe, ns-3's SSRB variant, a
 // retransmission on every partial ACK.
-const MatchedPRR = "prr:flight=pipe,bound=ns3,partialrxt"
+const MatchedPRR = "prr:flight=pipe,bound=ns3,partialrxt,rtohold"
 
 // Scenario returns the scenario text of one point.
 func Scenario(path Path, loss string, flows int, st Stack, set Settings, dur, warmup time.Duration) string {
