@@ -31,6 +31,7 @@ type Ack struct {
 	MinRTT       time.Duration // minimum RTT seen on the connection
 	InFlight     int           // bytes in flight after processing this ACK
 	CumAck       uint64        // cumulative acknowledgement point after this ACK, bytes of stream
+	CumAcked     int           // bytes the cumulative acknowledgement point moved on this ACK (data SACKed before included)
 	SndNxt       uint64        // next stream byte to be sent (end of the highest data sent), bytes
 	InRecovery   bool          // the connection is in loss recovery: no window growth, no delay samples
 	Lost         int           // bytes the loss detection marked lost since the previous Ack (detected on an earlier ACK: the transport detects losses after telling the controller); not those an RTO marks

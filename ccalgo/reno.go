@@ -43,7 +43,23 @@ func (g *CAGrowth) UnmarshalText(b []byte) error {
 type RenoConfig struct {
 	BaseConfig
 	CA CAGrowth `param:"ca" help:"congestion avoidance growth: bytes (RFC 3465 byte counting, default) or acks (RFC 5681 eq. (3) per ACK, as ns-3 TcpNewReno)"`
+	// Grow says which ACKs grow the window (GrowDelivered, GrowCum).
+	Grow string `param:"grow" help:"which ACKs grow cwnd, and by how much: delivered (every ACK outside recovery, by the data it newly delivered, SACKed included; default) or cum (RFC 5681 §3.1: only an ACK that cumulatively acknowledges new data, by the cumulative advance, data SACKed before included; a SACK-only duplicate ACK grows nothing, as ns-3 3.37's TcpSocketBase::ProcessAck and Linux's tcp_may_raise_cwnd)"`
 }
+
+// Values of RenoConfig.Grow.
+const (
+	// GrowDelivered: every ACK outside recovery grows cwnd by the data it
+	// newly delivered, cumulatively or by SACK (Ack.Acked).
+	GrowDelivered = "delivered"
+	// GrowCum: RFC 5681 §3.1 ("each ACK received that cumulatively
+	// acknowledges new data"): only an ACK that moves the cumulative point
+	// grows cwnd, by the bytes it moved over (Ack.CumAcked, data SACKed
+	// before included); SACK-only duplicate ACKs grow nothing. ns-3 3.37's
+	// TcpSocketBase::ProcessAck calls IncreaseWindow only for ackNumber >
+	// oldHeadSequence, with the segments between them.
+	GrowCum = "cum"
+)
 
 // Reno is the RFC 5681 congestion controller: slow start and congestion
 // avoidance with byte counting (RFC 3465), ssthresh = max(FlightSize/2,
@@ -56,7 +72,8 @@ type RenoConfig struct {
 // recovery strategy, not the window rules.
 type Reno struct {
 	window
-	name string
+	name    string
+	growCum bool // RenoConfig.Grow is GrowCum
 }
 
 // NewReno returns a Reno controller called name ("reno" or "newreno").
@@ -69,21 +86,32 @@ func NewReno(name string, cfg RenoConfig, env Env) (*Reno, error) {
 		return nil, fmt.Errorf("%s: parameter ca=%v: allowed: bytes, acks", name, cfg.CA)
 	}
 	w.perAckCA = cfg.CA == CAPerAck
+	switch cfg.Grow {
+	case "", GrowDelivered, GrowCum:
+	default:
+		return nil, fmt.Errorf("%s: parameter grow=%q: must be %s or %s", name, cfg.Grow, GrowDelivered, GrowCum)
+	}
 	r := reuse[Reno](env)
-	*r = Reno{window: w, name: name}
+	*r = Reno{window: w, name: name, growCum: cfg.Grow == GrowCum}
 	return r, nil
 }
 
 // Name returns "reno" or "newreno".
 func (r *Reno) Name() string { return r.name }
 
-// OnAck grows cwnd by the RFC 5681 rules unless in recovery or app-limited.
+// OnAck grows cwnd by the RFC 5681 rules unless in recovery or app-limited:
+// by the data the ACK newly delivered, or with grow=cum by its cumulative
+// advance only.
 func (r *Reno) OnAck(a Ack) {
 	r.noteAck()
 	if !r.mayGrow(a) {
 		return
 	}
-	r.renoGrowth(a.Acked)
+	acked := a.Acked
+	if r.growCum {
+		acked = a.CumAcked
+	}
+	r.renoGrowth(acked)
 }
 
 // State returns a snapshot.

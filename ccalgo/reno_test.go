@@ -305,7 +305,7 @@ func TestRegistryErrors(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		{"nosuch", testMSS, []string{`unknown congestion controller "nosuch"`, "reno", "newreno"}},
-		{"reno:bogus=1", testMSS, []string{`unknown parameter "bogus"`, "abc, ca, iw, ssthresh"}},
+		{"reno:bogus=1", testMSS, []string{`unknown parameter "bogus"`, "abc, ca, grow, iw, ssthresh"}},
 		{"reno:iw=ten", testMSS, []string{"iw", "not an integer"}},
 		{"reno:iw=-1", testMSS, []string{"iw=-1"}},
 		{"reno:abc=3", testMSS, []string{"abc=3"}},
@@ -368,5 +368,47 @@ func TestRenoPerAckCA(t *testing.T) {
 	}
 	if err := Registry.Validate("reno:ca=segments"); err == nil || !strings.Contains(err.Error(), "bytes, acks") {
 		t.Errorf("reno:ca=segments: %v, want an error listing bytes, acks", err)
+	}
+}
+
+// TestRenoGrowCum: with grow=cum only an ACK that moves the cumulative point
+// grows cwnd, by the bytes it moved over (RFC 5681 §3.1: "each ACK received
+// that cumulatively acknowledges new data"; ns-3 3.37's ProcessAck calls
+// IncreaseWindow only for ackNumber > oldHeadSequence); the default grows on
+// every ACK by the data it newly delivered, SACKed included.
+func TestRenoGrowCum(t *testing.T) {
+	const m = testMSS
+	for _, tc := range []struct {
+		name     string
+		spec     string
+		cwnd     int // segments; ssthresh 10 segments
+		ack      Ack
+		want     int // cwnd after the ACK, bytes
+		recovery bool
+	}{
+		{"slow start, SACK only", "reno:grow=cum", 4, Ack{Acked: m}, 4 * m, false},
+		{"slow start, SACK only, default", "reno", 4, Ack{Acked: m}, 5 * m, false},
+		{"slow start, hole filled", "reno:grow=cum,abc=2", 4, Ack{Acked: m, CumAcked: 6 * m}, 6 * m, false},
+		{"slow start, hole filled, default", "reno:abc=2", 4, Ack{Acked: m, CumAcked: 6 * m}, 5 * m, false},
+		{"slow start, abc=1", "reno:grow=cum,abc=1", 4, Ack{Acked: m, CumAcked: 6 * m}, 5 * m, false},
+		{"per-ACK CA, SACK only", "newreno:ca=acks,abc=1,grow=cum", 20, Ack{Acked: 2 * m}, 20 * m, false},
+		{"per-ACK CA, SACK only, default", "newreno:ca=acks,abc=1", 20, Ack{Acked: 2 * m}, 20*m + m/20, false},
+		{"per-ACK CA, cumulative", "newreno:ca=acks,abc=1,grow=cum", 20, Ack{Acked: 2 * m, CumAcked: 2 * m}, 20*m + m/20, false},
+		{"in recovery", "reno:grow=cum", 4, Ack{Acked: m, CumAcked: m, InRecovery: true}, 4 * m, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTest[*Reno](t, tc.spec)
+			r.cwnd, r.ssthresh = tc.cwnd*m, 10*m
+			if tc.cwnd >= 10 {
+				r.ssthresh = tc.cwnd * m
+			}
+			r.OnAck(tc.ack)
+			if got := r.Cwnd(); got != tc.want {
+				t.Errorf("%s: cwnd %d after %+v, want %d", tc.spec, got, tc.ack, tc.want)
+			}
+		})
+	}
+	if err := Registry.Validate("reno:grow=sacked"); err == nil || !strings.Contains(err.Error(), "delivered or cum") {
+		t.Errorf("reno:grow=sacked: %v, want an error naming delivered or cum", err)
 	}
 }

@@ -288,6 +288,7 @@ func (c *Conn) controllerOnAck(a *ackProgress) {
 	now := a.now
 	c.cc.OnAck(ccalgo.Ack{Now: now, Acked: a.acked + a.sacked, AckedPackets: a.packets, RTT: a.sample,
 		SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.governedPipe(), CumAck: a.cum, SndNxt: c.sb.nxt,
+		CumAcked:   int(min(a.cum-a.prevUna, math.MaxInt32)),
 		InRecovery: c.rec.InRecovery(), AppLimited: c.appLimited, Lost: c.lostNew, Rate: c.rsamp.sample(now, c.rtt.min)})
 	c.lostNew = 0
 	if c.appMarker != nil && c.appMarker.MarkAppLimited() {
@@ -341,7 +342,7 @@ func (c *Conn) growOnExit(a *ackProgress) {
 		return
 	}
 	c.cc.OnAck(ccalgo.Ack{Now: a.now, Acked: adv, AckedPackets: max(1, adv/max(c.ctx.MSS, 1)),
-		SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.sb.pipe, CumAck: a.cum, SndNxt: c.sb.nxt,
+		SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.sb.pipe, CumAck: a.cum, SndNxt: c.sb.nxt, CumAcked: adv,
 		AppLimited: c.appLimited})
 }
 

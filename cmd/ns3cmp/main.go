@@ -56,10 +56,15 @@ var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, Dela
 
 // DefaultStacks are the stacks of the matched grid, each at the cclab
 // settings that match ns-3 3.37 (docs/compat.md).
-const DefaultStacks = "newreno=newreno:ca=acks,abc=1/" + MatchedNewReno + ";" +
-	"newreno-prr=newreno:ca=acks,abc=1/" + MatchedPRR + ";" +
+const DefaultStacks = "newreno=" + MatchedNewRenoCC + "/" + MatchedNewReno + ";" +
+	"newreno-prr=" + MatchedNewRenoCC + "/" + MatchedPRR + ";" +
 	"cubic=cubic:linux=true,friendly=false/" + MatchedPRR + ";" +
 	"vegas=vegas/" + MatchedPRR + ";bbr=bbr:rtorestore=false,ns3exit=true,ns3probertt=true/prr:partialrxt"
+
+// MatchedNewRenoCC is the controller that matches ns-3 3.37's TcpNewReno
+// (docs/compat.md): growth per ACK, one segment per ACK in slow start, and
+// only on ACKs that move the cumulative point (TcpSocketBase::ProcessAck).
+const MatchedNewRenoCC = "newreno:ca=acks,abc=1,grow=cum"
 
 // MatchedNewReno is the recovery that matches ns-3 3.37's TcpClassicRecovery
 // without SACK (docs/compat.md): duplicate ACKs at exactly one past recover
@@ -68,7 +73,8 @@ const MatchedNewReno = "newreno:atrecover"
 
 // MatchedPRR is the recovery that matches ns-3 3.37's TcpPrrRecovery with
 // SACK (docs/compat.md): ssthresh from the pipe, ns-3's SSRB variant, a
-// retransmission on every partial ACK.
+// retransmission on every partial ACK, ssthresh kept at a further timeout
+// in CA_LOSS with the head retransmitted.
 const MatchedPRR = "prr:flight=pipe,bound=ns3,partialrxt,rtohold"
 
 // Scenario returns the scenario text of one point.

@@ -41,9 +41,9 @@ func TestConformance(t *testing.T) {
 		loss  string
 		flows int
 	}{
-		{Stack{"newreno", "newreno:ca=acks,abc=1", MatchedNewReno, ""}, "0", 1},
-		{Stack{"newreno", "newreno:ca=acks,abc=1", MatchedNewReno, ""}, "0.01", 1},
-		{Stack{"newreno-prr", "newreno:ca=acks,abc=1", MatchedPRR, ""}, "0", 1},
+		{Stack{"newreno", MatchedNewRenoCC, MatchedNewReno, ""}, "0", 1},
+		{Stack{"newreno", MatchedNewRenoCC, MatchedNewReno, ""}, "0.01", 1},
+		{Stack{"newreno-prr", MatchedNewRenoCC, MatchedPRR, ""}, "0", 1},
 		{cubic, "0", 1},
 		// Four flows started at once: the start-up burst's losses, where
 		// RFC 6937's SSRB (instead of ns-3's bound=ns3) fell into RTOs.
@@ -74,7 +74,7 @@ func TestTrace(t *testing.T) {
 	needNS3(t)
 	traceDir = t.TempDir()
 	defer func() { traceDir = "" }()
-	st := Stack{"newreno-prr", "newreno:ca=acks,abc=1", MatchedPRR, ""}
+	st := Stack{"newreno-prr", MatchedNewRenoCC, MatchedPRR, ""}
 	text, _ := Texts(Path{"16Mbit", "7.5ms", "droptail:20p"}, "0.01", 1, st, 3*time.Second, 0)
 	p, err := Point(text, 1)
 	if err != nil {
