@@ -263,6 +263,16 @@ type Change struct {
 	// (pairs share a seed, so background traffic and loss draws are the same):
 	// its CI says whether the change is distinguishable from 0.
 	Paired Summary
+	// OfMeans is the percent change of the paired means, 100·(mean(v)/mean(b) − 1)
+	// over the pairs, with the delta-method (linearization) interval of a ratio
+	// of means: its values are 100·(R − 1) + 100·(v_i − R·b_i)/mean(b) with
+	// R = mean(v)/mean(b), whose mean is the change and whose t interval is the
+	// ratio estimator's (Cochran, Sampling Techniques, 3rd ed., §6.4). Unlike
+	// Paired it is not biased upward when the baselines are noisy (short runs:
+	// the mean of v_i/b_i exceeds mean(v)/mean(b) by about the baseline's squared
+	// coefficient of variation, Jensen's inequality). N = 0 without pairs or
+	// when mean(b) = 0.
+	OfMeans Summary
 }
 
 // PairedChange compares variant against baseline; baseline[i] and variant[i]
@@ -277,17 +287,36 @@ func PairedChange(baseline, variant []float64) Change {
 func PairedChangeIn(baseline, variant []float64, dom Domain) Change {
 	c := Change{Baseline: SummarizeIn(baseline, dom), Variant: SummarizeIn(variant, dom)}
 	c.Percent = PercentChange(c.Baseline.Mean, c.Variant.Mean)
-	var pcts, diffs []float64
+	var pcts, diffs, bs, vs []float64
 	for i := range baseline {
 		if i >= len(variant) || math.IsNaN(baseline[i]) || math.IsNaN(variant[i]) {
 			continue
 		}
 		diffs = append(diffs, variant[i]-baseline[i])
+		bs, vs = append(bs, baseline[i]), append(vs, variant[i])
 		if baseline[i] != 0 {
 			pcts = append(pcts, PercentChange(baseline[i], variant[i]))
 		}
 	}
 	c.Diff = Summarize(diffs)
 	c.Paired = Summarize(pcts)
+	c.OfMeans = percentOfMeans(bs, vs)
 	return c
+}
+
+// percentOfMeans is Change.OfMeans over the pairs (b[i], v[i]).
+func percentOfMeans(b, v []float64) Summary {
+	if len(b) == 0 {
+		return Summarize(nil)
+	}
+	mb, mv := floats.Sum(b)/float64(len(b)), floats.Sum(v)/float64(len(v))
+	if mb == 0 {
+		return Summarize(nil)
+	}
+	r := mv / mb
+	lin := make([]float64, len(b))
+	for i := range b {
+		lin[i] = 100*(r-1) + 100*(v[i]-r*b[i])/mb
+	}
+	return Summarize(lin)
 }

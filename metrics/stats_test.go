@@ -81,6 +81,47 @@ func TestPairedChange(t *testing.T) {
 	}
 }
 
+// TestPairedChangeOfMeans checks Change.OfMeans, the percent change of the
+// paired means with its delta-method interval, against hand computations,
+// and that it keeps the sign of the means where the mean of the per-pair
+// percent changes (Paired) is pulled up by a small, noisy baseline.
+func TestPairedChangeOfMeans(t *testing.T) {
+	tests := []struct {
+		name       string
+		base, vari []float64
+		// by hand: R = mean(v)/mean(b); the linearized values
+		// 100(R−1) + 100(v_i − R b_i)/mean(b), their SD and t interval
+		paired, mean, sd, ci float64
+	}{
+		// means 2 and 2: R = 1; linearized 50, −50, 0 (SD 50); per pair +100, −50, 0 %
+		{"zero change of the means", []float64{1, 2, 3}, []float64{2, 1, 3}, 100.0 / 6, 0, 50, 4.302652729911275 * 50 / math.Sqrt(3)},
+		// means 2.5 and 2: R = 0.8, −20 %; linearized −20 + 48 = 28 and −20 − 48 = −68
+		// (SD 48√2); per pair +100 and −50 %: a mean of +25 % against the means' −20 %
+		{"sign differs", []float64{1, 4}, []float64{2, 2}, 25, -20, 48 * math.Sqrt2, 12.706204736174696 * 48},
+		// +10 % in every pair: both are 10 with no spread
+		{"uniform", []float64{100, 200, 400}, []float64{110, 220, 440}, 10, 10, 0, 0},
+	}
+	for _, tc := range tests {
+		c := PairedChange(tc.base, tc.vari)
+		if !near(c.Paired.Mean, tc.paired) {
+			t.Errorf("%s: Paired.Mean got %v, want %v", tc.name, c.Paired.Mean, tc.paired)
+		}
+		o := c.OfMeans
+		if o.N != len(tc.base) || !near(o.Mean, tc.mean) || !near(o.SD, tc.sd) || !near(o.CI, tc.ci) {
+			t.Errorf("%s: OfMeans got N %d mean %v sd %v ci %v, want %d, %v, %v, %v", tc.name, o.N, o.Mean, o.SD, o.CI, len(tc.base), tc.mean, tc.sd, tc.ci)
+		}
+		if !near(o.Mean, c.Percent) {
+			t.Errorf("%s: OfMeans.Mean %v differs from Percent %v over the same pairs", tc.name, o.Mean, c.Percent)
+		}
+	}
+	if o := PairedChange([]float64{0, 0}, []float64{1, 2}).OfMeans; o.N != 0 {
+		t.Errorf("zero baseline mean: got N %d, want 0", o.N)
+	}
+	if o := PairedChange(nil, nil).OfMeans; o.N != 0 {
+		t.Errorf("no pairs: got N %d, want 0", o.N)
+	}
+}
+
 // bruteBootstrap enumerates all n^n ordered resamples of xs (the bootstrap's
 // definition) and returns the (1−conf)/2 and (1+conf)/2 quantiles of their
 // means, each resample weighing n^−n.

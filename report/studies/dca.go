@@ -172,7 +172,9 @@ func dcaTable81(d *report.ReportData) (report.Table, bool) {
 		Caption: "Per path model, the measured flow (flow 1) once as Reno and once as DCA on the same seeds (common random numbers: every " +
 			"background generator draws the same sample path). Change: the per-seed paired percent change 100·(DCA − Reno)/Reno, its mean, " +
 			"standard deviation (n−1) and 95 % confidence interval (Student's t, n−1 degrees of freedom). Loss: the flow's network loss rate " +
-			"(loss_rate); throughput: its goodput (mean_throughput); reactions: DCA's window reductions per run (total_delay_reductions)."}
+			"(loss_rate); throughput: its goodput (mean_throughput); reactions: DCA's window reductions per run (total_delay_reductions). " +
+			"The Reproduction table gives the change of the means over the same pairs instead: in short runs a seed whose Reno run saw few " +
+			"losses makes a large per-seed change, and the mean of the per-seed changes is biased upward (docs/studies/dca.md)."}
 	t.Head = dcaChangeHead
 	for _, model := range axisValues(d, DCACaseSingle, "topology") {
 		for _, cc := range axisValues(d, DCACaseSingle, "cc") {
