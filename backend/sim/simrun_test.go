@@ -22,7 +22,14 @@ func parseScenario(t *testing.T, src string) *scenario.Experiment {
 // it in the simulator and returns the plan, the run and the result.
 func runFirstPoint(t *testing.T, src string) (*plan.Plan, *Sim, metrics.RunResult) {
 	t.Helper()
-	p, err := plan.New(parseScenario(t, src).Points[0].Scenario, 1)
+	return runPoint(t, parseScenario(t, src).Points[0].Scenario, 1)
+}
+
+// runPoint plans the scenario sc with the given seed, runs it in the
+// simulator and returns the plan, the run and the result.
+func runPoint(t *testing.T, sc scenario.Scenario, seed uint64) (*plan.Plan, *Sim, metrics.RunResult) {
+	t.Helper()
+	p, err := plan.New(sc, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
