@@ -32,6 +32,8 @@ type Ack struct {
 	InFlight     int           // bytes in flight after processing this ACK
 	CumAck       uint64        // cumulative acknowledgement point after this ACK, bytes of stream
 	CumAcked     int           // bytes the cumulative acknowledgement point moved on this ACK (data SACKed before included)
+	Sacked       int           // bytes newly SACKed by this ACK (the ACK carried new SACK information)
+	RTOPoint     uint64        // HighData at the latest retransmission timeout if the cumulative ACK before this ACK was below it (the timeout's recovery unfinished: ns-3's CA_LOSS and m_recover), bytes of stream; 0 if none
 	SndNxt       uint64        // next stream byte to be sent (end of the highest data sent), bytes
 	InRecovery   bool          // the connection is in loss recovery: no window growth, no delay samples
 	Lost         int           // bytes the loss detection marked lost since the previous Ack (detected on an earlier ACK: the transport detects losses after telling the controller); not those an RTO marks

@@ -34,11 +34,21 @@ type CubicConfig struct {
 	Linux bool `param:"linux" help:"Linux/ns-3 arithmetic: whole segments, a step of at least 2 acknowledged segments, target at t + min RTT, ssthresh = cwnd*beta, W_max = 0 after an RTO (default false: RFC 9438)"`
 	// HyStart ends slow start as Linux's tcp_cubic.c does (hystart.go).
 	HyStart bool `param:"hystart" help:"Linux's HyStart (Ha & Rhee 2011): slow start ends at an ACK train longer than half the min RTT or an RTT rise of min RTT/8 (4..16 ms), cwnd >= 16 segments (default false: RFC 5681 slow start)"`
-	// SlowStart selects the slow-start growth: "" (RFC 5681 with RFC 3465
-	// byte counting, the shared one) or SlowStartNS3.
 	// RTOFlight, with Linux, takes a timeout's ssthresh during recovery
 	// from the flight the transport passes, as ns-3 does (OnRTO).
-	RTOFlight bool   `param:"rtoflight" help:"with linux=true: a timeout during recovery sets ssthresh = beta * the flight the transport passes (whole segments; the pipe with the recovery's flight=pipe), as ns-3.37's TcpCubic::GetSsThresh on the cwnd TcpPrrRecovery set to pipe + sndcnt (default false: Linux's tcp_enter_loss keeps the recovery's ssthresh)"`
+	RTOFlight bool `param:"rtoflight" help:"with linux=true: a timeout during recovery sets ssthresh = beta * the flight the transport passes (whole segments; the pipe with the recovery's flight=pipe), as ns-3.37's TcpCubic::GetSsThresh on the cwnd TcpPrrRecovery set to pipe + sndcnt (default false: Linux's tcp_enter_loss keeps the recovery's ssthresh)"`
+	// RTOAlways recomputes ssthresh at every timeout, backed-off repeats
+	// included, as ns-3 3.37 does (OnRTO).
+	RTOAlways bool `param:"rtoalways" help:"every timeout recomputes ssthresh, repeats without a new ACK in between included (ns-3.37's TcpSocketBase::ReTxTimeout: its hold test IsHeadRetransmitted runs after SetSentListLost cleared every retransmitted flag, so it never holds; default false: RFC 5681 §3.1 holds ssthresh across backed-off timeouts)"`
+	// Acks selects which ACKs grow the window and by how much: "" (every
+	// ACK outside recovery by the data it newly delivered, cumulatively or
+	// by SACK) or AcksNS3.
+	Acks string `param:"acks" help:"which ACKs grow cwnd and by how much: rfc (every ACK outside recovery, by the data it newly delivered, SACKed included; default) or ns3 (ns-3.37's TcpSocketBase::ProcessAck: by the whole segments the cumulative ACK moved over; none on an ACK with new SACK information outside a timeout's recovery (CA_DISORDER); after a timeout every ACK below its RecoveryPoint, and the ACK that reaches it by the segments beyond it only)"`
+	// CA selects, with Linux, how acknowledged segments turn into
+	// congestion-avoidance growth: "" (Linux's tcp_cong_avoid_ai) or CANS3.
+	CA string `param:"ca" help:"with linux=true, congestion-avoidance counting: linux (tcp_cong_avoid_ai: +cnt_credit/cnt segments per ACK, the count cleared at a congestion event; default) or ns3 (ns-3.37's TcpCubic::IncreaseWindow: at most +1 segment per ACK, the count m_cWndCnt never cleared, so a large cumulative ACK gives +1 on many later ACKs)"`
+	// SlowStart selects the slow-start growth: "" (RFC 5681 with RFC 3465
+	// byte counting, the shared one) or SlowStartNS3.
 	SlowStart string `param:"ss" help:"slow-start growth: rfc (RFC 5681/3465: cwnd += min(acked, abc*SMSS), up to ssthresh; default) or ns3 (ns-3.37's TcpCubic: cwnd += every whole segment the ACK cumulatively acknowledges, data SACKed before included, no limit per ACK and past ssthresh)"`
 }
 
@@ -52,6 +62,25 @@ const (
 	// RFC 3465 limit per ACK, no clamp at ssthresh, nothing left over for
 	// congestion avoidance on that ACK.
 	SlowStartNS3 = "ns3"
+)
+
+// Values of CubicConfig.Acks and CubicConfig.CA.
+const (
+	AcksRFC = "rfc"
+	// AcksNS3 is ns-3.37's TcpSocketBase::ProcessAck: IncreaseWindow gets
+	// the whole segments the cumulative ACK moved over (remainders below a
+	// segment carried, m_bytesAckedNotProcessed), in CA_OPEN; an ACK with
+	// new SACK information (isDupack) leaves CA_OPEN for CA_DISORDER or
+	// stays there, and grows nothing; in CA_LOSS (after a timeout, below
+	// m_recover) every cumulative advance counts, SACK or not; the ACK that
+	// reaches m_recover counts (ack - m_recover)/SMSS segments only.
+	AcksNS3 = "ns3"
+	CALinux = "linux"
+	// CANS3 is ns-3.37's TcpCubic::IncreaseWindow above ssthresh:
+	// m_cWndCnt += segmentsAcked; if m_cWndCnt >= cnt, cwnd += 1 segment and
+	// m_cWndCnt -= cnt. At most one segment per ACK; m_cWndCnt is never
+	// cleared (not by GetSsThresh, not by CubicReset).
+	CANS3 = "ns3"
 )
 
 // DefaultCubicConfig returns C=0.4, beta=0.7, fast convergence and the
@@ -74,6 +103,20 @@ func (c CubicConfig) validate() error {
 	case "", SlowStartRFC, SlowStartNS3:
 	default:
 		return fmt.Errorf("cubic: parameter ss=%q: must be %s or %s", c.SlowStart, SlowStartRFC, SlowStartNS3)
+	}
+	switch c.Acks {
+	case "", AcksRFC, AcksNS3:
+	default:
+		return fmt.Errorf("cubic: parameter acks=%q: must be %s or %s", c.Acks, AcksRFC, AcksNS3)
+	}
+	switch c.CA {
+	case "", CALinux:
+	case CANS3:
+		if !c.Linux {
+			return fmt.Errorf("cubic: parameter ca=ns3: needs linux=true (ns-3's TcpCubic counts whole segments)")
+		}
+	default:
+		return fmt.Errorf("cubic: parameter ca=%q: must be %s or %s", c.CA, CALinux, CANS3)
 	}
 	return nil
 }
@@ -118,6 +161,7 @@ type Cubic struct {
 	appLimitedSince clock.Time // first app-limited ACK of the current idle stretch
 	cumAck          uint64     // the cumulative ACK point of the previous OnAck, bytes (ss=ns3)
 	cumRem          int        // cumulative advance not yet a whole segment, bytes (ss=ns3)
+	ns3Rem          int        // cumulative advance not yet a whole segment, bytes (acks=ns3: m_bytesAckedNotProcessed)
 	lx              linuxCubic // Linux arithmetic state (cfg.Linux)
 	hs              hyStart    // HyStart state (cfg.HyStart)
 	vars            [5]Var
@@ -213,6 +257,10 @@ func (c *Cubic) OnAck(a Ack) {
 	if !c.mayGrow(a) || a.Acked <= 0 {
 		return
 	}
+	if c.cfg.Acks == AcksNS3 {
+		c.ns3Grow(a)
+		return
+	}
 	acked := a.Acked
 	if c.inSlowStart() && c.cfg.SlowStart == SlowStartNS3 {
 		c.cwnd += adv / c.mss * c.mss
@@ -228,6 +276,12 @@ func (c *Cubic) OnAck(a Ack) {
 		c.linuxUpdate(a, acked)
 		return
 	}
+	c.rfcGrow(a, acked)
+}
+
+// rfcGrow is RFC 9438's congestion-avoidance growth for one ACK of acked
+// bytes.
+func (c *Cubic) rfcGrow(a Ack, acked int) {
 	if c.epochStart == clock.Never {
 		c.startEpoch(a.Now)
 	}
@@ -260,6 +314,45 @@ func (c *Cubic) OnAck(a Ack) {
 		c.cwnd += n
 		c.frac -= float64(n)
 	}
+}
+
+// ns3Grow grows cwnd for one ACK with acks=ns3 (AcksNS3): the whole
+// segments ns-3.37's TcpSocketBase::ProcessAck passes to IncreaseWindow.
+func (c *Cubic) ns3Grow(a Ack) {
+	adv := a.CumAcked + c.ns3Rem
+	c.ns3Rem = adv % c.mss
+	segs := adv / c.mss
+	switch {
+	case a.RTOPoint != 0 && a.CumAck >= a.RTOPoint:
+		// CA_LOSS -> CA_OPEN: "segsAcked = (ackNumber - m_recover) /
+		// m_tcb->m_segmentSize".
+		segs = int(min(a.CumAck-a.RTOPoint, math.MaxInt32/2)) / c.mss
+	case a.RTOPoint != 0:
+		// CA_LOSS below m_recover: PktsAcked and IncreaseWindow with every
+		// segment the ACK moved over, SACK information or not.
+	case a.Sacked > 0:
+		// isDupack (new SACK information): DupAck moves CA_OPEN to
+		// CA_DISORDER (or stays there), and no IncreaseWindow follows.
+		segs = 0
+	}
+	if segs <= 0 {
+		return
+	}
+	if c.inSlowStart() {
+		if c.cfg.SlowStart == SlowStartNS3 {
+			c.cwnd += segs * c.mss
+			return
+		}
+		acked := c.slowStart(segs * c.mss)
+		if segs = acked / c.mss; segs <= 0 {
+			return
+		}
+	}
+	if c.cfg.Linux {
+		c.linuxSegs(a, segs)
+		return
+	}
+	c.rfcGrow(a, segs*c.mss)
 }
 
 // congestionEvent applies §4.7 (W_max, fast convergence) and §4.6
@@ -303,7 +396,7 @@ func (c *Cubic) OnRecoveryExit(clock.Time, int) {
 // backed-off timeouts), cwnd = 1 SMSS, and the next CA stage restarts the
 // cubic curve at its own cwnd with K = 0.
 func (c *Cubic) OnRTO(now clock.Time, inFlight int) {
-	if !c.afterRTO {
+	if !c.afterRTO || c.cfg.RTOAlways {
 		if c.cfg.Linux {
 			// tcp_enter_loss keeps the ssthresh of a recovery in progress
 			// (cwnd is not the reduced window here: the recovery strategy

@@ -63,15 +63,23 @@ func (c *Cubic) linuxEvent() {
 	c.cwndPrior = float64(seg)
 	c.ssthresh = max(int(float64(seg)*c.cfg.Beta), MinSsthreshSegments) * c.mss
 	c.bytesAcked = 0
-	c.lx.cwndCnt = 0
+	if c.cfg.CA != CANS3 { // ns-3's TcpCubic::GetSsThresh keeps m_cWndCnt
+		c.lx.cwndCnt = 0
+	}
 	c.epochStart = clock.Never
 }
 
 // linuxUpdate is bictcp_update and tcp_cong_avoid_ai for one ACK of acked
 // bytes in congestion avoidance.
 func (c *Cubic) linuxUpdate(a Ack, acked int) {
+	c.linuxSegs(a, max(1, (acked+c.mss/2)/c.mss))
+}
+
+// linuxSegs is bictcp_update and tcp_cong_avoid_ai (or, with ca=ns3,
+// TcpCubic::IncreaseWindow's counting) for one ACK of segs acknowledged
+// segments in congestion avoidance.
+func (c *Cubic) linuxSegs(a Ack, segs int) {
 	seg := c.cwnd / c.mss
-	segs := max(1, (acked+c.mss/2)/c.mss) // acknowledged segments
 	if c.epochStart == clock.Never {
 		c.epochStart = a.Now
 		c.lx.ackCnt, c.lx.tcpCwnd = 0, seg
@@ -99,6 +107,15 @@ func (c *Cubic) linuxUpdate(a Ack, acked int) {
 		c.wEst = float64(c.lx.tcpCwnd)
 	}
 	c.lx.cnt = max(c.lx.cnt, linuxCntMin)
+	if c.cfg.CA == CANS3 {
+		// TcpCubic::IncreaseWindow: one segment at most per ACK.
+		c.lx.cwndCnt += segs
+		if c.lx.cwndCnt >= c.lx.cnt {
+			c.cwnd += c.mss
+			c.lx.cwndCnt -= c.lx.cnt
+		}
+		return
+	}
 	// tcp_cong_avoid_ai: credits from a higher cnt are applied gently first.
 	if c.lx.cwndCnt >= c.lx.cnt {
 		c.lx.cwndCnt = 0

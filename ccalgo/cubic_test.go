@@ -280,7 +280,7 @@ func TestCubicConfigErrors(t *testing.T) {
 		{"cubic:c=0", []string{"c=0"}},
 		{"cubic:fastconv=maybe", []string{"fastconv", "boolean"}},
 		{"cubic:hystart=sometimes", []string{"hystart", "boolean"}},
-		{"cubic:hystartpp", []string{`unknown parameter "hystartpp"`, "abc, beta, c, fastconv, friendly, hystart, iw, linux, rtoflight, ss, ssthresh"}},
+		{"cubic:hystartpp", []string{`unknown parameter "hystartpp"`, "abc, acks, beta, c, ca, fastconv, friendly, hystart, iw, linux, rtoalways, rtoflight, ss, ssthresh"}},
 	})
 	cfg := newTest[*Cubic](t, "cubic").Config()
 	if cfg.C != 0.4 || cfg.Beta != 0.7 || !cfg.FastConv || !cfg.Friendly {

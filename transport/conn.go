@@ -132,6 +132,7 @@ type sender struct {
 	governs    bool                  // the controller sets cwnd during recovery (ccalgo.RecoveryGovernor)
 	departer   Departer              // rec, if governs and rec counts duplicate-ACK departures (governedPipe)
 	lostNew    int                   // bytes marked lost by loss detection since the controller's last Ack (ccalgo.Ack.Lost)
+	rtoPoint   uint64                // SND.NXT at the latest RTO until the cumulative ACK reaches it, 0 otherwise (ccalgo.Ack.RTOPoint)
 	appMarker  ccalgo.AppLimitMarker // cc, if it marks rate samples application-limited
 	rsamp      rateSampler           // delivery-rate estimation (ratesample.go)
 	rtt        rttEstimator

@@ -20,6 +20,7 @@ import (
 type testCC struct {
 	mss, cwnd, ssthresh int
 	calls               []string
+	last                ccalgo.Ack // the latest OnAck
 }
 
 type testCCConfig struct {
@@ -29,6 +30,7 @@ type testCCConfig struct {
 func (c *testCC) Name() string                { return "testcc" }
 func (c *testCC) OnSent(clock.Time, int, int) {}
 func (c *testCC) OnAck(a ccalgo.Ack) {
+	c.last = a
 	c.calls = append(c.calls, fmt.Sprintf("ack %d rec=%v", a.Acked, a.InRecovery))
 }
 func (c *testCC) Cwnd() int           { return c.cwnd }

@@ -229,3 +229,55 @@ func TestRTOHold(t *testing.T) {
 		})
 	}
 }
+
+// TestRTOMark: with rtomark, during a timeout's recovery (cumulative ACK
+// below its RecoveryPoint) a segment with DupThresh SACKed segments above
+// it is marked lost and resent at once, with no new episode (ns-3 3.37's
+// TcpTxBuffer::Update runs UpdateLostCount on every SACK, in CA_LOSS too,
+// and NextSeg rule 1 resends it); without it nothing is marked until the
+// cumulative ACK passes the RecoveryPoint (RFC 6675 §5.1). The controller's
+// Ack carries the timeout's RecoveryPoint (ccalgo.Ack.RTOPoint) meanwhile.
+func TestRTOMark(t *testing.T) {
+	for _, tc := range []struct {
+		recovery string
+		resend   bool // segment 11 is resent on the SACKs
+	}{
+		{"sack", false},
+		{"sack:rtomark", true},
+		{"prr:flight=pipe,bound=ns3,partialrxt,rtomark", true},
+	} {
+		t.Run(tc.recovery, func(t *testing.T) {
+			f := lossSetup(t, tc.recovery) // segments 0..10 sent, 0 acknowledged
+			f.now = f.c.rtoAt
+			f.c.onDeadline(f.now) // RecoveryPoint: the end of segment 10
+			f.tcc().cwnd = 30 * testMSS
+			f.drain() // segments 1..10 again, then new data from 11
+			f.now = f.now.Add(20 * time.Millisecond)
+			f.ack(seg(2).Start, 0, span(12, 16))
+			if got, want := f.tcc().last.RTOPoint, seg(11).Start; got != want {
+				t.Errorf("Ack.RTOPoint %d, want %d (the end of segment 10)", got, want)
+			}
+			if got, want := f.tcc().last.CumAcked, testMSS; got != want {
+				t.Errorf("Ack.CumAcked %d, want %d", got, want)
+			}
+			if got, want := f.tcc().last.Sacked, 4*testMSS; got != want {
+				t.Errorf("Ack.Sacked %d, want %d", got, want)
+			}
+			f.drain()
+			if got := slices.Contains(f.dataOffsets(), seg(11).Start); got != tc.resend {
+				t.Errorf("sent %v: segment 11 resent %v, want %v", f.dataOffsets(), got, tc.resend)
+			}
+			if n := hasCall(f, "congestion"); n != 0 {
+				t.Errorf("calls %v: %d new episodes, want none below the RecoveryPoint", f.tcc().calls, n)
+			}
+			f.ack(seg(16).Start, 0)
+			if got := f.tcc().last.RTOPoint; got != seg(11).Start {
+				t.Errorf("Ack.RTOPoint %d on the ACK that passes it, want %d", got, seg(11).Start)
+			}
+			f.ack(seg(17).Start, 0)
+			if got := f.tcc().last.RTOPoint; got != 0 {
+				t.Errorf("Ack.RTOPoint %d after the timeout's recovery, want 0", got)
+			}
+		})
+	}
+}

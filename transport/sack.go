@@ -67,6 +67,7 @@ type sackLoss struct {
 	rtoRearm   bool           // option rtorearm (echo.go)
 	exitGrow   bool           // the ACK that ends recovery also grows the window (ExitGrowConfig)
 	rtoHold    bool           // option rtohold: a repeated timeout keeps ssthresh (rtoHolder)
+	rtoMark    bool           // option rtomark: losses are marked during a timeout's recovery
 	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
 	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
 	entered    episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
@@ -122,6 +123,8 @@ type SACKConfig struct {
 	// recovery whose first unacknowledged segment was retransmitted
 	// (rtoHolder).
 	RTOHold bool `param:"rtohold" help:"at a timeout while an earlier timeout's recovery is unfinished (cumulative ACK below its RecoveryPoint) and the first unacknowledged segment has been retransmitted, keep ssthresh (ns-3 3.37's TcpSocketBase::ReTxTimeout: CA_LOSS and IsHeadRetransmitted; RFC 5681 §3.1 holds it only while no new ACK arrived)"`
+	// RTOMark keeps marking losses during a timeout's recovery (rtoMark).
+	RTOMark bool `param:"rtomark" help:"during a timeout's recovery (cumulative ACK below its RecoveryPoint) the loss rule keeps marking segments lost, so that they are retransmitted at once (NextSeg rule 1) with no new episode (ns-3 3.37's TcpTxBuffer::Update runs UpdateLostCount on every SACK, also in CA_LOSS; RFC 6675 §5.1 marks nothing until HighACK passes RecoveryPoint and a new episode starts)"`
 	ExitGrowConfig
 }
 
@@ -309,6 +312,11 @@ func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
 	}
 	// §5.1: after an RTO no new episode until HighACK >= RecoveryPoint.
 	if r.recSet && a.CumAck < r.recPoint {
+		if r.rtoMark && r.rtoRecovery {
+			// ns-3's CA_LOSS: the scoreboard marks losses on every SACK
+			// and NextSeg rule 1 resends them, with no new episode.
+			r.markLosses(x)
+		}
 		return false
 	}
 	// Step (1.a) DupAcks >= DupThresh, or (1.b) IsLost(HighACK + 1).
@@ -533,7 +541,7 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	}
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
 	r.lostRetx, r.adaptive, r.undo, r.partialRxt, r.exitGrow = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt, c.ExitGrow
-	r.rtoHold = c.RTOHold
+	r.rtoHold, r.rtoMark = c.RTOHold, c.RTOMark
 	r.frto.on = c.FRTO
 	r.rtoRearm = c.RTORearm
 	if r.echoCum, err = parseEcho(name, c.Echo); err != nil {

@@ -288,9 +288,12 @@ func (c *Conn) controllerOnAck(a *ackProgress) {
 	now := a.now
 	c.cc.OnAck(ccalgo.Ack{Now: now, Acked: a.acked + a.sacked, AckedPackets: a.packets, RTT: a.sample,
 		SRTT: c.rtt.srtt, MinRTT: c.rtt.min, InFlight: c.governedPipe(), CumAck: a.cum, SndNxt: c.sb.nxt,
-		CumAcked:   int(min(a.cum-a.prevUna, math.MaxInt32)),
+		CumAcked: int(min(a.cum-a.prevUna, math.MaxInt32)), Sacked: a.sacked, RTOPoint: c.rtoPoint,
 		InRecovery: c.rec.InRecovery(), AppLimited: c.appLimited, Lost: c.lostNew, Rate: c.rsamp.sample(now, c.rtt.min)})
 	c.lostNew = 0
+	if c.rtoPoint != 0 && a.cum >= c.rtoPoint {
+		c.rtoPoint = 0
+	}
 	if c.appMarker != nil && c.appMarker.MarkAppLimited() {
 		c.rsamp.markAppLimited(c.sb.pipe) // BBR's ProbeRTT (draft §4.3.5)
 	}
@@ -465,6 +468,7 @@ func (c *Conn) onRTO(now clock.Time) {
 	if inRecovery { // the episode ends with the timeout (the strategy leaves it in OnRTO)
 		c.emit(event.Event{Time: now, Kind: event.RecoveryEnd, Seq: c.sb.una, Reason: event.RecoveryEndRTO})
 	}
+	c.rtoPoint = max(c.sb.nxt, 1) // ns-3's m_recover = HighTxMark (ccalgo.Ack.RTOPoint)
 	if holder != nil {
 		holder.OnRTOHold(now)
 	} else {

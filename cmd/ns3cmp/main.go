@@ -7,6 +7,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -144,6 +146,49 @@ func RunSim(ctx context.Context, p *plan.Plan) (Outcome, error) {
 // RunNS3 runs a plan in ns-3; with -trace, its sender events go to
 // traceDir/ns3-<seed>.txt (the program's CCLAB_NS3_TRACE, docs/ns3.md).
 func RunNS3(ctx context.Context, p *plan.Plan) (Outcome, error) {
+	if cacheDir != "" && traceDir == "" {
+		return cachedNS3(ctx, p)
+	}
+	return runNS3(ctx, p)
+}
+
+// verbose (-v) prints every seed's figures.
+var verbose bool
+
+// cacheDir, if set (-ns3cache), keeps ns-3's outcome of every plan and seed
+// so that comparing several cclab stacks against the same ns-3 mapping runs
+// ns-3 once.
+var cacheDir string
+
+// cachedNS3 is runNS3 through cacheDir, keyed by the program's input
+// (ns3.Export: the plan as ns-3 runs it, seed included), so that cclab
+// options ns-3 does not see share one entry.
+func cachedNS3(ctx context.Context, p *plan.Plan) (Outcome, error) {
+	key, err := ns3.Export(p)
+	if err != nil {
+		return runNS3(ctx, p)
+	}
+	file := filepath.Join(cacheDir, fmt.Sprintf("%x.json", sha256.Sum256(key)))
+	var o Outcome
+	if b, err := os.ReadFile(file); err == nil && json.Unmarshal(b, &o) == nil {
+		return o, nil
+	}
+	o, err = runNS3(ctx, p)
+	if err != nil {
+		return o, err
+	}
+	if b, err := json.Marshal(o); err == nil {
+		if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+			return o, err
+		}
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+func runNS3(ctx context.Context, p *plan.Plan) (Outcome, error) {
 	if traceDir != "" {
 		if err := os.Setenv("CCLAB_NS3_TRACE", filepath.Join(traceDir, fmt.Sprintf("ns3-%d.txt", p.Seed))); err != nil {
 			return Outcome{}, err
@@ -187,6 +232,8 @@ func run() error {
 	dur := flag.Duration("duration", 15*time.Second, "run length")
 	warmup := flag.Duration("warmup", 0, "excluded from the figures")
 	flag.StringVar(&traceDir, "trace", "", "write per-event traces of every run to this directory (cclab's qlog per seed, ns-3's sender events per seed; use with one stack and one loss)")
+	flag.BoolVar(&verbose, "v", false, "print every seed's figures (sim / ns3)")
+	flag.StringVar(&cacheDir, "ns3cache", "", "keep ns-3's outcome per plan and seed in this directory and reuse it (not with -trace)")
 	bench := flag.String("bench", "", "instead: CPU time of both simulators on a dumbbell of each of these flow counts (e.g. 10,100,1000), one seed")
 	flag.Parse()
 	ctx := context.Background()
@@ -244,6 +291,10 @@ func Compare(ctx context.Context, text, simText string, seeds int) (sim, ref Out
 		b, err := RunNS3(ctx, p)
 		if err != nil {
 			return sim, ref, lo, hi, err
+		}
+		if verbose {
+			fmt.Printf("seed %d: goodput %.2f / %.2f Mbit/s, retx %.0f / %.0f, RTOs %.0f / %.0f\n", seed,
+				a.Goodput/1e6, b.Goodput/1e6, a.Retransmits, b.Retransmits, a.RTOs, b.RTOs)
 		}
 		if b.Goodput > 0 {
 			r := a.Goodput / b.Goodput
