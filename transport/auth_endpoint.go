@@ -170,6 +170,7 @@ func (e *Endpoint) authInitial(from netip.AddrPort, p *packet, b []byte, key []b
 		e.refuse(from, p, len(b), CloseAuthRequired)
 		return nil, false
 	}
+	e.authUsed = true
 	return &authState{psk: append([]byte(nil), key...), clientNonce: p.nonce, encrypt: p.hsFlags&hsEncrypt != 0}, true
 }
 

@@ -59,6 +59,7 @@ func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfi
 	c.dial(peer, cfg.Request)
 	if cfg.PSK != nil {
 		c.auth = newClientAuth(cfg.PSK, cfg.PSKName, cfg.Encrypt, e.entropy())
+		e.authUsed = true
 	}
 	e.dg.sch.add(c)
 	e.dg.byCID[c.localCID] = c

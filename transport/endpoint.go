@@ -44,6 +44,11 @@ type Endpoint struct {
 	bufs      *Buffers                // connection buffers (EndpointConfig.Buffers, or the endpoint's own)
 	specs     [maxConnSpecs]*connSpec // parsed controller and recovery specs (connspec.go)
 	specNext  int                     // the cache slot to fill next
+	// authUsed: a connection of the endpoint has had authentication state
+	// (a PSK dialled with, or an authenticated Initial accepted), so a
+	// received datagram may be sealed (authOf). Without it, Receive skips
+	// that look-up on every datagram.
+	authUsed bool
 }
 
 // EndpointStats counts an endpoint's datagrams and rejects.
@@ -184,6 +189,7 @@ func (e *Endpoint) Dial(now clock.Time, peer netip.AddrPort, cfg Config) (*Conn,
 	c.dial(peer, cfg.Request)
 	if cfg.PSK != nil {
 		c.auth = newClientAuth(cfg.PSK, cfg.PSKName, cfg.Encrypt, e.entropy())
+		e.authUsed = true
 	}
 	if cfg.SealRequest != nil {
 		r := cfg.SealRequest(c.id, c.initialDCID, c.request)
@@ -364,7 +370,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 		e.dgReceive(now, from, ce, b)
 		return
 	}
-	if len(b) >= 2+cidLen+1 && (packetType(b[1]) == typeShort || packetType(b[1]) == typePath) {
+	if e.authUsed && len(b) >= 2+cidLen+1 && (packetType(b[1]) == typeShort || packetType(b[1]) == typePath) {
 		if a := e.authOf(now, b); a != nil {
 			if b = e.open(a, b); b == nil {
 				return
