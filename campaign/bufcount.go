@@ -192,6 +192,11 @@ const (
 type tailDrop struct {
 	at                float64
 	trains, atPlateau int
+	// atCount counts the trains with a loss that found the replayed
+	// queue at the count or above: a drop-tail queue holds the count
+	// through every train once full, a queue still rising when the probe
+	// ended reaches it in its last.
+	atCount int
 }
 
 // confirmed reports whether the overflows came at the full queue's delay
@@ -199,7 +204,7 @@ type tailDrop struct {
 // trains with one (not mostly losses at lower delays: those were no
 // overflows).
 func (d tailDrop) confirmed() bool {
-	return d.atPlateau >= ProbeTrains && float64(d.atPlateau) >= ProbePlateauShare*float64(d.trains)
+	return d.atPlateau >= ProbeTrains && float64(d.atPlateau) >= ProbePlateauShare*float64(d.trains) && d.atCount >= ProbeTrains
 }
 
 // checkTailDrop returns the delay side of the count buffer (packets,
@@ -215,7 +220,11 @@ func checkTailDrop(t traceEstimate, minRTT time.Duration, rate, buffer float64, 
 	qs := queueAtSends(t.sentAt, t.resent, rate)
 	ds := delayAtSends(t.sentAt, t.rtts, minRTT, time.Duration(ProbeDelayWindow/rate*float64(time.Second)))
 	byTrain := map[int][]float64{}
+	atCount := map[int]bool{}
 	for i, q := range qs {
+		if t.resent[i] && q >= buffer {
+			atCount[i/ProbeTrainPackets] = true
+		}
 		if t.resent[i] && q >= OverflowShare*buffer && ds[i] >= 0 {
 			byTrain[i/ProbeTrainPackets] = append(byTrain[i/ProbeTrainPackets], float64(ds[i]))
 		}
@@ -228,7 +237,7 @@ func checkTailDrop(t traceEstimate, minRTT time.Duration, rate, buffer float64, 
 			d.atPlateau++
 		}
 	}
-	d.trains = len(meds)
+	d.trains, d.atCount = len(meds), len(atCount)
 	if len(meds) > 0 {
 		d.at = studies.Quantile(meds, 0.5) / float64(time.Second) * rate
 	}

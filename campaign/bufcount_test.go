@@ -163,7 +163,10 @@ func burst(k int, random bool, starts ...int) map[int]bool {
 // overflow test and gave a confident wrong buffer (a CI run at load 1:
 // 114 packets [114, 124] against 200). The queueing delay at those losses
 // is below the full queue's, in one train: no drop-tail overflow, so a
-// bound. Pure tail drop, and tail drop after such bursts, stay measured.
+// bound; so is a slow ramp (a probe paced at 1.2 times the drain) that
+// ends with bursts at its top in three trains, its losses at the count in
+// its last two. Pure tail drop, and tail drop after such bursts, stay
+// measured.
 // In every case the stated interval (measured) or bound holds the truth.
 func TestCountedBufferBursts(t *testing.T) {
 	const payload, buffer = 1200, 200
@@ -180,6 +183,13 @@ func TestCountedBufferBursts(t *testing.T) {
 		// of 110 and 120, nothing at the buffer.
 		{"burst at a part-full queue", queuePath{n: 390, buffer: buffer, gain: 1.5, random: burst(6, false, 330, 360)}, false},
 		{"bursts and random loss at a part-full queue", queuePath{n: 390, buffer: buffer, gain: 1.5, random: burst(6, true, 330, 360)}, false},
+		// A sender paced at only 1.2 times the drain (a loaded host)
+		// fills the queue by a sixth of a packet per packet and ends at
+		// 120, before it is full; bursts of 6 near its top (queues of 98,
+		// 108, 117) in three trains, each at the RTT plateau, which is the
+		// ramp's top. A CI run at load 13 had such a probe pass for an
+		// overflow: 107 packets [107, 118] against 200.
+		{"bursts at the top of a slow ramp", queuePath{n: 720, buffer: buffer, gain: 1.2, random: burst(6, false, 590, 650, 705)}, false},
 		{"bursts at a part-full queue, then tail drop", queuePath{n: 1200, buffer: buffer, gain: 1.5, random: burst(6, true, 330, 360)}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -188,8 +198,8 @@ func TestCountedBufferBursts(t *testing.T) {
 			if !ok {
 				t.Fatal("no estimate")
 			}
-			t.Logf("buffer %.1f [%.1f, %.1f] overflowed %v (%d overflows; delay at them %.1f packets, %d of %d trains at the full queue's %v)",
-				pe.buffer, pe.bufferLo, pe.bufferHi, pe.overflowed, pe.overflows, pe.tail.at, pe.tail.atPlateau, pe.tail.trains, pe.queue)
+			t.Logf("buffer %.1f [%.1f, %.1f] overflowed %v (%d overflows; delay at them %.1f packets, %d of %d trains at the full queue's %v, %d at the count) %s",
+				pe.buffer, pe.bufferLo, pe.bufferHi, pe.overflowed, pe.overflows, pe.tail.at, pe.tail.atPlateau, pe.tail.trains, pe.queue, pe.tail.atCount, pe.notTail)
 			if got, want := pe.overflowed, c.overflowed; got != want {
 				t.Errorf("overflowed %v, want %v", got, want)
 			}

@@ -323,6 +323,12 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 // adds to the RTT, not to the count).
 func (pe *probeEstimate) judge(d tailDrop, spurious int) {
 	pe.tail, pe.count = d, pe.buffer
+	if !d.confirmed() && d.atCount < ProbeTrains && d.atPlateau >= ProbeTrains {
+		pe.overflowed = false
+		pe.notTail = fmt.Sprintf("its losses found the queue at the counted %.0f packets or more in %d trains of %d packets only (a drop-tail queue holds it through every train once full; %d wanted): a queue still rising when the probe ended, not an overflow",
+			pe.buffer, d.atCount, ProbeTrainPackets, ProbeTrains)
+		return
+	}
 	if !d.confirmed() {
 		pe.overflowed = false
 		pe.notTail = fmt.Sprintf("its losses at the counted %.0f packets met the full queue's delay (%v) in %d of the %d trains of %d packets with one (a drop-tail queue drops at that delay in every train while it is full; %d and a third wanted): a loss burst, not an overflow",
