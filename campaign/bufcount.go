@@ -222,10 +222,13 @@ func checkTailDrop(t traceEstimate, minRTT time.Duration, rate, buffer float64, 
 	byTrain := map[int][]float64{}
 	atCount := map[int]bool{}
 	for i, q := range qs {
-		if t.resent[i] && q >= buffer {
+		// A transmission sent again whose retransmission was found
+		// spurious arrived: no drop, whatever queue it found.
+		dropped := t.resent[i] && (len(t.arrived) != len(qs) || !t.arrived[i])
+		if dropped && q >= buffer {
 			atCount[i/ProbeTrainPackets] = true
 		}
-		if t.resent[i] && q >= OverflowShare*buffer && ds[i] >= 0 {
+		if dropped && q >= OverflowShare*buffer && ds[i] >= 0 {
 			byTrain[i/ProbeTrainPackets] = append(byTrain[i/ProbeTrainPackets], float64(ds[i]))
 		}
 	}

@@ -49,6 +49,10 @@ type traceEstimate struct {
 	// the retransmission, RFC 3522): each one's first transmission arrived
 	// though resent says it was lost.
 	spurious int
+	// arrived marks the first transmission of each packet whose
+	// retransmission was found spurious: it was sent again, but it was
+	// delivered, so it was no drop (checkTailDrop).
+	arrived []bool
 	// rtts are the RTT samples in time order; ackT the distinct ACK
 	// instants and ackCum the payload acknowledged up to each.
 	rtts   []rttSample
@@ -75,6 +79,7 @@ type qlogRecord struct {
 			Length int `json:"length"`
 		} `json:"raw"`
 		Length      int     `json:"length"`
+		Seq         *uint64 `json:"seq"`
 		LatestRTT   float64 `json:"latest_rtt"`   // ms
 		SmoothedRTT float64 `json:"smoothed_rtt"` // ms
 	} `json:"data"`
@@ -93,6 +98,7 @@ type rttSample struct{ at, rtt time.Duration }
 func estimateTrace(trace []byte) traceEstimate {
 	var e traceEstimate
 	latest := map[uint64]int{}
+	first := map[uint64]int{} // each packet number's first transmission
 	var rtts []rttSample
 	var ackT []time.Duration // distinct ACK instants
 	var ackCum []int64       // payload acknowledged up to and including each
@@ -112,9 +118,13 @@ func estimateTrace(trace []byte) traceEstimate {
 					e.resent[i] = true
 				}
 				latest[*pn] = len(e.lost)
+				if _, ok := first[*pn]; !ok {
+					first[*pn] = len(e.lost)
+				}
 				e.lost = append(e.lost, false)
 				e.sentAt = append(e.sentAt, at)
 				e.resent = append(e.resent, false)
+				e.arrived = append(e.arrived, false)
 				e.payload = max(e.payload, r.Data.Raw.Length)
 			}
 		case "recovery:packet_lost":
@@ -127,6 +137,11 @@ func estimateTrace(trace []byte) traceEstimate {
 			}
 		case "cclab:spurious_retransmit":
 			e.spurious++
+			if r.Data.Seq != nil {
+				if i, ok := first[*r.Data.Seq]; ok {
+					e.arrived[i] = true
+				}
+			}
 		case "recovery:metrics_updated":
 			stale := staleRTT(prev, r)
 			prev = r
