@@ -156,10 +156,10 @@ func TestEstimateProbeStaleRTT(t *testing.T) {
 
 // TestProfileProbeBoundsTransfers: when the probe did not overflow its
 // queue (it counted at least buffer packets), the transfers' losses at the
-// probe's plateau set the queue only if they allow that many packets; a
-// smaller queue from them contradicts the probe (those losses were not
-// overflows), and the queue is the probe's bound. In CI a loaded run wrote
-// "queue 60p [45p, 68p]" under a warning "at least 75 packets".
+// probe's plateau never set the queue: the queue is the probe's bound. In
+// CI a loaded run wrote "queue 60p [45p, 68p]" under a warning "at least 75
+// packets", and a CI-mode run "53p [45, 65]" against 200 from losses that
+// allowed more than the probe's 45.
 func TestProfileProbeBoundsTransfers(t *testing.T) {
 	const payload = 1200
 	// 9.6 Mbit/s of payload, 9.82 on the wire: a 50 ms plateau holds 50
@@ -172,7 +172,10 @@ func TestProfileProbeBoundsTransfers(t *testing.T) {
 		wantMin   int // the written queue and its low end at least this
 	}{
 		{"probe count above the transfers'", 75, true, 75},
-		{"probe count below the transfers'", 40, false, 40},
+		// Below the transfers' too: the transfers' losses near the probe's
+		// plateau are no overflow the probe did not show (a CI-mode run
+		// wrote 53p [45, 65] against 200 from them).
+		{"probe count below the transfers'", 40, true, 40},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pp := PathProfile{Packet: payload + 28, MinRTT: 80 * time.Millisecond}
