@@ -75,9 +75,10 @@ const MatchedNewReno = "newreno:atrecover"
 
 // MatchedPRR is the recovery that matches ns-3 3.37's TcpPrrRecovery with
 // SACK (docs/compat.md): ssthresh from the pipe, ns-3's SSRB variant, a
-// retransmission on every partial ACK, ssthresh kept at a further timeout
-// in CA_LOSS with the head retransmitted.
-const MatchedPRR = "prr:flight=pipe,bound=ns3,partialrxt,rtohold"
+// retransmission on every partial ACK. Not rtohold: ns-3 3.37's
+// ReTxTimeout clears the retransmitted flags before it tests the head, so it
+// recomputes ssthresh at every timeout (docs/recovery.md).
+const MatchedPRR = "prr:flight=pipe,bound=ns3,partialrxt"
 
 // Scenario returns the scenario text of one point.
 func Scenario(path Path, loss string, flows int, st Stack, set Settings, dur, warmup time.Duration) string {
