@@ -100,6 +100,7 @@ type window struct {
 	inRecovery bool // between OnCongestion(Loss) and OnRecoveryExit
 	afterRTO   bool // an RTO fired and no new ACK has arrived since (RFC 5681 §3.1 backoff note)
 	perAckCA   bool // congestion avoidance per ACK (RFC 5681 eq. (3)) instead of byte counting
+	halveCwnd  bool // ssthresh halves cwnd, not FlightSize, outside recovery (RenoConfig.Halve HalveCwnd)
 }
 
 // newWindow builds the shared window from the base config and the MSS.
@@ -194,7 +195,12 @@ func (w *window) mayGrow(a Ack) bool { return !a.InRecovery && !w.inRecovery && 
 func (w *window) noteAck() { w.afterRTO = false }
 
 // halfFlight is RFC 5681 §3.1 equation (4): max(FlightSize/2, 2*SMSS), bytes.
+// With halveCwnd it halves cwnd instead (Linux's tcp_reno_ssthresh) unless in
+// recovery, where the recovery strategy, not cwnd, governs sending.
 func (w *window) halfFlight(flight int) int {
+	if w.halveCwnd && !w.inRecovery {
+		flight = w.cwnd
+	}
 	return max(flight/2, MinSsthreshSegments*w.mss)
 }
 

@@ -44,7 +44,9 @@ type RenoConfig struct {
 	BaseConfig
 	CA CAGrowth `param:"ca" help:"congestion avoidance growth: bytes (RFC 3465 byte counting, default) or acks (RFC 5681 eq. (3) per ACK, as ns-3 TcpNewReno)"`
 	// Grow says which ACKs grow the window (GrowDelivered, GrowCum).
-	Grow string `param:"grow" help:"which ACKs grow cwnd, and by how much: delivered (every ACK outside recovery, by the data it newly delivered, SACKed included; default) or cum (RFC 5681 §3.1: only an ACK that cumulatively acknowledges new data, by the cumulative advance, data SACKed before included; a SACK-only duplicate ACK grows nothing, as ns-3 3.37's TcpSocketBase::ProcessAck and Linux's tcp_may_raise_cwnd)"`
+	// Halve says what ssthresh is halved from on a loss (HalveFlight, HalveCwnd).
+	Halve string `param:"halve" help:"what ssthresh = max(X/2, 2*SMSS) takes X from on a loss, an ECN echo or a timeout: flight (RFC 5681 eq. (4): the FlightSize the transport passes; default) or cwnd (Linux tcp_reno_ssthresh and ns-3.37 TcpLinuxReno::GetSsThresh: the congestion window, whatever is in flight; in recovery the flight the transport passes, as ns-3's TcpPrrRecovery sets cwnd to pipe + sndcnt)"`
+	Grow  string `param:"grow" help:"which ACKs grow cwnd, and by how much: delivered (every ACK outside recovery, by the data it newly delivered, SACKed included; default) or cum (RFC 5681 §3.1: only an ACK that cumulatively acknowledges new data, by the cumulative advance, data SACKed before included; a SACK-only duplicate ACK grows nothing, as ns-3 3.37's TcpSocketBase::ProcessAck and Linux's tcp_may_raise_cwnd)"`
 }
 
 // Values of RenoConfig.Grow.
@@ -59,6 +61,21 @@ const (
 	// TcpSocketBase::ProcessAck calls IncreaseWindow only for ackNumber >
 	// oldHeadSequence, with the segments between them.
 	GrowCum = "cum"
+)
+
+// Values of RenoConfig.Halve.
+const (
+	// HalveFlight: RFC 5681 §3.1 equation (4), ssthresh = max(FlightSize/2,
+	// 2*SMSS), FlightSize as the transport passes it.
+	HalveFlight = "flight"
+	// HalveCwnd: ssthresh = max(cwnd/2, 2*SMSS), Linux's tcp_reno_ssthresh
+	// ("max(tp->snd_cwnd >> 1U, 2U)") as ns-3.37 ports it in
+	// TcpLinuxReno::GetSsThresh (tcp-linux-reno.cc:148–153), which ignores
+	// the bytesInFlight argument. During a recovery episode cclab's
+	// controller still holds the window from before it while ns-3's
+	// TcpPrrRecovery has set cwnd to pipe + sndcnt, so a timeout there
+	// halves the flight the transport passes (the pipe with flight=pipe).
+	HalveCwnd = "cwnd"
 )
 
 // Reno is the RFC 5681 congestion controller: slow start and congestion
@@ -90,6 +107,13 @@ func NewReno(name string, cfg RenoConfig, env Env) (*Reno, error) {
 	case "", GrowDelivered, GrowCum:
 	default:
 		return nil, fmt.Errorf("%s: parameter grow=%q: must be %s or %s", name, cfg.Grow, GrowDelivered, GrowCum)
+	}
+	switch cfg.Halve {
+	case "", HalveFlight:
+	case HalveCwnd:
+		w.halveCwnd = true
+	default:
+		return nil, fmt.Errorf("%s: parameter halve=%q: must be %s or %s", name, cfg.Halve, HalveFlight, HalveCwnd)
 	}
 	r := reuse[Reno](env)
 	*r = Reno{window: w, name: name, growCum: cfg.Grow == GrowCum}

@@ -305,7 +305,7 @@ func TestRegistryErrors(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		{"nosuch", testMSS, []string{`unknown congestion controller "nosuch"`, "reno", "newreno"}},
-		{"reno:bogus=1", testMSS, []string{`unknown parameter "bogus"`, "abc, ca, grow, iw, ssthresh"}},
+		{"reno:bogus=1", testMSS, []string{`unknown parameter "bogus"`, "abc, ca, grow, halve, iw, ssthresh"}},
 		{"reno:iw=ten", testMSS, []string{"iw", "not an integer"}},
 		{"reno:iw=-1", testMSS, []string{"iw=-1"}},
 		{"reno:abc=3", testMSS, []string{"abc=3"}},
@@ -410,5 +410,57 @@ func TestRenoGrowCum(t *testing.T) {
 	}
 	if err := Registry.Validate("reno:grow=sacked"); err == nil || !strings.Contains(err.Error(), "delivered or cum") {
 		t.Errorf("reno:grow=sacked: %v, want an error naming delivered or cum", err)
+	}
+}
+
+// linuxRenoSsthresh is ns-3.37's TcpLinuxReno::GetSsThresh
+// (tcp-linux-reno.cc:144), Linux's tcp_reno_ssthresh: max(2*SMSS, cwnd/2),
+// the bytes in flight ignored.
+func linuxRenoSsthresh(cwnd, _ int) int { return max(2*testMSS, cwnd/2) }
+
+// TestRenoHalveCwnd checks halve=cwnd against the ns-3/Linux rule on a loss,
+// an ECN echo and a timeout outside recovery, and the flight the transport
+// passes (ns-3's PRR cwnd, pipe + sndcnt) for a timeout during recovery; the
+// default halves the flight (RFC 5681 eq. (4)).
+func TestRenoHalveCwnd(t *testing.T) {
+	const m = testMSS
+	for _, tc := range []struct {
+		name         string
+		spec         string
+		cwnd, flight int // bytes
+		event        string
+		want         int // ssthresh, bytes
+	}{
+		{"loss, flight below cwnd", "reno:halve=cwnd", 20 * m, 12 * m, "loss", linuxRenoSsthresh(20*m, 12*m)},
+		{"loss, flight below cwnd, default", "reno", 20 * m, 12 * m, "loss", 6 * m},
+		{"loss, flight above cwnd", "reno:halve=cwnd", 10 * m, 16 * m, "loss", linuxRenoSsthresh(10*m, 16*m)},
+		{"loss, odd bytes", "reno:halve=cwnd", 21*m + 1, 3 * m, "loss", linuxRenoSsthresh(21*m+1, 3*m)},
+		{"loss, small cwnd", "reno:halve=cwnd", 3 * m, 3 * m, "loss", linuxRenoSsthresh(3*m, 3*m)},
+		{"ECN", "reno:halve=cwnd", 20 * m, 8 * m, "ecn", linuxRenoSsthresh(20*m, 8*m)},
+		{"RTO", "reno:halve=cwnd", 20 * m, 4 * m, "rto", linuxRenoSsthresh(20*m, 4*m)},
+		{"RTO, default", "reno:halve=flight", 20 * m, 4 * m, "rto", 2 * m},
+		{"RTO in recovery: the flight", "reno:halve=cwnd", 20 * m, 14 * m, "loss+rto", 7 * m},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTest[*Reno](t, tc.spec)
+			r.cwnd = tc.cwnd
+			switch tc.event {
+			case "loss":
+				r.OnCongestion(Congestion{Kind: Loss, InFlight: tc.flight})
+			case "ecn":
+				r.OnCongestion(Congestion{Kind: ECN, InFlight: tc.flight})
+			case "rto":
+				r.OnRTO(0, tc.flight)
+			case "loss+rto":
+				r.OnCongestion(Congestion{Kind: Loss, InFlight: tc.cwnd})
+				r.OnRTO(0, tc.flight)
+			}
+			if got := r.Ssthresh(); got != tc.want {
+				t.Errorf("%s: cwnd %d, flight %d, %s: ssthresh got %d, want %d", tc.spec, tc.cwnd, tc.flight, tc.event, got, tc.want)
+			}
+		})
+	}
+	if err := Registry.Validate("reno:halve=pipe"); err == nil || !strings.Contains(err.Error(), "flight or cwnd") {
+		t.Errorf("reno:halve=pipe: %v, want an error naming flight or cwnd", err)
 	}
 }

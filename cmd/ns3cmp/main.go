@@ -68,6 +68,18 @@ const DefaultStacks = "newreno=" + MatchedNewRenoCC + "/" + MatchedNewReno + ";"
 // only on ACKs that move the cumulative point (TcpSocketBase::ProcessAck).
 const MatchedNewRenoCC = "newreno:ca=acks,abc=1,grow=cum"
 
+// MatchedLinuxRenoCC is the controller that matches ns-3 3.37's
+// TcpLinuxReno with MatchedLinuxRenoPRR (docs/compat.md): byte counting,
+// ssthresh = max(cwnd/2, 2 SMSS) as TcpLinuxReno::GetSsThresh, growth only
+// on ACKs that move the cumulative point.
+const MatchedLinuxRenoCC = "reno:halve=cwnd,grow=cum"
+
+// MatchedLinuxRenoPRR is MatchedPRR with exitgrow: the ACK that ends
+// recovery grows the window from ssthresh, as ns-3's ProcessAck does; with
+// TcpLinuxReno's byte counting that ACK's cumulative advance adds whole
+// segments (docs/compat.md).
+const MatchedLinuxRenoPRR = MatchedPRR + ",exitgrow"
+
 // MatchedNewReno is the recovery that matches ns-3 3.37's TcpClassicRecovery
 // without SACK (docs/compat.md): duplicate ACKs at exactly one past recover
 // start a new recovery.
