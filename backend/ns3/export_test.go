@@ -2,11 +2,13 @@ package ns3_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"cclab/backend/ns3"
+	"cclab/experiments"
 	"cclab/plan"
 	"cclab/scenario"
 )
@@ -35,7 +37,7 @@ topology:
   bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p, loss: 0.01}
 flows:
   - {name: a, cc: "cubic:linux=true,friendly=false", recovery: "prr:flight=pipe,bound=ns3,partialrxt", datagram: 1483B, min_rto: 1s, ack_every: 2, delayed_ack: 200ms}
-  - {name: b, cc: "newreno:ca=acks,abc=1", recovery: "newreno:atrecover", traffic: "onoff:on=exp(1s),off=exp(1s)"}
+  - {name: b, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: "newreno:atrecover", traffic: "onoff:on=exp(1s),off=exp(1s)"}
 `)
 	out, err := ns3.Export(p)
 	if err != nil {
@@ -82,7 +84,7 @@ duration: 2s
 topology:
   kind: dumbbell
   bottleneck: {rate: 10Mbit, delay: 10ms, queue: "`+tc.queue+`"}
-flows: [{name: a, cc: "newreno:ca=acks,abc=1", recovery: "newreno:atrecover"}]
+flows: [{name: a, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: "newreno:atrecover"}]
 `)
 		out, err := ns3.Export(p)
 		if err != nil {
@@ -107,24 +109,28 @@ flows: [{name: a` + flow + `}]
 `
 	}
 	for _, tc := range []struct{ name, src, feature string }{
-		{"default recovery", base("", `, cc: "newreno:ca=acks,abc=1"`), "recovery rack"},
+		{"default recovery", base("", `, cc: "newreno:ca=acks,abc=1,grow=cum"`), "recovery rack"},
 		{"cubic friendly", base("", `, cc: "cubic:linux=true", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "friendly=true"},
 		{"cubic rfc", base("", `, cc: "cubic:friendly=false", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "linux=false"},
-		{"flightsize", base("", `, cc: "newreno:ca=acks,abc=1", recovery: prr`), "flight=flightsize"},
+		{"flightsize", base("", `, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: prr`), "flight=flightsize"},
 		{"reno mix", base("", `, cc: "reno:ca=acks", recovery: prr`), "ca=acks with abc=2"},
-		{"lostretx", base("", `, cc: "reno", recovery: "prr:lostretx"`), "lostretx"},
-		{"rfc ssrb", base("", `, cc: "newreno:ca=acks,abc=1", recovery: "prr:flight=pipe,partialrxt"`), "bound=ssrb"},
+		{"lostretx", base("", `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:lostretx"`), "lostretx"},
+		{"rfc ssrb", base("", `, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: "prr:flight=pipe,partialrxt"`), "bound=ssrb"},
 		{"bbr restore", base("", `, cc: bbr, recovery: "prr:partialrxt"`), "rtorestore=true"},
 		{"bbr restore at exit", base("", `, cc: "bbr:rtorestore=false,ns3probertt=true", recovery: "prr:partialrxt"`), "ns3exit=false"},
 		{"bbr probertt marks", base("", `, cc: "bbr:rtorestore=false,ns3exit=true", recovery: "prr:partialrxt"`), "ns3probertt=false"},
-		{"no partialrxt", base("", `, cc: "newreno:ca=acks,abc=1", recovery: "prr:flight=pipe,bound=ns3"`), "without partialrxt"},
-		{"newreno rfc recover", base("", `, cc: "newreno:ca=acks,abc=1", recovery: newreno`), "without atrecover"},
+		{"no partialrxt", base("", `, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: "prr:flight=pipe,bound=ns3"`), "without partialrxt"},
+		{"newreno rfc recover", base("", `, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: newreno`), "without atrecover"},
 		{"dca", base("", `, cc: dca, recovery: prr`), "cc dca"},
+		{"linux reno halving the flight", base("", `, cc: "reno:grow=cum", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "halve=flight"},
+		{"newreno halving cwnd", base("", `, cc: "newreno:ca=acks,abc=1,grow=cum,halve=cwnd", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "halve=cwnd"},
+		{"growth on SACKs", base("", `, cc: "newreno:ca=acks,abc=1", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "grow=delivered"},
+		{"linux reno growth on SACKs", base("", `, cc: "reno:halve=cwnd", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "grow=delivered"},
 		{"jitter", base(", jitter: 1ms", `, cc: reno, recovery: prr`), "jitter"},
 		{"fq", base("", `, cc: reno, recovery: prr`), ""},
 		{"getime", base(`, loss: "getime:good=1s,bad=20ms"`, `, cc: reno, recovery: prr`), "loss getime"},
-		{"ecn", base("", `, cc: reno, recovery: "prr:flight=pipe,bound=ns3,partialrxt", ecn: true`), "ecn"},
-		{"web", base("", `, cc: reno, recovery: "prr:flight=pipe,bound=ns3,partialrxt", traffic: "web:size=pareto(10kB/1.5),think=exp(1s)"`), "traffic web"},
+		{"ecn", base("", `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:flight=pipe,bound=ns3,partialrxt", ecn: true`), "ecn"},
+		{"web", base("", `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:flight=pipe,bound=ns3,partialrxt", traffic: "web:size=pareto(10kB/1.5),think=exp(1s)"`), "traffic web"},
 	} {
 		if tc.feature == "" {
 			continue
@@ -173,7 +179,7 @@ interval: 1s
 topology:
   kind: dumbbell
   bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p}
-flows: [{name: a, cc: "newreno:ca=acks,abc=1", recovery: "newreno:atrecover"}]
+flows: [{name: a, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: "newreno:atrecover"}]
 `)
 	res, err := ns3.Parse(strings.NewReader(`F 1.000000 1 1000000 14480 7240 0.017500 3 1 0 700
 L 1.000000 0 5 2 1 690 1036380
@@ -194,6 +200,39 @@ L 2.000000 0 5 4 1 2070 3109140
 	}{{"total_retransmissions", 5}, {"total_rtos", 1}, {"mean_throughput", 12e6}} {
 		if got := v[c.name]; got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestExportConformance checks that every point of the built-in
+// conformance experiments (full and quick) that runs on ns-3 exports: the
+// matched settings they use are the ones this backend accepts.
+func TestExportConformance(t *testing.T) {
+	for _, name := range []string{"conformance", "conformance-quick"} {
+		src, ok := experiments.Source(name)
+		if !ok {
+			t.Fatalf("experiment %s: not built in", name)
+		}
+		exp, err := scenario.ParseScenario(name+".yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i, pt := range exp.Points {
+			if !slices.Contains(pt.Scenario.Backends, scenario.BackendNS3) {
+				continue
+			}
+			p, err := plan.New(pt.Scenario, 1)
+			if err != nil {
+				t.Fatalf("%s point %d: %v", name, i, err)
+			}
+			if _, err := ns3.Export(p); err != nil {
+				t.Errorf("%s point %d: %v", name, i, err)
+			}
+			n++
+		}
+		if n == 0 {
+			t.Errorf("%s: got no ns-3 points, want some", name)
 		}
 	}
 }
