@@ -60,6 +60,7 @@ var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, Dela
 // settings that match ns-3 3.37 (docs/compat.md).
 const DefaultStacks = "newreno=" + MatchedNewRenoCC + "/" + MatchedNewReno + ";" +
 	"newreno-prr=" + MatchedNewRenoCC + "/" + MatchedPRR + ";" +
+	"reno=" + MatchedLinuxRenoCC + "/" + MatchedLinuxRenoPRR + ";" +
 	"cubic=cubic:linux=true,friendly=false/" + MatchedPRR + ";" +
 	"vegas=vegas/" + MatchedPRR + ";bbr=bbr:rtorestore=false,ns3exit=true,ns3probertt=true/prr:partialrxt"
 

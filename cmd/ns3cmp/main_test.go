@@ -44,6 +44,7 @@ func TestConformance(t *testing.T) {
 		{Stack{"newreno", MatchedNewRenoCC, MatchedNewReno, ""}, "0", 1},
 		{Stack{"newreno", MatchedNewRenoCC, MatchedNewReno, ""}, "0.01", 1},
 		{Stack{"newreno-prr", MatchedNewRenoCC, MatchedPRR, ""}, "0", 1},
+		{Stack{"reno", MatchedLinuxRenoCC, MatchedLinuxRenoPRR, ""}, "0", 1},
 		{cubic, "0", 1},
 		// Four flows started at once: the start-up burst's losses, where
 		// RFC 6937's SSRB (instead of ns-3's bound=ns3) fell into RTOs.
