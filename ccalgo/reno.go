@@ -43,31 +43,54 @@ func (g *CAGrowth) UnmarshalText(b []byte) error {
 type RenoConfig struct {
 	BaseConfig
 	CA CAGrowth `param:"ca" help:"congestion avoidance growth: bytes (RFC 3465 byte counting, default) or acks (RFC 5681 eq. (3) per ACK, as ns-3 TcpNewReno)"`
-	// Grow says which ACKs grow the window (GrowDelivered, GrowCum).
 	// Halve says what ssthresh is halved from on a loss (HalveFlight, HalveCwnd).
-	Halve string `param:"halve" help:"what ssthresh = max(X/2, 2*SMSS) takes X from on a loss, an ECN echo or a timeout: flight (RFC 5681 eq. (4): the FlightSize the transport passes; default) or cwnd (Linux tcp_reno_ssthresh and ns-3.37 TcpLinuxReno::GetSsThresh: the congestion window, whatever is in flight; in recovery the flight the transport passes, as ns-3's TcpPrrRecovery sets cwnd to pipe + sndcnt)"`
-	Grow  string `param:"grow" help:"which ACKs grow cwnd, and by how much: delivered (every ACK outside recovery, by the data it newly delivered, SACKed included; default) or cum (RFC 5681 §3.1: only an ACK that cumulatively acknowledges new data, by the cumulative advance, data SACKed before included; a SACK-only duplicate ACK grows nothing, as ns-3 3.37's TcpSocketBase::ProcessAck and Linux's tcp_may_raise_cwnd)"`
+	Halve SsthreshBase `param:"halve" help:"what ssthresh = max(X/2, 2*SMSS) takes X from on a loss, an ECN echo or a timeout: flight (RFC 5681 eq. (4): the FlightSize the transport passes; default) or cwnd (Linux tcp_reno_ssthresh and ns-3.37 TcpLinuxReno::GetSsThresh: the congestion window, whatever is in flight; in recovery the flight the transport passes, as ns-3's TcpPrrRecovery sets cwnd to pipe + sndcnt)"`
+	// Grow says which ACKs grow the window (GrowDelivered, GrowCum).
+	Grow AckGrowth `param:"grow" help:"which ACKs grow cwnd, and by how much: delivered (every ACK outside recovery, by the data it newly delivered, SACKed included; default) or cum (RFC 5681 §3.1: only an ACK that cumulatively acknowledges new data, by the cumulative advance, data SACKed before included; a SACK-only duplicate ACK grows nothing, as ns-3 3.37's TcpSocketBase::ProcessAck and Linux's tcp_may_raise_cwnd)"`
 }
+
+// AckGrowth says which ACKs grow the window (RenoConfig.Grow).
+type AckGrowth uint8
 
 // Values of RenoConfig.Grow.
 const (
 	// GrowDelivered: every ACK outside recovery grows cwnd by the data it
 	// newly delivered, cumulatively or by SACK (Ack.Acked).
-	GrowDelivered = "delivered"
+	GrowDelivered AckGrowth = iota
 	// GrowCum: RFC 5681 §3.1 ("each ACK received that cumulatively
 	// acknowledges new data"): only an ACK that moves the cumulative point
 	// grows cwnd, by the bytes it moved over (Ack.CumAcked, data SACKed
 	// before included); SACK-only duplicate ACKs grow nothing. ns-3 3.37's
 	// TcpSocketBase::ProcessAck calls IncreaseWindow only for ackNumber >
 	// oldHeadSequence, with the segments between them.
-	GrowCum = "cum"
+	GrowCum
 )
+
+// String returns the spec spelling: "delivered" or "cum".
+func (g AckGrowth) String() string {
+	if g == GrowCum {
+		return "cum"
+	}
+	return "delivered"
+}
+
+// UnmarshalText parses "delivered" or "cum".
+func (g *AckGrowth) UnmarshalText(b []byte) error {
+	i, err := spec.ParseEnum(b, "growth rule", "delivered", "cum")
+	if err == nil {
+		*g = AckGrowth(i)
+	}
+	return err
+}
+
+// SsthreshBase says what ssthresh is halved from (RenoConfig.Halve).
+type SsthreshBase uint8
 
 // Values of RenoConfig.Halve.
 const (
 	// HalveFlight: RFC 5681 §3.1 equation (4), ssthresh = max(FlightSize/2,
 	// 2*SMSS), FlightSize as the transport passes it.
-	HalveFlight = "flight"
+	HalveFlight SsthreshBase = iota
 	// HalveCwnd: ssthresh = max(cwnd/2, 2*SMSS), Linux's tcp_reno_ssthresh
 	// ("max(tp->snd_cwnd >> 1U, 2U)") as ns-3.37 ports it in
 	// TcpLinuxReno::GetSsThresh (tcp-linux-reno.cc:148–153), which ignores
@@ -75,8 +98,25 @@ const (
 	// controller still holds the window from before it while ns-3's
 	// TcpPrrRecovery has set cwnd to pipe + sndcnt, so a timeout there
 	// halves the flight the transport passes (the pipe with flight=pipe).
-	HalveCwnd = "cwnd"
+	HalveCwnd
 )
+
+// String returns the spec spelling: "flight" or "cwnd".
+func (h SsthreshBase) String() string {
+	if h == HalveCwnd {
+		return "cwnd"
+	}
+	return "flight"
+}
+
+// UnmarshalText parses "flight" or "cwnd".
+func (h *SsthreshBase) UnmarshalText(b []byte) error {
+	i, err := spec.ParseEnum(b, "ssthresh base", "flight", "cwnd")
+	if err == nil {
+		*h = SsthreshBase(i)
+	}
+	return err
+}
 
 // Reno is the RFC 5681 congestion controller: slow start and congestion
 // avoidance with byte counting (RFC 3465), ssthresh = max(FlightSize/2,
@@ -103,18 +143,7 @@ func NewReno(name string, cfg RenoConfig, env Env) (*Reno, error) {
 		return nil, fmt.Errorf("%s: parameter ca=%v: allowed: bytes, acks", name, cfg.CA)
 	}
 	w.perAckCA = cfg.CA == CAPerAck
-	switch cfg.Grow {
-	case "", GrowDelivered, GrowCum:
-	default:
-		return nil, fmt.Errorf("%s: parameter grow=%q: must be %s or %s", name, cfg.Grow, GrowDelivered, GrowCum)
-	}
-	switch cfg.Halve {
-	case "", HalveFlight:
-	case HalveCwnd:
-		w.halveCwnd = true
-	default:
-		return nil, fmt.Errorf("%s: parameter halve=%q: must be %s or %s", name, cfg.Halve, HalveFlight, HalveCwnd)
-	}
+	w.halveCwnd = cfg.Halve == HalveCwnd
 	r := reuse[Reno](env)
 	*r = Reno{window: w, name: name, growCum: cfg.Grow == GrowCum}
 	return r, nil

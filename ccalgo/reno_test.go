@@ -408,7 +408,7 @@ func TestRenoGrowCum(t *testing.T) {
 			}
 		})
 	}
-	if err := Registry.Validate("reno:grow=sacked"); err == nil || !strings.Contains(err.Error(), "delivered or cum") {
+	if err := Registry.Validate("reno:grow=sacked"); err == nil || !strings.Contains(err.Error(), "delivered, cum") {
 		t.Errorf("reno:grow=sacked: %v, want an error naming delivered or cum", err)
 	}
 }
@@ -460,7 +460,7 @@ func TestRenoHalveCwnd(t *testing.T) {
 			}
 		})
 	}
-	if err := Registry.Validate("reno:halve=pipe"); err == nil || !strings.Contains(err.Error(), "flight or cwnd") {
+	if err := Registry.Validate("reno:halve=pipe"); err == nil || !strings.Contains(err.Error(), "flight, cwnd") {
 		t.Errorf("reno:halve=pipe: %v, want an error naming flight or cwnd", err)
 	}
 }

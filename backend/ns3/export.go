@@ -335,24 +335,23 @@ func ccRecord(r *record, where, cc string, mss int) error {
 	}
 	switch c := cfg.(type) {
 	case *ccalgo.RenoConfig:
-		halve, grow := cmp.Or(c.Halve, ccalgo.HalveFlight), cmp.Or(c.Grow, ccalgo.GrowDelivered)
 		switch {
 		case c.CA == ccalgo.CAPerAck && c.ABC == 1:
 			r.set("cc", "ns3::TcpNewReno")
-			if halve != ccalgo.HalveFlight {
-				return un("halve="+halve, "ns-3.37 TcpNewReno::GetSsThresh halves the bytes in flight, not cwnd (set halve=flight with the recovery's flight=pipe)")
+			if c.Halve != ccalgo.HalveFlight {
+				return un("halve="+c.Halve.String(), "ns-3.37 TcpNewReno::GetSsThresh halves the bytes in flight, not cwnd (set halve=flight with the recovery's flight=pipe)")
 			}
 		case c.CA == ccalgo.CAByteCounting && c.ABC == ccalgo.ABCLimit:
 			r.set("cc", "ns3::TcpLinuxReno")
-			if halve != ccalgo.HalveCwnd {
-				return un("halve="+halve, "ns-3.37 TcpLinuxReno::GetSsThresh halves cwnd, whatever is in flight (set halve=cwnd)")
+			if c.Halve != ccalgo.HalveCwnd {
+				return un("halve="+c.Halve.String(), "ns-3.37 TcpLinuxReno::GetSsThresh halves cwnd, whatever is in flight (set halve=cwnd)")
 			}
 		default:
 			return un(fmt.Sprintf("ca=%v with abc=%d", c.CA, c.ABC),
 				"ns-3 has TcpNewReno (ca=acks,abc=1) and TcpLinuxReno (ca=bytes,abc=2,halve=cwnd)")
 		}
-		if grow != ccalgo.GrowCum {
-			return un("grow="+grow, "ns-3.37's TcpSocketBase::ProcessAck grows cwnd only on an ACK that moves the cumulative point, by the segments it moved over (set grow=cum)")
+		if c.Grow != ccalgo.GrowCum {
+			return un("grow="+c.Grow.String(), "ns-3.37's TcpSocketBase::ProcessAck grows cwnd only on an ACK that moves the cumulative point, by the segments it moved over (set grow=cum)")
 		}
 		base(c.BaseConfig)
 	case *ccalgo.CubicConfig:
