@@ -89,6 +89,8 @@ type REDConfig struct {
 	Gentle bool      `param:"gentle" help:"gentle RED: probability rises linearly from maxp to 1 between max_th and 2·max_th"`
 	ECN    bool      `param:"ecn" help:"mark ECN-capable packets with CE instead of early-dropping them"`
 	Bytes  bool      `param:"bytes" help:"byte mode: queue measured in bytes, drop probability scaled by size/MTU"`
+	Wait   bool      `param:"wait" help:"ns-2's wait_: no early drop until count·p_b reaches 1, then p_b/(2-count·p_b); gaps between drops uniform in [1/p_b, 2/p_b]"`
+	NS2    bool      `param:"ns2" help:"ns-2's red.cc gates: no early or forced drop while the queue holds at most one packet, count restarts at 1 (no drop) when avg enters the drop region, an overflow drop resets count"`
 }
 
 // Capacity returns the queue's limit (Bounded).
@@ -154,6 +156,22 @@ func (a *redAvg) arrived() { a.idle = false }
 // empty: q_time <- time", [FJ93] Figure 2).
 func (a *redAvg) emptied(now clock.Time) { a.idle, a.qTime = true, now }
 
+// redPaWait returns the early-drop probability of ns-2's RED with wait_ set
+// (queue/red.cc, REDQueue::modify_p, ns-2 since ns-1; ns-default.tcl
+// "Queue/RED set wait_ true"): 0 while count·p_b < 1, p_b / (2 - count·p_b)
+// while count·p_b < 2, else 1. The gap between early drops is then uniform
+// in [1/p_b, 2/p_b] arrivals (mean 1.5/p_b) instead of [FJ93]'s [1, 1/p_b]
+// (mean 1/(2 p_b)): at the same average queue RED drops a third as often.
+func redPaWait(pb float64, count int) float64 {
+	switch cp := float64(count) * pb; {
+	case cp < 1:
+		return 0
+	case cp < 2:
+		return min(1, pb/(2-cp))
+	}
+	return 1
+}
+
 // redPa returns the final early-drop probability of [FJ93] Figure 2,
 // p_a <- p_b / (1 - count·p_b), capped at 1 (1 once the denominator reaches 0).
 // count is the number of packets since the last early drop or mark, this
@@ -173,7 +191,8 @@ type RED struct {
 	maxTh    float64 // max_th in queue units
 	meanPkt  int     // mean / maximum packet size, bytes (byte-mode scaling, idle correction)
 	avg      redAvg
-	count    int // packets since the last early drop/mark, -1 below min_th ([FJ93] Figure 2)
+	count    int  // packets since the last early drop/mark, -1 below min_th ([FJ93] Figure 2)
+	old      bool // ns2: the previous arrival was in the drop region (red.cc edv_.old)
 	q        fifo
 	h        Handler
 	rng      *rand.Rand
@@ -235,12 +254,17 @@ func (r *RED) pb(size int) (pb float64, forced bool) {
 	return pb, false
 }
 
-// Enqueue runs [FJ93] Figure 2 for the arrival p.
+// Enqueue runs [FJ93] Figure 2 for the arrival p (with ns2, the gates of
+// ns-2's REDQueue::enque).
 func (r *RED) Enqueue(now clock.Time, p *Packet) bool {
 	r.avg.update(now, r.qlen())
 	pb, forced := r.pb(p.Size)
 	early, mark := false, false
 	switch {
+	case r.cfg.NS2 && (r.avg.avg < r.minTh || r.q.n <= 1):
+		// red.cc: "if (qavg >= th_min && qlen > 1)", else no drop and old = 0.
+		r.count, r.old = -1, false
+		r.lastProb = 0
 	case forced:
 		// avg >= max_th (2·max_th when gentle): mark (drop) every arrival; count <- 0.
 		r.count = 0
@@ -250,10 +274,18 @@ func (r *RED) Enqueue(now clock.Time, p *Packet) bool {
 	case r.avg.avg < r.minTh:
 		r.count = -1
 		r.lastProb = 0
+	case r.cfg.NS2 && !r.old:
+		// red.cc: avg has just entered the drop region (or the queue has
+		// just grown past one packet): count <- 1, no drop.
+		r.count, r.old = 1, true
+		r.lastProb = 0
 	default:
 		// min_th <= avg: count <- count+1; p_a <- p_b / (1 - count·p_b).
 		r.count++
 		pa := redPa(pb, r.count)
+		if r.cfg.Wait {
+			pa = redPaWait(pb, r.count)
+		}
 		r.lastProb = pa
 		if r.rng.Float64() < pa {
 			r.count = 0
@@ -269,6 +301,9 @@ func (r *RED) Enqueue(now clock.Time, p *Packet) bool {
 		return false
 	}
 	if r.cfg.Limit.full(r.q.n, r.q.bytes, p.Size) {
+		if r.cfg.NS2 && r.count > 0 {
+			r.count = 0 // red.cc resets count after every forced drop
+		}
 		r.h.Dropped(now, p, DropOverflow)
 		return false
 	}
