@@ -244,6 +244,10 @@ func (c *Conn) establish(now clock.Time) error {
 		c.departer = d
 	}
 	c.recTimer, _ = rec.(RecoveryTimer)
+	c.sb.holdRetx = false
+	if h, ok := rec.(retxPipeHolder); ok {
+		c.sb.holdRetx = h.holdsSackedRetx()
+	}
 	c.frto, _ = rec.(frtoStrategy)
 	c.ctx.CC = cc
 	c.ctx.MSS = c.mss

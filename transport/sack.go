@@ -68,6 +68,7 @@ type sackLoss struct {
 	exitGrow   bool           // the ACK that ends recovery also grows the window (ExitGrowConfig)
 	rtoHold    bool           // option rtohold: a repeated timeout keeps ssthresh (rtoHolder)
 	rtoMark    bool           // option rtomark: losses are marked during a timeout's recovery
+	rxtPipe    bool           // option rxtpipe: SACKed retransmissions stay in pipe (Scoreboard.holdRetx)
 	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
 	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
 	entered    episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
@@ -124,6 +125,9 @@ type SACKConfig struct {
 	// (rtoHolder).
 	RTOHold bool `param:"rtohold" help:"at a timeout while an earlier timeout's recovery is unfinished (cumulative ACK below its RecoveryPoint) and the first unacknowledged segment has been retransmitted, keep ssthresh (ns-3 3.37's TcpSocketBase::ReTxTimeout: CA_LOSS and IsHeadRetransmitted; RFC 5681 §3.1 holds it only while no new ACK arrived)"`
 	// RTOMark keeps marking losses during a timeout's recovery (rtoMark).
+	// RxtPipe keeps a SACKed retransmission in pipe until the cumulative
+	// ACK covers it (Scoreboard.holdRetx).
+	RxtPipe bool `param:"rxtpipe" help:"a segment retransmitted since the latest timeout stays in pipe when it is SACKed, until the cumulative ACK covers it or the next timeout (ns-3 3.37's TcpTxBuffer::BytesInFlight = sent - sacked - lost + retrans: Update sets m_sacked but keeps m_retrans, which only DiscardUpTo and SetSentListLost clear; RFC 6675 SetPipe counts no SACKed octet)"`
 	RTOMark bool `param:"rtomark" help:"during a timeout's recovery (cumulative ACK below its RecoveryPoint) the loss rule keeps marking segments lost, so that they are retransmitted at once (NextSeg rule 1) with no new episode (ns-3 3.37's TcpTxBuffer::Update runs UpdateLostCount on every SACK, also in CA_LOSS; RFC 6675 §5.1 marks nothing until HighACK passes RecoveryPoint and a new episode starts)"`
 	ExitGrowConfig
 }
@@ -541,7 +545,7 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	}
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
 	r.lostRetx, r.adaptive, r.undo, r.partialRxt, r.exitGrow = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt, c.ExitGrow
-	r.rtoHold, r.rtoMark = c.RTOHold, c.RTOMark
+	r.rtoHold, r.rtoMark, r.rxtPipe = c.RTOHold, c.RTOMark, c.RxtPipe
 	r.frto.on = c.FRTO
 	r.rtoRearm = c.RTORearm
 	if r.echoCum, err = parseEcho(name, c.Echo); err != nil {
@@ -560,6 +564,16 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	}
 	r.entered = entered
 	return nil
+}
+
+// holdsSackedRetx reports whether option rxtpipe is on: the connection then
+// keeps SACKed retransmissions in the scoreboard's pipe (Scoreboard.holdRetx).
+func (r *sackLoss) holdsSackedRetx() bool { return r.rxtPipe }
+
+// retxPipeHolder is a strategy that may ask for ns-3's pipe accounting of
+// SACKed retransmissions (option rxtpipe).
+type retxPipeHolder interface {
+	holdsSackedRetx() bool
 }
 
 // episodeStarter is a strategy that sets up its own state when a recovery

@@ -19,6 +19,7 @@ type Segment struct {
 	Retrans int        // number of retransmissions
 	Sacked  bool       // selectively acknowledged
 	Lost    bool       // marked lost and not retransmitted since
+	held    bool       // SACKed but still counted in pipe (Scoreboard.holdRetx)
 	tsPrev  uint32     // the previous segment in the transmission-ordered list, as tsNext
 	SendSeq uint64     // transmission order of the latest (re)transmission (1, 2, ... per connection)
 	rate    rateStamp  // delivery state when (re)sent (ratesample.go)
@@ -40,6 +41,9 @@ func (s *Segment) End() uint64 {
 //
 // Byte counters follow RFC 6675 §2: Pipe counts segments neither SACKed nor
 // marked lost (a retransmitted lost segment counts again once retransmitted).
+// With holdRetx (the recovery option rxtpipe) a segment retransmitted since
+// the latest timeout stays in Pipe when it is SACKed, until the cumulative
+// ACK covers it or the next timeout (releaseHeld), as ns-3 3.37 counts it.
 type Scoreboard struct {
 	segs  []Segment // ring buffer
 	head  int
@@ -54,6 +58,13 @@ type Scoreboard struct {
 	lostIdx int    // no segment below this index is marked lost
 	sends   uint64 // transmissions so far (last SendSeq given)
 	highSSq uint64 // highest SendSeq among never-retransmitted segments ever SACKed
+	// holdRetx keeps a SACKed segment in pipe if it was retransmitted
+	// since the latest timeout (ns-3 3.37's TcpTxBuffer: Update sets
+	// m_sacked and leaves m_retrans, which BytesInFlight adds back until
+	// DiscardUpTo or SetSentListLost clears it); rtoSends is sends at the
+	// latest timeout.
+	holdRetx bool
+	rtoSends uint64
 	// tsHead and tsTail are the ends of the transmission-ordered list of
 	// the outstanding segments neither SACKed nor marked lost, in
 	// increasing SendSeq, linked through Segment.tsNext and tsPrev (ring
@@ -321,10 +332,14 @@ func (sb *Scoreboard) sack(start, end uint64, fn func(*Segment)) int {
 		s.Sacked = true
 		s.skip = 1
 		i++
-		if s.Lost {
+		switch {
+		case s.Lost:
 			s.Lost = false
 			sb.lost -= s.Len
-		} else {
+		case sb.holdRetx && s.Retrans > 0 && s.SendSeq > sb.rtoSends:
+			s.held = true // in pipe until advance or releaseHeld
+			sb.tsRemove(p)
+		default:
 			sb.pipe -= s.Len
 			sb.tsRemove(p)
 		}
@@ -379,6 +394,9 @@ func (sb *Scoreboard) advance(cum uint64, fn func(*Segment)) int {
 		switch {
 		case s.Sacked:
 			sb.sacked -= s.Len
+			if s.held {
+				sb.pipe -= s.Len
+			}
 		case s.Lost:
 			sb.lost -= s.Len
 			n += s.Len
@@ -398,4 +416,21 @@ func (sb *Scoreboard) advance(cum uint64, fn func(*Segment)) int {
 		sb.una = cum
 	}
 	return n
+}
+
+// releaseHeld takes the SACKed segments that holdRetx kept in pipe out of it,
+// at a timeout: ns-3 3.37's TcpTxBuffer::SetSentListLost clears every
+// retransmitted flag (m_retrans = 0). Retransmissions sent from now on are
+// held again when SACKed.
+func (sb *Scoreboard) releaseHeld() {
+	sb.rtoSends = sb.sends
+	a, b := sb.runs()
+	for _, run := range [2][]Segment{a, b} {
+		for i := range run {
+			if s := &run[i]; s.held {
+				s.held = false
+				sb.pipe -= s.Len
+			}
+		}
+	}
 }

@@ -460,6 +460,9 @@ func (c *Conn) onRTO(now clock.Time) {
 	if rh, ok := c.rec.(rtoHolder); ok && rh.holdsSsthresh(&c.ctx) {
 		holder, _ = c.cc.(ccalgo.SsthreshHolder)
 	}
+	if c.sb.holdRetx {
+		c.sb.releaseHeld() // after the flight: ns-3 takes BytesInFlight before SetSentListLost
+	}
 	deferred := c.frto != nil && c.frto.DefersRTOMarks() // F-RTO (frto.go): the oldest segment only
 	for i := 0; i < c.sb.count && (!deferred || i == 0); i++ {
 		c.markLost(now, i, LossRTO)
