@@ -281,3 +281,69 @@ func TestRTOMark(t *testing.T) {
 		})
 	}
 }
+
+// TestRxtPipe: with rxtpipe, a segment retransmitted since the latest
+// timeout stays in pipe when it is SACKed, until the cumulative ACK covers
+// it or the next timeout (ns-3 3.37's TcpTxBuffer::BytesInFlight = sentSize
+// - sackedOut - lostOut + retrans, where Update sets m_sacked but keeps
+// m_retrans, and only DiscardUpTo and SetSentListLost clear it); without it
+// pipe counts no SACKed segment (RFC 6675 SetPipe).
+func TestRxtPipe(t *testing.T) {
+	for _, tc := range []struct {
+		recovery string
+		held     int // segments SACKed after their retransmission that pipe still counts
+	}{
+		{"sack:rtomark", 0},
+		{"sack:rtomark,rxtpipe", 3},
+		{"prr:flight=pipe,bound=ns3,partialrxt,rtomark,rxtpipe", 3},
+	} {
+		t.Run(tc.recovery, func(t *testing.T) {
+			f := lossSetup(t, tc.recovery) // segments 0..10 sent, 0 acknowledged
+			f.now = f.c.rtoAt
+			f.c.onDeadline(f.now) // every outstanding segment marked lost
+			f.tcc().cwnd = 30 * testMSS
+			f.drain() // segments 1..10 retransmitted, then new data
+			// rfc is RFC 6675's pipe: outstanding bytes neither SACKed nor
+			// marked lost.
+			rfc := func() int {
+				n := 0
+				for i := 0; i < f.c.sb.Count(); i++ {
+					if s := f.c.sb.Seg(i); !s.Sacked && !s.Lost {
+						n += s.Len
+					}
+				}
+				return n
+			}
+			f.now = f.now.Add(20 * time.Millisecond)
+			f.ack(seg(2).Start, 0, span(3, 6)) // retransmitted 3..5 SACKed, 2 missing
+			if got, want := f.c.sb.Pipe(), rfc()+tc.held*testMSS; got != want {
+				t.Errorf("pipe %d after the SACK of retransmitted segments 3..5, want %d (RFC 6675: %d)", got, want, rfc())
+			}
+			f.ack(seg(6).Start, 0) // the cumulative ACK covers them
+			if got, want := f.c.sb.Pipe(), rfc(); got != want {
+				t.Errorf("pipe %d once the cumulative ACK covers them, want %d", got, want)
+			}
+			f.drain()
+			f.now = f.now.Add(20 * time.Millisecond)
+			f.ack(seg(6).Start, 0, span(7, 10)) // retransmitted 7..9 SACKed, 6 missing
+			if got, want := f.c.sb.Pipe(), rfc()+tc.held*testMSS; got != want {
+				t.Errorf("pipe %d after the SACK of retransmitted segments 7..9, want %d", got, want)
+			}
+			f.now = f.c.rtoAt
+			f.c.onDeadline(f.now) // a timeout clears the retransmitted marks
+			if got := f.c.sb.Pipe(); got != 0 {
+				t.Errorf("pipe %d after the second timeout, want 0 (every unSACKed segment marked lost)", got)
+			}
+			f.tcc().cwnd = 30 * testMSS
+			f.drain() // 6, then 10.. again
+			if !slices.Contains(f.dataOffsets(), seg(10).Start) {
+				t.Fatalf("sent %v after the second timeout, want segment 10 among them", f.dataOffsets())
+			}
+			f.now = f.now.Add(20 * time.Millisecond)
+			f.ack(seg(6).Start, 0, span(7, 11)) // 10 retransmitted since this timeout
+			if got, want := f.c.sb.Pipe(), rfc()+min(tc.held, 1)*testMSS; got != want {
+				t.Errorf("pipe %d after the SACK of segment 10 resent since the second timeout, want %d", got, want)
+			}
+		})
+	}
+}
