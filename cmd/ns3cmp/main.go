@@ -61,7 +61,7 @@ var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, Dela
 const DefaultStacks = "newreno=" + MatchedNewRenoCC + "/" + MatchedNewReno + ";" +
 	"newreno-prr=" + MatchedNewRenoCC + "/" + MatchedPRR + ";" +
 	"reno=" + MatchedLinuxRenoCC + "/" + MatchedLinuxRenoPRR + ";" +
-	"cubic=cubic:linux=true,friendly=false/" + MatchedPRR + ";" +
+	"cubic=" + MatchedCubicCC + "/" + MatchedCubicPRR + ";" +
 	"vegas=vegas/" + MatchedPRR + ";bbr=bbr:rtorestore=false,ns3exit=true,ns3probertt=true/prr:partialrxt"
 
 // MatchedNewRenoCC is the controller that matches ns-3 3.37's TcpNewReno
@@ -80,6 +80,20 @@ const MatchedLinuxRenoCC = "reno:halve=cwnd,grow=cum"
 // TcpLinuxReno's byte counting that ACK's cumulative advance adds whole
 // segments (docs/compat.md).
 const MatchedLinuxRenoPRR = MatchedPRR + ",exitgrow"
+
+// MatchedCubicCC is the controller that matches ns-3 3.37's TcpCubic with
+// MatchedCubicPRR (docs/compat.md): Linux's arithmetic without the
+// Reno-friendly region, TcpCubic's slow start (ss=ns3) and counting
+// (ca=ns3), growth by ProcessAck's cumulative segments (acks=ns3), and at
+// every timeout ssthresh = 0.7 of the cwnd PRR set (rtoflight, rtoalways).
+const MatchedCubicCC = "cubic:linux=true,friendly=false,ss=ns3,acks=ns3,ca=ns3,rtoflight,rtoalways"
+
+// MatchedCubicPRR is MatchedPRR with the rest of ns-3 3.37's TcpSocketBase
+// and TcpTxBuffer that CUBIC needs (docs/compat.md): growth on the ACK that
+// ends recovery (exitgrow), losses marked during a timeout's recovery
+// (rtomark), and SACKed retransmissions kept in pipe until the cumulative
+// ACK covers them (rxtpipe).
+const MatchedCubicPRR = MatchedPRR + ",exitgrow,rtomark,rxtpipe"
 
 // MatchedNewReno is the recovery that matches ns-3 3.37's TcpClassicRecovery
 // without SACK (docs/compat.md): duplicate ACKs at exactly one past recover

@@ -35,7 +35,7 @@ func needNS3(t *testing.T) {
 func TestConformance(t *testing.T) {
 	needNS3(t)
 	path := Path{"16Mbit", "7.5ms", "droptail:20p"}
-	cubic := Stack{"cubic", "cubic:linux=true,friendly=false", MatchedPRR, ""}
+	cubic := Stack{"cubic", MatchedCubicCC, MatchedCubicPRR, ""}
 	for _, tc := range []struct {
 		st    Stack
 		loss  string
