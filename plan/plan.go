@@ -10,6 +10,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -129,7 +130,13 @@ type Flow struct {
 	Recovery string // recovery strategy spec (stream mode)
 	Traffic  string // traffic generator spec
 	Datagram int    // largest datagram (UDP payload), bytes; 0 = the transport's default
-	ECN      bool   // negotiate ECN
+	// PLPMTUMax turns datagram size discovery on (scenario.Flow.PMTUD;
+	// transport.Config.PLPMTUMax): the largest datagram probed, bytes, the
+	// topology's MTU (0: link.DefaultMTU) less link.IPv4UDPOverhead,
+	// derived here once for every backend; 0 = the datagram size
+	// throughout.
+	PLPMTUMax int
+	ECN       bool // negotiate ECN
 	// MinRTO is the sender's RTO floor (transport.Config.MinRTO); 0 = the
 	// transport's default.
 	MinRTO time.Duration
@@ -386,6 +393,9 @@ func (p *Plan) group(sc scenario.Scenario, g int, f scenario.Flow, first, last i
 			AckEvery: f.AckEvery, DelayedAck: f.DelayedAck, RecvWindow: f.RecvWindow, Background: prefix != "",
 			First: first, Last: last, AccessDelay: acc, Start: f.Start, Stop: f.Stop, Size: size, Rate: rate,
 			TrafficStream: "traffic/" + name, DataStream: "data/" + name, StartStream: "start/" + name}
+		if f.PMTUD {
+			fl.PLPMTUMax = PLPMTUMax(sc.Topology.MTU, f.Datagram)
+		}
 		if f.Stack == scenario.StackKernel {
 			k, fe := f.Kernel()
 			if fe.Field != "" {
@@ -546,9 +556,22 @@ func QueueLimit(spec string) int {
 func (p *Plan) MaxDatagram() int {
 	n := transport.DefaultMaxDatagram
 	for _, f := range p.Flows {
-		n = max(n, f.Datagram)
+		n = max(n, f.Datagram, f.PLPMTUMax)
 	}
 	return n
+}
+
+// PLPMTUMax is the largest datagram a flow of datagram size datagram (0:
+// transport.DefaultMaxDatagram) discovers over links of MTU mtu (0:
+// link.DefaultMTU): the MTU less link.IPv4UDPOverhead, as a live sender
+// takes its route's (udp.Endpoint.PathMaxPayload); 0 when that is no
+// larger than the datagram (nothing to discover).
+func PLPMTUMax(mtu, datagram int) int {
+	limit := min(cmp.Or(mtu, link.DefaultMTU)-link.IPv4UDPOverhead, transport.MaxUDPPayload)
+	if limit <= cmp.Or(datagram, transport.DefaultMaxDatagram) {
+		return 0
+	}
+	return limit
 }
 
 // SetsReceiving reports whether the flow sets its receiver's delayed-ACK

@@ -300,3 +300,22 @@ func TestQueueLimitEveryDiscipline(t *testing.T) {
 		}
 	}
 }
+
+// TestPLPMTUMax: a flow that discovers its datagram size probes up to the
+// topology's MTU (the link default without one) less the IPv4 and UDP
+// headers, and not at all when nothing larger than its datagram fits.
+func TestPLPMTUMax(t *testing.T) {
+	for _, c := range []struct{ mtu, datagram, want int }{
+		{0, 0, 1472},
+		{1500, 0, 1472},
+		{9000, 1400, 8972},
+		{1400, 0, 1372},
+		{1228, 0, 0},
+		{1500, 1472, 0},
+		{1 << 16, 0, 65508},
+	} {
+		if got := PLPMTUMax(c.mtu, c.datagram); got != c.want {
+			t.Errorf("PLPMTUMax(mtu %d, datagram %d) = %d, want %d", c.mtu, c.datagram, got, c.want)
+		}
+	}
+}

@@ -340,8 +340,8 @@ func (d *decoder) checkFlow(n *yaml.Node, path string, f *Flow, given map[string
 			return d.errAt(s, path+field, "mode udp sends raw datagrams without a transport: no cc or recovery")
 		}
 		f.CC, f.Recovery = "", ""
-		if f.Window != 0 || f.AltCC != "" || receiverKey != "" {
-			return d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc, alt_share, ack_every, delayed_ack or recv_window")
+		if f.Window != 0 || f.AltCC != "" || receiverKey != "" || f.PMTUD {
+			return d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc, alt_share, ack_every, delayed_ack, recv_window or pmtud")
 		}
 		if err := ValidateCrossTraffic(f.Traffic); err != nil {
 			return trafficErr("mode udp: %v", err)

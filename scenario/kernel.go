@@ -108,6 +108,9 @@ func (f *Flow) Kernel() (KernelSettings, FieldError) {
 	default:
 		return k, FieldError{"delayed_ack", fmt.Sprintf("Linux's delayed-ACK timer starts at 40ms and adapts up to 200ms: %v not expressible (allowed 40ms, or 0s: quickack)", f.DelayedAck)}
 	}
+	if f.PMTUD {
+		return k, FieldError{"pmtud", "kernel TCP finds its segment size itself (the route's MTU): leave pmtud out"}
+	}
 	if f.Datagram > 0 {
 		k.MSS = transport.SegmentSize(f.Datagram)
 		if k.MSS < KernelMinMSS {

@@ -28,6 +28,7 @@ func TestKernelFlowErrors(t *testing.T) {
 		{"cc parameter", "    cc: \"cubic:beta=0.5\"\n", "flows[0].cc", []string{"cubic:beta", "iw, linux=true, friendly=true, hystart=true"}},
 		{"cc linux=false", "    cc: \"cubic:linux=false\"\n", "flows[0].cc", []string{"tcp_cubic.c", "linux=true"}},
 		{"bad iw", "    cc: \"reno:iw=0\"\n", "flows[0].cc", []string{"initcwnd", "1..16384"}},
+		{"pmtud", "    pmtud: true\n", "flows[0].pmtud", []string{"finds its segment size itself"}},
 		{"recovery", "    recovery: prr\n", "flows[0].recovery", []string{"rack", "newreno"}},
 		{"window", "    window: 64KiB\n", "flows[0].window", []string{"leave window out"}},
 		{"recv_window", "    recv_window: 64KiB\n", "flows[0].recv_window", []string{"tcp_rmem"}},

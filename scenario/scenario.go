@@ -211,6 +211,11 @@ type Flow struct {
 	Start    time.Duration `json:"start" scenario:"duration" doc:"offset from the start of the run"`
 	Stop     time.Duration `json:"stop" scenario:"duration" doc:"offset from the start of the run; 0: its end"`
 	Datagram int           `json:"datagram" scenario:"bytes" doc:"largest datagram (UDP payload); 0: the transport's"`
+	// PMTUD turns datagram size discovery on (DPLPMTUD, RFC 8899), as a
+	// live sender without -size runs it: the flow starts at its datagram
+	// size and probes up to the topology's MTU less the IPv4 and UDP
+	// headers (plan.Flow.PLPMTUMax).
+	PMTUD bool `json:"pmtud,omitempty" scenario:"bool" doc:"discover the datagram size (DPLPMTUD, RFC 8899) as live senders without -size do: start at datagram, probe up to the topology's mtu less 28 bytes of IPv4 and UDP header; default off (the datagram size throughout)"`
 	// Path: nil is every hop (an end-to-end flow).
 	Path []int `json:"path,omitempty" scenario:"hops" doc:"the hops crossed (a flow of path i enters before hop i and leaves after it); default every hop"`
 	// AccessDelay: nil is the topology's access delay.

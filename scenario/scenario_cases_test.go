@@ -89,6 +89,7 @@ func TestScenarioCaseErrors(t *testing.T) {
 		{"rtt and access delay", strings.Replace(base, "{cc: reno}", "{cc: reno, rtt: 50ms, access_delay: 1ms}", 1),
 			"give either rtt or access_delay"},
 		{"small window", strings.Replace(base, "{cc: reno}", "{cc: reno, window: 1000B}", 1), "must hold at least two datagrams"},
+		{"pmtud of raw datagrams", strings.Replace(base, "{cc: reno}", "{mode: udp, traffic: \"cbr:rate=1Mbit\", pmtud: true}", 1), "no window, alt_cc, alt_share, ack_every, delayed_ack, recv_window or pmtud"},
 		{"background path", strings.Replace(base, "rate: 1Mbit}", "rate: 1Mbit, background: [{path: 0}]}", 1),
 			"a background group crosses its hop only"},
 		{"share", strings.Replace(base, "{cc: reno}", "{cc: reno, alt_cc: dca, alt_share: 1.5}", 1), `"1.5" is not a share in [0, 1]`},

@@ -655,7 +655,7 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 		drain = 5 * time.Second
 	}
 	if f.Mode == scenario.ModeDatagram {
-		dc, err := ep.DialDgram(dctx, to, transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, Sink: sendSink})
+		dc, err := ep.DialDgram(dctx, to, transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, PLPMTUMax: f.PLPMTUMax, Sink: sendSink})
 		if err != nil {
 			return dialErr(err)
 		}
@@ -672,7 +672,7 @@ func (r Runner) flow(ctx context.Context, cm common, start, end clock.Time, to n
 		}
 		return nil
 	}
-	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, Sink: sendSink}
+	cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, PLPMTUMax: f.PLPMTUMax, Sink: sendSink}
 	if f.SetsReceiving() {
 		cfg.Request = binary.AppendUvarint(nil, f.ID) // the receiver picks the flow's settings by it (receiverConfig)
 	}

@@ -72,7 +72,7 @@ func (lr *liveRun) startShell(cfg relay.Config, entries []int) error {
 				return err
 			}
 		default:
-			mtu = max(mtu, cmpOr(f.Datagram, transport.DefaultMaxDatagram)+ipv4UDP)
+			mtu = max(mtu, max(cmpOr(f.Datagram, transport.DefaultMaxDatagram), f.PLPMTUMax)+ipv4UDP)
 		}
 	}
 	cfg.Listen, cfg.Entries, cfg.Target = "", nil, ""

@@ -252,6 +252,8 @@ func flowRecord(p *plan.Plan, f *plan.Flow) (*record, error) {
 		return nil, &Unsupported{where, "window", "ns-3 TCP has no sender window cap apart from its buffers"}
 	case f.Background:
 		return nil, &Unsupported{where, "background", "ns-3 flows are all measured"}
+	case f.PLPMTUMax > 0:
+		return nil, &Unsupported{where, "pmtud", "ns-3 3.37 TCP keeps its segment size: give the datagram size instead"}
 	}
 	r := &record{kind: "flow"}
 	r.set("id", f.ID)

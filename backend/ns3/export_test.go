@@ -130,6 +130,7 @@ flows: [{name: a` + flow + `}]
 		{"fq", base("", `, cc: reno, recovery: prr`), ""},
 		{"getime", base(`, loss: "getime:good=1s,bad=20ms"`, `, cc: reno, recovery: prr`), "loss getime"},
 		{"ecn", base("", `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:flight=pipe,bound=ns3,partialrxt", ecn: true`), "ecn"},
+		{"pmtud", base("", `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:flight=pipe,bound=ns3,partialrxt", pmtud: true`), "pmtud"},
 		{"web", base("", `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:flight=pipe,bound=ns3,partialrxt", traffic: "web:size=pareto(10kB/1.5),think=exp(1s)"`), "traffic web"},
 	} {
 		if tc.feature == "" {

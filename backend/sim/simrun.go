@@ -163,7 +163,7 @@ func Build(p *plan.Plan, opt Options) (*Sim, error) {
 	// larger datagram (cclab sim -mss, a scenario's datagram:) was silently
 	// cut to 1200.
 	for _, f := range p.Flows {
-		s.Sim.Transport.MaxDatagram = max(s.Sim.Transport.MaxDatagram, f.Datagram)
+		s.Sim.Transport.MaxDatagram = max(s.Sim.Transport.MaxDatagram, f.Datagram, f.PLPMTUMax)
 	}
 	for i := range p.Flows {
 		s.Senders = append(s.Senders, net.Node(senderName(i)))
@@ -255,7 +255,7 @@ func (s *Sim) addFlow(i int) error {
 		if s.Dgram == nil {
 			s.Dgram = sim.NewDgram(s.Sim)
 		}
-		cfg := transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, Sink: s.flowSink(f)}
+		cfg := transport.DgramConfig{CC: f.CC, Rate: f.Rate, MaxDatagram: f.Datagram, PLPMTUMax: f.PLPMTUMax, Sink: s.flowSink(f)}
 		df := s.Dgram.AddFlow(f.Name, src, dst, cfg, start)
 		s.DFlow[i] = df
 		s.dgram = append(s.dgram, i)
@@ -279,7 +279,7 @@ func (s *Sim) addFlow(i int) error {
 			sink = event.Tee{w, sink}
 		}
 		cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: cmp.Or(f.Datagram, transport.DefaultMaxDatagram),
-			ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, Sink: sink}
+			ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, PLPMTUMax: f.PLPMTUMax, Sink: sink}
 		full := s.Sim.Transport
 		full.CC, full.Recovery = f.CC, f.Recovery
 		if f.Datagram > 0 {
