@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cclab/internal/qlog"
+	"cclab/transport"
 )
 
 // synthProbe writes a probe's sender qlog: n packets of payload bytes,
@@ -115,7 +116,7 @@ func TestProfileFromProbe(t *testing.T) {
 				t.Errorf("no host-limited warning: %v", pp.Warnings)
 			}
 			pp.estimate(nil, []float64{1e6}, pe)
-			wantRate := 9.6e6 * 1228 / 1200
+			wantRate := 9.6e6 * float64(transport.DatagramFor(payload)+28) / payload // the segments' datagrams and IPv4 and UDP headers
 			if math.Abs(pp.RateBps/wantRate-1) > 0.01 || pp.RateBound {
 				t.Errorf("rate %.4g (bound %v), want %.4g measured", pp.RateBps, pp.RateBound, wantRate)
 			}

@@ -3,6 +3,7 @@ package campaign
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -62,7 +63,21 @@ type PathProfile struct {
 	// would drop in the replay what the transfers never lost).
 	QueuePackets, QueueLo, QueueHi int
 	QueueBound                     bool
-	Packet                         int // wire packet size, bytes: the transfer's datagram plus IPv4 and UDP headers
+	// Datagram is the largest datagram (UDP payload, bytes) the transfers
+	// used (transferDatagram: the segment size their senders reported at
+	// their end, else their qlogs' largest data segment, each as the
+	// datagram that carries it; the median over the transfers), 0 when
+	// none said; Discovered says the agents found it themselves (the
+	// spec's transfer.max_datagram unset: datagram size discovery, RFC
+	// 8899, up to the route's MTU) and the replay discovers it too, up to
+	// a link MTU of Datagram plus the IPv4 and UDP headers
+	// (docs/campaigns.md, "Profile").
+	Datagram   int
+	Discovered bool
+	Packet     int // wire packet size, bytes: Datagram (0: the spec's or the default) plus IPv4 and UDP headers
+	// tag is the authentication tag the transfers' packets carried
+	// (authTag: their senders said they were authenticated), bytes.
+	tag int
 	// Probed says the pair's probe (Spec.Probe) was done; the rate and the
 	// queue then come from it when its qlog shows the bottleneck busy
 	// (estimateProbe): the rate over that busy period, RateLo and RateHi
@@ -98,7 +113,6 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 			byPair[p] = append(byPair[p], r)
 		}
 	}
-	dgram := cmp.Or(sp.Transfer.MaxDatagram, transport.DefaultMaxDatagram)
 	probes := probeRows(sp, rows)
 	var out []PathProfile
 	for _, pair := range sp.Pairs {
@@ -107,7 +121,11 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 			continue
 		}
 		pp := PathProfile{Pair: pair, Group: sp.PathKind(pair), Transfers: len(rs), MinRTT: time.Duration(math.MaxInt64),
-			Packet: dgram + link.IPv4UDPOverhead}
+			Datagram: transfersDatagram(rs), Discovered: sp.Transfer.MaxDatagram == 0}
+		pp.Packet = cmp.Or(pp.Datagram, sp.Transfer.MaxDatagram, transport.DefaultMaxDatagram) + link.IPv4UDPOverhead
+		for _, r := range rs {
+			pp.tag = max(pp.tag, transferTag(r))
+		}
 		if r, ok := sp.RelayOf(pair); ok {
 			pp.Relay = &r
 		}
@@ -163,6 +181,69 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 	return out
 }
 
+// transfersDatagram returns the median over the transfers of the largest
+// datagram each used (transferDatagram), 0 when none said.
+func transfersDatagram(rs []Row) int {
+	var ds []float64
+	for _, r := range rs {
+		if d := transferDatagram(r); d > 0 {
+			ds = append(ds, float64(d))
+		}
+	}
+	if len(ds) == 0 {
+		return 0
+	}
+	return int(math.Round(studies.Quantile(ds, 0.5)))
+}
+
+// transferDatagram returns the largest datagram (UDP payload, bytes) a
+// transfer used: the datagram that carries the segment size its sender
+// reported at its end (end.mss: after datagram size discovery, the size
+// discovered), else its qlog's largest data segment (transport.DatagramFor),
+// plus the authentication tag (transport.TagLen) when the sender's JSON
+// says the transfer was authenticated (end.auth, as agents' transfers
+// are); 0 when neither tells.
+func transferDatagram(r Row) int {
+	var snd struct {
+		End struct {
+			MSS int `json:"mss"`
+		} `json:"end"`
+	}
+	_ = json.Unmarshal([]byte(r.SenderJSON), &snd) // malformed: the qlog tells
+	seg := snd.End.MSS
+	if seg <= 0 && r.SenderQlog != "" {
+		seg = estimateTrace([]byte(r.SenderQlog)).payload
+	}
+	if seg <= 0 {
+		return 0
+	}
+	return transport.DatagramFor(seg) + transferTag(r)
+}
+
+// transferTag is the authentication tag of a transfer's packets (authTag
+// of its sender's end.auth), bytes.
+func transferTag(r Row) int {
+	var snd struct {
+		End struct {
+			Auth json.RawMessage `json:"auth"`
+		} `json:"end"`
+	}
+	if json.Unmarshal([]byte(r.SenderJSON), &snd) != nil {
+		return 0
+	}
+	return authTag(snd.End.Auth)
+}
+
+// authTag is the bytes an authenticated packet carries beside its segment
+// (transport.TagLen) when a sender's end.auth says it was authenticated,
+// else 0.
+func authTag(auth json.RawMessage) int {
+	if len(auth) == 0 || string(auth) == "null" {
+		return 0
+	}
+	return transport.TagLen
+}
+
 // probeRows returns each pair's probe (ProbePlan) that is done, the last
 // stored one.
 func probeRows(sp *Spec, rows []Row) map[Pair]Row {
@@ -212,14 +293,14 @@ func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64, prob
 	var maxRTT time.Duration
 	for _, t := range traces {
 		if t.trainBps > 0 && t.payload > 0 {
-			rates = append(rates, t.trainBps*float64(pp.Packet)/float64(t.payload))
+			rates = append(rates, t.trainBps*wireShare(t.payload, pp.tag))
 		}
 		maxRTT = max(maxRTT, t.maxRTT)
 	}
 	pkt := float64(pp.Packet)
 	switch {
 	case probe != nil:
-		wire := pkt / float64(probe.payload)
+		wire := wireShare(probe.payload, pp.tag)
 		pp.RateBps, pp.RateLo, pp.RateHi = probe.rate*wire, probe.rateLo*wire, probe.rateHi*wire
 		maxRTT = pp.MinRTT + probe.queue
 	case len(rates) > 0:
@@ -283,6 +364,17 @@ func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64, prob
 	pp.QueuePackets = max(seen, packets(pp.MinRTT, pp.RateBps), MinQueuePackets)
 	pp.Warnings = append(pp.Warnings, fmt.Sprintf("queue: never seen to overflow (%d losses at its fullest): at least %d packets%s; %d written (the larger of that and one bandwidth-delay product)", len(overflow), seen, least, pp.QueuePackets))
 	return nil
+}
+
+// wireShare is the wire bytes per payload byte of a trace whose largest
+// data segment was payload bytes, its packets carrying an authentication
+// tag of tag bytes: the datagram of that segment (transport.DatagramFor)
+// with the tag, plus the IPv4 and UDP headers, over the payload. The
+// trace's own size, not a default: a probe or transfer that discovered
+// 1,472-byte datagrams scaled by a 1,200-byte datagram's packet had its
+// rate written 18 % low.
+func wireShare(payload, tag int) float64 {
+	return float64(transport.DatagramFor(payload)+tag+link.IPv4UDPOverhead) / float64(payload)
 }
 
 // hostLimited reports whether a sender's JSON says it was host-limited.
@@ -366,6 +458,7 @@ func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) err
 		p("  # rate %s, queue %s%s\n", rangeText(pp.RateBps, pp.RateLo, pp.RateHi, pp.RateBound, formatRate),
 			rangeText(float64(pp.QueuePackets), float64(pp.QueueLo), float64(pp.QueueHi), pp.QueueBound, func(v float64) string { return strconv.Itoa(int(v)) + "p" }),
 			map[bool]string{true: " (the probe's)", false: ""}[pp.Probed])
+		p("  # datagrams %s\n", datagramText(pp, sp))
 		if r := pp.Relay; r != nil {
 			p("  # via relay %s (%s): configured each way: rate %s, delay %s, queue %s, loss %s\n", r.Name, r.Listen,
 				formatRate(r.Link.Rate), r.Link.Delay, cmp.Or(r.Link.Queue, "default"), cmp.Or(r.Link.Loss, "none"))
@@ -373,7 +466,13 @@ func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) err
 		for _, w := range pp.Warnings {
 			p("  # warning: %s\n", w)
 		}
-		p("  %s:\n    kind: dumbbell\n    bottleneck:\n", pp.Name)
+		p("  %s:\n    kind: dumbbell\n", pp.Name)
+		if pp.Discovered && pp.Datagram > 0 {
+			// The replay's flows discover their size up to this MTU, as
+			// the agents did up to their route's.
+			p("    mtu: %dB\n", pp.Datagram+link.IPv4UDPOverhead)
+		}
+		p("    bottleneck:\n")
 		p("      rate: %s\n", formatRate(math.Max(pp.RateBps, 1e3)))
 		p("      delay: %s\n", roundDelay(pp.MinRTT/2))
 		p("      queue: \"droptail:%dp\"\n", pp.QueuePackets)
@@ -384,12 +483,37 @@ func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) err
 	p("topology: [%s]\n", joinQuoted(names))
 	p("flows:\n  - {name: transfer, cc: reno}\n")
 	p("cases:\n")
+	size := replayDatagram(sp)
 	for _, v := range sp.Variants {
-		p("  - name: %s\n    flows:\n      - {name: %s, cc: %s, recovery: %s, traffic: %s}\n", strconv.Quote(v.Name), strconv.Quote(v.Name),
-			strconv.Quote(v.CC), strconv.Quote(v.Recovery), strconv.Quote(traffic))
+		p("  - name: %s\n    flows:\n      - {name: %s, cc: %s, recovery: %s, traffic: %s%s}\n", strconv.Quote(v.Name), strconv.Quote(v.Name),
+			strconv.Quote(v.CC), strconv.Quote(v.Recovery), strconv.Quote(traffic), size)
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// datagramText describes the datagram size a path's transfers used and
+// how the replay matches it.
+func datagramText(pp PathProfile, sp *Spec) string {
+	switch {
+	case sp.Transfer.MaxDatagram > 0:
+		return fmt.Sprintf("of %d bytes (transfer.max_datagram), replayed at that size", sp.Transfer.MaxDatagram)
+	case pp.Datagram > 0:
+		return fmt.Sprintf("discovered by the senders: %d bytes; the replay discovers up to mtu %d", pp.Datagram, pp.Datagram+link.IPv4UDPOverhead)
+	}
+	return fmt.Sprintf("discovered by the senders, size not reported; the replay discovers up to mtu %d (the link default)", link.DefaultMTU)
+}
+
+// replayDatagram is the datagram setting of the replay's flows: the
+// spec's transfer.max_datagram (the agents' senders used it throughout),
+// or, without one, datagram size discovery (the agents discover theirs up
+// to their route's MTU; the replay up to its topology's mtu, the size the
+// transfers reached, or link.DefaultMTU where none was measured).
+func replayDatagram(sp *Spec) string {
+	if sp.Transfer.MaxDatagram > 0 {
+		return ", datagram: " + strconv.Itoa(sp.Transfer.MaxDatagram) + "B"
+	}
+	return ", pmtud: true"
 }
 
 // formatRate writes a rate to three significant digits ("9.87Mbit").

@@ -13,6 +13,9 @@ import (
 	"cclab/link"
 	"cclab/plan"
 	"cclab/scenario"
+	"cclab/transport"
+	"strconv"
+	"strings"
 )
 
 // simTransfers runs a 1 MB Reno transfer per seed over a known dumbbell path
@@ -114,6 +117,13 @@ func TestProfileRecoversSimulatedPaths(t *testing.T) {
 				t.Errorf("%s: queue %d packets (bound %v), want measured within 30%% of %d", truth.Name, p.QueuePackets, p.QueueBound, truth.QueuePackets)
 			}
 		}
+		// The simulated transfers discover their datagram size as the
+		// agents do (the replay scenario's pmtud, up to the link default
+		// MTU): the profile records it, and the rate above is scaled by
+		// it (by the default 1,200-byte datagram's packet it was 18 % low).
+		if p.Datagram != link.DefaultMTU-link.IPv4UDPOverhead || !p.Discovered {
+			t.Errorf("%s: datagram %d (discovered %v), want %d discovered", truth.Name, p.Datagram, p.Discovered, link.DefaultMTU-link.IPv4UDPOverhead)
+		}
 		if d := p.MinRTT - truth.MinRTT; d < 0 || d > 5*time.Millisecond {
 			t.Errorf("%s: min RTT %v, want %v plus a little serialization", truth.Name, p.MinRTT, truth.MinRTT)
 		}
@@ -186,5 +196,101 @@ func TestProbeSimulatedBursts(t *testing.T) {
 	}
 	if measured < 6 {
 		t.Errorf("%d of 12 probes measured the buffer, want at least 6 (seeds 3, 5, 6, 8, 9, 10 overflowed it)", measured)
+	}
+}
+
+// TestTransferDatagram: the datagram a transfer used is the one its
+// sender's reported segment size (end.mss, after discovery) needs, else
+// the one its qlog's largest data segment needs, else unknown (0).
+func TestTransferDatagram(t *testing.T) {
+	seg := func(n int) string {
+		return "\x1e{\"time\":1,\"name\":\"transport:packet_sent\",\"data\":{\"header\":{\"packet_number\":0},\"raw\":{\"length\":" + strconv.Itoa(n) + "}}}\n"
+	}
+	for _, c := range []struct {
+		name string
+		r    Row
+		want int
+	}{
+		{"discovered, JSON", Row{SenderJSON: `{"end":{"mss":` + strconv.Itoa(transport.SegmentSize(1472)) + `}}`, SenderQlog: seg(transport.SegmentSize(1200))}, 1472},
+		// An agent's transfer is authenticated: its segments are the tag
+		// shorter ("mss":1421 of 1,472-byte datagrams in the multi-host test).
+		{"authenticated", Row{SenderJSON: `{"end":{"mss":` + strconv.Itoa(transport.SegmentSize(1472)-transport.TagLen) + `,"auth":{"cipher":"aes-gmac"}}}`}, 1472},
+		{"authenticated, qlog", Row{SenderJSON: `{"end":{"auth":{"cipher":"aes-gmac"}}}`, SenderQlog: seg(transport.SegmentSize(1472) - transport.TagLen)}, 1472},
+		{"auth null", Row{SenderJSON: `{"end":{"mss":` + strconv.Itoa(transport.SegmentSize(1472)) + `,"auth":null}}`}, 1472},
+		{"qlog only", Row{SenderQlog: seg(transport.SegmentSize(1200)) + seg(transport.SegmentSize(1472))}, 1472},
+		{"JSON without mss", Row{SenderJSON: `{"end":{}}`, SenderQlog: seg(transport.SegmentSize(1200))}, 1200},
+		{"malformed JSON", Row{SenderJSON: `{"end":`, SenderQlog: seg(transport.SegmentSize(1300))}, 1300},
+		{"neither", Row{SenderJSON: `{}`}, 0},
+	} {
+		if got := transferDatagram(c.r); got != c.want {
+			t.Errorf("%s: datagram %d, want %d", c.name, got, c.want)
+		}
+	}
+	rows := []Row{{SenderJSON: `{"end":{"mss":` + strconv.Itoa(transport.SegmentSize(1472)) + `}}`}, {SenderJSON: `{}`},
+		{SenderQlog: seg(transport.SegmentSize(1472))}, {SenderQlog: seg(transport.SegmentSize(1200))}}
+	// The rate's wire share: a full 1,472-byte datagram is 1,500 bytes on
+	// the wire whatever its tag takes from the segment.
+	for _, c := range []struct{ payload, tag int }{{transport.SegmentSize(1472), 0}, {transport.SegmentSize(1472) - transport.TagLen, transport.TagLen}} {
+		if got, want := wireShare(c.payload, c.tag), 1500/float64(c.payload); math.Abs(got-want) > 1e-12 {
+			t.Errorf("wireShare(%d, %d) = %v, want %v", c.payload, c.tag, got, want)
+		}
+	}
+	if got := transfersDatagram(rows); got != 1472 {
+		t.Errorf("transfers' datagram %d, want the median 1472 (1472, 1472, 1200; one unknown)", got)
+	}
+}
+
+// TestProfileReplayDatagram: the replay sends the datagrams the
+// transfers sent, through the one plan every backend runs: without
+// transfer.max_datagram the agents discovered theirs, and the replay's
+// flows discover theirs up to the path's MTU (the size measured plus the
+// IPv4 and UDP headers; the link default where none was measured); with
+// it, every flow has that size.
+func TestProfileReplayDatagram(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		spec     string // transfer.max_datagram
+		datagram int    // measured
+		wantMTU  string // topology line
+		wantFlow string
+		wantMax  int // plan.Flow.PLPMTUMax
+		wantDg   int // plan.Flow.Datagram
+	}{
+		{"discovered", "", 1472, "    mtu: 1500B\n", "pmtud: true", 1472, 0},
+		{"discovered 1400", "", 1372, "    mtu: 1400B\n", "pmtud: true", 1372, 0},
+		{"not measured", "", 0, "", "pmtud: true", 1472, 0},
+		{"nothing above the base", "", 1200, "    mtu: 1228B\n", "pmtud: true", 0, 0},
+		{"fixed", ", max_datagram: 1400B", 1400, "", "datagram: 1400B", 0, 1400},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sp := testSpec(t, 2, 1, 1, "")
+			if c.spec != "" {
+				sp.Transfer.MaxDatagram = 1400
+			}
+			pp := PathProfile{Name: "p", RateBps: 10e6, MinRTT: 80 * time.Millisecond, QueuePackets: 100, Loss: link.GEConfig{R: 1, K: 1},
+				Pair: sp.Pairs[0], Datagram: c.datagram, Discovered: sp.Transfer.MaxDatagram == 0}
+			var b bytes.Buffer
+			if err := WriteProfileScenario(&b, sp, []PathProfile{pp}); err != nil {
+				t.Fatal(err)
+			}
+			src := b.String()
+			if c.wantMTU != "" && !strings.Contains(src, "kind: dumbbell\n"+c.wantMTU) || c.wantMTU == "" && strings.Contains(src, "mtu:") {
+				t.Errorf("scenario:\n%s\nwant topology mtu line %q", src, c.wantMTU)
+			}
+			if !strings.Contains(src, c.wantFlow+"}") {
+				t.Errorf("scenario:\n%s\nwant flows with %q", src, c.wantFlow)
+			}
+			exp, err := scenario.ParseScenario("p.yaml", b.Bytes())
+			if err != nil {
+				t.Fatalf("%v\n%s", err, src)
+			}
+			p, err := plan.New(exp.Points[0].Scenario, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := p.Flows[0]; f.PLPMTUMax != c.wantMax || f.Datagram != c.wantDg {
+				t.Errorf("plan flow: datagram %d, discovery up to %d; want %d, %d", f.Datagram, f.PLPMTUMax, c.wantDg, c.wantMax)
+			}
+		})
 	}
 }

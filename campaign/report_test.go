@@ -11,6 +11,7 @@ import (
 
 	"cclab/link"
 	"cclab/scenario"
+	"cclab/transport"
 )
 
 // profileRunner is a fake runner whose outcomes depend on the path: RTT
@@ -110,11 +111,18 @@ func TestProfileScenario(t *testing.T) {
 		}
 		// No ACK trains: the goodput, a bound; the queue a bound too, the
 		// larger of the queueing seen (the 90th-percentile SRTT over the
-		// min RTT) and one BDP, at 8 Mbit/s in 1228-byte packets.
-		if !p.RateBound || !p.QueueBound || p.Packet != 1228 || len(p.Warnings) != 2 {
-			t.Errorf("profile %s: bounds %v/%v, packet %d, warnings %q: want bounds, 1228 bytes, two warnings", p.Name, p.RateBound, p.QueueBound, p.Packet, p.Warnings)
+		// min RTT) and one BDP, at 8 Mbit/s in packets of the datagram
+		// the qlogs' 1,200-byte segments need (the default 1,200-byte
+		// datagram without qlogs) and the IPv4 and UDP headers.
+		wantDgram, wantPacket := transport.DatagramFor(1200), transport.DatagramFor(1200)+28
+		if !inter {
+			wantDgram, wantPacket = 0, 1228
 		}
-		pk := func(d time.Duration) int { return int(math.Round(d.Seconds() * 8e6 / 8 / 1228)) }
+		if !p.RateBound || !p.QueueBound || p.Datagram != wantDgram || !p.Discovered || p.Packet != wantPacket || len(p.Warnings) != 2 {
+			t.Errorf("profile %s: bounds %v/%v, datagram %d (discovered %v), packet %d, warnings %q: want bounds, datagram %d discovered, %d bytes, two warnings",
+				p.Name, p.RateBound, p.QueueBound, p.Datagram, p.Discovered, p.Packet, p.Warnings, wantDgram, wantPacket)
+		}
+		pk := func(d time.Duration) int { return int(math.Round(d.Seconds() * 8e6 / 8 / float64(wantPacket))) }
 		if want := max(pk(wantRTT/2), pk(wantRTT), MinQueuePackets); p.QueuePackets != want {
 			t.Errorf("profile %s: queue %d packets, want %d", p.Name, p.QueuePackets, want)
 		}
