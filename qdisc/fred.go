@@ -35,6 +35,7 @@ type FREDConfig struct {
 	MinQ  float64 `param:"minq" help:"minq, packets: a flow with fewer queued packets is never early-dropped"`
 	Limit Limit   `param:"limit" help:"hard capacity, packets (100 or 100p)"`
 	ECN   bool    `param:"ecn" help:"mark ECN-capable packets with CE instead of random (early) dropping"`
+	Wait  bool    `param:"wait" help:"ns-2's wait_ (as red's wait; the CSFQ authors' ns-2 FRED sets it): no early drop until count·p_b reaches 1, gaps uniform in [1/p_b, 2/p_b]"`
 }
 
 // Capacity returns the queue's limit (Bounded).
@@ -175,7 +176,11 @@ func (f *FRED) Enqueue(now clock.Time, p *Packet) bool {
 		f.count++
 		if qlen >= max(f.cfg.MinQ, f.avgcq) {
 			pb := f.cfg.MaxP * (avg - f.cfg.Min) / (f.cfg.Max - f.cfg.Min)
-			if f.rng.Float64() < redPa(pb, f.count) {
+			pa := redPa(pb, f.count)
+			if f.cfg.Wait {
+				pa = redPaWait(pb, f.count)
+			}
+			if f.rng.Float64() < pa {
 				f.count = 0
 				if f.cfg.ECN && p.ECN.Capable() {
 					mark = true

@@ -153,40 +153,55 @@ func TestFREDModes(t *testing.T) {
 	}
 }
 
-// Random drops follow RED's p_a = p_b/(1 - count·p_b) among robust flows.
+// Random drops follow RED's p_a = p_b/(1 - count·p_b) among robust flows:
+// gaps in [1, 1/p_b], mean about 1/(2 p_b); with wait, ns-2's wait_ rule:
+// gaps in [1/p_b, 2/p_b], mean about 1.5/p_b.
 func TestFREDRandomRate(t *testing.T) {
-	rc := &rec{}
-	f := newFREDT(t, "fred:min=5,max=10,maxp=0.1,minq=2,wq=1e-9,limit=100", Env{Handler: rc, Rand: seeded(4)})
-	var g pktGen
-	for k := uint64(10); k < 17; k++ {
-		f.Enqueue(at(0), g.pkt(k, 100))
+	tests := []struct {
+		spec           string
+		minGap, maxGap int
+		wantMean       float64
+	}{
+		{"fred:min=5,max=10,maxp=0.1,minq=2,wq=1e-9,limit=100", 1, 20, 1/(2*0.05) + 0.5},
+		{"fred:min=5,max=10,maxp=0.1,minq=2,wq=1e-9,limit=100,wait", 20, 40, 1.5 / 0.05},
 	}
-	for i := 0; i < 3; i++ {
-		f.Enqueue(at(0), g.pkt(1, 100))
-	}
-	f.avg.avg = 7.5 // p_b = 0.05
-	f.setAvgCQ()
-	maxGap, gap, drops := 0, 0, 0
-	for i := 0; i < 4000; i++ {
-		gap++
-		if !f.Enqueue(at(0), g.pkt(1, 100)) {
-			drops++
-			maxGap, gap = max(maxGap, gap), 0
-			continue
+	for _, tt := range tests {
+		rc := &rec{}
+		f := newFREDT(t, tt.spec, Env{Handler: rc, Rand: seeded(4)})
+		var g pktGen
+		for k := uint64(10); k < 17; k++ {
+			f.Enqueue(at(0), g.pkt(k, 100))
 		}
-		// Take the accepted packet back out (white box) so flow 1 keeps
-		// holding 3 packets and avg stays put.
-		f.q.popBack()
-		f.flows[1].qlen--
-	}
-	if maxGap > 20 {
-		t.Errorf("max gap between random drops got %d, want <= 1/p_b = 20", maxGap)
-	}
-	if mean, want := 4000/float64(drops), 1/(2*0.05)+0.5; math.Abs(mean-want) > 0.15*want {
-		t.Errorf("mean gap got %.2f, want about %.2f", mean, want)
-	}
-	if got := rc.count(DropEarly); got != drops {
-		t.Errorf("early drops got %d, want %d", got, drops)
+		for i := 0; i < 3; i++ {
+			f.Enqueue(at(0), g.pkt(1, 100))
+		}
+		f.avg.avg = 7.5 // p_b = 0.05
+		f.setAvgCQ()
+		minGap, maxGap, gap, drops := 1<<30, 0, 0, 0
+		for i := 0; i < 8000; i++ {
+			gap++
+			if !f.Enqueue(at(0), g.pkt(1, 100)) {
+				if drops > 0 { // the first gap starts before count was set
+					minGap, maxGap = min(minGap, gap), max(maxGap, gap)
+				}
+				drops++
+				gap = 0
+				continue
+			}
+			// Take the accepted packet back out (white box) so flow 1 keeps
+			// holding 3 packets and avg stays put.
+			f.q.popBack()
+			f.flows[1].qlen--
+		}
+		if minGap < tt.minGap || maxGap > tt.maxGap {
+			t.Errorf("%s: gaps between random drops got [%d, %d], want within [%d, %d]", tt.spec, minGap, maxGap, tt.minGap, tt.maxGap)
+		}
+		if mean := 8000 / float64(drops); math.Abs(mean-tt.wantMean) > 0.15*tt.wantMean {
+			t.Errorf("%s: mean gap got %.2f, want about %.2f", tt.spec, mean, tt.wantMean)
+		}
+		if got := rc.count(DropEarly); got != drops {
+			t.Errorf("%s: early drops got %d, want %d", tt.spec, got, drops)
+		}
 	}
 }
 
