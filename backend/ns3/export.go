@@ -366,6 +366,9 @@ func ccRecord(r *record, where, cc string, mss int) error {
 		if c.ABC != ccalgo.ABCLimit {
 			return un("abc=1", "ns-3 TcpCubic's slow start counts every acknowledged segment")
 		}
+		if err := cubicNS3Rules(c, un); err != nil {
+			return err
+		}
 		r.set("cc", "ns3::TcpCubic")
 		r.set("cc.HyStart", c.HyStart)
 		if c.HyStart { // ns-3's HyStart is tcp_cubic.c's; its delay clamp's maximum defaults to 1 s, Linux's is 16 ms
@@ -412,6 +415,25 @@ func ccRecord(r *record, where, cc string, mss int) error {
 		r.set("s.InitialCwnd", iw)
 	default:
 		return &Unsupported{where, "cc " + e.Name, "ns-3 models newreno, reno, cubic, vegas and bbr"}
+	}
+	return nil
+}
+
+// cubicNS3Rules refuses a CUBIC spec that lacks one of the rules of ns-3.37's
+// TcpCubic and TcpSocketBase that cclab models as settings
+// (ns3cmp.MatchedCubicCC, docs/compat.md), naming the setting to use.
+func cubicNS3Rules(c *ccalgo.CubicConfig, un func(what, why string) error) error {
+	switch {
+	case c.SlowStart != ccalgo.SlowStartNS3:
+		return un("ss="+cmp.Or(c.SlowStart, ccalgo.SlowStartRFC), "ns-3.37's TcpCubic::IncreaseWindow adds every segment the cumulative ACK moved over in slow start, with no per-ACK limit and past ssthresh (set ss=ns3)")
+	case c.Acks != ccalgo.AcksNS3:
+		return un("acks="+cmp.Or(c.Acks, ccalgo.AcksRFC), "ns-3.37's TcpSocketBase::ProcessAck grows cwnd by the segments the cumulative ACK moved over, none on an ACK with new SACK information outside CA_LOSS (set acks=ns3)")
+	case c.CA != ccalgo.CANS3:
+		return un("ca="+cmp.Or(c.CA, ccalgo.CALinux), "ns-3.37's TcpCubic::IncreaseWindow adds at most one segment per ACK and never clears its count m_cWndCnt (set ca=ns3)")
+	case !c.RTOFlight:
+		return un("rtoflight=false", "ns-3.37's TcpCubic::GetSsThresh takes 0.7 of the cwnd TcpPrrRecovery set when a timeout comes during recovery (set rtoflight)")
+	case !c.RTOAlways:
+		return un("rtoalways=false", "ns-3.37's TcpSocketBase::ReTxTimeout recomputes ssthresh at every timeout, repeats included (set rtoalways)")
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ topology:
   kind: dumbbell
   bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p, loss: 0.01}
 flows:
-  - {name: a, cc: "cubic:linux=true,friendly=false", recovery: "prr:flight=pipe,bound=ns3,partialrxt", datagram: 1483B, min_rto: 1s, ack_every: 2, delayed_ack: 200ms}
+  - {name: a, cc: "cubic:linux=true,friendly=false,ss=ns3,acks=ns3,ca=ns3,rtoflight,rtoalways", recovery: "prr:flight=pipe,bound=ns3,partialrxt,exitgrow,rtomark,rxtpipe", datagram: 1483B, min_rto: 1s, ack_every: 2, delayed_ack: 200ms}
   - {name: b, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: "newreno:atrecover", traffic: "onoff:on=exp(1s),off=exp(1s)"}
 `)
 	out, err := ns3.Export(p)
@@ -112,6 +112,11 @@ flows: [{name: a` + flow + `}]
 		{"default recovery", base("", `, cc: "newreno:ca=acks,abc=1,grow=cum"`), "recovery rack"},
 		{"cubic friendly", base("", `, cc: "cubic:linux=true", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "friendly=true"},
 		{"cubic rfc", base("", `, cc: "cubic:friendly=false", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "linux=false"},
+		{"cubic slow start", base("", `, cc: "cubic:linux=true,friendly=false,acks=ns3,ca=ns3,rtoflight,rtoalways", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "ss=rfc"},
+		{"cubic acks", base("", `, cc: "cubic:linux=true,friendly=false,ss=ns3,ca=ns3,rtoflight,rtoalways", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "acks=rfc"},
+		{"cubic counting", base("", `, cc: "cubic:linux=true,friendly=false,ss=ns3,acks=ns3,rtoflight,rtoalways", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "ca=linux"},
+		{"cubic timeout in recovery", base("", `, cc: "cubic:linux=true,friendly=false,ss=ns3,acks=ns3,ca=ns3,rtoalways", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "rtoflight=false"},
+		{"cubic repeated timeouts", base("", `, cc: "cubic:linux=true,friendly=false,ss=ns3,acks=ns3,ca=ns3,rtoflight", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "rtoalways=false"},
 		{"flightsize", base("", `, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: prr`), "flight=flightsize"},
 		{"reno mix", base("", `, cc: "reno:ca=acks", recovery: prr`), "ca=acks with abc=2"},
 		{"lostretx", base("", `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:lostretx"`), "lostretx"},

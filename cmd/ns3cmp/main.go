@@ -378,7 +378,7 @@ func cpuNow() time.Duration {
 // both simulators, one after the other for each n, and prints their CPU
 // times and the ratio ns-3 / cclab.
 func benchmark(ctx context.Context, path Path, counts string, dur time.Duration) error {
-	st := Stack{"cubic", "cubic:linux=true,friendly=false", MatchedPRR, ""}
+	st := Stack{"cubic", MatchedCubicCC, MatchedCubicPRR, ""}
 	fmt.Printf("dumbbell %s/%s/%s, %v, CUBIC + PRR bulk flows, seed 1\n", path.Rate, path.Delay, path.Queue, dur)
 	fmt.Println("| flows | cclab sim CPU | ns-3 CPU | ns-3 / cclab | goodput sim / ns-3 |")
 	fmt.Println("| --- | --- | --- | --- | --- |")
