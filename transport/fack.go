@@ -36,10 +36,10 @@ func (r *FACK) OnAck(x *Ctx, a *AckInfo) {
 // receiver (the highest SACKed byte, or snd.una if higher), bytes.
 func Fack(sb *Scoreboard) uint64 { return max(sb.HighSacked(), sb.Una()) }
 
-// RetranData returns FACK's retran_data: payload bytes retransmitted in the
-// current episode that are below snd.fack, not SACKed and not marked lost
-// again.
-func (r *FACK) RetranData(sb *Scoreboard) int {
+// RetranData returns FACK's retran_data (also Rate-Halving's, draft §2):
+// payload bytes retransmitted in the current episode that are below
+// snd.fack, not SACKed and not marked lost again.
+func (r *sackLoss) RetranData(sb *Scoreboard) int {
 	fack := Fack(sb)
 	n := 0
 	for i := 0; i < sb.Count(); i++ {
@@ -54,9 +54,10 @@ func (r *FACK) RetranData(sb *Scoreboard) int {
 	return n
 }
 
-// Awnd returns FACK's estimate of the data in the network, bytes:
-// snd.nxt - snd.fack + retran_data.
-func (r *FACK) Awnd(sb *Scoreboard) int {
+// Awnd returns FACK's estimate of the data in the network (also
+// Rate-Halving's outstanding data, draft §4.3), bytes: snd.nxt - snd.fack +
+// retran_data.
+func (r *sackLoss) Awnd(sb *Scoreboard) int {
 	return int(sb.Nxt()-min(Fack(sb), sb.Nxt())) + r.RetranData(sb)
 }
 

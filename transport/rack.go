@@ -363,7 +363,8 @@ func (r *sackLoss) OnTimer(x *Ctx) {
 }
 
 // normal is the send rule outside recovery: a due tail loss probe first
-// (sent whatever cwnd), else Ctx.Normal.
+// (sent whatever cwnd), else with option nolt noLTAllowance where it
+// applies, else Ctx.Normal.
 func (r *sackLoss) normal(x *Ctx) Action {
 	if r.frto.step != 0 { // (frtoNext sends only during F-RTO's steps: no call on every Transmit)
 		if act, ok := r.frtoNext(x); ok {
@@ -378,6 +379,12 @@ func (r *sackLoss) normal(x *Ctx) Action {
 		if act.Retransmit >= 0 || act.NewData > 0 {
 			return act
 		}
+	}
+	if allow, ok := r.noLTAllowance(x); ok {
+		if allow <= 0 {
+			return NoSend
+		}
+		return Action{Retransmit: -1, NewData: allow}
 	}
 	return x.Normal()
 }

@@ -69,6 +69,7 @@ type sackLoss struct {
 	rtoHold    bool           // option rtohold: a repeated timeout keeps ssthresh (rtoHolder)
 	rtoMark    bool           // option rtomark: losses are marked during a timeout's recovery
 	rxtPipe    bool           // option rxtpipe: SACKed retransmissions stay in pipe (Scoreboard.holdRetx)
+	noLT       bool           // option nolt: before recovery SACKed data releases nothing beyond cwnd (SACKConfig.NoLT)
 	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
 	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
 	entered    episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
@@ -129,7 +130,25 @@ type SACKConfig struct {
 	// ACK covers it (Scoreboard.holdRetx).
 	RxtPipe bool `param:"rxtpipe" help:"a segment retransmitted since the latest timeout stays in pipe when it is SACKed, until the cumulative ACK covers it or the next timeout (ns-3 3.37's TcpTxBuffer::BytesInFlight = sent - sacked - lost + retrans: Update sets m_sacked but keeps m_retrans, which only DiscardUpTo and SetSentListLost clear; RFC 6675 SetPipe counts no SACKed octet)"`
 	RTOMark bool `param:"rtomark" help:"during a timeout's recovery (cumulative ACK below its RecoveryPoint) the loss rule keeps marking segments lost, so that they are retransmitted at once (NextSeg rule 1) with no new episode (ns-3 3.37's TcpTxBuffer::Update runs UpdateLostCount on every SACK, also in CA_LOSS; RFC 6675 §5.1 marks nothing until HighACK passes RecoveryPoint and a new episode starts)"`
+	// NoLT: outside recovery, new data goes out only while FlightSize
+	// (snd.nxt - snd.una, SACKed data included) is below cwnd, so the
+	// duplicate ACKs before the DupThresh-th release nothing (noLTAllowance).
+	NoLT bool `param:"nolt" help:"no sending beyond cwnd on the duplicate ACKs before recovery: SACKed data stays counted in flight until recovery starts (the SACK senders before RFC 3042, 2001, and RFC 6675; RFC 2581 §3.2 with RFC 2018). Off by default"`
 	ExitGrowConfig
+}
+
+// noLTAllowance returns, with option nolt, what may be sent outside
+// recovery while the scoreboard holds SACKed data and nothing is marked
+// lost: cwnd - FlightSize (RFC 2581 §3.2, the sending rule of the SACK
+// implementations before RFC 3042's Limited Transmit (2001) and RFC 6675's
+// pipe, which count SACKed segments out of flight before recovery). ok is
+// false when the rule does not apply (option off, no SACKed data, losses
+// marked, or a timeout's recovery, whose retransmissions go by pipe).
+func (r *sackLoss) noLTAllowance(x *Ctx) (allow int, ok bool) {
+	if !r.noLT || r.inRec || r.rtoRecovery || x.SB.SackedBytes() == 0 || x.SB.NextLost() >= 0 {
+		return 0, false
+	}
+	return x.CC.Cwnd() - x.SB.FlightSize(), true
 }
 
 // Values of SACKConfig.Flight.
@@ -545,7 +564,7 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	}
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
 	r.lostRetx, r.adaptive, r.undo, r.partialRxt, r.exitGrow = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt, c.ExitGrow
-	r.rtoHold, r.rtoMark, r.rxtPipe = c.RTOHold, c.RTOMark, c.RxtPipe
+	r.rtoHold, r.rtoMark, r.rxtPipe, r.noLT = c.RTOHold, c.RTOMark, c.RxtPipe, c.NoLT
 	r.frto.on = c.FRTO
 	r.rtoRearm = c.RTORearm
 	if r.echoCum, err = parseEcho(name, c.Echo); err != nil {
