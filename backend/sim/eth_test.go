@@ -27,7 +27,8 @@ func TestETHBulkDeterministic(t *testing.T) {
 		c, _ := p.Get(scenario.CaseAxis)
 		topo, _ := p.Get("topology")
 		rec, _ := p.Get("recovery")
-		if c != "bulk" || topo != "inter-congested" || (rec != "reno" && rec != "ratehalving:lostretx") {
+		v := studies.ETHVariant("reno", rec)
+		if c != "bulk" || topo != "inter-congested" || (v != "reno" && v != "ratehalving+lostretx") {
 			continue
 		}
 		ran++

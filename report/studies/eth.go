@@ -90,7 +90,9 @@ const ethReno = "reno"
 // variant: a Vegas controller is "vegas" (whatever its recovery); on a Reno
 // controller the recovery names it ("reno", "newreno", "sack", "fack",
 // "ratehalving"), with "+lostretx" for the lost-retransmission option
-// ("ratehalving:lostretx" is "ratehalving+lostretx"); any other pair,
+// ("ratehalving:lostretx" is "ratehalving+lostretx") and its period
+// parameter (ETHPeriodParams) left out of the name ("sack:nolt" is "sack",
+// "ratehalving:lostretx,draft" is "ratehalving+lostretx"); any other pair,
 // and a Reno controller with the default recovery (""), is "cc/recovery".
 func ETHVariant(cc, recovery string) string {
 	ccName, _, _ := strings.Cut(strings.TrimSpace(cc), ":")
@@ -102,14 +104,25 @@ func ETHVariant(cc, recovery string) string {
 		return cc + "/" + recovery
 	}
 	name, params, _ := strings.Cut(rec, ":")
-	switch params {
-	case "":
-		return name
-	case "lostretx":
-		return name + "+lostretx"
+	suffix := ""
+	for _, p := range strings.Split(params, ",") {
+		switch p {
+		case "", ETHPeriodParams[name]:
+		case "lostretx":
+			suffix = "+lostretx"
+		default:
+			return cc + "/" + recovery
+		}
 	}
-	return cc + "/" + recovery
+	return name + suffix
 }
+
+// ETHPeriodParams is, per recovery, the parameter that gives it the
+// behaviour of the study's 1990s senders (docs/studies/eth-bulk.md): no
+// Limited Transmit (RFC 3042, 2001) for reno, newreno, sack and fack, the
+// draft's adjustment interval for ratehalving. ETHVariant names a recovery
+// with it as the recovery without it.
+var ETHPeriodParams = map[string]string{"reno": "nolt", "newreno": "nolt", "sack": "nolt", "fack": "nolt", "ratehalving": "draft"}
 
 // ethLossBin is a range [Lo, Hi) of a transfer's loss rate.
 type ethLossBin struct {
