@@ -246,3 +246,91 @@ func checkTailDrop(t traceEstimate, minRTT time.Duration, rate, buffer float64, 
 	}
 	return d
 }
+
+// The buffer from the queueing delay at a probe's losses alone
+// (docs/campaigns.md, "Probing"). A count fails its own overflow test when
+// transmissions of packets that were delivered are sent again: a timeout
+// resends everything outstanding, the count takes each as dropped, and its
+// replayed queue falls below the real one, so the later overflows seem to
+// come at part-full queues and the low queues seem as lossy as the full
+// one (three probes of the multi-host test counted 110-119 packets of
+// 200 with 570-605 transmissions sent again, their RTT plateaus worth
+// 177-204 packets). The RTT samples do not depend on what was sent again:
+// a drop-tail queue drops only at its full queue's delay, so when the
+// losses come at that delay in enough trains, and there far more often
+// than at under half of it, the buffer is that delay at the rate.
+
+// delayTail is the delay side of a probe on its own: trains the trains
+// of ProbeTrainPackets transmissions with a loss (a transmission sent
+// again and not found spurious) whose delay was measured, atPlateau those
+// with a loss at least OverflowShare of the full queue's delay, lost those
+// losses, and lossFull and lossLow the loss rates of the transmissions
+// sent at that delay and at under half of it.
+type delayTail struct {
+	trains, atPlateau, lost int
+	lossFull, lossLow       float64
+	// held counts the trains at least half of whose transmissions were
+	// sent at the full queue's delay: a drop-tail queue, once full,
+	// holds that delay through whole trains while the probe outpaces it;
+	// the top of a ramp that ended before the queue filled, or a few
+	// stalls, hold it for less (two simulated probes whose RTT plateau
+	// was worth 162 and 169 packets of 200 held it in 2 and 1 trains,
+	// six that were full in 4 to 9).
+	held int
+}
+
+// confirmed reports whether the losses show a drop-tail overflow in delay
+// alone: the full queue's delay held through at least ProbeTrains trains,
+// the losses at that delay in at least ProbeTrains trains and
+// ProbePlateauShare of those with a loss, at least OverflowLosses of them,
+// and lost at least OverflowLossRatio times as often there as at under
+// half the delay (random loss is the same at any delay).
+func (d delayTail) confirmed() bool {
+	return d.held >= ProbeTrains && d.atPlateau >= ProbeTrains && float64(d.atPlateau) >= ProbePlateauShare*float64(d.trains) &&
+		d.lost >= OverflowLosses && d.lossFull > 0 && d.lossFull >= OverflowLossRatio*d.lossLow
+}
+
+// checkDelayTail returns the delay side of a probe's trace at rate
+// packets per second whose full queue's queueing delay is plateau: each
+// transmission's delay (delayAtSends) against plateau.
+func checkDelayTail(t traceEstimate, minRTT time.Duration, rate float64, plateau time.Duration) delayTail {
+	var d delayTail
+	if rate <= 0 || plateau <= 0 || len(t.sentAt) != len(t.resent) {
+		return d
+	}
+	ds := delayAtSends(t.sentAt, t.rtts, minRTT, time.Duration(ProbeDelayWindow/rate*float64(time.Second)))
+	trains, full, sentFull := map[int]bool{}, map[int]bool{}, map[int]int{}
+	var fullSent, lowSent, lowLost int
+	for i, q := range ds {
+		if q < 0 {
+			continue
+		}
+		dropped := t.resent[i] && (len(t.arrived) != len(ds) || !t.arrived[i])
+		if dropped {
+			trains[i/ProbeTrainPackets] = true
+		}
+		switch {
+		case float64(q) >= OverflowShare*float64(plateau):
+			fullSent++
+			sentFull[i/ProbeTrainPackets]++
+			if dropped {
+				d.lost++
+				full[i/ProbeTrainPackets] = true
+			}
+		case q < plateau/2:
+			lowSent++
+			if dropped {
+				lowLost++
+			}
+		}
+	}
+	d.trains, d.atPlateau = len(trains), len(full)
+	for _, n := range sentFull {
+		if 2*n >= ProbeTrainPackets {
+			d.held++
+		}
+	}
+	d.lossFull = float64(d.lost) / float64(max(fullSent, 1))
+	d.lossLow = float64(lowLost) / float64(max(lowSent, 1))
+	return d
+}

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -25,6 +26,9 @@ type queuePath struct {
 	random             map[int]bool
 	stallFrom, stall   time.Duration
 	backlog            time.Duration
+	// resend are delivered packets sent again at the end (a timeout's
+	// retransmissions of what had arrived, not found spurious).
+	resend map[int]bool
 }
 
 // qlog writes the probe's sender qlog: packet_sent (packet number = offset,
@@ -66,6 +70,9 @@ func (p queuePath) qlog() []byte {
 		srtt = 0.875*srtt + 0.125*rtt
 		add(ack, `"name":"recovery:metrics_updated","data":{"latest_rtt":%g,"smoothed_rtt":%g}`, rtt, srtt)
 		add(ack, `"name":"cclab:packet_acked","data":{"length":%d}`, p.payload)
+		if p.resend[i] {
+			dropped = append(dropped, i*p.payload)
+		}
 	}
 	// The drops sent again once the last new packet is acknowledged, at
 	// the rate (the count takes a packet sent again as lost).
@@ -211,5 +218,99 @@ func TestCountedBufferBursts(t *testing.T) {
 				t.Errorf("bound: at least %.1f packets, above the buffer %d", pe.buffer, buffer)
 			}
 		})
+	}
+}
+
+// TestDelayBuffer: a probe whose count fails its own overflow test because
+// a timeout sent delivered packets again (the count takes them as dropped,
+// so its replayed queue falls below the real one) is measured from the
+// queueing delay at its losses when they show a drop-tail overflow in
+// delay alone (the full queue's delay held through whole trains, its
+// losses there far more often than at under half of it); a ramp that ends
+// before the queue fills, with or without such resends, stays a bound.
+func TestDelayBuffer(t *testing.T) {
+	const payload, buffer = 1200, 200
+	window := func(from, to int) map[int]bool {
+		m := map[int]bool{}
+		for i := from; i < to; i++ {
+			m[i] = true
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name      string
+		p         queuePath
+		fromDelay bool
+		want      float64 // the buffer written (measured) or at most (a bound)
+	}{
+		// The queue is full from about the 600th packet; two timeouts
+		// resend what was outstanding (those that arrived too): 550 of
+		// the 1,400 transmissions.
+		{"two timeouts", queuePath{n: 1400, gain: 1.5, random: burst(0, true), resend: func() map[int]bool {
+			m := window(650, 950)
+			maps.Copy(m, window(1050, 1300))
+			return m
+		}()}, true, buffer},
+		// A probe paced at 1.1 times the drain ends at about 100 packets:
+		// no overflow, whatever it sent again.
+		{"slow ramp with resends", queuePath{n: 1100, gain: 1.1, random: burst(0, true), resend: window(500, 700)}, false, buffer},
+		{"slow ramp", queuePath{n: 1100, gain: 1.1, random: burst(0, true)}, false, buffer},
+		// A probe that ends as its queue reaches about 170 packets, a
+		// timeout resending its last 130 transmissions: a bound.
+		{"ramp's top with resends", queuePath{n: 510, gain: 1.5, random: burst(0, true), resend: window(380, 510)}, false, buffer},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.p.payload, c.p.rate, c.p.minRTT, c.p.buffer = payload, 1000, 100*time.Millisecond, buffer
+			pe, ok := estimateProbe(estimateTrace(c.p.qlog()), 0)
+			if !ok {
+				t.Fatal("no estimate")
+			}
+			d := pe.delayTail
+			t.Logf("buffer %.1f [%.1f, %.1f] overflowed %v from delay %v (count %.1f; held %d, %d of %d trains at the full queue's %v, loss %.3f there, %.3f at under half)",
+				pe.buffer, pe.bufferLo, pe.bufferHi, pe.overflowed, pe.fromDelay, pe.count, d.held, d.atPlateau, d.trains, pe.queue, d.lossFull, d.lossLow)
+			if pe.fromDelay != c.fromDelay {
+				t.Errorf("from delay %v, want %v", pe.fromDelay, c.fromDelay)
+			}
+			// The profile writes it as measured, with its warning.
+			pp := PathProfile{MinRTT: c.p.minRTT}
+			pp.estimate(nil, []float64{1e6}, pp.probe(Row{Status: StatusDone, SenderQlog: string(c.p.qlog())}))
+			warned := strings.Contains(strings.Join(pp.Warnings, "\n"), "failed its own overflow test")
+			if c.fromDelay && (pp.QueueBound || !warned || math.Abs(float64(pp.QueuePackets)/c.want-1) > 0.05) {
+				t.Errorf("profile: queue %dp bound %v, warnings %q; want about %v measured, the delay's warning", pp.QueuePackets, pp.QueueBound, pp.Warnings, c.want)
+			}
+			switch {
+			case c.fromDelay && (math.Abs(pe.buffer/c.want-1) > 0.05 || pe.bufferLo > c.want+2 || pe.bufferHi < c.want-2 || !pe.overflowed):
+				t.Errorf("buffer %.1f [%.1f, %.1f] (overflowed %v), want %v within 5 %% and inside the interval, measured", pe.buffer, pe.bufferLo, pe.bufferHi, pe.overflowed, c.want)
+			case !c.fromDelay && !pe.overflowed && pe.buffer > c.want+2:
+				t.Errorf("bound: at least %.1f packets, above the buffer %v", pe.buffer, c.want)
+			}
+		})
+	}
+}
+
+// TestDelayTailConfirmed: each condition of a delay-only overflow is
+// needed; two simulated probes whose RTT plateau was the top of a queue
+// that never filled (worth 162 and 169 packets of 200) passed every one
+// but held (2 and 1 trains) and were stated as measured before it.
+func TestDelayTailConfirmed(t *testing.T) {
+	full := delayTail{trains: 10, atPlateau: 8, lost: 100, lossFull: 0.3, lossLow: 0.03, held: 6}
+	for _, c := range []struct {
+		name string
+		edit func(*delayTail)
+		want bool
+	}{
+		{"full", func(*delayTail) {}, true},
+		{"held in 2 trains", func(d *delayTail) { d.held = 2 }, false},
+		{"losses at the plateau in 2 trains", func(d *delayTail) { d.atPlateau = 2 }, false},
+		{"in under a third of the trains with a loss", func(d *delayTail) { d.trains = 25 }, false},
+		{"one loss", func(d *delayTail) { d.lost = 1 }, false},
+		{"random loss: as often at low delay", func(d *delayTail) { d.lossLow = 0.3 }, false},
+		{"no loss at the plateau", func(d *delayTail) { d.lossFull, d.lossLow = 0, 0 }, false},
+	} {
+		d := full
+		c.edit(&d)
+		if got := d.confirmed(); got != c.want {
+			t.Errorf("%s: confirmed %v, want %v (%+v)", c.name, got, c.want, d)
+		}
 	}
 }

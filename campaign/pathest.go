@@ -257,6 +257,12 @@ type probeEstimate struct {
 	notTail  string
 	disputed bool
 	count    float64
+	// fromDelay says the count failed its own overflow test and the
+	// buffer is the full queue's delay at the rate, its losses showing a
+	// drop-tail overflow in delay alone (byDelay; count is then the
+	// count's bound); delayTail is that check's evidence.
+	fromDelay bool
+	delayTail delayTail
 }
 
 // estimateProbe reads a probe's trace (estimateTrace) on a path of min
@@ -319,8 +325,26 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 	pe.bufferLo, pe.bufferHi = min(lo, hi, pe.buffer), max(lo, hi, pe.buffer)
 	if pe.overflowed {
 		pe.judge(checkTailDrop(t, minRTT, pps(pe.rate), pe.buffer, pe.queue), t.spurious)
+	} else {
+		pe.byDelay(checkDelayTail(t, minRTT, pps(pe.rate), pe.queue), pps(pe.rateLo), pps(pe.rateHi), pps(pe.rate))
 	}
 	return pe, true
+}
+
+// byDelay measures the buffer of a probe whose count failed its own
+// overflow test from the queueing delay at its losses alone (delayTail),
+// when they show a drop-tail overflow: the full queue's delay at the rate
+// (packets per second; lo and hi the rate's quartiles), with an interval
+// holding it at both quartiles and the count's bound.
+func (pe *probeEstimate) byDelay(d delayTail, lo, hi, rate float64) {
+	pe.delayTail = d
+	if !d.confirmed() {
+		return
+	}
+	q := pe.queue.Seconds()
+	pe.count, pe.fromDelay, pe.overflowed, pe.overflows = pe.buffer, true, true, d.lost
+	pe.buffer = q * rate
+	pe.bufferLo, pe.bufferHi = min(q*lo, q*hi, pe.buffer, pe.count), max(q*lo, q*hi, pe.buffer, pe.count)
 }
 
 // judge holds a count that passed countedBuffer's overflow test against
