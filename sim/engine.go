@@ -50,6 +50,9 @@ type Engine struct {
 	timers []*Timer  // by node.slot&^timerSlot (events of Timers)
 	fired  uint64    // events fired so far
 	late   uint64    // events scheduled in the past (run at now instead)
+	// stale and rearmed count the Timers' events that called no handler
+	// (Engine.TimerEvents).
+	stale, rearmed uint64
 }
 
 // timerSlot marks a node that is a Timer's event: its slot (without the
@@ -79,6 +82,13 @@ func (e *Engine) Fired() uint64 { return e.fired }
 // they were run at the current time instead. Non-zero means a component
 // reported a deadline in the past, which is worth investigating.
 func (e *Engine) Late() uint64 { return e.late }
+
+// TimerEvents returns how many of the fired events were Timers' events
+// that called no handler: stale ones (superseded by an earlier re-arm, or
+// of a disarmed timer), which the queue keeps until their instant rather
+// than deleting them, and early ones, which re-armed the timer for a later
+// instant. Both are included in Fired.
+func (e *Engine) TimerEvents() (stale, rearmed uint64) { return e.stale, e.rearmed }
 
 // Schedule arranges for h.Fire(at, arg) to be called at virtual time at.
 // Events for the same instant fire in the order they were scheduled. An
@@ -266,13 +276,16 @@ func (t *Timer) When() clock.Time { return t.want }
 // fire runs the timer's queue entry with sequence number seq.
 func (t *Timer) fire(now clock.Time, seq uint32) {
 	if seq != t.seq || t.pending == clock.Never {
+		t.e.stale++
 		return // stale: superseded by an earlier re-arm
 	}
 	t.pending = clock.Never
 	switch {
 	case t.want == clock.Never:
+		t.e.stale++
 		return
 	case t.want > now:
+		t.e.rearmed++
 		t.schedule(t.want)
 		return
 	}

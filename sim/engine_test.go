@@ -164,13 +164,16 @@ func TestTimer(t *testing.T) {
 		name string
 		sets []clock.Time // successive Set calls at time Start
 		want []clock.Time // fire times
+		// timer events that called no handler (Engine.TimerEvents)
+		stale, rearmed uint64
 	}{
-		{"single", []clock.Time{ms(3)}, []clock.Time{ms(3)}},
-		{"re-arm later", []clock.Time{ms(3), ms(8)}, []clock.Time{ms(8)}},
-		{"re-arm earlier", []clock.Time{ms(8), ms(3)}, []clock.Time{ms(3)}},
-		{"disarm", []clock.Time{ms(8), clock.Never}, nil},
-		{"disarm then re-arm", []clock.Time{ms(8), clock.Never, ms(9)}, []clock.Time{ms(9)}},
-		{"many moves", []clock.Time{ms(8), ms(2), ms(6), ms(1), ms(7)}, []clock.Time{ms(7)}},
+		{"single", []clock.Time{ms(3)}, []clock.Time{ms(3)}, 0, 0},
+		{"re-arm later", []clock.Time{ms(3), ms(8)}, []clock.Time{ms(8)}, 0, 1},
+		{"re-arm earlier", []clock.Time{ms(8), ms(3)}, []clock.Time{ms(3)}, 1, 0},
+		{"disarm", []clock.Time{ms(8), clock.Never}, nil, 1, 0},
+		{"disarm then re-arm", []clock.Time{ms(8), clock.Never, ms(9)}, []clock.Time{ms(9)}, 0, 1},
+		// events at 8 and 2 superseded, the one at 1 re-arms for 7
+		{"many moves", []clock.Time{ms(8), ms(2), ms(6), ms(1), ms(7)}, []clock.Time{ms(7)}, 2, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,6 +190,9 @@ func TestTimer(t *testing.T) {
 			}
 			if e.Pending() != 0 {
 				t.Errorf("pending events got %d, want 0", e.Pending())
+			}
+			if stale, rearmed := e.TimerEvents(); stale != tc.stale || rearmed != tc.rearmed {
+				t.Errorf("stale, re-armed events got %d, %d, want %d, %d", stale, rearmed, tc.stale, tc.rearmed)
 			}
 		})
 	}

@@ -121,6 +121,7 @@ type scaleResult struct {
 	build, wall time.Duration // building the run; running it
 	cpu         time.Duration // the process's CPU time while running (all threads, GC included)
 	events      uint64
+	stale       uint64 // timer events that called no handler (sim.Engine.TimerEvents), of events
 	idle        uint64 // heap in use after building, before any event, less the heap before
 	peak        uint64 // peak heap in use while running (sampled every 100 ms)
 	rss         int64  // the process's max RSS so far
@@ -192,6 +193,7 @@ func scaleRun(sc scenario.Simple, hash bool) (scaleResult, error) {
 	r.cpu = c2 - c1
 	r.rss, _ = rusage.MaxRSS()
 	r.events = r.sim.E.Fired()
+	r.stale, _ = r.sim.E.TimerEvents()
 	return r, nil
 }
 
@@ -199,7 +201,8 @@ func scaleRun(sc scenario.Simple, hash bool) (scaleResult, error) {
 // counts with a fixed share of the bottleneck per flow (the benchmark's:
 // 45 Mbit/s for its 1,500 stream flows per hop), one after the other in
 // this process, and prints CPU per event and heap per flow for each, and
-// their ratios to the first size's; with the idle heap per flow, the idle
+// their ratios to the first size's, and the share of events that were stale
+// timer events (sim.Engine.TimerEvents); with the idle heap per flow, the idle
 // heap added per flow since the first size (the slope, without the run's
 // fixed part: engine, pool, collector, plan). A size n has n/2-10 end-to-end flows,
 // n/4 cross flows per hop and the 10 UDP flows (n in all, 2 hops), whose
@@ -222,7 +225,7 @@ func scaleSweep(sc scenario.Simple, sizes string) int {
 	share := sc.Rate / float64(base.Flows+base.Cross) // per stream flow on a hop
 	fmt.Printf("scale sweep: chain hops=%d, %.1f kbit/s per stream flow per hop, %v simulated per run, seed %d, GOMAXPROCS %d\n",
 		sc.Hops, share/1e3, sc.Duration, sc.Seed, runtime.GOMAXPROCS(0))
-	fmt.Println("flows  runs  events     CPU s   CPU ns/event  ×first  idle KiB/flow  (added per flow)  peak KiB/flow")
+	fmt.Println("flows  runs  events     CPU s   CPU ns/event  ×first  idle KiB/flow  (added per flow)  peak KiB/flow  stale %")
 	largest := slices.Max(ns)
 	var first scaleResult
 	for i, n := range ns {
@@ -243,6 +246,7 @@ func scaleSweep(sc scenario.Simple, sizes string) int {
 			} else {
 				sum.cpu += r.cpu
 				sum.events += r.events
+				sum.stale += r.stale
 			}
 		}
 		if i == 0 {
@@ -252,8 +256,8 @@ func scaleSweep(sc scenario.Simple, sizes string) int {
 		if sum.flows != first.flows { // the idle heap's growth per flow added since the first size: without the run's fixed part
 			added = fmt.Sprintf("%.1f", (float64(sum.idle)-float64(first.idle))/float64(sum.flows-first.flows)/1024)
 		}
-		fmt.Printf("%5d  %4d  %9d  %6.2f  %12.0f  %6.2f  %13.1f  %16s  %13.1f\n", n, runs, sum.events, sum.cpu.Seconds(), sum.nsPerEvent(),
-			sum.nsPerEvent()/first.nsPerEvent(), sum.idlePerFlow()/1024, added, sum.peakPerFlow()/1024)
+		fmt.Printf("%5d  %4d  %9d  %6.2f  %12.0f  %6.2f  %13.1f  %16s  %13.1f  %7.2f\n", n, runs, sum.events, sum.cpu.Seconds(), sum.nsPerEvent(),
+			sum.nsPerEvent()/first.nsPerEvent(), sum.idlePerFlow()/1024, added, sum.peakPerFlow()/1024, 100*float64(sum.stale)/float64(sum.events))
 	}
 	return 0
 }
