@@ -314,3 +314,41 @@ func TestDelayTailConfirmed(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeDisputed: a count and the delay at its overflow losses that
+// disagree are stated with an interval holding both; the buffer written is
+// the delay's when it is the smaller or the spurious retransmissions make
+// up the count's deficit, else the count's, and the count's whenever the
+// full queue's delay at the rate (the RTT plateau) agrees with it.
+func TestJudgeDisputed(t *testing.T) {
+	confirmed := tailDrop{trains: 10, atPlateau: 4, atCount: 5}
+	for _, c := range []struct {
+		name                    string
+		count, at, plateau      float64
+		spurious                int
+		want                    float64
+		disputed, plateauAgrees bool
+	}{
+		{"agree", 200, 190, 198, 0, 200, false, false},
+		// A count of 228 at a rate estimated low on a 100-packet path,
+		// the delay at its losses 106 (a multi-host run): the delay's.
+		{"count high, rate low", 228, 106, 74, 0, 106, true, false},
+		// The count and the plateau agree on a 200-packet queue; the
+		// losses came below it in most trains: the count's.
+		{"delay at the losses low, plateau agrees", 200, 64, 195, 0, 200, true, true},
+		{"delay at the losses low, plateau too", 200, 64, 90, 0, 64, true, false},
+		{"count low, spurious make it up", 102, 200, 198, 100, 200, true, false},
+		{"count low, no spurious", 120, 200, 0, 0, 120, true, false},
+	} {
+		d := confirmed
+		d.at = c.at
+		pe := probeEstimate{buffer: c.count, bufferLo: c.count, bufferHi: c.count}
+		pe.judge(d, c.spurious, c.plateau)
+		if pe.buffer != c.want || pe.disputed != c.disputed || pe.plateauAgrees != c.plateauAgrees {
+			t.Errorf("%s: buffer %v disputed %v plateau agrees %v, want %v, %v, %v", c.name, pe.buffer, pe.disputed, pe.plateauAgrees, c.want, c.disputed, c.plateauAgrees)
+		}
+		if lo, hi := min(c.count, c.at), max(c.count, c.at); pe.bufferLo > lo || pe.bufferHi < hi {
+			t.Errorf("%s: interval [%v, %v], want it to hold %v and %v", c.name, pe.bufferLo, pe.bufferHi, c.count, c.at)
+		}
+	}
+}

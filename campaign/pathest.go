@@ -263,6 +263,9 @@ type probeEstimate struct {
 	// count's bound); delayTail is that check's evidence.
 	fromDelay bool
 	delayTail delayTail
+	// plateauAgrees says a disputed count stood because the full
+	// queue's delay at the rate agreed with it (judge).
+	plateauAgrees bool
 }
 
 // estimateProbe reads a probe's trace (estimateTrace) on a path of min
@@ -324,7 +327,7 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 	hi, _, _ := countedBuffer(t.sentAt, t.resent, pps(pe.rateLo))
 	pe.bufferLo, pe.bufferHi = min(lo, hi, pe.buffer), max(lo, hi, pe.buffer)
 	if pe.overflowed {
-		pe.judge(checkTailDrop(t, minRTT, pps(pe.rate), pe.buffer, pe.queue), t.spurious)
+		pe.judge(checkTailDrop(t, minRTT, pps(pe.rate), pe.buffer, pe.queue), t.spurious, pe.queue.Seconds()*pps(pe.rate))
 	} else {
 		pe.byDelay(checkDelayTail(t, minRTT, pps(pe.rate), pe.queue), pps(pe.rateLo), pps(pe.rateHi), pps(pe.rate))
 	}
@@ -359,8 +362,12 @@ func (pe *probeEstimate) byDelay(d delayTail, lo, hi, rate float64) {
 // took as dropped though it arrived) can make up the count's deficit (a
 // timeout's retransmissions of a delivered window); else the count's (a
 // host that held ACKs back, or a second queue behind the bottleneck,
-// adds to the RTT, not to the count).
-func (pe *probeEstimate) judge(d tailDrop, spurious int) {
+// adds to the RTT, not to the count). But when the count agrees within
+// BufferAgreement with the full queue's delay at the rate (plateau,
+// packets), two measures of the full queue agree and the delay at the
+// losses alone is the odd one (losses that came below the full queue's
+// delay in most trains with one): the count stands (plateauAgrees).
+func (pe *probeEstimate) judge(d tailDrop, spurious int, plateau float64) {
 	pe.tail, pe.count = d, pe.buffer
 	if !d.confirmed() && d.atCount < ProbeTrains && d.atPlateau >= ProbeTrains {
 		pe.overflowed = false
@@ -379,6 +386,10 @@ func (pe *probeEstimate) judge(d tailDrop, spurious int) {
 		return
 	}
 	pe.disputed = true
+	if plateau > 0 && math.Abs(pe.buffer/plateau-1) <= BufferAgreement {
+		pe.plateauAgrees = true
+		return
+	}
 	if d.at < pe.buffer || d.at-pe.buffer <= float64(spurious) {
 		pe.buffer = d.at
 	}

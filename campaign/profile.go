@@ -281,8 +281,12 @@ func (pp *PathProfile) probe(r Row) *probeEstimate {
 	case !pe.overflowed || pe.overflows < OverflowLosses:
 		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: its queue (at least %.0f packets) not seen to overflow (%d losses at its fullest): the queue is a bound (larger probe.bytes)", pe.buffer, pe.overflows))
 	case pe.disputed:
-		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: its count (%.0f packets) and the queueing delay at its overflow losses (%.0f packets at the rate) disagree by more than %.0f %%: the queue is stated with an interval holding both, %.0f written",
-			pe.count, pe.tail.at, 100*BufferAgreement, pe.buffer))
+		why := ""
+		if pe.plateauAgrees {
+			why = " (the count: the full queue's delay at the rate agrees with it)"
+		}
+		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: its count (%.0f packets) and the queueing delay at its overflow losses (%.0f packets at the rate) disagree by more than %.0f %%: the queue is stated with an interval holding both, %.0f written%s",
+			pe.count, pe.tail.at, 100*BufferAgreement, pe.buffer, why))
 	}
 	return &pe
 }
