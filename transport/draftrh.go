@@ -31,8 +31,12 @@ import "sort"
 // send one segment; Linux 2.4's tcp_cwnd_down kept snd_cwnd above
 // snd_ssthresh/2, the same quarter); within it, at or above ssthresh (as
 // without the option: cclab's controller sets cwnd = ssthresh when the
-// episode ends, so a lower rhcwnd would end in a burst); and at most awnd +
-// maxburst segments (bound 2). The interval ends with the episode (the
+// episode ends, so a lower rhcwnd would end in a burst); and at most pipe +
+// maxburst segments (bound 2, as without the option: RFC 6675 pipe, in which
+// a hole not yet deemed lost still counts, as in Linux 2.4's
+// tcp_packets_in_flight; awnd, which leaves such holes out, would collapse
+// the window under burst loss and starve lost-retransmission detection of
+// the new segments it needs). The interval ends with the episode (the
 // cumulative ACK reaches RFC 6675's RecoveryPoint); the draft's own end one
 // round trip after its start (§4.10) and its final rhcwnd = (prior_rhcwnd -
 // losses)/2 (§4.13, §4.14) are not modelled. Duplicate ACKs without SACK

@@ -105,8 +105,8 @@ func (r *RateHalving) startEpisode(x *Ctx) {
 	r.bound(x)
 }
 
-// bound applies the two bounding rules (with option draft: awnd for pipe,
-// and before recovery the floor draftFloor instead of ssthresh).
+// bound applies the two bounding rules (with option draft before recovery
+// the floor draftFloor instead of ssthresh).
 func (r *RateHalving) bound(x *Ctx) {
 	if !r.draft {
 		r.win = max(r.win, x.CC.Ssthresh())
@@ -118,7 +118,7 @@ func (r *RateHalving) bound(x *Ctx) {
 	} else {
 		r.win = max(r.win, r.draftFloor())
 	}
-	r.win = min(r.win, r.Awnd(x.SB)+r.maxBurst*r.mss)
+	r.win = min(r.win, r.Pipe(x.SB)+r.maxBurst*r.mss)
 }
 
 // Next sends while pipe < rhcwnd.
