@@ -41,5 +41,6 @@ func ExampleRegistry() {
 	// gamma=1
 	// rtt=mean
 	// finegrained=false
-	// vegas: unknown parameter "delta" (allowed: abc, alpha, beta, finegrained, gamma, iw, rtt, ssthresh)
+	// ns3=false
+	// vegas: unknown parameter "delta" (allowed: abc, alpha, beta, finegrained, gamma, iw, ns3, rtt, ssthresh)
 }

@@ -74,6 +74,9 @@ type VegasConfig struct {
 	// transport, seeing FineGrained() true, should run the fine-grained
 	// timeout check described in docs/controllers.md.
 	FineGrained bool `param:"finegrained" help:"Vegas fine-grained retransmission: cwnd*3/4 on loss; transport runs the per-dupACK timeout check"`
+	// NS3 runs Vegas as ns-3.37's TcpVegas does (docs/compat.md, "The
+	// conformance grid"): off by default.
+	NS3 bool `param:"ns3" help:"as ns-3.37's TcpVegas: samples are the smoothed RTT, whole-segment diff, per-ACK slow start, NewReno's one step in a round with <= 2 samples, ssthresh = min(ssthresh, cwnd-1 segment) on a loss"`
 }
 
 // DefaultVegasConfig returns alpha=2, beta=4, gamma=1, rtt=mean.
@@ -177,6 +180,10 @@ func (v *Vegas) resetRound() { v.rMin, v.rSum, v.rCnt = math.MaxInt64, 0, 0 }
 
 // OnAck collects RTT samples and runs the once-per-round Vegas adjustment.
 func (v *Vegas) OnAck(a Ack) {
+	if v.cfg.NS3 {
+		v.onAckNS3(a)
+		return
+	}
 	v.noteAck()
 	recovering := a.InRecovery || v.inRecovery
 	if a.RTT > 0 {
@@ -255,13 +262,18 @@ func (v *Vegas) endRound(a Ack) {
 	}
 }
 
-// OnCongestion: loss as Reno (or keep 3/4 of cwnd with finegrained); ECN as Reno.
+// OnCongestion: loss as Reno (or keep 3/4 of cwnd with finegrained, or
+// ns-3's one segment less with ns3); ECN as Reno.
 func (v *Vegas) OnCongestion(c Congestion) {
 	switch c.Kind {
 	case Loss:
+		ns3 := v.ssthreshNS3()
 		v.enterLoss(c.InFlight)
 		if v.cfg.FineGrained {
 			v.ssthresh = max(int(float64(v.cwnd)*VegasFineGrainedKeep), MinSsthreshSegments*v.mss)
+		}
+		if v.cfg.NS3 {
+			v.ssthresh = ns3
 		}
 	case ECN:
 		v.ecnReduce(c.InFlight)
@@ -278,9 +290,92 @@ func (v *Vegas) OnRecoveryExit(clock.Time, int) {
 // OnRTO applies the RFC 5681 timeout rules; the next slow start begins with
 // a growth round.
 func (v *Vegas) OnRTO(_ clock.Time, inFlight int) {
+	ns3 := v.ssthreshNS3()
 	v.rto(inFlight)
+	if v.cfg.NS3 {
+		v.ssthresh = ns3
+	}
 	v.ssGrow = true
 	v.resetRound()
+}
+
+// onAckNS3 is OnAck as ns-3.37's TcpVegas runs it (tcp-vegas.cc):
+// TcpSocketBase passes every PktsAcked its smoothed RTT estimate
+// (m_lastRtt, tcp-socket-base.cc:3671), so the samples of baseRTT and of a
+// round's minimum are Ack.SRTT; on the ACK that ends a round the comparison
+// (endRoundNS3), on the others slow start by one segment (TcpNewReno's).
+// Growth only on ACKs that move the cumulative point, outside recovery.
+func (v *Vegas) onAckNS3(a Ack) {
+	v.noteAck()
+	if a.SRTT > 0 {
+		if v.baseRTT == 0 || a.SRTT < v.baseRTT {
+			v.baseRTT = a.SRTT
+		}
+		if !a.InRecovery && !v.inRecovery {
+			v.rMin = min(v.rMin, a.SRTT)
+			v.rCnt++
+		}
+	}
+	grow := v.mayGrow(a) && a.CumAcked > 0
+	if v.round.update(a.CumAck, a.SndNxt) {
+		if grow {
+			v.endRoundNS3(a.CumAcked)
+		}
+		v.resetRound()
+		return
+	}
+	if grow && v.inSlowStart() {
+		v.cwnd += v.mss
+	}
+}
+
+// endRoundNS3 is TcpVegas::IncreaseWindow on the ACK that ends a round, with
+// the window in whole segments: with too few samples TcpNewReno's one step;
+// otherwise diff = cwnd - trunc(cwnd*baseRTT/minRTT) segments; in slow
+// start diff > gamma leaves it (cwnd = min(cwnd, target+1)), else one more
+// segment; in congestion avoidance -1 above beta, +1 below alpha; ssthresh
+// at least 3/4 cwnd after every comparison.
+func (v *Vegas) endRoundNS3(cumAcked int) {
+	if v.rCnt < VegasMinRoundSamples || v.baseRTT <= 0 {
+		v.newRenoStepNS3(cumAcked / v.mss)
+		return
+	}
+	seg := v.cwnd / v.mss
+	target := int(float64(seg) * v.baseRTT.Seconds() / v.rMin.Seconds())
+	diff := seg - target
+	v.lastRTT, v.lastDiff, v.haveDiff = v.rMin, float64(diff), true
+	switch {
+	case diff > int(v.cfg.Gamma) && v.inSlowStart():
+		v.cwnd = min(seg, target+1) * v.mss
+		v.ssthresh = v.ssthreshNS3()
+	case v.inSlowStart():
+		v.cwnd += v.mss
+	case diff > int(v.cfg.Beta):
+		v.cwnd = max(seg-1, 1) * v.mss
+		v.ssthresh = v.ssthreshNS3()
+	case diff < int(v.cfg.Alpha):
+		v.cwnd = (seg + 1) * v.mss
+	}
+	v.ssthresh = max(v.ssthresh, 3*v.cwnd/4)
+}
+
+// newRenoStepNS3 is TcpNewReno::IncreaseWindow (tcp-congestion-ops.cc) for
+// one ACK of segs segments: one segment in slow start, then MSS*MSS/cwnd
+// bytes (at least 1) if segments are left.
+func (v *Vegas) newRenoStepNS3(segs int) {
+	if v.inSlowStart() && segs >= 1 {
+		v.cwnd += v.mss
+		segs--
+	}
+	if !v.inSlowStart() && segs > 0 {
+		v.cwnd += max(1, v.mss*v.mss/v.cwnd)
+	}
+}
+
+// ssthreshNS3 is TcpVegas::GetSsThresh: max(min(ssthresh, cwnd - 1
+// segment), 2 segments).
+func (v *Vegas) ssthreshNS3() int {
+	return max(min(v.ssthresh, v.cwnd-v.mss), MinSsthreshSegments*v.mss)
 }
 
 // State returns a snapshot; Vars hold base_rtt, round_rtt, diff, expected

@@ -212,10 +212,84 @@ func TestVegasConfigErrors(t *testing.T) {
 		{"vegas:gamma=-1", []string{"gamma=-1"}},
 		{"vegas:alpha=x", []string{"alpha", "not a number"}},
 		{"vegas:rtt=median", []string{"rtt", "min, mean"}},
-		{"vegas:delta=1", []string{`unknown parameter "delta"`, "abc, alpha, beta, finegrained, gamma, iw, rtt, ssthresh"}},
+		{"vegas:delta=1", []string{`unknown parameter "delta"`, "abc, alpha, beta, finegrained, gamma, iw, ns3, rtt, ssthresh"}},
 	})
 	cfg := newTest[*Vegas](t, "vegas").Config()
 	if cfg.Alpha != 2 || cfg.Beta != 4 || cfg.Gamma != 1 || cfg.FineGrained || cfg.RTT != RoundMean {
 		t.Errorf("defaults: got %+v, want alpha=2 beta=4 gamma=1 finegrained=false rtt=mean", cfg)
+	}
+}
+
+// TestVegasNS3Round checks vegas:ns3's comparison on the ACK that ends a
+// round against ns-3.37's TcpVegas::IncreaseWindow, in whole segments:
+// diff = cwnd - trunc(cwnd*baseRTT/minRTT).
+func TestVegasNS3Round(t *testing.T) {
+	const base = 15240 * time.Microsecond
+	for _, c := range []struct {
+		name               string
+		cwnd, ssthresh     int // segments
+		srtt               time.Duration
+		samples            int
+		wantCwnd, wantSsth int // bytes
+	}{
+		// the hold of ns-3's trace at no loss: 19 segments, SRTT 16.69 ms
+		// against 15.24: target 17, diff 2 = alpha
+		{"hold at alpha", 19, 18, 16690 * time.Microsecond, 10, 19 * testMSS, 18 * testMSS},
+		{"below alpha: +1", 19, 18, 15300 * time.Microsecond, 10, 20 * testMSS, 18 * testMSS},
+		// target trunc(19*15.24/20) = 14, diff 5 > beta: -1, ssthresh min(18, 17)
+		// then at least 3/4 cwnd
+		{"above beta: -1", 19, 18, 20 * time.Millisecond, 10, 18 * testMSS, 17 * testMSS},
+		// slow start, diff 2 > gamma: cwnd = target+1 = 18, ssthresh 17
+		{"slow start exit", 19, 1000, 16690 * time.Microsecond, 10, 18 * testMSS, 17 * testMSS},
+		{"slow start, diff <= gamma: +1", 19, 1000, 15300 * time.Microsecond, 10, 20 * testMSS, 1000 * testMSS},
+		// two samples: TcpNewReno's one step, MSS*MSS/cwnd bytes
+		{"too few samples", 5, 5, 16690 * time.Microsecond, 2, 5*testMSS + testMSS/5, 5 * testMSS},
+	} {
+		v := newTest[*Vegas](t, "vegas:ns3=true")
+		v.cwnd, v.ssthresh = c.cwnd*testMSS, c.ssthresh*testMSS
+		v.baseRTT, v.rMin, v.rCnt = base, c.srtt, c.samples
+		v.endRoundNS3(2 * testMSS)
+		if v.cwnd != c.wantCwnd || v.ssthresh != c.wantSsth {
+			t.Errorf("%s: cwnd %d, ssthresh %d; want %d, %d", c.name, v.cwnd, v.ssthresh, c.wantCwnd, c.wantSsth)
+		}
+	}
+}
+
+// TestVegasNS3Samples checks that vegas:ns3 takes the smoothed RTT as every
+// ACK's sample (ns-3 passes m_lastRtt to PktsAcked) and grows one segment
+// per ACK in slow start within a round.
+func TestVegasNS3Samples(t *testing.T) {
+	d := newVegasDriver(t, "vegas:ns3=true")
+	cwnd := d.v.Cwnd()
+	d.cum += testMSS
+	d.v.OnAck(Ack{Now: d.clk.advance(time.Millisecond), Acked: testMSS, CumAcked: testMSS, AckedPackets: 1,
+		RTT: ms(10), SRTT: ms(15), CumAck: d.cum, SndNxt: d.sndNxt})
+	if got := d.v.BaseRTT(); got != ms(15) {
+		t.Errorf("baseRTT %v, want the smoothed 15ms", got)
+	}
+	if got, want := d.v.Cwnd(), cwnd+testMSS; got != want {
+		t.Errorf("slow start: cwnd %d, want %d", got, want)
+	}
+}
+
+// TestVegasNS3Loss checks ns-3's TcpVegas::GetSsThresh on a loss and a
+// timeout: max(min(ssthresh, cwnd - 1 segment), 2 segments).
+func TestVegasNS3Loss(t *testing.T) {
+	for _, c := range []struct {
+		cwnd, ssthresh, want int // segments
+		rto                  bool
+	}{
+		{20, 1000, 19, false}, {20, 15, 15, false}, {2, 1000, 2, false}, {20, 1000, 19, true},
+	} {
+		v := newTest[*Vegas](t, "vegas:ns3=true")
+		v.cwnd, v.ssthresh = c.cwnd*testMSS, c.ssthresh*testMSS
+		if c.rto {
+			v.OnRTO(clock.Start, c.cwnd*testMSS)
+		} else {
+			v.OnCongestion(Congestion{Kind: Loss, InFlight: c.cwnd * testMSS})
+		}
+		if got := v.Ssthresh(); got != c.want*testMSS {
+			t.Errorf("cwnd %d, ssthresh %d segments, rto %v: ssthresh %d, want %d", c.cwnd, c.ssthresh, c.rto, got/testMSS, c.want)
+		}
 	}
 }
