@@ -317,6 +317,23 @@ func (v *Vegas) onAckNS3(a Ack) {
 		}
 	}
 	grow := v.mayGrow(a) && a.CumAcked > 0
+	if a.RTOPoint != 0 {
+		// ns-3's CA_LOSS, until the cumulative ACK reaches the timeout's
+		// recovery point: TcpVegas is off (CongestionStateSet) and grows as
+		// TcpNewReno per cumulative ACK, on the ACK that ends it by the
+		// segments beyond that point only (tcp-socket-base.cc:2185); the
+		// next round starts when it ends (EnableVegas: m_begSndNxt).
+		if grow {
+			segs := a.CumAcked / v.mss
+			if a.CumAck >= a.RTOPoint {
+				segs = int(min(a.CumAck-a.RTOPoint, math.MaxInt32/2)) / v.mss
+			}
+			v.newRenoStepNS3(segs)
+		}
+		v.round.end = a.SndNxt
+		v.resetRound()
+		return
+	}
 	if v.round.update(a.CumAck, a.SndNxt) {
 		if grow {
 			v.endRoundNS3(a.CumAcked)

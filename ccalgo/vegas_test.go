@@ -293,3 +293,33 @@ func TestVegasNS3Loss(t *testing.T) {
 		}
 	}
 }
+
+// TestVegasNS3CALoss checks vegas:ns3 after a timeout (Ack.RTOPoint set, ns-3's
+// CA_LOSS): TcpNewReno's growth on every cumulative ACK, no Vegas round;
+// on the ACK that reaches the point only the segments beyond it count.
+func TestVegasNS3CALoss(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		cwnd, ssthresh   int    // segments
+		cumAck, rtoPoint uint64 // segments
+		cumAcked         int    // segments
+		wantCwnd         int    // bytes
+	}{
+		{"slow start, below the point", 3, 10, 5, 20, 2, 4 * testMSS},
+		{"congestion avoidance, below the point", 10, 10, 5, 20, 2, 10*testMSS + testMSS/10},
+		{"the ACK that reaches the point, none beyond", 3, 10, 20, 20, 4, 3 * testMSS},
+		{"the ACK that passes the point by two", 3, 10, 22, 20, 6, 4 * testMSS},
+	} {
+		v := newTest[*Vegas](t, "vegas:ns3=true")
+		v.cwnd, v.ssthresh = c.cwnd*testMSS, c.ssthresh*testMSS
+		v.rCnt = 5
+		v.OnAck(Ack{Acked: c.cumAcked * testMSS, CumAcked: c.cumAcked * testMSS, SRTT: ms(15),
+			CumAck: c.cumAck * testMSS, RTOPoint: c.rtoPoint * testMSS, SndNxt: (c.cumAck + 10) * testMSS})
+		if v.cwnd != c.wantCwnd {
+			t.Errorf("%s: cwnd %d, want %d", c.name, v.cwnd, c.wantCwnd)
+		}
+		if v.rCnt != 0 || v.round.end != (c.cumAck+10)*testMSS {
+			t.Errorf("%s: round samples %d, end %d; want 0 and the ACK's SndNxt %d", c.name, v.rCnt, v.round.end, (c.cumAck+10)*testMSS)
+		}
+	}
+}
