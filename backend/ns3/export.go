@@ -389,6 +389,9 @@ func ccRecord(r *record, where, cc string, mss int) error {
 		if c.Alpha != math.Trunc(c.Alpha) || c.Beta != math.Trunc(c.Beta) || c.Gamma != math.Trunc(c.Gamma) {
 			return un("fractional alpha/beta/gamma", "ns-3 TcpVegas takes whole packets")
 		}
+		if !c.NS3 {
+			return un("ns3=false", "ns-3.37's TcpVegas takes the smoothed RTT as every sample, grows per ACK in slow start, by TcpNewReno's step with few samples and after a timeout, and sets ssthresh to cwnd less one segment (set ns3=true; docs/compat.md)")
+		}
 		r.set("cc", "ns3::TcpVegas")
 		r.set("cc.Alpha", int(c.Alpha))
 		r.set("cc.Beta", int(c.Beta))

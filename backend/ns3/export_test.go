@@ -124,6 +124,7 @@ flows: [{name: a` + flow + `}]
 		{"bbr restore", base("", `, cc: bbr, recovery: "prr:partialrxt"`), "rtorestore=true"},
 		{"bbr restore at exit", base("", `, cc: "bbr:rtorestore=false,ns3probertt=true", recovery: "prr:partialrxt"`), "ns3exit=false"},
 		{"bbr probertt marks", base("", `, cc: "bbr:rtorestore=false,ns3exit=true", recovery: "prr:partialrxt"`), "ns3probertt=false"},
+		{"vegas with ACK samples", base("", `, cc: "vegas", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "ns3=false"},
 		{"no partialrxt", base("", `, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: "prr:flight=pipe,bound=ns3"`), "without partialrxt"},
 		{"newreno rfc recover", base("", `, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: newreno`), "without atrecover"},
 		{"dca", base("", `, cc: dca, recovery: prr`), "cc dca"},

@@ -62,7 +62,7 @@ const DefaultStacks = "newreno=" + MatchedNewRenoCC + "/" + MatchedNewReno + ";"
 	"newreno-prr=" + MatchedNewRenoCC + "/" + MatchedPRR + ";" +
 	"reno=" + MatchedLinuxRenoCC + "/" + MatchedLinuxRenoPRR + ";" +
 	"cubic=" + MatchedCubicCC + "/" + MatchedCubicPRR + ";" +
-	"vegas=vegas/" + MatchedPRR + ";bbr=bbr:rtorestore=false,ns3exit=true,ns3probertt=true/prr:partialrxt"
+	"vegas=" + MatchedVegasCC + "/" + MatchedPRR + ";bbr=bbr:rtorestore=false,ns3exit=true,ns3probertt=true/prr:partialrxt"
 
 // MatchedNewRenoCC is the controller that matches ns-3 3.37's TcpNewReno
 // (docs/compat.md): growth per ACK, one segment per ACK in slow start, and
@@ -94,6 +94,12 @@ const MatchedCubicCC = "cubic:linux=true,friendly=false,ss=ns3,acks=ns3,ca=ns3,r
 // (rtomark), and SACKed retransmissions kept in pipe until the cumulative
 // ACK covers them (rxtpipe).
 const MatchedCubicPRR = MatchedPRR + ",exitgrow,rtomark,rxtpipe"
+
+// MatchedVegasCC is the controller that matches ns-3 3.37's TcpVegas
+// (docs/compat.md): the smoothed RTT as every sample, whole-segment diff,
+// per-ACK slow start, TcpNewReno's step in a round with few samples,
+// GetSsThresh's one segment less, and no Vegas in CA_LOSS.
+const MatchedVegasCC = "vegas:ns3=true"
 
 // MatchedNewReno is the recovery that matches ns-3 3.37's TcpClassicRecovery
 // without SACK (docs/compat.md): duplicate ACKs at exactly one past recover
