@@ -77,6 +77,10 @@ type VegasConfig struct {
 	// NS3 runs Vegas as ns-3.37's TcpVegas does (docs/compat.md, "The
 	// conformance grid"): off by default.
 	NS3 bool `param:"ns3" help:"as ns-3.37's TcpVegas: samples are the smoothed RTT, whole-segment diff, per-ACK slow start, NewReno's one step in a round with <= 2 samples, ssthresh = min(ssthresh, cwnd-1 segment) on a loss"`
+	// NS3RTT (with NS3) takes the smoothed RTT as ns-3.37's TcpSocketBase
+	// computes it with its default timestamps (docs/compat.md, "Vegas'
+	// base RTT"): off by default.
+	NS3RTT bool `param:"ns3rtt" help:"with ns3: the smoothed RTT as ns-3.37 computes it: samples in whole milliseconds (its TCP timestamps' clock), gain 1/8 per sample, the first the handshake's"`
 }
 
 // DefaultVegasConfig returns alpha=2, beta=4, gamma=1, rtt=mean.
@@ -104,6 +108,9 @@ func (c VegasConfig) validate() error {
 	}
 	if !(c.Gamma >= 0 && c.Gamma <= MaxWindowParam) {
 		return fmt.Errorf("vegas: parameter gamma=%v: must be 0..%d packets", c.Gamma, MaxWindowParam)
+	}
+	if c.NS3RTT && !c.NS3 {
+		return fmt.Errorf("vegas: parameter ns3rtt needs ns3=true")
 	}
 	return nil
 }
@@ -138,6 +145,8 @@ type Vegas struct {
 	rCnt    int           // this round's samples
 
 	ssGrow bool // slow start: this round is a growth round (false: cwnd held)
+
+	ns3SRTT time.Duration // ns3rtt: ns-3's smoothed RTT (0: no sample yet)
 
 	lastRTT  time.Duration // RTT used at the last round end
 	lastDiff float64       // diff at the last round end, packets
@@ -307,12 +316,16 @@ func (v *Vegas) OnRTO(_ clock.Time, inFlight int) {
 // Growth only on ACKs that move the cumulative point, outside recovery.
 func (v *Vegas) onAckNS3(a Ack) {
 	v.noteAck()
-	if a.SRTT > 0 {
-		if v.baseRTT == 0 || a.SRTT < v.baseRTT {
-			v.baseRTT = a.SRTT
+	srtt := a.SRTT
+	if v.cfg.NS3RTT {
+		srtt = v.ns3Estimate(a)
+	}
+	if srtt > 0 {
+		if v.baseRTT == 0 || srtt < v.baseRTT {
+			v.baseRTT = srtt
 		}
 		if !a.InRecovery && !v.inRecovery {
-			v.rMin = min(v.rMin, a.SRTT)
+			v.rMin = min(v.rMin, srtt)
 			v.rCnt++
 		}
 	}
@@ -345,6 +358,45 @@ func (v *Vegas) onAckNS3(a Ack) {
 		v.cwnd += v.mss
 	}
 }
+
+// NS3TimestampTick is the clock of ns-3.37's TCP timestamps:
+// TcpOptionTS::NowToTsValue sends Simulator::Now().GetMilliSeconds() and
+// ElapsedTimeFromTsValue returns the difference in whole milliseconds
+// (tcp-option-ts.cc:134-156), so with its default Timestamp=true every RTT
+// sample of TcpSocketBase::EstimateRtt is a whole number of milliseconds.
+const NS3TimestampTick = time.Millisecond
+
+// ns3Estimate returns the smoothed RTT ns-3.37's TcpSocketBase would pass to
+// PktsAcked after this ACK (m_lastRtt = RttMeanDeviation's estimate,
+// tcp-socket-base.cc:3671). Its first sample is the SYN's (EstimateRtt on
+// the SYN-ACK, :1386), before any PktsAcked: here the connection's minimum
+// RTT at the first ACK, truncated to the tick as a handshake that starts on
+// a whole millisecond (time 0 in ns-3 and in cclab's simulator) measures
+// it. Each later sample is the ACK's own RTT as the tick clock measures it,
+// floor(now) - floor(now - RTT), and moves the estimate by 1/8 as
+// RttMeanDeviation::IntegerUpdate (rtt-estimator.cc:220-227); a zero
+// sample is not taken (EstimateRtt's m.IsZero()).
+func (v *Vegas) ns3Estimate(a Ack) time.Duration {
+	tick := func(t clock.Time) int64 { return int64(t) / int64(NS3TimestampTick) }
+	if v.ns3SRTT == 0 {
+		v.ns3SRTT = a.MinRTT.Truncate(NS3TimestampTick)
+		if v.ns3SRTT <= 0 {
+			v.ns3SRTT = 0
+			return 0
+		}
+	}
+	if a.RTT > 0 {
+		m := time.Duration(tick(a.Now)-tick(a.Now.Add(-a.RTT))) * NS3TimestampTick
+		if m > 0 {
+			v.ns3SRTT = time.Duration((int64(v.ns3SRTT)<<rttGainShiftNS3 + int64(m-v.ns3SRTT)) >> rttGainShiftNS3)
+		}
+	}
+	return v.ns3SRTT
+}
+
+// rttGainShiftNS3 is ns-3's RttMeanDeviation gain alpha = 1/8 (its default,
+// RFC 6298 §2.3) as a shift, applied to every sample.
+const rttGainShiftNS3 = 3
 
 // endRoundNS3 is TcpVegas::IncreaseWindow on the ACK that ends a round, with
 // the window in whole segments: with too few samples TcpNewReno's one step;

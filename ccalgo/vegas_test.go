@@ -212,7 +212,8 @@ func TestVegasConfigErrors(t *testing.T) {
 		{"vegas:gamma=-1", []string{"gamma=-1"}},
 		{"vegas:alpha=x", []string{"alpha", "not a number"}},
 		{"vegas:rtt=median", []string{"rtt", "min, mean"}},
-		{"vegas:delta=1", []string{`unknown parameter "delta"`, "abc, alpha, beta, finegrained, gamma, iw, ns3, rtt, ssthresh"}},
+		{"vegas:delta=1", []string{`unknown parameter "delta"`, "abc, alpha, beta, finegrained, gamma, iw, ns3, ns3rtt, rtt, ssthresh"}},
+		{"vegas:ns3rtt=true", []string{"ns3rtt needs ns3=true"}},
 	})
 	cfg := newTest[*Vegas](t, "vegas").Config()
 	if cfg.Alpha != 2 || cfg.Beta != 4 || cfg.Gamma != 1 || cfg.FineGrained || cfg.RTT != RoundMean {
@@ -321,5 +322,44 @@ func TestVegasNS3CALoss(t *testing.T) {
 		if v.rCnt != 0 || v.round.end != (c.cumAck+10)*testMSS {
 			t.Errorf("%s: round samples %d, end %d; want 0 and the ACK's SndNxt %d", c.name, v.rCnt, v.round.end, (c.cumAck+10)*testMSS)
 		}
+	}
+}
+
+// TestVegasNS3RTT checks vegas:ns3rtt's estimate against ns-3.37's
+// TcpSocketBase with timestamps: the handshake's sample in whole
+// milliseconds first, then per ACK floor(now) - floor(now - RTT) in
+// milliseconds with gain 1/8 (RttMeanDeviation::IntegerUpdate), a zero
+// sample skipped; baseRTT and the round's minimum take the estimate.
+func TestVegasNS3RTT(t *testing.T) {
+	at := func(us int) clock.Time { return clock.Start.Add(time.Duration(us) * time.Microsecond) }
+	us := func(n int) time.Duration { return time.Duration(n) * time.Microsecond }
+	v := newTest[*Vegas](t, "vegas:ns3=true,ns3rtt=true")
+	for _, c := range []struct {
+		name        string
+		now         clock.Time
+		rtt, minRTT time.Duration
+		want        time.Duration
+	}{
+		// the handshake's 15.786 ms is 15 ms; the ACK's 16.525 ms, sent at
+		// 15.786 ms, reads 32 - 15 = 17 ms: 15 + 2/8
+		{"first ACK", at(32311), us(16525), us(15786), us(15250)},
+		// 33 - 15 = 18 ms: 15.25 + 2.75/8
+		{"second ACK", at(33809), us(18023), us(15786), us(15593) + 750*time.Nanosecond},
+		// sent at 40.2 ms, back at 40.5: 0 ms, not a sample
+		{"zero sample", at(40500), us(300), us(300), us(15593) + 750*time.Nanosecond},
+	} {
+		if got := v.ns3Estimate(Ack{Now: c.now, RTT: c.rtt, MinRTT: c.minRTT}); got != c.want {
+			t.Errorf("%s: estimate %v, want %v", c.name, got, c.want)
+		}
+	}
+	if got := newTest[*Vegas](t, "vegas:ns3=true,ns3rtt=true").ns3Estimate(Ack{Now: at(1000), RTT: us(500), MinRTT: us(500)}); got != 0 {
+		t.Errorf("handshake below 1 ms: estimate %v, want 0 (no sample, as ns-3's zero measurement)", got)
+	}
+	d := newVegasDriver(t, "vegas:ns3=true,ns3rtt=true")
+	d.cum += testMSS
+	d.v.OnAck(Ack{Now: at(32311), Acked: testMSS, CumAcked: testMSS, AckedPackets: 1,
+		RTT: us(16525), SRTT: us(15804), MinRTT: us(15786), CumAck: d.cum, SndNxt: d.sndNxt})
+	if got, want := d.v.BaseRTT(), us(15250); got != want {
+		t.Errorf("baseRTT %v, want ns-3's estimate %v", got, want)
 	}
 }
