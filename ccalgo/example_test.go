@@ -42,5 +42,6 @@ func ExampleRegistry() {
 	// rtt=mean
 	// finegrained=false
 	// ns3=false
-	// vegas: unknown parameter "delta" (allowed: abc, alpha, beta, finegrained, gamma, iw, ns3, rtt, ssthresh)
+	// ns3rtt=false
+	// vegas: unknown parameter "delta" (allowed: abc, alpha, beta, finegrained, gamma, iw, ns3, ns3rtt, rtt, ssthresh)
 }
