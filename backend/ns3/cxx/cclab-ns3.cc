@@ -335,6 +335,7 @@ OnRtt(Flow* f, Time, Time rtt)
 {
     // RFC 6298 §2 smoothing (alpha 1/8), as ns-3's RttMeanDeviation.
     double r = rtt.GetSeconds();
+    Trace(f, "rtt", r);
     if (r <= 0)
     {
         return;
