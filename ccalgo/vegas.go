@@ -375,7 +375,11 @@ const NS3TimestampTick = time.Millisecond
 // it. Each later sample is the ACK's own RTT as the tick clock measures it,
 // floor(now) - floor(now - RTT), and moves the estimate by 1/8 as
 // RttMeanDeviation::IntegerUpdate (rtt-estimator.cc:220-227); a zero
-// sample is not taken (EstimateRtt's m.IsZero()).
+// sample is not taken (EstimateRtt's m.IsZero()), nor one from an ACK that
+// does not move the cumulative point (EstimateRtt needs it to cover the
+// oldest transmission in its history), nor any after a timeout until its
+// recovery point (Ack.RTOPoint: ReTxTimeout empties the history,
+// tcp-socket-base.cc:3822, and retransmissions add nothing to it).
 func (v *Vegas) ns3Estimate(a Ack) time.Duration {
 	tick := func(t clock.Time) int64 { return int64(t) / int64(NS3TimestampTick) }
 	if v.ns3SRTT == 0 {
@@ -385,7 +389,7 @@ func (v *Vegas) ns3Estimate(a Ack) time.Duration {
 			return 0
 		}
 	}
-	if a.RTT > 0 {
+	if a.RTT > 0 && a.CumAcked > 0 && a.RTOPoint == 0 {
 		m := time.Duration(tick(a.Now)-tick(a.Now.Add(-a.RTT))) * NS3TimestampTick
 		if m > 0 {
 			v.ns3SRTT = time.Duration((int64(v.ns3SRTT)<<rttGainShiftNS3 + int64(m-v.ns3SRTT)) >> rttGainShiftNS3)

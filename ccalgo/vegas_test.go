@@ -347,8 +347,20 @@ func TestVegasNS3RTT(t *testing.T) {
 		{"second ACK", at(33809), us(18023), us(15786), us(15593) + 750*time.Nanosecond},
 		// sent at 40.2 ms, back at 40.5: 0 ms, not a sample
 		{"zero sample", at(40500), us(300), us(300), us(15593) + 750*time.Nanosecond},
+		// no cumulative advance (a SACK-only sample): EstimateRtt needs the
+		// ACK to cover the oldest transmission
+		{"no cumulative advance", at(50000), us(30000), us(300), us(15593) + 750*time.Nanosecond},
+		// after a timeout (ReTxTimeout empties the RTT history)
+		{"CA_LOSS", at(60000), us(30000), us(300), us(15593) + 750*time.Nanosecond},
 	} {
-		if got := v.ns3Estimate(Ack{Now: c.now, RTT: c.rtt, MinRTT: c.minRTT}); got != c.want {
+		a := Ack{Now: c.now, RTT: c.rtt, MinRTT: c.minRTT, CumAcked: testMSS}
+		switch c.name {
+		case "no cumulative advance":
+			a.CumAcked = 0
+		case "CA_LOSS":
+			a.RTOPoint = 1 << 20
+		}
+		if got := v.ns3Estimate(a); got != c.want {
 			t.Errorf("%s: estimate %v, want %v", c.name, got, c.want)
 		}
 	}
