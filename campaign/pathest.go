@@ -37,6 +37,11 @@ type traceEstimate struct {
 	// and the queueing delay at each loss.
 	lost   []bool
 	lossAt []lossPoint
+	// wireLost is the loss sequence the ACKs show (ackedLosses): in the
+	// same order as lost, true for each transmission that did not reach
+	// the receiver. The loss model is fitted to it, not to lost: a
+	// timeout declares its whole flight lost, most of it delivered.
+	wireLost []bool
 	// sentAt is each transmission's instant, in the loss sequence's
 	// order (every packet_sent record, retransmissions too), and
 	// resent whether the same packet was sent again after it (it was
@@ -98,7 +103,9 @@ type rttSample struct{ at, rtt time.Duration }
 func estimateTrace(trace []byte) traceEstimate {
 	var e traceEstimate
 	latest := map[uint64]int{}
-	first := map[uint64]int{} // each packet number's first transmission
+	first := map[uint64]int{}             // each packet number's first transmission
+	ackedAt := map[uint64]time.Duration{} // each packet number's first acknowledgement
+	var pns []uint64                      // each transmission's packet number
 	var rtts []rttSample
 	var ackT []time.Duration // distinct ACK instants
 	var ackCum []int64       // payload acknowledged up to and including each
@@ -122,6 +129,7 @@ func estimateTrace(trace []byte) traceEstimate {
 					first[*pn] = len(e.lost)
 				}
 				e.lost = append(e.lost, false)
+				pns = append(pns, *pn)
 				e.sentAt = append(e.sentAt, at)
 				e.resent = append(e.resent, false)
 				e.arrived = append(e.arrived, false)
@@ -154,6 +162,13 @@ func estimateTrace(trace []byte) traceEstimate {
 				e.maxRTT = max(e.maxRTT, d)
 			}
 		case "cclab:packet_acked":
+			seq := uint64(0) // the qlog leaves out a zero seq
+			if r.Data.Seq != nil {
+				seq = *r.Data.Seq
+			}
+			if _, ok := ackedAt[seq]; !ok {
+				ackedAt[seq] = at
+			}
 			total += int64(r.Data.Length)
 			if n := len(ackT); n > 0 && ackT[n-1] == at {
 				ackCum[n-1] = total
@@ -164,7 +179,61 @@ func estimateTrace(trace []byte) traceEstimate {
 	}
 	e.trainBps = trainRate(ackT, ackCum, int64(TrainPackets*e.payload))
 	e.rtts, e.ackT, e.ackCum = rtts, ackT, ackCum
+	e.wireLost = ackedLosses(pns, e.sentAt, e.lost, ackedAt, e.minRTT)
 	return e
+}
+
+// AckedLossRTTShare is the share of the smallest RTT sample by which an
+// acknowledgement must follow a transmission to be its (ackedLosses): no
+// ACK comes back sooner than the path's round trip, and a retransmission
+// follows the transmission before it by at least about one (fast
+// retransmit waits for duplicate ACKs, a timeout for more than the
+// smoothed RTT); the margin holds a min RTT sample that queueing inflated.
+const AckedLossRTTShare = 0.75
+
+// ackedLosses returns the transmissions (pns[i] each one's packet number,
+// sentAt[i] its instant, in sending order) that did not reach the
+// receiver, as the ACKs show: of a packet number's transmissions, the
+// one its first acknowledgement (ackedAt) answered is the latest sent at
+// least AckedLossRTTShare × minRTT before it, and the ones sent before
+// it were lost (cclab:spurious_retransmit is no guide here: after a
+// timeout whose retransmissions were lost it marks the ones before them); later ones were sent needlessly, not lost. A packet never
+// acknowledged, or a trace without RTT samples, keeps the declared losses
+// (declared). The declared sequence counts every packet a timeout
+// declared lost: under bursty loss a Reno timeout's whole flight, mostly
+// delivered, which doubled the loss rate and the mean burst of a
+// Gilbert-Elliott fit in the multi-host test (docs/campaigns.md,
+// "Profile").
+func ackedLosses(pns []uint64, sentAt []time.Duration, declared []bool, ackedAt map[uint64]time.Duration, minRTT time.Duration) []bool {
+	lost := make([]bool, len(pns))
+	if minRTT <= 0 {
+		copy(lost, declared)
+		return lost
+	}
+	byPN := map[uint64][]int{}
+	for i, pn := range pns {
+		byPN[pn] = append(byPN[pn], i)
+	}
+	floor := time.Duration(AckedLossRTTShare * float64(minRTT))
+	for pn, idx := range byPN {
+		a, ok := ackedAt[pn]
+		if !ok {
+			for _, i := range idx {
+				lost[i] = declared[i]
+			}
+			continue
+		}
+		answered := 0
+		for j, i := range idx {
+			if sentAt[i]+floor <= a {
+				answered = j
+			}
+		}
+		for _, i := range idx[:answered] {
+			lost[i] = true
+		}
+	}
+	return lost
 }
 
 // StaleRTTTolerance: a metrics record whose latest and smoothed RTTs

@@ -36,13 +36,22 @@ type PathProfile struct {
 	// transfers pooled.
 	LossRate float64
 	// Loss is the Gilbert-Elliott fit (link.FitGE, its Best model) of the
-	// sender qlogs' loss sequences (transfer.qlog: true), the transfers'
-	// sequences joined in plan order, or, without qlogs, the Bernoulli
+	// loss sequences the sender qlogs' ACKs show (transfer.qlog: true;
+	// traceEstimate.wireLost), the transfers' sequences joined in plan
+	// order, or, without qlogs, the Bernoulli
 	// model of LossRate (p = LossRate, r = 1 − p, h = 0, k = 1: no
 	// burstiness measured). FromQlog says which; Fit is the whole fit.
 	Loss     link.GEConfig
 	Fit      link.GEFit
 	FromQlog bool
+	// RevLoss is the loss of the reverse (ACK) direction: the Loss of the
+	// reverse pair's profile (To to From, measured by its own transfers'
+	// data packets, which cross the links this path's ACKs cross), nil
+	// when that pair was not measured. The replay writes it as the
+	// bottleneck's rev_loss: the agents' ACKs, handshakes and receiver
+	// reports were lost as that direction's data (docs/campaigns.md,
+	// "Profile").
+	RevLoss *link.GEConfig
 	// RateBps estimates the bottleneck rate on the wire (bits/s, IP
 	// packets of Packet bytes): the median over the transfers of the
 	// largest ACK-train dispersion rate in their sender qlogs, scaled from
@@ -165,7 +174,7 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 		pp.Fit = link.GEFit{Packets: sent, Losses: retx, Rate: pp.LossRate}
 		var seq []bool
 		for _, t := range traces {
-			seq = append(seq, t.lost...)
+			seq = append(seq, t.wireLost...)
 		}
 		for _, i := range overflow {
 			seq[i] = false // the replay's queue drops these itself
@@ -178,7 +187,23 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 		}
 		out = append(out, pp)
 	}
+	setRevLoss(out)
 	return out
+}
+
+// setRevLoss gives each profile the loss of its reverse pair's profile,
+// where the campaign measured that pair.
+func setRevLoss(profiles []PathProfile) {
+	byPair := map[Pair]int{}
+	for i, pp := range profiles {
+		byPair[pp.Pair] = i
+	}
+	for i := range profiles {
+		if j, ok := byPair[Pair{profiles[i].Pair.To, profiles[i].Pair.From}]; ok {
+			l := profiles[j].Loss
+			profiles[i].RevLoss = &l
+		}
+	}
 }
 
 // transfersDatagram returns the median over the transfers of the largest
@@ -462,7 +487,7 @@ func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) err
 		names = append(names, pp.Name)
 		p("  # %s: %d transfers; min RTT %s; mean SRTT p10/p50/p90 %s/%s/%s; loss %.3g%% (%s over %d packets)\n",
 			pp.Pair, pp.Transfers, roundDelay(pp.MinRTT), roundDelay(pp.SRTT[0]), roundDelay(pp.SRTT[1]), roundDelay(pp.SRTT[2]),
-			100*pp.LossRate, map[bool]string{true: "Gilbert-Elliott fit of the qlogs' loss sequences, buffer overflows left out", false: "no qlog: Bernoulli"}[pp.FromQlog], pp.Fit.Packets)
+			100*pp.LossRate, map[bool]string{true: "Gilbert-Elliott fit of the losses the qlogs' ACKs show, buffer overflows left out", false: "no qlog: Bernoulli"}[pp.FromQlog], pp.Fit.Packets)
 		p("  # rate %s, queue %s%s\n", rangeText(pp.RateBps, pp.RateLo, pp.RateHi, pp.RateBound, formatRate),
 			rangeText(float64(pp.QueuePackets), float64(pp.QueueLo), float64(pp.QueueHi), pp.QueueBound, func(v float64) string { return strconv.Itoa(int(v)) + "p" }),
 			map[bool]string{true: " (the probe's)", false: ""}[pp.Probed])
@@ -486,6 +511,9 @@ func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) err
 		p("      queue: \"droptail:%dp\"\n", pp.QueuePackets)
 		if pp.Loss.LossRate() > 0 {
 			p("      loss: %s\n", strconv.Quote(pp.Loss.Spec()))
+		}
+		if pp.RevLoss != nil && pp.RevLoss.LossRate() > 0 {
+			p("      rev_loss: %s\n", strconv.Quote(pp.RevLoss.Spec()))
 		}
 	}
 	p("topology: [%s]\n", joinQuoted(names))
