@@ -282,9 +282,11 @@ func (r *RED) Enqueue(now clock.Time, p *Packet) bool {
 	default:
 		// min_th <= avg: count <- count+1; p_a <- p_b / (1 - count·p_b).
 		r.count++
-		pa := redPa(pb, r.count)
+		var pa float64
 		if r.cfg.Wait {
 			pa = redPaWait(pb, r.count)
+		} else {
+			pa = redPa(pb, r.count)
 		}
 		r.lastProb = pa
 		if r.rng.Float64() < pa {
