@@ -3,7 +3,10 @@ package liverun
 import (
 	"context"
 	"fmt"
+	"sort"
 	"testing"
+
+	"gonum.org/v1/gonum/stat"
 
 	"cclab/internal/testenv"
 	"cclab/scenario"
@@ -15,7 +18,7 @@ import (
 // cclab set to match Linux (docs/compat.md "Kernel TCP vs cclab").
 const kernelConformanceSrc = `name: kernel-conformance
 duration: 6s
-seeds: [1, 2]
+seeds: [1, 2, 3]
 warmup: 0s
 backends: [live]
 topology:
@@ -25,17 +28,24 @@ flows: [{name: bulk, stack: [kernel, cclab], traffic: greedy, datagram: 1483B, s
 `
 
 // TestKernelConformance runs kernel TCP and cclab set to match Linux live
-// through the link shell, two 6 s bulk transfers (seeds) each per
-// controller, and holds the means of cclab to the conformance tolerance of
-// docs/compat.md: goodput within ±10 % of the kernel's, retransmissions
+// through the link shell, three 6 s bulk transfers (seeds) each per
+// controller, and holds the medians of cclab to the conformance tolerance
+// of docs/compat.md: goodput within ±10 % of the kernel's, retransmissions
 // within a factor of 2 (plus 10 packets: with a few dozen the count of one
-// overshoot decides). Means of two, as the acceptance is on means. cclab
-// runs rack:echo=cum (scenario.KernelRACK): with the default echo=all,
-// 4 cclab Reno runs in 10 at load 18-25 ended their slow-start overshoot
-// in an RTO (340-438 retransmissions against the kernel's 170-180), a
-// retransmission lost at the head of the hole that the timestamp echo
-// hid from RACK (docs/recovery.md, docs/compat.md). The stacks run paired
-// and alternated per seed; a run the host limited (docs/metrics.md) is run
+// overshoot decides). Medians of three, not means: Linux's HyStart decides
+// from ACK-train spacing and delay, which move with the timing of the ACKs
+// the link shell hands to the kernel, and in about one run of eight it
+// misses the exit and its slow start overruns the queue (211 kernel
+// retransmissions against cclab's 12 in one CI run, 571 against 22 in the
+// docs' 8-seed series, where the other seeds were equal seed by seed);
+// a mean of two fails on that one run, a median of three does not, and a
+// median still fails when the stacks differ in most runs. cclab runs
+// rack:echo=cum (scenario.KernelRACK): with the default echo=all, 4 cclab
+// Reno runs in 10 at load 18-25 ended their slow-start overshoot in an
+// RTO (340-438 retransmissions against the kernel's 170-180), a
+// retransmission lost at the head of the hole that the timestamp echo hid
+// from RACK (docs/recovery.md, docs/compat.md). The stacks run paired and
+// alternated per seed; a run the host limited (docs/metrics.md) is run
 // again, up to twice; it needs root and /dev/net/tun, and under CI=true
 // fails without them.
 func TestKernelConformance(t *testing.T) {
@@ -46,12 +56,12 @@ func TestKernelConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got [2]map[string]float64 // kernel, cclab: means over the seeds
-		for i := range got {
-			got[i] = map[string]float64{}
+		var runs [2]map[string][]float64 // kernel, cclab: one value per seed
+		for i := range runs {
+			runs[i] = map[string][]float64{}
 		}
 		// Paired and alternated (seed 1 kernel, cclab; seed 2 kernel,
-		// cclab): the host's load drifts, and the kernel's figure moves
+		// cclab; ...): the host's load drifts, and the kernel's figure moves
 		// with it (docs/compat.md).
 		for _, seed := range exp.Points[0].Scenario.Seeds {
 			for i, p := range exp.Points {
@@ -66,14 +76,15 @@ func TestKernelConformance(t *testing.T) {
 							p.Label(exp.Axes), seed, v["agg_throughput"]/1e6, v["total_retransmissions"], v["total_rtos"],
 							res.Notes[NoteHostLimited], res.Notes[NoteLoadStart])
 						for _, m := range []string{"agg_throughput", "total_retransmissions"} {
-							got[i][m] += v[m] / float64(len(p.Scenario.Seeds))
+							runs[i][m] = append(runs[i][m], v[m])
 						}
 						break
 					}
 				}
 			}
 		}
-		k, c := got[0], got[1]
+		k, c := medians(runs[0]), medians(runs[1])
+		t.Logf("%s: medians over %d seeds: kernel %v, cclab %v", cc, len(exp.Points[0].Scenario.Seeds), k, c)
 		if k["agg_throughput"] <= 0 || k["total_retransmissions"] <= 0 {
 			t.Errorf("%s: kernel TCP measured no goodput or no retransmissions (a greedy flow fills the DropTail queue): %v", cc, k)
 			continue
@@ -86,4 +97,15 @@ func TestKernelConformance(t *testing.T) {
 			t.Errorf("%s: retransmissions cclab %v, kernel %v: want within a factor of 2 (+10)", cc, cr, kr)
 		}
 	}
+}
+
+// medians returns the median of each metric's per-seed values.
+func medians(runs map[string][]float64) map[string]float64 {
+	out := make(map[string]float64, len(runs))
+	for m, xs := range runs {
+		xs = append([]float64(nil), xs...)
+		sort.Float64s(xs)
+		out[m] = stat.Quantile(0.5, stat.Empirical, xs, nil)
+	}
+	return out
 }
