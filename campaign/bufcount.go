@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -177,6 +178,18 @@ const (
 	// of the RTT samples of the packets sent within this many packet
 	// times (at the rate) of it.
 	ProbeDelayWindow = 4
+	// ProbeHeldMeasured and ProbePlateauFlat: a train holds the full
+	// queue's delay when the median delay of its transmissions whose delay
+	// was measured, at least ProbeHeldMeasured of them, is within
+	// ProbePlateauFlat of it. Measured ones, not all: after a timeout
+	// resends the flight, Karn's rule leaves most of an RTT's
+	// transmissions without a sample (a probe of the multi-host test,
+	// its queue full at 195 ms in 9 trains with losses, had held it in 1
+	// by half of all 64). Within ±5 %: a full queue is flat, while a ramp
+	// at gain 1.5 rises by about 21 packets a train and passes through
+	// that band of a 200-packet plateau in about one.
+	ProbeHeldMeasured = ProbeTrainPackets / 4
+	ProbePlateauFlat  = 0.05
 	// BufferAgreement: a count and the queueing delay at its overflows
 	// (in packets at the rate) agree within this share; otherwise the
 	// buffer is stated with an interval holding both.
@@ -269,8 +282,9 @@ func checkTailDrop(t traceEstimate, minRTT time.Duration, rate, buffer float64, 
 type delayTail struct {
 	trains, atPlateau, lost int
 	lossFull, lossLow       float64
-	// held counts the trains at least half of whose transmissions were
-	// sent at the full queue's delay: a drop-tail queue, once full,
+	// held counts the trains whose measured transmissions were sent at
+	// the full queue's delay (ProbeHeldMeasured, ProbePlateauFlat): a
+	// drop-tail queue, once full,
 	// holds that delay through whole trains while the probe outpaces it;
 	// the top of a ramp that ended before the queue filled, or a few
 	// stalls, hold it for less (two simulated probes whose RTT plateau
@@ -299,12 +313,13 @@ func checkDelayTail(t traceEstimate, minRTT time.Duration, rate float64, plateau
 		return d
 	}
 	ds := delayAtSends(t.sentAt, t.rtts, minRTT, time.Duration(ProbeDelayWindow/rate*float64(time.Second)))
-	trains, full, sentFull := map[int]bool{}, map[int]bool{}, map[int]int{}
+	trains, full, measured := map[int]bool{}, map[int]bool{}, map[int][]float64{}
 	var fullSent, lowSent, lowLost int
 	for i, q := range ds {
 		if q < 0 {
 			continue
 		}
+		measured[i/ProbeTrainPackets] = append(measured[i/ProbeTrainPackets], float64(q))
 		dropped := t.resent[i] && (len(t.arrived) != len(ds) || !t.arrived[i])
 		if dropped {
 			trains[i/ProbeTrainPackets] = true
@@ -312,7 +327,6 @@ func checkDelayTail(t traceEstimate, minRTT time.Duration, rate float64, plateau
 		switch {
 		case float64(q) >= OverflowShare*float64(plateau):
 			fullSent++
-			sentFull[i/ProbeTrainPackets]++
 			if dropped {
 				d.lost++
 				full[i/ProbeTrainPackets] = true
@@ -325,8 +339,8 @@ func checkDelayTail(t traceEstimate, minRTT time.Duration, rate float64, plateau
 		}
 	}
 	d.trains, d.atPlateau = len(trains), len(full)
-	for _, n := range sentFull {
-		if 2*n >= ProbeTrainPackets {
+	for _, qs := range measured {
+		if len(qs) >= ProbeHeldMeasured && math.Abs(studies.Quantile(qs, 0.5)/float64(plateau)-1) <= ProbePlateauFlat {
 			d.held++
 		}
 	}

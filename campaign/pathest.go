@@ -397,7 +397,14 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 	pe.bufferLo, pe.bufferHi = min(lo, hi, pe.buffer), max(lo, hi, pe.buffer)
 	if pe.overflowed {
 		pe.judge(checkTailDrop(t, minRTT, pps(pe.rate), pe.buffer, pe.queue), t.spurious, pe.queue.Seconds()*pps(pe.rate))
-	} else {
+	}
+	// A count that is no measurement (it failed its own overflow test, or
+	// its losses did not come at the full queue's delay and found the
+	// count itself in fewer than ProbeTrains trains) leaves the delay at
+	// the losses alone to tell; one whose overflows came at its level in
+	// ProbeTrains trains stays the bound (an RTT plateau above it is a
+	// second queue or the host's, docs/campaigns.md "Probing").
+	if !pe.overflowed && pe.tail.atCount < ProbeTrains {
 		pe.byDelay(checkDelayTail(t, minRTT, pps(pe.rate), pe.queue), pps(pe.rateLo), pps(pe.rateHi), pps(pe.rate))
 	}
 	return pe, true

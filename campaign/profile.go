@@ -299,7 +299,7 @@ func (pp *PathProfile) probe(r Row) *probeEstimate {
 	switch {
 	case pe.fromDelay:
 		d := pe.delayTail
-		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: its count (at least %.0f packets) failed its own overflow test (transmissions sent again that were delivered, e.g. after a timeout, take packets out of it), but its losses came at the full queue's delay (%v) in %d of the %d trains of %d packets with one, %.1f times as often as at under half of it: the queue is that delay at the rate, %.0f packets [%.0f, %.0f] (a host stall that held the ACKs back would inflate it)",
+		pp.Warnings = append(pp.Warnings, fmt.Sprintf("probe: its count (at least %.0f packets) failed its own overflow test (transmissions sent again that were delivered, e.g. after a timeout, take packets out of it) or its overflows did not come at the full queue's delay, but its losses came at the full queue's delay (%v) in %d of the %d trains of %d packets with one, %.1f times as often as at under half of it: the queue is that delay at the rate, %.0f packets [%.0f, %.0f] (a host stall that held the ACKs back would inflate it)",
 			pe.count, pe.queue.Round(100*time.Microsecond), d.atPlateau, d.trains, ProbeTrainPackets, d.lossFull/max(d.lossLow, 1e-9), pe.buffer, pe.bufferLo, pe.bufferHi))
 	case pe.notTail != "":
 		pp.Warnings = append(pp.Warnings, "probe: its queue (at least "+strconv.Itoa(int(math.Round(pe.buffer)))+" packets) not seen to overflow: "+pe.notTail+"; the queue is a bound")

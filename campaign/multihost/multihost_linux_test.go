@@ -77,7 +77,7 @@ transfer:
   qlog: true
 probe:
   rate: 50Mbit
-  bytes: 2MB
+  bytes: 4MB
 schedule:
   rounds: 2
   seed: 1
@@ -489,8 +489,11 @@ var reportTables = []string{"The study&#39;s questions, answered from the number
 // acceptance of the network's (rate ±20 %: 20 Mbit/s inside a continent,
 // the access links, 10 Mbit/s across, the inter link; queue ±30 %: 100
 // packets at an access link, 200 at the inter link). The spec's probe
-// phase (one probe of 2 MB per pair filling the bottleneck's queue: about
-// three times the buffer's packets) is what makes them measurable: 100 kB
+// phase (one probe of 4 MB per pair filling the bottleneck's queue, which
+// takes about three times the buffer's packets, and holding it full for a
+// second or more: with 2 MB the queue was full for about 0.7 s, two or
+// three timeouts' worth, docs/campaigns.md "Probing") is what makes them
+// measurable: 100 kB
 // transfers never fill those buffers, and their ACK trains depend on the
 // host's timing. Under CI=true every rate within ±20 % or, failing that,
 // the network's within the interval the profile states for it; a queue
