@@ -29,7 +29,20 @@ func probeQueue(t *testing.T, qlog []byte, minRTT time.Duration) PathProfile {
 	return pp
 }
 
-// BufferTolerance is the acceptance for a profiled buffer: within
+// interProbe is a campaign of one probe of size bytes (the probe
+// controller at 50 Mbit/s and gain 1.5, ProbeRecovery) and the multi-host
+// test's inter-continental path with a buffer of that many packets: 10
+// Mbit/s, 100 ms, Gilbert-Elliott loss p=0.01, r=0.3.
+func interProbe(t *testing.T, bytes int64, buffer int) (*Spec, PathProfile) {
+	t.Helper()
+	sp := testSpec(t, 2, 1, 1, "")
+	sp.Transfer.Bytes = bytes
+	sp.Probe = &ProbeSettings{Rate: 50e6, Gain: 1.5}
+	sp.Variants[0].CC, sp.Variants[0].Recovery = sp.Probe.CC(), ProbeRecovery
+	return sp, PathProfile{Name: "inter", RateBps: 10e6, MinRTT: 100 * time.Millisecond, QueuePackets: buffer, Loss: link.GEConfig{P: 0.01, R: 0.3, K: 1}}
+}
+
+// bufferTolerance is the acceptance for a profiled buffer: within
 // ±30 % of the configured one.
 const bufferTolerance = 0.30
 
@@ -52,14 +65,10 @@ const bufferTolerance = 0.30
 // change).
 func TestProbeQueueSimulated(t *testing.T) {
 	if testing.Short() {
-		t.Skip("40 simulated probes of 2 MB: skipped in -short")
+		t.Skip("30 simulated probes of 4 MB: skipped in -short")
 	}
 	const buffer = 200
-	sp := testSpec(t, 2, 1, 1, "")
-	sp.Transfer.Bytes = 4e6
-	sp.Probe = &ProbeSettings{Rate: 50e6, Gain: 1.5}
-	sp.Variants[0].CC, sp.Variants[0].Recovery = sp.Probe.CC(), ProbeRecovery
-	truth := PathProfile{Name: "inter", RateBps: 10e6, MinRTT: 100 * time.Millisecond, QueuePackets: buffer, Loss: link.GEConfig{P: 0.01, R: 0.3, K: 1}}
+	sp, truth := interProbe(t, 4e6, buffer)
 	within := 0
 	for seed := uint64(1); seed <= 30; seed++ {
 		r := simTransfer(t, sp, truth, sp.Variants[0].Name, seed)

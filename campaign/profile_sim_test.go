@@ -180,11 +180,7 @@ func TestProbeSimulatedBursts(t *testing.T) {
 		t.Skip("12 simulated probes of 2 MB: skipped in -short")
 	}
 	const buffer = 200
-	sp := testSpec(t, 2, 1, 1, "")
-	sp.Transfer.Bytes = 2e6
-	sp.Probe = &ProbeSettings{Rate: 50e6, Gain: 1.5}
-	sp.Variants[0].CC, sp.Variants[0].Recovery = sp.Probe.CC(), ProbeRecovery
-	truth := PathProfile{Name: "inter", RateBps: 10e6, MinRTT: 100 * time.Millisecond, QueuePackets: buffer, Loss: link.GEConfig{P: 0.01, R: 0.3, K: 1}}
+	sp, truth := interProbe(t, 2e6, buffer)
 	measured := 0
 	for seed := uint64(1); seed <= 12; seed++ {
 		r := simTransfer(t, sp, truth, sp.Variants[0].Name, seed)
