@@ -81,6 +81,15 @@ type VegasConfig struct {
 	// computes it with its default timestamps (docs/compat.md, "Vegas'
 	// base RTT"): off by default.
 	NS3RTT bool `param:"ns3rtt" help:"with ns3: the smoothed RTT as ns-3.37 computes it: samples in whole milliseconds (its TCP timestamps' clock), gain 1/8 per sample, the first the handshake's"`
+	// NS3Karn (with NS3RTT) keeps Karn's rule in that estimate as ns-3.37's
+	// EstimateRtt does with timestamps on: no sample from an ACK in fast
+	// recovery (docs/compat.md, "Vegas: ns-3's round restarts and Karn's
+	// rule"): off by default.
+	NS3Karn bool `param:"ns3karn" help:"with ns3rtt: no RTT sample from an ACK in fast recovery, as ns-3.37's EstimateRtt skips an ACK whose oldest unacknowledged transmission was retransmitted (Karn's rule, kept with timestamps)"`
+	// NS3Open (with NS3) runs TcpVegas::CongestionStateSet's Vegas on/off
+	// as ns-3.37 drives it (docs/compat.md, "Vegas: ns-3's round restarts
+	// and Karn's rule"): off by default.
+	NS3Open bool `param:"ns3open" help:"with ns3: Vegas off in ns-3's CA_DISORDER (an ACK with newly SACKed data outside recovery: no growth, no round end) and a new round (EnableVegas) at every return to CA_OPEN: the end of recovery or of the disorder"`
 }
 
 // DefaultVegasConfig returns alpha=2, beta=4, gamma=1, rtt=mean.
@@ -111,6 +120,12 @@ func (c VegasConfig) validate() error {
 	}
 	if c.NS3RTT && !c.NS3 {
 		return fmt.Errorf("vegas: parameter ns3rtt needs ns3=true")
+	}
+	if c.NS3Karn && !c.NS3RTT {
+		return fmt.Errorf("vegas: parameter ns3karn needs ns3rtt=true")
+	}
+	if c.NS3Open && !c.NS3 {
+		return fmt.Errorf("vegas: parameter ns3open needs ns3=true")
 	}
 	return nil
 }
@@ -146,7 +161,9 @@ type Vegas struct {
 
 	ssGrow bool // slow start: this round is a growth round (false: cwnd held)
 
-	ns3SRTT time.Duration // ns3rtt: ns-3's smoothed RTT (0: no sample yet)
+	ns3SRTT  time.Duration // ns3rtt: ns-3's smoothed RTT (0: no sample yet)
+	sndNxt   uint64        // ns3open: SndNxt of the latest ACK
+	disorder bool          // ns3open: in ns-3's CA_DISORDER (Vegas off)
 
 	lastRTT  time.Duration // RTT used at the last round end
 	lastDiff float64       // diff at the last round end, packets
@@ -284,16 +301,25 @@ func (v *Vegas) OnCongestion(c Congestion) {
 		if v.cfg.NS3 {
 			v.ssthresh = ns3
 		}
+		v.disorder = false
 	case ECN:
 		v.ecnReduce(c.InFlight)
 	}
 	v.resetRound()
 }
 
-// OnRecoveryExit sets cwnd = ssthresh and restarts the round measurement.
+// OnRecoveryExit sets cwnd = ssthresh and restarts the round measurement;
+// with ns3open a new round starts at the exit ACK's SND.NXT: ns-3.37's
+// ProcessAck returns to CA_OPEN on the ACK that ends recovery
+// (tcp-socket-base.cc:2170), whose CongestionStateSet calls
+// EnableVegas (tcp-vegas.cc:146-149, 124-132). The transport gives the
+// controller that ACK (OnAck) before it ends recovery.
 func (v *Vegas) OnRecoveryExit(clock.Time, int) {
 	v.exitRecovery()
 	v.resetRound()
+	if v.cfg.NS3Open {
+		v.enableNS3()
+	}
 }
 
 // OnRTO applies the RFC 5681 timeout rules; the next slow start begins with
@@ -305,6 +331,7 @@ func (v *Vegas) OnRTO(_ clock.Time, inFlight int) {
 		v.ssthresh = ns3
 	}
 	v.ssGrow = true
+	v.disorder = false
 	v.resetRound()
 }
 
@@ -329,7 +356,11 @@ func (v *Vegas) onAckNS3(a Ack) {
 			v.rCnt++
 		}
 	}
+	v.sndNxt = a.SndNxt
 	grow := v.mayGrow(a) && a.CumAcked > 0
+	if v.cfg.NS3Open && a.RTOPoint == 0 && !a.InRecovery && !v.inRecovery && v.openNS3(a) {
+		return
+	}
 	if a.RTOPoint != 0 {
 		// ns-3's CA_LOSS, until the cumulative ACK reaches the timeout's
 		// recovery point: TcpVegas is off (CongestionStateSet) and grows as
@@ -359,6 +390,36 @@ func (v *Vegas) onAckNS3(a Ack) {
 	}
 }
 
+// openNS3 runs ns-3.37's CA_OPEN / CA_DISORDER switch of TcpVegas for an
+// ACK outside recovery and reports whether Vegas is off for it. An ACK
+// that SACKs new data is a duplicate ACK to ns-3 with SACK on (ProcessAck's
+// isDupack = scoreboardUpdated, tcp-socket-base.cc:1965-1966), which takes
+// CA_OPEN to CA_DISORDER (DupAck, :1728-1736), where CongestionStateSet
+// disables Vegas (tcp-vegas.cc:150-153) and ProcessAck calls no
+// IncreaseWindow (tcp-socket-base.cc:2211-2213: only in CA_OPEN): no
+// growth, no round end. The first cumulative ACK without new SACK
+// information returns to CA_OPEN (:2125-2140), whose EnableVegas starts a
+// new round at SND.NXT and drops the round's samples (tcp-vegas.cc:124-132,
+// 146-149); IncreaseWindow then runs for that ACK (tcp-socket-base.cc:2213).
+func (v *Vegas) openNS3(a Ack) bool {
+	if a.Sacked > 0 {
+		v.disorder = true
+		return true
+	}
+	if v.disorder && a.CumAcked > 0 {
+		v.disorder = false
+		v.enableNS3()
+	}
+	return v.disorder
+}
+
+// enableNS3 is TcpVegas::EnableVegas (tcp-vegas.cc:124-132): a new round
+// from the latest ACK's SND.NXT, its samples dropped.
+func (v *Vegas) enableNS3() {
+	v.round.started, v.round.end = true, v.sndNxt
+	v.resetRound()
+}
+
 // NS3TimestampTick is the clock of ns-3.37's TCP timestamps:
 // TcpOptionTS::NowToTsValue sends Simulator::Now().GetMilliSeconds() and
 // ElapsedTimeFromTsValue returns the difference in whole milliseconds
@@ -374,29 +435,37 @@ const NS3TimestampTick = time.Millisecond
 // a whole millisecond (time 0 in ns-3 and in cclab's simulator) measures
 // it. Each later sample is the ACK's own RTT as the tick clock measures it,
 // floor(now) - floor(now - RTT), and moves the estimate by 1/8 as
-// RttMeanDeviation::IntegerUpdate (rtt-estimator.cc:220-227); a zero
-// sample is not taken (EstimateRtt's m.IsZero()), nor one from an ACK that
-// does not move the cumulative point (EstimateRtt needs it to cover the
-// oldest transmission in its history), nor any after a timeout until its
-// recovery point (Ack.RTOPoint: ReTxTimeout empties the history,
-// tcp-socket-base.cc:3822, and retransmissions add nothing to it).
+// RttMeanDeviation::IntegerUpdate (rtt-estimator.cc:220-227). A zero
+// sample counts as 1 µs (EstimateRtt, tcp-socket-base.cc:3640-3645: "is
+// zero, approximating to 1us"; the handshake's too). No sample is taken
+// from an ACK that does not move the cumulative point (EstimateRtt needs
+// it to cover the oldest transmission in its history, :3633), nor from any
+// after a timeout until its recovery point (Ack.RTOPoint: ReTxTimeout
+// empties the history, :3822, and retransmissions add nothing to it), nor
+// with ns3karn from an ACK in fast recovery: EstimateRtt takes no sample
+// when that oldest transmission was retransmitted (!h.retx, :3633; SendDataPacket marks
+// a retransmission in it, :3243, 3276-3283), timestamps or not, and in fast
+// recovery every cumulative advance fills a hole by a retransmission
+// (Ack.InRecovery is still true on the ACK that ends it).
 func (v *Vegas) ns3Estimate(a Ack) time.Duration {
 	tick := func(t clock.Time) int64 { return int64(t) / int64(NS3TimestampTick) }
 	if v.ns3SRTT == 0 {
-		v.ns3SRTT = a.MinRTT.Truncate(NS3TimestampTick)
-		if v.ns3SRTT <= 0 {
-			v.ns3SRTT = 0
+		if a.MinRTT <= 0 {
 			return 0
 		}
+		v.ns3SRTT = max(a.MinRTT.Truncate(NS3TimestampTick), ns3ZeroRTT)
 	}
-	if a.RTT > 0 && a.CumAcked > 0 && a.RTOPoint == 0 {
+	if a.RTT > 0 && a.CumAcked > 0 && a.RTOPoint == 0 && !(v.cfg.NS3Karn && a.InRecovery) {
 		m := time.Duration(tick(a.Now)-tick(a.Now.Add(-a.RTT))) * NS3TimestampTick
-		if m > 0 {
-			v.ns3SRTT = time.Duration((int64(v.ns3SRTT)<<rttGainShiftNS3 + int64(m-v.ns3SRTT)) >> rttGainShiftNS3)
-		}
+		m = max(m, ns3ZeroRTT)
+		v.ns3SRTT = time.Duration((int64(v.ns3SRTT)<<rttGainShiftNS3 + int64(m-v.ns3SRTT)) >> rttGainShiftNS3)
 	}
 	return v.ns3SRTT
 }
+
+// ns3ZeroRTT is what ns-3.37's EstimateRtt takes for a timestamp sample of
+// zero (tcp-socket-base.cc:3640-3645).
+const ns3ZeroRTT = time.Microsecond
 
 // rttGainShiftNS3 is ns-3's RttMeanDeviation gain alpha = 1/8 (its default,
 // RFC 6298 §2.3) as a shift, applied to every sample.

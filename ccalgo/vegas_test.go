@@ -212,8 +212,10 @@ func TestVegasConfigErrors(t *testing.T) {
 		{"vegas:gamma=-1", []string{"gamma=-1"}},
 		{"vegas:alpha=x", []string{"alpha", "not a number"}},
 		{"vegas:rtt=median", []string{"rtt", "min, mean"}},
-		{"vegas:delta=1", []string{`unknown parameter "delta"`, "abc, alpha, beta, finegrained, gamma, iw, ns3, ns3rtt, rtt, ssthresh"}},
+		{"vegas:delta=1", []string{`unknown parameter "delta"`, "abc, alpha, beta, finegrained, gamma, iw, ns3, ns3karn, ns3open, ns3rtt, rtt, ssthresh"}},
 		{"vegas:ns3rtt=true", []string{"ns3rtt needs ns3=true"}},
+		{"vegas:ns3=true,ns3karn=true", []string{"ns3karn needs ns3rtt=true"}},
+		{"vegas:ns3open=true", []string{"ns3open needs ns3=true"}},
 	})
 	cfg := newTest[*Vegas](t, "vegas").Config()
 	if cfg.Alpha != 2 || cfg.Beta != 4 || cfg.Gamma != 1 || cfg.FineGrained || cfg.RTT != RoundMean {
@@ -345,13 +347,14 @@ func TestVegasNS3RTT(t *testing.T) {
 		{"first ACK", at(32311), us(16525), us(15786), us(15250)},
 		// 33 - 15 = 18 ms: 15.25 + 2.75/8
 		{"second ACK", at(33809), us(18023), us(15786), us(15593) + 750*time.Nanosecond},
-		// sent at 40.2 ms, back at 40.5: 0 ms, not a sample
-		{"zero sample", at(40500), us(300), us(300), us(15593) + 750*time.Nanosecond},
+		// sent at 40.2 ms, back at 40.5: 0 ms, taken as 1 µs
+		// (tcp-socket-base.cc:3640-3645): (8*15593750 + 1000 - 15593750) >> 3 ns
+		{"zero sample", at(40500), us(300), us(300), 13644656 * time.Nanosecond},
 		// no cumulative advance (a SACK-only sample): EstimateRtt needs the
 		// ACK to cover the oldest transmission
-		{"no cumulative advance", at(50000), us(30000), us(300), us(15593) + 750*time.Nanosecond},
+		{"no cumulative advance", at(50000), us(30000), us(300), 13644656 * time.Nanosecond},
 		// after a timeout (ReTxTimeout empties the RTT history)
-		{"CA_LOSS", at(60000), us(30000), us(300), us(15593) + 750*time.Nanosecond},
+		{"CA_LOSS", at(60000), us(30000), us(300), 13644656 * time.Nanosecond},
 	} {
 		a := Ack{Now: c.now, RTT: c.rtt, MinRTT: c.minRTT, CumAcked: testMSS}
 		switch c.name {
@@ -364,8 +367,11 @@ func TestVegasNS3RTT(t *testing.T) {
 			t.Errorf("%s: estimate %v, want %v", c.name, got, c.want)
 		}
 	}
-	if got := newTest[*Vegas](t, "vegas:ns3=true,ns3rtt=true").ns3Estimate(Ack{Now: at(1000), RTT: us(500), MinRTT: us(500)}); got != 0 {
-		t.Errorf("handshake below 1 ms: estimate %v, want 0 (no sample, as ns-3's zero measurement)", got)
+	if got := newTest[*Vegas](t, "vegas:ns3=true,ns3rtt=true").ns3Estimate(Ack{Now: at(1000), RTT: us(500), MinRTT: us(500)}); got != ns3ZeroRTT {
+		t.Errorf("handshake below 1 ms: estimate %v, want %v (ns-3 takes a zero measurement as 1 µs)", got, ns3ZeroRTT)
+	}
+	if got := newTest[*Vegas](t, "vegas:ns3=true,ns3rtt=true").ns3Estimate(Ack{Now: at(1000)}); got != 0 {
+		t.Errorf("no RTT measured yet: estimate %v, want 0", got)
 	}
 	d := newVegasDriver(t, "vegas:ns3=true,ns3rtt=true")
 	d.cum += testMSS
@@ -373,5 +379,98 @@ func TestVegasNS3RTT(t *testing.T) {
 		RTT: us(16525), SRTT: us(15804), MinRTT: us(15786), CumAck: d.cum, SndNxt: d.sndNxt})
 	if got, want := d.v.BaseRTT(), us(15250); got != want {
 		t.Errorf("baseRTT %v, want ns-3's estimate %v", got, want)
+	}
+}
+
+// TestVegasNS3Karn checks vegas:ns3karn against ns-3.37's EstimateRtt
+// (tcp-socket-base.cc:3633): no sample while the oldest unacknowledged
+// transmission is a retransmission, which in fast recovery every
+// cumulative advance acknowledges (the ACK that ends recovery included,
+// which the controller sees with InRecovery set).
+func TestVegasNS3Karn(t *testing.T) {
+	at := func(us int) clock.Time { return clock.Start.Add(time.Duration(us) * time.Microsecond) }
+	us := func(n int) time.Duration { return time.Duration(n) * time.Microsecond }
+	for _, c := range []struct {
+		name       string
+		spec       string
+		inRecovery bool
+		want       time.Duration
+	}{
+		// the estimate starts at the handshake's 15 ms; the ACK's sample,
+		// sent at 10.5 ms and back at 33.5, reads 33 - 10 = 23 ms: 15 + 8/8
+		{"fast recovery, ns3karn", "vegas:ns3=true,ns3rtt=true,ns3karn=true", true, ms(15)},
+		{"fast recovery, without ns3karn", "vegas:ns3=true,ns3rtt=true", true, ms(16)},
+		{"outside recovery, ns3karn", "vegas:ns3=true,ns3rtt=true,ns3karn=true", false, ms(16)},
+	} {
+		v := newTest[*Vegas](t, c.spec)
+		a := Ack{Now: at(33500), RTT: us(23000), MinRTT: us(15400), CumAcked: testMSS, InRecovery: c.inRecovery}
+		if got := v.ns3Estimate(a); got != c.want {
+			t.Errorf("%s: estimate %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestVegasNS3Open checks vegas:ns3open against ns-3.37's CA_OPEN /
+// CA_DISORDER switch: an ACK that SACKs new data (a duplicate ACK with SACK,
+// tcp-socket-base.cc:1965) puts TcpVegas off (CongestionStateSet,
+// tcp-vegas.cc:150-153) and gets no IncreaseWindow (tcp-socket-base.cc:
+// 2211-2213); the return to CA_OPEN, at the next cumulative ACK without
+// new SACK information (:2138) or at the end of recovery (:2170), starts a
+// new round at SND.NXT with no samples (EnableVegas, tcp-vegas.cc:124-132).
+func TestVegasNS3Open(t *testing.T) {
+	const seg = testMSS
+	type step struct {
+		recoveryExit       bool // OnRecoveryExit instead of an ACK
+		cum, sacked, sndNx int  // segments; cum is the ACK's cumulative advance
+		inRecovery         bool
+	}
+	for _, c := range []struct {
+		name           string
+		spec           string
+		cwnd, ssthresh int // segments
+		steps          []step
+		wantCwnd       int    // segments
+		wantEnd        uint64 // the round's end, segments
+		wantSamples    int
+	}{
+		{"disorder: no slow-start growth", "vegas:ns3=true,ns3open=true", 10, 100,
+			[]step{{cum: 1, sacked: 1, sndNx: 30}}, 10, 20, 1},
+		{"without ns3open: slow-start growth", "vegas:ns3=true", 10, 100,
+			[]step{{cum: 1, sacked: 1, sndNx: 30}}, 11, 20, 1},
+		// the ACK at the round's end (20) SACKs new data: no round end
+		{"disorder: no round end", "vegas:ns3=true,ns3open=true", 10, 5,
+			[]step{{cum: 10, sacked: 1, sndNx: 30}}, 10, 20, 1},
+		// back to CA_OPEN: the round restarts at SND.NXT 32, its samples
+		// dropped, then slow start grows by one segment
+		{"disorder ends: new round", "vegas:ns3=true,ns3open=true", 10, 100,
+			[]step{{cum: 1, sacked: 1, sndNx: 30}, {cum: 1, sndNx: 32}}, 11, 32, 0},
+		// the end of recovery: cwnd = ssthresh 7, the round from the exit
+		// ACK's SND.NXT 40
+		{"recovery exit: new round", "vegas:ns3=true,ns3open=true", 10, 7,
+			[]step{{cum: 2, sndNx: 40, inRecovery: true}, {recoveryExit: true}}, 7, 40, 0},
+		{"recovery exit without ns3open: the round goes on", "vegas:ns3=true", 10, 7,
+			[]step{{cum: 2, sndNx: 40, inRecovery: true}, {recoveryExit: true}}, 7, 20, 0},
+	} {
+		v := newTest[*Vegas](t, c.spec)
+		var clk fakeClock
+		clk.now = clock.Start
+		v.cwnd, v.ssthresh = c.cwnd*seg, c.ssthresh*seg
+		v.round.started, v.round.end = true, 20*seg
+		cum := 10
+		for _, s := range c.steps {
+			if s.recoveryExit {
+				v.inRecovery = true
+				v.OnRecoveryExit(clk.advance(time.Millisecond), 0)
+				continue
+			}
+			cum += s.cum
+			v.OnAck(Ack{Now: clk.advance(time.Millisecond), Acked: (s.cum + s.sacked) * seg, CumAcked: s.cum * seg,
+				Sacked: s.sacked * seg, SRTT: ms(16), RTT: ms(16), MinRTT: ms(15), CumAck: uint64(cum * seg),
+				SndNxt: uint64(s.sndNx * seg), InRecovery: s.inRecovery})
+		}
+		if v.cwnd != c.wantCwnd*seg || v.round.end != c.wantEnd*seg || v.rCnt != c.wantSamples {
+			t.Errorf("%s: cwnd %d, round end %d, samples %d; want %d, %d, %d", c.name,
+				v.cwnd/seg, v.round.end/seg, v.rCnt, c.wantCwnd, c.wantEnd, c.wantSamples)
+		}
 	}
 }
