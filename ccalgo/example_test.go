@@ -43,7 +43,6 @@ func ExampleRegistry() {
 	// finegrained=false
 	// ns3=false
 	// ns3rtt=false
-	// ns3karn=false
 	// ns3open=false
-	// vegas: unknown parameter "delta" (allowed: abc, alpha, beta, finegrained, gamma, iw, ns3, ns3karn, ns3open, ns3rtt, rtt, ssthresh)
+	// vegas: unknown parameter "delta" (allowed: abc, alpha, beta, finegrained, gamma, iw, ns3, ns3open, ns3rtt, rtt, ssthresh)
 }

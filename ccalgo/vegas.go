@@ -80,12 +80,7 @@ type VegasConfig struct {
 	// NS3RTT (with NS3) takes the smoothed RTT as ns-3.37's TcpSocketBase
 	// computes it with its default timestamps (docs/compat.md, "Vegas'
 	// base RTT"): off by default.
-	NS3RTT bool `param:"ns3rtt" help:"with ns3: the smoothed RTT as ns-3.37 computes it: samples in whole milliseconds (its TCP timestamps' clock), gain 1/8 per sample, the first the handshake's"`
-	// NS3Karn (with NS3RTT) keeps Karn's rule in that estimate as ns-3.37's
-	// EstimateRtt does with timestamps on: no sample from an ACK in fast
-	// recovery (docs/compat.md, "Vegas: ns-3's round restarts and Karn's
-	// rule"): off by default.
-	NS3Karn bool `param:"ns3karn" help:"with ns3rtt: no RTT sample from an ACK in fast recovery, as ns-3.37's EstimateRtt skips an ACK whose oldest unacknowledged transmission was retransmitted (Karn's rule, kept with timestamps)"`
+	NS3RTT bool `param:"ns3rtt" help:"with ns3: the smoothed RTT as ns-3.37 computes it: samples in whole milliseconds (its TCP timestamps' clock), gain 1/8 per sample, the first the handshake's, none from the first data ACK (ns-3's receiver acknowledges the first segment at once), none in fast recovery (Karn's rule)"`
 	// NS3Open (with NS3) runs TcpVegas::CongestionStateSet's Vegas on/off
 	// as ns-3.37 drives it (docs/compat.md, "Vegas: ns-3's round restarts
 	// and Karn's rule"): off by default.
@@ -120,9 +115,6 @@ func (c VegasConfig) validate() error {
 	}
 	if c.NS3RTT && !c.NS3 {
 		return fmt.Errorf("vegas: parameter ns3rtt needs ns3=true")
-	}
-	if c.NS3Karn && !c.NS3RTT {
-		return fmt.Errorf("vegas: parameter ns3karn needs ns3rtt=true")
 	}
 	if c.NS3Open && !c.NS3 {
 		return fmt.Errorf("vegas: parameter ns3open needs ns3=true")
@@ -433,7 +425,14 @@ const NS3TimestampTick = time.Millisecond
 // the SYN-ACK, :1386), before any PktsAcked: here the connection's minimum
 // RTT at the first ACK, truncated to the tick as a handshake that starts on
 // a whole millisecond (time 0 in ns-3 and in cclab's simulator) measures
-// it. Each later sample is the ACK's own RTT as the tick clock measures it,
+// it. The first data ACK adds no sample: ns-3's receiver acknowledges the
+// first data segment at once (ProcessSynRcvd sets m_delAckCount to
+// m_delAckMaxCount, :2404-2406, "Always respond to first data packet"), so
+// ns-3's first PktsAcked sees the sample of a lone segment, which has no
+// delayed-ACK wait (15 ms on the grid's path, 30 - 15, as the handshake's
+// 15: baseRtt 15.000), while cclab's receiver holds that segment for its
+// pair like any other (its sample 17 ms there, baseRtt 15.250 if taken).
+// Each later sample is the ACK's own RTT as the tick clock measures it,
 // floor(now) - floor(now - RTT), and moves the estimate by 1/8 as
 // RttMeanDeviation::IntegerUpdate (rtt-estimator.cc:220-227). A zero
 // sample counts as 1 µs (EstimateRtt, tcp-socket-base.cc:3640-3645: "is
@@ -442,11 +441,12 @@ const NS3TimestampTick = time.Millisecond
 // it to cover the oldest transmission in its history, :3633), nor from any
 // after a timeout until its recovery point (Ack.RTOPoint: ReTxTimeout
 // empties the history, :3822, and retransmissions add nothing to it), nor
-// with ns3karn from an ACK in fast recovery: EstimateRtt takes no sample
-// when that oldest transmission was retransmitted (!h.retx, :3633; SendDataPacket marks
-// a retransmission in it, :3243, 3276-3283), timestamps or not, and in fast
-// recovery every cumulative advance fills a hole by a retransmission
-// (Ack.InRecovery is still true on the ACK that ends it).
+// from an ACK in fast recovery: EstimateRtt takes no sample while that
+// oldest transmission is a retransmission (!h.retx, :3633; SendDataPacket
+// marks a retransmission in the history, :3243, 3276-3283), timestamps or
+// not (Karn's rule), and in fast recovery every cumulative advance fills a
+// hole by a retransmission (Ack.InRecovery is still true on the ACK that
+// ends it).
 func (v *Vegas) ns3Estimate(a Ack) time.Duration {
 	tick := func(t clock.Time) int64 { return int64(t) / int64(NS3TimestampTick) }
 	if v.ns3SRTT == 0 {
@@ -454,8 +454,9 @@ func (v *Vegas) ns3Estimate(a Ack) time.Duration {
 			return 0
 		}
 		v.ns3SRTT = max(a.MinRTT.Truncate(NS3TimestampTick), ns3ZeroRTT)
+		return v.ns3SRTT
 	}
-	if a.RTT > 0 && a.CumAcked > 0 && a.RTOPoint == 0 && !(v.cfg.NS3Karn && a.InRecovery) {
+	if a.RTT > 0 && a.CumAcked > 0 && a.RTOPoint == 0 && !a.InRecovery {
 		m := time.Duration(tick(a.Now)-tick(a.Now.Add(-a.RTT))) * NS3TimestampTick
 		m = max(m, ns3ZeroRTT)
 		v.ns3SRTT = time.Duration((int64(v.ns3SRTT)<<rttGainShiftNS3 + int64(m-v.ns3SRTT)) >> rttGainShiftNS3)
