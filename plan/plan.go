@@ -137,6 +137,11 @@ type Flow struct {
 	// throughout.
 	PLPMTUMax int
 	ECN       bool // negotiate ECN
+	// UnpaddedInitial sends the stream handshake's Initial unpadded, at a
+	// TCP SYN's size (scenario.Flow.UnpaddedInitial,
+	// transport.Config.UnpaddedInitial): the simulator does, ns-3's SYN is
+	// that size anyway, the live backend refuses it.
+	UnpaddedInitial bool
 	// MinRTO is the sender's RTO floor (transport.Config.MinRTO); 0 = the
 	// transport's default.
 	MinRTO time.Duration
@@ -389,7 +394,7 @@ func (p *Plan) group(sc scenario.Scenario, g int, f scenario.Flow, first, last i
 			cc = f.AltCC
 		}
 		fl := Flow{ID: uint64(len(p.Flows) + 1), Name: name, Group: g, Mode: f.Mode, CC: cc, Recovery: f.Recovery,
-			Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, MinRTO: f.MinRTO, Window: f.Window,
+			Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, UnpaddedInitial: f.UnpaddedInitial, MinRTO: f.MinRTO, Window: f.Window,
 			AckEvery: f.AckEvery, DelayedAck: f.DelayedAck, RecvWindow: f.RecvWindow, Background: prefix != "",
 			First: first, Last: last, AccessDelay: acc, Start: f.Start, Stop: f.Stop, Size: size, Rate: rate,
 			TrafficStream: "traffic/" + name, DataStream: "data/" + name, StartStream: "start/" + name}

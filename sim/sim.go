@@ -104,7 +104,10 @@ func (st *Stack) endpoint() *transport.Endpoint {
 			Rand:      traffic.Stream(st.sim.Net.Seed, "endpoint/"+st.node.Name),
 			Configure: st.acceptConfig,
 			NoRetry:   true, // no attacker on simulated paths: no Retry round trip
-			Buffers:   st.sim.bufs,
+			// nor an amplification budget to keep: a flow may send its
+			// Initial unpadded (transport.Config.UnpaddedInitial)
+			AcceptUnpaddedInitial: true,
+			Buffers:               st.sim.bufs,
 		})
 		st.sim.E.InitTimer(&st.timer, st, 0)
 	}

@@ -588,6 +588,15 @@ func (c *Conn) onDeadline(now clock.Time) {
 
 // --- sending: the datagram for the driver (data segments: sender.go) -------
 
+// initialSize is the length the client's Initial is padded to, bytes:
+// MaxDatagram, or 0 (not padded) with Config.UnpaddedInitial.
+func (c *Conn) initialSize() int {
+	if c.cfg.UnpaddedInitial {
+		return 0
+	}
+	return c.cfg.MaxDatagram
+}
+
 // transmit writes the next datagram for this connection into buf.
 func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	c.lastNow = now
@@ -615,7 +624,7 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		}
 		p.hsFlags |= hsReset // we end on a stateless reset (reset.go)
 		c.hsAt = now.Add(c.rtt.current())
-		return encodeInitial(buf, p, c.cfg.MaxDatagram), ecn.NotECT
+		return encodeInitial(buf, p, c.initialSize()), ecn.NotECT
 	}
 	if c.sendAccept > 0 {
 		c.sendAccept--

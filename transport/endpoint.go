@@ -378,8 +378,8 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 		}
 	}
 	p := e.pkt
-	if r := decodePacket(b, p); r != RejectNone {
-		e.reject(r)
+	if r := decodePacket(b, p); r != RejectNone && (r != RejectInitialSize || !e.cfg.AcceptUnpaddedInitial) {
+		e.reject(r) // (an Initial too small for its declared size is complete: decodePacket checks its size last)
 		return
 	}
 	switch p.typ {

@@ -463,7 +463,8 @@ func checkHandshake(p *packet) RejectReason {
 }
 
 // encodeInitial writes an Initial padded with zeros to size bytes into b
-// (len(b) >= size) and returns size.
+// (len(b) >= size) and returns size; with size 0 (Config.UnpaddedInitial)
+// it is not padded and its encoded length is returned.
 func encodeInitial(b []byte, p *packet, size int) int {
 	b[0] = WireVersion
 	b[1] = byte(typeInitial)
@@ -485,6 +486,9 @@ func encodeInitial(b []byte, p *packet, size int) int {
 		n += copy(b[n:], p.keyName)
 		n += copy(b[n:], p.nonce[:])
 		n += copy(b[n:], p.hsTag[:])
+	}
+	if size <= n {
+		return n
 	}
 	clear(b[n:size])
 	return size

@@ -1,0 +1,32 @@
+package liverun
+
+import (
+	"strings"
+	"testing"
+
+	"cclab/plan"
+	"cclab/scenario"
+)
+
+// TestCheckLiveUnpaddedInitial: the live backend refuses a flow with
+// unpadded_initial, naming the setting (a receiver on a real network
+// rejects an unpadded Initial: RFC 9000 §8.1, §14.1), and runs the same
+// flow without it.
+func TestCheckLiveUnpaddedInitial(t *testing.T) {
+	for _, tc := range []struct {
+		unpadded bool
+		want     string // in the error; "" = none
+	}{
+		{false, ""},
+		{true, "unpadded_initial is simulation-only"},
+	} {
+		p := &plan.Plan{Flows: []plan.Flow{{ID: 1, Name: "bulk", Mode: scenario.ModeStream, Traffic: "greedy", UnpaddedInitial: tc.unpadded}}}
+		err := checkLive(p)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("unpadded %v: got error %v, want none", tc.unpadded, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("unpadded %v: got error %v, want one containing %q", tc.unpadded, err, tc.want)
+		}
+	}
+}
