@@ -49,12 +49,33 @@ type Settings struct {
 	MinRTO     time.Duration // RTO floor
 	AckEvery   int           // segments per delayed ACK
 	DelayedAck time.Duration // delayed-ACK timer
+	// UnpaddedInitial sends cclab's Initial unpadded, at a TCP SYN's size
+	// (scenario flow field unpadded_initial), so that flows starting
+	// together leave the bottleneck a SYN's time apart, as ns-3's do.
+	UnpaddedInitial bool
 }
 
 // MatchedSettings are the issue's matched settings: ns-3's defaults
 // (DelAckCount 2, DelAckTimeout 200 ms, MinRto 1 s) with 1448-byte
-// segments, as TCP's MSS with timestamps on a 1500-byte MTU.
+// segments, as TCP's MSS with timestamps on a 1500-byte MTU. The handshake
+// is chosen per point (PointSettings).
 var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, DelayedAck: 200 * time.Millisecond}
+
+// Handshake is how cclab's side sends its Initial (-initial): "auto" (the
+// default since 2026-12-07 20:30 UTC) unpadded, at the size of ns-3's SYN,
+// at points of several flows, where the handshake's size sets how far apart
+// flows starting together leave the bottleneck (docs/compat.md "Handshake
+// timing"), and padded at single-flow points, whose figures stay those
+// measured before; "unpadded" or "padded" at every point.
+var Handshake = "auto"
+
+// PointSettings returns MatchedSettings for a point of the given number of
+// flows, with the Initial Handshake chooses.
+func PointSettings(flows int) Settings {
+	s := MatchedSettings
+	s.UnpaddedInitial = Handshake == "unpadded" || Handshake == "auto" && flows > 1
+	return s
+}
 
 // DefaultStacks are the stacks of the matched grid, each at the cclab
 // settings that match ns-3 3.37 (docs/compat.md).
@@ -127,9 +148,9 @@ topology:
   kind: dumbbell
   bottleneck: {rate: %s, delay: %s, queue: %q, loss: %q}
 flows:
-  - {name: bulk, count: %d, traffic: greedy, cc: %q, recovery: %q, datagram: %dB, min_rto: %s, ack_every: %d, delayed_ack: %s, stagger: 0s}
+  - {name: bulk, count: %d, traffic: greedy, cc: %q, recovery: %q, datagram: %dB, min_rto: %s, ack_every: %d, delayed_ack: %s, stagger: 0s, unpadded_initial: %v}
 `, dur, warmup, path.Rate, path.Delay, path.Queue, loss, flows, st.CC, st.Recovery,
-		transport.DatagramFor(set.MSS), set.MinRTO, set.AckEvery, set.DelayedAck)
+		transport.DatagramFor(set.MSS), set.MinRTO, set.AckEvery, set.DelayedAck, set.UnpaddedInitial)
 }
 
 // Outcome is one backend's figures for one run, summed over its flows.
@@ -272,8 +293,14 @@ func run() error {
 	flag.StringVar(&traceDir, "trace", "", "write per-event traces of every run to this directory (cclab's qlog per seed, ns-3's sender events per seed; use with one stack and one loss)")
 	flag.BoolVar(&verbose, "v", false, "print every seed's figures (sim / ns3)")
 	flag.StringVar(&cacheDir, "ns3cache", "", "keep ns-3's outcome per plan and seed in this directory and reuse it (not with -trace)")
+	flag.StringVar(&Handshake, "initial", Handshake, "cclab's Initial: auto (unpadded, a TCP SYN's size, with several flows; padded with one), unpadded or padded")
 	bench := flag.String("bench", "", "instead: CPU time of both simulators on a dumbbell of each of these flow counts (e.g. 10,100,1000), one seed")
 	flag.Parse()
+	switch Handshake {
+	case "auto", "unpadded", "padded":
+	default:
+		return fmt.Errorf("-initial %q: want auto, unpadded or padded", Handshake)
+	}
 	ctx := context.Background()
 	path := Path{*rate, *delay, *queue}
 	if *bench != "" {
@@ -292,9 +319,9 @@ func run() error {
 		}
 		sts = append(sts, st)
 	}
-	fmt.Printf("path %s/%s one way/%s, %d flow(s), %v, warm-up %v, %d seeds; mss %d, min RTO %v, ACK every %d / %v\n",
+	fmt.Printf("path %s/%s one way/%s, %d flow(s), %v, warm-up %v, %d seeds; mss %d, min RTO %v, ACK every %d / %v, unpadded Initial %v\n",
 		*rate, *delay, *queue, *flows, *dur, *warmup, *seeds, MatchedSettings.MSS, MatchedSettings.MinRTO,
-		MatchedSettings.AckEvery, MatchedSettings.DelayedAck)
+		MatchedSettings.AckEvery, MatchedSettings.DelayedAck, PointSettings(*flows).UnpaddedInitial)
 	fmt.Println("| stack | loss | sim goodput | ns3 goodput | ratio (min–max) | sim retx | ns3 retx | retx ratio | sim/ns3 RTOs |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, st := range sts {
@@ -353,11 +380,11 @@ func Compare(ctx context.Context, text, simText string, seeds int) (sim, ref Out
 // gives cclab's side its own recovery, the scenario for cclab's simulator
 // (simText; empty otherwise).
 func Texts(path Path, loss string, flows int, st Stack, dur, warmup time.Duration) (text, simText string) {
-	text = Scenario(path, loss, flows, st, MatchedSettings, dur, warmup)
+	text = Scenario(path, loss, flows, st, PointSettings(flows), dur, warmup)
 	if st.SimRecovery != "" {
 		s := st
 		s.Recovery = st.SimRecovery
-		simText = Scenario(path, loss, flows, s, MatchedSettings, dur, warmup)
+		simText = Scenario(path, loss, flows, s, PointSettings(flows), dur, warmup)
 	}
 	return text, simText
 }
@@ -394,7 +421,7 @@ func benchmark(ctx context.Context, path Path, counts string, dur time.Duration)
 	fmt.Println("| --- | --- | --- | --- | --- |")
 	// A first short run, not counted, so that one-time start-up costs of
 	// the process (runtime, tables) are not charged to the first row.
-	if p, err := Point(Scenario(path, "0", 1, st, MatchedSettings, time.Second, 0), 1); err == nil {
+	if p, err := Point(Scenario(path, "0", 1, st, PointSettings(1), time.Second, 0), 1); err == nil {
 		if _, err := RunSim(ctx, p); err != nil {
 			return err
 		}

@@ -120,3 +120,31 @@ func TestTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestPointHandshake: -initial auto sends cclab's Initial unpadded at
+// points of several flows only (docs/compat.md "Handshake timing"), and the
+// plan carries it to every flow; padded and unpadded apply to every point.
+func TestPointHandshake(t *testing.T) {
+	defer func(h string) { Handshake = h }(Handshake)
+	st := Stack{"cubic", MatchedCubicCC, MatchedCubicPRR, ""}
+	for _, tc := range []struct {
+		mode  string
+		flows int
+		want  bool
+	}{
+		{"auto", 1, false}, {"auto", 4, true},
+		{"padded", 4, false}, {"unpadded", 1, true},
+	} {
+		Handshake = tc.mode
+		text, _ := Texts(Path{"16Mbit", "7.5ms", "droptail:20p"}, "0", tc.flows, st, time.Second, 0)
+		p, err := Point(text, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range p.Flows {
+			if f.UnpaddedInitial != tc.want {
+				t.Errorf("-initial %s, %d flows: flow %s unpadded Initial %v, want %v", tc.mode, tc.flows, f.Name, f.UnpaddedInitial, tc.want)
+			}
+		}
+	}
+}
