@@ -20,16 +20,40 @@ type hostLimitBlock struct {
 	} `json:"reasons"`
 }
 
+// senderEnd is the part of a sender's JSON report (its end block) that
+// the profile and validate read: the segment size at its end, whether it
+// was authenticated, and its host_limit block. One decoder for all of
+// them (decodeSenderEnd).
+type senderEnd struct {
+	MSS  int             `json:"mss"`
+	Auth json.RawMessage `json:"auth"`
+	Host *hostLimitBlock `json:"host_limit"`
+}
+
+// decodeSenderEnd decodes a sender's JSON report's end block; ok is
+// false when the JSON is malformed.
+func decodeSenderEnd(senderJSON string) (end senderEnd, ok bool) {
+	var snd struct {
+		End senderEnd `json:"end"`
+	}
+	if json.Unmarshal([]byte(senderJSON), &snd) != nil {
+		return senderEnd{}, false
+	}
+	return snd.End, true
+}
+
+// hostLimited reports whether a sender's JSON report marks it
+// host-limited (its end.host_limit, docs/metrics.md "Host-limited runs").
+func hostLimited(senderJSON string) bool {
+	end, _ := decodeSenderEnd(senderJSON)
+	return end.Host != nil && end.Host.Limited
+}
+
 // transferHostLimits returns the reasons a transfer was host-limited, as
 // "role code" ("sender cpu_busy", "receiver timer_late"; a mark without
 // reasons: "role host_limited"), none when neither end marked it. The
 // sender's block is its end.host_limit, the receiver's its host_limit.
 func transferHostLimits(r Row) []string {
-	var snd struct {
-		End struct {
-			Host *hostLimitBlock `json:"host_limit"`
-		} `json:"end"`
-	}
 	var rcv struct {
 		Host *hostLimitBlock `json:"host_limit"`
 	}
@@ -45,8 +69,8 @@ func transferHostLimits(r Row) []string {
 			out = append(out, role+" "+x.Code)
 		}
 	}
-	if json.Unmarshal([]byte(r.SenderJSON), &snd) == nil {
-		add("sender", snd.End.Host)
+	if end, ok := decodeSenderEnd(r.SenderJSON); ok {
+		add("sender", end.Host)
 	}
 	if json.Unmarshal([]byte(r.ReceiverJSON), &rcv) == nil {
 		add("receiver", rcv.Host)

@@ -215,6 +215,24 @@ func ackedLosses(pns []uint64, sentAt []time.Duration, declared []bool, ackedAt 
 		byPN[pn] = append(byPN[pn], i)
 	}
 	floor := time.Duration(AckedLossRTTShare * float64(minRTT))
+	answered := func(pn uint64) int {
+		j := 0
+		for k, i := range byPN[pn] {
+			if sentAt[i]+floor <= ackedAt[pn] {
+				j = k
+			}
+		}
+		return j
+	}
+	// lowest is, per ACK instant, the lowest packet number it was the
+	// first to acknowledge: the hole whose filling moved the cumulative
+	// point over the rest (docs/campaigns.md, "Profile").
+	lowest := map[time.Duration]uint64{}
+	for pn, a := range ackedAt {
+		if l, ok := lowest[a]; !ok || pn < l {
+			lowest[a] = pn
+		}
+	}
 	for pn, idx := range byPN {
 		a, ok := ackedAt[pn]
 		if !ok {
@@ -223,13 +241,20 @@ func ackedLosses(pns []uint64, sentAt []time.Duration, declared []bool, ackedAt 
 			}
 			continue
 		}
-		answered := 0
-		for j, i := range idx {
-			if sentAt[i]+floor <= a {
-				answered = j
+		j := answered(pn)
+		// An ACK that moved the cumulative point over several packets
+		// answered the transmission that filled its lowest hole; the
+		// packets above it arrived before that one (a path keeps its
+		// order), so a transmission of theirs sent after it was needless
+		// when an earlier one was sent before it: go-back-N after a
+		// timeout resends packets the receiver holds above the hole.
+		if l := lowest[a]; l != pn && len(byPN[l]) > 0 {
+			hole := sentAt[byPN[l][answered(l)]]
+			for j > 0 && sentAt[idx[j]] > hole {
+				j--
 			}
 		}
-		for _, i := range idx[:answered] {
+		for _, i := range idx[:j] {
 			lost[i] = true
 		}
 	}

@@ -108,7 +108,7 @@ func TestProfileFromProbe(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			pp := PathProfile{Packet: payload + 28, MinRTT: 80 * time.Millisecond}
 			probe := queuePath{n: 900, payload: payload, buffer: 200, rate: 1000, gain: c.gain, minRTT: 80 * time.Millisecond}
-			pe := pp.probe(Row{Status: StatusDone, SenderJSON: `{"end":{"cclab":{"host_limited": true}}}`, SenderQlog: string(probe.qlog())})
+			pe := pp.probe(Row{Status: StatusDone, SenderJSON: `{"end":{"host_limit":{"role":"sender","host_limited": true}}}`, SenderQlog: string(probe.qlog())})
 			if pe == nil {
 				t.Fatalf("no probe estimate: %v", pp.Warnings)
 			}

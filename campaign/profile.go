@@ -32,8 +32,10 @@ type PathProfile struct {
 	// SRTT are the 10th, 50th and 90th percentiles of the transfers' mean
 	// smoothed RTTs: the RTT distribution under the campaign's own load.
 	SRTT [3]time.Duration
-	// LossRate is the data packets retransmitted over those sent, all
-	// transfers pooled.
+	// LossRate is the data packets lost over those sent, all transfers
+	// pooled: lost as the sender qlog's ACKs show (traceEstimate.wireLost:
+	// a timeout's retransmissions of packets that were delivered are no
+	// losses), or, for a transfer without a qlog, its retransmissions.
 	LossRate float64
 	// Loss is the Gilbert-Elliott fit (link.FitGE, its Best model) of the
 	// loss sequences the sender qlogs' ACKs show (transfer.qlog: true;
@@ -140,7 +142,7 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 		}
 		pp.Name = pp.Group + "-" + pair.From + "-" + pair.To
 		var srtts, goodputs []float64
-		var retx, sent int64
+		var lost, sent int64
 		var traces []traceEstimate
 		for _, r := range rs {
 			if r.MinRTTms > 0 {
@@ -148,10 +150,17 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 			}
 			srtts = append(srtts, r.MeanSRTTms)
 			goodputs = append(goodputs, r.GoodputBps)
-			retx += r.Retransmits
-			sent += max(r.PacketsSent, 0)
+			var t traceEstimate
 			if r.SenderQlog != "" {
-				traces = append(traces, estimateTrace([]byte(r.SenderQlog)))
+				t = estimateTrace([]byte(r.SenderQlog))
+				traces = append(traces, t)
+			}
+			if len(t.wireLost) > 0 {
+				lost += int64(countTrue(t.wireLost))
+				sent += int64(len(t.wireLost))
+			} else {
+				lost += r.Retransmits
+				sent += max(r.PacketsSent, 0)
 			}
 			if hostLimited(r.SenderJSON) {
 				pp.HostLimited++
@@ -166,12 +175,12 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 			}
 		}
 		if sent > 0 {
-			pp.LossRate = min(float64(retx)/float64(sent), 1)
+			pp.LossRate = min(float64(lost)/float64(sent), 1)
 		}
 		probe := pp.probe(probes[pair])
 		overflow := pp.estimate(traces, goodputs, probe)
 		pp.Loss = link.GEConfig{P: pp.LossRate, R: 1 - pp.LossRate, H: 0, K: 1}
-		pp.Fit = link.GEFit{Packets: sent, Losses: retx, Rate: pp.LossRate}
+		pp.Fit = link.GEFit{Packets: sent, Losses: lost, Rate: pp.LossRate}
 		var seq []bool
 		for _, t := range traces {
 			seq = append(seq, t.wireLost...)
@@ -206,6 +215,17 @@ func setRevLoss(profiles []PathProfile) {
 	}
 }
 
+// countTrue returns how many of bs are true.
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
 // transfersDatagram returns the median over the transfers of the largest
 // datagram each used (transferDatagram), 0 when none said.
 func transfersDatagram(rs []Row) int {
@@ -229,13 +249,8 @@ func transfersDatagram(rs []Row) int {
 // says the transfer was authenticated (end.auth, as agents' transfers
 // are); 0 when neither tells.
 func transferDatagram(r Row) int {
-	var snd struct {
-		End struct {
-			MSS int `json:"mss"`
-		} `json:"end"`
-	}
-	_ = json.Unmarshal([]byte(r.SenderJSON), &snd) // malformed: the qlog tells
-	seg := snd.End.MSS
+	end, _ := decodeSenderEnd(r.SenderJSON) // malformed: the qlog tells
+	seg := end.MSS
 	if seg <= 0 && r.SenderQlog != "" {
 		seg = estimateTrace([]byte(r.SenderQlog)).payload
 	}
@@ -248,15 +263,8 @@ func transferDatagram(r Row) int {
 // transferTag is the authentication tag of a transfer's packets (authTag
 // of its sender's end.auth), bytes.
 func transferTag(r Row) int {
-	var snd struct {
-		End struct {
-			Auth json.RawMessage `json:"auth"`
-		} `json:"end"`
-	}
-	if json.Unmarshal([]byte(r.SenderJSON), &snd) != nil {
-		return 0
-	}
-	return authTag(snd.End.Auth)
+	end, _ := decodeSenderEnd(r.SenderJSON)
+	return authTag(end.Auth)
 }
 
 // authTag is the bytes an authenticated packet carries beside its segment
@@ -408,11 +416,6 @@ func (pp *PathProfile) estimate(traces []traceEstimate, goodputs []float64, prob
 // rate written 18 % low.
 func wireShare(payload, tag int) float64 {
 	return float64(transport.DatagramFor(payload)+tag+link.IPv4UDPOverhead) / float64(payload)
-}
-
-// hostLimited reports whether a sender's JSON says it was host-limited.
-func hostLimited(senderJSON string) bool {
-	return strings.Contains(senderJSON, `"host_limited": true`) || strings.Contains(senderJSON, `"host_limited":true`)
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * 1e6) }
