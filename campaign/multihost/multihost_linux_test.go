@@ -195,8 +195,8 @@ func run(t *testing.T, node *netnstest.Node, bin string, args ...string) (string
 	p := start(t, node, bin, args...)
 	select {
 	case <-p.done:
-	case <-time.After(10 * time.Minute):
-		t.Fatalf("%v did not end within 10 minutes:\n%s", args, p.out.String())
+	case <-time.After(20 * time.Minute):
+		t.Fatalf("%v did not end within 20 minutes:\n%s", args, p.out.String())
 	}
 	return p.out.String(), p.err
 }
