@@ -1,6 +1,8 @@
 package report
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"cclab/metrics"
@@ -49,16 +51,53 @@ func TestSimNS3TableMarks(t *testing.T) {
 			refGroup(i, scenario.BackendNS3, p.cc, p.ns3[0], p.ns3[1], p.ns3[2]))
 	}
 	tab, ok := d.simNS3Table()
-	if !ok || len(tab.Rows) != 3*len(points) {
-		t.Fatalf("simNS3Table: %d rows (ok %v), want %d", len(tab.Rows), ok, 3*len(points))
+	if !ok || len(tab.Rows) != 4*len(points) {
+		t.Fatalf("simNS3Table: %d rows (ok %v), want %d", len(tab.Rows), ok, 4*len(points))
 	}
 	for i, p := range points {
-		for j, want := range []string{p.goodput, p.retx, p.rtos} {
-			row := tab.Rows[3*i+j]
+		// goodput, its median row (one seed: the median is the mean), retransmissions, timeouts
+		for j, want := range []string{p.goodput, p.goodput, p.retx, p.rtos} {
+			row := tab.Rows[4*i+j]
 			if got := row[len(row)-1]; got != want {
 				t.Errorf("point %d (%s), %s: sim/ns3 %s marked %q, want %q", i, p.cc, row[1], row[len(row)-2], got, want)
 			}
 		}
+	}
+}
+
+// TestMedianRow checks the simulator-vs-ns-3 table's median goodput row: one
+// outlying ns-3 seed (the ratio of the means 0.668) leaves the ratio of the
+// medians at 1 and unmarked; a shift of every seed is marked; a side without
+// runs gives no ratio.
+func TestMedianRow(t *testing.T) {
+	base := []float64{2.0, 2.1, 1.9, 2.0, 2.2, 1.8, 2.0, 2.05, 1.95, 2.0, 2.1, 1.9, 2.0, 2.2, 1.8, 2.0}
+	jump := slices.Clone(base)
+	jump[14] = 17.7
+	low := make([]float64, len(base))
+	for i, v := range base {
+		low[i] = 0.8 * v
+	}
+	for _, c := range []struct {
+		name      string
+		sim, ns3  []float64
+		wantRatio string // the ratio cell's leading figure
+		wantMark  string
+	}{
+		{"same", base, base, "1.000", ""},
+		{"one ns-3 seed jumps", base, jump, "1.000", ""},
+		{"every seed 20 % low", low, base, "0.800", "✗"},
+		{"no ns-3 runs", base, nil, "n/a", ""},
+	} {
+		got := medianRow("goodput", "bit/s", c.sim, c.ns3, 0.9, 1.1)
+		if len(got) != 5 {
+			t.Fatalf("%s: got %d cells, want 5", c.name, len(got))
+		}
+		if !strings.HasPrefix(got[3], c.wantRatio) || got[4] != c.wantMark {
+			t.Errorf("%s: got ratio %q mark %q, want %s… mark %q", c.name, got[3], got[4], c.wantRatio, c.wantMark)
+		}
+	}
+	if m := metrics.Median(jump); m != 2.0 {
+		t.Errorf("median of the jump sample: got %v, want 2", m)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"cclab/backend/ns3"
 	simrun "cclab/backend/sim"
 	"cclab/internal/rusage"
+	"cclab/metrics"
 	"cclab/plan"
 	"cclab/scenario"
 	"cclab/transport"
@@ -322,8 +323,8 @@ func run() error {
 	fmt.Printf("path %s/%s one way/%s, %d flow(s), %v, warm-up %v, %d seeds; mss %d, min RTO %v, ACK every %d / %v, unpadded Initial %v\n",
 		*rate, *delay, *queue, *flows, *dur, *warmup, *seeds, MatchedSettings.MSS, MatchedSettings.MinRTO,
 		MatchedSettings.AckEvery, MatchedSettings.DelayedAck, PointSettings(*flows).UnpaddedInitial)
-	fmt.Println("| stack | loss | sim goodput | ns3 goodput | ratio (min–max) | sim retx | ns3 retx | retx ratio | sim/ns3 RTOs |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Println("| stack | loss | sim goodput | ns3 goodput | ratio (min–max) | median ratio [95 % bootstrap] | sim retx | ns3 retx | retx ratio | sim/ns3 RTOs |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, st := range sts {
 		for _, loss := range strings.Split(*losses, ",") {
 			if err := comparePoint(ctx, path, loss, *flows, st, *seeds, *dur, *warmup); err != nil {
@@ -338,24 +339,48 @@ func run() error {
 // the mean outcomes and the range of the per-seed goodput ratios. simText,
 // if not empty, is the scenario cclab's simulator runs instead of text.
 func Compare(ctx context.Context, text, simText string, seeds int) (sim, ref Outcome, lo, hi float64, err error) {
-	lo, hi = math.Inf(1), 0
+	c, err := CompareSeeds(ctx, text, simText, seeds)
+	return c.Sim, c.Ref, c.Lo, c.Hi, err
+}
+
+// Comparison is one point's figures over its seeds: the mean outcomes, the
+// range of the per-seed goodput ratios and every seed's goodput on each side
+// (bits/s, seed i at index i-1).
+type Comparison struct {
+	Sim, Ref               Outcome
+	Lo, Hi                 float64
+	SimGoodput, RefGoodput []float64
+}
+
+// MedianRatio is the ratio of the seeds' median goodputs sim/ns3 with its
+// 95 % percentile bootstrap interval (metrics.MedianRatio: the two sides'
+// seeds resampled independently, as their random losses are independent
+// draws).
+func (c Comparison) MedianRatio() (ratio, lo, hi float64) {
+	return metrics.MedianRatio(c.SimGoodput, c.RefGoodput, metrics.Confidence)
+}
+
+// CompareSeeds is Compare with every seed's goodput kept.
+func CompareSeeds(ctx context.Context, text, simText string, seeds int) (Comparison, error) {
+	var c Comparison
+	c.Lo, c.Hi = math.Inf(1), 0
 	simText = cmp.Or(simText, text)
 	for seed := 1; seed <= seeds; seed++ {
 		p, err := Point(text, uint64(seed))
 		if err != nil {
-			return sim, ref, lo, hi, err
+			return c, err
 		}
 		ps, err := Point(simText, uint64(seed))
 		if err != nil {
-			return sim, ref, lo, hi, err
+			return c, err
 		}
 		a, err := RunSim(ctx, ps)
 		if err != nil {
-			return sim, ref, lo, hi, err
+			return c, err
 		}
 		b, err := RunNS3(ctx, p)
 		if err != nil {
-			return sim, ref, lo, hi, err
+			return c, err
 		}
 		if verbose {
 			fmt.Printf("seed %d: goodput %.2f / %.2f Mbit/s, retx %.0f / %.0f, RTOs %.0f / %.0f\n", seed,
@@ -363,17 +388,18 @@ func Compare(ctx context.Context, text, simText string, seeds int) (sim, ref Out
 		}
 		if b.Goodput > 0 {
 			r := a.Goodput / b.Goodput
-			lo, hi = min(lo, r), max(hi, r)
+			c.Lo, c.Hi = min(c.Lo, r), max(c.Hi, r)
 		}
+		c.SimGoodput, c.RefGoodput = append(c.SimGoodput, a.Goodput), append(c.RefGoodput, b.Goodput)
 		n := float64(seeds)
-		sim.Goodput += a.Goodput / n
-		ref.Goodput += b.Goodput / n
-		sim.Retransmits += a.Retransmits / n
-		ref.Retransmits += b.Retransmits / n
-		sim.RTOs += a.RTOs / n
-		ref.RTOs += b.RTOs / n
+		c.Sim.Goodput += a.Goodput / n
+		c.Ref.Goodput += b.Goodput / n
+		c.Sim.Retransmits += a.Retransmits / n
+		c.Ref.Retransmits += b.Retransmits / n
+		c.Sim.RTOs += a.RTOs / n
+		c.Ref.RTOs += b.RTOs / n
 	}
-	return sim, ref, lo, hi, nil
+	return c, nil
 }
 
 // Texts returns the scenario of a point for ns-3 (text) and, if the stack
@@ -391,16 +417,18 @@ func Texts(path Path, loss string, flows int, st Stack, dur, warmup time.Duratio
 
 func comparePoint(ctx context.Context, path Path, loss string, flows int, st Stack, seeds int, dur, warmup time.Duration) error {
 	text, simText := Texts(path, loss, flows, st, dur, warmup)
-	sim, ref, lo, hi, err := Compare(ctx, text, simText, seeds)
+	c, err := CompareSeeds(ctx, text, simText, seeds)
 	if err != nil {
 		return err
 	}
+	sim, ref, lo, hi := c.Sim, c.Ref, c.Lo, c.Hi
+	mr, mlo, mhi := c.MedianRatio()
 	mark := ""
 	if r := sim.Goodput / ref.Goodput; r < 0.9 || r > 1.1 {
 		mark = " **"
 	}
-	fmt.Printf("| %s | %s | %.2f | %.2f | %.3f (%.3f–%.3f)%s | %.1f | %.1f | %.2f | %.1f / %.1f |\n", st.Label, loss,
-		sim.Goodput/1e6, ref.Goodput/1e6, sim.Goodput/ref.Goodput, lo, hi, mark, sim.Retransmits, ref.Retransmits,
+	fmt.Printf("| %s | %s | %.2f | %.2f | %.3f (%.3f–%.3f)%s | %.3f [%.3f–%.3f] | %.1f | %.1f | %.2f | %.1f / %.1f |\n", st.Label, loss,
+		sim.Goodput/1e6, ref.Goodput/1e6, sim.Goodput/ref.Goodput, lo, hi, mark, mr, mlo, mhi, sim.Retransmits, ref.Retransmits,
 		(sim.Retransmits+1)/(ref.Retransmits+1), sim.RTOs, ref.RTOs)
 	return nil
 }
