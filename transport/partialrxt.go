@@ -21,8 +21,12 @@ func (r *sackLoss) partialRetransmit(x *Ctx) {
 	if sb.Count() == 0 || sb.Seg(0).Retrans > 0 || sb.Seg(0).Sacked {
 		return
 	}
+	if r.ns3NextSeg {
+		r.armDoRetransmit(x)
+		return
+	}
 	if sb.NextLost() < 0 {
 		x.MarkLost(0, LossDupAck)
 	}
-	r.fastRetx = true
+	r.fastRetx, r.newDue = true, false
 }

@@ -70,6 +70,8 @@ type sackLoss struct {
 	rtoMark    bool           // option rtomark: losses are marked during a timeout's recovery
 	rxtPipe    bool           // option rxtpipe: SACKed retransmissions stay in pipe (Scoreboard.holdRetx)
 	noLT       bool           // option nolt: before recovery SACKed data releases nothing beyond cwnd (SACKConfig.NoLT)
+	ns3NextSeg bool           // option nextseg (SACKConfig.NS3NextSeg)
+	newDue     bool           // nextseg: the forced send is NextSeg's rule 2 (one new segment) or the head (fastRetransmit)
 	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
 	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
 	entered    episodeStarter // the embedding strategy's set-up of a new episode, called at the end of enter; nil if none
@@ -133,7 +135,11 @@ type SACKConfig struct {
 	// NoLT: outside recovery, new data goes out only while FlightSize
 	// (snd.nxt - snd.una, SACKed data included) is below cwnd, so the
 	// duplicate ACKs before the DupThresh-th release nothing (noLTAllowance).
-	NoLT bool `param:"nolt" help:"no sending beyond cwnd on the duplicate ACKs before recovery: SACKed data stays counted in flight until recovery starts (the SACK senders before RFC 3042, 2001, and RFC 6675; RFC 2581 §3.2 with RFC 2018). Off by default"`
+	// NS3NextSeg makes the forced sends (the entry's step 4.3 send, and
+	// with partialrxt a partial ACK's) ns-3's DoRetransmit: NextSeg's
+	// choice, not the first unacknowledged segment (nextseg.go).
+	NS3NextSeg bool `param:"nextseg" help:"the forced sends of recovery (step 4.3 at entry; with partialrxt, a partial ACK's) are ns-3 3.37's DoRetransmit: the first segment marked lost and not retransmitted, else one new segment, else the first unacknowledged segment (tcp-socket-base.cc:3970, tcp-tx-buffer.cc NextSeg rules 1-2); at entry a first segment already retransmitted and not detected lost again is not marked lost (:1663). Default: RFC 6675 step 4.3 resends the first unacknowledged segment, and partialrxt resends the first lost or else the first unacknowledged segment"`
+	NoLT       bool `param:"nolt" help:"no sending beyond cwnd on the duplicate ACKs before recovery: SACKed data stays counted in flight until recovery starts (the SACK senders before RFC 3042, 2001, and RFC 6675; RFC 2581 §3.2 with RFC 2018). Off by default"`
 	ExitGrowConfig
 }
 
@@ -384,7 +390,14 @@ func (r *sackLoss) markEntryLosses(x *Ctx) {
 		return
 	}
 	r.markLosses(x)
+	r.newDue = false
 	if s := x.SB.Seg(0); !s.Sacked {
+		if r.ns3NextSeg && s.Retrans > 0 && !s.Lost {
+			// ns-3's EnterRecovery: the head's retransmission is in
+			// flight; DoRetransmit sends NextSeg's rule 1 or 2.
+			r.armDoRetransmit(x)
+			return
+		}
 		x.MarkLost(0, LossDupAck)
 		r.fastRetx = s.Lost
 	}
@@ -396,8 +409,11 @@ func (r *sackLoss) fastRetransmit(x *Ctx) (Action, bool) {
 	if !r.fastRetx {
 		return NoSend, false
 	}
+	if act, ok := r.doRetransmitNew(x); ok {
+		return act, true
+	}
 	i := 0
-	if r.rack != nil || r.partialRxt {
+	if r.rack != nil || r.partialRxt || r.ns3NextSeg {
 		i = max(x.SB.NextLost(), 0)
 	}
 	if x.SB.Count() > 0 && x.SB.Seg(i).Lost {
@@ -564,7 +580,7 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	}
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
 	r.lostRetx, r.adaptive, r.undo, r.partialRxt, r.exitGrow = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt, c.ExitGrow
-	r.rtoHold, r.rtoMark, r.rxtPipe, r.noLT = c.RTOHold, c.RTOMark, c.RxtPipe, c.NoLT
+	r.rtoHold, r.rtoMark, r.rxtPipe, r.noLT, r.ns3NextSeg = c.RTOHold, c.RTOMark, c.RxtPipe, c.NoLT, c.NS3NextSeg
 	r.frto.on = c.FRTO
 	r.rtoRearm = c.RTORearm
 	if r.echoCum, err = parseEcho(name, c.Echo); err != nil {
