@@ -5,6 +5,29 @@ import (
 	"testing"
 )
 
+// lose0 starts a fixture of 20 segments in flight (of total; 0: unlimited)
+// with segment 0 lost: three SACKs start recovery and its fast
+// retransmission. It returns the fixture, the highest segment sent so far and
+// a function that records what an ACK sent.
+func lose0(t *testing.T, rec string, total int) (f *fixture, high *int, send func([]int) []int) {
+	t.Helper()
+	f = sackFixture(t, rec, 20, total)
+	high = new(int)
+	*high = 19
+	send = func(got []int) []int {
+		for _, s := range got {
+			*high = max(*high, s)
+		}
+		return got
+	}
+	send(sackAck(f, 0, 1))
+	send(sackAck(f, 0, 1, 2))
+	if got := send(sackAck(f, 0, 1, 2, 3)); !slices.Contains(got, 0) {
+		t.Fatalf("%s: entering recovery sent %v, want the fast retransmission of 0", rec, got)
+	}
+	return f, high, send
+}
+
 // TestNextSegEntry checks option nextseg at the start of an episode against
 // ns-3 3.37's EnterRecovery and DoRetransmit: when an episode starts while
 // the first unacknowledged segment's retransmission (from the previous
@@ -24,19 +47,7 @@ func TestNextSegEntry(t *testing.T) {
 	} {
 		// 20 segments out; 0 lost, then rp, the first segment at the
 		// recovery point, lost.
-		f := sackFixture(t, tc.rec, 20, 0)
-		high := 19 // the highest segment sent so far
-		send := func(got []int) []int {
-			for _, s := range got {
-				high = max(high, s)
-			}
-			return got
-		}
-		send(sackAck(f, 0, 1))
-		send(sackAck(f, 0, 1, 2))
-		if got := send(sackAck(f, 0, 1, 2, 3)); !slices.Contains(got, 0) {
-			t.Fatalf("%s: entering recovery sent %v, want the fast retransmission of 0", tc.rec, got)
-		}
+		f, high, send := lose0(t, tc.rec, 0)
 		rp := int(sackOf(f).RecoveryPoint()) / testMSS
 		// Every segment but 0 and rp arrives, one ACK each; rp is deemed
 		// lost (three SACKed above) and retransmitted in the episode.
@@ -46,8 +57,8 @@ func TestNextSegEntry(t *testing.T) {
 			if k == rp {
 				continue
 			}
-			if k > high {
-				t.Fatalf("%s: episode sent up to %d, want %d", tc.rec, high, k)
+			if k > *high {
+				t.Fatalf("%s: episode sent up to %d, want %d", tc.rec, *high, k)
 			}
 			sacked = append(sacked, k)
 			rxt = slices.Contains(send(sackAck(f, 0, sacked...)), rp) || rxt
@@ -69,10 +80,10 @@ func TestNextSegEntry(t *testing.T) {
 			t.Fatalf("%s: no second episode (sent %v)", tc.rec, got)
 		}
 		resent := slices.Contains(got, rp)
-		newSeg := slices.ContainsFunc(got, func(s int) bool { return s > high })
+		newSeg := slices.ContainsFunc(got, func(s int) bool { return s > *high })
 		if resent != tc.wantResent || newSeg != tc.wantNew {
 			t.Errorf("%s: second entry sent %v (highest before %d): %d resent %v, want %v; new segment %v, want %v",
-				tc.rec, got, high, rp, resent, tc.wantResent, newSeg, tc.wantNew)
+				tc.rec, got, *high, rp, resent, tc.wantResent, newSeg, tc.wantNew)
 		}
 	}
 }
@@ -98,19 +109,7 @@ func TestNextSegPartial(t *testing.T) {
 		{"sack:partialrxt,nextseg", 0, []int{6}, false, true},
 	} {
 		// 20 segments out; 0 and 5 lost.
-		f := sackFixture(t, tc.rec, 20, tc.total)
-		high := 19
-		send := func(got []int) []int {
-			for _, s := range got {
-				high = max(high, s)
-			}
-			return got
-		}
-		send(sackAck(f, 0, 1))
-		send(sackAck(f, 0, 1, 2))
-		if got := send(sackAck(f, 0, 1, 2, 3)); !slices.Contains(got, 0) {
-			t.Fatalf("%s: entering recovery sent %v, want the fast retransmission of 0", tc.rec, got)
-		}
+		f, high, send := lose0(t, tc.rec, tc.total)
 		sacked := []int{1, 2, 3, 4}
 		send(sackAck(f, 0, sacked...))
 		for _, s := range tc.lostSACK {
@@ -121,10 +120,10 @@ func TestNextSegPartial(t *testing.T) {
 		// short of the recovery point.
 		got := sackAck(f, 5, tc.lostSACK...)
 		has5 := slices.Contains(got, 5)
-		newSeg := slices.ContainsFunc(got, func(s int) bool { return s > high })
+		newSeg := slices.ContainsFunc(got, func(s int) bool { return s > *high })
 		if has5 != tc.want5 || newSeg != tc.wantNew {
 			t.Errorf("%s, %d segments: partial ACK sent %v (highest before %d); 5 among them %v, want %v; new segment %v, want %v",
-				tc.rec, tc.total, got, high, has5, tc.want5, newSeg, tc.wantNew)
+				tc.rec, tc.total, got, *high, has5, tc.want5, newSeg, tc.wantNew)
 		}
 	}
 }
