@@ -412,6 +412,16 @@ func (sb *Scoreboard) advance(cum uint64, fn func(*Segment)) int {
 			sb.lostIdx--
 		}
 	}
+	if sb.count == 0 && sb.tsHead == 0 {
+		// Empty (so is the transmission-ordered list): start the next
+		// flight at the ring's first slot rather than where this one
+		// ended. A connection whose flights are shorter than the ring
+		// then keeps writing the same few slots, which stay in the
+		// cache, instead of cycling through the whole buffer (64
+		// segments of 104 bytes at least), every slot of which a
+		// simulation of thousands of connections finds out of it.
+		sb.head = 0
+	}
 	if cum > sb.una {
 		sb.una = cum
 	}

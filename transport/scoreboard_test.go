@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"cclab/clock"
 	"cclab/event"
@@ -139,4 +140,29 @@ func lostIndexes(sb *Scoreboard) []int {
 		}
 	}
 	return l
+}
+
+// TestScoreboardEmptyRestartsAtFirstSlot checks that a flight sent after
+// the scoreboard emptied starts at the ring's first slot (advance), so a
+// connection with short flights keeps reusing the same few slots, and
+// that the segments and the transmission-ordered list are intact.
+func TestScoreboardEmptyRestartsAtFirstSlot(t *testing.T) {
+	var sb Scoreboard
+	for flight, n := range []int{3, 5, 2, 70, 1} {
+		for range n {
+			sb.push(Segment{Off: sb.Nxt(), Len: 100})
+		}
+		if got := sb.Seg(0); got != &sb.segs[0] {
+			t.Errorf("flight %d: first segment at ring slot %d, want 0", flight, (uintptr(unsafe.Pointer(got))-uintptr(unsafe.Pointer(&sb.segs[0])))/unsafe.Sizeof(Segment{}))
+		}
+		if got, want := sb.pos(0), uint32(1); sb.tsHead != want || got != want {
+			t.Errorf("flight %d: list head %d, position of segment 0 %d, want %d", flight, sb.tsHead, got, want)
+		}
+		if got := sb.advance(sb.Nxt(), func(*Segment) {}); got != 100*n {
+			t.Errorf("flight %d: advance acknowledged %d bytes, want %d", flight, got, 100*n)
+		}
+		if sb.Count() != 0 || sb.tsHead != 0 || sb.tsTail != 0 || sb.head != 0 {
+			t.Errorf("flight %d: after the ACK count %d, list %d..%d, head %d; want all 0", flight, sb.Count(), sb.tsHead, sb.tsTail, sb.head)
+		}
+	}
 }
