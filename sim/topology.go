@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/netip"
+	"unsafe"
 
 	"cclab/clock"
 	"cclab/event"
@@ -412,54 +413,73 @@ type Meta struct {
 }
 
 // Pool recycles packets and their buffers so the packet path does not
-// allocate in steady state. Packet.Ctx holds the slot index of its Meta.
+// allocate in steady state. Packet.Ctx holds the packet's slot index.
+//
+// A packet's header (qdisc.Packet), its Meta and its liveness flag share
+// one 128-byte slot, an allocation of its own size class, which the Go
+// allocator places on a 128-byte boundary: every slot is exactly two cache
+// lines, the header's fields the links and queues read (Buf, Size, Flow,
+// Enqueued) in the first, its ID and the envelope (Meta) in the second. A
+// packet's header goes out of the cache while it waits in a queue or
+// propagates; at the far end a hop then finds it in two lines instead of
+// three or four (an 80-byte header allocated alone straddles two lines,
+// its Meta in a separate array a third, the pool's table of pointers a
+// fourth).
 type Pool struct {
 	bufSize int
-	pkts    []*qdisc.Packet
-	meta    []Meta
-	live    []bool // per slot: handed out and not yet freed (catches double frees)
-	free    []int32
+	slots   []*pktSlot // by index (Packet.Ctx)
+	free    []*pktSlot
 	nextID  uint64
 	inUse   int
 }
 
+// pktSlot is one pooled packet: header (first, so that a *qdisc.Packet
+// from the pool points at its slot), envelope and whether it is handed out
+// (catches double frees), padded to two cache lines.
+type pktSlot struct {
+	pk   qdisc.Packet
+	meta Meta
+	live bool
+	_    [128 - unsafe.Sizeof(qdisc.Packet{}) - unsafe.Sizeof(Meta{}) - 1]byte
+}
+
+// slotOf returns the slot of a pooled packet.
+func slotOf(pk *qdisc.Packet) *pktSlot { return (*pktSlot)(unsafe.Pointer(pk)) }
+
 // Get returns a packet with an empty Buf of capacity bufSize, a fresh ID
 // and zeroed Meta.
 func (p *Pool) Get() *qdisc.Packet {
-	var i int32
+	var s *pktSlot
 	if k := len(p.free); k > 0 {
-		i = p.free[k-1]
+		s = p.free[k-1]
 		p.free = p.free[:k-1]
 	} else {
-		i = int32(len(p.pkts))
 		if p.bufSize == 0 {
 			p.bufSize = 2048
 		}
-		p.pkts = append(p.pkts, &qdisc.Packet{Buf: make([]byte, 0, p.bufSize)})
-		p.meta = append(p.meta, Meta{})
-		p.live = append(p.live, false)
+		s = &pktSlot{pk: qdisc.Packet{Buf: make([]byte, 0, p.bufSize), Ctx: uintptr(len(p.slots))}}
+		p.slots = append(p.slots, s)
 	}
-	p.live[i] = true
-	pk := p.pkts[i]
-	buf := pk.Buf[:0]
+	s.live = true
 	p.nextID++
-	*pk = qdisc.Packet{Buf: buf, Ctx: uintptr(i), ID: p.nextID}
-	p.meta[i] = Meta{}
+	s.pk = qdisc.Packet{Buf: s.pk.Buf[:0], Ctx: s.pk.Ctx, ID: p.nextID}
+	s.meta = Meta{}
 	p.inUse++
-	return pk
+	return &s.pk
 }
 
 // Meta returns the envelope of a pooled packet.
-func (p *Pool) Meta(pk *qdisc.Packet) *Meta { return &p.meta[pk.Ctx] }
+func (p *Pool) Meta(pk *qdisc.Packet) *Meta { return &slotOf(pk).meta }
 
 // Free returns a packet to the pool. Freeing a packet twice panics: it
 // would hand one buffer to two owners.
 func (p *Pool) Free(pk *qdisc.Packet) {
-	if !p.live[pk.Ctx] {
+	s := slotOf(pk)
+	if !s.live {
 		panic("sim: packet freed twice")
 	}
-	p.live[pk.Ctx] = false
-	p.free = append(p.free, int32(pk.Ctx))
+	s.live = false
+	p.free = append(p.free, s)
 	p.inUse--
 }
 
@@ -467,4 +487,4 @@ func (p *Pool) Free(pk *qdisc.Packet) {
 func (p *Pool) InUse() int { return p.inUse }
 
 // Allocated returns the number of packets the pool has ever created.
-func (p *Pool) Allocated() int { return len(p.pkts) }
+func (p *Pool) Allocated() int { return len(p.slots) }

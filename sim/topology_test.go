@@ -2,13 +2,17 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"cclab/clock"
 	"cclab/link"
+	"cclab/qdisc"
 	"cclab/traffic"
 )
 
@@ -213,5 +217,72 @@ func TestDescriptionJSON(t *testing.T) {
 	}
 	if l := n.LinkByName("q0>q1"); l.Config().Delay != 5*time.Millisecond || l.Config().Queue != "red:min=5,max=15,maxp=0.1" {
 		t.Errorf("hop config after round trip: %+v", l.Config())
+	}
+}
+
+// BenchmarkPoolInFlight measures a packet's round through the pool with
+// many packets in flight, as at a loaded bottleneck of a large simulation:
+// get one and fill its header and envelope, queue it behind the others,
+// and take the oldest out, reading what a hop reads at the far end (size,
+// flow, ID, enqueue instant, destination), and free it. With tens of
+// thousands in flight the oldest packet's header and envelope are out of
+// the cache (Pool's slot layout).
+func BenchmarkPoolInFlight(b *testing.B) {
+	for _, n := range []int{1 << 10, 1 << 18} {
+		b.Run(fmt.Sprintf("inflight=%d", n), func(b *testing.B) {
+			p := Pool{bufSize: 64} // small buffers: the benchmark reads headers only
+			ring := make([]*qdisc.Packet, n)
+			for i := range ring {
+				ring[i] = p.Get()
+			}
+			// Shuffle the slots, as packets of many flows interleave.
+			rng := rand.New(rand.NewPCG(1, 2))
+			rng.Shuffle(n, func(i, j int) { ring[i], ring[j] = ring[j], ring[i] })
+			var sum int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				k := i & (n - 1)
+				q := ring[k]
+				sum += int64(q.Size) + int64(q.Flow) + int64(q.ID) + int64(q.Enqueued) + int64(p.Meta(q).Dst)
+				p.Free(q)
+				pk := p.Get()
+				pk.Size, pk.Flow, pk.Enqueued = 1228, uint64(i), clock.Time(i)
+				*p.Meta(pk) = Meta{Src: 1, Dst: int32(i), SrcPort: 4433, DstPort: 4433}
+				ring[k] = pk
+			}
+			if sum == 0 {
+				b.Log("no work")
+			}
+		})
+	}
+}
+
+// TestPoolSlotLayout checks that a pooled packet's header and envelope
+// fill exactly two cache lines, the first holding the fields every hop
+// reads (Pool), and that slots start on a line.
+func TestPoolSlotLayout(t *testing.T) {
+	if got := unsafe.Sizeof(pktSlot{}); got != 128 {
+		t.Errorf("pktSlot is %d bytes, want 128", got)
+	}
+	var pk qdisc.Packet
+	for _, f := range []struct {
+		name string
+		end  uintptr
+	}{
+		{"Buf", unsafe.Offsetof(pk.Buf) + unsafe.Sizeof(pk.Buf)},
+		{"Size", unsafe.Offsetof(pk.Size) + unsafe.Sizeof(pk.Size)},
+		{"Flow", unsafe.Offsetof(pk.Flow) + unsafe.Sizeof(pk.Flow)},
+		{"Enqueued", unsafe.Offsetof(pk.Enqueued) + unsafe.Sizeof(pk.Enqueued)},
+	} {
+		if f.end > 64 {
+			t.Errorf("qdisc.Packet.%s ends at byte %d, want within the first 64", f.name, f.end)
+		}
+	}
+	var p Pool
+	for i := range 200 {
+		if a := uintptr(unsafe.Pointer(p.Get())); a%64 != 0 {
+			t.Fatalf("packet %d at %#x: not on a 64-byte line", i, a)
+		}
 	}
 }
