@@ -39,7 +39,11 @@ func (a node) less(b node) bool {
 //
 // Buckets and far are linked lists through one arena of entries, so the
 // queue's memory is proportional to the most events ever pending, and
-// moving events between rungs relinks them without copying.
+// moving events between rungs relinks them without copying. A list is
+// unordered (the near heap orders what it takes by (at, seq)), so an event
+// joins a list at its head: a push writes its own entry and the list's
+// head, not also the entry of the list's last event, which with tens of
+// thousands of events pending is a cache line of its own.
 //
 // The ranges are contiguous while the near heap holds events: near
 // (-∞, nearEnd), then the innermost rung's unread buckets, then each outer
@@ -85,10 +89,10 @@ type entry struct {
 	next int32 // next entry of the same list (or of the free list); -1 ends it
 }
 
-// list is a singly linked list of arena entries, in insertion order.
-type list struct{ head, tail int32 }
+// list is a singly linked list of arena entries, latest first.
+type list struct{ head int32 }
 
-var emptyList = list{-1, -1}
+var emptyList = list{-1}
 
 // rung is an array of buckets: bucket i holds the events in
 // [base + i<<shift, base + (i+1)<<shift), unsorted; buckets below cur have
@@ -215,7 +219,7 @@ func (q *queue) pushNear(x node) {
 	q.up(i, x)
 }
 
-// add appends x to l in a new arena entry.
+// add adds x to l in a new arena entry.
 func (q *queue) add(l *list, x node) {
 	i := q.free
 	if i >= 0 {
@@ -238,15 +242,10 @@ func (q *queue) add(l *list, x node) {
 // as many entries unused (never written, so never paged in).
 const arenaMin = 1024
 
-// link appends arena entry i to l.
+// link adds arena entry i to l, at its head.
 func (q *queue) link(l *list, i int32) {
-	q.arena[i].next = -1
-	if l.tail >= 0 {
-		q.arena[l.tail].next = i
-	} else {
-		l.head = i
-	}
-	l.tail = i
+	q.arena[i].next = l.head
+	l.head = i
 }
 
 // peek returns the earliest event, filling the near heap if needed; ok is
