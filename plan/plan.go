@@ -137,11 +137,12 @@ type Flow struct {
 	// throughout.
 	PLPMTUMax int
 	ECN       bool // negotiate ECN
-	// UnpaddedInitial sends the stream handshake's Initial unpadded, at a
-	// TCP SYN's size (scenario.Flow.UnpaddedInitial,
-	// transport.Config.UnpaddedInitial): the simulator does, ns-3's SYN is
-	// that size anyway, the live backend refuses it.
-	UnpaddedInitial bool
+	// TCPHandshake runs the stream handshake at TCP's sizes: the Initial
+	// unpadded, at a SYN's size, and a pure ACK of the Accept before the
+	// data (scenario.Flow.TCPHandshake, transport.Config.TCPHandshake):
+	// the simulator does, ns-3's handshake is TCP's anyway, the live
+	// backend refuses it.
+	TCPHandshake bool
 	// MinRTO is the sender's RTO floor (transport.Config.MinRTO); 0 = the
 	// transport's default.
 	MinRTO time.Duration
@@ -394,7 +395,7 @@ func (p *Plan) group(sc scenario.Scenario, g int, f scenario.Flow, first, last i
 			cc = f.AltCC
 		}
 		fl := Flow{ID: uint64(len(p.Flows) + 1), Name: name, Group: g, Mode: f.Mode, CC: cc, Recovery: f.Recovery,
-			Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, UnpaddedInitial: f.UnpaddedInitial, MinRTO: f.MinRTO, Window: f.Window,
+			Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, TCPHandshake: f.TCPHandshake, MinRTO: f.MinRTO, Window: f.Window,
 			AckEvery: f.AckEvery, DelayedAck: f.DelayedAck, RecvWindow: f.RecvWindow, Background: prefix != "",
 			First: first, Last: last, AccessDelay: acc, Start: f.Start, Stop: f.Stop, Size: size, Rate: rate,
 			TrafficStream: "traffic/" + name, DataStream: "data/" + name, StartStream: "start/" + name}

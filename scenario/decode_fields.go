@@ -340,8 +340,8 @@ func (d *decoder) checkFlow(n *yaml.Node, path string, f *Flow, given map[string
 			return d.errAt(s, path+field, "mode udp sends raw datagrams without a transport: no cc or recovery")
 		}
 		f.CC, f.Recovery = "", ""
-		if f.Window != 0 || f.AltCC != "" || receiverKey != "" || f.PMTUD || f.UnpaddedInitial {
-			return d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc, alt_share, ack_every, delayed_ack, recv_window, pmtud or unpadded_initial")
+		if f.Window != 0 || f.AltCC != "" || receiverKey != "" || f.PMTUD || f.TCPHandshake {
+			return d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc, alt_share, ack_every, delayed_ack, recv_window, pmtud or tcp_handshake")
 		}
 		if err := ValidateCrossTraffic(f.Traffic); err != nil {
 			return trafficErr("mode udp: %v", err)
@@ -373,8 +373,8 @@ func (d *decoder) checkFlow(n *yaml.Node, path string, f *Flow, given map[string
 			}
 		}
 	}
-	if f.UnpaddedInitial && f.Mode != ModeStream {
-		return d.errAt(resolve(cmp.Or(given["unpadded_initial"], n)), path+".unpadded_initial", "unpadded_initial is a stream handshake's setting: mode %s has none to unpad", f.Mode)
+	if f.TCPHandshake && f.Mode != ModeStream {
+		return d.errAt(resolve(cmp.Or(given["tcp_handshake"], n)), path+".tcp_handshake", "tcp_handshake is a stream handshake's setting: mode %s has none", f.Mode)
 	}
 	if f.Mode == ModeDatagram && receiverKey != "" {
 		return d.errAt(resolve(n), path+"."+receiverKey, "%s is a stream receiver's setting (a datagram flow acknowledges by its Ack Ratio)", receiverKey)

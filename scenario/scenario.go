@@ -216,9 +216,9 @@ type Flow struct {
 	// size and probes up to the topology's MTU less the IPv4 and UDP
 	// headers (plan.Flow.PLPMTUMax).
 	PMTUD bool `json:"pmtud,omitempty" scenario:"bool" doc:"discover the datagram size (DPLPMTUD, RFC 8899) as live senders without -size do: start at datagram, probe up to the topology's mtu less 28 bytes of IPv4 and UDP header; default off (the datagram size throughout)"`
-	// UnpaddedInitial is transport.Config.UnpaddedInitial: the stream
-	// handshake at a TCP SYN's size, for the simulators only.
-	UnpaddedInitial bool `json:"unpadded_initial,omitempty" scenario:"bool" doc:"simulation only (sim, ns3; live refuses it): send the stream handshake's Initial unpadded, 59 bytes on the wire as a TCP SYN (ns-3's is 58), not padded to the datagram size, so that flows starting together leave the bottleneck a SYN's time apart as TCP's do (docs/compat.md \"Handshake timing\"); default off: padded, the amplification rule of RFC 9000 §8.1 and §14.1"`
+	// TCPHandshake is transport.Config.TCPHandshake: the stream
+	// handshake at TCP's sizes, for the simulators only.
+	TCPHandshake bool `json:"tcp_handshake,omitempty" scenario:"bool" doc:"simulation only (sim, ns3; live refuses it): run the stream handshake at TCP's sizes, as ns-3 does: the Initial unpadded (59 bytes on the wire; ns-3's SYN 58) and the client's pure ACK of the Accept (54 bytes, TCP's third packet) before its data, so that flows starting together reach the bottleneck as TCP's do (docs/compat.md \"Handshake timing\"); default off: the Initial padded to the datagram size, the amplification rule of RFC 9000 §8.1 and §14.1"`
 	// Path: nil is every hop (an end-to-end flow).
 	Path []int `json:"path,omitempty" scenario:"hops" doc:"the hops crossed (a flow of path i enters before hop i and leaves after it); default every hop"`
 	// AccessDelay: nil is the topology's access delay.

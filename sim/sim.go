@@ -105,7 +105,7 @@ func (st *Stack) endpoint() *transport.Endpoint {
 			Configure: st.acceptConfig,
 			NoRetry:   true, // no attacker on simulated paths: no Retry round trip
 			// nor an amplification budget to keep: a flow may send its
-			// Initial unpadded (transport.Config.UnpaddedInitial)
+			// Initial unpadded (transport.Config.TCPHandshake)
 			AcceptUnpaddedInitial: true,
 			Buffers:               st.sim.bufs,
 		})

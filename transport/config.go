@@ -141,18 +141,20 @@ type Config struct {
 	// handshake's size throughout.
 	PLPMTUMax int
 
-	// UnpaddedInitial, for simulation only, has a client send its Initial
-	// at its encoded length (31 bytes without a request or token: 59 on
-	// the wire with IPv4 and UDP, the size of a TCP SYN with timestamps,
-	// window scale and SACK-permitted) instead of padded to MaxDatagram,
-	// so that flows starting together leave a bottleneck one SYN's time
-	// apart as TCP's do (docs/compat.md "Handshake timing"). The padding
-	// is what gives a server its amplification budget (RFC 9000 §8.1,
-	// §14.1): a server rejects an unpadded Initial (initial_too_small)
-	// unless its EndpointConfig.AcceptUnpaddedInitial is set, which only
-	// the simulator does. Not with PSK (the auth section is written into
-	// the padding).
-	UnpaddedInitial bool
+	// TCPHandshake, for simulation only, has a client run its handshake at
+	// the sizes of TCP's: the Initial at its encoded length (31 bytes
+	// without a request or token: 59 on the wire with IPv4 and UDP, a TCP
+	// SYN with timestamps, window scale and SACK-permitted is 56) instead
+	// of padded to MaxDatagram, and, when the Accept arrives, a pure ACK
+	// (26 bytes, 54 on the wire, as TCP's third handshake packet) before
+	// any data, so that flows starting together reach a bottleneck as
+	// TCP's do (docs/compat.md "Handshake timing"). The padding is what
+	// gives a server its amplification budget (RFC 9000 §8.1, §14.1): a
+	// server rejects an unpadded Initial (initial_too_small) unless its
+	// EndpointConfig.AcceptUnpaddedInitial is set, which only the
+	// simulator does. Not with PSK (the auth section is written into the
+	// padding).
+	TCPHandshake bool
 
 	Sink event.Sink // receives this connection's events; nil: the endpoint's Sink
 }
@@ -186,7 +188,7 @@ func (c *Config) fill(d Config) {
 	fillZero(&c.HandshakeTimeout, d.HandshakeTimeout)
 	fillZero(&c.GiveUp, d.GiveUp)
 	fillZero(&c.PLPMTUMax, d.PLPMTUMax)
-	fillZero(&c.UnpaddedInitial, d.UnpaddedInitial)
+	fillZero(&c.TCPHandshake, d.TCPHandshake)
 	fillZero(&c.Sink, d.Sink)
 }
 
@@ -238,8 +240,8 @@ func (c *Config) validateFields() error {
 		return fmt.Errorf("transport: GiveUp=%v: must be %v..%v", c.GiveUp, MinGiveUp, MaxGiveUp)
 	case len(c.Request) > MaxRequest:
 		return fmt.Errorf("transport: Request is %d bytes, at most %d", len(c.Request), MaxRequest)
-	case c.UnpaddedInitial && c.PSK != nil:
-		return fmt.Errorf("transport: UnpaddedInitial with PSK: the Initial's auth section needs its padding")
+	case c.TCPHandshake && c.PSK != nil:
+		return fmt.Errorf("transport: TCPHandshake with PSK: the Initial's auth section needs its padding")
 	}
 	return checkPSK(c.PSK, c.PSKName)
 }
@@ -319,7 +321,7 @@ type EndpointConfig struct {
 	// carry no attacker). Live servers must leave it false.
 	NoRetry bool
 	// AcceptUnpaddedInitial has a server accept an Initial shorter than
-	// the datagram size it declares (Config.UnpaddedInitial) instead of
+	// the datagram size it declares (Config.TCPHandshake) instead of
 	// rejecting it as initial_too_small: such an Initial gives no
 	// amplification budget (RFC 9000 §8.1, §14.1), so only the simulator,
 	// whose paths carry no attacker, sets it. Live servers must leave it

@@ -589,9 +589,9 @@ func (c *Conn) onDeadline(now clock.Time) {
 // --- sending: the datagram for the driver (data segments: sender.go) -------
 
 // initialSize is the length the client's Initial is padded to, bytes:
-// MaxDatagram, or 0 (not padded) with Config.UnpaddedInitial.
+// MaxDatagram, or 0 (not padded) with Config.TCPHandshake.
 func (c *Conn) initialSize() int {
-	if c.cfg.UnpaddedInitial {
+	if c.cfg.TCPHandshake {
 		return 0
 	}
 	return c.cfg.MaxDatagram
@@ -653,6 +653,20 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 	}
 	if c.split.off < c.split.end && !c.done {
 		return c.sendPiece(now, buf), ecn.NotECT
+	}
+	if c.pingDue && c.cfg.TCPHandshake {
+		// TCP's third handshake packet (Config.TCPHandshake): the
+		// client's pure ACK of the Accept, before any data; it confirms
+		// the handshake as the ping would, and elicits no reply.
+		c.pingDue = false
+		p := c.ep.txPkt
+		p.setShort(c.peerCID, c.pn, c.tsNow(now), c.tsRecent)
+		c.pn++
+		c.buildAck(p)
+		n := encodeShortHeader(buf, p)
+		c.ackSent(p)
+		c.stats.PacketsSent++
+		return n, ecn.NotECT
 	}
 	if !c.done && !c.sendIdle {
 		if n, cp := c.transmitData(now, buf); n > 0 {

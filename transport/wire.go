@@ -463,7 +463,7 @@ func checkHandshake(p *packet) RejectReason {
 }
 
 // encodeInitial writes an Initial padded with zeros to size bytes into b
-// (len(b) >= size) and returns size; with size 0 (Config.UnpaddedInitial)
+// (len(b) >= size) and returns size; with size 0 (Config.TCPHandshake)
 // it is not padded and its encoded length is returned.
 func encodeInitial(b []byte, p *packet, size int) int {
 	b[0] = WireVersion

@@ -329,14 +329,14 @@ func (r Runner) Run(ctx context.Context, spec scenario.RunSpec) (metrics.RunResu
 }
 
 // checkLive refuses what the live backend does not model: stream flows of
-// a generator other than greedy, until_done, and unpadded_initial (an
+// a generator other than greedy, until_done, and tcp_handshake (its
 // unpadded Initial gives a server no amplification budget, RFC 9000 §8.1
 // and §14.1: cclab's receivers reject it, docs/compat.md "Handshake
 // timing").
 func checkLive(p *plan.Plan) error {
 	for _, f := range p.Flows {
-		if f.UnpaddedInitial {
-			return fmt.Errorf("liverun: flow %s: unpadded_initial is simulation-only: a receiver on a real network rejects an Initial not padded to its datagram size (the amplification rule, RFC 9000 §8.1 and §14.1); leave it out for live runs", f.Name)
+		if f.TCPHandshake {
+			return fmt.Errorf("liverun: flow %s: tcp_handshake is simulation-only: its Initial is unpadded, and a receiver on a real network rejects an Initial not padded to its datagram size (the amplification rule, RFC 9000 §8.1 and §14.1); leave it out for live runs", f.Name)
 		}
 		if f.Mode == scenario.ModeStream && f.Size == 0 {
 			if _, cfg, err := traffic.Registry.Config(f.Traffic); err != nil {

@@ -279,7 +279,7 @@ func (s *Sim) addFlow(i int) error {
 			sink = event.Tee{w, sink}
 		}
 		cfg := transport.Config{CC: f.CC, Recovery: f.Recovery, MaxDatagram: cmp.Or(f.Datagram, transport.DefaultMaxDatagram),
-			ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, PLPMTUMax: f.PLPMTUMax, UnpaddedInitial: f.UnpaddedInitial, Sink: sink}
+			ECN: f.ECN, MinRTO: f.MinRTO, MaxWindow: f.Window, PLPMTUMax: f.PLPMTUMax, TCPHandshake: f.TCPHandshake, Sink: sink}
 		full := s.Sim.Transport
 		full.CC, full.Recovery = f.CC, f.Recovery
 		if f.Datagram > 0 {

@@ -50,10 +50,11 @@ type Settings struct {
 	MinRTO     time.Duration // RTO floor
 	AckEvery   int           // segments per delayed ACK
 	DelayedAck time.Duration // delayed-ACK timer
-	// UnpaddedInitial sends cclab's Initial unpadded, at a TCP SYN's size
-	// (scenario flow field unpadded_initial), so that flows starting
-	// together leave the bottleneck a SYN's time apart, as ns-3's do.
-	UnpaddedInitial bool
+	// TCPHandshake runs cclab's handshake at TCP's sizes (scenario flow
+	// field tcp_handshake: the Initial unpadded, a pure ACK before the
+	// data), so that flows starting together reach the bottleneck as
+	// ns-3's do.
+	TCPHandshake bool
 }
 
 // MatchedSettings are the issue's matched settings: ns-3's defaults
@@ -62,19 +63,19 @@ type Settings struct {
 // is chosen per point (PointSettings).
 var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, DelayedAck: 200 * time.Millisecond}
 
-// Handshake is how cclab's side sends its Initial (-initial): "auto" (the
-// default since 2026-12-07 20:30 UTC) unpadded, at the size of ns-3's SYN,
-// at points of several flows, where the handshake's size sets how far apart
-// flows starting together leave the bottleneck (docs/compat.md "Handshake
-// timing"), and padded at single-flow points, whose figures stay those
-// measured before; "unpadded" or "padded" at every point.
+// Handshake is how cclab's side runs its handshake (-handshake): "auto"
+// (the default since 2026-12-07 20:30 UTC) at TCP's sizes (tcp_handshake)
+// at points of several flows, where it decides how flows starting together
+// reach the bottleneck (docs/compat.md "Handshake timing"), and padded, as
+// cclab's default, at single-flow points, whose figures stay those measured
+// before; "tcp" or "padded" at every point.
 var Handshake = "auto"
 
 // PointSettings returns MatchedSettings for a point of the given number of
-// flows, with the Initial Handshake chooses.
+// flows, with the handshake Handshake chooses.
 func PointSettings(flows int) Settings {
 	s := MatchedSettings
-	s.UnpaddedInitial = Handshake == "unpadded" || Handshake == "auto" && flows > 1
+	s.TCPHandshake = Handshake == "tcp" || Handshake == "auto" && flows > 1
 	return s
 }
 
@@ -149,9 +150,9 @@ topology:
   kind: dumbbell
   bottleneck: {rate: %s, delay: %s, queue: %q, loss: %q}
 flows:
-  - {name: bulk, count: %d, traffic: greedy, cc: %q, recovery: %q, datagram: %dB, min_rto: %s, ack_every: %d, delayed_ack: %s, stagger: 0s, unpadded_initial: %v}
+  - {name: bulk, count: %d, traffic: greedy, cc: %q, recovery: %q, datagram: %dB, min_rto: %s, ack_every: %d, delayed_ack: %s, stagger: 0s, tcp_handshake: %v}
 `, dur, warmup, path.Rate, path.Delay, path.Queue, loss, flows, st.CC, st.Recovery,
-		transport.DatagramFor(set.MSS), set.MinRTO, set.AckEvery, set.DelayedAck, set.UnpaddedInitial)
+		transport.DatagramFor(set.MSS), set.MinRTO, set.AckEvery, set.DelayedAck, set.TCPHandshake)
 }
 
 // Outcome is one backend's figures for one run, summed over its flows.
@@ -294,13 +295,13 @@ func run() error {
 	flag.StringVar(&traceDir, "trace", "", "write per-event traces of every run to this directory (cclab's qlog per seed, ns-3's sender events per seed; use with one stack and one loss)")
 	flag.BoolVar(&verbose, "v", false, "print every seed's figures (sim / ns3)")
 	flag.StringVar(&cacheDir, "ns3cache", "", "keep ns-3's outcome per plan and seed in this directory and reuse it (not with -trace)")
-	flag.StringVar(&Handshake, "initial", Handshake, "cclab's Initial: auto (unpadded, a TCP SYN's size, with several flows; padded with one), unpadded or padded")
+	flag.StringVar(&Handshake, "handshake", Handshake, "cclab's handshake: auto (TCP's sizes, tcp_handshake, with several flows; padded with one), tcp or padded")
 	bench := flag.String("bench", "", "instead: CPU time of both simulators on a dumbbell of each of these flow counts (e.g. 10,100,1000), one seed")
 	flag.Parse()
 	switch Handshake {
-	case "auto", "unpadded", "padded":
+	case "auto", "tcp", "padded":
 	default:
-		return fmt.Errorf("-initial %q: want auto, unpadded or padded", Handshake)
+		return fmt.Errorf("-handshake %q: want auto, tcp or padded", Handshake)
 	}
 	ctx := context.Background()
 	path := Path{*rate, *delay, *queue}
@@ -320,9 +321,9 @@ func run() error {
 		}
 		sts = append(sts, st)
 	}
-	fmt.Printf("path %s/%s one way/%s, %d flow(s), %v, warm-up %v, %d seeds; mss %d, min RTO %v, ACK every %d / %v, unpadded Initial %v\n",
+	fmt.Printf("path %s/%s one way/%s, %d flow(s), %v, warm-up %v, %d seeds; mss %d, min RTO %v, ACK every %d / %v, TCP handshake %v\n",
 		*rate, *delay, *queue, *flows, *dur, *warmup, *seeds, MatchedSettings.MSS, MatchedSettings.MinRTO,
-		MatchedSettings.AckEvery, MatchedSettings.DelayedAck, PointSettings(*flows).UnpaddedInitial)
+		MatchedSettings.AckEvery, MatchedSettings.DelayedAck, PointSettings(*flows).TCPHandshake)
 	fmt.Println("| stack | loss | sim goodput | ns3 goodput | ratio (min–max) | median ratio [95 % bootstrap] | sim retx | ns3 retx | retx ratio | sim/ns3 RTOs |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, st := range sts {

@@ -121,9 +121,9 @@ func TestTrace(t *testing.T) {
 	}
 }
 
-// TestPointHandshake: -initial auto sends cclab's Initial unpadded at
-// points of several flows only (docs/compat.md "Handshake timing"), and the
-// plan carries it to every flow; padded and unpadded apply to every point.
+// TestPointHandshake: -handshake auto runs cclab's handshake at TCP's sizes
+// at points of several flows only (docs/compat.md "Handshake timing"), and
+// the plan carries it to every flow; padded and tcp apply to every point.
 func TestPointHandshake(t *testing.T) {
 	defer func(h string) { Handshake = h }(Handshake)
 	st := Stack{"cubic", MatchedCubicCC, MatchedCubicPRR, ""}
@@ -133,7 +133,7 @@ func TestPointHandshake(t *testing.T) {
 		want  bool
 	}{
 		{"auto", 1, false}, {"auto", 4, true},
-		{"padded", 4, false}, {"unpadded", 1, true},
+		{"padded", 4, false}, {"tcp", 1, true},
 	} {
 		Handshake = tc.mode
 		text, _ := Texts(Path{"16Mbit", "7.5ms", "droptail:20p"}, "0", tc.flows, st, time.Second, 0)
@@ -142,8 +142,8 @@ func TestPointHandshake(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range p.Flows {
-			if f.UnpaddedInitial != tc.want {
-				t.Errorf("-initial %s, %d flows: flow %s unpadded Initial %v, want %v", tc.mode, tc.flows, f.Name, f.UnpaddedInitial, tc.want)
+			if f.TCPHandshake != tc.want {
+				t.Errorf("-handshake %s, %d flows: flow %s TCP handshake %v, want %v", tc.mode, tc.flows, f.Name, f.TCPHandshake, tc.want)
 			}
 		}
 	}

@@ -8,19 +8,19 @@ import (
 	"cclab/scenario"
 )
 
-// TestCheckLiveUnpaddedInitial: the live backend refuses a flow with
-// unpadded_initial, naming the setting (a receiver on a real network
+// TestCheckLiveTCPHandshake: the live backend refuses a flow with
+// tcp_handshake, naming the setting (a receiver on a real network
 // rejects an unpadded Initial: RFC 9000 §8.1, §14.1), and runs the same
 // flow without it.
-func TestCheckLiveUnpaddedInitial(t *testing.T) {
+func TestCheckLiveTCPHandshake(t *testing.T) {
 	for _, tc := range []struct {
 		unpadded bool
 		want     string // in the error; "" = none
 	}{
 		{false, ""},
-		{true, "unpadded_initial is simulation-only"},
+		{true, "tcp_handshake is simulation-only"},
 	} {
-		p := &plan.Plan{Flows: []plan.Flow{{ID: 1, Name: "bulk", Mode: scenario.ModeStream, Traffic: "greedy", UnpaddedInitial: tc.unpadded}}}
+		p := &plan.Plan{Flows: []plan.Flow{{ID: 1, Name: "bulk", Mode: scenario.ModeStream, Traffic: "greedy", TCPHandshake: tc.unpadded}}}
 		err := checkLive(p)
 		switch {
 		case tc.want == "" && err != nil:

@@ -21,13 +21,14 @@ func (f firstSends) Record(e *event.Event) {
 	}
 }
 
-// TestSimRunUnpaddedInitial: four flows starting together on the ccperf
+// TestSimRunTCPHandshake: four flows starting together on the ccperf
 // path (16 Mbit/s) begin sending data one handshake packet's time at the
 // bottleneck apart: a padded Initial's (1,483 + 28 bytes: 755.5 µs) by
-// default, and with unpadded_initial the larger of the unpadded Initial and
+// default, and with tcp_handshake the larger of the unpadded Initial and
 // the Accept (31 and 33 bytes, + 28: 30.5 µs; ns-3's SYN and SYN-ACK are
-// 58 bytes on its links, 29 µs; docs/compat.md "Handshake timing").
-func TestSimRunUnpaddedInitial(t *testing.T) {
+// 58 bytes on its links, 29 µs; docs/compat.md "Handshake timing"). (Its
+// pure ACK leaves with the first data, at the same instant.)
+func TestSimRunTCPHandshake(t *testing.T) {
 	const rate = 16e6 // bits/s
 	wire := func(datagram int) time.Duration {
 		return time.Duration(float64((datagram+link.IPv4UDPOverhead)*8) / rate * 1e9)
@@ -43,7 +44,7 @@ func TestSimRunUnpaddedInitial(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := fmt.Sprintf("name: hs\nduration: 100ms\ntopology:\n  kind: dumbbell\n"+
 				"  bottleneck: {rate: 16Mbit, delay: 7.5ms, queue: droptail:20p}\n"+
-				"flows: [{name: bulk, count: 4, traffic: greedy, datagram: 1483B, stagger: 0s, unpadded_initial: %v}]\n", tc.unpadded)
+				"flows: [{name: bulk, count: 4, traffic: greedy, datagram: 1483B, stagger: 0s, tcp_handshake: %v}]\n", tc.unpadded)
 			p, err := plan.New(parseScenario(t, src).Points[0].Scenario, 1)
 			if err != nil {
 				t.Fatal(err)
