@@ -419,7 +419,7 @@ type Meta struct {
 // one 128-byte slot, an allocation of its own size class, which the Go
 // allocator places on a 128-byte boundary: every slot is exactly two cache
 // lines, the header's fields the links and queues read (Buf, Size, Flow,
-// Enqueued) in the first, its ID and the envelope (Meta) in the second. A
+// ID, Enqueued, ECN) in the first, the envelope (Meta) in the second. A
 // packet's header goes out of the cache while it waits in a queue or
 // propagates; at the far end a hop then finds it in two lines instead of
 // three or four (an 80-byte header allocated alone straddles two lines,

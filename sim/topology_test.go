@@ -260,7 +260,7 @@ func BenchmarkPoolInFlight(b *testing.B) {
 
 // TestPoolSlotLayout checks that a pooled packet's header and envelope
 // fill exactly two cache lines, the first holding the fields every hop
-// reads (Pool), and that slots start on a line.
+// reads (Pool, qdisc.Packet), and that slots start on a line.
 func TestPoolSlotLayout(t *testing.T) {
 	if got := unsafe.Sizeof(pktSlot{}); got != 128 {
 		t.Errorf("pktSlot is %d bytes, want 128", got)
@@ -273,7 +273,9 @@ func TestPoolSlotLayout(t *testing.T) {
 		{"Buf", unsafe.Offsetof(pk.Buf) + unsafe.Sizeof(pk.Buf)},
 		{"Size", unsafe.Offsetof(pk.Size) + unsafe.Sizeof(pk.Size)},
 		{"Flow", unsafe.Offsetof(pk.Flow) + unsafe.Sizeof(pk.Flow)},
+		{"ID", unsafe.Offsetof(pk.ID) + unsafe.Sizeof(pk.ID)},
 		{"Enqueued", unsafe.Offsetof(pk.Enqueued) + unsafe.Sizeof(pk.Enqueued)},
+		{"ECN", unsafe.Offsetof(pk.ECN) + unsafe.Sizeof(pk.ECN)},
 	} {
 		if f.end > 64 {
 			t.Errorf("qdisc.Packet.%s ends at byte %d, want within the first 64", f.name, f.end)
