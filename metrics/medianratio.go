@@ -26,7 +26,7 @@ func MedianRatio(a, b []float64, conf float64) (ratio, lo, hi float64) {
 	if len(a) == 0 || len(b) == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
-	ratio = divPos(sortedMedian(slices.Sorted(slices.Values(a))), sortedMedian(slices.Sorted(slices.Values(b))))
+	ratio = divPos(SortedMedian(slices.Sorted(slices.Values(a))), SortedMedian(slices.Sorted(slices.Values(b))))
 	r := rand.New(rand.NewPCG(1, 2))
 	ra, rb := make([]float64, len(a)), make([]float64, len(b))
 	dist := make([]float64, medianRatioResamples)
@@ -39,7 +39,7 @@ func MedianRatio(a, b []float64, conf float64) (ratio, lo, hi float64) {
 		}
 		slices.Sort(ra)
 		slices.Sort(rb)
-		dist[i] = divPos(sortedMedian(ra), sortedMedian(rb))
+		dist[i] = divPos(SortedMedian(ra), SortedMedian(rb))
 	}
 	slices.Sort(dist) // NaN sorts first
 	if math.IsNaN(dist[0]) {
@@ -56,11 +56,12 @@ func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	return sortedMedian(slices.Sorted(slices.Values(xs)))
+	return SortedMedian(slices.Sorted(slices.Values(xs)))
 }
 
-// sortedMedian is the median of sorted, non-empty xs.
-func sortedMedian(xs []float64) float64 {
+// SortedMedian is the median of sorted, non-empty xs (the mean of the two
+// middle values for an even count).
+func SortedMedian(xs []float64) float64 {
 	n := len(xs)
 	if n%2 == 1 {
 		return xs[n/2]

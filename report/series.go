@@ -201,19 +201,10 @@ func band(runs []*store.SeriesRecord) bandLine {
 		}
 		slices.Sort(ts)
 		slices.Sort(vs)
-		b.T = append(b.T, median(ts))
-		b.Med = append(b.Med, median(vs))
+		b.T = append(b.T, metrics.SortedMedian(ts))
+		b.Med = append(b.Med, metrics.SortedMedian(vs))
 		b.Lo, b.Hi = append(b.Lo, vs[0]), append(b.Hi, vs[len(vs)-1])
 	}
 	b.Runs = len(runs)
 	return b
-}
-
-// median of sorted xs (not empty).
-func median(xs []float64) float64 {
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
 }

@@ -3,12 +3,10 @@ package liverun
 import (
 	"context"
 	"fmt"
-	"sort"
 	"testing"
 
-	"gonum.org/v1/gonum/stat"
-
 	"cclab/internal/testenv"
+	"cclab/metrics"
 	"cclab/scenario"
 	"cclab/tunshell"
 )
@@ -103,9 +101,7 @@ func TestKernelConformance(t *testing.T) {
 func medians(runs map[string][]float64) map[string]float64 {
 	out := make(map[string]float64, len(runs))
 	for m, xs := range runs {
-		xs = append([]float64(nil), xs...)
-		sort.Float64s(xs)
-		out[m] = stat.Quantile(0.5, stat.Empirical, xs, nil)
+		out[m] = metrics.Median(xs)
 	}
 	return out
 }
