@@ -413,7 +413,7 @@ type Meta struct {
 }
 
 // Pool recycles packets and their buffers so the packet path does not
-// allocate in steady state. Packet.Ctx holds the packet's slot index.
+// allocate in steady state.
 //
 // A packet's header (qdisc.Packet), its Meta and its liveness flag share
 // one 128-byte slot, an allocation of its own size class, which the Go
@@ -427,7 +427,7 @@ type Meta struct {
 // fourth).
 type Pool struct {
 	bufSize int
-	slots   []*pktSlot // by index (Packet.Ctx)
+	made    int // slots ever created
 	free    []*pktSlot
 	nextID  uint64
 	inUse   int
@@ -457,12 +457,12 @@ func (p *Pool) Get() *qdisc.Packet {
 		if p.bufSize == 0 {
 			p.bufSize = 2048
 		}
-		s = &pktSlot{pk: qdisc.Packet{Buf: make([]byte, 0, p.bufSize), Ctx: uintptr(len(p.slots))}}
-		p.slots = append(p.slots, s)
+		s = &pktSlot{pk: qdisc.Packet{Buf: make([]byte, 0, p.bufSize)}}
+		p.made++
 	}
 	s.live = true
 	p.nextID++
-	s.pk = qdisc.Packet{Buf: s.pk.Buf[:0], Ctx: s.pk.Ctx, ID: p.nextID}
+	s.pk = qdisc.Packet{Buf: s.pk.Buf[:0], ID: p.nextID}
 	s.meta = Meta{}
 	p.inUse++
 	return &s.pk
@@ -487,4 +487,4 @@ func (p *Pool) Free(pk *qdisc.Packet) {
 func (p *Pool) InUse() int { return p.inUse }
 
 // Allocated returns the number of packets the pool has ever created.
-func (p *Pool) Allocated() int { return len(p.slots) }
+func (p *Pool) Allocated() int { return p.made }

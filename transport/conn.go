@@ -659,14 +659,7 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		// client's pure ACK of the Accept, before any data; it confirms
 		// the handshake as the ping would, and elicits no reply.
 		c.pingDue = false
-		p := c.ep.txPkt
-		p.setShort(c.peerCID, c.pn, c.tsNow(now), c.tsRecent)
-		c.pn++
-		c.buildAck(p)
-		n := encodeShortHeader(buf, p)
-		c.ackSent(p)
-		c.stats.PacketsSent++
-		return n, ecn.NotECT
+		return c.sendControl(now, buf, false, true), ecn.NotECT
 	}
 	if !c.done && !c.sendIdle {
 		if n, cp := c.transmitData(now, buf); n > 0 {
@@ -674,22 +667,30 @@ func (c *Conn) transmit(now clock.Time, buf []byte) (int, ecn.Codepoint) {
 		}
 	}
 	if c.ackNow || c.pingDue {
-		p := c.ep.txPkt
-		p.setShort(c.peerCID, c.pn, c.tsNow(now), c.tsRecent)
-		c.pn++
-		if c.pingDue {
-			p.flags |= flagPING
-			c.pingDue = false
-		}
-		if c.ackPending || c.ackNow || c.rcvNxt > 0 || c.peerFin {
-			c.buildAck(p)
-		}
-		n := encodeShortHeader(buf, p)
-		if p.flags&flagACK != 0 {
-			c.ackSent(p)
-		}
-		c.stats.PacketsSent++
-		return n, ecn.NotECT
+		ping := c.pingDue
+		c.pingDue = false
+		return c.sendControl(now, buf, ping, c.ackPending || c.ackNow || c.rcvNxt > 0 || c.peerFin), ecn.NotECT
 	}
 	return 0, ecn.NotECT
+}
+
+// sendControl writes a short-header packet without data into buf and
+// returns its length: a PING if ping, carrying the acknowledgement of what
+// was received if ack.
+func (c *Conn) sendControl(now clock.Time, buf []byte, ping, ack bool) int {
+	p := c.ep.txPkt
+	p.setShort(c.peerCID, c.pn, c.tsNow(now), c.tsRecent)
+	c.pn++
+	if ping {
+		p.flags |= flagPING
+	}
+	if ack {
+		c.buildAck(p)
+	}
+	n := encodeShortHeader(buf, p)
+	if ack {
+		c.ackSent(p)
+	}
+	c.stats.PacketsSent++
+	return n
 }
