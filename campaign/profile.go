@@ -448,6 +448,10 @@ type replay struct {
 	seeds    []uint64
 	backends []string
 	header   string
+	// cases, when not nil, replace the one case per variant: each
+	// measured transfer replayed with the transfers that overlapped it
+	// (overlapCases).
+	cases []replayCase
 }
 
 func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) error {
@@ -523,9 +527,17 @@ func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) err
 	p("flows:\n  - {name: transfer, cc: reno}\n")
 	p("cases:\n")
 	size := replayDatagram(sp)
-	for _, v := range sp.Variants {
-		p("  - name: %s\n    flows:\n      - {name: %s, cc: %s, recovery: %s, traffic: %s%s}\n", strconv.Quote(v.Name), strconv.Quote(v.Name),
-			strconv.Quote(v.CC), strconv.Quote(v.Recovery), strconv.Quote(traffic), size)
+	if rp.cases != nil {
+		var cb strings.Builder
+		for _, c := range rp.cases {
+			c.writeCase(&cb, dur, traffic, size, sp.Transfer.Bytes <= 0)
+		}
+		b.WriteString(cb.String())
+	} else {
+		for _, v := range sp.Variants {
+			p("  - name: %s\n    flows:\n      - {name: %s, cc: %s, recovery: %s, traffic: %s%s}\n", strconv.Quote(v.Name), strconv.Quote(v.Name),
+				strconv.Quote(v.CC), strconv.Quote(v.Recovery), strconv.Quote(traffic), size)
+		}
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -55,6 +55,26 @@ func ValidationExperiment(sp *Spec, profiles []PathProfile, backends []string) (
 	return exp, nil
 }
 
+// OverlapExperiment is ValidationExperiment with the campaign's own
+// transfers as cross traffic (docs/campaigns.md, "Overlapping
+// transfers"): one case per measured transfer (overlapCases), named
+// "<variant>#<seq>", on its path's topology, replaying it with the done
+// transfers that overlapped it on a shared bottleneck (Overlaps), each of
+// its own variant and size, at their start offsets.
+func OverlapExperiment(sp *Spec, profiles []PathProfile, rows []Row, backends []string) (*scenario.Experiment, error) {
+	var b bytes.Buffer
+	rp := replay{name: ValidationName(sp), backends: backends, seeds: []uint64{1}, cases: overlapCases(sp, profiles, rows),
+		header: "# Replay of campaign %s (spec digest %s) with its overlapping transfers: cclab campaign validate.\n"}
+	if err := writeScenario(&b, sp, profiles, rp); err != nil {
+		return nil, err
+	}
+	exp, err := scenario.ParseScenario(ValidationName(sp)+".yaml", b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: the replay scenario: %w", sp.Name, err)
+	}
+	return exp, nil
+}
+
 // ValidateOptions configure Validate.
 type ValidateOptions struct {
 	Store    store.Store
@@ -65,6 +85,10 @@ type ValidateOptions struct {
 	// IncludeHostLimited compares the replay with every measured transfer,
 	// host-limited ones too (Compare).
 	IncludeHostLimited bool
+	// Alone replays each path alone (ValidationExperiment) instead of
+	// each transfer with the campaign's transfers that overlapped it
+	// (OverlapExperiment).
+	Alone bool
 }
 
 // Validate replays the campaign's measured paths (ValidationExperiment)
@@ -72,7 +96,10 @@ type ValidateOptions struct {
 // and returns the comparisons with the measurement.
 func Validate(ctx context.Context, sp *Spec, rows []Row, opt ValidateOptions) ([]Comparison, eval.SweepStats, error) {
 	profiles := Profiles(sp, rows)
-	exp, err := ValidationExperiment(sp, profiles, opt.Backends)
+	exp, err := OverlapExperiment(sp, profiles, rows, opt.Backends)
+	if opt.Alone {
+		exp, err = ValidationExperiment(sp, profiles, opt.Backends)
+	}
 	if err != nil {
 		return nil, eval.SweepStats{}, err
 	}
@@ -127,6 +154,11 @@ type Comparison struct {
 	// receiver timer_late 1"; a transfer can have several).
 	Transfers, Excluded int
 	Exclusions          string
+	// Overlaps says the replay modelled the campaign's overlapping
+	// transfers (OverlapExperiment), not the path alone; Overlapped of
+	// the compared transfers had at least one.
+	Overlaps   bool
+	Overlapped int
 }
 
 // HostLimitedOnly reports whether every measured transfer was host-limited
@@ -191,16 +223,28 @@ func TransferGoodput(vals map[string]float64) float64 {
 // replayFlow is one replay run's flow values.
 type replayFlow struct{ goodput, retx, rtt float64 }
 
+// replayRun is one replay run's measured flow: of the transfer of plan
+// sequence number seq (its OverlapExperiment case), or of the path (seq
+// -1: ValidationExperiment).
+type replayRun struct {
+	seq        int
+	overlapped bool
+	replayFlow
+}
+
 // Compare pairs the measured transfers (done rows) of each path and
 // variant with the replay runs (one version's: ValidationExperiment's
 // points, by their topology and case parameters), per backend, in the
 // profiles' and the spec's variant order. Transfers that their sender or
 // receiver marked host-limited (docs/metrics.md, "Host-limited runs") are
 // left out and counted, unless includeHostLimited: a replay of the network
-// cannot contain the host's stalls.
+// cannot contain the host's stalls. Runs of OverlapExperiment's cases
+// (a transfer replayed with its overlaps) count for their transfer's path
+// and variant, those of a transfer left out are left out too.
 func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecord, includeHostLimited bool) []Comparison {
 	type key struct{ path, variant, backend string }
-	predicted := map[key][]replayFlow{}
+	cases := map[string]replayCase{}
+	predicted := map[key][]replayRun{}
 	for i := range runs {
 		r := &runs[i]
 		if r.Status != store.StatusDone || len(r.Flows) == 0 {
@@ -216,6 +260,19 @@ func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecor
 			}
 		}
 		kk.backend = r.Backend
+		seq, overlapped := -1, false
+		if strings.Contains(kk.variant, "#") {
+			if len(cases) == 0 {
+				for _, c := range overlapCases(sp, profiles, rows) {
+					cases[c.name] = c
+				}
+			}
+			c, ok := cases[kk.variant]
+			if !ok {
+				continue // a transfer no longer in the campaign's rows
+			}
+			kk.path, kk.variant, seq, overlapped = c.path, c.variant, c.seq, c.overlapped()
+		}
 		if kk.path == "" && len(profiles) == 1 { // one topology: no axis
 			kk.path = profiles[0].Name
 		}
@@ -230,12 +287,13 @@ func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecor
 				vals[m] = v
 			}
 		}
-		predicted[kk] = append(predicted[kk], replayFlow{TransferGoodput(vals), val("total_retransmissions"), val("mean_srtt")})
+		predicted[kk] = append(predicted[kk], replayRun{seq, overlapped, replayFlow{TransferGoodput(vals), val("total_retransmissions"), val("mean_srtt")}})
 	}
 	measured := map[key][]replayFlow{}
 	type exclusions struct {
 		transfers, excluded int
 		reasons             map[string]int
+		left                map[int]bool // plan sequence numbers left out
 	}
 	excluded := map[key]*exclusions{}
 	for _, r := range final(sp, rows) {
@@ -245,12 +303,13 @@ func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecor
 		k := key{r.From + "->" + r.To, r.Variant, ""}
 		ex := excluded[k]
 		if ex == nil {
-			ex = &exclusions{reasons: map[string]int{}}
+			ex = &exclusions{reasons: map[string]int{}, left: map[int]bool{}}
 			excluded[k] = ex
 		}
 		ex.transfers++
 		if why := transferHostLimits(r); len(why) > 0 && !includeHostLimited {
 			ex.excluded++
+			ex.left[r.Seq] = true
 			for _, w := range why {
 				ex.reasons[w]++
 			}
@@ -264,7 +323,18 @@ func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecor
 			mk := key{pp.Pair.String(), v.Name, ""}
 			meas, ex := measured[mk], excluded[mk]
 			for _, be := range []string{scenario.BackendSim, scenario.BackendLive} {
-				pred := predicted[key{pp.Name, v.Name, be}]
+				var pred []replayFlow
+				overlaps, overlapped := false, map[int]bool{}
+				for _, r := range predicted[key{pp.Name, v.Name, be}] {
+					if ex != nil && ex.left[r.seq] {
+						continue
+					}
+					pred = append(pred, r.replayFlow)
+					overlaps = overlaps || r.seq >= 0
+					if r.overlapped {
+						overlapped[r.seq] = true
+					}
+				}
 				if ex == nil || ex.transfers == 0 || len(pred) == 0 {
 					continue
 				}
@@ -282,7 +352,7 @@ func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecor
 						col(pred, func(x replayFlow) float64 { return x.retx })),
 					RTT: NewMetricComparison("RTT", "s", col(meas, func(x replayFlow) float64 { return x.rtt }),
 						col(pred, func(x replayFlow) float64 { return x.rtt })),
-					Transfers: ex.transfers, Excluded: ex.excluded, Exclusions: exclusionText(ex.reasons)})
+					Transfers: ex.transfers, Excluded: ex.excluded, Exclusions: exclusionText(ex.reasons), Overlaps: overlaps, Overlapped: len(overlapped)})
 			}
 		}
 	}
@@ -293,9 +363,11 @@ func Compare(sp *Spec, rows []Row, profiles []PathProfile, runs []store.RunRecor
 // path, variant and backend: each metric measured and predicted with their
 // intervals, the ratio with "ok" when within ±25 % ("host-limited: not
 // compared" when every transfer was host-limited), and the host-limited
-// transfers left out (ExcludedText).
+// transfers left out (ExcludedText); a first line says how the paths were
+// replayed (ReplayText).
 func WriteComparisons(w io.Writer, cs []Comparison) error {
 	var b strings.Builder
+	b.WriteString(ReplayText(cs) + "\n")
 	fmt.Fprintf(&b, "%-28s %-14s %-4s %-36s %-36s %-26s %-30s %s\n", "path", "variant", "be", "goodput measured", "goodput predicted", "ratio",
 		"retransmissions / RTT ratio", "host-limited, left out")
 	for _, c := range cs {
@@ -305,6 +377,21 @@ func WriteComparisons(w io.Writer, cs []Comparison) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ReplayText says how the comparisons' replay was run: each transfer with
+// the campaign's transfers that overlapped it, with how many of the
+// compared transfers had any, or each path alone.
+func ReplayText(cs []Comparison) string {
+	n, over := 0, 0
+	for _, c := range cs {
+		if !c.Overlaps {
+			return "replay: each path alone, without the campaign's overlapping transfers (cclab campaign validate -alone)"
+		}
+		n += c.Transfers - c.Excluded
+		over += c.Overlapped
+	}
+	return fmt.Sprintf("replay: each transfer with the campaign's transfers that overlapped it on a shared bottleneck (%d of %d compared transfers had one; -alone: each path alone)", over, n)
 }
 
 // SummaryText is "mean [low, high]" with the metric's unit scaled (bit/s

@@ -32,7 +32,7 @@ func campaignUsage() {
   cclab campaign report SPEC.yaml [-db DB] [-o FILE]    the ETH analysis of the stored transfers (HTML)
   cclab campaign profile SPEC.yaml [-db DB] [-o FILE]   scenario path profiles of the measured paths (YAML)
   cclab campaign relays SPEC.yaml                       the bottleneck command line of each of the spec's relays
-  cclab campaign validate SPEC.yaml [-db DB] [-backends sim,live] [-include-host-limited]
+  cclab campaign validate SPEC.yaml [-db DB] [-backends sim,live] [-include-host-limited] [-alone]
                                                         replay the profiles for every measured variant: predicted vs measured
 
 DB is an SQLite file or a PostgreSQL URL; default the spec's db, else cclab.db (docs/campaigns.md).
@@ -63,6 +63,7 @@ type campaignFlags struct {
 	out           *string // report, profile
 	backends      *string // validate
 	hostLimited   *bool   // validate: -include-host-limited
+	alone         *bool   // validate: -alone
 }
 
 func newCampaignFlags(cmd string) campaignFlags {
@@ -84,6 +85,7 @@ func newCampaignFlags(cmd string) campaignFlags {
 	case "validate":
 		c.backends = fs.String("backends", "sim", "where to replay: sim, live (through the relay on loopback) or sim,live")
 		c.hostLimited = fs.Bool("include-host-limited", false, "compare with every measured transfer, also those their sender or receiver marked host-limited (left out by default)")
+		c.alone = fs.Bool("alone", false, "replay each path alone, without the campaign's transfers that overlapped each measured one on a shared bottleneck (replayed with them by default)")
 	}
 	return c
 }

@@ -47,7 +47,7 @@ func runCampaignValidate(args []string) int {
 		return 1
 	}
 	cs, stats, err := campaign.Validate(ctx, sp, rows, campaign.ValidateOptions{Store: cst.SQL, Runners: runners(), Backends: bs, Log: os.Stdout,
-		IncludeHostLimited: *c.hostLimited})
+		IncludeHostLimited: *c.hostLimited, Alone: *c.alone})
 	fmt.Printf("%s v%d: %d runs: %d done now, %d already done, %d failed (%.1fs); database %s\n", campaign.ValidationName(sp),
 		stats.Version, stats.Total, stats.Ran, stats.Skipped, stats.Failed, stats.Duration.Seconds(), store.DBName(c.dbName(sp)))
 	if errors.Is(err, context.Canceled) {
