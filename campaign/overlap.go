@@ -13,15 +13,25 @@ import (
 // transfers of the campaign is replayed with them, at their offsets, in
 // the same simulated network.
 
-// Bottlenecks returns the links a pair's data crosses that can be its
-// bottleneck, as the spec declares the network, one description for every
-// replay backend: a pair via a relay crosses the relay's link ("relay
-// NAME"; a relay forwards to one host, so its pairs share one direction);
-// a pair between groups the link from the sender's group to the
-// receiver's ("groups A>B"); a pair inside a group (or between hosts
-// without groups) the sender's access link up ("up HOST") and the
-// receiver's down ("down HOST"). Two pairs share a bottleneck when their
-// lists meet (SharedBottleneck).
+// Route returns the links a pair's data crosses, as the spec declares the
+// network, one description for every replay backend: the sender's access
+// link up ("up HOST"), then the relay's link for a pair via a relay
+// ("relay NAME"; a relay forwards to one host, so its pairs cross it in
+// one direction) or, between groups, the link from the sender's group to
+// the receiver's ("groups A>B"), then the receiver's access link down
+// ("down HOST").
+func (s *Spec) Route(p Pair) []string {
+	mid := s.Bottlenecks(p)
+	if len(mid) == 2 { // inside a group: the access links
+		return mid
+	}
+	return []string{"up " + p.From, mid[0], "down " + p.To}
+}
+
+// Bottlenecks returns the links of a pair's Route that can be its
+// bottleneck: the relay's link, or between groups the groups' link (the
+// access links of a wide-area path are taken to be faster), or inside a
+// group (or between hosts without groups) both access links.
 func (s *Spec) Bottlenecks(p Pair) []string {
 	if r, ok := s.RelayOf(p); ok {
 		return []string{"relay " + r.Name}
@@ -33,12 +43,15 @@ func (s *Spec) Bottlenecks(p Pair) []string {
 	return []string{"up " + p.From, "down " + p.To}
 }
 
-// SharedBottleneck reports whether the data of two pairs cross a common
-// bottleneck (Bottlenecks).
-func (s *Spec) SharedBottleneck(p, q Pair) bool {
-	qs := s.Bottlenecks(q)
-	for _, b := range s.Bottlenecks(p) {
-		if slices.Contains(qs, b) {
+// Competes reports whether the data of pair o cross a link that can be
+// pair t's bottleneck (o's Route meets t's Bottlenecks): a transfer of o
+// running at the same time competes with t's there. Not symmetric: a
+// wide-area transfer from a host competes with a transfer inside the
+// host's group at the host's access link, but not the other way round.
+func (s *Spec) Competes(t, o Pair) bool {
+	route := s.Route(o)
+	for _, b := range s.Bottlenecks(t) {
+		if slices.Contains(route, b) {
 			return true
 		}
 	}
@@ -46,7 +59,7 @@ func (s *Spec) SharedBottleneck(p, q Pair) bool {
 }
 
 // Overlap is a measured transfer and the campaign's other done transfers
-// that ran while it ran on a bottleneck it crossed too.
+// that ran while it ran and competed with it (Spec.Competes).
 type Overlap struct {
 	Row  Row
 	With []Row // in start order
@@ -60,7 +73,7 @@ func transferEnd(r Row) time.Time {
 
 // Overlaps returns each done transfer (final, in plan order) with the
 // done transfers whose time span ([Start, Start + Seconds]) intersected
-// its own on a shared bottleneck (SharedBottleneck). A transfer without
+// its own and that competed with it (Spec.Competes). A transfer without
 // a start time overlaps nothing. Failed attempts are not counted: how
 // much they sent is not stored.
 func Overlaps(sp *Spec, rows []Row) []Overlap {
@@ -75,7 +88,7 @@ func Overlaps(sp *Spec, rows []Row) []Overlap {
 		o := Overlap{Row: r}
 		for j, q := range done {
 			if i == j || r.Start.IsZero() || q.Start.IsZero() || !q.Start.Before(transferEnd(r)) || !r.Start.Before(transferEnd(q)) ||
-				!sp.SharedBottleneck(Pair{r.From, r.To}, Pair{q.From, q.To}) {
+				!sp.Competes(Pair{r.From, r.To}, Pair{q.From, q.To}) {
 				continue
 			}
 			o.With = append(o.With, q)
@@ -101,11 +114,13 @@ type replayCase struct {
 }
 
 // overlapFlow is one flow of a replayCase: a transfer of the variant
-// starting at start.
+// starting at start, with a round-trip propagation delay of rtt (0: the
+// case's path's).
 type overlapFlow struct {
 	name    string
 	variant Variant
 	start   time.Duration
+	rtt     time.Duration
 }
 
 // replayCaseName names a transfer's case: its variant and plan sequence
@@ -118,8 +133,15 @@ func replayCaseName(variant string, seq int) string { return variant + "#" + str
 // transfer, distinct across the cell (the i-th transfer's from i·k+1), so
 // that the cell is replayed at least ValidateSeeds times as when each
 // path is replayed alone, and a campaign simulated with seed = round is
-// replayed run for run.
+// replayed run for run. An overlapping transfer is replayed on the case's
+// path (its rate, queue and loss) with its own path's min RTT where that
+// is longer (a wide-area transfer at a host's access link); a shorter one
+// cannot be had there and is the case's path's.
 func overlapCases(sp *Spec, profiles []PathProfile, rows []Row) []replayCase {
+	minRTT := map[Pair]time.Duration{}
+	for _, pp := range profiles {
+		minRTT[pp.Pair] = roundDelay(pp.MinRTT)
+	}
 	type cell struct {
 		pair    Pair
 		variant string
@@ -150,8 +172,13 @@ func overlapCases(sp *Spec, profiles []PathProfile, rows []Row) []replayCase {
 					}
 				}
 				c.flows = append(c.flows, overlapFlow{name: v.Name, variant: v, start: o.Row.Start.Sub(first)})
+				base := 2 * roundDelay(pp.MinRTT/2) // the topology's round trip (writeScenario)
 				for j, w := range o.With {
-					c.flows = append(c.flows, overlapFlow{name: fmt.Sprintf("with%d-%s", j+1, w.Variant), variant: variants[w.Variant], start: w.Start.Sub(first)})
+					f := overlapFlow{name: fmt.Sprintf("with%d-%s", j+1, w.Variant), variant: variants[w.Variant], start: w.Start.Sub(first)}
+					if rtt := minRTT[Pair{w.From, w.To}]; rtt > base {
+						f.rtt = rtt
+					}
+					c.flows = append(c.flows, f)
 				}
 				out = append(out, c)
 			}
@@ -178,6 +205,9 @@ func (c replayCase) writeCase(b *strings.Builder, dur time.Duration, traffic, si
 		stop := ""
 		if timed {
 			stop = ", stop: " + (f.start + dur).String()
+		}
+		if f.rtt > 0 {
+			stop += ", rtt: " + f.rtt.String()
 		}
 		fmt.Fprintf(b, "      - {name: %s, cc: %s, recovery: %s, traffic: %s%s, start: %s%s}\n", strconv.Quote(f.name), strconv.Quote(f.variant.CC),
 			strconv.Quote(f.variant.Recovery), strconv.Quote(traffic), size, f.start.Round(time.Microsecond), stop)

@@ -104,7 +104,8 @@ func validationTable(cs []Comparison) report.Table {
 		Caption: "Each path's profile replayed for every variant measured on it (the newest stored run of the experiment " +
 			"<campaign>-validate; one seed per measured round). Measured and predicted: mean [95 % interval]; ratio: predicted / " +
 			"measured of the means, with its range from the intervals' ends; ok when within ±25 %. Transfers their sender or receiver " +
-			"marked host-limited are left out (counted in the last column); a cell with all of them host-limited is not compared.",
+			"marked host-limited are left out (counted in the last column); a cell with all of them host-limited is not compared. " +
+			"The " + ReplayText(cs) + ".",
 		Head: []string{"path", "variant", "backend", "goodput measured", "predicted", "ratio", "retransmissions measured", "predicted", "ratio",
 			"RTT measured", "predicted", "ratio", "host-limited, left out"}}
 	for _, c := range cs {

@@ -59,7 +59,7 @@ func ValidationExperiment(sp *Spec, profiles []PathProfile, backends []string) (
 // transfers as cross traffic (docs/campaigns.md, "Overlapping
 // transfers"): one case per measured transfer (overlapCases), named
 // "<variant>#<seq>", on its path's topology, replaying it with the done
-// transfers that overlapped it on a shared bottleneck (Overlaps), each of
+// transfers that overlapped it and competed with it (Overlaps), each of
 // its own variant and size, at their start offsets.
 func OverlapExperiment(sp *Spec, profiles []PathProfile, rows []Row, backends []string) (*scenario.Experiment, error) {
 	var b bytes.Buffer
@@ -391,7 +391,7 @@ func ReplayText(cs []Comparison) string {
 		n += c.Transfers - c.Excluded
 		over += c.Overlapped
 	}
-	return fmt.Sprintf("replay: each transfer with the campaign's transfers that overlapped it on a shared bottleneck (%d of %d compared transfers had one; -alone: each path alone)", over, n)
+	return fmt.Sprintf("replay: each transfer with the campaign's transfers that overlapped it at its bottleneck (%d of %d compared transfers had one; -alone: each path alone)", over, n)
 }
 
 // SummaryText is "mean [low, high]" with the metric's unit scaled (bit/s

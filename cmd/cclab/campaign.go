@@ -85,7 +85,7 @@ func newCampaignFlags(cmd string) campaignFlags {
 	case "validate":
 		c.backends = fs.String("backends", "sim", "where to replay: sim, live (through the relay on loopback) or sim,live")
 		c.hostLimited = fs.Bool("include-host-limited", false, "compare with every measured transfer, also those their sender or receiver marked host-limited (left out by default)")
-		c.alone = fs.Bool("alone", false, "replay each path alone, without the campaign's transfers that overlapped each measured one on a shared bottleneck (replayed with them by default)")
+		c.alone = fs.Bool("alone", false, "replay each path alone, without the campaign's transfers that overlapped each measured one at its bottleneck (replayed with them by default)")
 	}
 	return c
 }
