@@ -40,11 +40,17 @@ func ValidationName(sp *Spec) string { return sp.Name + "-validate" }
 // campaign's transfer size or duration. A campaign simulated with those
 // seeds (a test over known paths) is replayed run for run.
 func ValidationExperiment(sp *Spec, profiles []PathProfile, backends []string) (*scenario.Experiment, error) {
-	var b bytes.Buffer
 	rp := replay{name: ValidationName(sp), backends: backends, header: "# Replay of campaign %s (spec digest %s): cclab campaign validate.\n"}
 	for r := 1; r <= min(max(sp.Schedule.Rounds, ValidateSeeds), scenario.MaxRuns); r++ {
 		rp.seeds = append(rp.seeds, uint64(r))
 	}
+	return replayExperiment(sp, profiles, rp)
+}
+
+// replayExperiment writes the replay scenario (writeScenario) and parses
+// it.
+func replayExperiment(sp *Spec, profiles []PathProfile, rp replay) (*scenario.Experiment, error) {
+	var b bytes.Buffer
 	if err := writeScenario(&b, sp, profiles, rp); err != nil {
 		return nil, err
 	}
@@ -62,17 +68,8 @@ func ValidationExperiment(sp *Spec, profiles []PathProfile, backends []string) (
 // transfers that overlapped it and competed with it (Overlaps), each of
 // its own variant and size, at their start offsets.
 func OverlapExperiment(sp *Spec, profiles []PathProfile, rows []Row, backends []string) (*scenario.Experiment, error) {
-	var b bytes.Buffer
-	rp := replay{name: ValidationName(sp), backends: backends, seeds: []uint64{1}, cases: overlapCases(sp, profiles, rows),
-		header: "# Replay of campaign %s (spec digest %s) with its overlapping transfers: cclab campaign validate.\n"}
-	if err := writeScenario(&b, sp, profiles, rp); err != nil {
-		return nil, err
-	}
-	exp, err := scenario.ParseScenario(ValidationName(sp)+".yaml", b.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("campaign %s: the replay scenario: %w", sp.Name, err)
-	}
-	return exp, nil
+	return replayExperiment(sp, profiles, replay{name: ValidationName(sp), backends: backends, seeds: []uint64{1}, cases: overlapCases(sp, profiles, rows),
+		header: "# Replay of campaign %s (spec digest %s) with its overlapping transfers: cclab campaign validate.\n"})
 }
 
 // ValidateOptions configure Validate.
