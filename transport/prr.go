@@ -2,6 +2,7 @@ package transport
 
 import (
 	"fmt"
+	"math"
 
 	"cclab/internal/spec"
 )
@@ -33,8 +34,9 @@ import (
 // is sent in whole segments only.
 type PRR struct {
 	sackLoss
-	ssrb bool
-	ns3  bool // bound=ns3
+	ssrb    bool
+	ns3     bool // bound=ns3
+	ns3Acct bool // option ns3acct: ns-3's uint32 arithmetic and DoRecovery calls
 
 	delivered int // prr_delivered, bytes
 	out       int // prr_out, bytes
@@ -46,6 +48,8 @@ type PRR struct {
 type PRRConfig struct {
 	SACKConfig
 	Bound string `param:"bound" help:"reduction bound once pipe <= ssthresh: ssrb (slow start, RFC 6937 default), crb (conservative) or ns3 (ns-3 3.37's TcpPrrRecovery: SSRB only on ACKs of retransmitted data, else DeliveredData; whole segments)"`
+	// NS3Acct is ns-3 3.37's accounting with bound=ns3 (PRR.ns3Acct).
+	NS3Acct bool `param:"ns3acct" help:"with bound=ns3: ns-3 3.37's own accounting, prr_delivered counted once per DoRecovery call (twice for an ACK that SACKs new data and moves snd.una by a segment: DupAck and the partial-ACK branch) and its uint32_t arithmetic (prr_delivered * ssthresh modulo 2^32; prr_delivered - prr_out unsigned in SSRB's bound); default off: RFC 6937 counts DeliveredData once, in unbounded signed arithmetic"`
 }
 
 // Name returns "prr".
@@ -92,6 +96,47 @@ func PRRSndCntNS3(prrDelivered, prrOut, delivered, pipe, ssthresh, recoverFS, ms
 	return min(ssthresh-pipe, limit)
 }
 
+// PRRSndCntNS3Acct is PRRSndCntNS3 in ns-3 3.37's own arithmetic (option
+// ns3acct), bytes: TcpPrrRecovery keeps prr_delivered, prr_out and
+// RecoverFS as uint32_t (tcp-prr-recovery.h:89-91), so the proportional
+// part's product prr_delivered * ssthresh is taken modulo 2^32 before it
+// becomes a double (tcp-prr-recovery.cc:96; it wraps from about 76
+// segments delivered at an ssthresh of 27 segments of 1448 bytes), and
+// SSRB's prr_delivered - prr_out is unsigned, so once prr_out exceeds
+// prr_delivered MAX(prr_delivered - prr_out, DeliveredData) + MSS is
+// prr_delivered - prr_out + MSS modulo 2^32, read back as an int (:109).
+// RFC 6937 §3 computes both in signed, unbounded arithmetic (PRRSndCnt).
+func PRRSndCntNS3Acct(prrDelivered, prrOut, delivered, pipe, ssthresh, recoverFS, mss int, retxAcked bool) int {
+	if pipe > ssthresh {
+		prod := uint32(prrDelivered) * uint32(ssthresh)
+		return int(math.Ceil(float64(prod)/float64(uint32(max(recoverFS, 1)))) - float64(uint32(prrOut)))
+	}
+	limit := delivered
+	if retxAcked {
+		d := uint32(prrDelivered) - uint32(prrOut)
+		limit = int(int32(max(d, uint32(delivered)) + uint32(mss)))
+	}
+	return min(ssthresh-pipe, limit)
+}
+
+// ns3Calls returns how many times ns-3 3.37 runs TcpPrrRecovery::
+// DoRecovery for an ACK in (or entering) recovery, each adding the ACK's
+// DeliveredData to prr_delivered: once from DupAck when the ACK SACKs new
+// data (tcp-socket-base.cc:1750, and EnterRecovery's call on the ACK that
+// starts it), once more from ProcessAck's partial-ACK branch when it moves
+// snd.una by at least one segment (:2052-2055). RFC 6937 counts every ACK's
+// DeliveredData once.
+func (r *PRR) ns3Calls(a *AckInfo) int {
+	n := 0
+	if a.SackedBytes > 0 {
+		n++
+	}
+	if a.CumAck-a.PrevUna >= uint64(r.mss) {
+		n++
+	}
+	return max(n, 1)
+}
+
 // OnAck runs RFC 6937 §3 per ACK.
 func (r *PRR) OnAck(x *Ctx, a *AckInfo) {
 	entered := r.update(x, a)
@@ -113,6 +158,11 @@ func (r *PRR) OnAck(x *Ctx, a *AckInfo) {
 		// A cumulative advance in an episode, without reordering, is
 		// the arrival of a segment retransmitted in it (below HighRxt).
 		retxAcked := !entered && a.Advanced() && a.PrevUna < r.highRxt
+		if r.ns3Acct {
+			r.delivered += (r.ns3Calls(a) - 1) * d
+			r.sndcnt = max(0, PRRSndCntNS3Acct(r.delivered, r.out, d, pipe, ssthresh, r.recoverFS, r.mss, retxAcked))
+			return
+		}
 		r.sndcnt = max(0, PRRSndCntNS3(r.delivered, r.out, d, pipe, ssthresh, r.recoverFS, r.mss, retxAcked))
 		return
 	}
@@ -188,5 +238,9 @@ func (r *PRR) init(name string, c PRRConfig, env RecoveryEnv, entered episodeSta
 		return fmt.Errorf("%s: parameter bound=%q: must be ssrb, crb or ns3", name, c.Bound)
 	}
 	r.ssrb, r.ns3 = c.Bound == "ssrb", c.Bound == "ns3"
+	if c.NS3Acct && !r.ns3 {
+		return fmt.Errorf("%s: option ns3acct needs bound=ns3 (it is ns-3's accounting of its own bound)", name)
+	}
+	r.ns3Acct = c.NS3Acct
 	return nil
 }
