@@ -71,6 +71,9 @@ type sackLoss struct {
 	rxtPipe    bool           // option rxtpipe: SACKed retransmissions stay in pipe (Scoreboard.holdRetx)
 	noLT       bool           // option nolt: before recovery SACKed data releases nothing beyond cwnd (SACKConfig.NoLT)
 	ns3NextSeg bool           // option nextseg (SACKConfig.NS3NextSeg)
+	impatient  bool           // option impatient: only an episode's first partial ACK restarts the timer
+	partials   int            // impatient: partial ACKs in the current episode (the entering ACK's advance counts)
+	entryAdv   bool           // impatient: the ACK that starts the episode moved snd.una
 	newDue     bool           // nextseg: the forced send is NextSeg's rule 2 (one new segment) or the head (fastRetransmit)
 	rack       *rackState     // RACK-TLP loss detection (rack.go): &rackSt, nil if off
 	rackSt     rackState      // rack's storage (in the strategy: no allocation of its own; see init)
@@ -131,7 +134,10 @@ type SACKConfig struct {
 	// RxtPipe keeps a SACKed retransmission in pipe until the cumulative
 	// ACK covers it (Scoreboard.holdRetx).
 	RxtPipe bool `param:"rxtpipe" help:"a segment retransmitted since the latest timeout stays in pipe when it is SACKed, until the cumulative ACK covers it or the next timeout (ns-3 3.37's TcpTxBuffer::BytesInFlight = sent - sacked - lost + retrans: Update sets m_sacked but keeps m_retrans, which only DiscardUpTo and SetSentListLost clear; RFC 6675 SetPipe counts no SACKed octet)"`
-	RTOMark bool `param:"rtomark" help:"during a timeout's recovery (cumulative ACK below its RecoveryPoint) the loss rule keeps marking segments lost, so that they are retransmitted at once (NextSeg rule 1) with no new episode (ns-3 3.37's TcpTxBuffer::Update runs UpdateLostCount on every SACK, also in CA_LOSS; RFC 6675 §5.1 marks nothing until HighACK passes RecoveryPoint and a new episode starts)"`
+	// Impatient restarts the retransmission timer on the first partial
+	// ACK of an episode only (impatient).
+	Impatient bool `param:"impatient" help:"in a recovery episode only the first ACK that moves snd.una short of RecoveryPoint restarts the retransmission timer, the ACK that starts the episode included when it moves snd.una (ns-3 3.37's TcpSocketBase::ProcessAck: NewAck(ackNumber, m_isFirstPartialAck) in CA_RECOVERY, RFC 6582 §3.2 step 5's Impatient variant carried into SACK recovery; default: RFC 6298 §5.3, every ACK that acknowledges new data restarts it)"`
+	RTOMark   bool `param:"rtomark" help:"during a timeout's recovery (cumulative ACK below its RecoveryPoint) the loss rule keeps marking segments lost, so that they are retransmitted at once (NextSeg rule 1) with no new episode (ns-3 3.37's TcpTxBuffer::Update runs UpdateLostCount on every SACK, also in CA_LOSS; RFC 6675 §5.1 marks nothing until HighACK passes RecoveryPoint and a new episode starts)"`
 	// NoLT: outside recovery, new data goes out only while FlightSize
 	// (snd.nxt - snd.una, SACKed data included) is below cwnd, so the
 	// duplicate ACKs before the DupThresh-th release nothing (noLTAllowance).
@@ -320,6 +326,12 @@ func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
 		if r.partialRxt && a.Advanced() {
 			r.partialRetransmit(x)
 		}
+		if r.impatient && a.Advanced() {
+			if r.partials > 0 {
+				x.RestartRTO = false // RFC 6582's Impatient variant, as ns-3's CA_RECOVERY
+			}
+			r.partials++
+		}
 		return false
 	}
 	if r.rack != nil {
@@ -352,6 +364,7 @@ func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
 	if x.SB.Count() == 0 || (r.dupAcks < r.dupThresh && !r.IsLost(x.SB, 0)) {
 		return false
 	}
+	r.entryAdv = a.Advanced()
 	return true
 }
 
@@ -366,6 +379,11 @@ func (r *sackLoss) enter(x *Ctx) {
 	r.rescueSet = false
 	r.dbl = r.dbl[:0]
 	r.epochSeq = x.SB.sends
+	r.partials = 0
+	if r.entryAdv {
+		r.partials = 1 // ns-3: the entering ACK runs the partial-ACK branch too
+	}
+	r.entryAdv = false
 	if r.pipeFlight {
 		// ns-3 marks the losses first and passes the pipe that is left.
 		r.markEntryLosses(x)
@@ -581,6 +599,7 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
 	r.lostRetx, r.adaptive, r.undo, r.partialRxt, r.exitGrow = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt, c.ExitGrow
 	r.rtoHold, r.rtoMark, r.rxtPipe, r.noLT, r.ns3NextSeg = c.RTOHold, c.RTOMark, c.RxtPipe, c.NoLT, c.NS3NextSeg
+	r.impatient = c.Impatient
 	r.frto.on = c.FRTO
 	r.rtoRearm = c.RTORearm
 	if r.echoCum, err = parseEcho(name, c.Echo); err != nil {
