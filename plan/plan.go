@@ -152,6 +152,10 @@ type Flow struct {
 	AckEvery   int
 	DelayedAck time.Duration
 	RecvWindow int
+	// AckFirst has the receiver acknowledge the first data segment at
+	// once (scenario.Flow.AckFirst, transport.Config.AckFirst), as ns-3's
+	// does always.
+	AckFirst bool
 	// Window is the flow's largest window, bytes: the cap on what its
 	// sender has in flight (transport.Config.MaxWindow); 0 = the
 	// transport's default.
@@ -396,7 +400,7 @@ func (p *Plan) group(sc scenario.Scenario, g int, f scenario.Flow, first, last i
 		}
 		fl := Flow{ID: uint64(len(p.Flows) + 1), Name: name, Group: g, Mode: f.Mode, CC: cc, Recovery: f.Recovery,
 			Traffic: f.Traffic, Datagram: f.Datagram, ECN: f.ECN, TCPHandshake: f.TCPHandshake, MinRTO: f.MinRTO, Window: f.Window,
-			AckEvery: f.AckEvery, DelayedAck: f.DelayedAck, RecvWindow: f.RecvWindow, Background: prefix != "",
+			AckEvery: f.AckEvery, DelayedAck: f.DelayedAck, RecvWindow: f.RecvWindow, AckFirst: f.AckFirst, Background: prefix != "",
 			First: first, Last: last, AccessDelay: acc, Start: f.Start, Stop: f.Stop, Size: size, Rate: rate,
 			TrafficStream: "traffic/" + name, DataStream: "data/" + name, StartStream: "start/" + name}
 		if f.PMTUD {
@@ -583,11 +587,11 @@ func PLPMTUMax(mtu, datagram int) int {
 // SetsReceiving reports whether the flow sets its receiver's delayed-ACK
 // policy or receive window (the fields Receive applies).
 func (f *Flow) SetsReceiving() bool {
-	return f.AckEvery != 0 || f.DelayedAck != 0 || f.RecvWindow != 0
+	return f.AckEvery != 0 || f.DelayedAck != 0 || f.RecvWindow != 0 || f.AckFirst
 }
 
 // Receive sets cfg's receiving-side settings from the flow (those it
 // sets: zero fields leave cfg's).
 func (f *Flow) Receive(cfg *transport.Config) {
-	cfg.SetReceiving(transport.Config{AckEvery: f.AckEvery, DelayedAck: f.DelayedAck, RecvWindow: f.RecvWindow})
+	cfg.SetReceiving(transport.Config{AckEvery: f.AckEvery, DelayedAck: f.DelayedAck, RecvWindow: f.RecvWindow, AckFirst: f.AckFirst})
 }

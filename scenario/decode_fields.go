@@ -297,7 +297,7 @@ func (d *decoder) flow(n *yaml.Node, path string, i int) (Flow, error) {
 func (d *decoder) checkFlow(n *yaml.Node, path string, f *Flow, given map[string]*yaml.Node) error {
 	// receiverKey is the stream receiver's setting given last, if any.
 	receiverKey := ""
-	for _, key := range []string{"ack_every", "delayed_ack", "recv_window"} {
+	for _, key := range []string{"ack_every", "delayed_ack", "recv_window", "ack_first"} {
 		if at, last := given[key], given[receiverKey]; at != nil && (last == nil || at.Line > last.Line || at.Line == last.Line && at.Column > last.Column) {
 			receiverKey = key
 		}
@@ -341,7 +341,7 @@ func (d *decoder) checkFlow(n *yaml.Node, path string, f *Flow, given map[string
 		}
 		f.CC, f.Recovery = "", ""
 		if f.Window != 0 || f.AltCC != "" || receiverKey != "" || f.PMTUD || f.TCPHandshake {
-			return d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc, alt_share, ack_every, delayed_ack, recv_window, pmtud or tcp_handshake")
+			return d.errAt(resolve(n), path, "mode udp sends raw datagrams without a transport: no window, alt_cc, alt_share, ack_every, delayed_ack, recv_window, ack_first, pmtud or tcp_handshake")
 		}
 		if err := ValidateCrossTraffic(f.Traffic); err != nil {
 			return trafficErr("mode udp: %v", err)

@@ -86,6 +86,8 @@ func (f *Flow) Kernel() (KernelSettings, FieldError) {
 		return k, FieldError{"window", "kernel TCP has no cap on its window apart from the receive window: leave window out"}
 	case f.RecvWindow != 0:
 		return k, FieldError{"recv_window", "kernel TCP autotunes its receive buffer (tcp_rmem), which a fixed window cannot express: leave recv_window out"}
+	case f.AckFirst:
+		return k, FieldError{"ack_first", "kernel TCP starts its receiver in quick-ACK mode (tcp_event_data_recv: up to 16 segments acknowledged at once), which ack_first's one segment cannot express: leave ack_first out"}
 	case f.AltCC != "":
 		return k, FieldError{"alt_cc", "a kernel flow group runs one controller: leave alt_cc out"}
 	}

@@ -34,6 +34,7 @@ func TestKernelFlowErrors(t *testing.T) {
 		{"recv_window", "    recv_window: 64KiB\n", "flows[0].recv_window", []string{"tcp_rmem"}},
 		{"ack_every", "    ack_every: 4\n", "flows[0].ack_every", []string{"(2)", "(1)"}},
 		{"delayed_ack", "    delayed_ack: 200ms\n", "flows[0].delayed_ack", []string{"40ms", "quickack"}},
+		{"ack_first", "    ack_first: true\n", "flows[0].ack_first", []string{"quick-ACK mode", "leave ack_first out"}},
 		{"traffic", "    traffic: \"onoff:on=1s,off=1s\"\n", "flows[0].traffic", []string{"greedy"}},
 		{"mode", "    mode: datagram\n    cc: ccid2\n", "flows[0].mode", []string{"stream"}},
 		{"datagram", "    datagram: 100B\n", "flows[0].datagram", []string{"88"}},

@@ -232,6 +232,8 @@ type Flow struct {
 	AckEvery   int           `json:"ack_every,omitempty" scenario:"ack_every" doc:"stream receiver: ACK at once after this many full-sized segments (RFC 5681 §4.2; above 2: stretch ACKs); default 2"`
 	DelayedAck time.Duration `json:"delayed_ack,omitempty" scenario:"delayed_ack" doc:"stream receiver: longest ACK delay (RFC 1122 §4.2.3.2); 0: ACK every segment at once; default 40ms (Linux), ns-3 200ms"`
 	RecvWindow int           `json:"recv_window,omitempty" scenario:"bytes" doc:"stream receiver's advertised window (flow control), two datagrams .. 1GiB (RFC 7323 §2.3); default 8MiB"`
+	// AckFirst is transport.Config.AckFirst.
+	AckFirst bool `json:"ack_first,omitempty" scenario:"bool" doc:"stream receiver: acknowledge the first data segment at once instead of holding it for its pair, as ns-3's TcpSocketBase always does (docs/compat.md \"ns-3's first ACK\"); later segments follow ack_every and delayed_ack; default off"`
 	// Window is transport.Config.MaxWindow.
 	Window int `json:"window,omitempty" scenario:"bytes" doc:"the sender's largest window: at most this much data beyond snd.una, whatever cwnd (ns-2's window_), at least two datagrams; 0: no cap"`
 	// RTT sets the sender's access delay to (RTT − the hops' delays both

@@ -93,6 +93,16 @@ type Config struct {
 	DelayedAck  time.Duration // delayed-ACK timer, < MaxDelayedAck (default 40 ms; NoDelayedAck: every segment ACKed at once)
 	AckEvery    int           // ACK at once after this many full-sized in-order segments, packets, 1..MaxAckEvery (default 2)
 	RecvWindow  int           // receive buffer = largest advertised window, bytes, 2 MaxDatagram..MaxRecvWindow (default 8 MiB)
+	// AckFirst has the receiver acknowledge the first data segment it
+	// receives at once instead of holding it for its pair, as ns-3.37's
+	// TcpSocketBase does ("Always respond to first data packet to speed
+	// up the connection": ProcessSynRcvd sets m_delAckCount to
+	// m_delAckMaxCount, tcp-socket-base.cc:2404-2406); every later
+	// segment follows AckEvery and DelayedAck, so the segments after the
+	// first are paired (2, 3), (4, 5), ... (docs/compat.md "ns-3's first
+	// ACK"). A receiver's choice, harmless on any path; default off
+	// (RFC 5681 §4.2's delayed ACK from the first segment).
+	AckFirst bool
 	// MaxWindow caps the data the sender has outstanding beyond snd.una,
 	// bytes, whatever cwnd and the peer's window allow (a per-flow maximum
 	// window as ns-2's window_); 0: no cap. At least 2 MaxDatagram.
@@ -181,6 +191,7 @@ func (c *Config) fill(d Config) {
 	fillZero(&c.DelayedAck, d.DelayedAck)
 	fillZero(&c.AckEvery, d.AckEvery)
 	fillZero(&c.RecvWindow, d.RecvWindow)
+	fillZero(&c.AckFirst, d.AckFirst)
 	fillZero(&c.SendBuffer, d.SendBuffer)
 	fillZero(&c.Digest, d.Digest)
 	fillZero(&c.ECN, d.ECN)
@@ -247,11 +258,13 @@ func (c *Config) validateFields() error {
 }
 
 // SetReceiving copies into c the receiving side's settings r sets:
-// AckEvery, DelayedAck and RecvWindow (r's zero fields leave c's alone).
+// AckEvery, DelayedAck, RecvWindow and AckFirst (r's zero fields leave c's
+// alone).
 func (c *Config) SetReceiving(r Config) {
 	c.AckEvery = cmp.Or(r.AckEvery, c.AckEvery)
 	c.DelayedAck = cmp.Or(r.DelayedAck, c.DelayedAck)
 	c.RecvWindow = cmp.Or(r.RecvWindow, c.RecvWindow)
+	c.AckFirst = cmp.Or(r.AckFirst, c.AckFirst)
 }
 
 // CheckAckEvery checks a delayed-ACK segment count (Config.AckEvery, the

@@ -196,6 +196,9 @@ type receiver struct {
 	ackNow       bool
 	ackAt        clock.Time
 	fullSinceAck int
+	// firstDataDue: no data has arrived yet and Config.AckFirst is set,
+	// so the first data segment is acknowledged at once.
+	firstDataDue bool
 	eceOn        bool
 	hashRecv     hash.Hash
 }
@@ -254,6 +257,7 @@ func (c *Conn) establish(now clock.Time) error {
 	c.state = stOpen
 	c.stats.Established = now
 	c.lastRight = c.rcvRight()
+	c.firstDataDue = c.cfg.AckFirst
 	c.pmtuStart()
 	return nil
 }

@@ -137,6 +137,7 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 		c.tsRecent = p.ts
 	}
 	c.ackPending = true
+	c.ackFirstData(p)
 	newFin := false
 	if p.flags&flagFIN != 0 && !c.peerFin {
 		c.peerFin = true
@@ -223,6 +224,18 @@ func (c *Conn) onData(now clock.Time, ce ecn.Codepoint, p *packet) RejectReason 
 	}
 	c.recharge()
 	return RejectNone
+}
+
+// ackFirstData applies Config.AckFirst: the first data segment, whatever
+// its place, is acknowledged at once (ns-3.37's m_delAckCount =
+// m_delAckMaxCount at the handshake's end, tcp-socket-base.cc:2404-2406);
+// an out-of-order or duplicate one would be anyway, and either way that ACK
+// spends the rule.
+func (c *Conn) ackFirstData(p *packet) {
+	if c.firstDataDue && len(p.data) > 0 {
+		c.firstDataDue = false
+		c.ackNow = true
+	}
 }
 
 // oooLimit returns the stream offset out-of-order data arriving with right

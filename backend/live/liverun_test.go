@@ -236,7 +236,7 @@ duration: 1s
 topology:
   kind: dumbbell
   bottleneck: {rate: 20Mbit, delay: 20ms}
-flows: [{name: a, recv_window: 64KiB, ack_every: 3, delayed_ack: 0s}, {name: b}]
+flows: [{name: a, recv_window: 64KiB, ack_every: 3, delayed_ack: 0s, ack_first: true}, {name: b}]
 `)
 	p, err := plan.New(spec.Point.Scenario, 1)
 	if err != nil {
@@ -246,9 +246,9 @@ flows: [{name: a, recv_window: 64KiB, ack_every: 3, delayed_ack: 0s}, {name: b}]
 	def := transport.DefaultConfig()
 	for _, tc := range []struct {
 		req  []byte
-		want transport.Config // AckEvery, DelayedAck, RecvWindow
+		want transport.Config // AckEvery, DelayedAck, RecvWindow, AckFirst
 	}{
-		{binary.AppendUvarint(nil, 1), transport.Config{AckEvery: 3, DelayedAck: transport.NoDelayedAck, RecvWindow: 64 << 10}},
+		{binary.AppendUvarint(nil, 1), transport.Config{AckEvery: 3, DelayedAck: transport.NoDelayedAck, RecvWindow: 64 << 10, AckFirst: true}},
 		{binary.AppendUvarint(nil, 2), def},
 		{binary.AppendUvarint(nil, 3), def},
 		{nil, def},
@@ -257,9 +257,9 @@ flows: [{name: a, recv_window: 64KiB, ack_every: 3, delayed_ack: 0s}, {name: b}]
 	} {
 		cfg := transport.DefaultConfig()
 		hook(tc.req, &cfg)
-		if cfg.AckEvery != tc.want.AckEvery || cfg.DelayedAck != tc.want.DelayedAck || cfg.RecvWindow != tc.want.RecvWindow {
-			t.Errorf("request %x: AckEvery %d DelayedAck %v RecvWindow %d, want %d %v %d", tc.req, cfg.AckEvery, cfg.DelayedAck,
-				cfg.RecvWindow, tc.want.AckEvery, tc.want.DelayedAck, tc.want.RecvWindow)
+		if cfg.AckEvery != tc.want.AckEvery || cfg.DelayedAck != tc.want.DelayedAck || cfg.RecvWindow != tc.want.RecvWindow || cfg.AckFirst != tc.want.AckFirst {
+			t.Errorf("request %x: AckEvery %d DelayedAck %v RecvWindow %d AckFirst %v, want %d %v %d %v", tc.req, cfg.AckEvery, cfg.DelayedAck,
+				cfg.RecvWindow, cfg.AckFirst, tc.want.AckEvery, tc.want.DelayedAck, tc.want.RecvWindow, tc.want.AckFirst)
 		}
 	}
 }
