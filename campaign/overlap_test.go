@@ -237,6 +237,37 @@ func TestOverlapExperiment(t *testing.T) {
 	if want := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}; !slices.Equal(seeds, want) {
 		t.Errorf("transfer A's seeds %v, want %v", seeds, want)
 	}
+	// Timed transfers: each flow stops the campaign's duration after its
+	// start.
+	timed, err := ParseSpec("ov.yaml", []byte(strings.Replace(overlapSpec, "transfer: {bytes: 1MB}", "transfer: {duration: 2s}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trows, tids := overlapRows(timed, overlapTransfers, 8e6, 100)
+	texp, err := OverlapExperiment(timed, Profiles(timed, trows), trows, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range texp.Points {
+		if p.Params[0].Value != replayCaseName("vegas", tids["B"]) {
+			continue
+		}
+		found = true
+		var got [][2]time.Duration
+		for _, f := range p.Scenario.Flows {
+			got = append(got, [2]time.Duration{f.Start, f.Stop})
+		}
+		if want := [][2]time.Duration{{500 * time.Millisecond, 2500 * time.Millisecond}, {0, 2 * time.Second}}; !slices.Equal(got, want) {
+			t.Errorf("timed transfer B: flows' start and stop %v, want %v", got, want)
+		}
+		if got, want := p.Scenario.Duration, 2500*time.Millisecond; got != want {
+			t.Errorf("timed transfer B: duration %v, want %v", got, want)
+		}
+	}
+	if !found {
+		t.Errorf("timed: no case %s", replayCaseName("vegas", tids["B"]))
+	}
 }
 
 // TestOverlapCaseSeeds: the transfers of one cell get distinct seeds,
@@ -317,6 +348,46 @@ func TestValidateOverlapReplayedTogether(t *testing.T) {
 		}
 		if o.Overlapped != c.overlapped {
 			t.Errorf("%s: Overlapped %d, want %d", c.pair, o.Overlapped, c.overlapped)
+		}
+	}
+}
+
+// TestReplayCaseYAML: a case's flows in the replay scenario, sized and
+// timed, with and without a round trip of their own; the run lasts the
+// transfer's bound after the last start.
+func TestReplayCaseYAML(t *testing.T) {
+	v := Variant{Name: "reno", CC: "reno", Recovery: "reno"}
+	c := replayCase{name: "reno#3", path: "inter-a-b", seeds: []uint64{1, 2}, flows: []overlapFlow{
+		{name: "reno", variant: v, start: 250 * time.Millisecond},
+		{name: "with1-reno", variant: v, rtt: 100 * time.Millisecond},
+	}}
+	cases := []struct {
+		name  string
+		timed bool
+		want  string
+	}{
+		{"sized", false, `  - name: "reno#3"
+    topology: "inter-a-b"
+    seeds: [1, 2]
+    duration: 10.25s
+    flows:
+      - {name: "reno", cc: "reno", recovery: "reno", traffic: "greedy:bytes=100000", pmtud: true, start: 250ms}
+      - {name: "with1-reno", cc: "reno", recovery: "reno", traffic: "greedy:bytes=100000", pmtud: true, start: 0s, rtt: 100ms}
+`},
+		{"timed", true, `  - name: "reno#3"
+    topology: "inter-a-b"
+    seeds: [1, 2]
+    duration: 10.25s
+    flows:
+      - {name: "reno", cc: "reno", recovery: "reno", traffic: "greedy:bytes=100000", pmtud: true, start: 250ms, stop: 10.25s}
+      - {name: "with1-reno", cc: "reno", recovery: "reno", traffic: "greedy:bytes=100000", pmtud: true, start: 0s, stop: 10s, rtt: 100ms}
+`},
+	}
+	for _, tc := range cases {
+		var b strings.Builder
+		c.writeCase(&b, 10*time.Second, "greedy:bytes=100000", ", pmtud: true", tc.timed)
+		if got := b.String(); got != tc.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", tc.name, got, tc.want)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func pathTable(pvs []*pathVariant) report.Table {
 func validationTable(cs []Comparison) report.Table {
 	t := report.Table{Title: "Replay against measurement (cclab campaign validate)",
 		Caption: "Each path's profile replayed for every variant measured on it (the newest stored run of the experiment " +
-			"<campaign>-validate; one seed per measured round). Measured and predicted: mean [95 % interval]; ratio: predicted / " +
+			"<campaign>-validate; at least 10 seeds per path and variant). Measured and predicted: mean [95 % interval]; ratio: predicted / " +
 			"measured of the means, with its range from the intervals' ends; ok when within ±25 %. Transfers their sender or receiver " +
 			"marked host-limited are left out (counted in the last column); a cell with all of them host-limited is not compared. " +
 			"The " + ReplayText(cs) + ".",
