@@ -83,18 +83,37 @@ func Overlaps(sp *Spec, rows []Row) []Overlap {
 			done = append(done, r)
 		}
 	}
-	out := make([]Overlap, 0, len(done))
+	out := make([]Overlap, len(done))
+	byStart := make([]int, 0, len(done)) // indexes of the transfers with a start, by start
 	for i, r := range done {
-		o := Overlap{Row: r}
-		for j, q := range done {
-			if i == j || r.Start.IsZero() || q.Start.IsZero() || !q.Start.Before(transferEnd(r)) || !r.Start.Before(transferEnd(q)) ||
-				!sp.Competes(Pair{r.From, r.To}, Pair{q.From, q.To}) {
+		out[i].Row = r
+		if !r.Start.IsZero() {
+			byStart = append(byStart, i)
+		}
+	}
+	slices.SortStableFunc(byStart, func(a, b int) int { return done[a].Start.Compare(done[b].Start) })
+	for k, i := range byStart {
+		r := done[i]
+		// The later-started transfers that started before r ended:
+		// each overlaps r, and r it.
+		for _, j := range byStart[k+1:] {
+			q := done[j]
+			if !q.Start.Before(transferEnd(r)) {
+				break
+			}
+			if !r.Start.Before(transferEnd(q)) { // q took no time
 				continue
 			}
-			o.With = append(o.With, q)
+			if sp.Competes(Pair{r.From, r.To}, Pair{q.From, q.To}) {
+				out[i].With = append(out[i].With, q)
+			}
+			if sp.Competes(Pair{q.From, q.To}, Pair{r.From, r.To}) {
+				out[j].With = append(out[j].With, r)
+			}
 		}
-		slices.SortStableFunc(o.With, func(a, b Row) int { return a.Start.Compare(b.Start) })
-		out = append(out, o)
+	}
+	for i := range out {
+		slices.SortStableFunc(out[i].With, func(a, b Row) int { return a.Start.Compare(b.Start) })
 	}
 	return out
 }
