@@ -325,8 +325,16 @@ func TestValidateOverlapReplayedTogether(t *testing.T) {
 				t.Errorf("alone %v: %s Overlaps = %v", alone, c.Pair, c.Overlaps)
 			}
 		}
-		if text := ReplayText(cs); strings.Contains(text, "alone,") != alone {
+		text := ReplayText(cs)
+		if strings.Contains(text, "alone,") != alone {
 			t.Errorf("alone %v: ReplayText %q", alone, text)
+		}
+		var html strings.Builder
+		if err := WriteReport(&html, sp, "v.db", rows, cs); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(html.String(), strings.ReplaceAll(text, "'", "&#39;")) {
+			t.Errorf("alone %v: the report's replay table does not say %q", alone, text)
 		}
 	}
 	for _, c := range []struct {
