@@ -360,7 +360,9 @@ func testSQLiteCampaign(t *testing.T, n *netnstest.Network, bin, dir string) {
 // the count within ±25 % on the paths with loss up to 5 % (the issue's
 // acceptance), and per path group and variant the count and the ratios,
 // not held to it. A cell is the mean of its sqliteRounds (6) transfers of
-// 100 kB against the replay's mean over 10 seeds: the simulator replaying
+// 100 kB against the replay's mean over 12 runs (2 seeds per transfer, each
+// replayed with the transfers that overlapped it: docs/campaigns.md,
+// "Overlapping transfers"; -alone: 10 seeds of the path): the simulator replaying
 // this network against itself puts 98 % of such cells within ±25 %
 // (campaign's TestPerfectModelCells), so about one cell in 48 misses by
 // chance; with 2 rounds and the earlier 3.2 % bursty inter-continental
