@@ -49,6 +49,9 @@ type traceEstimate struct {
 	// which a timeout's retransmissions bypass).
 	sentAt []time.Duration
 	resent []bool
+	// resentAt is, for each transmission sent again, the instant of the
+	// next transmission of its packet.
+	resentAt []time.Duration
 	// spurious counts the retransmissions found unnecessary
 	// (cclab:spurious_retransmit: the ACK echoed a timestamp older than
 	// the retransmission, RFC 3522): each one's first transmission arrived
@@ -63,6 +66,11 @@ type traceEstimate struct {
 	rtts   []rttSample
 	ackT   []time.Duration
 	ackCum []int64
+	// rtoAt are the retransmission timeouts' instants (cclab:rto).
+	rtoAt []time.Duration
+	// spuriousAt are the instants of the cclab:spurious_retransmit
+	// records.
+	spuriousAt []time.Duration
 }
 
 // lossPoint is one packet declared lost: its index in the loss sequence
@@ -122,7 +130,7 @@ func estimateTrace(trace []byte) traceEstimate {
 		case "transport:packet_sent":
 			if pn != nil {
 				if i, ok := latest[*pn]; ok {
-					e.resent[i] = true
+					e.resent[i], e.resentAt[i] = true, at
 				}
 				latest[*pn] = len(e.lost)
 				if _, ok := first[*pn]; !ok {
@@ -132,6 +140,7 @@ func estimateTrace(trace []byte) traceEstimate {
 				pns = append(pns, *pn)
 				e.sentAt = append(e.sentAt, at)
 				e.resent = append(e.resent, false)
+				e.resentAt = append(e.resentAt, 0)
 				e.arrived = append(e.arrived, false)
 				e.payload = max(e.payload, r.Data.Raw.Length)
 			}
@@ -143,8 +152,11 @@ func estimateTrace(trace []byte) traceEstimate {
 				e.lost[i] = true
 				e.lossAt = append(e.lossAt, lossPoint{idx: i, rtt: recentMax(rtts, at, e.minRTT)})
 			}
+		case "cclab:rto":
+			e.rtoAt = append(e.rtoAt, at)
 		case "cclab:spurious_retransmit":
 			e.spurious++
+			e.spuriousAt = append(e.spuriousAt, at)
 			if r.Data.Seq != nil {
 				if i, ok := first[*r.Data.Seq]; ok {
 					e.arrived[i] = true
@@ -326,6 +338,12 @@ const (
 	// period (from the first to the last RTT sample with the queue at
 	// least half full) must acknowledge for its rate to count.
 	ProbeRatePackets = 4 * TrainPackets
+	// ProbeSettleRTTs: the transmissions of a probe sent within this many
+	// of its largest RTTs before its first retransmission timeout are left
+	// out of the count before it (beforeTimeout): their losses, if any,
+	// may not have been found before the timeout resent them with
+	// everything else outstanding.
+	ProbeSettleRTTs = 2.0
 )
 
 // probeEstimate is what a probe's sender qlog tells of the bottleneck.
@@ -360,6 +378,10 @@ type probeEstimate struct {
 	// plateauAgrees says a disputed count stood because the full
 	// queue's delay at the rate agreed with it (judge).
 	plateauAgrees bool
+	// beforeTimeout is the number of transmissions the buffer was
+	// counted from when it was counted before the probe's first
+	// retransmission timeout (beforeTimeout), else 0.
+	beforeTimeout int
 }
 
 // estimateProbe reads a probe's trace (estimateTrace) on a path of min
@@ -378,22 +400,11 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 	if len(t.rtts) == 0 || t.payload <= 0 {
 		return pe, false
 	}
-	qs := make([]float64, len(t.rtts))
-	for i, s := range t.rtts {
-		qs[i] = float64(max(s.rtt-minRTT, 0))
-	}
 	pe.payload = t.payload
-	top := ProbePlateau * studies.Quantile(qs, ProbeQueueQuantile)
-	var plateau []float64
-	for _, q := range qs {
-		if q >= top {
-			plateau = append(plateau, q)
-		}
-	}
-	pe.queue = time.Duration(studies.Quantile(plateau, 0.5))
+	pe.queue = fullQueueDelay(t.rtts, minRTT)
 	first, last := time.Duration(-1), time.Duration(-1)
-	for i, s := range t.rtts {
-		if qs[i] >= float64(pe.queue)/2 {
+	for _, s := range t.rtts {
+		if s.rtt-minRTT >= pe.queue/2 {
 			if first < 0 {
 				first = s.at
 			}
@@ -415,6 +426,49 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 		return pe, false
 	}
 	pe.rate, pe.rateLo, pe.rateHi = studies.Quantile(trains, 0.5), studies.Quantile(trains, 0.25), studies.Quantile(trains, 0.75)
+	// The count before the first timeout, when it measured the buffer
+	// (docs/campaigns.md, "Probing"): the timeout resends everything
+	// outstanding, delivered packets too, and the count takes each as
+	// dropped; before it, the count is clean.
+	if p, ok := beforeTimeout(t); ok {
+		b := pe
+		b.queue = fullQueueDelay(p.rtts, minRTT)
+		if b.countBuffer(p, minRTT); b.overflowed && !b.fromDelay {
+			b.beforeTimeout = len(p.sentAt)
+			return b, true
+		}
+	}
+	pe.countBuffer(t, minRTT)
+	return pe, true
+}
+
+// fullQueueDelay is a probe's full queue's queueing delay: of the RTT
+// samples less minRTT, the median of those at least ProbePlateau times
+// their ProbeQueueQuantile (0 without samples).
+func fullQueueDelay(rtts []rttSample, minRTT time.Duration) time.Duration {
+	if len(rtts) == 0 {
+		return 0
+	}
+	qs := make([]float64, len(rtts))
+	for i, s := range rtts {
+		qs[i] = float64(max(s.rtt-minRTT, 0))
+	}
+	top := ProbePlateau * studies.Quantile(qs, ProbeQueueQuantile)
+	var plateau []float64
+	for _, q := range qs {
+		if q >= top {
+			plateau = append(plateau, q)
+		}
+	}
+	return time.Duration(studies.Quantile(plateau, 0.5))
+}
+
+// countBuffer sets the buffer of a probe whose rate and full queue's
+// delay are set from its trace t on a path of min RTT minRTT: the count
+// (countedBuffer) held against the delay at its overflows (judge), or,
+// when the count is no measurement, the delay at the losses alone
+// (byDelay).
+func (pe *probeEstimate) countBuffer(t traceEstimate, minRTT time.Duration) {
 	pps := func(bps float64) float64 { return bps / 8 / float64(t.payload) }
 	pe.buffer, pe.overflows, pe.overflowed = countedBuffer(t.sentAt, t.resent, pps(pe.rate))
 	lo, _, _ := countedBuffer(t.sentAt, t.resent, pps(pe.rateHi))
@@ -432,7 +486,6 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 	if !pe.overflowed && pe.tail.atCount < ProbeTrains {
 		pe.byDelay(checkDelayTail(t, minRTT, pps(pe.rate), pe.queue), pps(pe.rateLo), pps(pe.rateHi), pps(pe.rate))
 	}
-	return pe, true
 }
 
 // byDelay measures the buffer of a probe whose count failed its own
@@ -494,6 +547,44 @@ func (pe *probeEstimate) judge(d tailDrop, spurious int, plateau float64) {
 	if d.at < pe.buffer || d.at-pe.buffer <= float64(spurious) {
 		pe.buffer = d.at
 	}
+}
+
+// beforeTimeout returns the part of a probe's trace that its first
+// retransmission timeout left intact (ok false: the trace had none): the
+// transmissions sent at least ProbeSettleRTTs of its largest RTT sample
+// before the timeout, each counted as sent again only when it was before
+// the timeout, the RTT samples of those transmissions, and the spurious
+// retransmissions before the timeout.
+func beforeTimeout(t traceEstimate) (p traceEstimate, ok bool) {
+	if len(t.rtoAt) == 0 {
+		return t, false
+	}
+	rto := t.rtoAt[0]
+	var rtt time.Duration
+	n := sort.Search(len(t.rtts), func(i int) bool { return t.rtts[i].at >= rto })
+	for _, s := range t.rtts[:n] {
+		rtt = max(rtt, s.rtt)
+	}
+	end := rto - time.Duration(ProbeSettleRTTs*float64(rtt))
+	k := sort.Search(len(t.sentAt), func(i int) bool { return t.sentAt[i] >= end })
+	p = t
+	p.sentAt, p.rtts, p.rtoAt = t.sentAt[:k], nil, nil
+	for _, s := range t.rtts[:n] {
+		if s.at-s.rtt < end {
+			p.rtts = append(p.rtts, s)
+		}
+	}
+	p.resent = make([]bool, k)
+	for i := range p.resent {
+		p.resent[i] = t.resent[i] && t.resentAt[i] < rto
+	}
+	p.resentAt = t.resentAt[:k]
+	if len(t.arrived) >= k {
+		p.arrived = t.arrived[:k]
+	}
+	p.spurious = sort.Search(len(t.spuriousAt), func(i int) bool { return t.spuriousAt[i] >= rto })
+	p.spuriousAt = t.spuriousAt[:p.spurious]
+	return p, true
 }
 
 // ackIndex returns the index of the first ACK instant at or after at
