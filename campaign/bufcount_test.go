@@ -36,14 +36,8 @@ type queuePath struct {
 // metrics_updated (latest and smoothed RTT) and packet_acked per ACK, and
 // the dropped packets sent again after the last new one's ACK.
 func (p queuePath) qlog() []byte {
-	type rec struct {
-		at time.Duration
-		s  string
-	}
-	var recs []rec
-	add := func(at time.Duration, format string, args ...any) {
-		recs = append(recs, rec{at, fmt.Sprintf("%c{\"time\":%g,"+format+"}\n", append([]any{qlog.RecordSeparator, float64(at) / 1e6}, args...)...)})
-	}
+	var w qlogWriter
+	add := w.add
 	per := time.Duration(float64(time.Second) / p.rate)
 	var deps []time.Duration // departures of the packets in the queue
 	var last time.Duration
@@ -82,9 +76,33 @@ func (p queuePath) qlog() []byte {
 		add(at, `"name":"transport:packet_sent","data":{"header":{"packet_number":%d},"raw":{"length":%d},"is_retransmission":true}`, pn, p.payload)
 		add(at+per+p.minRTT, `"name":"cclab:packet_acked","data":{"length":%d}`, p.payload)
 	}
-	slices.SortStableFunc(recs, func(a, b rec) int { return int(a.at - b.at) })
+	return w.bytes()
+}
+
+// qlogWriter collects a synthetic sender qlog's records at their
+// instants, in any order.
+type qlogWriter struct {
+	recs []qlogRec
+}
+
+// qlogRec is one record of a qlogWriter.
+type qlogRec struct {
+	at time.Duration
+	s  string
+}
+
+// add writes a record at the instant at: its name and data as format
+// with args, after the time.
+func (w *qlogWriter) add(at time.Duration, format string, args ...any) {
+	w.recs = append(w.recs, qlogRec{at, fmt.Sprintf("%c{\"time\":%g,"+format+"}\n", append([]any{qlog.RecordSeparator, float64(at) / 1e6}, args...)...)})
+}
+
+// bytes returns the records in time order (records at one instant in the
+// order added).
+func (w *qlogWriter) bytes() []byte {
+	slices.SortStableFunc(w.recs, func(a, b qlogRec) int { return int(a.at - b.at) })
 	var b strings.Builder
-	for _, r := range recs {
+	for _, r := range w.recs {
 		b.WriteString(r.s)
 	}
 	return []byte(b.String())

@@ -1,14 +1,9 @@
 package campaign
 
 import (
-	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"testing"
 	"time"
-
-	"cclab/internal/qlog"
 )
 
 // timeoutPath is a synthetic probe with known truth whose RTT carries a
@@ -36,14 +31,8 @@ type timeoutPath struct {
 // each ACK of a packet sent once (Karn's rule) and packet_acked for each
 // delivered transmission.
 func (p timeoutPath) qlog() []byte {
-	type rec struct {
-		at time.Duration
-		s  string
-	}
-	var recs []rec
-	add := func(at time.Duration, format string, args ...any) {
-		recs = append(recs, rec{at, fmt.Sprintf("%c{\"time\":%g,"+format+"}\n", append([]any{qlog.RecordSeparator, float64(at) / 1e6}, args...)...)})
-	}
+	var w qlogWriter
+	add := w.add
 	per := time.Duration(float64(time.Second) / p.rate)
 	var deps []time.Duration // departures of the packets in the queue
 	var last, full time.Duration
@@ -112,12 +101,7 @@ func (p timeoutPath) qlog() []byte {
 			add(ack, `"name":"cclab:packet_acked","data":{"seq":%d,"length":%d}`, pn*p.payload, p.payload)
 		}
 	}
-	slices.SortStableFunc(recs, func(a, b rec) int { return int(a.at - b.at) })
-	var b strings.Builder
-	for _, r := range recs {
-		b.WriteString(r.s)
-	}
-	return []byte(b.String())
+	return w.bytes()
 }
 
 // cmpOr returns a, or b when a is zero (the first smoothed RTT is the
