@@ -237,6 +237,19 @@ func TestOverlapExperiment(t *testing.T) {
 	if want := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}; !slices.Equal(seeds, want) {
 		t.Errorf("transfer A's seeds %v, want %v", seeds, want)
 	}
+	// With the live backend no flow has a round trip of its own (the
+	// relay has one access delay), on either backend.
+	lexp, err := OverlapExperiment(sp, profiles, rows, []string{scenario.BackendSim, scenario.BackendLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range lexp.Points {
+		for _, f := range p.Scenario.Flows {
+			if f.RTT != 0 {
+				t.Errorf("with the live backend: case %s flow %s has rtt %v, want none", p.Params[0].Value, f.Name, f.RTT)
+			}
+		}
+	}
 	// Timed transfers: each flow stops the campaign's duration after its
 	// start.
 	timed, err := ParseSpec("ov.yaml", []byte(strings.Replace(overlapSpec, "transfer: {bytes: 1MB}", "transfer: {duration: 2s}", 1)))

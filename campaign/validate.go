@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"cclab/eval"
@@ -66,9 +67,22 @@ func replayExperiment(sp *Spec, profiles []PathProfile, rp replay) (*scenario.Ex
 // transfers"): one case per measured transfer (overlapCases), named
 // "<variant>#<seq>", on its path's topology, replaying it with the done
 // transfers that overlapped it and competed with it (Overlaps), each of
-// its own variant and size, at their start offsets.
+// its own variant and size, at their start offsets. With the live backend
+// among backends no flow gets a round trip of its own (the relay has one
+// access delay for all flows), on either backend.
 func OverlapExperiment(sp *Spec, profiles []PathProfile, rows []Row, backends []string) (*scenario.Experiment, error) {
-	return replayExperiment(sp, profiles, replay{name: ValidationName(sp), backends: backends, seeds: []uint64{1}, cases: overlapCases(sp, profiles, rows),
+	cases := overlapCases(sp, profiles, rows)
+	if slices.Contains(backends, scenario.BackendLive) {
+		// The relay folds one access delay into its first hop for all
+		// flows (backend/live): every backend replays the same
+		// network, so no flow has a round trip of its own.
+		for _, c := range cases {
+			for i := range c.flows {
+				c.flows[i].rtt = 0
+			}
+		}
+	}
+	return replayExperiment(sp, profiles, replay{name: ValidationName(sp), backends: backends, seeds: []uint64{1}, cases: cases,
 		header: "# Replay of campaign %s (spec digest %s) with its overlapping transfers: cclab campaign validate.\n"})
 }
 
