@@ -55,13 +55,19 @@ type Settings struct {
 	// data), so that flows starting together reach the bottleneck as
 	// ns-3's do.
 	TCPHandshake bool
+	// AckFirst has cclab's receiver acknowledge the first data segment at
+	// once (scenario flow field ack_first), as ns-3's always does
+	// (tcp-socket-base.cc:2404-2406; docs/compat.md "ns-3's first ACK").
+	AckFirst bool
 }
 
 // MatchedSettings are the issue's matched settings: ns-3's defaults
-// (DelAckCount 2, DelAckTimeout 200 ms, MinRto 1 s) with 1448-byte
-// segments, as TCP's MSS with timestamps on a 1500-byte MTU. The handshake
-// is chosen per point (PointSettings).
-var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, DelayedAck: 200 * time.Millisecond}
+// (DelAckCount 2, DelAckTimeout 200 ms, MinRto 1 s, the first data segment
+// acknowledged at once) with 1448-byte segments, as TCP's MSS with
+// timestamps on a 1500-byte MTU. The handshake is chosen per point
+// (PointSettings). AckFirst since 2026-12-07 23:30 UTC (-ackfirst=false
+// runs the receiver as before).
+var MatchedSettings = Settings{MSS: 1448, MinRTO: time.Second, AckEvery: 2, DelayedAck: 200 * time.Millisecond, AckFirst: true}
 
 // Handshake is how cclab's side runs its handshake (-handshake): "auto"
 // (the default since 2026-12-07 20:30 UTC) at TCP's sizes (tcp_handshake)
@@ -150,9 +156,9 @@ topology:
   kind: dumbbell
   bottleneck: {rate: %s, delay: %s, queue: %q, loss: %q}
 flows:
-  - {name: bulk, count: %d, traffic: greedy, cc: %q, recovery: %q, datagram: %dB, min_rto: %s, ack_every: %d, delayed_ack: %s, stagger: 0s, tcp_handshake: %v}
+  - {name: bulk, count: %d, traffic: greedy, cc: %q, recovery: %q, datagram: %dB, min_rto: %s, ack_every: %d, delayed_ack: %s, stagger: 0s, tcp_handshake: %v, ack_first: %v}
 `, dur, warmup, path.Rate, path.Delay, path.Queue, loss, flows, st.CC, st.Recovery,
-		transport.DatagramFor(set.MSS), set.MinRTO, set.AckEvery, set.DelayedAck, set.TCPHandshake)
+		transport.DatagramFor(set.MSS), set.MinRTO, set.AckEvery, set.DelayedAck, set.TCPHandshake, set.AckFirst)
 }
 
 // Outcome is one backend's figures for one run, summed over its flows.
@@ -296,6 +302,7 @@ func run() error {
 	flag.BoolVar(&verbose, "v", false, "print every seed's figures (sim / ns3)")
 	flag.StringVar(&cacheDir, "ns3cache", "", "keep ns-3's outcome per plan and seed in this directory and reuse it (not with -trace)")
 	flag.StringVar(&Handshake, "handshake", Handshake, "cclab's handshake: auto (TCP's sizes, tcp_handshake, with several flows; padded with one), tcp or padded")
+	flag.BoolVar(&MatchedSettings.AckFirst, "ackfirst", MatchedSettings.AckFirst, "cclab's receiver acknowledges the first data segment at once, as ns-3's (ack_first)")
 	bench := flag.String("bench", "", "instead: CPU time of both simulators on a dumbbell of each of these flow counts (e.g. 10,100,1000), one seed")
 	flag.Parse()
 	switch Handshake {
@@ -321,9 +328,9 @@ func run() error {
 		}
 		sts = append(sts, st)
 	}
-	fmt.Printf("path %s/%s one way/%s, %d flow(s), %v, warm-up %v, %d seeds; mss %d, min RTO %v, ACK every %d / %v, TCP handshake %v\n",
+	fmt.Printf("path %s/%s one way/%s, %d flow(s), %v, warm-up %v, %d seeds; mss %d, min RTO %v, ACK every %d / %v, first ACK at once %v, TCP handshake %v\n",
 		*rate, *delay, *queue, *flows, *dur, *warmup, *seeds, MatchedSettings.MSS, MatchedSettings.MinRTO,
-		MatchedSettings.AckEvery, MatchedSettings.DelayedAck, PointSettings(*flows).TCPHandshake)
+		MatchedSettings.AckEvery, MatchedSettings.DelayedAck, MatchedSettings.AckFirst, PointSettings(*flows).TCPHandshake)
 	fmt.Println("| stack | loss | sim goodput | ns3 goodput | ratio (min–max) | median ratio [95 % bootstrap] | sim retx | ns3 retx | retx ratio | sim/ns3 RTOs |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, st := range sts {

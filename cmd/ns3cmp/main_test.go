@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -146,5 +147,37 @@ func TestPointHandshake(t *testing.T) {
 				t.Errorf("-handshake %s, %d flows: flow %s TCP handshake %v, want %v", tc.mode, tc.flows, f.Name, f.TCPHandshake, tc.want)
 			}
 		}
+	}
+}
+
+// TestPointAckFirst: the matched settings have cclab's receiver
+// acknowledge the first data segment at once, as ns-3's (ack_first), and
+// the plan carries it to every flow; -ackfirst=false leaves it off. ns-3's
+// program is the same either way (its receiver always does), so both share
+// -ns3cache's entries.
+func TestPointAckFirst(t *testing.T) {
+	defer func(on bool) { MatchedSettings.AckFirst = on }(MatchedSettings.AckFirst)
+	st := Stack{"cubic", MatchedCubicCC, MatchedCubicPRR, ""}
+	var keys [][]byte
+	for _, on := range []bool{true, false} {
+		MatchedSettings.AckFirst = on
+		text, _ := Texts(Path{"16Mbit", "7.5ms", "droptail:20p"}, "0", 2, st, time.Second, 0)
+		p, err := Point(text, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range p.Flows {
+			if f.AckFirst != on {
+				t.Errorf("-ackfirst=%v: flow %s AckFirst %v, want %v", on, f.Name, f.AckFirst, on)
+			}
+		}
+		key, err := ns3.Export(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, key)
+	}
+	if !bytes.Equal(keys[0], keys[1]) {
+		t.Errorf("ns-3's program differs with ack_first on and off; want the same (ns-3's receiver always acknowledges the first segment at once)")
 	}
 }
