@@ -430,8 +430,13 @@ const NS3TimestampTick = time.Millisecond
 // m_delAckMaxCount, :2404-2406, "Always respond to first data packet"), so
 // ns-3's first PktsAcked sees the sample of a lone segment, which has no
 // delayed-ACK wait (15 ms on the grid's path, 30 - 15, as the handshake's
-// 15: baseRtt 15.000), while cclab's receiver holds that segment for its
-// pair like any other (its sample 17 ms there, baseRtt 15.250 if taken).
+// 15: baseRtt 15.000), while cclab's default receiver holds that segment
+// for its pair like any other (its sample 17 ms there, baseRtt 15.250 if
+// taken). With the receiver's ack_first (ns-3's rule, in ns3cmp's matched
+// settings) and tcp_handshake the sample is the handshake's 15 ms and the
+// drop changes nothing; with the padded handshake the first segment leaves
+// 0.786 ms into a millisecond and reads 16 ms (baseRtt 15.125), so the
+// drop stays (docs/compat.md "ns-3's first ACK").
 // Each later sample is the ACK's own RTT as the tick clock measures it,
 // floor(now) - floor(now - RTT), and moves the estimate by 1/8 as
 // RttMeanDeviation::IntegerUpdate (rtt-estimator.cc:220-227). A zero
