@@ -120,9 +120,12 @@ const MatchedCubicCC = "cubic:linux=true,friendly=false,ss=ns3,acks=ns3,ca=ns3,r
 // MatchedCubicPRR is MatchedPRR with the rest of ns-3 3.37's TcpSocketBase
 // and TcpTxBuffer that CUBIC needs (docs/compat.md): growth on the ACK that
 // ends recovery (exitgrow), losses marked during a timeout's recovery
-// (rtomark), and SACKed retransmissions kept in pipe until the cumulative
-// ACK covers them (rxtpipe).
-const MatchedCubicPRR = MatchedPRR + ",exitgrow,rtomark,rxtpipe"
+// (rtomark), SACKed retransmissions kept in pipe until the cumulative
+// ACK covers them (rxtpipe), and TcpPrrRecovery's own accounting, its
+// uint32_t arithmetic and DeliveredData once per DoRecovery call
+// (ns3acct; since 2026-12-07 23:40 UTC, with AckFirst: docs/compat.md
+// "CUBIC four flows: the blow-ups traced to the start-up").
+const MatchedCubicPRR = MatchedPRR + ",exitgrow,rtomark,rxtpipe,ns3acct"
 
 // MatchedVegasCC is the controller that matches ns-3 3.37's TcpVegas
 // (docs/compat.md): the smoothed RTT as every sample, whole-segment diff,
