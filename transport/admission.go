@@ -250,6 +250,7 @@ func (e *Endpoint) refuse(from netip.AddrPort, p *packet, size int, code uint64)
 		return
 	}
 	e.fullQ = append(e.fullQ, fullReply{to: from, dcid: p.scid, code: code})
+	e.replyDue = true
 }
 
 // fullReply is a queued refusal (refuse).

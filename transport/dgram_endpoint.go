@@ -62,6 +62,7 @@ func (e *Endpoint) DialDgram(now clock.Time, peer netip.AddrPort, cfg DgramConfi
 		e.authUsed = true
 	}
 	e.dg.sch.add(c)
+	e.dgUsed = true
 	e.dg.byCID[c.localCID] = c
 	e.opened(&c.connCommon)
 	return c, nil
@@ -119,6 +120,7 @@ func (e *Endpoint) dgInitial(now clock.Time, from netip.AddrPort, p *packet, siz
 	}
 	c.sendAccept = 1
 	e.dg.sch.add(c)
+	e.dgUsed = true
 	e.dg.byCID[c.localCID] = c
 	e.dg.byInitial[c.initialDCID] = c
 	e.dg.acceptQ.push(c)

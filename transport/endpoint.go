@@ -15,11 +15,35 @@ import (
 // received datagrams to connections by connection ID and multiplexes their
 // outgoing datagrams. It owns no timers (see Deadline).
 type Endpoint struct {
-	cfg       EndpointConfig
-	rand      *rand.Rand
+	// The fields every datagram in and out reads come first, in the
+	// struct's first 64 bytes (its size class is 64-byte aligned): with
+	// thousands of endpoints (a simulation's hosts) each datagram finds
+	// its endpoint out of the cache, and one line is then one miss, not
+	// one per field scattered over the struct (issue #29).
+	last  *Conn   // the connection conn found last (in byCID), or nil
+	pkt   *packet // scratch: the datagram being received (decodePacket); bufs' (Buffers.rx)
+	txPkt *packet // scratch: the short packet being sent (packet.setShort); bufs' (Buffers.tx)
+	rx    []byte  // the datagram being received, as it came (handshake tags cover its bytes)
+	rxLen int     // length of the datagram being received, bytes
+	// authUsed: a connection of the endpoint has had authentication state
+	// (a PSK dialled with, or an authenticated Initial accepted), so a
+	// received datagram may be sealed (authOf). Without it, Receive skips
+	// that look-up on every datagram.
+	authUsed bool
+	// replyDue: a stateless reply may be queued (retryQ, tombQ, fullQ,
+	// resets.q): set by whatever queues one, cleared by Transmit once all
+	// four are empty, so that Transmit reads four queues only then.
+	replyDue bool
+	// dgUsed: a datagram-mode connection has been added (dg.sch), so
+	// Transmit asks dgTransmit; without it there is none to ask.
+	dgUsed bool
+
 	sch       scheduler[*Conn] // stream connections, in creation order, with their timers (sched.go)
 	byCID     map[uint64]*Conn // by local CID
-	last      *Conn            // the connection conn found last (in byCID), or nil
+	bufs      *Buffers         // connection buffers and scratch (EndpointConfig.Buffers, or the endpoint's own)
+	stats     EndpointStats
+	cfg       EndpointConfig
+	rand      *rand.Rand
 	byInitial map[uint64]*Conn // server: by the client's Initial destination CID
 	acceptQ   fifo[*Conn]
 	tombs     expiring[tombstone]       // finished conns by local CID: re-acknowledge a late FIN
@@ -34,21 +58,10 @@ type Endpoint struct {
 	fullQ     []fullReply               // pending explicit refusals (CloseReceiverFull)
 	resets    resetState                // stateless resets (reset.go)
 	oooUsed   uint64                    // out-of-order memory charged by all connections, bytes (Conn.recharge)
-	rxLen     int                       // length of the datagram being received, bytes
-	rx        []byte                    // the datagram being received, as it came (handshake tags cover its bytes)
-	pkt       *packet                   // scratch: the datagram being received (decodePacket); bufs' (Buffers.rx)
-	txPkt     *packet                   // scratch: the short packet being sent (packet.setShort); bufs' (Buffers.tx)
 	acceptCfg Config                    // scratch: the config of a connection being accepted
-	stats     EndpointStats
-	dg        dgramEndpoint           // datagram-mode connections (dgram_endpoint.go)
-	bufs      *Buffers                // connection buffers (EndpointConfig.Buffers, or the endpoint's own)
-	specs     [maxConnSpecs]*connSpec // parsed controller and recovery specs (connspec.go)
-	specNext  int                     // the cache slot to fill next
-	// authUsed: a connection of the endpoint has had authentication state
-	// (a PSK dialled with, or an authenticated Initial accepted), so a
-	// received datagram may be sealed (authOf). Without it, Receive skips
-	// that look-up on every datagram.
-	authUsed bool
+	dg        dgramEndpoint             // datagram-mode connections (dgram_endpoint.go)
+	specs     [maxConnSpecs]*connSpec   // parsed controller and recovery specs (connspec.go)
+	specNext  int                       // the cache slot to fill next
 }
 
 // EndpointStats counts an endpoint's datagrams and rejects.
@@ -324,6 +337,7 @@ func (e *Endpoint) retry(now clock.Time, from netip.AddrPort, p *packet, size in
 		return
 	}
 	e.retryQ = append(e.retryQ, r)
+	e.replyDue = true
 }
 
 // retryReply is a queued Retry.
@@ -430,6 +444,7 @@ func (e *Endpoint) Receive(now clock.Time, from netip.AddrPort, ce ecn.Codepoint
 				// and with no more bytes than the packet (no reflection).
 				if p.flags&(flagDATA|flagFIN|flagPING) != 0 && from == t.peer && t.ackLen() <= len(b) && len(e.tombQ) < maxQueuedReplies {
 					e.tombQ = append(e.tombQ, tombReply{to: from, t: t})
+					e.replyDue = true
 				}
 				return
 			}
@@ -532,8 +547,11 @@ func (e *Endpoint) Unreachable(now clock.Time, peer netip.AddrPort, err error) i
 // destination and ECN codepoint; n == 0 means nothing is to be sent now.
 // buf must hold the largest MaxDatagram in use. Connections take turns.
 func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPort, cp ecn.Codepoint) {
-	if len(e.retryQ) > 0 || len(e.tombQ) > 0 || len(e.fullQ) > 0 || len(e.resets.q) > 0 {
-		return e.transmitReply(buf)
+	if e.replyDue {
+		if len(e.retryQ) > 0 || len(e.tombQ) > 0 || len(e.fullQ) > 0 || len(e.resets.q) > 0 {
+			return e.transmitReply(buf)
+		}
+		e.replyDue = false
 	}
 	s := &e.sch
 	s.markDue(now)
@@ -556,7 +574,7 @@ func (e *Endpoint) Transmit(now clock.Time, buf []byte) (n int, to netip.AddrPor
 		}
 		s.idle(&c.sched)
 	}
-	if len(e.dg.sch.conns) == 0 {
+	if !e.dgUsed || len(e.dg.sch.conns) == 0 {
 		return 0, netip.AddrPort{}, ecn.NotECT // (no datagram-mode connection: no call)
 	}
 	if n, to, cp = e.dgTransmit(now, buf); n > 0 {

@@ -133,6 +133,7 @@ func (e *Endpoint) statelessReset(now clock.Time, from netip.AddrPort, cid uint6
 	}
 	r.tokens--
 	r.q = append(r.q, resetReply{to: from, tok: r.token(cid)})
+	e.replyDue = true
 }
 
 // transmitReset writes the last queued Reset into buf.

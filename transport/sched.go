@@ -36,22 +36,24 @@ import (
 // the state is a field of the connection); the generic part keeps the
 // connections themselves for iteration and for OnDeadline.
 type scheduler[T schedItem] struct {
+	conns []T // in creation order (deterministic iteration)
 	schedCore
-	conns []T           // in creation order (deterministic iteration)
 	due   []T           // scratch for OnDeadline
 	dueSt []*schedState // scratch for dueNow
 }
 
 // schedCore is the scheduler's state by connection state: the heap, the
 // ready bitset and the count of touched connections (positions index conns
-// and byPos).
+// and byPos). The fields a datagram in or out reads (a Transmit's scan and
+// a touch) come first: with conns before them they take the first two
+// lines of an endpoint's scheduler (Endpoint's layout).
 type schedCore struct {
 	heap   []*schedState // by cached deadline, then position; every connection is in it
-	byPos  []*schedState // by position in conns
-	ndirty int           // connections touched since their deadline was last computed (all of them ready)
 	ready  []uint64      // bitset by position in conns: may have something to send
+	ndirty int           // connections touched since their deadline was last computed (all of them ready)
 	nready int           // bits set in ready
 	rr     int           // round-robin position: where the next Transmit scan starts (at most len(heap))
+	byPos  []*schedState // by position in conns
 	marked []*schedState // scratch for markDue
 }
 
