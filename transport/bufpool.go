@@ -57,6 +57,13 @@ type Buffers struct {
 	// its own, which a packet to an endpoint not seen for a while finds
 	// out of it.
 	rx, tx packet
+	// ack is the ACK being processed (Conn.onAck's steps, with its
+	// AckInfo for the strategy), written whole for every ACK and read only
+	// until onAck returns: for the same reason as rx and tx, one serves
+	// every connection of the endpoints sharing b (issue #29: in each
+	// connection, its ~230 bytes were lines written per ACK and out of the
+	// cache at the next one when connections are many).
+	ack ackProgress
 }
 
 // MaxPooledConns is how many idle connections (Conn.Release) a Buffers

@@ -148,14 +148,12 @@ type sender struct {
 	sackBlind  bool // the recovery strategy ignores SACK (Reno, NewReno): see SACKBlind
 	hashSent   hash.Hash
 	ctx        Ctx
-	ai         AckInfo
-	ack        ackProgress // the ACK being processed (onAck's steps)
-	scan       ackScan     // what an ACK newly delivered (reorder.go)
-	echoCum    bool        // the timestamp echo judges the first segment of a cumulative advance only (echo.go)
-	rtoRearm   bool        // a retransmission of the first unacknowledged segment restarts the RTO timer (echo.go)
-	dsk        dsackState  // D-SACK use at the sender (dsack.go)
-	undo       undoState   // the latest loss episode, for undo (undo.go)
-	rtoW       rtoWatch    // timeouts not yet known spurious or not (rtocause.go)
+	scan       ackScan    // what an ACK newly delivered (reorder.go)
+	echoCum    bool       // the timestamp echo judges the first segment of a cumulative advance only (echo.go)
+	rtoRearm   bool       // a retransmission of the first unacknowledged segment restarts the RTO timer (echo.go)
+	dsk        dsackState // D-SACK use at the sender (dsack.go)
+	undo       undoState  // the latest loss episode, for undo (undo.go)
+	rtoW       rtoWatch   // timeouts not yet known spurious or not (rtocause.go)
 
 	// sendIdle: transmitData last found nothing it could ever send — no
 	// data, no FIN to send, no segment outstanding — and its steps (the

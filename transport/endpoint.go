@@ -41,6 +41,7 @@ type Endpoint struct {
 	sch       scheduler[*Conn] // stream connections, in creation order, with their timers (sched.go)
 	byCID     map[uint64]*Conn // by local CID
 	bufs      *Buffers         // connection buffers and scratch (EndpointConfig.Buffers, or the endpoint's own)
+	ack       *ackProgress     // scratch: the ACK being processed (Conn.onAck); bufs' (Buffers.ack)
 	stats     EndpointStats
 	cfg       EndpointConfig
 	rand      *rand.Rand
@@ -139,7 +140,7 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 	if e.bufs == nil {
 		e.bufs = NewBuffers()
 	}
-	e.pkt, e.txPkt = &e.bufs.rx, &e.bufs.tx
+	e.pkt, e.txPkt, e.ack = &e.bufs.rx, &e.bufs.tx, &e.bufs.ack
 	return e
 }
 

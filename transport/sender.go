@@ -82,7 +82,8 @@ func (c *Conn) CloseWrite(now clock.Time) {
 }
 
 // ackProgress is what onAck's steps learn about one ACK and hand on to
-// the next (Conn.ack; valid during onAck).
+// the next (Endpoint.ack: Buffers.ack, shared by the connections of the
+// endpoints that share their Buffers; valid during onAck).
 type ackProgress struct {
 	now       clock.Time
 	p         *packet
@@ -97,6 +98,7 @@ type ackProgress struct {
 	sacked    int           // bytes newly SACKed
 	packets   int           // segments newly delivered
 	dsackRetx bool          // a D-SACK reports a retransmission duplicated
+	ai        AckInfo       // the ACK as the strategy is told (classifyAck)
 }
 
 // onAck processes an ACK section (RFC 5681, RFC 6298 §5, RFC 7323, RFC
@@ -108,7 +110,7 @@ type ackProgress struct {
 // the connection's Transmit.
 func (c *Conn) onAck(now clock.Time, p *packet) RejectReason {
 	c.sendIdle = false // the controller, the strategy, the scoreboard or the peer's window may change
-	a := &c.ack
+	a := c.ep.ack
 	if !c.validateAck(now, p, a) {
 		return RejectNone
 	}
@@ -257,7 +259,7 @@ func (c *Conn) delivered(a *ackProgress, s *Segment) {
 	}
 }
 
-// classifyAck describes the ACK for the strategy (c.ai): what it
+// classifyAck describes the ACK for the strategy (a.ai): what it
 // acknowledged, its RTT sample, ECN-Echo, D-SACK, what it revealed about
 // reordering, and whether it is a duplicate ACK (RFC 5681 §2: it reports
 // out-of-order data: newly SACKed bytes, or for a SACK-blind strategy any
@@ -265,15 +267,15 @@ func (c *Conn) delivered(a *ackProgress, s *Segment) {
 func (c *Conn) classifyAck(a *ackProgress) {
 	p := a.p
 	dsack := p.hasDSACK
-	c.ai = AckInfo{Now: a.now, CumAck: a.cum, PrevUna: a.prevUna, AckedBytes: a.acked, SackedBytes: a.sacked,
+	a.ai = AckInfo{Now: a.now, CumAck: a.cum, PrevUna: a.prevUna, AckedBytes: a.acked, SackedBytes: a.sacked,
 		ECE: p.flags&flagECE != 0, RTT: a.sample, DSACK: dsack && p.dsack.End <= a.maxAck, DSACKRetx: a.dsackRetx}
-	if c.ai.DSACK {
-		c.ai.DSACKStart, c.ai.DSACKEnd = p.dsack.Start, p.dsack.End
+	if a.ai.DSACK {
+		a.ai.DSACKStart, a.ai.DSACKEnd = p.dsack.Start, p.dsack.End
 	}
-	c.scan.fill(&c.ai)
-	c.ai.DupAck = !a.advanced && p.cumAck == a.prevUna && c.sb.count > 0 && !p.hasData() &&
+	c.scan.fill(&a.ai)
+	a.ai.DupAck = !a.advanced && p.cumAck == a.prevUna && c.sb.count > 0 && !p.hasData() &&
 		(a.sacked > 0 || (c.sackBlind && p.nBlocks > 0) || c.peerRight == a.prevRight)
-	if c.ai.DupAck {
+	if a.ai.DupAck {
 		c.stats.DupAcks++
 	}
 }
@@ -312,7 +314,7 @@ func (c *Conn) controllerOnAck(a *ackProgress) {
 func (c *Conn) undoOnAckSteps(a *ackProgress) {
 	p := a.p
 	if a.advanced {
-		c.rtoCheckSpurious(a.now, p.tsecr, p.dsack, c.ai.DSACK)
+		c.rtoCheckSpurious(a.now, p.tsecr, p.dsack, a.ai.DSACK)
 	}
 	if a.dsackRetx {
 		c.undoOnDSACK(a.now, p.dsack)
@@ -329,7 +331,7 @@ func (c *Conn) recoveryOnAck(a *ackProgress) {
 	c.ctx.Now = a.now
 	c.ctx.RestartRTO = a.advanced
 	c.ctx.growOnExit = false
-	c.rec.OnAck(&c.ctx, &c.ai)
+	c.rec.OnAck(&c.ctx, &a.ai)
 	if c.ctx.growOnExit {
 		c.growOnExit(a)
 	}
@@ -352,7 +354,7 @@ func (c *Conn) growOnExit(a *ackProgress) {
 // respondECN reacts to ECN-Echo (RFC 3168 §6.1.2) at most once per window
 // of data, and not during loss recovery (the window was already reduced).
 func (c *Conn) respondECN(a *ackProgress) {
-	if !c.ai.ECE || !c.ecnOn {
+	if !a.ai.ECE || !c.ecnOn {
 		return
 	}
 	now := a.now
