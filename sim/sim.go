@@ -69,9 +69,12 @@ func New(n *Network, sink event.Sink) *Sim {
 // Stack is a host's protocol stack: one transport endpoint on
 // TransportPort and raw UDP receivers on other ports.
 type Stack struct {
-	sim      *Sim
-	node     *Node
-	ep       *transport.Endpoint
+	sim  *Sim
+	node *Node
+	ep   *transport.Endpoint
+	// doneSeen is ep.Finished() when service last looked for finished
+	// senders: until it changes none has finished since.
+	doneSeen uint32
 	timer    Timer
 	udp      map[uint16]*UDPFlow
 	accepted []acceptedConn // incoming conns: read and closed by the stack
@@ -181,15 +184,22 @@ func (st *Stack) service(now clock.Time) {
 		st.readAll(now)
 	}
 	st.transmit(now)
-	finished := false
-	for _, f := range st.senders {
-		if f.conn != nil && f.conn.Done() {
-			f.finish(now)
-			finished = true
+	if n := ep.Finished(); n != st.doneSeen {
+		// A connection has finished since the last look (a sender's, or
+		// an accepted one): look for finished senders. Without a change
+		// no sender's connection can have become done (issue #29: every
+		// call read each sender's flow and connection).
+		st.doneSeen = n
+		finished := false
+		for _, f := range st.senders {
+			if f.conn != nil && f.conn.Done() {
+				f.finish(now)
+				finished = true
+			}
 		}
-	}
-	if finished {
-		st.transmit(now)
+		if finished {
+			st.transmit(now)
+		}
 	}
 	st.timer.Set(ep.Deadline())
 }

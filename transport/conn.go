@@ -341,6 +341,7 @@ func (c *Conn) fail(now clock.Time, err error) {
 	}
 	c.err = err
 	c.done = true
+	c.ep.finished++
 	c.drainAt = now
 	c.stats.Finished = now
 	c.releaseBuffers()
@@ -372,6 +373,7 @@ func (c *Conn) checkDone(now clock.Time) {
 		return
 	}
 	c.done = true
+	c.ep.finished++
 	c.stats.Finished = now
 	c.drainAt = now.Add(drainRTOs * c.rtt.current())
 	c.releaseBuffers()

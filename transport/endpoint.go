@@ -37,6 +37,9 @@ type Endpoint struct {
 	// dgUsed: a datagram-mode connection has been added (dg.sch), so
 	// Transmit asks dgTransmit; without it there is none to ask.
 	dgUsed bool
+	// finished counts the stream connections that have finished or
+	// failed (Conn.Done became true), modulo 2^32 (Finished).
+	finished uint32
 
 	sch       scheduler[*Conn] // stream connections, in creation order, with their timers (sched.go)
 	byCID     map[uint64]*Conn // by local CID
@@ -366,6 +369,12 @@ func (e *Endpoint) onRetry(p *packet) {
 		e.reject(r)
 	}
 }
+
+// Finished returns how many of the endpoint's stream connections have
+// finished or failed so far (Conn.Done became true), modulo 2^32: a
+// driver that polls its connections' Done after each call into the
+// endpoint need poll only when it changed.
+func (e *Endpoint) Finished() uint32 { return e.finished }
 
 // Accept returns the next newly accepted incoming connection, or nil.
 func (e *Endpoint) Accept() *Conn {
