@@ -244,3 +244,58 @@ func TestCallsAfterRemoval(t *testing.T) {
 		t.Errorf("delivered %d bytes after the calls, want %d", got, want)
 	}
 }
+
+// TestEndpointFinished: Endpoint.Finished counts each stream connection
+// once when it finishes (both directions closed) or fails (an abort), at
+// both ends, and not again at its removal or at a later call (a driver
+// polls its connections' Done only when the count changed: sim.Stack).
+func TestEndpointFinished(t *testing.T) {
+	p := newChurnPair(Config{Digest: "none"}, nil)
+	var conns []*Conn
+	steps := []struct {
+		name             string
+		do               func() error
+		wantCli, wantSrv uint32
+	}{
+		{"none yet", func() error { return nil }, 0, 0},
+		{"one transfer", func() error {
+			c, s, err := p.one(1000)
+			conns = append(conns, c, s)
+			return err
+		}, 1, 1},
+		{"two more", func() error {
+			for range 2 {
+				c, s, err := p.one(5000)
+				if err != nil {
+					return err
+				}
+				conns = append(conns, c, s)
+			}
+			return nil
+		}, 3, 3},
+		{"removal after the drain period", func() error { p.pause(2 * time.Second); return nil }, 3, 3},
+		{"calls after removal", func() error {
+			for _, c := range conns {
+				c.Abort(p.now)
+			}
+			return nil
+		}, 3, 3},
+		{"an aborted dial", func() error {
+			c, err := p.cli.Dial(p.now, p.sa, Config{})
+			if err != nil {
+				return err
+			}
+			c.Abort(p.now)
+			c.Abort(p.now)
+			return nil
+		}, 4, 3},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got, got2 := p.cli.Finished(), p.srv.Finished(); got != st.wantCli || got2 != st.wantSrv {
+			t.Errorf("%s: Finished() client %d, server %d; want %d, %d", st.name, got, got2, st.wantCli, st.wantSrv)
+		}
+	}
+}
