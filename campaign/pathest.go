@@ -382,6 +382,10 @@ type probeEstimate struct {
 	// counted from when it was counted before the probe's first
 	// retransmission timeout (beforeTimeout), else 0.
 	beforeTimeout int
+	// random is the loss sequence of the transmissions that found the
+	// counted queue below half full (randomLosses), when the count is
+	// measured and clean (before any timeout); else nil.
+	random []bool
 }
 
 // estimateProbe reads a probe's trace (estimateTrace) on a path of min
@@ -435,11 +439,35 @@ func estimateProbe(t traceEstimate, minRTT time.Duration) (pe probeEstimate, ok 
 		b.queue = fullQueueDelay(p.rtts, minRTT)
 		if b.countBuffer(p, minRTT); b.overflowed && !b.fromDelay {
 			b.beforeTimeout = len(p.sentAt)
+			b.random = randomLosses(p, b.rate/8/float64(t.payload), b.buffer)
 			return b, true
 		}
 	}
 	pe.countBuffer(t, minRTT)
+	if len(t.rtoAt) == 0 && pe.overflowed && !pe.fromDelay {
+		pe.random = randomLosses(t, pe.rate/8/float64(t.payload), pe.buffer)
+	}
 	return pe, true
+}
+
+// randomLosses returns the loss sequence of the transmissions of a
+// probe's trace t (one without a retransmission timeout, or its part
+// before one: beforeTimeout) that found its queue, replayed at rate
+// packets per second (queueAtSends), below half its counted buffer:
+// true for each sent again and not found spurious. A drop-tail queue
+// drops nothing there, so these losses are the path's random loss, the
+// probe's own overflows left out (docs/campaigns.md, "Profile").
+func randomLosses(t traceEstimate, rate, buffer float64) []bool {
+	if rate <= 0 || buffer <= 0 || len(t.sentAt) != len(t.resent) {
+		return nil
+	}
+	var out []bool
+	for i, q := range queueAtSends(t.sentAt, t.resent, rate) {
+		if q < buffer/2 {
+			out = append(out, t.resent[i] && (len(t.arrived) != len(t.resent) || !t.arrived[i]))
+		}
+	}
+	return out
 }
 
 // fullQueueDelay is a probe's full queue's queueing delay: of the RTT

@@ -163,3 +163,64 @@ func TestProbeTimeoutSecondQueue(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeRandomLosses: a probe's transmissions that found its counted
+// queue below half full (randomLosses) lose only what the path loses at
+// random, not the probe's own overflows: a synthetic probe of a
+// 200-packet queue with 3.2 % random loss on the way (every 31st packet)
+// loses about a third of what it sends at the full queue, 10 % in all;
+// below half the queue its loss rate's 95 % interval holds the 3.2 % and
+// not the whole probe's. With a second queue and a timeout
+// (TestProbeTimeoutSecondQueue) and no random loss, none are lost.
+func TestProbeRandomLosses(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		trace     []byte
+		rate      float64 // the random loss
+		leastSent int
+	}{
+		{"random loss", queuePath{n: 900, payload: 1200, buffer: 200, rate: 1000, gain: 1.5, minRTT: 100 * time.Millisecond, random: burst(0, true)}.qlog(), 1.0 / 31, 250},
+		{"second queue and a timeout", timeoutPath{n: 4500, payload: 1149, buffer: 100, rate: 2000, gain: 1.5, minRTT: 12 * time.Millisecond,
+			behind: 16 * time.Millisecond, rto: 700 * time.Millisecond}.qlog(), 0, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := estimateTrace(c.trace)
+			pe, ok := estimateProbe(tr, 0)
+			if !ok {
+				t.Fatal("no estimate")
+			}
+			k, n := int64(countTrue(pe.random)), int64(len(pe.random))
+			lo, hi := wilson(k, n)
+			whole := float64(countTrue(tr.resent)) / float64(len(tr.resent))
+			t.Logf("%d of %d transmissions below half the queue lost, [%.4f, %.4f]; the whole probe %.4f", k, n, lo, hi, whole)
+			if n < int64(c.leastSent) {
+				t.Errorf("%d transmissions below half the queue, want at least %d", n, c.leastSent)
+			}
+			if c.rate == 0 && k > 0 || c.rate > 0 && (c.rate < lo || c.rate > hi) || whole <= hi {
+				t.Errorf("loss below half the queue %d of %d [%.4f, %.4f], want the random %.4f inside and the whole probe's %.4f above", k, n, lo, hi, c.rate, whole)
+			}
+		})
+	}
+}
+
+// TestWilson: the Wilson score interval against published values
+// (Newcombe, "Two-sided confidence intervals for the single proportion",
+// Statistics in Medicine 17, 1998, table I: 0/10 gives [0, 0.2775],
+// 1/29 [0.0061, 0.1718], 81/263 [0.2553, 0.3662]) and its edges.
+func TestWilson(t *testing.T) {
+	for _, c := range []struct {
+		k, n   int64
+		lo, hi float64
+	}{
+		{0, 10, 0, 0.2775},
+		{1, 29, 0.0061, 0.1718},
+		{81, 263, 0.2553, 0.3662},
+		{10, 10, 0.7225, 1},
+		{0, 0, 0, 1},
+	} {
+		lo, hi := wilson(c.k, c.n)
+		if math.Abs(lo-c.lo) > 1e-4 || math.Abs(hi-c.hi) > 1e-4 {
+			t.Errorf("wilson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", c.k, c.n, lo, hi, c.lo, c.hi)
+		}
+	}
+}

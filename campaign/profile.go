@@ -37,6 +37,13 @@ type PathProfile struct {
 	// a timeout's retransmissions of packets that were delivered are no
 	// losses), or, for a transfer without a qlog, its retransmissions.
 	LossRate float64
+	// LossLo and LossHi are LossRate's 95 % interval (wilson).
+	LossLo, LossHi float64
+	// ProbeLossPackets counts the probe's transmissions in LossRate and
+	// the fit: those that found its counted queue below half full
+	// (probeEstimate.random), whose losses are the path's random loss,
+	// not its own overflows.
+	ProbeLossPackets int
 	// Loss is the Gilbert-Elliott fit (link.FitGE, its Best model) of the
 	// loss sequences the sender qlogs' ACKs show (transfer.qlog: true;
 	// traceEstimate.wireLost), the transfers' sequences joined in plan
@@ -174,10 +181,18 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 				pp.SRTT[i] = msDur(studies.Quantile(srtts, q))
 			}
 		}
+		probe := pp.probe(probes[pair])
+		if probe != nil {
+			// The probe's transmissions that found its counted queue
+			// below half full: random loss only (randomLosses).
+			pp.ProbeLossPackets = len(probe.random)
+			lost += int64(countTrue(probe.random))
+			sent += int64(len(probe.random))
+		}
 		if sent > 0 {
 			pp.LossRate = min(float64(lost)/float64(sent), 1)
+			pp.LossLo, pp.LossHi = wilson(lost, sent)
 		}
-		probe := pp.probe(probes[pair])
 		overflow := pp.estimate(traces, goodputs, probe)
 		pp.Loss = link.GEConfig{P: pp.LossRate, R: 1 - pp.LossRate, H: 0, K: 1}
 		pp.Fit = link.GEFit{Packets: sent, Losses: lost, Rate: pp.LossRate}
@@ -187,6 +202,9 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 		}
 		for _, i := range overflow {
 			seq[i] = false // the replay's queue drops these itself
+		}
+		if probe != nil {
+			seq = append(seq, probe.random...)
 		}
 		if fit, err := link.FitGE(seq); err == nil {
 			pp.Loss, pp.Fit, pp.FromQlog = fit.Best, fit, true
@@ -213,6 +231,25 @@ func setRevLoss(profiles []PathProfile) {
 			profiles[i].RevLoss = &l
 		}
 	}
+}
+
+// WilsonZ is the standard normal quantile of a two-sided 95 % interval.
+const WilsonZ = 1.959964
+
+// wilson returns the 95 % Wilson score interval of a proportion of k in n
+// (E. B. Wilson, "Probable inference, the law of succession, and
+// statistical inference", JASA 22, 1927): unlike the normal
+// approximation, it stays inside [0, 1] and is not empty at k = 0, which
+// a path's loss of a few packets in a thousand needs.
+func wilson(k, n int64) (lo, hi float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	p, z2 := float64(k)/float64(n), WilsonZ*WilsonZ
+	nf := float64(n)
+	mid := (p + z2/(2*nf)) / (1 + z2/nf)
+	half := WilsonZ / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return max(mid-half, 0), min(mid+half, 1)
 }
 
 // countTrue returns how many of bs are true.
@@ -492,9 +529,13 @@ func writeScenario(w io.Writer, sp *Spec, profiles []PathProfile, rp replay) err
 	var names []string
 	for _, pp := range profiles {
 		names = append(names, pp.Name)
-		p("  # %s: %d transfers; min RTT %s; mean SRTT p10/p50/p90 %s/%s/%s; loss %.3g%% (%s over %d packets)\n",
+		probePkts := ""
+		if pp.ProbeLossPackets > 0 {
+			probePkts = fmt.Sprintf(", %d of them the probe's below half its queue", pp.ProbeLossPackets)
+		}
+		p("  # %s: %d transfers; min RTT %s; mean SRTT p10/p50/p90 %s/%s/%s; loss %.3g%% [%.3g%%, %.3g%%] (%s over %d packets%s)\n",
 			pp.Pair, pp.Transfers, roundDelay(pp.MinRTT), roundDelay(pp.SRTT[0]), roundDelay(pp.SRTT[1]), roundDelay(pp.SRTT[2]),
-			100*pp.LossRate, map[bool]string{true: "Gilbert-Elliott fit of the losses the qlogs' ACKs show, buffer overflows left out", false: "no qlog: Bernoulli"}[pp.FromQlog], pp.Fit.Packets)
+			100*pp.LossRate, 100*pp.LossLo, 100*pp.LossHi, map[bool]string{true: "Gilbert-Elliott fit of the losses the qlogs' ACKs show, buffer overflows left out", false: "no qlog: Bernoulli"}[pp.FromQlog], pp.Fit.Packets, probePkts)
 		p("  # rate %s, queue %s%s\n", rangeText(pp.RateBps, pp.RateLo, pp.RateHi, pp.RateBound, formatRate),
 			rangeText(float64(pp.QueuePackets), float64(pp.QueueLo), float64(pp.QueueHi), pp.QueueBound, func(v float64) string { return strconv.Itoa(int(v)) + "p" }),
 			map[bool]string{true: " (the probe's)", false: ""}[pp.Probed])
