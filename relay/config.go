@@ -126,6 +126,13 @@ type Config struct {
 	// (hostlimit.Report.ReadStalls). It must be safe to call from any
 	// goroutine.
 	HostCheck func(*hostlimit.Report)
+	// KernelDrops, if set, returns the packets of direction dir (Fwd,
+	// Rev) the kernel has dropped so far before the relay read them, and
+	// whether that is known: the link shell's TUN devices' transmit-queue
+	// drops. Unset, the relay counts its UDP sockets' receive-buffer
+	// drops. Called with the relay's lock held at every statistics line
+	// (HostLine.RxQueueDrops); it must not call the relay.
+	KernelDrops func(dir int) (uint64, bool)
 	// BusyPoll runs the whole data path as one loop on one locked OS thread
 	// that never sleeps: it asks which sockets hold datagrams
 	// (netio.ReadySet, one epoll_wait that does not block), reads those

@@ -112,6 +112,7 @@ type Relay struct {
 	lnPkts   [][]*qdisc.Packet
 	lnGSO    []*netio.GSOWriter // GSO writes per listening socket; nil: plain batches
 	cnt      Counters
+	iv       [2]hostIv // host-limit evidence since the last statistics line (HostLine)
 	pcapOut  *pcapFile
 	pcapDrop *pcapFile
 	nextStat clock.Time

@@ -50,6 +50,9 @@ type StatsLine struct {
 	Hops     []HopLine  `json:"hops"`
 	Flows    []FlowLine `json:"flows"`
 	Counters Counters   `json:"counters"`
+	// Host is each direction's host-limit evidence over the interval
+	// (HostLine).
+	Host []HostLine `json:"host"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -60,7 +63,7 @@ func (r *Relay) writeStats(now clock.Time, final bool) {
 	if iv <= 0 {
 		iv = 1
 	}
-	line := StatsLine{Time: now.Sub(r.base).Seconds(), Interval: iv.Seconds(), Final: final, Counters: r.snapshot()}
+	line := StatsLine{Time: now.Sub(r.base).Seconds(), Interval: iv.Seconds(), Final: final, Counters: r.snapshot(), Host: r.hostLines(iv, r.wall(now))}
 	for dir := 0; dir < 2; dir++ {
 		for _, h := range r.paths[dir] {
 			st := h.l.Stats()

@@ -89,6 +89,7 @@ func (r *Relay) output(dir int, p *qdisc.Packet, at clock.Time) {
 	}
 	r.cnt.Late[b]++
 	r.cnt.WriteLate.Add(late)
+	r.countWrite(dir, late)
 	fs := &c.fs[dir]
 	fs.departures++
 	fs.bytes += int64(p.Size)

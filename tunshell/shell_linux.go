@@ -52,6 +52,7 @@ type Shell struct {
 	outer *Device
 	relay *relay.Relay
 	addrs Addrs
+	tx    *txDrops // the devices' transmit-queue drops (relay.Config.KernelDrops)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -74,6 +75,10 @@ func Start(cfg Config) (*Shell, error) {
 		}
 		st := s.ReadStalls()
 		h.ReadStalls = &st
+	}
+	if s.cfg.Relay.KernelDrops == nil {
+		s.tx = s.newTxDrops()
+		s.cfg.Relay.KernelDrops = s.tx.drops
 	}
 	if s.relay, err = relay.NewPacket(s.cfg.Relay, s.inner, s.outer); err != nil {
 		s.Close()
@@ -378,6 +383,7 @@ func (s *Shell) Close() error {
 				}
 			}
 		}
+		s.tx.close() // after the relay's last statistics line
 		if s.ns != nil {
 			errs = append(errs, s.ns.Close())
 		}
