@@ -51,8 +51,9 @@ func hostLimited(senderJSON string) bool {
 
 // transferHostLimits returns the reasons a transfer was host-limited, as
 // "role code" ("sender cpu_busy", "receiver timer_late"; a mark without
-// reasons: "role host_limited"), none when neither end marked it. The
-// sender's block is its end.host_limit, the receiver's its host_limit.
+// reasons: "role host_limited"; a relay on its route: "relay late",
+// Row.RelayLimits), none when nothing marked it. The sender's block is
+// its end.host_limit, the receiver's its host_limit.
 func transferHostLimits(r Row) []string {
 	var rcv struct {
 		Host *hostLimitBlock `json:"host_limit"`
@@ -75,7 +76,7 @@ func transferHostLimits(r Row) []string {
 	if json.Unmarshal([]byte(r.ReceiverJSON), &rcv) == nil {
 		add("receiver", rcv.Host)
 	}
-	return out
+	return append(out, r.RelayLimits...)
 }
 
 // exclusionText is the reasons counted, most frequent first ("sender

@@ -103,7 +103,8 @@ type PathProfile struct {
 	// transmissions (countedBuffer), measured when it overflowed.
 	Probed bool
 	// HostLimited counts the transfers whose sender reported itself
-	// host-limited (docs/metrics.md, "Host-limited runs").
+	// host-limited (docs/metrics.md, "Host-limited runs") or during which
+	// a relay on their route was (Row.RelayLimits).
 	HostLimited int
 	// Warnings say which estimates are only bounds, and why.
 	Warnings []string
@@ -169,7 +170,7 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 				lost += r.Retransmits
 				sent += max(r.PacketsSent, 0)
 			}
-			if hostLimited(r.SenderJSON) {
+			if hostLimited(r.SenderJSON) || len(r.RelayLimits) > 0 {
 				pp.HostLimited++
 			}
 		}
@@ -210,7 +211,7 @@ func Profiles(sp *Spec, rows []Row) []PathProfile {
 			pp.Loss, pp.Fit, pp.FromQlog = fit.Best, fit, true
 		}
 		if pp.HostLimited > 0 {
-			pp.Warnings = append(pp.Warnings, fmt.Sprintf("%d of %d transfers were host-limited (their senders said so): the estimates measure the hosts as much as the path", pp.HostLimited, pp.Transfers))
+			pp.Warnings = append(pp.Warnings, fmt.Sprintf("%d of %d transfers were host-limited (their senders, or relays on their route, said so): the estimates measure the hosts as much as the path", pp.HostLimited, pp.Transfers))
 		}
 		out = append(out, pp)
 	}

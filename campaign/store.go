@@ -51,6 +51,10 @@ type Row struct {
 	ReceiverJSON       string
 	SenderQlog         string
 	ReceiverQlog       string
+	// RelayLimits are the reasons the relays on the transfer's route were
+	// host-limited while it ran ("relay late"; MarkRelayLimits): not a
+	// column, set from the stored relay intervals (Store.Transfers).
+	RelayLimits []string
 }
 
 // schema is the campaign tables' schema versions (store.SQLStore.MigrateTables).
@@ -110,6 +114,18 @@ var schema = [][]string{{
 }, {
 	// Version 3: a lease names its holder's PID space (Owner.PIDSpace).
 	`ALTER TABLE campaign_leases ADD COLUMN owner_pid_space TEXT NOT NULL DEFAULT ''`,
+}, {
+	// Version 4: the relays' host-limit intervals (RelayInterval).
+	`CREATE TABLE campaign_relay_intervals (
+		campaign TEXT NOT NULL,
+		link TEXT NOT NULL,
+		dir TEXT NOT NULL,
+		start_ns BIGINT NOT NULL,
+		end_ns BIGINT NOT NULL,
+		writes BIGINT NOT NULL,
+		late BIGINT NOT NULL,
+		rx_queue_drops BIGINT NOT NULL,
+		PRIMARY KEY (campaign, link, dir, end_ns))`,
 }}
 
 // columns are campaign_transfers' columns after id, in Row's order.

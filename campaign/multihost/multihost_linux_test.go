@@ -268,6 +268,13 @@ func TestMultiHostNetns(t *testing.T) {
 		}
 	}
 	os.Chmod(dir, 0o755)
+	if every := os.Getenv("CCLAB_MULTIHOST_RELAYS"); every != "" {
+		d, err := time.ParseDuration(every)
+		if err != nil || d <= 0 {
+			t.Fatalf("CCLAB_MULTIHOST_RELAYS=%q: want a positive duration (e.g. 250ms)", every)
+		}
+		sampleRelays(t, n, []string{"europe", "america"}, dir, d)
+	}
 	startAgents(t, n, bin, dir)
 	t.Run("sqlite", func(t *testing.T) { testSQLiteCampaign(t, n, bin, dir) })
 	t.Run("refused", func(t *testing.T) { testRefusedAgent(t, n, bin, dir) })

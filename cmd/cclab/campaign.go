@@ -20,9 +20,10 @@ func init() {
 // campaignCommands are cclab campaign's commands.
 // ("run" is registered by campaign_run.go).
 var campaignCommands = map[string]func(args []string) int{
-	"status":  runCampaignStatus,
-	"report":  runCampaignReport,
-	"profile": runCampaignProfile,
+	"status":      runCampaignStatus,
+	"report":      runCampaignReport,
+	"profile":     runCampaignProfile,
+	"relay-stats": runCampaignRelayStats,
 }
 
 func campaignUsage() {
@@ -32,6 +33,8 @@ func campaignUsage() {
   cclab campaign report SPEC.yaml [-db DB] [-o FILE]    the ETH analysis of the stored transfers (HTML)
   cclab campaign profile SPEC.yaml [-db DB] [-o FILE]   scenario path profiles of the measured paths (YAML)
   cclab campaign relays SPEC.yaml                       the bottleneck command line of each of the spec's relays
+  cclab campaign relay-stats SPEC.yaml [-db DB] -stats FILE -fwd LINK [-rev LINK]
+                                                        store a relay's host-limit intervals (its -stats lines) for LINK
   cclab campaign validate SPEC.yaml [-db DB] [-backends sim,live] [-include-host-limited] [-alone]
                                                         replay the profiles for every measured variant: predicted vs measured
 
@@ -46,7 +49,7 @@ func runCampaign(args []string) int {
 	}
 	cmd, ok := campaignCommands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "cclab campaign: unknown command %q (allowed: profile, relays, report, run, status, validate)\n", args[0])
+		fmt.Fprintf(os.Stderr, "cclab campaign: unknown command %q (allowed: profile, relay-stats, relays, report, run, status, validate)\n", args[0])
 		campaignUsage()
 		return 2
 	}
@@ -64,6 +67,8 @@ type campaignFlags struct {
 	backends      *string // validate
 	hostLimited   *bool   // validate: -include-host-limited
 	alone         *bool   // validate: -alone
+	stats, fwd    *string // relay-stats: -stats, -fwd
+	rev           *string // relay-stats: -rev
 }
 
 func newCampaignFlags(cmd string) campaignFlags {
@@ -82,9 +87,13 @@ func newCampaignFlags(cmd string) campaignFlags {
 		c.out = fs.String("o", "", "output HTML file (default: reports/<campaign>/campaign.html)")
 	case "profile":
 		c.out = fs.String("o", "", "output scenario file (default: <campaign>-profile.yaml; - for stdout)")
+	case "relay-stats":
+		c.stats = fs.String("stats", "", "the relay's statistics file (bottleneck -stats: JSON lines); - for standard input")
+		c.fwd = fs.String("fwd", "", `the link the relay's forward direction emulates, as the spec's routes name it: "relay NAME", "up HOST", "down HOST", "groups A>B"`)
+		c.rev = fs.String("rev", "", `the link its reverse direction emulates (default: -fwd's for a campaign relay, "relay NAME"; none otherwise)`)
 	case "validate":
 		c.backends = fs.String("backends", "sim", "where to replay: sim, live (through the relay on loopback) or sim,live")
-		c.hostLimited = fs.Bool("include-host-limited", false, "compare with every measured transfer, also those their sender or receiver marked host-limited (left out by default)")
+		c.hostLimited = fs.Bool("include-host-limited", false, "compare with every measured transfer, also those their sender or receiver marked host-limited or during which a relay on their route was (cclab campaign relay-stats; left out by default)")
 		c.alone = fs.Bool("alone", false, "replay each path alone, without the campaign's transfers that overlapped each measured one at its bottleneck (replayed with them by default)")
 	}
 	return c
@@ -146,7 +155,7 @@ func (c campaignFlags) load(args []string) (sp *campaign.Spec, rows []campaign.R
 	}
 	st, err := c.open(sp, true)
 	if err == nil {
-		rows, err = st.Rows(context.Background(), sp.Name, sp.Digest())
+		rows, err = st.Transfers(context.Background(), sp)
 		st.Close()
 	}
 	if err != nil {

@@ -45,6 +45,7 @@ func TestCampaignBadInput(t *testing.T) {
 		{"profile", filepath.Join(dir, "missing.yaml")},
 		{"validate", bad},
 		{"relays", bad},
+		{"relay-stats", bad},
 	} {
 		if _, code := stdoutOf(t, func() int { return runCampaign(args) }); code != 2 {
 			t.Errorf("cclab campaign %v: exit %d, want 2", args, code)
@@ -59,7 +60,7 @@ func TestCampaignFlagsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range []string{"run", "status", "report", "profile", "validate", "relays"} {
+	for _, cmd := range []string{"run", "status", "report", "profile", "validate", "relays", "relay-stats"} {
 		var help bytes.Buffer
 		c := newCampaignFlags(cmd)
 		c.fs.SetOutput(&help)

@@ -41,7 +41,7 @@ func runCampaignValidate(args []string) int {
 	defer cst.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rows, err := cst.Rows(ctx, sp.Name, sp.Digest())
+	rows, err := cst.Transfers(ctx, sp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cclab campaign validate:", err)
 		return 1
