@@ -33,14 +33,9 @@ func TestLateHistAbove(t *testing.T) {
 // machine's load.
 func TestHostReportStarvedRelay(t *testing.T) {
 	for _, inject := range []time.Duration{0, 50 * time.Millisecond} {
-		tn := memNet()
-		dst := newSink(t, tn, false)
 		var sum bytes.Buffer
-		r := startRelay(t, tn, Config{Target: dst.conn.LocalAddr().String(), InjectWriteLate: inject, Summary: &sum,
-			Hops: [2][]link.Config{{mkHop(t, "delay=1ms")}}})
-		c := dial(t, tn, r.Addr())
-		const n = 200
-		sendAll(t, c, dst, n, 10, 200, 3*time.Second)
+		r := relayLate(t, inject, Config{Summary: &sum}, starvedWrites)
+		const n = starvedWrites
 		h := r.HostReport()
 		if h.Role != "relay" || h.Writes.Count != n || h.Sent != n || h.Received != n {
 			t.Errorf("inject %v: report %+v: want role relay, %d writes, sent and received", inject, h, n)
@@ -56,4 +51,21 @@ func TestHostReportStarvedRelay(t *testing.T) {
 			t.Errorf("inject %v: the summary does not warn:\n%s", inject, sum.String())
 		}
 	}
+}
+
+// starvedWrites is how many datagrams relayLate relays.
+const starvedWrites = 200
+
+// relayLate relays n datagrams forward through a relay with one 1 ms hop
+// whose every write is made inject late (Config.InjectWriteLate), with
+// cfg's writers and interval, and returns it, running.
+func relayLate(t *testing.T, inject time.Duration, cfg Config, n int) *Relay {
+	t.Helper()
+	tn := memNet()
+	dst := newSink(t, tn, false)
+	cfg.Target, cfg.InjectWriteLate = dst.conn.LocalAddr().String(), inject
+	cfg.Hops = [2][]link.Config{{mkHop(t, "delay=1ms")}}
+	r := startRelay(t, tn, cfg)
+	sendAll(t, dial(t, tn, r.Addr()), dst, n, 10, 200, 3*time.Second)
+	return r
 }

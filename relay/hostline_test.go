@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"cclab/link"
 )
 
 // TestHostLineReasons: an interval is host-limited by any kernel drop, and
@@ -41,14 +39,9 @@ func TestHostLineReasons(t *testing.T) {
 // follow each other.
 func TestStatsHostLines(t *testing.T) {
 	for _, inject := range []time.Duration{0, 50 * time.Millisecond} {
-		tn := memNet()
-		dst := newSink(t, tn, false)
 		var stats bytes.Buffer
-		r := startRelay(t, tn, Config{Target: dst.conn.LocalAddr().String(), InjectWriteLate: inject, Stats: &stats,
-			Interval: 20 * time.Millisecond, Hops: [2][]link.Config{{mkHop(t, "delay=1ms")}}})
-		c := dial(t, tn, r.Addr())
-		const n = 200
-		sendAll(t, c, dst, n, 10, 200, 3*time.Second)
+		r := relayLate(t, inject, Config{Stats: &stats, Interval: 20 * time.Millisecond}, starvedWrites)
+		const n = starvedWrites
 		r.Close()
 		var writes, late [2]int64
 		var lastEnd int64
