@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
@@ -120,7 +121,8 @@ func ping(t *testing.T, s *Shell, addr netip.Addr, n int) []time.Duration {
 // well under 1 ms, so the margin is for a loaded machine only.
 func TestShellAddsConfiguredDelay(t *testing.T) {
 	NeedShell(t)
-	cfg := Config{Relay: relay.Config{Hops: [2][]link.Config{
+	var stats bytes.Buffer
+	cfg := Config{Relay: relay.Config{Stats: &stats, Hops: [2][]link.Config{
 		{{Rate: 20e6, Delay: 15 * time.Millisecond, Queue: "droptail:20p"}}, {{Rate: 20e6, Delay: 25 * time.Millisecond}}}}}
 	s := startShell(t, cfg)
 	const rtt = 40 * time.Millisecond
@@ -151,6 +153,32 @@ func TestShellAddsConfiguredDelay(t *testing.T) {
 		t.Errorf("host report's read stalls %+v: want limit %v (12ms: 20 packets at 20 Mbit/s)", h.ReadStalls, want)
 	} else {
 		t.Logf("read stalls: %+v", *h.ReadStalls)
+	}
+	// Every statistics line while the devices exist knows their transmit
+	// drops (relay.Config.KernelDrops), none on this idle path; the final
+	// line, written after the relay closed them, may not (-1).
+	s.Close()
+	known := 0
+	for _, l := range strings.Split(strings.TrimSpace(stats.String()), "\n") {
+		var sl relay.StatsLine
+		if err := json.Unmarshal([]byte(l), &sl); err != nil {
+			t.Fatal(err)
+		}
+		if sl.Final {
+			continue
+		}
+		known++
+		for _, hl := range sl.Host {
+			if hl.RxQueueDrops != 0 {
+				t.Errorf("stats line at %.3fs, %s: rx_queue_drops %d, want 0 (known, none)", sl.Time, hl.Dir, hl.RxQueueDrops)
+			}
+		}
+		if len(sl.Host) != 2 {
+			t.Errorf("stats line at %.3fs: %d host blocks, want 2", sl.Time, len(sl.Host))
+		}
+	}
+	if known == 0 {
+		t.Errorf("no statistics line before the final one:\n%s", stats.String())
 	}
 }
 
