@@ -33,7 +33,7 @@ func FuzzLossSpec(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		m, err := parseLoss(s)
+		m, err := parseLoss(s, 0)
 		if err == nil && m != nil {
 			switch lm := m.(type) {
 			case *bernoulli:

@@ -100,7 +100,7 @@ func TestFitGEFromLinkModel(t *testing.T) {
 		if rel(f.Rate, tc.cfg.LossRate()) > 0.1 {
 			t.Errorf("%s: loss rate %v, want %v within 10 %%", tc.cfg.Spec(), f.Rate, tc.cfg.LossRate())
 		}
-		m, err := parseLoss(got.Spec())
+		m, err := parseLoss(got.Spec(), 0)
 		if err != nil {
 			t.Fatalf("%s: the fit's spec %q does not parse: %v", tc.cfg.Spec(), got.Spec(), err)
 		}

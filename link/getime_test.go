@@ -18,7 +18,7 @@ import (
 func TestGETime(t *testing.T) {
 	const good, bad = 90 * time.Millisecond, 10 * time.Millisecond
 	for _, gap := range []time.Duration{100 * time.Microsecond, time.Millisecond} {
-		m, err := parseLoss("getime:good=90ms,bad=10ms")
+		m, err := parseLoss("getime:good=90ms,bad=10ms", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestGETime(t *testing.T) {
 // the same seed gives the same decisions.
 func TestGETimeIdle(t *testing.T) {
 	run := func() []bool {
-		m, _ := parseLoss("getime:good=1ms,bad=1ms")
+		m, _ := parseLoss("getime:good=1ms,bad=1ms", 0)
 		r := rand.New(rand.NewPCG(1, 2))
 		var out []bool
 		now := clock.Start

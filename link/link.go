@@ -1,5 +1,5 @@
 // Package link models one direction of a network path as a pipeline of
-// stages (docs/link.md): a loss stage (Bernoulli or Gilbert-Elliott), a queue
+// stages (docs/link.md): a loss stage (Bernoulli, hashed or Gilbert-Elliott), a queue
 // discipline (package qdisc), a serializer (a constant rate, or a Mahimahi
 // trace of delivery opportunities, looped), and propagation delay with
 // optional jitter that never reorders unless asked.
@@ -43,7 +43,7 @@ type Config struct {
 	Delay     time.Duration // one-way propagation delay
 	Jitter    time.Duration // each packet's delay is Delay + uniform(-Jitter, +Jitter), at least 0
 	Reorder   bool          // if false (default), jitter never reorders: a packet never arrives before its predecessor
-	Loss      string        // "" | "none" | "0.02" | "bernoulli:p=0.02" | "ge:p=..,r=..,h=..,k=.." | "getime:good=..,bad=..,h=..,k=.."
+	Loss      string        // "" | "none" | "0.02" | "bernoulli:p=0.02" | "hashed:p=0.02" | "ge:p=..,r=..,h=..,k=.." | "getime:good=..,bad=..,h=..,k=.."
 	Queue     string        // qdisc spec, e.g. "droptail:20p", "red:min=5,max=15,maxp=0.1,ecn"; "" = DefaultQueue
 	MTU       int           // bytes per trace delivery opportunity and the queue's mean packet size; 0 = DefaultMTU
 	Start     clock.Time    // origin of the trace's timestamps; Never = the first instant the link is called with
@@ -55,6 +55,9 @@ type Env struct {
 	Sink  event.Sink          // receives the link's events; nil discards them
 	Index int32               // hop index written into Event.Link
 	Free  func(*qdisc.Packet) // called for every packet the link drops (loss stage or queue), after its Drop event; nil = nothing
+	// LossKey is the key of a "hashed" loss stage (HashedConfig); the
+	// simulator sets HashedKey(seed, stream). Other loss models ignore it.
+	LossKey uint64
 }
 
 // DropReasons is the size of Stats.Drops, indexed by qdisc.DropReason.
@@ -177,7 +180,7 @@ func New(cfg Config, env Env) (*Link, error) {
 	if cfg.TraceData != nil && cfg.Rate != 0 {
 		return nil, fmt.Errorf("link: set Rate or Trace, not both")
 	}
-	lm, err := parseLoss(cfg.Loss)
+	lm, err := parseLoss(cfg.Loss, env.LossKey)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,15 @@
 package link
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 
 	"cclab/clock"
+	"cclab/internal/mix"
 	"cclab/internal/spec"
 )
 
@@ -62,10 +65,60 @@ func (g *gilbertElliott) lose(r *rand.Rand, _ clock.Time) bool {
 	return lost
 }
 
-const lossHelp = `allowed: "" or "none", a probability such as "0.02", "bernoulli:p=0.02", "ge:p=0.01,r=0.3,h=0,k=1", "getime:good=1s,bad=20ms,h=0,k=1"`
+// HashedConfig configures hashed loss: independent loss with probability P
+// like bernoulli, but decided by a fixed integer hash of the packet's
+// position instead of a random stream, so that another simulator that
+// implements the same rule (the ns-3 backend, backend/ns3/cxx/cclab-ns3.cc)
+// drops exactly the same packets of the same run.
+//
+// The n-th packet (n = 0, 1, 2, ...) that reaches the loss stage of a link is
+// lost iff HashedLost(key, n, P): with u = SplitMix64(key + n·0x9e3779b97f4a7c15)
+// (Steele, Lea & Flood, OOPSLA 2014; mix.SplitMix64, which adds the golden
+// gamma itself, so u is the (n+1)-th output of a SplitMix64 generator started
+// at state key), the packet is lost iff (u >> 11) · 2⁻⁵³ < P. The key is
+// Env.LossKey (the simulator sets HashedKey(seed, stream)).
+type HashedConfig struct {
+	P float64 `param:"p,positional" help:"loss probability per packet, 0..1"`
+}
 
-// parseLoss parses a loss spec. A nil model means no loss.
-func parseLoss(s string) (lossModel, error) {
+// HashedLost reports whether the n-th packet (from 0) at a hashed loss
+// stage with the given key and probability p is lost (HashedConfig).
+func HashedLost(key, n uint64, p float64) bool {
+	u := mix.SplitMix64(key + n*mix.Golden)
+	return float64(u>>11)*(1.0/(1<<53)) < p
+}
+
+// HashedKey is the key of a hashed loss stage in a run with this seed on the
+// link whose random stream is called stream (the simulator's link stream
+// name, "link/<from>><to>" for a plan's hop): SplitMix64 of the 64-bit
+// FNV-1a hash of the seed's eight little-endian bytes followed by the bytes
+// of "loss/" + stream.
+func HashedKey(seed uint64, stream string) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	h.Write(b[:])
+	h.Write([]byte("loss/" + stream))
+	return mix.SplitMix64(h.Sum64())
+}
+
+type hashed struct {
+	p   float64
+	key uint64
+	n   uint64 // packets seen so far
+}
+
+func (h *hashed) lose(*rand.Rand, clock.Time) bool {
+	n := h.n
+	h.n++
+	return HashedLost(h.key, n, h.p)
+}
+
+const lossHelp = `allowed: "" or "none", a probability such as "0.02", "bernoulli:p=0.02", "hashed:p=0.02", "ge:p=0.01,r=0.3,h=0,k=1", "getime:good=1s,bad=20ms,h=0,k=1"`
+
+// parseLoss parses a loss spec; key is the hashed model's key (Env.LossKey).
+// A nil model means no loss.
+func parseLoss(s string, key uint64) (lossModel, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.EqualFold(s, "none") {
 		return nil, nil
@@ -96,6 +149,15 @@ func parseLoss(s string) (lossModel, error) {
 			return nil, err
 		}
 		return &bernoulli{p: c.P}, nil
+	case "hashed":
+		var c HashedConfig
+		if err := spec.Apply("loss hashed", &c, params); err != nil {
+			return nil, fmt.Errorf("link: Loss: %v", err)
+		}
+		if err := check("p", c.P); err != nil {
+			return nil, err
+		}
+		return &hashed{p: c.P, key: key}, nil
 	case "ge", "gilbert-elliott", "gemodel":
 		c := GEConfig{R: -1, H: 0, K: 1}
 		if err := spec.Apply("loss ge", &c, params); err != nil {
@@ -136,6 +198,6 @@ func parseLoss(s string) (lossModel, error) {
 
 // ValidateLoss checks a loss spec without building a link.
 func ValidateLoss(s string) error {
-	_, err := parseLoss(s)
+	_, err := parseLoss(s, 0)
 	return err
 }

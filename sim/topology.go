@@ -219,7 +219,8 @@ func Build(e *Engine, d Description, opt Options) (*Network, error) {
 		if stream == "" {
 			stream = "link/" + ld.Name
 		}
-		env := link.Env{Rand: traffic.Stream(opt.Seed, stream), Sink: sink, Index: int32(i), Free: n.pool.Free}
+		env := link.Env{Rand: traffic.Stream(opt.Seed, stream), Sink: sink, Index: int32(i), Free: n.pool.Free,
+			LossKey: link.HashedKey(opt.Seed, stream)}
 		if opt.Quiet != nil && opt.Quiet(int32(i)) {
 			env.Sink = nil
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,7 +92,7 @@ func Export(p *plan.Plan) ([]byte, error) {
 				"an ns-3 point-to-point channel has one delay"}
 		}
 		for _, h := range []*plan.Hop{fw, rv} {
-			r, err := hopRecord(h)
+			r, err := hopRecord(h, p.Seed)
 			if err != nil {
 				return nil, err
 			}
@@ -108,8 +109,9 @@ func Export(p *plan.Plan) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// hopRecord describes one direction of a hop: rate, delay, queue, loss.
-func hopRecord(h *plan.Hop) (*record, error) {
+// hopRecord describes one direction of a hop: rate, delay, queue, loss; seed
+// is the run's (the key of a hashed loss stage).
+func hopRecord(h *plan.Hop, seed uint64) (*record, error) {
 	where := "hop " + h.Name
 	l := h.Link
 	switch {
@@ -135,7 +137,7 @@ func hopRecord(h *plan.Hop) (*record, error) {
 	if err := queueRecord(r, where, l.Queue, rate, l.Delay); err != nil {
 		return nil, err
 	}
-	if err := lossRecord(r, where, l.Loss); err != nil {
+	if err := lossRecord(r, where, l.Loss, link.HashedKey(seed, h.Stream)); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -196,8 +198,9 @@ func queueRecord(r *record, where, q string, rate float64, delay time.Duration) 
 	return nil
 }
 
-// lossRecord maps the loss stage: Bernoulli or Gilbert-Elliott.
-func lossRecord(r *record, where, loss string) error {
+// lossRecord maps the loss stage: Bernoulli, hashed (with key, the key the
+// simulator's link gets) or Gilbert-Elliott.
+func lossRecord(r *record, where, loss string, key uint64) error {
 	if loss == "" || loss == "none" {
 		return nil
 	}
@@ -218,6 +221,17 @@ func lossRecord(r *record, where, loss string) error {
 			r.set("loss", "bernoulli")
 			r.set("p", c.P)
 		}
+	case "hashed":
+		var c link.HashedConfig
+		if err := spec.Apply("loss hashed", &c, params); err != nil {
+			return fmt.Errorf("%s: %v", where, err)
+		}
+		if !slices.Contains(r.kv, "qtype=device") {
+			return &Unsupported{where, "hashed loss with a queue disc", "cclab-ns3 counts a hashed stage's packets as they enter the device queue, behind an ns-3 queue disc's drops (use droptail)"}
+		}
+		r.set("loss", "hashed")
+		r.set("p", c.P)
+		r.set("key", key)
 	case "ge", "gilbert-elliott", "gemodel":
 		c := link.GEConfig{R: -1, H: 0, K: 1} // link/loss.go's defaults
 		if err := spec.Apply("loss ge", &c, params); err != nil {
@@ -232,7 +246,7 @@ func lossRecord(r *record, where, loss string) error {
 		r.set("h", c.H)
 		r.set("k", c.K)
 	default:
-		return &Unsupported{where, "loss " + name, "the ns-3 backend maps bernoulli and ge loss"}
+		return &Unsupported{where, "loss " + name, "the ns-3 backend maps bernoulli, hashed and ge loss"}
 	}
 	return nil
 }

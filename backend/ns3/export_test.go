@@ -2,6 +2,7 @@ package ns3_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"cclab/backend/ns3"
 	"cclab/experiments"
+	"cclab/link"
 	"cclab/plan"
 	"cclab/scenario"
 )
@@ -69,6 +71,27 @@ flows:
 	xf := lines[4][strings.Index(lines[4], "xfer=")+5:]
 	if n := strings.Count(xf, ","); n < 1 || strings.Contains(xf, "/-1/") {
 		t.Errorf("onoff transfers %q: want several timed ON periods", xf)
+	}
+}
+
+// TestExportHashed checks that a hashed loss stage reaches ns-3 with the key
+// the simulator's link derives from the run's seed and the hop's stream.
+func TestExportHashed(t *testing.T) {
+	p := planOf(t, `name: h
+duration: 2s
+topology:
+  kind: dumbbell
+  bottleneck: {rate: 10Mbit, delay: 10ms, queue: droptail:20p, loss: "hashed:p=0.02"}
+flows: [{name: a, cc: "newreno:ca=acks,abc=1,grow=cum", recovery: "newreno:atrecover"}]
+`)
+	out, err := ns3.Export(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &p.Hops[plan.Fwd][0]
+	want := fmt.Sprintf("loss=hashed p=0.02 key=%d", link.HashedKey(7, h.Stream))
+	if h.Stream != "link/"+h.Name || !strings.Contains(string(out), want) {
+		t.Errorf("hop %s (stream %q): plan file lacks %q:\n%s", h.Name, h.Stream, want, out)
 	}
 }
 
@@ -135,6 +158,7 @@ flows: [{name: a` + flow + `}]
 		{"jitter", base(", jitter: 1ms", `, cc: reno, recovery: prr`), "jitter"},
 		{"fq", base("", `, cc: reno, recovery: prr`), ""},
 		{"getime", base(`, loss: "getime:good=1s,bad=20ms"`, `, cc: reno, recovery: prr`), "loss getime"},
+		{"hashed behind red", strings.Replace(base(`, loss: "hashed:p=0.01"`, `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:flight=pipe,bound=ns3,partialrxt"`), "droptail:20p", `"red:min=5,max=15,maxp=0.1"`, 1), "hashed loss with a queue disc"},
 		{"ecn", base("", `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:flight=pipe,bound=ns3,partialrxt", ecn: true`), "ecn"},
 		{"pmtud", base("", `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:flight=pipe,bound=ns3,partialrxt", pmtud: true`), "pmtud"},
 		{"web", base("", `, cc: "reno:halve=cwnd,grow=cum", recovery: "prr:flight=pipe,bound=ns3,partialrxt", traffic: "web:size=pareto(10kB/1.5),think=exp(1s)"`), "traffic web"},

@@ -8,7 +8,7 @@
 // Plan file: one record per line, space-separated key=value tokens:
 //   run duration=S seed=N interval=S routers=N
 //   hop id=N dir=0|1 span=N rate=BPS delay=S qtype=device|TYPEID qlimit=SIZE
-//       [q.ATTR=V ...] [loss=bernoulli p=P | loss=ge p=P r=R h=H k=K]
+//       [q.ATTR=V ...] [loss=bernoulli p=P | loss=hashed p=P key=K | loss=ge p=P r=R h=H k=K]
 //   flow id=N from=ROUTER to=ROUTER arate=BPS adelay=S cc=TYPEID [cc.ATTR=V ...]
 //       rec=TYPEID [rec.ATTR=V ...] [s.ATTR=V ...] [r.ATTR=V ...]
 //       xfer=IDLE/DUR/BYTES[,IDLE/DUR/BYTES...]   (DUR<0: no time limit; BYTES 0: unlimited)
@@ -96,9 +96,65 @@ SetAttrs(Ptr<Object> o, const Record& r, const std::string& prefix)
     }
 }
 
-// LossModel is cclab's link loss stage (link/loss.go): Bernoulli, or the
-// Gilbert-Elliott model with netem's convention (the loss draw uses the state
-// the packet finds; the transition applies to the next packet).
+// LossIndexTag carries a packet's position n (0, 1, 2, ...) among the packets
+// offered to a hop's device (its MacTx trace, before the queue), the count
+// cclab's loss stage keeps before its queue; the hop's hashed LossModel at the
+// far end reads it. Each hop replaces the tag of the previous one.
+class LossIndexTag : public Tag
+{
+  public:
+    uint64_t n = 0;
+
+    static TypeId GetTypeId()
+    {
+        static TypeId tid =
+            TypeId("cclab::LossIndexTag").SetParent<Tag>().AddConstructor<LossIndexTag>();
+        return tid;
+    }
+
+    TypeId GetInstanceTypeId() const override
+    {
+        return GetTypeId();
+    }
+
+    uint32_t GetSerializedSize() const override
+    {
+        return 8;
+    }
+
+    void Serialize(TagBuffer b) const override
+    {
+        b.WriteU64(n);
+    }
+
+    void Deserialize(TagBuffer b) override
+    {
+        n = b.ReadU64();
+    }
+
+    void Print(std::ostream& os) const override
+    {
+        os << "n=" << n;
+    }
+};
+
+// HashedLost is link.HashedLost: the n-th packet of a hashed loss stage
+// with this key is lost iff the top 53 bits of SplitMix64(key + n*golden)
+// (Steele, Lea & Flood, OOPSLA 2014), as a fraction of 2^53, are below p.
+bool
+HashedLost(uint64_t key, uint64_t n, double p)
+{
+    uint64_t z = key + n * 0x9e3779b97f4a7c15ULL + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return double(z >> 11) * (1.0 / 9007199254740992.0) < p;
+}
+
+// LossModel is cclab's link loss stage (link/loss.go): Bernoulli, hashed
+// (the packet's LossIndexTag decides, HashedLost), or the Gilbert-Elliott
+// model with netem's convention (the loss draw uses the state the packet
+// finds; the transition applies to the next packet).
 class LossModel : public ErrorModel
 {
   public:
@@ -109,14 +165,24 @@ class LossModel : public ErrorModel
         return tid;
     }
 
-    bool ge = false;
+    bool ge = false, hashed = false;
+    uint64_t key = 0;
     double p = 0, r = 1, h = 0, k = 1;
     bool bad = false;
     Ptr<UniformRandomVariable> u = CreateObject<UniformRandomVariable>();
 
   private:
-    bool DoCorrupt(Ptr<Packet>) override
+    bool DoCorrupt(Ptr<Packet> pkt) override
     {
+        if (hashed)
+        {
+            LossIndexTag t;
+            if (!pkt->PeekPacketTag(t))
+            {
+                Fail("hashed loss: a packet without its index tag");
+            }
+            return HashedLost(key, t.n, p);
+        }
         if (!ge)
         {
             return p > 0 && u->GetValue() < p;
@@ -638,7 +704,27 @@ main(int argc, char* argv[])
         {
             Ptr<LossModel> em = CreateObject<LossModel>();
             em->ge = loss->second == "ge";
+            em->hashed = loss->second == "hashed";
             em->p = Num(r, "p");
+            if (em->hashed)
+            {
+                if (qtype != "device")
+                {
+                    Fail("hashed loss needs the device queue");
+                }
+                em->key = std::strtoull(Get(r, "key").c_str(), nullptr, 10);
+                h.dev->TraceConnectWithoutContext(
+                    "MacTx",
+                    MakeBoundCallback(
+                        +[](uint64_t* next, Ptr<const Packet> p) {
+                            LossIndexTag t;
+                            Packet* q = const_cast<Packet*>(PeekPointer(p));
+                            q->RemovePacketTag(t);
+                            t.n = (*next)++;
+                            q->AddPacketTag(t);
+                        },
+                        new uint64_t(0)));
+            }
             if (em->ge)
             {
                 em->r = Num(r, "r");
