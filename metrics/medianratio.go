@@ -41,14 +41,21 @@ func MedianRatio(a, b []float64, conf float64) (ratio, lo, hi float64) {
 		slices.Sort(rb)
 		dist[i] = divPos(SortedMedian(ra), SortedMedian(rb))
 	}
+	lo, hi = percentiles(dist, conf)
+	return ratio, lo, hi
+}
+
+// percentiles sorts a bootstrap distribution and returns its (1-conf)/2 and
+// (1+conf)/2 quantiles, NaN if it holds a NaN.
+func percentiles(dist []float64, conf float64) (lo, hi float64) {
 	slices.Sort(dist) // NaN sorts first
 	if math.IsNaN(dist[0]) {
-		return ratio, math.NaN(), math.NaN()
+		return math.NaN(), math.NaN()
 	}
 	q := func(p float64) float64 {
 		return dist[min(len(dist)-1, max(0, int(math.Ceil(p*float64(len(dist))))-1))]
 	}
-	return ratio, q((1 - conf) / 2), q((1 + conf) / 2)
+	return q((1 - conf) / 2), q((1 + conf) / 2)
 }
 
 // Median returns the median of xs (NaN if empty); xs is not modified.
@@ -75,4 +82,38 @@ func divPos(x, y float64) float64 {
 		return math.NaN()
 	}
 	return x / y
+}
+
+// PairedMedianRatio returns the median of the per-pair ratios a[i]/b[i] and
+// its percentile bootstrap interval at level conf (Efron & Tibshirani 1993,
+// §13.3), each resample drawing len(a) pairs with replacement: for samples
+// that are paired, such as two simulators' runs of one seed that drop the
+// same packets (link "hashed" loss). Pairs with b[i] <= 0 are left out;
+// unequal lengths or no pair left give NaN.
+func PairedMedianRatio(a, b []float64, conf float64) (ratio, lo, hi float64) {
+	if len(a) != len(b) {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	var rs []float64
+	for i := range a {
+		if b[i] > 0 {
+			rs = append(rs, a[i]/b[i])
+		}
+	}
+	if len(rs) == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	ratio = Median(rs)
+	r := rand.New(rand.NewPCG(1, 2))
+	re := make([]float64, len(rs))
+	dist := make([]float64, medianRatioResamples)
+	for i := range dist {
+		for j := range re {
+			re[j] = rs[r.IntN(len(rs))]
+		}
+		slices.Sort(re)
+		dist[i] = SortedMedian(re)
+	}
+	lo, hi = percentiles(dist, conf)
+	return ratio, lo, hi
 }

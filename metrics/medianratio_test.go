@@ -56,3 +56,34 @@ func TestMedianRatio(t *testing.T) {
 		t.Errorf("MedianRatio not reproducible: [%v, %v] then [%v, %v]", lo1, hi1, lo2, hi2)
 	}
 }
+
+// TestPairedMedianRatio checks the median of per-pair ratios: pairs whose
+// ratios agree give a degenerate interval even where the values spread.
+func TestPairedMedianRatio(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		a, b           []float64
+		want           float64 // NaN: NaN wanted
+		wantLo, wantHi float64 // NaN: only lo <= ratio <= hi checked
+	}{
+		{"equal ratios, spread values", []float64{1, 10, 100}, []float64{2, 20, 200}, 0.5, 0.5, 0.5},
+		{"odd", []float64{1, 3, 8}, []float64{1, 1, 2}, 3, math.NaN(), math.NaN()},
+		{"even, zero reference left out", []float64{1, 2, 3, 4, 5}, []float64{1, 1, 1, 1, 0}, 2.5, math.NaN(), math.NaN()},
+		{"unequal lengths", []float64{1}, []float64{1, 2}, math.NaN(), math.NaN(), math.NaN()},
+		{"empty", nil, nil, math.NaN(), math.NaN(), math.NaN()},
+	} {
+		got, lo, hi := PairedMedianRatio(c.a, c.b, Confidence)
+		if math.IsNaN(c.want) {
+			if !math.IsNaN(got) {
+				t.Errorf("%s: got ratio %v, want NaN", c.name, got)
+			}
+			continue
+		}
+		if math.Abs(got-c.want) > 1e-12 || !(lo <= got && got <= hi) {
+			t.Errorf("%s: got %v [%v, %v], want %v inside its interval", c.name, got, lo, hi, c.want)
+		}
+		if !math.IsNaN(c.wantLo) && (lo != c.wantLo || hi != c.wantHi) {
+			t.Errorf("%s: got interval [%v, %v], want [%v, %v]", c.name, lo, hi, c.wantLo, c.wantHi)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -225,6 +226,26 @@ func RunNS3(ctx context.Context, p *plan.Plan) (Outcome, error) {
 // verbose (-v) prints every seed's figures.
 var verbose bool
 
+// paired (-paired) runs every loss probability as hashed loss, the same
+// packets dropped in both simulators, and reports per-seed paired ratios.
+var paired bool
+
+// PairedLoss is the hashed loss spec (link.HashedConfig) for a -loss value:
+// a probability P or "bernoulli:p=P" becomes "hashed:p=P"; "0" and other
+// specs are returned as they are.
+func PairedLoss(loss string) string {
+	if p, err := strconv.ParseFloat(loss, 64); err == nil {
+		if p == 0 {
+			return loss
+		}
+		return "hashed:p=" + loss
+	}
+	if rest, ok := strings.CutPrefix(loss, "bernoulli:"); ok {
+		return "hashed:" + rest
+	}
+	return loss
+}
+
 // cacheDir, if set (-ns3cache), keeps ns-3's outcome of every plan and seed
 // so that comparing several cclab stacks against the same ns-3 mapping runs
 // ns-3 once.
@@ -302,6 +323,7 @@ func run() error {
 	dur := flag.Duration("duration", 15*time.Second, "run length")
 	warmup := flag.Duration("warmup", 0, "excluded from the figures")
 	flag.StringVar(&traceDir, "trace", "", "write per-event traces of every run to this directory (cclab's qlog per seed, ns-3's sender events per seed; use with one stack and one loss)")
+	flag.BoolVar(&paired, "paired", false, "both simulators drop the same packets: each -loss probability P runs as link loss hashed:p=P, and the median ratio is the median of the per-seed ratios (docs/ns3.md)")
 	flag.BoolVar(&verbose, "v", false, "print every seed's figures (sim / ns3)")
 	flag.StringVar(&cacheDir, "ns3cache", "", "keep ns-3's outcome per plan and seed in this directory and reuse it (not with -trace)")
 	flag.StringVar(&Handshake, "handshake", Handshake, "cclab's handshake: auto (TCP's sizes, tcp_handshake, with several flows; padded with one), tcp or padded")
@@ -334,10 +356,17 @@ func run() error {
 	fmt.Printf("path %s/%s one way/%s, %d flow(s), %v, warm-up %v, %d seeds; mss %d, min RTO %v, ACK every %d / %v, first ACK at once %v, TCP handshake %v\n",
 		*rate, *delay, *queue, *flows, *dur, *warmup, *seeds, MatchedSettings.MSS, MatchedSettings.MinRTO,
 		MatchedSettings.AckEvery, MatchedSettings.DelayedAck, MatchedSettings.AckFirst, PointSettings(*flows).TCPHandshake)
-	fmt.Println("| stack | loss | sim goodput | ns3 goodput | ratio (min–max) | median ratio [95 % bootstrap] | sim retx | ns3 retx | retx ratio | sim/ns3 RTOs |")
+	medianCol := "median ratio [95 % bootstrap]"
+	if paired {
+		medianCol = "paired median ratio [95 % bootstrap] (seeds within 1 %)"
+	}
+	fmt.Println("| stack | loss | sim goodput | ns3 goodput | ratio (min–max) | " + medianCol + " | sim retx | ns3 retx | retx ratio | sim/ns3 RTOs |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, st := range sts {
 		for _, loss := range strings.Split(*losses, ",") {
+			if paired {
+				loss = PairedLoss(loss)
+			}
 			if err := comparePoint(ctx, path, loss, *flows, st, *seeds, *dur, *warmup); err != nil {
 				return err
 			}
@@ -434,12 +463,23 @@ func comparePoint(ctx context.Context, path Path, loss string, flows int, st Sta
 	}
 	sim, ref, lo, hi := c.Sim, c.Ref, c.Lo, c.Hi
 	mr, mlo, mhi := c.MedianRatio()
+	within := ""
+	if paired {
+		mr, mlo, mhi = metrics.PairedMedianRatio(c.SimGoodput, c.RefGoodput, metrics.Confidence)
+		n := 0
+		for i, g := range c.SimGoodput {
+			if math.Abs(g/c.RefGoodput[i]-1) <= 0.01 {
+				n++
+			}
+		}
+		within = fmt.Sprintf(" (%d/%d)", n, len(c.SimGoodput))
+	}
 	mark := ""
 	if r := sim.Goodput / ref.Goodput; r < 0.9 || r > 1.1 {
 		mark = " **"
 	}
-	fmt.Printf("| %s | %s | %.2f | %.2f | %.3f (%.3f–%.3f)%s | %.3f [%.3f–%.3f] | %.1f | %.1f | %.2f | %.1f / %.1f |\n", st.Label, loss,
-		sim.Goodput/1e6, ref.Goodput/1e6, sim.Goodput/ref.Goodput, lo, hi, mark, mr, mlo, mhi, sim.Retransmits, ref.Retransmits,
+	fmt.Printf("| %s | %s | %.2f | %.2f | %.3f (%.3f–%.3f)%s | %.3f [%.3f–%.3f]%s | %.1f | %.1f | %.2f | %.1f / %.1f |\n", st.Label, loss,
+		sim.Goodput/1e6, ref.Goodput/1e6, sim.Goodput/ref.Goodput, lo, hi, mark, mr, mlo, mhi, within, sim.Retransmits, ref.Retransmits,
 		(sim.Retransmits+1)/(ref.Retransmits+1), sim.RTOs, ref.RTOs)
 	return nil
 }

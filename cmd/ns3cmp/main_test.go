@@ -181,3 +181,17 @@ func TestPointAckFirst(t *testing.T) {
 		t.Errorf("ns-3's program differs with ack_first on and off; want the same (ns-3's receiver always acknowledges the first segment at once)")
 	}
 }
+
+// TestPairedLoss checks the -loss values -paired turns into hashed loss.
+func TestPairedLoss(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"0.01", "hashed:p=0.01"},
+		{"0", "0"},
+		{"bernoulli:p=0.02", "hashed:p=0.02"},
+		{"ge:p=0.01,r=0.3", "ge:p=0.01,r=0.3"},
+	} {
+		if got := PairedLoss(tc.in); got != tc.want {
+			t.Errorf("PairedLoss(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
