@@ -19,9 +19,10 @@ type inTransit struct {
 // ring's fields, which every packet of a link reads, stay small (Link's
 // layout).
 type delayLine struct {
-	ring    []inTransit
-	head, n int          // the ring's first entry and length (n is 0 with rh)
-	rh      *reorderHeap // nil: the FIFO ring
+	n    int          // the ring's length (0 with rh)
+	rh   *reorderHeap // nil: the FIFO ring
+	ring []inTransit
+	head int // the ring's first entry
 }
 
 // reorderHeap is the delay line of a link whose jitter may reorder.

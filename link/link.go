@@ -100,20 +100,12 @@ func (s Stats) TotalDrops() int64 {
 // length is mirrored in qlen (read on every call) instead of asking the
 // queue discipline, a separate object behind an interface, each time.
 type Link struct {
-	now      clock.Time // latest instant seen
-	freeAt   clock.Time // instant the serializer became (or becomes) free
-	cur      *qdisc.Packet
-	curStart clock.Time
-	txEnd    clock.Time
-	curArr   clock.Time // far-end arrival instant of cur (drawn when its service begins)
-	lastArr  clock.Time // latest arrival instant scheduled (no-reorder clamp)
+	now clock.Time // latest instant seen
+	cur *qdisc.Packet
 	// qlen is the packets in the queue: q.Len() after the latest Enqueue
 	// or Dequeue, the only calls that change it. During them it is stale:
 	// the handler's drops and marks ask the queue.
 	qlen int
-	// qbytes is q.Bytes() after the latest Enqueue or Dequeue, kept only
-	// for events (not if quiet): the Dequeue and Departure events read it.
-	qbytes int
 	// passMax is the largest packet, bytes, that Through passes; -1 if the
 	// link is not transparent (no loss stage, unlimited rate, no delay or
 	// jitter, and a qdisc.Transparent queue: an idle link passes a packet
@@ -126,17 +118,33 @@ type Link struct {
 	stalled bool  // queue reported packets but returned none
 	quiet   bool  // no sink: events are not even built
 	index   int32 // env.Index
-	dl      delayLine
-	st      Stats
-	q       qdisc.Queue
-	dt      *qdisc.DropTail  // q if it is a DropTail (the default), called directly; else nil
-	rate    rateSerializer   // the serializer unless trace is set
-	trace   *traceSerializer // the serializer of a trace-driven link; nil at a constant rate
-	delay   time.Duration    // cfg.Delay
-	jitter  time.Duration    // cfg.Jitter
-	loss    lossModel
-	sink    event.Sink
-	ev      event.Event // the event given to sink (emit): set in place, not copied; Link set at New
+	// passed and passedBytes count the packets (and bytes) Through passed:
+	// each is an arrival, an enqueue, a dequeue and a departure, added to
+	// those counters by Stats. Through so writes this line, not the two
+	// of st that hold them (issue #29: a simulator's access links are
+	// many, and each packet finds its link out of the cache).
+	passed, passedBytes int64
+	// The first line ends here: Through reads it and the delay line's
+	// length in the next, and touches nothing else of the struct.
+	dl       delayLine
+	freeAt   clock.Time // instant the serializer became (or becomes) free
+	curStart clock.Time
+	txEnd    clock.Time
+	curArr   clock.Time // far-end arrival instant of cur (drawn when its service begins)
+	lastArr  clock.Time // latest arrival instant scheduled (no-reorder clamp)
+	// qbytes is q.Bytes() after the latest Enqueue or Dequeue, kept only
+	// for events (not if quiet): the Dequeue and Departure events read it.
+	qbytes int
+	st     Stats
+	q      qdisc.Queue
+	dt     *qdisc.DropTail  // q if it is a DropTail (the default), called directly; else nil
+	rate   rateSerializer   // the serializer unless trace is set
+	trace  *traceSerializer // the serializer of a trace-driven link; nil at a constant rate
+	delay  time.Duration    // cfg.Delay
+	jitter time.Duration    // cfg.Jitter
+	loss   lossModel
+	sink   event.Sink
+	ev     event.Event // the event given to sink (emit): set in place, not copied; Link set at New
 
 	cfg Config
 	env Env
@@ -266,13 +274,9 @@ func (l *Link) Through(now clock.Time, p *qdisc.Packet) bool {
 		return false
 	}
 	now = l.advance(now) // an idle rate-less link: only its clock moves
-	l.st.Arrivals++
-	l.st.ArrivalBytes += int64(p.Size)
+	l.passed++           // an arrival, enqueue, dequeue and departure (Stats)
+	l.passedBytes += int64(p.Size)
 	p.Enqueued = now
-	l.st.Enqueued++
-	l.st.Dequeues++
-	l.st.Departures++
-	l.st.DepartureBytes += int64(p.Size)
 	if !l.quiet {
 		l.emit(now, event.Enqueue, p, 0, 1, p.Size, 0)
 		l.emit(now, event.Dequeue, p, 0, 0, 0, 0)
@@ -568,6 +572,12 @@ func (l *Link) emit(t clock.Time, k event.Kind, p *qdisc.Packet, reason uint8, q
 // Stats returns the link's counters.
 func (l *Link) Stats() Stats {
 	s := l.st
+	s.Arrivals += l.passed
+	s.Enqueued += l.passed
+	s.Dequeues += l.passed
+	s.Departures += l.passed
+	s.ArrivalBytes += l.passedBytes
+	s.DepartureBytes += l.passedBytes
 	s.QueueLen = l.qlen
 	s.QueueBytes = l.q.Bytes()
 	s.InTransit = l.dl.len()
