@@ -28,6 +28,39 @@ func lose0(t *testing.T, rec string, total int) (f *fixture, high *int, send fun
 	return f, high, send
 }
 
+// episodeEnd plays an episode to its end with rec: 20 segments out, 0 lost,
+// then rp, the first segment at the recovery point, lost; rp is deemed lost
+// and retransmitted in the episode, and the ACK of 0's retransmission ends
+// it while rp's retransmission is still in flight, with above (rp+1..rp+4)
+// SACKed. It returns the fixture, the highest segment sent, rp and above.
+func episodeEnd(t *testing.T, rec string) (f *fixture, high *int, rp int, above []int) {
+	t.Helper()
+	f, high, send := lose0(t, rec, 0)
+	rp = int(sackOf(f).RecoveryPoint()) / testMSS
+	// Every segment but 0 and rp arrives, one ACK each.
+	sacked := []int{1, 2, 3}
+	var rxt bool
+	for k := 4; k <= rp+4; k++ {
+		if k == rp {
+			continue
+		}
+		if k > *high {
+			t.Fatalf("%s: episode sent up to %d, want %d", rec, *high, k)
+		}
+		sacked = append(sacked, k)
+		rxt = slices.Contains(send(sackAck(f, 0, sacked...)), rp) || rxt
+	}
+	if !rxt {
+		t.Fatalf("%s: %d (the recovery point) not retransmitted in the first episode", rec, rp)
+	}
+	above = upTo(rp+1, rp+5)
+	send(sackAck(f, rp, above...))
+	if sackOf(f).InRecovery() {
+		t.Fatalf("%s: still in recovery at the cumulative ACK of the recovery point", rec)
+	}
+	return f, high, rp, above
+}
+
 // TestNextSegEntry checks option nextseg at the start of an episode against
 // ns-3 3.37's EnterRecovery and DoRetransmit: when an episode starts while
 // the first unacknowledged segment's retransmission (from the previous
@@ -45,35 +78,7 @@ func TestNextSegEntry(t *testing.T) {
 		{"sack", true, false},
 		{"sack:nextseg", false, true},
 	} {
-		// 20 segments out; 0 lost, then rp, the first segment at the
-		// recovery point, lost.
-		f, high, send := lose0(t, tc.rec, 0)
-		rp := int(sackOf(f).RecoveryPoint()) / testMSS
-		// Every segment but 0 and rp arrives, one ACK each; rp is deemed
-		// lost (three SACKed above) and retransmitted in the episode.
-		sacked := []int{1, 2, 3}
-		var rxt bool
-		for k := 4; k <= rp+4; k++ {
-			if k == rp {
-				continue
-			}
-			if k > *high {
-				t.Fatalf("%s: episode sent up to %d, want %d", tc.rec, *high, k)
-			}
-			sacked = append(sacked, k)
-			rxt = slices.Contains(send(sackAck(f, 0, sacked...)), rp) || rxt
-		}
-		if !rxt {
-			t.Fatalf("%s: %d (the recovery point) not retransmitted in the first episode", tc.rec, rp)
-		}
-		// The retransmission of 0 arrives: the cumulative point reaches the
-		// recovery point and the episode ends; rp's retransmission is still
-		// in flight.
-		above := upTo(rp+1, rp+5)
-		send(sackAck(f, rp, above...))
-		if sackOf(f).InRecovery() {
-			t.Fatalf("%s: still in recovery at the cumulative ACK of the recovery point", tc.rec)
-		}
+		f, high, rp, above := episodeEnd(t, tc.rec)
 		// The next SACK starts a new episode with rp at its head.
 		got := sackAck(f, rp, append(above, rp+5)...)
 		if !sackOf(f).InRecovery() {

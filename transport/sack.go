@@ -71,6 +71,7 @@ type sackLoss struct {
 	rxtPipe    bool           // option rxtpipe: SACKed retransmissions stay in pipe (Scoreboard.holdRetx)
 	noLT       bool           // option nolt: before recovery SACKed data releases nothing beyond cwnd (SACKConfig.NoLT)
 	ns3NextSeg bool           // option nextseg (SACKConfig.NS3NextSeg)
+	ns3Entry   bool           // option ns3entry (SACKConfig.NS3Entry)
 	impatient  bool           // option impatient: only an episode's first partial ACK restarts the timer
 	partials   int            // impatient: partial ACKs in the current episode (the entering ACK's advance counts)
 	entryAdv   bool           // impatient: the ACK that starts the episode moved snd.una
@@ -146,6 +147,8 @@ type SACKConfig struct {
 	// choice, not the first unacknowledged segment (nextseg.go).
 	NS3NextSeg bool `param:"nextseg" help:"the forced sends of recovery (step 4.3 at entry; with partialrxt, a partial ACK's) are ns-3 3.37's DoRetransmit: the first segment marked lost and not retransmitted, else one new segment, else the first unacknowledged segment (tcp-socket-base.cc:3970, tcp-tx-buffer.cc NextSeg rules 1-2); at entry a first segment already retransmitted and not detected lost again is not marked lost (:1663). Default: RFC 6675 step 4.3 resends the first unacknowledged segment, and partialrxt resends the first lost or else the first unacknowledged segment"`
 	NoLT       bool `param:"nolt" help:"no sending beyond cwnd on the duplicate ACKs before recovery: SACKed data stays counted in flight until recovery starts (the SACK senders before RFC 3042, 2001, and RFC 6675; RFC 2581 §3.2 with RFC 2018). Off by default"`
+	// NS3Entry starts an episode on ns-3's test (entryLost, countDupAck).
+	NS3Entry bool `param:"ns3entry" help:"an episode starts on ns-3 3.37's test, TcpSocketBase::DupAck and ProcessAck: every ACK that SACKs new data counts as a duplicate ACK, also when it moves snd.una, and only an ACK that moves snd.una without new SACK information resets the count (tcp-socket-base.cc:1965, :2024-2027); the episode starts when the count reaches exactly DupThresh (:1777) or step (1.b) finds lost the segment one SMSS above HighACK, not the first (:1787, IsLost(m_highRxAckMark + m_segmentSize)). Default: RFC 6675 §5 with RFC 5681's duplicate ACKs (a cumulative advance resets the count) and IsLost(HighACK + 1)"`
 	ExitGrowConfig
 }
 
@@ -286,6 +289,7 @@ func (r *sackLoss) markLosses(x *Ctx) {
 // update runs the per-ACK part of RFC 6675 §5 and reports whether a new
 // recovery episode should start now (the caller then calls enter).
 func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
+	inLoss := r.rtoRecovery // ns-3's CA_LOSS when the ACK arrives
 	if r.rtoRecovery && a.CumAck >= r.recPoint {
 		r.rtoRecovery = false
 	}
@@ -342,14 +346,9 @@ func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
 		// before the cumulative point reaches RecoveryPoint, RFC 6675 §5.1).
 		return newLoss && x.SB.Count() > 0 && !(r.recSet && a.CumAck < r.recPoint)
 	}
-	if a.Advanced() {
-		r.dupAcks = 0 // a cumulative acknowledgment resets DupAcks
-	}
-	if a.DupAck {
-		r.dupAcks++
-	}
-	if a.SackedBytes == 0 && !a.DupAck {
-		return false
+	r.countDupAck(a, inLoss)
+	if a.SackedBytes == 0 && (!a.DupAck || r.ns3Entry) {
+		return false // ns-3 tests only an ACK that SACKs new data (tcp-socket-base.cc:1977)
 	}
 	// §5.1: after an RTO no new episode until HighACK >= RecoveryPoint.
 	if r.recSet && a.CumAck < r.recPoint {
@@ -361,11 +360,50 @@ func (r *sackLoss) update(x *Ctx, a *AckInfo) bool {
 		return false
 	}
 	// Step (1.a) DupAcks >= DupThresh, or (1.b) IsLost(HighACK + 1).
-	if x.SB.Count() == 0 || (r.dupAcks < r.dupThresh && !r.IsLost(x.SB, 0)) {
+	if x.SB.Count() == 0 || (!r.dupAcksReached() && !r.entryLost(x.SB)) {
 		return false
 	}
 	r.entryAdv = a.Advanced()
 	return true
+}
+
+// countDupAck counts DupAcks outside recovery: RFC 5681 §2's duplicate
+// ACKs, reset by a cumulative advance; with option ns3entry, as ns-3 3.37's
+// ProcessAck, every ACK that SACKs new data (tcp-socket-base.cc:1965), reset
+// only by an advance that SACKs nothing new (:2024-2027), and none in a
+// timeout's recovery (inLoss: DupAck returns at once in CA_LOSS, :1713).
+func (r *sackLoss) countDupAck(a *AckInfo, inLoss bool) {
+	switch {
+	case r.ns3Entry && inLoss:
+	case r.ns3Entry && a.SackedBytes > 0:
+		r.dupAcks++
+	case a.Advanced():
+		r.dupAcks = 0 // a cumulative acknowledgment resets DupAcks
+	case a.DupAck && !r.ns3Entry:
+		r.dupAcks++
+	}
+}
+
+// dupAcksReached is step (1.a), DupAcks >= DupThresh; with option ns3entry
+// DupAcks == DupThresh, as ns-3 3.37's DupAck (tcp-socket-base.cc:1777).
+func (r *sackLoss) dupAcksReached() bool {
+	if r.ns3Entry {
+		return r.dupAcks == r.dupThresh
+	}
+	return r.dupAcks >= r.dupThresh
+}
+
+// entryLost is step (1.b)'s test: IsLost(HighACK + 1), the first
+// outstanding segment; with option ns3entry the segment after it, as ns-3
+// 3.37's DupAck tests IsLost(m_highRxAckMark + m_segmentSize)
+// (tcp-socket-base.cc:1787). ns-3's TcpTxBuffer::IsLost walks from there to
+// the first segment marked lost (true) or SACKed (false); the loss rule being
+// monotone in the offset, that is IsLost of the second segment itself.
+func (r *sackLoss) entryLost(sb *Scoreboard) bool {
+	if !r.ns3Entry {
+		return r.IsLost(sb, 0)
+	}
+	return sb.Count() > 1 && r.IsLost(sb, 1)
 }
 
 // enter starts an episode (RFC 6675 §5 step 4): RecoveryPoint = HighData,
@@ -599,7 +637,7 @@ func (r *sackLoss) init(name string, c SACKConfig, env RecoveryEnv, entered epis
 	r.dupThresh, r.baseDup, r.mss = c.DupThresh, c.DupThresh, env.MSS
 	r.lostRetx, r.adaptive, r.undo, r.partialRxt, r.exitGrow = c.LostRetx, c.Adaptive, c.Undo, c.PartialRxt, c.ExitGrow
 	r.rtoHold, r.rtoMark, r.rxtPipe, r.noLT, r.ns3NextSeg = c.RTOHold, c.RTOMark, c.RxtPipe, c.NoLT, c.NS3NextSeg
-	r.impatient = c.Impatient
+	r.impatient, r.ns3Entry = c.Impatient, c.NS3Entry
 	r.frto.on = c.FRTO
 	r.rtoRearm = c.RTORearm
 	if r.echoCum, err = parseEcho(name, c.Echo); err != nil {
