@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -134,10 +133,11 @@ func hopRecord(h *plan.Hop, seed uint64) (*record, error) {
 	}
 	r.set("rate", math.Round(rate))
 	r.set("delay", l.Delay)
-	if err := queueRecord(r, where, l.Queue, rate, l.Delay); err != nil {
+	device, err := queueRecord(r, where, l.Queue, rate, l.Delay)
+	if err != nil {
 		return nil, err
 	}
-	if err := lossRecord(r, where, l.Loss, link.HashedKey(seed, h.Stream)); err != nil {
+	if err := lossRecord(r, where, l.Loss, link.HashedKey(seed, h.Stream), device); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -151,26 +151,28 @@ func limitText(l qdisc.Limit) string {
 	return strconv.Itoa(l.Packets) + "p"
 }
 
-// queueRecord maps the hop's qdisc: DropTail is the device's own queue;
-// RED and CoDel are ns-3 queue discs above a one-packet device queue.
-func queueRecord(r *record, where, q string, rate float64, delay time.Duration) error {
+// queueRecord maps the hop's qdisc: DropTail is the device's own queue
+// (device true); RED and CoDel are ns-3 queue discs above a one-packet
+// device queue.
+func queueRecord(r *record, where, q string, rate float64, delay time.Duration) (device bool, err error) {
 	if q == "" {
 		q = link.DefaultQueue
 	}
 	_, cfg, err := qdisc.Registry.Config(q)
 	if err != nil {
-		return fmt.Errorf("%s: %v", where, err)
+		return false, fmt.Errorf("%s: %v", where, err)
 	}
 	switch c := cfg.(type) {
 	case *qdisc.DropTailConfig:
+		device = true
 		r.set("qtype", "device")
 		r.set("qlimit", limitText(c.Limit))
 	case *qdisc.REDConfig:
 		if c.Bytes || c.Min.Bytes > 0 || c.Max.Bytes > 0 {
-			return &Unsupported{where, "RED in byte mode", "the ns-3 backend maps RED in packets only"}
+			return false, &Unsupported{where, "RED in byte mode", "the ns-3 backend maps RED in packets only"}
 		}
 		if c.ECN {
-			return &Unsupported{where, "RED ecn", "the ns-3 backend runs flows without ECN"}
+			return false, &Unsupported{where, "RED ecn", "the ns-3 backend runs flows without ECN"}
 		}
 		r.set("qtype", "ns3::RedQueueDisc")
 		r.set("q.MinTh", c.Min.Packets)
@@ -184,7 +186,7 @@ func queueRecord(r *record, where, q string, rate float64, delay time.Duration) 
 		r.set("q.LinkDelay", strconv.FormatInt(delay.Nanoseconds(), 10)+"ns")
 	case *qdisc.CoDelConfig:
 		if c.ECN {
-			return &Unsupported{where, "CoDel ecn", "the ns-3 backend runs flows without ECN"}
+			return false, &Unsupported{where, "CoDel ecn", "the ns-3 backend runs flows without ECN"}
 		}
 		r.set("qtype", "ns3::CoDelQueueDisc")
 		r.set("q.Target", strconv.FormatInt(c.Target.Nanoseconds(), 10)+"ns")
@@ -193,14 +195,15 @@ func queueRecord(r *record, where, q string, rate float64, delay time.Duration) 
 		r.set("q.MinBytes", link.DefaultMTU)
 	default:
 		name, _, _ := spec.Split(q)
-		return &Unsupported{where, "queue " + name, "the ns-3 backend maps droptail, red and codel"}
+		return false, &Unsupported{where, "queue " + name, "the ns-3 backend maps droptail, red and codel"}
 	}
-	return nil
+	return device, nil
 }
 
 // lossRecord maps the loss stage: Bernoulli, hashed (with key, the key the
-// simulator's link gets) or Gilbert-Elliott.
-func lossRecord(r *record, where, loss string, key uint64) error {
+// simulator's link gets; only in front of the device's own queue, device)
+// or Gilbert-Elliott.
+func lossRecord(r *record, where, loss string, key uint64, device bool) error {
 	if loss == "" || loss == "none" {
 		return nil
 	}
@@ -226,7 +229,7 @@ func lossRecord(r *record, where, loss string, key uint64) error {
 		if err := spec.Apply("loss hashed", &c, params); err != nil {
 			return fmt.Errorf("%s: %v", where, err)
 		}
-		if !slices.Contains(r.kv, "qtype=device") {
+		if !device {
 			return &Unsupported{where, "hashed loss with a queue disc", "cclab-ns3 counts a hashed stage's packets as they enter the device queue, behind an ns-3 queue disc's drops (use droptail)"}
 		}
 		r.set("loss", "hashed")
