@@ -340,11 +340,17 @@ func (c *Conn) fail(now clock.Time, err error) {
 		return
 	}
 	c.err = err
-	c.done = true
-	c.ep.finished++
+	c.setDone()
 	c.drainAt = now
 	c.stats.Finished = now
 	c.releaseBuffers()
+}
+
+// setDone marks the connection done, counted in its endpoint's Finished:
+// the one place a stream connection becomes done.
+func (c *Conn) setDone() {
+	c.done = true
+	c.ep.finished++
 }
 
 // releaseBuffers returns the connection's empty buffers to the pools
@@ -372,8 +378,7 @@ func (c *Conn) checkDone(now clock.Time) {
 	if c.done || !c.finAcked || !c.peerFin || c.rcvNxt != c.peerFinOff {
 		return
 	}
-	c.done = true
-	c.ep.finished++
+	c.setDone()
 	c.stats.Finished = now
 	c.drainAt = now.Add(drainRTOs * c.rtt.current())
 	c.releaseBuffers()
